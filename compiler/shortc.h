@@ -1,0 +1,486 @@
+/*
+ * shortc.h — the one internal header of the shortc compiler.
+ *
+ * Pipeline (each stage lives in its own file, see docs/architecture.md):
+ *
+ *   .arch text --(grammar/arch.l, arch.y)--> AST          (ast.c)
+ *   AST        --(sema.c)-------------------> ModelSpec    (validated, derived models resolved)
+ *   ModelSpec  --(lower.c)------------------> Graph (IR)   (ops from the X-macro table below)
+ *   Graph      --(pass_*.c, run by passes.c)-> Graph        (shapes, layouts, fusion, dedup, buffers)
+ *   Graph      --(emit.c + templates/)------> .cu text with an embedded JSON plan (plan.c)
+ *   Graph      --(interp.c)-----------------> reference logits (the golden oracle)
+ *
+ * Memory: everything the compiler builds is allocated from one Arena and
+ * freed at once. Errors: reported through a Diag (an error counter plus caret
+ * diagnostics computed from byte offsets); no compiler function exits.
+ */
+#ifndef SHORTC_H
+#define SHORTC_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ------------------------------------------------------------------ */
+/* Arena (arena.c)                                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct ArenaBlock ArenaBlock;
+typedef struct Arena {
+    ArenaBlock *head;   /* most recent block; older blocks chain behind it */
+    size_t total;       /* bytes handed out, for reports */
+} Arena;
+
+void arena_init(Arena *a);
+void *arena_alloc(Arena *a, size_t n);           /* zeroed, 16-byte aligned; aborts never: returns NULL only on OOM */
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void arena_free(Arena *a);
+
+/* Growable array of pointers allocated in an arena (old storage is simply abandoned). */
+typedef struct PtrVec {
+    void **items;  /* element storage */
+    int len;       /* elements in use */
+    int cap;       /* elements allocated */
+} PtrVec;
+void ptrvec_push(Arena *a, PtrVec *v, void *p);
+
+/* ------------------------------------------------------------------ */
+/* Sources and diagnostics (diag.c)                                    */
+/* ------------------------------------------------------------------ */
+
+/* One loaded source file. Locations are byte offsets into `text`. */
+typedef struct Source {
+    const char *path;   /* path as given (used in messages) */
+    const char *text;   /* whole file, NUL-terminated */
+    size_t len;         /* bytes in text */
+    int id;             /* index in the Diag's source table */
+} Source;
+
+/* A source range [begin, end) in one file. */
+typedef struct Loc {
+    int file;       /* Source id, -1 for "no location" */
+    int begin;      /* byte offset of the first character */
+    int end;        /* byte offset one past the last character */
+} Loc;
+
+#define LOC_NONE ((Loc){-1, 0, 0})
+
+typedef struct Diag {
+    Source **sources;  /* every file loaded (main file, imports) */
+    int nsources;      /* entries in sources */
+    int errors;        /* error counter; a stage fails when it is > 0 */
+    int warnings;      /* warning counter */
+    int max_errors;    /* stop reporting (not parsing) after this many; default 20 */
+    FILE *out;         /* where messages go (stderr by default; tests use a memstream) */
+    Arena *arena;      /* owner of Source records */
+} Diag;
+
+void diag_init(Diag *d, Arena *a, FILE *out);
+/* Loads a file into the table; on failure reports "path: error: cannot read: strerror" and returns NULL. */
+Source *diag_load_file(Diag *d, const char *path);
+Source *diag_add_source(Diag *d, const char *path, const char *text, size_t len);
+/* Line (1-based) and column (1-based, in bytes) of a location's start. */
+void diag_linecol(const Diag *d, Loc loc, int *line, int *col);
+/* `file:line:col: error: msg`, then the source line and a caret (with ~ under the rest of the range). */
+void diag_error(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void diag_note(Diag *d, Loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An error that has no source position: `shortc: error: msg`. */
+void diag_plain_error(Diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Suggestion for "did you mean": the candidate within edit distance 2 (or NULL). */
+const char *diag_suggest(const char *word, const char *const *candidates, int n);
+
+/* ------------------------------------------------------------------ */
+/* AST (ast.c builds nodes; grammar/arch.y calls these)                 */
+/* ------------------------------------------------------------------ */
+
+/* A value on the right of a setting: `768`, `1e-5`, `gelu_tanh`, `"file"`, `eps=1e-5`, `[in, out]`. */
+typedef enum AstValueKind {
+    AV_INT,     /* integer literal: ival (and num) */
+    AV_NUM,     /* real literal: num */
+    AV_IDENT,   /* bare word: str */
+    AV_STRING,  /* "quoted": str without quotes, escapes resolved */
+    AV_KEYVAL,  /* key=value: str is the key, kv is the value */
+    AV_LIST,    /* [a, b, ...]: items */
+} AstValueKind;
+
+typedef struct AstValue AstValue;
+struct AstValue {
+    AstValueKind kind;   /* which member below is meaningful */
+    Loc loc;             /* whole value (for key=value: from key to end of value) */
+    long ival;           /* AV_INT */
+    double num;          /* AV_INT and AV_NUM */
+    const char *str;     /* AV_IDENT, AV_STRING, AV_KEYVAL (the key) */
+    AstValue *kv;        /* AV_KEYVAL: the value */
+    AstValue **items;    /* AV_LIST: elements */
+    int nitems;          /* AV_LIST: element count */
+};
+
+/* Layer selectors of `layer <selector> { ... }` blocks. */
+typedef enum AstSelKind {
+    SEL_ALL,          /* layer all { }               every layer */
+    SEL_INDEX,        /* layer 0, 3, 5 { }           listed indices (0-based) */
+    SEL_EVERY,        /* layer every k [from o] { }  o, o+k, o+2k, ... (o defaults to k-1) */
+    SEL_FIRST,        /* layer first n { }           0 .. n-1 */
+    SEL_LAST,         /* layer last n { }            N-n .. N-1 */
+    SEL_INTERLEAVED,  /* layer interleaved n { }     n layers spread evenly: floor((i+1)*N/n) - 1 */
+} AstSelKind;
+
+typedef struct AstSelector {
+    AstSelKind kind;   /* which pattern */
+    Loc loc;           /* the selector text */
+    long n;            /* k for every, n for first/last/interleaved */
+    long from;         /* SEL_EVERY offset; -1 when not given */
+    long *indices;     /* SEL_INDEX: the listed indices */
+    Loc *index_locs;   /* SEL_INDEX: location of each index (for range errors) */
+    int nindices;      /* SEL_INDEX: count */
+} AstSelector;
+
+typedef enum AstStmtKind {
+    ST_SETTING,   /* name value* ;             e.g. `ffn 3072 gelu_tanh;` */
+    ST_LAYER,     /* layer <selector> { stmt* } per-layer overrides */
+} AstStmtKind;
+
+typedef struct AstStmt AstStmt;
+struct AstStmt {
+    AstStmtKind kind;    /* tag */
+    Loc loc;             /* whole statement */
+    Loc name_loc;        /* ST_SETTING: the setting name */
+    const char *name;    /* ST_SETTING: setting name */
+    AstValue **args;     /* ST_SETTING: arguments in order */
+    int nargs;           /* ST_SETTING: argument count */
+    AstSelector sel;     /* ST_LAYER: which layers */
+    AstStmt **body;      /* ST_LAYER: settings inside the block */
+    int nbody;           /* ST_LAYER: count */
+};
+
+typedef struct AstModel {
+    const char *name;     /* model name */
+    Loc loc;              /* `model name` */
+    const char *parent;   /* `: parent` or NULL */
+    Loc parent_loc;       /* location of the parent name */
+    AstStmt **stmts;      /* body statements in order */
+    int nstmts;           /* count */
+} AstModel;
+
+typedef struct AstImport {
+    const char *path;     /* as written, resolved relative to the importing file */
+    Loc loc;              /* the string literal */
+} AstImport;
+
+typedef struct AstFile {
+    Source *src;          /* the file */
+    AstImport *imports;   /* `import "x.arch";` lines */
+    int nimports;         /* count */
+    AstModel **models;    /* models in order */
+    int nmodels;          /* count */
+} AstFile;
+
+/* Parses one file (grammar/arch.y). Returns an AstFile even with errors (d->errors > 0). */
+AstFile *parse_source(Arena *a, Diag *d, Source *src);
+
+/* ------------------------------------------------------------------ */
+/* Model specification (sema.c): the validated meaning of one model     */
+/* ------------------------------------------------------------------ */
+
+#define SHORTC_DTYPES(X) \
+    X(DT_F32,  "fp32", "f32", 4) \
+    X(DT_F16,  "fp16", "f16", 2) \
+    X(DT_BF16, "bf16", "bf16", 2) \
+    X(DT_I32,  "i32",  "i32", 4)   /* token ids only; not a storage choice */
+
+typedef enum DType {
+#define X(e, arch_name, plan_name, size) e,
+    SHORTC_DTYPES(X)
+#undef X
+    DT_COUNT
+} DType;
+const char *dtype_name(DType t);       /* .arch spelling: fp32 */
+const char *dtype_plan_name(DType t);  /* plan/IR spelling: f32 */
+int dtype_size(DType t);
+
+typedef enum Activation { ACT_NONE, ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
+const char *activation_name(Activation a);   /* "relu", "gelu", "gelu_tanh", "none" */
+typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
+typedef enum NormPlace { NORM_PRE, NORM_POST } NormPlace;
+typedef enum PosKind { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } PosKind;
+typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
+
+/*
+ * Attention kinds: one row per kind. Parameters are key=value numbers;
+ * `params` lists the accepted keys (comma separated) for sema's checks and
+ * "did you mean" suggestions. Only causal is implemented; later kinds add a
+ * row, a lowering case, a template, a reference function, tests and docs.
+ */
+#define SHORTC_ATTN_KINDS(X) \
+    X(ATTN_CAUSAL, "causal", "")
+
+typedef enum AttnKind {
+#define X(e, name, params) e,
+    SHORTC_ATTN_KINDS(X)
+#undef X
+    ATTN_COUNT
+} AttnKind;
+const char *attn_kind_name(AttnKind k);
+
+#define MAX_ATTN_PARAMS 8
+typedef struct AttnParam {
+    const char *key;   /* parameter name */
+    double value;      /* its value */
+} AttnParam;
+
+typedef struct AttnSpec {
+    AttnKind kind;                        /* which attention */
+    AttnParam params[MAX_ATTN_PARAMS];    /* key=value parameters, sorted by key */
+    int nparams;                          /* count */
+    Loc loc;                              /* the `attention ...;` statement that set it */
+} AttnSpec;
+
+/* Everything that may differ between layers (set by `layer` override blocks). */
+typedef struct LayerSpec {
+    AttnSpec attn;   /* attention of this layer */
+} LayerSpec;
+
+/* Tensor classes that have a layout. */
+typedef enum TensorClass { TC_WEIGHTS, TC_ACTIVATIONS, TC_KV, TC_COUNT } TensorClass;
+
+/* Dimension orders. Names are the words used in `.arch` lists. */
+typedef enum DimOrder {
+    ORD_IN_OUT,          /* weights: [in, out] (HF Conv1D) — row-major K x N */
+    ORD_OUT_IN,          /* weights: [out, in] (nn.Linear) — row-major N x K */
+    ORD_TOKENS_CHANNELS, /* activations: [tokens, channels] */
+    ORD_TOKENS_HEADS_DIM,/* kv: [tokens, heads, dim] */
+    ORD_HEADS_TOKENS_DIM,/* kv: [heads, tokens, dim] */
+} DimOrder;
+const char *dim_order_name(DimOrder o);  /* "[in,out]" etc. */
+
+typedef struct LayoutSpec {
+    DType dtype;      /* storage dtype */
+    DimOrder order;   /* dimension order */
+    Loc loc;          /* the `layout` statement (LOC_NONE for defaults) */
+} LayoutSpec;
+
+/* Settings that carry a source location for "which .arch line" comments. */
+typedef enum SettingId {
+    SET_VOCAB, SET_D_MODEL, SET_HEADS, SET_HEAD_DIM, SET_FFN, SET_NORM,
+    SET_POSITIONS, SET_EMBEDDING, SET_SEGMENT, SET_LAYERS, SET_ATTENTION,
+    SET_WEIGHTS, SET_COUNT
+} SettingId;
+
+typedef struct ModelSpec {
+    const char *name;         /* model name */
+    const char *parent;       /* parent model or NULL */
+    const char *path;         /* .arch file that defined it */
+    int vocab;                /* vocabulary size */
+    int d_model;              /* model width */
+    int n_heads;              /* attention heads */
+    int head_dim;             /* per-head width (d_model / n_heads unless set) */
+    int d_ff;                 /* FFN hidden width */
+    Activation act;           /* FFN activation */
+    NormKind norm;            /* layernorm | rmsnorm */
+    NormPlace norm_place;     /* pre | post */
+    double eps;               /* norm epsilon */
+    PosKind pos;              /* position kind */
+    int max_pos;              /* learned: table rows; sinusoidal: limit (0 = segment) */
+    bool tied;                /* output projection shares the token embedding */
+    int segment;              /* segment length L (max tokens per forward) */
+    int n_layers;             /* layer count */
+    LayerSpec *layers;        /* n_layers entries, overrides applied */
+    LayoutSpec layout[TC_COUNT]; /* storage per tensor class */
+    WeightNaming naming;      /* weight-name scheme */
+    Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
+} ModelSpec;
+
+/*
+ * Resolves `model_name` (NULL: the last model of the main file) from the
+ * parsed files, applying parents and overrides, checking every rule. Returns
+ * NULL with errors reported in d. Imports are parsed by sema too.
+ */
+ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_name);
+/* Convenience: load, parse and analyse in one call. */
+ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
+
+/* ------------------------------------------------------------------ */
+/* IR (ir.c): typed tensor-op graph                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Op table: enum, text-form name, number of inputs (-1 = variable).
+ * Inputs are listed in docs/ir.md for each op.
+ */
+#define SHORTC_OPS(X) \
+    X(OP_EMBED,     "embed",     -1) /* tokens, wte [, wpe]  -> x[T,D]  (sinusoidal computed inline) */ \
+    X(OP_NORM,      "norm",      -1) /* x, gamma [, beta]     -> y[T,D]  layernorm|rmsnorm */ \
+    X(OP_MATMUL,    "matmul",    -1) /* x[T,K], w [, bias] [, residual] -> y[T,N]; epilogue after fusion */ \
+    X(OP_BIAS,      "bias",       2) /* x[T,N], b[N]          -> y       (fused away) */ \
+    X(OP_ACT,       "act",        1) /* x                     -> y       (fused away) */ \
+    X(OP_ADD,       "add",        2) /* a, b                  -> y       residual (fused away) */ \
+    X(OP_KV_WRITE,  "kv_write",   1) /* qkv[T,3D]             -> kv state [2,...] in the kv layout */ \
+    X(OP_ATTENTION, "attention",  2) /* qkv[T,3D], kv         -> y[T,D]  kind from attrs */ \
+    X(OP_LOGITS,    "logits",     2) /* x[T,D], w             -> logits[T,V] (a matmul against the vocab) */
+
+typedef enum OpKind {
+#define X(e, name, nin) e,
+    SHORTC_OPS(X)
+#undef X
+    OP_COUNT
+} OpKind;
+const char *op_name(OpKind k);
+int op_ninputs(OpKind k);
+
+/* What a value is. */
+typedef enum ValueClass {
+    VC_INPUT,       /* token ids (i32 [T]) */
+    VC_WEIGHT,      /* model parameter, named by the naming scheme */
+    VC_ACTIVATION,  /* intermediate tensor, lives in the activation arena */
+    VC_KV,          /* key/value state (per layer) */
+    VC_OUTPUT,      /* logits */
+} ValueClass;
+
+/* Dimension sizes: >0 constant, DIM_T = runtime token count (upper bound: segment). */
+#define DIM_T (-1)
+#define MAX_RANK 4
+
+typedef struct Value {
+    int id;              /* index in Graph.values */
+    const char *name;    /* text-form name: %x3, @h.0.attn.c_attn.weight */
+    ValueClass cls;      /* what it is */
+    int rank;            /* dimensions in use */
+    int dims[MAX_RANK];  /* logical shape; DIM_T for the token dimension */
+    DType dtype;         /* storage dtype (layout pass) */
+    DimOrder order;      /* storage order (layout pass) */
+    bool transposed_src; /* weights: the file stores it transposed w.r.t. `order` (naming scheme) */
+    const char *weight_name; /* VC_WEIGHT: name in the weight file (naming scheme applied) */
+    int def;             /* producing node id, -1 for inputs/weights */
+    int last_use;        /* last consuming node id (buffer pass) */
+    int buffer;          /* activation arena slot (buffer pass), -1 if none */
+    size_t offset;       /* byte offset in the activation arena (buffer pass) */
+    size_t bytes;        /* bytes at T = segment (buffer pass) */
+} Value;
+
+/* Epilogue fused into a matmul (fusion pass). */
+typedef struct Epilogue {
+    bool bias;           /* add a bias vector (input slot 2) */
+    Activation act;      /* then an activation */
+    bool residual;       /* then add a residual tensor (last input) */
+} Epilogue;
+
+typedef struct Node {
+    int id;              /* index in Graph.nodes (program order) */
+    OpKind op;           /* what it does */
+    int in[6];           /* input value ids */
+    int nin;             /* input count */
+    int out;             /* output value id */
+    int layer;           /* layer index, -1 for embedding/head */
+    Loc src;             /* .arch statement it came from */
+    bool dead;           /* removed by a pass (skipped everywhere) */
+    /* op attributes */
+    NormKind norm;       /* OP_NORM */
+    double eps;          /* OP_NORM */
+    Activation act;      /* OP_ACT */
+    PosKind pos;         /* OP_EMBED */
+    bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
+    Epilogue epi;        /* OP_MATMUL after fusion */
+    AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
+    int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
+} Node;
+
+typedef struct Graph {
+    Arena *arena;        /* owner of everything below */
+    const ModelSpec *spec; /* the model it was lowered from */
+    Value **values;      /* all values */
+    int nvalues;         /* count */
+    int cap_values;      /* allocated */
+    Node **nodes;        /* nodes in program order */
+    int nnodes;          /* count */
+    int cap_nodes;       /* allocated */
+    int tokens;          /* input value id */
+    int logits;          /* output value id */
+    size_t arena_bytes;  /* activation arena size (buffer pass) */
+    size_t naive_bytes;  /* sum of all activation sizes without reuse (buffer pass) */
+    int nkernels;        /* distinct kernels (dedup pass) */
+    const char *stage;   /* last pass run (for dumps and verifier messages) */
+} Graph;
+
+Value *ir_new_value(Graph *g, ValueClass cls, const char *name);
+Node *ir_new_node(Graph *g, OpKind op, Loc src, int layer);
+void ir_add_input(Node *n, int value_id);
+/* Text form (docs/ir.md). */
+void ir_print(FILE *out, const Graph *g, const Diag *d);
+/* Structural checks; reports through d with the stage name; returns false on failure. */
+bool ir_verify(const Graph *g, Diag *d);
+
+/* lower.c: ModelSpec -> Graph */
+Graph *lower_model(Arena *a, Diag *d, const ModelSpec *spec);
+
+/* Passes (one file each), called in order by passes.c with ir_verify between. */
+bool pass_shapes(Graph *g, Diag *d);    /* shape inference and shape checks */
+bool pass_layouts(Graph *g, Diag *d);   /* dtype and order per value from the layout spec */
+bool pass_fuse(Graph *g, Diag *d);      /* bias/act/residual into matmul epilogues */
+bool pass_dedup(Graph *g, Diag *d);     /* kernel ids shared across identical layers */
+bool pass_buffers(Graph *g, Diag *d);   /* liveness-based arena offsets, peak bytes */
+
+typedef struct PassOptions {
+    bool no_fuse;          /* skip fusion (for testing the oracle on unfused IR) */
+    const char *dump_after;/* print IR after this pass ("all" for every pass) */
+    FILE *dump_to;         /* where dumps go */
+} PassOptions;
+bool run_passes(Graph *g, Diag *d, const PassOptions *opt);
+
+/* ------------------------------------------------------------------ */
+/* CUDA emission (emit.c) and the plan (plan.c)                         */
+/* ------------------------------------------------------------------ */
+
+/* One generated kernel (after dedup). */
+typedef struct Kernel {
+    int id;                 /* index */
+    const char *name;       /* extern "C" symbol, e.g. shortc_norm_ln_d768_f32 */
+    const char *tmpl;       /* template file, e.g. "norm.cuh" */
+    const char *source;     /* instantiated text */
+    int first_node;         /* a node that uses it (for the .arch line comment) */
+    int uses;               /* number of launches */
+    bool barriers;          /* uses __syncthreads / warp intrinsics (simulator needs fibers) */
+} Kernel;
+
+typedef struct EmitResult {
+    char *cu;               /* the whole .cu text (malloc'd; caller frees) */
+    size_t cu_len;          /* bytes */
+    char *plan_json;        /* the plan alone (malloc'd; also embedded in cu) */
+    int nkernels;           /* distinct kernels */
+    int nlaunches;          /* kernel launches per forward */
+    int ngemms;             /* cuBLAS calls per forward */
+} EmitResult;
+
+/* Emits CUDA + plan for a graph that went through run_passes. */
+bool emit_cuda(Graph *g, Diag *d, EmitResult *out);
+void emit_result_free(EmitResult *r);
+
+/* Markers around the plan inside the .cu (a C comment). */
+#define SHORTC_PLAN_BEGIN "/* SHORTC-PLAN-BEGIN"
+#define SHORTC_PLAN_END "SHORTC-PLAN-END */"
+
+/* libclang check of emitted CUDA (check.c): maps diagnostics to .arch lines. */
+int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_path);
+
+/* ------------------------------------------------------------------ */
+/* Reference interpreter (interp.c)                                    */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Runs the graph in plain C: fp32 storage rounded to each value's dtype on
+ * store, double accumulation in reductions. weights[v] is the fp32 host copy
+ * of weight value v (indexed by value id; NULL for non-weights), in the
+ * value's logical shape and its storage `order`. logits: tokens x vocab.
+ * Returns false (reported in d) on failure.
+ */
+bool interp_run(const Graph *g, Diag *d, const float *const *weights,
+                const int32_t *tokens, int ntokens, float *logits);
+
+/* fp16 / bf16 rounding helpers shared by the interpreter and the runtime. */
+float round_to_dtype(float x, DType t);
+
+#endif /* SHORTC_H */

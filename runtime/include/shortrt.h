@@ -1,0 +1,122 @@
+/*
+ * shortrt.h — the one public header of libshortrt, the shortc runtime.
+ *
+ * A host program opens a model (an emitted .cu with its embedded plan, or an
+ * .arch compiled on the fly), loads weights, creates a session and runs
+ * forward passes over segments of tokens. Three backends execute a model:
+ *
+ *   SRT_BACKEND_REF   the reference interpreter over the compiler's IR (.arch only)
+ *   SRT_BACKEND_SIM   the plan executed through the CPU SIMT simulator and its cuBLAS
+ *   SRT_BACKEND_CUDA  the plan executed through libcuda + libcublas (NVRTC-compiled)
+ *   SRT_BACKEND_AUTO  CUDA when a driver and device are present, else SIM
+ *
+ * Rules (as in Lua's C API): every call returns a status; the library never
+ * exits, aborts or prints; srt_last_error() says what went wrong; memory
+ * comes from the host allocator given at context creation (or malloc).
+ */
+#ifndef SHORTRT_H
+#define SHORTRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SHORTRT_VERSION_MAJOR 0
+#define SHORTRT_VERSION_MINOR 1
+
+typedef enum srt_status {
+    SRT_OK = 0,
+    SRT_ERR_INVALID,      /* bad argument (NULL, out of range, wrong state) */
+    SRT_ERR_IO,           /* file missing, unreadable or truncated */
+    SRT_ERR_FORMAT,       /* malformed .cu plan, safetensors, tokens, .arch */
+    SRT_ERR_WEIGHTS,      /* missing tensor, wrong shape or dtype */
+    SRT_ERR_NO_DEVICE,    /* cuda backend asked for but no driver or GPU */
+    SRT_ERR_COMPILE,      /* NVRTC or host compiler failed for the simulator */
+    SRT_ERR_DRIVER,       /* a CUDA driver / cuBLAS call failed */
+    SRT_ERR_SIM,          /* simulator fault: divergent barrier, out of bounds, limits */
+    SRT_ERR_NOMEM,        /* the host allocator returned NULL */
+    SRT_ERR_UNSUPPORTED,  /* the backend cannot run this model */
+} srt_status;
+
+typedef enum srt_backend {
+    SRT_BACKEND_AUTO = 0,
+    SRT_BACKEND_REF,
+    SRT_BACKEND_SIM,
+    SRT_BACKEND_CUDA,
+} srt_backend;
+
+/* Host allocator hook: realloc semantics (ptr NULL = malloc, size 0 = free). */
+typedef void *(*srt_alloc_fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
+
+typedef struct srt_context srt_context;   /* allocator, last error, caches */
+typedef struct srt_model srt_model;       /* plan + compiled kernels + weights */
+typedef struct srt_session srt_session;   /* per-stream state and activations */
+
+typedef struct srt_options {
+    srt_backend backend;      /* which backend (AUTO by default) */
+    const char *cache_dir;    /* kernel cache directory; NULL: $SHORTC_CACHE or ~/.cache/shortc */
+    int sim_threads;          /* simulator worker threads; 0 = number of cores */
+    int sim_checked;          /* simulator bounds/limits checks (1 by default) */
+    const char *model_name;   /* which model of an .arch file; NULL = the last */
+} srt_options;
+
+/* Fills defaults. */
+void srt_options_init(srt_options *opt);
+
+/* Context: alloc may be NULL (malloc/free). */
+srt_status srt_context_create(srt_context **out, srt_alloc_fn alloc, void *ud);
+void srt_context_destroy(srt_context *ctx);
+/* Message of the last failure on this context (never NULL). */
+const char *srt_last_error(const srt_context *ctx);
+const char *srt_status_name(srt_status s);
+const char *srt_backend_name(srt_backend b);
+
+/* Opens an emitted .cu (plan embedded) or an .arch (compiled on the fly). */
+srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt, srt_model **out);
+void srt_model_close(srt_model *m);
+
+/* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
+srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
+srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
+
+/* Facts about the model and its plan. */
+typedef struct srt_model_info {
+    const char *name;          /* model name */
+    srt_backend backend;       /* backend actually used */
+    int vocab;                 /* logits width */
+    int d_model;               /* width */
+    int n_layers;              /* layers */
+    int segment;               /* max tokens per forward */
+    int nkernels;              /* distinct kernels */
+    int nlaunches;             /* kernel launches per forward */
+    int ngemms;                /* GEMM calls per forward */
+    size_t weight_bytes;       /* device bytes of weights */
+    size_t activation_bytes;   /* activation arena bytes */
+    size_t state_bytes;        /* per-session state (caches, memories) */
+    double compile_ms;         /* NVRTC / host compile time (0 on a cache hit) */
+    int cache_hit;             /* kernels came from the on-disk cache */
+} srt_model_info;
+srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
+/* The plan as JSON text (owned by the model). */
+const char *srt_model_plan_json(const srt_model *m);
+
+/* Sessions: batch is 1 for now (larger values are rejected with SRT_ERR_UNSUPPORTED). */
+srt_status srt_session_create(srt_model *m, int batch, srt_session **out);
+void srt_session_destroy(srt_session *s);
+/* Clears caches, memories and recurrence state. */
+srt_status srt_session_reset(srt_session *s);
+size_t srt_session_state_bytes(const srt_session *s);
+
+/*
+ * Runs one segment: tokens[ntokens] (1 <= ntokens <= segment) -> logits
+ * [ntokens, vocab] float32, row-major, written to the caller's buffer.
+ */
+srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SHORTRT_H */

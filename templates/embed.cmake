@@ -1,0 +1,22 @@
+# Turns templates/*.cuh (and the simulator-independent prelude) into a C table:
+#   const ShortcTemplate shortc_templates[] = {{"norm.cuh", "..."}, ...};
+# Run as: cmake -DOUT=file.c -DDIR=templates -P embed.cmake
+file(GLOB files RELATIVE ${DIR} ${DIR}/*.cuh)
+list(SORT files)
+set(body "/* Generated from templates/ by templates/embed.cmake; do not edit. */\n#include <stddef.h>\n")
+string(APPEND body "typedef struct ShortcTemplate { const char *name; const char *text; size_t len; } ShortcTemplate;\n")
+set(table "")
+set(i 0)
+foreach(f ${files})
+  file(READ ${DIR}/${f} hex HEX)
+  string(LENGTH "${hex}" hexlen)
+  math(EXPR nbytes "${hexlen} / 2")
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," arr "${hex}")
+  string(APPEND body "static const char tmpl_${i}[] = {${arr}0};\n")
+  string(APPEND table "  {\"${f}\", tmpl_${i}, ${nbytes}},\n")
+  math(EXPR i "${i} + 1")
+endforeach()
+string(APPEND body "const ShortcTemplate shortc_templates[] = {\n${table}  {NULL, NULL, 0}\n};\n")
+string(APPEND body "const int shortc_ntemplates = ${i};\n")
+file(WRITE ${OUT}.tmp "${body}")
+file(RENAME ${OUT}.tmp ${OUT})
