@@ -1,0 +1,1 @@
+/* placeholder main */ int main(void){return 0;}
