@@ -116,6 +116,16 @@ size_t srt_session_state_bytes(const srt_session *s);
  */
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
 
+/*
+ * .npy helpers (float32, C order), for logits files. srt_npy_read_f32
+ * allocates *data with the context's allocator (free with srt_free).
+ */
+srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data,
+                             const int64_t *shape, int rank);
+srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data,
+                            int64_t *shape, int *rank /* in: capacity of shape, out: rank */);
+void srt_free(srt_context *ctx, void *p);
+
 #ifdef __cplusplus
 }
 #endif

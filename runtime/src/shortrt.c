@@ -18,3 +18,6 @@ void srt_session_destroy(srt_session *s) { (void)s; }
 srt_status srt_session_reset(srt_session *s) { (void)s; return SRT_ERR_UNSUPPORTED; }
 size_t srt_session_state_bytes(const srt_session *s) { (void)s; return 0; }
 srt_status srt_forward(srt_session *s, const int32_t *t, int n, float *l) { (void)s; (void)t; (void)n; (void)l; return SRT_ERR_UNSUPPORTED; }
+srt_status srt_npy_write_f32(srt_context *c, const char *p, const float *d, const int64_t *s, int r) { (void)c; (void)p; (void)d; (void)s; (void)r; return SRT_ERR_UNSUPPORTED; }
+srt_status srt_npy_read_f32(srt_context *c, const char *p, float **d, int64_t *s, int *r) { (void)c; (void)p; (void)d; (void)s; (void)r; return SRT_ERR_UNSUPPORTED; }
+void srt_free(srt_context *c, void *p) { (void)c; (void)p; }

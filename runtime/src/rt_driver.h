@@ -1,0 +1,118 @@
+/*
+ * rt_driver.h — the table of CUDA driver / cuBLAS entry points the runtime
+ * executes plans through, and the on-disk artifact cache.
+ *
+ * One execution path, two drivers: runtime/src/exec.c marshals launch
+ * arguments and GEMM parameters exactly as for a GPU and calls them through
+ * an RtDriver. backend_cuda.c fills the table from libcuda.so.1 and
+ * libcublas.so (dlopen; nothing is linked, so the library loads on machines
+ * without a driver); runtime/sim/ fills it with the CPU simulator. Only how
+ * a module image is produced differs (compile_module): NVRTC -> cubin for
+ * cuda, the host C++ compiler -> shared object for sim.
+ *
+ * Field types come from the toolkit's own prototypes via __typeof__, so a
+ * signature mismatch is a compile error.
+ */
+#ifndef RT_DRIVER_H
+#define RT_DRIVER_H
+
+#include <cuda.h>
+#include <cublas_v2.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shortrt.h"
+
+/* What compile_module is asked to build. */
+typedef struct RtCompileRequest {
+    const char *source;       /* the whole emitted .cu text */
+    size_t len;               /* its length */
+    const char *name;         /* model name (for messages and file names) */
+    int arch;                 /* compute capability * 10 (80, 90); sim: the arch whose limits it checks */
+    const char *cache_dir;    /* artifact cache directory */
+    const char *const *kernel_names; /* every kernel symbol in the plan (sim trampolines) */
+    int nkernels;             /* count */
+} RtCompileRequest;
+
+/* What compile_module produced. */
+typedef struct RtCompiled {
+    void *image;              /* cuda: cubin bytes; sim: NUL-terminated path of the .so (malloc'd) */
+    size_t image_len;         /* bytes in image */
+    double compile_ms;        /* time spent compiling (0 on a cache hit) */
+    int cache_hit;            /* 1 when taken from the cache */
+    int cache_corrupt;        /* 1 when a corrupt entry was found and rebuilt */
+} RtCompiled;
+
+typedef struct RtDriver {
+    const char *name;                                 /* "cuda" or "sim" */
+    srt_backend backend;                              /* SRT_BACKEND_CUDA or SRT_BACKEND_SIM */
+    /* compile: fills out; on failure writes a message to err and returns an error status */
+    srt_status (*compile_module)(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);
+    /* driver API subset */
+    __typeof__(&cuInit) init;
+    __typeof__(&cuDeviceGet) deviceGet;
+    __typeof__(&cuDeviceGetAttribute) deviceGetAttribute;
+    __typeof__(&cuDevicePrimaryCtxRetain) primaryCtxRetain;
+    __typeof__(&cuDevicePrimaryCtxRelease) primaryCtxRelease;
+    __typeof__(&cuCtxSetCurrent) ctxSetCurrent;
+    __typeof__(&cuModuleLoadData) moduleLoadData;     /* image: cubin (cuda) or .so path (sim) */
+    __typeof__(&cuModuleUnload) moduleUnload;
+    __typeof__(&cuModuleGetFunction) moduleGetFunction;
+    __typeof__(&cuFuncSetAttribute) funcSetAttribute;
+    __typeof__(&cuMemAlloc) memAlloc;
+    __typeof__(&cuMemFree) memFree;
+    __typeof__(&cuMemcpyHtoD) memcpyHtoD;
+    __typeof__(&cuMemcpyDtoH) memcpyDtoH;
+    __typeof__(&cuMemsetD8) memsetD8;
+    __typeof__(&cuLaunchKernel) launchKernel;
+    __typeof__(&cuStreamCreate) streamCreate;
+    __typeof__(&cuStreamDestroy) streamDestroy;
+    __typeof__(&cuStreamSynchronize) streamSynchronize;
+    __typeof__(&cuEventCreate) eventCreate;
+    __typeof__(&cuEventRecord) eventRecord;
+    __typeof__(&cuEventSynchronize) eventSynchronize;
+    __typeof__(&cuEventElapsedTime) eventElapsedTime;
+    __typeof__(&cuEventDestroy) eventDestroy;
+    __typeof__(&cuGetErrorString) getErrorString;
+    /* cuBLAS subset */
+    __typeof__(&cublasCreate) blasCreate;
+    __typeof__(&cublasDestroy) blasDestroy;
+    __typeof__(&cublasSetStream) blasSetStream;
+    __typeof__(&cublasGemmEx) gemmEx;
+    __typeof__(&cublasGemmStridedBatchedEx) gemmStridedBatchedEx;
+    /* simulator extension (NULL for cuda): the last fault message (divergent barrier, OOB, limits) */
+    const char *(*last_fault)(void);
+    void *lib_cuda;                                   /* dlopen handle (cuda) */
+    void *lib_cublas;                                 /* dlopen handle (cuda) */
+} RtDriver;
+
+/* Fills d for the CUDA backend. Returns SRT_ERR_NO_DEVICE (message in err) when no driver/GPU. */
+srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen);
+/* Fills d for the simulator (runtime/sim/sim_driver.c). threads: worker threads (0 = cores); checked: bounds/limit checks. */
+srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_t errlen);
+
+/*
+ * On-disk artifact cache (runtime/src/cache.c). An entry is a plain file
+ * <dir>/<key>.<ext> plus a sidecar <key>.<ext>.meta holding its length and a
+ * 64-bit content hash; both are written to temporary files and renamed into
+ * place (entry first, then meta). A lookup whose meta is missing or does not
+ * match the entry is a corrupt entry: it is removed and counted, and the
+ * caller rebuilds.
+ */
+typedef struct RtCache {
+    char dir[1024];   /* cache directory (created on init) */
+    int hits;         /* lookups that found a valid entry */
+    int misses;       /* lookups that found nothing */
+    int corrupt;      /* lookups that found and removed a corrupt entry */
+} RtCache;
+int rt_cache_init(RtCache *c, const char *dir);  /* 0 on success */
+/* 1 and the entry's path on a valid hit; 0 on a miss (corrupt entries removed). */
+int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, size_t pathlen);
+/* Stores data atomically; 0 on success and the entry's path. */
+int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *data, size_t len,
+                   char *path, size_t pathlen);
+/* 64-bit FNV-1a, chainable: h = rt_hash64(h, data, len), start with RT_HASH_SEED. */
+#define RT_HASH_SEED 0xcbf29ce484222325ull
+uint64_t rt_hash64(uint64_t h, const void *data, size_t len);
+
+#endif /* RT_DRIVER_H */
