@@ -1,0 +1,69 @@
+/* rt_test.h — tiny helpers shared by the runtime's C tests (tests/rt/). */
+#ifndef RT_TEST_H
+#define RT_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rt_test_failures;
+
+#define CHECK(cond)                                                                  \
+    do {                                                                             \
+        if (!(cond)) {                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            rt_test_failures++;                                                      \
+        }                                                                            \
+    } while (0)
+
+/* CHECK that haystack contains needle, printing both when it does not. */
+#define CHECK_HAS(haystack, needle)                                                                        \
+    do {                                                                                                   \
+        const char *h_ = (haystack), *n_ = (needle);                                                       \
+        if (!h_ || !strstr(h_, n_)) {                                                                      \
+            fprintf(stderr, "%s:%d: expected \"%s\" in \"%s\"\n", __FILE__, __LINE__, n_, h_ ? h_ : "(null)"); \
+            rt_test_failures++;                                                                            \
+        }                                                                                                  \
+    } while (0)
+
+static inline int rt_test_done(const char *name) {
+    if (rt_test_failures) {
+        fprintf(stderr, "%s: %d check(s) failed\n", name, rt_test_failures);
+        return 1;
+    }
+    printf("%s: ok\n", name);
+    return 0;
+}
+
+static inline char *rt_test_read(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) { free(buf); buf = NULL; }
+    fclose(f);
+    if (buf) { buf[n] = 0; *len = (size_t)n; }
+    return buf;
+}
+
+static inline void rt_test_write(const char *path, const void *data, size_t len) {
+    FILE *f = fopen(path, "wb");
+    if (!f) { fprintf(stderr, "cannot write %s\n", path); rt_test_failures++; return; }
+    fwrite(data, 1, len, f);
+    fclose(f);
+}
+
+/* Flips every bit of the byte at offset off. */
+static inline void rt_test_flip(const char *path, long off) {
+    FILE *f = fopen(path, "r+b");
+    if (!f) { rt_test_failures++; return; }
+    fseek(f, off, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, off, SEEK_SET);
+    fputc(c ^ 0xff, f);
+    fclose(f);
+}
+
+#endif
