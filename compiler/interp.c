@@ -1,3 +1,290 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
+/*
+ * interp.c — the reference interpreter, the golden oracle of every backend
+ * (docs/ir.md, "Reference semantics").
+ *
+ * Runs the live nodes in program order over fused or unfused graphs (after
+ * at least the layouts pass). Every value is a dense row-major fp32 host
+ * array of its stored shape at T = ntokens; each element written is rounded
+ * through round_to_dtype(value dtype). Reductions (dot products, norm
+ * statistics, softmax) accumulate in double. Inside a fused matmul epilogue
+ * the intermediates (before bias, before the activation, before the
+ * residual) are fp32 and are not rounded to the activation dtype; with fp32
+ * activations fused and unfused graphs therefore give identical results.
+ */
 #include "shortc.h"
-bool interp_run(const Graph *g, Diag *d, const float *const *w, const int32_t *t, int n, float *l) { (void)g; (void)w; (void)t; (void)n; (void)l; diag_plain_error(d, "interp: placeholder"); return false; }
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float act_apply(Activation a, float x) {
+    double v = x;
+    switch (a) {
+    case ACT_NONE: return x;
+    case ACT_RELU: return x > 0.0f ? x : 0.0f;
+    case ACT_GELU: return (float)(0.5 * v * (1.0 + erf(v / sqrt(2.0))));
+    case ACT_GELU_TANH: {
+        double c = sqrt(2.0 / 3.14159265358979323846);
+        return (float)(0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v))));
+    }
+    }
+    return x;
+}
+
+typedef struct Run {
+    const Graph *g;
+    Diag *d;
+    int T;
+    float **buf;          /* per value: host array (weights point at the caller's) */
+    const int32_t *tokens;
+} Run;
+
+static bool fail(Run *r, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool fail(Run *r, const Node *n, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n) diag_plain_error(r->d, "interp: node %d (%s): %s", n->id, op_name(n->op), msg);
+    else diag_plain_error(r->d, "interp: %s", msg);
+    return false;
+}
+
+static const Value *val(const Run *r, const Node *n, int k) { return r->g->values[n->in[k]]; }
+static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
+
+static bool run_embed(Run *r, const Node *n, float *y, DType dt) {
+    const Value *wte = val(r, n, 1);
+    const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
+    int V = wte->dims[0], D = wte->dims[1], T = r->T;
+    if (pos && T > val(r, n, 2)->dims[0])
+        return fail(r, n, "%d tokens exceed the %d learned positions", T, val(r, n, 2)->dims[0]);
+    for (int t = 0; t < T; t++) {
+        int32_t id = r->tokens[t];
+        if (id < 0 || id >= V) return fail(r, n, "token %d at position %d is outside the vocabulary [0, %d)", (int)id, t, V);
+        for (int c = 0; c < D; c++) {
+            double v = tab[(size_t)id * D + c];
+            if (pos) v += pos[(size_t)t * D + c];
+            else if (n->pos == POS_SINUSOIDAL) {
+                int i2 = c & ~1; /* 2i */
+                double ang = (double)t / pow(10000.0, (double)i2 / (double)D);
+                v += (c & 1) ? cos(ang) : sin(ang);
+            }
+            y[(size_t)t * D + c] = round_to_dtype((float)v, dt);
+        }
+    }
+    return true;
+}
+
+static void run_norm(Run *r, const Node *n, float *y, DType dt) {
+    const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->nin > 2 ? in(r, n, 2) : NULL;
+    int D = val(r, n, 0)->dims[1];
+    for (int t = 0; t < r->T; t++) {
+        const float *xr = x + (size_t)t * D;
+        float *yr = y + (size_t)t * D;
+        if (n->norm == NORM_LAYERNORM) {
+            double mean = 0, var = 0;
+            for (int c = 0; c < D; c++) mean += xr[c];
+            mean /= D;
+            for (int c = 0; c < D; c++) var += (xr[c] - mean) * (xr[c] - mean);
+            var /= D;
+            double inv = 1.0 / sqrt(var + n->eps);
+            for (int c = 0; c < D; c++) yr[c] = round_to_dtype((float)((xr[c] - mean) * inv * g[c] + (b ? b[c] : 0.0)), dt);
+        } else {
+            double ms = 0;
+            for (int c = 0; c < D; c++) ms += (double)xr[c] * xr[c];
+            ms /= D;
+            double inv = 1.0 / sqrt(ms + n->eps);
+            for (int c = 0; c < D; c++) yr[c] = round_to_dtype((float)(xr[c] * inv * g[c]), dt);
+        }
+    }
+}
+
+/* y[T,N] = x[T,K] · W, W stored [K,N] or (trans_w) [N,K]; then the epilogue. */
+static bool run_matmul(Run *r, const Node *n, float *y, DType dt) {
+    const Value *wv = val(r, n, 1);
+    const float *x = in(r, n, 0), *w = in(r, n, 1);
+    int K = val(r, n, 0)->dims[1];
+    int N = n->trans_w ? wv->dims[0] : wv->dims[1];
+    int k = 2;
+    const float *bias = n->op == OP_MATMUL && n->epi.bias ? in(r, n, k++) : NULL;
+    const float *res = n->op == OP_MATMUL && n->epi.residual ? in(r, n, k++) : NULL;
+    Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
+    double *acc = malloc(sizeof *acc * (size_t)N);
+    if (!acc) return fail(r, n, "out of memory");
+    for (int t = 0; t < r->T; t++) {
+        const float *xr = x + (size_t)t * K;
+        if (n->trans_w) {
+            for (int j = 0; j < N; j++) {
+                const float *wr = w + (size_t)j * K;
+                double s = 0;
+                for (int i = 0; i < K; i++) s += (double)xr[i] * wr[i];
+                acc[j] = s;
+            }
+        } else {
+            for (int j = 0; j < N; j++) acc[j] = 0;
+            for (int i = 0; i < K; i++) {
+                double xv = xr[i];
+                const float *wr = w + (size_t)i * N;
+                for (int j = 0; j < N; j++) acc[j] += xv * wr[j];
+            }
+        }
+        float *yr = y + (size_t)t * N;
+        for (int j = 0; j < N; j++) {
+            float v = (float)acc[j];
+            if (bias) v = (float)((double)v + bias[j]);
+            if (act != ACT_NONE) v = act_apply(act, v);
+            if (res) v = (float)((double)v + res[(size_t)t * N + j]);
+            yr[j] = round_to_dtype(v, dt);
+        }
+    }
+    free(acc);
+    return true;
+}
+
+/* Offset of element (which, h, s, d) of a KV value; which 0 = K, 1 = V. */
+static size_t kv_index(DimOrder o, int which, int h, int s, int d, int H, int T, int hd) {
+    if (o == ORD_TOKENS_HEADS_DIM) return (((size_t)which * T + s) * H + h) * hd + d;
+    return (((size_t)which * H + h) * T + s) * hd + d;
+}
+
+static void run_kv_write(Run *r, const Node *n, float *kv, DType dt, DimOrder o) {
+    const float *qkv = in(r, n, 0);
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    for (int which = 0; which < 2; which++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd; d++)
+                    kv[kv_index(o, which, h, t, d, H, T, hd)] =
+                        round_to_dtype(qkv[(size_t)t * W + (size_t)(which + 1) * H * hd + (size_t)h * hd + d], dt);
+}
+
+static bool run_attention(Run *r, const Node *n, float *y, DType dt) {
+    const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
+    DimOrder o = val(r, n, 1)->order;
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    double scale = 1.0 / sqrt((double)hd);
+    double *p = malloc(sizeof *p * (size_t)T);
+    double *acc = malloc(sizeof *acc * (size_t)hd);
+    if (!p || !acc) {
+        free(p);
+        free(acc);
+        return fail(r, n, "out of memory");
+    }
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            const float *q = qkv + (size_t)t * W + (size_t)h * hd;
+            double mx = -INFINITY;
+            for (int s = 0; s <= t; s++) { /* causal: keys 0..t */
+                double dot = 0;
+                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                p[s] = dot * scale;
+                if (p[s] > mx) mx = p[s];
+            }
+            double sum = 0;
+            for (int s = 0; s <= t; s++) {
+                p[s] = exp(p[s] - mx);
+                sum += p[s];
+            }
+            for (int d = 0; d < hd; d++) acc[d] = 0;
+            for (int s = 0; s <= t; s++)
+                for (int d = 0; d < hd; d++) acc[d] += p[s] * kv[kv_index(o, 1, h, s, d, H, T, hd)];
+            float *yr = y + (size_t)t * H * hd + (size_t)h * hd;
+            for (int d = 0; d < hd; d++) yr[d] = round_to_dtype((float)(acc[d] / sum), dt);
+        }
+    free(p);
+    free(acc);
+    return true;
+}
+
+static bool run_node(Run *r, const Node *n, float *y, const Value *o) {
+    DType dt = o->dtype;
+    size_t cnt = ir_numel(o, r->T);
+    switch (n->op) {
+    case OP_EMBED: return run_embed(r, n, y, dt);
+    case OP_NORM: run_norm(r, n, y, dt); return true;
+    case OP_MATMUL:
+    case OP_LOGITS: return run_matmul(r, n, y, dt);
+    case OP_BIAS: {
+        const float *x = in(r, n, 0), *b = in(r, n, 1);
+        int N = o->dims[1];
+        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)x[i] + b[i % (size_t)N]), dt);
+        return true;
+    }
+    case OP_ACT: {
+        const float *x = in(r, n, 0);
+        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype(act_apply(n->act, x[i]), dt);
+        return true;
+    }
+    case OP_ADD: {
+        const float *a = in(r, n, 0), *b = in(r, n, 1);
+        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), dt);
+        return true;
+    }
+    case OP_KV_WRITE: run_kv_write(r, n, y, dt, o->order); return true;
+    case OP_ATTENTION: return run_attention(r, n, y, dt);
+    case OP_COUNT: break;
+    }
+    return fail(r, n, "unknown op");
+}
+
+bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
+    Run r = {.g = g, .d = d, .T = ntokens, .tokens = tokens};
+    int st = ir_stage_index(g->stage);
+    if (st < ir_stage_index("layouts")) return fail(&r, NULL, "the graph must go through the layouts pass first");
+    if (ntokens < 1 || ntokens > g->spec->segment)
+        return fail(&r, NULL, "%d tokens: a forward takes 1 to %d (the segment length)", ntokens, g->spec->segment);
+    if (!tokens || !logits || !weights) return fail(&r, NULL, "missing tokens, logits or weights");
+    r.buf = calloc((size_t)g->nvalues, sizeof *r.buf);
+    bool *owned = calloc((size_t)g->nvalues, sizeof *owned);
+    bool ok = r.buf && owned;
+    if (!ok) fail(&r, NULL, "out of memory");
+    for (int i = 0; ok && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_WEIGHT || !ir_value_live(g, v)) continue;
+        if (!weights[i]) ok = fail(&r, NULL, "weight %s was not supplied", v->weight_name);
+        r.buf[i] = (float *)weights[i];
+    }
+    /* last live use of each value, so arrays are freed as soon as possible */
+    int *last = malloc(sizeof *last * ((size_t)g->nvalues + 1));
+    if (ok && !last) ok = fail(&r, NULL, "out of memory");
+    for (int i = 0; ok && i < g->nvalues; i++) last[i] = -1;
+    for (int i = 0; ok && i < g->nnodes; i++)
+        if (!g->nodes[i]->dead)
+            for (int k = 0; k < g->nodes[i]->nin; k++) last[g->nodes[i]->in[k]] = i;
+    for (int i = 0; ok && i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead) continue;
+        const Value *o = g->values[n->out];
+        for (int k = 0; k < n->nin; k++) {
+            const Value *v = g->values[n->in[k]];
+            if (v->cls != VC_INPUT && !r.buf[v->id]) { ok = fail(&r, n, "input %s has not been computed", v->name); break; }
+        }
+        if (!ok) break;
+        float *y = calloc(ir_numel(o, ntokens) + 1, sizeof *y);
+        if (!y) { ok = fail(&r, n, "out of memory"); break; }
+        r.buf[o->id] = y;
+        owned[o->id] = true;
+        ok = run_node(&r, n, y, o);
+        for (int k = 0; k < n->nin; k++) {
+            int v = n->in[k];
+            if (last[v] == i && owned[v] && v != g->logits) {
+                free(r.buf[v]);
+                r.buf[v] = NULL;
+                owned[v] = false;
+            }
+        }
+    }
+    if (ok) {
+        const Value *lo = g->values[g->logits];
+        if (!r.buf[lo->id]) ok = fail(&r, NULL, "the logits were not computed");
+        else memcpy(logits, r.buf[lo->id], sizeof(float) * ir_numel(lo, ntokens));
+    }
+    for (int i = 0; r.buf && owned && i < g->nvalues; i++)
+        if (owned[i]) free(r.buf[i]);
+    free(r.buf);
+    free(owned);
+    free(last);
+    return ok;
+}

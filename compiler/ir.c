@@ -1,7 +1,456 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
+/*
+ * ir.c — the IR's constructors, its text form (ir_print) and the
+ * structural verifier (ir_verify). The text form and every check are
+ * documented in docs/ir.md.
+ */
 #include "shortc.h"
-Value *ir_new_value(Graph *g, ValueClass cls, const char *name) { (void)g; (void)cls; (void)name; return NULL; }
-Node *ir_new_node(Graph *g, OpKind op, Loc src, int layer) { (void)g; (void)op; (void)src; (void)layer; return NULL; }
-void ir_add_input(Node *n, int v) { (void)n; (void)v; }
-void ir_print(FILE *out, const Graph *g, const Diag *d) { (void)out; (void)g; (void)d; }
-bool ir_verify(const Graph *g, Diag *d) { (void)g; (void)d; return false; }
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Stages                                                              */
+/* ------------------------------------------------------------------ */
+
+enum { STG_LOWER, STG_SHAPES, STG_LAYOUTS, STG_FUSE, STG_DEDUP, STG_BUFFERS };
+static const char *const stage_names[] = {"lower", "shapes", "layouts", "fuse", "dedup", "buffers"};
+
+int ir_stage_index(const char *stage) {
+    if (!stage) return -1;
+    for (int i = 0; i < (int)(sizeof stage_names / sizeof *stage_names); i++)
+        if (strcmp(stage, stage_names[i]) == 0) return i;
+    return -1;
+}
+
+static int stage_of(const Graph *g) {
+    int s = ir_stage_index(g->stage);
+    return s < 0 ? STG_LOWER : s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Construction                                                        */
+/* ------------------------------------------------------------------ */
+
+Value *ir_new_value(Graph *g, ValueClass cls, const char *name) {
+    if (g->nvalues == g->cap_values) {
+        int cap = g->cap_values ? g->cap_values * 2 : 64;
+        Value **v = arena_alloc(g->arena, sizeof(Value *) * (size_t)cap);
+        if (!v) return NULL;
+        if (g->nvalues) memcpy(v, g->values, sizeof(Value *) * (size_t)g->nvalues);
+        g->values = v;
+        g->cap_values = cap;
+    }
+    Value *v = arena_alloc(g->arena, sizeof *v);
+    if (!v) return NULL;
+    v->id = g->nvalues;
+    v->cls = cls;
+    v->name = name ? arena_strdup(g->arena, name) : arena_printf(g->arena, "%%v%d", v->id);
+    v->def = -1;
+    v->last_use = -1;
+    v->buffer = -1;
+    v->order = ORD_TOKENS_CHANNELS;
+    g->values[g->nvalues++] = v;
+    return v;
+}
+
+Node *ir_new_node(Graph *g, OpKind op, Loc src, int layer) {
+    if (g->nnodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+        Node **n = arena_alloc(g->arena, sizeof(Node *) * (size_t)cap);
+        if (!n) return NULL;
+        if (g->nnodes) memcpy(n, g->nodes, sizeof(Node *) * (size_t)g->nnodes);
+        g->nodes = n;
+        g->cap_nodes = cap;
+    }
+    Node *n = arena_alloc(g->arena, sizeof *n);
+    if (!n) return NULL;
+    n->id = g->nnodes;
+    n->op = op;
+    n->src = src;
+    n->layer = layer;
+    n->out = -1;
+    n->kernel = -1;
+    g->nodes[g->nnodes++] = n;
+    return n;
+}
+
+void ir_add_input(Node *n, int value_id) {
+    if (n->nin < (int)(sizeof n->in / sizeof *n->in)) n->in[n->nin++] = value_id;
+}
+
+bool ir_value_live(const Graph *g, const Value *v) {
+    if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) return true;
+    return v->def >= 0 && v->def < g->nnodes && !g->nodes[v->def]->dead && g->nodes[v->def]->out == v->id;
+}
+
+size_t ir_numel(const Value *v, int T) {
+    size_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= (size_t)(v->dims[i] == DIM_T ? T : v->dims[i]);
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Text form                                                           */
+/* ------------------------------------------------------------------ */
+
+static void print_dims(FILE *out, int rank, const int *dims) {
+    fputc('[', out);
+    for (int i = 0; i < rank; i++) {
+        if (i) fputc(',', out);
+        if (dims[i] == DIM_T) fputc('T', out);
+        else fprintf(out, "%d", dims[i]);
+    }
+    fputc(']', out);
+}
+
+static void print_type(FILE *out, const Graph *g, const Value *v) {
+    fputs(stage_of(g) >= STG_LAYOUTS ? dtype_plan_name(v->dtype) : "?", out);
+    if (v->rank > 0) print_dims(out, v->rank, v->dims);
+    else fputs("[?]", out);
+}
+
+/* Whether a value's order is worth printing (it is not implied). */
+static bool shows_order(const Graph *g, const Value *v) {
+    if (v->cls == VC_WEIGHT) return v->rank >= 2;
+    return v->cls == VC_KV && stage_of(g) >= STG_LAYOUTS;
+}
+
+static void print_loc(FILE *out, const Diag *d, Loc loc) {
+    if (!d || loc.file < 0 || loc.file >= d->nsources) return;
+    int line = 0, col = 0;
+    diag_linecol(d, loc, &line, &col);
+    if (loc.file == 0) {
+        fprintf(out, ", line %d", line);
+    } else {
+        const char *p = d->sources[loc.file]->path;
+        const char *b = strrchr(p, '/');
+        fprintf(out, ", %s:%d", b ? b + 1 : p, line);
+    }
+}
+
+static void print_node_op(FILE *out, const Node *n) {
+    fputs(op_name(n->op), out);
+    switch (n->op) {
+    case OP_EMBED:
+        fprintf(out, ".%s", n->pos == POS_LEARNED ? "learned" : n->pos == POS_SINUSOIDAL ? "sinusoidal" : "none");
+        break;
+    case OP_NORM:
+        fprintf(out, ".%s eps=%g", n->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", n->eps);
+        break;
+    case OP_ACT:
+        fprintf(out, ".%s", activation_name(n->act));
+        break;
+    case OP_MATMUL:
+    case OP_LOGITS:
+        if (n->trans_w) fputs(" trans_w", out);
+        if (n->op == OP_MATMUL && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual)) {
+            fputs(" epilogue=", out);
+            const char *sep = "";
+            if (n->epi.bias) { fputs("bias", out); sep = "+"; }
+            if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
+            if (n->epi.residual) fprintf(out, "%sresidual", sep);
+        }
+        break;
+    case OP_KV_WRITE:
+    case OP_ATTENTION:
+        fprintf(out, ".%s heads=%d head_dim=%d", attn_kind_name(n->attn.kind), n->heads, n->head_dim);
+        for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
+        break;
+    default:
+        break;
+    }
+}
+
+static void print_arena(FILE *out, const Value *v) {
+    if (v->buffer >= 0) fprintf(out, ", arena %zu+%zu", v->offset, v->bytes);
+}
+
+void ir_print(FILE *out, const Graph *g, const Diag *d) {
+    const ModelSpec *s = g->spec;
+    int stg = stage_of(g);
+    fprintf(out, "; shortc IR: model %s, after %s\n", s ? s->name : "?", g->stage ? g->stage : "lower");
+    if (s) {
+        fprintf(out, "; vocab=%d d_model=%d heads=%d head_dim=%d ffn=%d act=%s norm=%s/%s eps=%g",
+                s->vocab, s->d_model, s->n_heads, s->head_dim, s->d_ff, activation_name(s->act),
+                s->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", s->norm_place == NORM_POST ? "post" : "pre", s->eps);
+        fprintf(out, " positions=%s", s->pos == POS_LEARNED ? "learned" : s->pos == POS_SINUSOIDAL ? "sinusoidal" : "none");
+        if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
+        fprintf(out, " embedding=%s segment=%d layers=%d\n", s->tied ? "tied" : "untied", s->segment, s->n_layers);
+    }
+    /* inputs and weights */
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_INPUT && v->cls != VC_WEIGHT) continue;
+        fprintf(out, "%s %s:", v->cls == VC_INPUT ? "input" : "weight", v->name);
+        print_type(out, g, v);
+        if (shows_order(g, v)) fprintf(out, " %s", dim_order_name(v->order));
+        if (v->transposed_src && v->rank == 2) {
+            int fd[2] = {v->dims[1], v->dims[0]};
+            fputs(" file", out);
+            print_dims(out, 2, fd);
+        }
+        if (v->buffer >= 0) {
+            fputs("    ; ", out);
+            fprintf(out, "arena %zu+%zu", v->offset, v->bytes);
+        }
+        fputc('\n', out);
+    }
+    /* nodes */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead) continue;
+        const Value *o = n->out >= 0 && n->out < g->nvalues ? g->values[n->out] : NULL;
+        if (o) {
+            fprintf(out, "%s:", o->name);
+            print_type(out, g, o);
+            if (shows_order(g, o)) fprintf(out, " %s", dim_order_name(o->order));
+        } else {
+            fputs("%?", out);
+        }
+        fputs(" = ", out);
+        print_node_op(out, n);
+        for (int k = 0; k < n->nin; k++) {
+            int id = n->in[k];
+            fprintf(out, "%s%s", k ? ", " : " ", id >= 0 && id < g->nvalues ? g->values[id]->name : "%?");
+        }
+        fputs("    ;", out);
+        if (n->layer >= 0) fprintf(out, " layer %d", n->layer);
+        else fputs(n->op == OP_EMBED ? " embedding" : " head", out);
+        print_loc(out, d, n->src);
+        if (stg >= STG_DEDUP) {
+            if (n->kernel >= 0) fprintf(out, ", kernel %d", n->kernel);
+            else fputs(", gemm", out);
+        }
+        if (o) print_arena(out, o);
+        fputc('\n', out);
+    }
+    if (stg >= STG_DEDUP) fprintf(out, "; kernels %d\n", g->nkernels);
+    if (stg >= STG_BUFFERS) fprintf(out, "; arena %zu bytes (without reuse %zu)\n", g->arena_bytes, g->naive_bytes);
+}
+
+/* ------------------------------------------------------------------ */
+/* Verifier                                                            */
+/* ------------------------------------------------------------------ */
+
+typedef struct Ver {
+    const Graph *g;
+    Diag *d;
+    int errors;
+} Ver;
+
+static void verr(Ver *V, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void verr(Ver *V, const Node *n, const char *fmt, ...) {
+    V->errors++;
+    if (V->errors > 20) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *stage = V->g->stage ? V->g->stage : "lower";
+    if (n) {
+        const char *oname = n->out >= 0 && n->out < V->g->nvalues ? V->g->values[n->out]->name : "%?";
+        char where[32] = "";
+        if (n->layer >= 0) snprintf(where, sizeof where, ", layer %d", n->layer);
+        diag_plain_error(V->d, "IR verifier after %s: node %d (%s = %s%s): %s", stage, n->id, oname, op_name(n->op), where, msg);
+    } else {
+        diag_plain_error(V->d, "IR verifier after %s: %s", stage, msg);
+    }
+}
+
+static bool valid_value(const Graph *g, int id) { return id >= 0 && id < g->nvalues && g->values[id]; }
+
+/* Input count allowed for a node (variable-arity ops depend on attributes). */
+static int expected_nin(const Graph *g, const Node *n) {
+    switch (n->op) {
+    case OP_EMBED: return n->pos == POS_LEARNED ? 3 : 2;
+    case OP_NORM: return n->norm == NORM_LAYERNORM ? 3 : 2;
+    case OP_MATMUL: return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0);
+    case OP_LOGITS: return 2;
+    default: (void)g; return op_ninputs(n->op);
+    }
+}
+
+static void verify_structure(Ver *V) {
+    const Graph *g = V->g;
+    int stg = stage_of(g);
+    if (!valid_value(g, g->tokens) || g->values[g->tokens]->cls != VC_INPUT) verr(V, NULL, "the tokens input is missing");
+    if (!valid_value(g, g->logits) || g->values[g->logits]->cls != VC_OUTPUT) verr(V, NULL, "the logits output is missing");
+    else if (!ir_value_live(g, g->values[g->logits])) verr(V, NULL, "the logits are not produced by a live node");
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->id != i) verr(V, NULL, "value %s has id %d at index %d", v->name, v->id, i);
+        if ((v->cls == VC_WEIGHT || v->cls == VC_INPUT) && v->def != -1)
+            verr(V, NULL, "%s %s has a producing node", v->cls == VC_WEIGHT ? "weight" : "input", v->name);
+        if (v->cls == VC_WEIGHT && !v->weight_name) verr(V, NULL, "weight %s has no file name", v->name);
+        if (v->cls != VC_WEIGHT && v->cls != VC_INPUT && (v->def < -1 || v->def >= g->nnodes))
+            verr(V, NULL, "value %s has an invalid producer %d", v->name, v->def);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->id != i) { verr(V, n, "id %d at position %d", n->id, i); continue; }
+        if (n->dead) continue;
+        if ((unsigned)n->op >= OP_COUNT) { verr(V, n, "unknown op %d", (int)n->op); continue; }
+        int want = expected_nin(g, n);
+        if (n->nin != want) verr(V, n, "has %d inputs, %s takes %d here", n->nin, op_name(n->op), want);
+        if (n->op != OP_MATMUL && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+            verr(V, n, "has an epilogue but is not a matmul");
+        if (n->op == OP_MATMUL && stg < STG_FUSE && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+            verr(V, n, "has an epilogue before the fuse pass");
+        for (int k = 0; k < n->nin; k++) {
+            int id = n->in[k];
+            if (!valid_value(g, id)) { verr(V, n, "input %d is not a value (%d)", k, id); continue; }
+            const Value *v = g->values[id];
+            if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) continue;
+            if (v->def < 0) { verr(V, n, "input %s has no producer", v->name); continue; }
+            if (v->def >= n->id) { verr(V, n, "input %s is used before it is defined (node %d)", v->name, v->def); continue; }
+            const Node *p = g->nodes[v->def];
+            if (p->dead) verr(V, n, "input %s comes from dead node %d", v->name, p->id);
+            else if (p->out != v->id) verr(V, n, "input %s is not the output of its producer node %d", v->name, p->id);
+        }
+        if (!valid_value(g, n->out)) { verr(V, n, "has no output value"); continue; }
+        const Value *o = g->values[n->out];
+        if (o->def != n->id) verr(V, n, "output %s names node %d as its producer", o->name, o->def);
+        if (o->cls == VC_WEIGHT || o->cls == VC_INPUT) verr(V, n, "writes %s, which is not an intermediate", o->name);
+        if (n->op == OP_KV_WRITE && o->cls != VC_KV) verr(V, n, "output %s is not a KV value", o->name);
+        if (n->op == OP_LOGITS && o->cls != VC_OUTPUT) verr(V, n, "output %s is not the logits", o->name);
+        if (n->op != OP_KV_WRITE && n->op != OP_LOGITS && o->cls != VC_ACTIVATION)
+            verr(V, n, "output %s is not an activation", o->name);
+        if (n->op == OP_ATTENTION && n->nin == 2 && valid_value(g, n->in[1]) && g->values[n->in[1]]->cls != VC_KV)
+            verr(V, n, "second input %s is not a KV value", g->values[n->in[1]]->name);
+        if ((n->op == OP_ATTENTION || n->op == OP_KV_WRITE) && (n->heads <= 0 || n->head_dim <= 0))
+            verr(V, n, "heads=%d head_dim=%d", n->heads, n->head_dim);
+        if ((n->op == OP_MATMUL || n->op == OP_LOGITS) && n->nin >= 2 && valid_value(g, n->in[1]) &&
+            g->values[n->in[1]]->cls != VC_WEIGHT)
+            verr(V, n, "weight input %s is not a weight", g->values[n->in[1]]->name);
+    }
+    /* one live producer per value */
+    int *seen = calloc((size_t)g->nvalues + 1, sizeof *seen);
+    if (seen) {
+        for (int i = 0; i < g->nnodes; i++) {
+            const Node *n = g->nodes[i];
+            if (n->dead || !valid_value(g, n->out)) continue;
+            if (seen[n->out]++) verr(V, n, "output %s is written by more than one node", g->values[n->out]->name);
+        }
+        free(seen);
+    }
+}
+
+static void verify_shapes(Ver *V) {
+    const Graph *g = V->g;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (!ir_value_live(g, v)) continue;
+        if (v->rank <= 0 || v->rank > MAX_RANK) { verr(V, NULL, "value %s has no shape", v->name); continue; }
+        for (int k = 0; k < v->rank; k++)
+            if (v->dims[k] == 0 || v->dims[k] < DIM_T) verr(V, NULL, "value %s has dimension %d = %d", v->name, k, v->dims[k]);
+        if (v->cls == VC_WEIGHT)
+            for (int k = 0; k < v->rank; k++)
+                if (v->dims[k] == DIM_T) verr(V, NULL, "weight %s has a token dimension", v->name);
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead || !valid_value(g, n->out)) continue;
+        int rank = 0, dims[MAX_RANK] = {0};
+        char why[256];
+        if (!ir_infer_shape(g, n, &rank, dims, why, sizeof why)) { verr(V, n, "%s", why); continue; }
+        const Value *o = g->values[n->out];
+        bool same = rank == o->rank;
+        for (int k = 0; same && k < rank; k++) same = dims[k] == o->dims[k];
+        if (!same) verr(V, n, "output %s has a shape other than its inputs imply", o->name);
+    }
+}
+
+static void verify_layouts(Ver *V) {
+    const Graph *g = V->g;
+    const ModelSpec *s = g->spec;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (!ir_value_live(g, v)) continue;
+        if ((unsigned)v->dtype >= DT_COUNT) { verr(V, NULL, "value %s has no dtype", v->name); continue; }
+        DType want = ir_expected_dtype(g, v);
+        if (v->dtype != want)
+            verr(V, NULL, "value %s is %s, its class requires %s", v->name, dtype_plan_name(v->dtype), dtype_plan_name(want));
+        if (v->cls == VC_KV && s && v->order != s->layout[TC_KV].order)
+            verr(V, NULL, "KV value %s has order %s, the layout says %s", v->name, dim_order_name(v->order),
+                 dim_order_name(s->layout[TC_KV].order));
+        if ((v->cls == VC_ACTIVATION || v->cls == VC_OUTPUT) && v->order != ORD_TOKENS_CHANNELS)
+            verr(V, NULL, "value %s has order %s", v->name, dim_order_name(v->order));
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead || (n->op != OP_MATMUL && n->op != OP_LOGITS) || n->nin < 2 || !valid_value(g, n->in[1])) continue;
+        const Value *w = g->values[n->in[1]];
+        if (n->trans_w != (w->order == ORD_OUT_IN))
+            verr(V, n, "trans_w=%d but weight %s is stored %s", (int)n->trans_w, w->name, dim_order_name(w->order));
+    }
+}
+
+static void verify_kernels(Ver *V) {
+    const Graph *g = V->g;
+    if (g->nkernels < 0) verr(V, NULL, "kernel count %d", g->nkernels);
+    char *used = calloc((size_t)(g->nkernels > 0 ? g->nkernels : 1), 1);
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead) continue;
+        if (n->kernel < -1 || n->kernel >= g->nkernels) { verr(V, n, "kernel id %d out of range (%d kernels)", n->kernel, g->nkernels); continue; }
+        bool need = ir_node_needs_kernel(n);
+        if (need && n->kernel < 0) verr(V, n, "needs a kernel but has none");
+        if (!need && n->kernel >= 0) verr(V, n, "is a pure GEMM but has kernel %d", n->kernel);
+        if (n->kernel >= 0 && used) used[n->kernel] = 1;
+    }
+    for (int k = 0; used && k < g->nkernels; k++)
+        if (!used[k]) verr(V, NULL, "kernel %d is used by no node", k);
+    free(used);
+}
+
+static void verify_buffers(Ver *V) {
+    const Graph *g = V->g;
+    int n = 0;
+    const Value **vals = malloc(sizeof *vals * (size_t)(g->nvalues + 1));
+    int *st = malloc(sizeof *st * (size_t)(g->nvalues + 1));
+    int *en = malloc(sizeof *en * (size_t)(g->nvalues + 1));
+    if (!vals || !st || !en) { free(vals); free(st); free(en); return; }
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        bool in = ir_value_live(g, v) && ir_value_in_arena(g, v);
+        if (!in) {
+            if (v->buffer >= 0 && ir_value_live(g, v)) verr(V, NULL, "value %s has an arena slot but does not belong there", v->name);
+            continue;
+        }
+        if (v->buffer < 0) { verr(V, NULL, "value %s has no arena slot", v->name); continue; }
+        if (v->offset % 256) verr(V, NULL, "value %s at offset %zu is not 256-byte aligned", v->name, v->offset);
+        size_t want = ir_numel(v, g->spec ? g->spec->segment : 1) * (size_t)dtype_size(v->dtype);
+        if (v->bytes != want) verr(V, NULL, "value %s has %zu bytes, its shape needs %zu", v->name, v->bytes, want);
+        if (v->offset + v->bytes > g->arena_bytes)
+            verr(V, NULL, "value %s [%zu, %zu) lies outside the arena (%zu bytes)", v->name, v->offset, v->offset + v->bytes, g->arena_bytes);
+        vals[n] = v;
+        ir_live_range(g, v, &st[n], &en[n]);
+        n++;
+    }
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++) {
+            if (st[a] > en[b] || st[b] > en[a]) continue; /* not live at the same time */
+            const Value *x = vals[a], *y = vals[b];
+            if (x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes)
+                verr(V, NULL, "values %s [%zu, %zu) and %s [%zu, %zu) are live together (nodes %d..%d and %d..%d) and overlap",
+                     x->name, x->offset, x->offset + x->bytes, y->name, y->offset, y->offset + y->bytes, st[a], en[a], st[b], en[b]);
+        }
+    if (g->arena_bytes > g->naive_bytes) verr(V, NULL, "arena %zu bytes exceeds the no-reuse total %zu", g->arena_bytes, g->naive_bytes);
+    free(vals);
+    free(st);
+    free(en);
+}
+
+bool ir_verify(const Graph *g, Diag *d) {
+    Ver V = {g, d, 0};
+    int stg = stage_of(g);
+    verify_structure(&V);
+    if (V.errors) return false;
+    if (stg >= STG_SHAPES) verify_shapes(&V);
+    if (stg >= STG_LAYOUTS && !V.errors) verify_layouts(&V);
+    if (stg >= STG_DEDUP && !V.errors) verify_kernels(&V);
+    if (stg >= STG_BUFFERS && !V.errors) verify_buffers(&V);
+    if (V.errors > 20) diag_plain_error(d, "IR verifier after %s: %d more errors", g->stage ? g->stage : "lower", V.errors - 20);
+    return V.errors == 0;
+}

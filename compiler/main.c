@@ -1,1 +1,523 @@
-/* placeholder main */ int main(void){return 0;}
+/*
+ * main.c — the `shortc` command-line driver.
+ *
+ *   shortc FILE.arch [-o OUT.cu] [options]   compile (the default command)
+ *   shortc run MODEL [options]               run a model on a backend (libshortrt)
+ *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
+ *   shortc demo [MODEL.arch]                  the README's main job
+ *   shortc --check FILE.cu                    libclang check of an emitted file
+ *
+ * The driver only parses flags and calls the library stages in order; it
+ * owns no compiler logic. Output files are written to a temporary name and
+ * renamed into place, so an error never leaves a half-written file.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "shortc.h"
+#include "shortrt.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char usage_text[] =
+    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE]\n"
+    "                        [--dump-spec] [--dump-ir[=PASS]] [--no-fuse] [--check] [--time]\n"
+    "       shortc --check FILE.cu\n"
+    "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
+    "                  (--weights FILE.safetensors | --random-weights SEED)\n"
+    "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
+    "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
+    "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
+    "\n"
+    "PASS is one of: lower shapes layouts fuse dedup buffers all (docs/ir.md).\n";
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Writes data to path atomically (temp file + rename); "-" is stdout. */
+static bool write_file_atomic(const char *path, const char *data, size_t len) {
+    if (strcmp(path, "-") == 0) return fwrite(data, 1, len, stdout) == len;
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp) return false;
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(data, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) ok = false;
+    if (!ok) {
+        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path, strerror(errno));
+        remove(tmp);
+    }
+    free(tmp);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* compile                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct CompileArgs {
+    const char *input;     /* .arch file (or .cu with --check) */
+    const char *output;    /* -o */
+    const char *model;     /* --model */
+    const char *plan_out;  /* --plan-out */
+    const char *dump_ir;   /* --dump-ir[=PASS] */
+    bool dump_spec;        /* --dump-spec */
+    bool no_fuse;          /* --no-fuse */
+    bool check;            /* --check */
+    bool time;             /* --time: per-stage milliseconds on stderr */
+} CompileArgs;
+
+/* Checks an existing emitted .cu with libclang. */
+static int check_existing_cu(const char *path) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    int rc = 1;
+    Source *src = diag_load_file(&d, path);
+    if (src) rc = check_cuda_source(&d, src->text, src->len, path) > 0 || d.errors ? 1 : 0;
+    if (rc == 0) fprintf(stderr, "%s: check passed\n", path);
+    arena_free(&a);
+    return rc;
+}
+
+static int compile_main(const CompileArgs *ca) {
+    if (ca->check && ends_with(ca->input, ".cu")) return check_existing_cu(ca->input);
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    int rc = 1;
+    EmitResult er = {0};
+    double t0 = now_ms();
+    ModelSpec *spec = shortc_load_model(&a, &d, ca->input, ca->model);
+    double t1 = now_ms();
+    if (!spec || d.errors) goto done;
+    if (ca->dump_spec) {
+        spec_print(stdout, spec);
+        if (!ca->output && !ca->dump_ir && !ca->check) { rc = 0; goto done; }
+    }
+    Graph *g = lower_model(&a, &d, spec);
+    if (!g || d.errors) goto done;
+    PassOptions po = {.no_fuse = ca->no_fuse, .dump_after = ca->dump_ir, .dump_to = stdout};
+    double t2 = now_ms();
+    if (!run_passes(g, &d, &po) || d.errors) goto done;
+    double t3 = now_ms();
+    bool want_cuda = ca->output || ca->plan_out || ca->check || (!ca->dump_ir && !ca->dump_spec);
+    if (!want_cuda) { rc = 0; goto done; }
+    if (!emit_cuda(g, &d, &er) || d.errors) goto done;
+    double t4 = now_ms();
+    if (ca->check && check_cuda_source(&d, er.cu, er.cu_len, ca->output ? ca->output : "<emitted>") > 0)
+        goto done;
+    if (ca->output && !write_file_atomic(ca->output, er.cu, er.cu_len)) goto done;
+    if (ca->plan_out && !write_file_atomic(ca->plan_out, er.plan_json, strlen(er.plan_json))) goto done;
+    if (!ca->output && !ca->plan_out && !ca->check)
+        fprintf(stderr, "shortc: %s: %d kernels, %d launches, %d GEMMs per forward (use -o FILE to write the CUDA)\n",
+                spec->name, er.nkernels, er.nlaunches, er.ngemms);
+    if (ca->time)
+        fprintf(stderr, "shortc: parse+sema %.2f ms, lower %.2f ms, passes %.2f ms, emit %.2f ms, total %.2f ms\n",
+                t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0);
+    rc = 0;
+done:
+    emit_result_free(&er);
+    arena_free(&a);
+    return rc;
+}
+
+static int parse_compile_args(int argc, char **argv, CompileArgs *ca) {
+    memset(ca, 0, sizeof *ca);
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(s, "-o") == 0 && has_next) ca->output = argv[++i];
+        else if (strcmp(s, "--model") == 0 && has_next) ca->model = argv[++i];
+        else if (strcmp(s, "--plan-out") == 0 && has_next) ca->plan_out = argv[++i];
+        else if (strcmp(s, "--dump-spec") == 0) ca->dump_spec = true;
+        else if (strcmp(s, "--dump-ir") == 0) ca->dump_ir = "all";
+        else if (strncmp(s, "--dump-ir=", 10) == 0) ca->dump_ir = s + 10;
+        else if (strcmp(s, "--no-fuse") == 0) ca->no_fuse = true;
+        else if (strcmp(s, "--check") == 0) ca->check = true;
+        else if (strcmp(s, "--time") == 0) ca->time = true;
+        else if (s[0] == '-' && s[1] != '\0') {
+            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
+            return -1;
+        } else if (!ca->input) ca->input = s;
+        else {
+            fprintf(stderr, "shortc: error: more than one input file ('%s' and '%s')\n", ca->input, s);
+            return -1;
+        }
+    }
+    if (!ca->input) {
+        fprintf(stderr, "shortc: error: no input file\n%s", usage_text);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* run                                                                 */
+/* ------------------------------------------------------------------ */
+
+typedef struct RunArgs {
+    const char *model_path;    /* .arch or .cu */
+    const char *model_name;    /* --model */
+    const char *weights;       /* --weights */
+    long long seed;            /* --random-weights (-1: none) */
+    const char *tokens;        /* --tokens */
+    const char *logits;        /* --logits */
+    const char *backend;       /* --backend */
+    int top;                   /* --top K: print top-K next tokens */
+    int sim_threads;           /* --sim-threads */
+    bool report;               /* --report */
+} RunArgs;
+
+/* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
+static int read_tokens(const char *path, int32_t **out) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "shortc: error: cannot read tokens '%s': %s\n", path, strerror(errno));
+        return -1;
+    }
+    int cap = 64, n = 0;
+    int32_t *t = malloc(sizeof *t * (size_t)cap);
+    char word[64];
+    int ok = 1;
+    while (t && fscanf(f, "%63s", word) == 1) {
+        char *end;
+        errno = 0;
+        long v = strtol(word, &end, 10);
+        if (*end || errno || v < 0 || v > INT32_MAX) {
+            fprintf(stderr, "shortc: error: %s: token %d ('%s') is not a non-negative integer\n", path, n + 1, word);
+            ok = 0;
+            break;
+        }
+        if (n == cap) {
+            cap *= 2;
+            int32_t *nt = realloc(t, sizeof *t * (size_t)cap);
+            if (!nt) { ok = 0; break; }
+            t = nt;
+        }
+        t[n++] = (int32_t)v;
+    }
+    fclose(f);
+    if (!ok || !t) { free(t); return -1; }
+    if (n == 0) {
+        fprintf(stderr, "shortc: error: %s: no tokens\n", path);
+        free(t);
+        return -1;
+    }
+    *out = t;
+    return n;
+}
+
+static int parse_backend(const char *s, srt_backend *b) {
+    if (!s || strcmp(s, "auto") == 0) *b = SRT_BACKEND_AUTO;
+    else if (strcmp(s, "ref") == 0) *b = SRT_BACKEND_REF;
+    else if (strcmp(s, "sim") == 0) *b = SRT_BACKEND_SIM;
+    else if (strcmp(s, "cuda") == 0) *b = SRT_BACKEND_CUDA;
+    else {
+        fprintf(stderr, "shortc: error: unknown backend '%s' (expected ref, sim, cuda or auto)\n", s);
+        return -1;
+    }
+    return 0;
+}
+
+/* Prints the K most likely next tokens after the last position. */
+static void print_top(const float *row, int vocab, int k) {
+    if (k > vocab) k = vocab;
+    int *best = malloc(sizeof *best * (size_t)k);
+    if (!best) return;
+    for (int j = 0; j < k; j++) best[j] = -1;
+    for (int v = 0; v < vocab; v++) {
+        for (int j = 0; j < k; j++) {
+            if (best[j] < 0 || row[v] > row[best[j]]) {
+                memmove(best + j + 1, best + j, sizeof *best * (size_t)(k - j - 1));
+                best[j] = v;
+                break;
+            }
+        }
+    }
+    printf("top %d next tokens:", k);
+    for (int j = 0; j < k; j++) printf(" %d (%.4f)", best[j], row[best[j]]);
+    printf("\n");
+    free(best);
+}
+
+static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
+    printf("model %s on backend %s\n", mi->name, srt_backend_name(mi->backend));
+    printf("  kernels %d (launches %d, GEMMs %d per forward)\n", mi->nkernels, mi->nlaunches, mi->ngemms);
+    printf("  weights %.2f MiB, activations %.2f MiB, state %.2f MiB\n", (double)mi->weight_bytes / 1048576.0,
+           (double)mi->activation_bytes / 1048576.0, (double)mi->state_bytes / 1048576.0);
+    if (mi->backend != SRT_BACKEND_REF)
+        printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
+    printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
+}
+
+static int run_model(const RunArgs *ra, const int32_t *tokens, int ntokens) {
+    srt_options opt;
+    srt_options_init(&opt);
+    if (parse_backend(ra->backend, &opt.backend) < 0) return 1;
+    opt.model_name = ra->model_name;
+    opt.sim_threads = ra->sim_threads;
+    srt_context *ctx = NULL;
+    srt_model *m = NULL;
+    srt_session *s = NULL;
+    float *logits = NULL;
+    int rc = 1;
+    srt_status st = srt_context_create(&ctx, NULL, NULL);
+    if (st != SRT_OK) {
+        fprintf(stderr, "shortc: error: cannot create runtime context (%s)\n", srt_status_name(st));
+        return 1;
+    }
+    if ((st = srt_model_open(ctx, ra->model_path, &opt, &m)) != SRT_OK) goto fail;
+    st = ra->weights ? srt_model_load_weights(m, ra->weights) : srt_model_random_weights(m, (uint64_t)ra->seed);
+    if (st != SRT_OK) goto fail;
+    srt_model_info mi;
+    if ((st = srt_model_get_info(m, &mi)) != SRT_OK) goto fail;
+    if (ntokens > mi.segment) {
+        fprintf(stderr, "shortc: error: %d tokens exceed the model's segment length %d\n", ntokens, mi.segment);
+        goto out;
+    }
+    if ((st = srt_session_create(m, 1, &s)) != SRT_OK) goto fail;
+    logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi.vocab);
+    if (!logits) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        goto out;
+    }
+    double t0 = now_ms();
+    if ((st = srt_forward(s, tokens, ntokens, logits)) != SRT_OK) goto fail;
+    double t1 = now_ms();
+    if (ra->logits) {
+        int64_t shape[2] = {ntokens, mi.vocab};
+        if ((st = srt_npy_write_f32(ctx, ra->logits, logits, shape, 2)) != SRT_OK) goto fail;
+    }
+    if (ra->report) print_report(&mi, ntokens, t1 - t0);
+    if (ra->top > 0) print_top(logits + (size_t)(ntokens - 1) * (size_t)mi.vocab, mi.vocab, ra->top);
+    rc = 0;
+    goto out;
+fail:
+    fprintf(stderr, "shortc: error: %s\n", srt_last_error(ctx));
+out:
+    free(logits);
+    srt_session_destroy(s);
+    srt_model_close(m);
+    srt_context_destroy(ctx);
+    return rc;
+}
+
+static int run_main(int argc, char **argv) {
+    RunArgs ra = {.seed = -1};
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_next = i + 1 < argc;
+        if (strcmp(s, "--backend") == 0 && has_next) ra.backend = argv[++i];
+        else if (strcmp(s, "--model") == 0 && has_next) ra.model_name = argv[++i];
+        else if (strcmp(s, "--weights") == 0 && has_next) ra.weights = argv[++i];
+        else if (strcmp(s, "--random-weights") == 0 && has_next) {
+            char *end;
+            ra.seed = strtoll(argv[++i], &end, 10);
+            if (*end || ra.seed < 0) {
+                fprintf(stderr, "shortc: error: --random-weights needs a non-negative integer seed\n");
+                return 1;
+            }
+        } else if (strcmp(s, "--tokens") == 0 && has_next) ra.tokens = argv[++i];
+        else if (strcmp(s, "--logits") == 0 && has_next) ra.logits = argv[++i];
+        else if (strcmp(s, "--top") == 0 && has_next) ra.top = atoi(argv[++i]);
+        else if (strcmp(s, "--sim-threads") == 0 && has_next) ra.sim_threads = atoi(argv[++i]);
+        else if (strcmp(s, "--report") == 0) ra.report = true;
+        else if (s[0] == '-') {
+            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
+            return 1;
+        } else if (!ra.model_path) ra.model_path = s;
+        else {
+            fprintf(stderr, "shortc: error: more than one model ('%s' and '%s')\n", ra.model_path, s);
+            return 1;
+        }
+    }
+    if (!ra.model_path) {
+        fprintf(stderr, "shortc: error: run needs a model (.arch or .cu)\n%s", usage_text);
+        return 1;
+    }
+    if (!ra.weights && ra.seed < 0) {
+        fprintf(stderr, "shortc: error: run needs --weights FILE or --random-weights SEED\n");
+        return 1;
+    }
+    if (ra.weights && ra.seed >= 0) {
+        fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
+        return 1;
+    }
+    int32_t *tokens = NULL;
+    int n;
+    if (ra.tokens) {
+        n = read_tokens(ra.tokens, &tokens);
+        if (n < 0) return 1;
+    } else {
+        static const int32_t default_prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13};
+        n = (int)(sizeof default_prompt / sizeof default_prompt[0]);
+        tokens = malloc(sizeof default_prompt);
+        if (!tokens) return 1;
+        memcpy(tokens, default_prompt, sizeof default_prompt);
+    }
+    int rc = run_model(&ra, tokens, n);
+    free(tokens);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* cmp                                                                 */
+/* ------------------------------------------------------------------ */
+
+static int cmp_main(int argc, char **argv) {
+    const char *a_path = NULL, *b_path = NULL;
+    double atol = 1e-4, rtol = 0.0;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) atol = atof(argv[++i]);
+        else if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc) rtol = atof(argv[++i]);
+        else if (!a_path) a_path = argv[i];
+        else if (!b_path) b_path = argv[i];
+        else {
+            fprintf(stderr, "shortc: error: cmp takes two .npy files\n");
+            return 2;
+        }
+    }
+    if (!a_path || !b_path) {
+        fprintf(stderr, "shortc: error: cmp takes two .npy files\n%s", usage_text);
+        return 2;
+    }
+    srt_context *ctx = NULL;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 2;
+    float *a = NULL, *b = NULL;
+    int64_t sa[8], sb[8];
+    int ra = 8, rb = 8, rc = 2;
+    if (srt_npy_read_f32(ctx, a_path, &a, sa, &ra) != SRT_OK ||
+        srt_npy_read_f32(ctx, b_path, &b, sb, &rb) != SRT_OK) {
+        fprintf(stderr, "shortc: error: %s\n", srt_last_error(ctx));
+        goto out;
+    }
+    if (ra != rb || memcmp(sa, sb, sizeof *sa * (size_t)ra) != 0) {
+        fprintf(stderr, "shortc: error: shapes differ: %s has rank %d, %s has rank %d or other sizes\n", a_path, ra,
+                b_path, rb);
+        goto out;
+    }
+    size_t n = 1;
+    for (int i = 0; i < ra; i++) n *= (size_t)sa[i];
+    double max_abs = 0, max_excess = -INFINITY;
+    size_t worst = 0, bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double diff = fabs((double)a[i] - (double)b[i]);
+        double allowed = atol + rtol * fabs((double)b[i]);
+        if (!(diff <= allowed)) bad++;  /* NaN counts as bad */
+        if (diff > max_abs || isnan(diff)) max_abs = isnan(diff) ? INFINITY : diff;
+        if (diff - allowed > max_excess) { max_excess = diff - allowed; worst = i; }
+    }
+    printf("%zu elements, max abs diff %.3g, %zu over tolerance (atol %.3g, rtol %.3g)\n", n, max_abs, bad, atol,
+           rtol);
+    if (bad) printf("worst at flat index %zu: %.9g vs %.9g\n", worst, (double)a[worst], (double)b[worst]);
+    rc = bad ? 1 : 0;
+out:
+    srt_free(ctx, a);
+    srt_free(ctx, b);
+    srt_context_destroy(ctx);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* demo: the README's main job                                          */
+/* ------------------------------------------------------------------ */
+
+static int demo_main(int argc, char **argv) {
+    const char *model = "models/gpt2_small.arch";
+    const char *backend = "ref";
+    const char *tokens = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) backend = argv[++i];
+        else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc) tokens = argv[++i];
+        else if (argv[i][0] != '-') model = argv[i];
+        else {
+            fprintf(stderr, "shortc: error: unknown demo option '%s'\n", argv[i]);
+            return 1;
+        }
+    }
+    /* 1. compile to CUDA */
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    EmitResult er = {0};
+    int rc = 1;
+    double t0 = now_ms();
+    ModelSpec *spec = shortc_load_model(&a, &d, model, NULL);
+    Graph *g = spec && !d.errors ? lower_model(&a, &d, spec) : NULL;
+    PassOptions po = {0};
+    if (!g || d.errors || !run_passes(g, &d, &po) || !emit_cuda(g, &d, &er)) goto out;
+    double t1 = now_ms();
+    printf("== shortc demo: %s ==\n", model);
+    printf("compiled %s to CUDA in %.2f ms: %d kernels (%d launches, %d GEMMs per forward), %zu bytes of source\n",
+           spec->name, t1 - t0, er.nkernels, er.nlaunches, er.ngemms, er.cu_len);
+    printf("activation arena %.2f MiB (%.2f MiB without buffer reuse), state 0 bytes\n",
+           (double)g->arena_bytes / 1048576.0, (double)g->naive_bytes / 1048576.0);
+    /* 2. NVRTC for sm_80 */
+    srt_context *ctx = NULL;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) goto out;
+    srt_compile_info ci;
+    srt_status st = srt_nvrtc_compile(ctx, er.cu, er.cu_len, 80, &ci);
+    if (st != SRT_OK) {
+        fprintf(stderr, "shortc: error: %s\n", srt_last_error(ctx));
+        srt_context_destroy(ctx);
+        goto out;
+    }
+    printf("NVRTC sm_80: %.1f ms%s, cubin %zu bytes\n", ci.compile_ms, ci.cache_hit ? " (kernel cache hit)" : "",
+           ci.image_bytes);
+    srt_context_destroy(ctx);
+    /* 3. run the reference backend with seeded weights */
+    printf("running on backend '%s' with --random-weights 1\n", backend);
+    fflush(stdout);
+    RunArgs ra = {.model_path = model, .seed = 1, .backend = backend, .top = 5, .report = true};
+    int32_t *toks = NULL;
+    int n;
+    if (tokens) {
+        n = read_tokens(tokens, &toks);
+        if (n < 0) goto out;
+    } else {
+        static const int32_t prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931};
+        n = (int)(sizeof prompt / sizeof prompt[0]);
+        toks = malloc(sizeof prompt);
+        if (!toks) goto out;
+        memcpy(toks, prompt, sizeof prompt);
+        printf("prompt token ids:");
+        for (int i = 0; i < n; i++) printf(" %d", prompt[i]);
+        printf("\n");
+    }
+    rc = run_model(&ra, toks, n);
+    free(toks);
+out:
+    emit_result_free(&er);
+    arena_free(&a);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        fputs(usage_text, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 1 : 0;
+    }
+    if (strcmp(argv[1], "run") == 0) return run_main(argc, argv);
+    if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
+    if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
+    CompileArgs ca;
+    if (parse_compile_args(argc, argv, &ca) < 0) return 1;
+    return compile_main(&ca);
+}

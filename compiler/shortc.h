@@ -212,12 +212,20 @@ typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
 
 /*
  * Attention kinds: one row per kind. Parameters are key=value numbers;
- * `params` lists the accepted keys (comma separated) for sema's checks and
- * "did you mean" suggestions. Only causal is implemented; later kinds add a
- * row, a lowering case, a template, a reference function, tests and docs.
+ * `params` lists the accepted keys (comma separated; "key" is required,
+ * "key=default" optional) for sema's checks and "did you mean" suggestions.
+ * Only causal is implemented; later kinds add a row, a lowering case, a
+ * template, a reference function, tests and docs.
  */
 #define SHORTC_ATTN_KINDS(X) \
-    X(ATTN_CAUSAL, "causal", "")
+    X(ATTN_CAUSAL, "causal", "") \
+    SHORTC_TEST_ATTN_KINDS(X)
+
+/* Empty in shortc; the front-end test build (tests/parse/kinds) adds made-up
+ * kinds with parameters here to exercise sema's table-driven checks. */
+#ifndef SHORTC_TEST_ATTN_KINDS
+#define SHORTC_TEST_ATTN_KINDS(X)
+#endif
 
 typedef enum AttnKind {
 #define X(e, name, params) e,
@@ -301,6 +309,8 @@ typedef struct ModelSpec {
  * NULL with errors reported in d. Imports are parsed by sema too.
  */
 ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_name);
+/* Stable text form of a resolved spec (--dump-spec; spec_print.c). */
+void spec_print(FILE *out, const ModelSpec *s);
 /* Convenience: load, parse and analyse in one call. */
 ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
 
@@ -386,6 +396,8 @@ typedef struct Node {
     bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
     Epilogue epi;        /* OP_MATMUL after fusion */
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
+    int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
+    int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
 } Node;
 
@@ -413,6 +425,23 @@ void ir_add_input(Node *n, int value_id);
 void ir_print(FILE *out, const Graph *g, const Diag *d);
 /* Structural checks; reports through d with the stage name; returns false on failure. */
 bool ir_verify(const Graph *g, Diag *d);
+/* A value is live when it is the tokens input, a weight, or the output of a live node. */
+bool ir_value_live(const Graph *g, const Value *v);
+/* Index of a stage name in lower, shapes, layouts, fuse, dedup, buffers; -1 if unknown. */
+int ir_stage_index(const char *stage);
+/* Elements of a value with the token dimension at T. */
+size_t ir_numel(const Value *v, int T);
+
+/* Helpers shared by the passes and the verifier (each in its pass's file). */
+/* pass_shapes.c: the output shape of n from its inputs; false with a reason in why. */
+bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+/* pass_layouts.c: the dtype a value must have after the layouts pass. */
+DType ir_expected_dtype(const Graph *g, const Value *v);
+/* pass_dedup.c: whether a live node needs a generated kernel (pure GEMMs do not). */
+bool ir_node_needs_kernel(const Node *n);
+/* pass_buffers.c: whether a value is placed in the activation arena; its live range [start, end] in node ids. */
+bool ir_value_in_arena(const Graph *g, const Value *v);
+void ir_live_range(const Graph *g, const Value *v, int *start, int *end);
 
 /* lower.c: ModelSpec -> Graph */
 Graph *lower_model(Arena *a, Diag *d, const ModelSpec *spec);
@@ -426,7 +455,8 @@ bool pass_buffers(Graph *g, Diag *d);   /* liveness-based arena offsets, peak by
 
 typedef struct PassOptions {
     bool no_fuse;          /* skip fusion (for testing the oracle on unfused IR) */
-    const char *dump_after;/* print IR after this pass ("all" for every pass) */
+    const char *dump_after;/* print IR after this pass: lower|shapes|layouts|fuse|dedup|buffers,
+                              "all" = once after the last pass, "every" = after each stage */
     FILE *dump_to;         /* where dumps go */
 } PassOptions;
 bool run_passes(Graph *g, Diag *d, const PassOptions *opt);

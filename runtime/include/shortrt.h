@@ -116,6 +116,15 @@ size_t srt_session_state_bytes(const srt_session *s);
  */
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
 
+/* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
+typedef struct srt_compile_info {
+    double compile_ms;     /* NVRTC time (0 on a cache hit) */
+    int cache_hit;         /* the cubin came from the cache */
+    size_t image_bytes;    /* cubin size */
+} srt_compile_info;
+srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, int arch,
+                             srt_compile_info *info);
+
 /*
  * .npy helpers (float32, C order), for logits files. srt_npy_read_f32
  * allocates *data with the context's allocator (free with srt_free).

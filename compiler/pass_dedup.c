@@ -1,0 +1,81 @@
+/*
+ * pass_dedup.c — kernel ids shared across identical nodes (docs/ir.md,
+ * "dedup").
+ *
+ * A node's signature is its op, its attributes and the shape, dtype and
+ * order of each input and of its output; weight names, layer indices and
+ * source locations are not part of it. Nodes with equal signatures share a
+ * kernel id, numbered in order of first appearance. Pure GEMMs (a matmul
+ * without epilogue, the logits projection) are cuBLAS calls and get -1; a
+ * matmul with an epilogue gets the id of its epilogue kernel. Since every
+ * layer produces the same signatures, the kernel count does not depend on
+ * the number of layers.
+ */
+#include "shortc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool ir_node_needs_kernel(const Node *n) {
+    if (n->op == OP_LOGITS) return false;
+    if (n->op == OP_MATMUL) return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual;
+    return true;
+}
+
+static void sig_value(char *buf, size_t n, size_t *k, const Value *v) {
+    if (*k >= n) return;
+    *k += (size_t)snprintf(buf + *k, n - *k, " %s[", dtype_plan_name(v->dtype));
+    for (int i = 0; i < v->rank && *k < n; i++)
+        *k += v->dims[i] == DIM_T ? (size_t)snprintf(buf + *k, n - *k, "%sT", i ? "," : "")
+                                  : (size_t)snprintf(buf + *k, n - *k, "%s%d", i ? "," : "", v->dims[i]);
+    if (*k < n) *k += (size_t)snprintf(buf + *k, n - *k, "]%d", (int)v->order);
+}
+
+/* The signature text of a node (see the file comment). */
+static void signature(const Graph *g, const Node *nd, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "%s", op_name(nd->op));
+    switch (nd->op) {
+    case OP_EMBED: k += (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos); break;
+    case OP_NORM: k += (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g", (int)nd->norm, nd->eps); break;
+    case OP_ACT: k += (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act); break;
+    case OP_MATMUL:
+    case OP_LOGITS:
+        k += (size_t)snprintf(buf + k, n - k, " trans_w=%d bias=%d act=%d res=%d", (int)nd->trans_w, (int)nd->epi.bias,
+                              (int)nd->epi.act, (int)nd->epi.residual);
+        break;
+    case OP_KV_WRITE:
+    case OP_ATTENTION:
+        k += (size_t)snprintf(buf + k, n - k, " kind=%d heads=%d hd=%d", (int)nd->attn.kind, nd->heads, nd->head_dim);
+        for (int i = 0; i < nd->attn.nparams && k < n; i++)
+            k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", nd->attn.params[i].key, nd->attn.params[i].value);
+        break;
+    default: break;
+    }
+    for (int i = 0; i < nd->nin && k < n; i++) sig_value(buf, n, &k, g->values[nd->in[i]]);
+    if (k < n) k += (size_t)snprintf(buf + k, n - k, " ->");
+    sig_value(buf, n, &k, g->values[nd->out]);
+}
+
+bool pass_dedup(Graph *g, Diag *d) {
+    char **sigs = calloc((size_t)g->nnodes + 1, sizeof *sigs);
+    if (!sigs) {
+        diag_plain_error(d, "dedup: out of memory");
+        return false;
+    }
+    int nk = 0;
+    char buf[1024];
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        n->kernel = -1;
+        if (n->dead || !ir_node_needs_kernel(n)) continue;
+        signature(g, n, buf, sizeof buf);
+        int k = 0;
+        while (k < nk && strcmp(sigs[k], buf) != 0) k++;
+        if (k == nk) sigs[nk++] = arena_strdup(g->arena, buf);
+        n->kernel = k;
+    }
+    g->nkernels = nk;
+    free(sigs);
+    g->stage = "dedup";
+    return true;
+}

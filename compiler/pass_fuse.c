@@ -1,0 +1,78 @@
+/*
+ * pass_fuse.c — folds bias -> activation -> residual-add chains into the
+ * epilogue of the matmul they follow (docs/ir.md, "fuse").
+ *
+ * Starting at a matmul without an epilogue, the chain grows while the
+ * current result has exactly one live use and that use is, in this order:
+ *   1. a bias node taking it as its first input        -> epi.bias
+ *   2. an activation node                              -> epi.act
+ *   3. an add node whose other operand is defined before the matmul
+ *                                                      -> epi.residual
+ * Each step is optional; the order is fixed. The absorbed nodes are marked
+ * dead; the matmul takes over the last one's output value, so the value
+ * names later nodes use are unchanged. Intermediate values disappear.
+ */
+#include "shortc.h"
+
+#include <stdlib.h>
+
+bool pass_fuse(Graph *g, Diag *d) {
+    int nv = g->nvalues;
+    int *uses = calloc((size_t)nv + 1, sizeof *uses);
+    int *user = malloc(((size_t)nv + 1) * sizeof *user);
+    if (!uses || !user) {
+        free(uses);
+        free(user);
+        diag_plain_error(d, "fuse: out of memory");
+        return false;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            uses[n->in[k]]++;
+            user[n->in[k]] = i;
+        }
+    }
+    /* the logits are used by the program's caller */
+    if (g->logits >= 0) uses[g->logits]++;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *m = g->nodes[i];
+        if (m->dead || m->op != OP_MATMUL || m->nin != 2 || m->epi.bias || m->epi.act != ACT_NONE || m->epi.residual)
+            continue;
+        int cur = m->out;
+        Node *u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
+        if (u && !u->dead && u->op == OP_BIAS && u->in[0] == cur && u->in[1] != cur) {
+            ir_add_input(m, u->in[1]);
+            m->epi.bias = true;
+            u->dead = true;
+            cur = u->out;
+            u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
+        }
+        if (u && !u->dead && u->op == OP_ACT) {
+            m->epi.act = u->act;
+            u->dead = true;
+            cur = u->out;
+            u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
+        }
+        if (u && !u->dead && u->op == OP_ADD && (u->in[0] == cur) != (u->in[1] == cur)) {
+            int other = u->in[0] == cur ? u->in[1] : u->in[0];
+            const Value *r = g->values[other];
+            bool ready = r->cls == VC_WEIGHT || r->cls == VC_INPUT || (r->def >= 0 && r->def < m->id);
+            if (ready) {
+                ir_add_input(m, other);
+                m->epi.residual = true;
+                u->dead = true;
+                cur = u->out;
+            }
+        }
+        if (cur != m->out) {
+            m->out = cur;
+            g->values[cur]->def = m->id;
+        }
+    }
+    free(uses);
+    free(user);
+    g->stage = "fuse";
+    return true;
+}

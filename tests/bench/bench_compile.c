@@ -1,0 +1,84 @@
+/*
+ * bench_compile.c — prints how long parse → CUDA takes and how many kernels
+ * are emitted, for each .arch given (default: gpt2_small and gpt2_24l).
+ * A benchmark that prints figures, not a timed test: the issue's targets
+ * (≤ 20 ms, kernel count independent of depth) are read off its output.
+ *
+ *   bench_compile [--repeat N] FILE.arch...
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "shortc.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* One full compile in memory; returns ms or -1 on error. */
+static double compile_once(const char *path, int *nkernels, int *nlaunches, int *nlayers) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    EmitResult er = {0};
+    double t0 = now_ms(), ms = -1;
+    ModelSpec *spec = shortc_load_model(&a, &d, path, NULL);
+    Graph *g = spec && !d.errors ? lower_model(&a, &d, spec) : NULL;
+    PassOptions po = {0};
+    if (g && !d.errors && run_passes(g, &d, &po) && emit_cuda(g, &d, &er)) {
+        ms = now_ms() - t0;
+        *nkernels = er.nkernels;
+        *nlaunches = er.nlaunches;
+        *nlayers = spec->n_layers;
+    }
+    emit_result_free(&er);
+    arena_free(&a);
+    return ms;
+}
+
+int main(int argc, char **argv) {
+    int repeat = 50;
+    const char *defaults[] = {SHORTC_SOURCE_DIR "/models/gpt2_small.arch", SHORTC_SOURCE_DIR "/models/gpt2_24l.arch"};
+    const char **files = defaults;
+    int nfiles = 2;
+    int first = 1;
+    if (argc > 2 && strcmp(argv[1], "--repeat") == 0) {
+        repeat = atoi(argv[2]);
+        first = 3;
+    }
+    if (repeat < 1) repeat = 1;
+    if (argc > first) {
+        files = (const char **)(argv + first);
+        nfiles = argc - first;
+    }
+    double *t = malloc(sizeof *t * (size_t)repeat);
+    if (!t) return 1;
+    printf("%-40s %7s %8s %9s %9s %9s\n", "model", "layers", "kernels", "launches", "median_ms", "max_ms");
+    for (int f = 0; f < nfiles; f++) {
+        int nk = 0, nl = 0, layers = 0;
+        for (int r = 0; r < repeat; r++) {
+            t[r] = compile_once(files[f], &nk, &nl, &layers);
+            if (t[r] < 0) {
+                fprintf(stderr, "bench_compile: %s failed to compile\n", files[f]);
+                free(t);
+                return 1;
+            }
+        }
+        qsort(t, (size_t)repeat, sizeof *t, cmp_double);
+        const char *base = strrchr(files[f], '/');
+        printf("%-40s %7d %8d %9d %9.3f %9.3f\n", base ? base + 1 : files[f], layers, nk, nl, t[repeat / 2],
+               t[repeat - 1]);
+    }
+    free(t);
+    return 0;
+}

@@ -1,0 +1,25 @@
+# Middle-end tests (tests/ir/): lowering, passes, verifier, buffer plan and the
+# reference interpreter (docs/ir.md).
+#
+#   ir_unit            C unit tests on hand-built specs; compares the
+#                      interpreter with the PyTorch goldens in tests/golden
+#   ir_kernels_depth   `shortc --dump-ir` kernel count is the same for 2 and 24 layers
+#   ir_dump            `shortc X.arch --dump-ir` against tests/ir/X.out (via tests/run_golden.sh)
+add_executable(ir_unit ${TESTS_DIR}/ir/ir_unit.c)
+target_link_libraries(ir_unit PRIVATE shortc_core)
+add_test(NAME ir_unit COMMAND ir_unit ${TESTS_DIR}/golden)
+set_tests_properties(ir_unit PROPERTIES LABELS ir)
+
+foreach(pair "gpt2_tiny;gpt2_tiny_24l" "mixed_tiny;mixed_tiny_24l" "baseline_ba_tiny;baseline_ba_tiny_24l")
+  list(GET pair 0 shallow)
+  list(GET pair 1 deep)
+  add_test(NAME ir_kernels_depth_${shallow}
+           COMMAND sh ${TESTS_DIR}/ir/kernel_count.sh ${SHORTC_BIN}
+                   ${CMAKE_SOURCE_DIR}/models/${shallow}.arch ${TESTS_DIR}/ir/depth/${deep}.arch)
+  set_tests_properties(ir_kernels_depth_${shallow} PROPERTIES LABELS ir)
+endforeach()
+
+if(EXISTS ${TESTS_DIR}/run_golden.sh)
+  add_test(NAME ir_dump COMMAND sh ${TESTS_DIR}/run_golden.sh ${SHORTC_BIN} "--dump-ir" ${TESTS_DIR}/ir)
+  set_tests_properties(ir_dump PROPERTIES LABELS ir)
+endif()

@@ -1,0 +1,226 @@
+#!/usr/bin/python3
+"""Generates the PyTorch goldens in tests/golden/ (see tests/golden/README.md).
+
+For each test model: seeded random weights in the HF GPT-2 layout written as
+<model>.safetensors (fp32; Conv1D weights [in, out], lm_head [vocab, d_model]),
+a token file <model>.tokens and the logits of an independent forward pass in
+PyTorch, <model>.logits.npy (float32 [T, vocab]).
+
+The forward pass here is written from the model definitions alone (HF GPT-2
+equations, F.layer_norm, explicit causal softmax attention) and shares no code
+with shortc. It runs in float64; weights whose storage dtype is fp16/bf16 are
+rounded to that dtype first, as shortc's weight loader does.
+
+Usage: /usr/bin/python3 tests/gen_goldens.py [--out DIR] [--check]
+  --check  regenerate in memory and compare with the files in DIR (exit 1 on a
+           difference); the tokens, weights and logits must be reproducible.
+"""
+import argparse
+import json
+import math
+import os
+import struct
+import sys
+
+try:
+    import numpy as np
+    import torch
+    import torch.nn.functional as F
+except ImportError as e:  # the --check test is skipped (exit 77) where torch is missing
+    print("gen_goldens.py: %s" % e, file=sys.stderr)
+    sys.exit(77)
+
+# The test models, transcribed from models/*.arch (keep in sync).
+MODELS = {
+    "gpt2_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=256, act="gelu_tanh",
+                      norm="layernorm", place="pre", eps=1e-5, pos="learned", max_pos=128,
+                      tied=True, segment=128, layers=2, wdtype="fp32", seed=1001),
+    "baseline_ba_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=256, act="relu",
+                             norm="layernorm", place="pre", eps=1e-5, pos="sinusoidal", max_pos=0,
+                             tied=True, segment=96, layers=2, wdtype="fp32", seed=1002),
+    "mixed_tiny": dict(vocab=200, d_model=48, heads=3, head_dim=16, ffn=112, act="gelu",
+                       norm="rmsnorm", place="post", eps=1e-6, pos="none", max_pos=0,
+                       tied=False, segment=40, layers=3, wdtype="fp16", seed=1003),
+}
+NTOKENS = 37
+
+
+def make_weights(cfg):
+    """HF GPT-2 names -> float32 tensors in the file layout."""
+    g = torch.Generator().manual_seed(cfg["seed"])
+
+    def randn(*shape, std=1.0, mean=0.0):
+        return (torch.randn(*shape, generator=g, dtype=torch.float32) * std + mean).contiguous()
+
+    V, D, H, hd, Fd = cfg["vocab"], cfg["d_model"], cfg["heads"], cfg["head_dim"], cfg["ffn"]
+    W = {}
+    W["wte.weight"] = randn(V, D, std=0.1)
+    if cfg["pos"] == "learned":
+        W["wpe.weight"] = randn(cfg["max_pos"], D, std=0.05)
+
+    def norm(prefix):
+        W[prefix + ".weight"] = randn(D, std=0.1, mean=1.0)
+        if cfg["norm"] == "layernorm":
+            W[prefix + ".bias"] = randn(D, std=0.05)
+
+    for i in range(cfg["layers"]):
+        p = "h.%d." % i
+        norm(p + "ln_1")
+        W[p + "attn.c_attn.weight"] = randn(D, 3 * H * hd, std=0.08)
+        W[p + "attn.c_attn.bias"] = randn(3 * H * hd, std=0.02)
+        W[p + "attn.c_proj.weight"] = randn(H * hd, D, std=0.08)
+        W[p + "attn.c_proj.bias"] = randn(D, std=0.02)
+        norm(p + "ln_2")
+        W[p + "mlp.c_fc.weight"] = randn(D, Fd, std=0.08)
+        W[p + "mlp.c_fc.bias"] = randn(Fd, std=0.02)
+        W[p + "mlp.c_proj.weight"] = randn(Fd, D, std=0.08)
+        W[p + "mlp.c_proj.bias"] = randn(D, std=0.02)
+    if cfg["place"] == "pre":
+        norm("ln_f")
+    if not cfg["tied"]:
+        W["lm_head.weight"] = randn(V, D, std=0.1)
+    return W
+
+
+def make_tokens(cfg):
+    g = torch.Generator().manual_seed(cfg["seed"] + 7)
+    return torch.randint(0, cfg["vocab"], (NTOKENS,), generator=g).tolist()
+
+
+def stored(t, wdtype):
+    """A weight as the model computes with it: rounded to its storage dtype, then float64."""
+    if wdtype == "fp16":
+        t = t.half()
+    elif wdtype == "bf16":
+        t = t.bfloat16()
+    return t.to(torch.float64)
+
+
+def forward(cfg, W, tokens):
+    """Independent GPT-2-style forward in float64. Returns [T, vocab]."""
+    w = {k: stored(v, cfg["wdtype"]) for k, v in W.items()}
+    V, D, H, hd = cfg["vocab"], cfg["d_model"], cfg["heads"], cfg["head_dim"]
+    T = len(tokens)
+    ids = torch.tensor(tokens, dtype=torch.long)
+    x = w["wte.weight"][ids]
+    if cfg["pos"] == "learned":
+        x = x + w["wpe.weight"][:T]
+    elif cfg["pos"] == "sinusoidal":
+        pos = torch.arange(T, dtype=torch.float64)[:, None]
+        two_i = torch.arange(0, D, 2, dtype=torch.float64)
+        ang = pos / torch.pow(torch.tensor(10000.0, dtype=torch.float64), two_i / D)
+        pe = torch.zeros(T, D, dtype=torch.float64)
+        pe[:, 0::2] = torch.sin(ang)
+        pe[:, 1::2] = torch.cos(ang)[:, : D // 2]
+        x = x + pe
+
+    def norm(h, prefix):
+        if cfg["norm"] == "layernorm":
+            return F.layer_norm(h, (D,), w[prefix + ".weight"], w[prefix + ".bias"], cfg["eps"])
+        return h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + cfg["eps"]) * w[prefix + ".weight"]
+
+    def act(h):
+        if cfg["act"] == "relu":
+            return F.relu(h)
+        if cfg["act"] == "gelu":
+            return F.gelu(h)
+        return F.gelu(h, approximate="tanh")
+
+    mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
+
+    def attn(h, p):
+        qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+        q, k, v = qkv.split(H * hd, dim=-1)
+        q = q.view(T, H, hd).transpose(0, 1)  # [H, T, hd]
+        k = k.view(T, H, hd).transpose(0, 1)
+        v = v.view(T, H, hd).transpose(0, 1)
+        s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
+        s = s.masked_fill(mask, float("-inf"))
+        a = torch.softmax(s, dim=-1) @ v  # [H, T, hd]
+        a = a.transpose(0, 1).reshape(T, H * hd)
+        return a @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+
+    def mlp(h, p):
+        u = act(h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
+        return u @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+
+    for i in range(cfg["layers"]):
+        p = "h.%d." % i
+        if cfg["place"] == "pre":
+            x = x + attn(norm(x, p + "ln_1"), p)
+            x = x + mlp(norm(x, p + "ln_2"), p)
+        else:
+            x = norm(x + attn(x, p), p + "ln_1")
+            x = norm(x + mlp(x, p), p + "ln_2")
+    if cfg["place"] == "pre":
+        x = norm(x, "ln_f")
+    out = w["wte.weight"] if cfg["tied"] else w["lm_head.weight"]
+    return (x @ out.t()).to(torch.float32)
+
+
+def safetensors_bytes(W, metadata):
+    """A safetensors file by hand: u64 header length, JSON header, raw little-endian data."""
+    header = {}
+    blobs = []
+    off = 0
+    for name in sorted(W):
+        arr = W[name].numpy().astype("<f4", copy=False)
+        b = arr.tobytes(order="C")
+        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
+        blobs.append(b)
+        off += len(b)
+    header["__metadata__"] = metadata
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
+
+
+def npy_bytes(a):
+    import io
+    buf = io.BytesIO()
+    np.save(buf, np.ascontiguousarray(a, dtype="<f4"))
+    return buf.getvalue()
+
+
+def generate(name):
+    cfg = MODELS[name]
+    W = make_weights(cfg)
+    toks = make_tokens(cfg)
+    logits = forward(cfg, W, toks).numpy()
+    meta = {"model": name, "generator": "tests/gen_goldens.py", "seed": str(cfg["seed"])}
+    return {
+        name + ".safetensors": safetensors_bytes(W, meta),
+        name + ".tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
+        name + ".logits.npy": npy_bytes(logits),
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("models", nargs="*", default=sorted(MODELS))
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    bad = 0
+    for name in args.models:
+        for fname, data in generate(name).items():
+            path = os.path.join(args.out, fname)
+            if args.check:
+                if fname.endswith(".npy"):
+                    same = os.path.exists(path) and np.allclose(np.load(path), np.load(__import__("io").BytesIO(data)),
+                                                                atol=1e-6, rtol=0)
+                else:
+                    same = os.path.exists(path) and open(path, "rb").read() == data
+                print("%s %s" % ("ok  " if same else "DIFF", path))
+                bad += not same
+            else:
+                with open(path, "wb") as f:
+                    f.write(data)
+                print("wrote %s (%d bytes)" % (path, len(data)))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,568 @@
+/*
+ * ir_unit.c — unit tests of the middle end: lowering, passes, verifier,
+ * buffer plan and the reference interpreter, on hand-built ModelSpecs that
+ * mirror the models/ .arch files (so they do not depend on the parser).
+ *
+ *   ir_unit GOLDEN_DIR [--dump MODEL]
+ *
+ * Checks, for gpt2_tiny, baseline_ba_tiny, mixed_tiny and a half-precision
+ * gpt2_tiny: every pass verifies (fused and unfused), the kernel count is
+ * the same for 2 and 24 layers, fused and unfused interpretation agree, the
+ * interpreter matches the PyTorch goldens (tests/golden) to 1e-4, bad
+ * inputs are errors, and the verifier catches broken graphs.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "shortc.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int failures;
+#define CHECK(c, ...) do { if (!(c)) { failures++; printf("FAIL %s:%d: ", __FILE__, __LINE__); printf(__VA_ARGS__); printf("\n"); } } while (0)
+
+/* ------------------------------------------------------------------ */
+/* Specs                                                               */
+/* ------------------------------------------------------------------ */
+
+typedef enum { M_GPT2_TINY, M_BASELINE_TINY, M_MIXED_TINY, M_GPT2_TINY_HALF } ModelId;
+static const char *const model_names[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+
+static ModelSpec *make_spec(Arena *a, ModelId m, int layers) {
+    ModelSpec *s = arena_alloc(a, sizeof *s);
+    s->name = model_names[m];
+    s->path = "models/x.arch";
+    for (int i = 0; i < SET_COUNT; i++) s->where[i] = LOC_NONE;
+    s->naming = NAMING_HF_GPT2;
+    s->layout[TC_WEIGHTS] = (LayoutSpec){DT_F32, ORD_IN_OUT, LOC_NONE};
+    s->layout[TC_ACTIVATIONS] = (LayoutSpec){DT_F32, ORD_TOKENS_CHANNELS, LOC_NONE};
+    s->layout[TC_KV] = (LayoutSpec){DT_F32, ORD_HEADS_TOKENS_DIM, LOC_NONE};
+    s->n_layers = layers;
+    s->vocab = 256;
+    s->d_model = 64;
+    s->n_heads = 4;
+    s->head_dim = 16;
+    s->d_ff = 256;
+    s->act = ACT_GELU_TANH;
+    s->norm = NORM_LAYERNORM;
+    s->norm_place = NORM_PRE;
+    s->eps = 1e-5;
+    s->pos = POS_LEARNED;
+    s->max_pos = 128;
+    s->tied = true;
+    s->segment = 128;
+    switch (m) {
+    case M_GPT2_TINY: break;
+    case M_GPT2_TINY_HALF:
+        s->layout[TC_WEIGHTS].dtype = DT_F16;
+        s->layout[TC_ACTIVATIONS].dtype = DT_F16;
+        s->layout[TC_KV].dtype = DT_BF16;
+        break;
+    case M_BASELINE_TINY:
+        s->act = ACT_RELU;
+        s->pos = POS_SINUSOIDAL;
+        s->max_pos = 0;
+        s->segment = 96;
+        break;
+    case M_MIXED_TINY:
+        s->vocab = 200;
+        s->d_model = 48;
+        s->n_heads = 3;
+        s->head_dim = 16;
+        s->d_ff = 112;
+        s->act = ACT_GELU;
+        s->norm = NORM_RMSNORM;
+        s->norm_place = NORM_POST;
+        s->eps = 1e-6;
+        s->pos = POS_NONE;
+        s->max_pos = 0;
+        s->tied = false;
+        s->segment = 40;
+        s->layout[TC_WEIGHTS] = (LayoutSpec){DT_F16, ORD_OUT_IN, LOC_NONE};
+        s->layout[TC_KV].order = ORD_TOKENS_HEADS_DIM;
+        break;
+    }
+    s->layers = arena_alloc(a, sizeof *s->layers * (size_t)(layers ? layers : 1));
+    for (int i = 0; i < layers; i++) s->layers[i].attn = (AttnSpec){.kind = ATTN_CAUSAL, .loc = LOC_NONE};
+    return s;
+}
+
+static Graph *build(Arena *a, Diag *d, ModelId m, int layers, bool fuse) {
+    ModelSpec *s = make_spec(a, m, layers);
+    Graph *g = lower_model(a, d, s);
+    if (!g) return NULL;
+    PassOptions po = {.no_fuse = !fuse};
+    if (!run_passes(g, d, &po)) return NULL;
+    return g;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files: safetensors, npy, tokens                                     */
+/* ------------------------------------------------------------------ */
+
+static char *read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = malloc((size_t)n + 1);
+    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
+    fclose(f);
+    if (p) { p[n] = 0; *len = (size_t)n; }
+    return p;
+}
+
+typedef struct Weights {
+    char *file;
+    cJSON *hdr;
+    const unsigned char *data;
+} Weights;
+
+static bool st_open(Weights *w, const char *path) {
+    size_t len = 0;
+    w->file = read_all(path, &len);
+    if (!w->file || len < 8) return false;
+    uint64_t hl = 0;
+    memcpy(&hl, w->file, 8);
+    w->hdr = cJSON_ParseWithLength(w->file + 8, (size_t)hl);
+    w->data = (const unsigned char *)w->file + 8 + hl;
+    return w->hdr != NULL;
+}
+
+/* The fp32 host copies of every weight, in stored order, rounded to the stored dtype. */
+static float **load_weights(const Graph *g, Weights *w) {
+    float **out = calloc((size_t)g->nvalues, sizeof *out);
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_WEIGHT) continue;
+        cJSON *t = cJSON_GetObjectItem(w->hdr, v->weight_name);
+        CHECK(t, "weight %s missing from the golden file", v->weight_name);
+        if (!t) continue;
+        cJSON *shape = cJSON_GetObjectItem(t, "shape"), *offs = cJSON_GetObjectItem(t, "data_offsets");
+        int fd[2] = {v->dims[0], v->rank == 2 ? v->dims[1] : 1};
+        if (v->transposed_src) { fd[0] = v->dims[1]; fd[1] = v->dims[0]; }
+        CHECK(cJSON_GetArraySize(shape) == v->rank && cJSON_GetArrayItem(shape, 0)->valueint == fd[0] &&
+                  (v->rank == 1 || cJSON_GetArrayItem(shape, 1)->valueint == fd[1]),
+              "weight %s: file shape does not match", v->weight_name);
+        const float *src = (const float *)(w->data + (size_t)cJSON_GetArrayItem(offs, 0)->valuedouble);
+        size_t n = ir_numel(v, 1);
+        float *dst = malloc(n * sizeof *dst);
+        for (size_t k = 0; k < n; k++) {
+            size_t sk = k;
+            if (v->transposed_src) { /* dst [r, c] of dims [R, C] = file [c, r] */
+                size_t r = k / (size_t)v->dims[1], c = k % (size_t)v->dims[1];
+                sk = c * (size_t)v->dims[0] + r;
+            }
+            float x;
+            memcpy(&x, src + sk, 4);
+            dst[k] = round_to_dtype(x, v->dtype);
+        }
+        out[i] = dst;
+    }
+    return out;
+}
+
+static float *read_npy(const char *path, int *rows, int *cols) {
+    size_t len = 0;
+    char *p = read_all(path, &len);
+    if (!p || len < 10 || memcmp(p, "\x93NUMPY", 6) != 0) { free(p); return NULL; }
+    int hl = p[6] == 1 ? (unsigned char)p[8] | (unsigned char)p[9] << 8 : 0;
+    int start = 10;
+    if (p[6] != 1) { hl = (int)((unsigned char)p[8] | (unsigned char)p[9] << 8 | (unsigned char)p[10] << 16); start = 12; }
+    char *hdr = strndup(p + start, (size_t)hl);
+    char *sh = strstr(hdr, "'shape': (");
+    if (!strstr(hdr, "'<f4'") || !sh || sscanf(sh, "'shape': (%d, %d)", rows, cols) != 2) { free(hdr); free(p); return NULL; }
+    free(hdr);
+    size_t n = (size_t)*rows * (size_t)*cols;
+    float *out = malloc(n * sizeof *out);
+    memcpy(out, p + start + hl, n * 4);
+    free(p);
+    return out;
+}
+
+static int read_tokens(const char *path, int32_t *toks, int cap) {
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int n = 0, x;
+    while (n < cap && fscanf(f, "%d", &x) == 1) toks[n++] = x;
+    fclose(f);
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Tests                                                               */
+/* ------------------------------------------------------------------ */
+
+static void free_weights(const Graph *g, float **w) {
+    for (int i = 0; w && i < g->nvalues; i++) free(w[i]);
+    free(w);
+}
+
+/* Random weights for models without a golden file (in stored order). */
+static float **random_weights(const Graph *g, unsigned seed) {
+    float **out = calloc((size_t)g->nvalues, sizeof *out);
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_WEIGHT) continue;
+        size_t n = ir_numel(v, 1);
+        out[i] = malloc(n * sizeof(float));
+        bool gain = strstr(v->weight_name, "ln_") && strstr(v->weight_name, ".weight");
+        for (size_t k = 0; k < n; k++) {
+            seed = seed * 1103515245u + 12345u;
+            float u = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
+            out[i][k] = round_to_dtype(gain ? 1.0f + 0.2f * u : 0.2f * u, v->dtype);
+        }
+    }
+    return out;
+}
+
+static double max_abs_diff(const float *a, const float *b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = fabs((double)a[i] - b[i]);
+        if (!(x <= m)) m = x; /* NaN propagates */
+    }
+    return m;
+}
+
+static void test_golden(const char *dir, ModelId m) {
+    char path[1024];
+    int32_t toks[512];
+    snprintf(path, sizeof path, "%s/%s.tokens", dir, model_names[m]);
+    int T = read_tokens(path, toks, 512);
+    CHECK(T > 0, "%s: cannot read tokens", path);
+    if (T <= 0) return;
+    int rows = 0, cols = 0;
+    snprintf(path, sizeof path, "%s/%s.logits.npy", dir, model_names[m]);
+    float *want = read_npy(path, &rows, &cols);
+    CHECK(want, "%s: cannot read", path);
+    Weights w = {0};
+    snprintf(path, sizeof path, "%s/%s.safetensors", dir, model_names[m]);
+    CHECK(st_open(&w, path), "%s: cannot read", path);
+    if (!want || !w.hdr) { free(want); return; }
+    float *got[2] = {NULL, NULL};
+    for (int fuse = 0; fuse < 2; fuse++) {
+        Arena a;
+        arena_init(&a);
+        Diag d;
+        diag_init(&d, &a, stdout);
+        Graph *g = build(&a, &d, m, m == M_MIXED_TINY ? 3 : 2, fuse);
+        CHECK(g, "%s: passes failed", model_names[m]);
+        if (g) {
+            float **wt = load_weights(g, &w);
+            CHECK(rows == T && cols == g->spec->vocab, "golden shape [%d,%d]", rows, cols);
+            got[fuse] = calloc((size_t)T * (size_t)g->spec->vocab, sizeof(float));
+            bool ok = interp_run(g, &d, (const float *const *)wt, toks, T, got[fuse]);
+            CHECK(ok, "%s: interp failed", model_names[m]);
+            double diff = max_abs_diff(got[fuse], want, (size_t)rows * (size_t)cols);
+            CHECK(ok && diff <= 1e-4, "%s (%s): max |interp - torch| = %g", model_names[m], fuse ? "fused" : "unfused", diff);
+            printf("%-18s %-8s max |interp - torch| = %.3g\n", model_names[m], fuse ? "fused" : "unfused", diff);
+            free_weights(g, wt);
+        }
+        arena_free(&a);
+    }
+    if (got[0] && got[1]) {
+        double diff = max_abs_diff(got[0], got[1], (size_t)rows * (size_t)cols);
+        CHECK(diff == 0, "%s: fused and unfused differ by %g (fp32 activations must agree exactly)", model_names[m], diff);
+    }
+    free(got[0]);
+    free(got[1]);
+    free(want);
+    cJSON_Delete(w.hdr);
+    free(w.file);
+}
+
+static void test_half_fused_unfused(void) {
+    float *out[2] = {NULL, NULL};
+    int T = 50, V = 256;
+    int32_t toks[50];
+    for (int i = 0; i < T; i++) toks[i] = (i * 37 + 11) % V;
+    for (int fuse = 0; fuse < 2; fuse++) {
+        Arena a;
+        arena_init(&a);
+        Diag d;
+        diag_init(&d, &a, stdout);
+        Graph *g = build(&a, &d, M_GPT2_TINY_HALF, 2, fuse);
+        CHECK(g, "gpt2_tiny_half: passes failed");
+        if (g) {
+            float **w = random_weights(g, 42);
+            out[fuse] = calloc((size_t)T * V, sizeof(float));
+            CHECK(interp_run(g, &d, (const float *const *)w, toks, T, out[fuse]), "gpt2_tiny_half: interp failed");
+            free_weights(g, w);
+        }
+        arena_free(&a);
+    }
+    if (out[0] && out[1]) {
+        double diff = max_abs_diff(out[0], out[1], (size_t)T * V), mag = 0;
+        for (int i = 0; i < T * V; i++) mag = fmax(mag, fabs(out[1][i]));
+        printf("gpt2_tiny_half     fused vs unfused max diff %.3g (max |logit| %.3g)\n", diff, mag);
+        CHECK(diff <= 2e-2 * fmax(1.0, mag), "gpt2_tiny_half: fused vs unfused differ by %g", diff);
+    }
+    free(out[0]);
+    free(out[1]);
+}
+
+static int kernels_of(ModelId m, int layers, bool fuse) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stdout);
+    Graph *g = build(&a, &d, m, layers, fuse);
+    int k = g ? g->nkernels : -1;
+    arena_free(&a);
+    return k;
+}
+
+static void test_kernel_counts(void) {
+    for (int m = 0; m < 4; m++)
+        for (int fuse = 0; fuse < 2; fuse++) {
+            int k2 = kernels_of((ModelId)m, 2, fuse), k24 = kernels_of((ModelId)m, 24, fuse);
+            CHECK(k2 > 0 && k2 == k24, "%s (%s): %d kernels for 2 layers, %d for 24", model_names[m],
+                  fuse ? "fused" : "unfused", k2, k24);
+        }
+    int k = kernels_of(M_GPT2_TINY, 2, true);
+    CHECK(k == 8, "gpt2_tiny fused: %d kernels, expected 8 (embed, norm, kv_write, attention, 4 epilogues)", k);
+}
+
+static void test_bad_inputs(void) {
+    Arena a;
+    arena_init(&a);
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *mem = open_memstream(&msg, &mlen);
+    Diag d;
+    diag_init(&d, &a, mem);
+    Graph *g = build(&a, &d, M_GPT2_TINY, 2, true);
+    CHECK(g, "gpt2_tiny: passes failed");
+    if (g) {
+        float **w = random_weights(g, 1);
+        float *logits = calloc(256 * 128, sizeof(float));
+        int32_t toks[130] = {0};
+        toks[3] = 256;
+        CHECK(!interp_run(g, &d, (const float *const *)w, toks, 5, logits), "token 256 accepted");
+        toks[3] = -1;
+        CHECK(!interp_run(g, &d, (const float *const *)w, toks, 5, logits), "token -1 accepted");
+        toks[3] = 0;
+        CHECK(!interp_run(g, &d, (const float *const *)w, toks, 0, logits), "0 tokens accepted");
+        CHECK(!interp_run(g, &d, (const float *const *)w, toks, 129, logits), "129 tokens accepted (segment 128)");
+        CHECK(interp_run(g, &d, (const float *const *)w, toks, 1, logits), "1 token rejected");
+        CHECK(interp_run(g, &d, (const float *const *)w, toks, 128, logits), "128 tokens rejected");
+        free_weights(g, w);
+        free(logits);
+    }
+    fflush(mem);
+    CHECK(msg && strstr(msg, "outside the vocabulary"), "no vocabulary message: %s", msg ? msg : "");
+    fclose(mem);
+    free(msg);
+    arena_free(&a);
+}
+
+/* Runs the verifier on a broken graph; the message must name the stage and contain `want`. */
+static void expect_verify_error(Graph *g, const char *stage, const char *want, const char *what) {
+    char *msg = NULL;
+    size_t mlen = 0;
+    FILE *mem = open_memstream(&msg, &mlen);
+    Diag d;
+    diag_init(&d, g->arena, mem);
+    bool ok = ir_verify(g, &d);
+    fclose(mem);
+    char stg[64];
+    snprintf(stg, sizeof stg, "after %s", stage);
+    CHECK(!ok && msg && strstr(msg, stg) && strstr(msg, want), "%s: verifier said %s", what, msg && *msg ? msg : "nothing");
+    free(msg);
+}
+
+static Node *find_node(Graph *g, OpKind op, int layer, int nth) {
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead && g->nodes[i]->op == op && g->nodes[i]->layer == layer && nth-- == 0) return g->nodes[i];
+    return NULL;
+}
+
+static void test_verifier(void) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stdout);
+    /* use before definition (after lowering) */
+    Graph *g = lower_model(&a, &d, make_spec(&a, M_GPT2_TINY, 2));
+    CHECK(g && ir_verify(g, &d), "lowered graph does not verify");
+    Node *n = find_node(g, OP_NORM, 0, 0);
+    int saved = n->in[0];
+    n->in[0] = g->logits;
+    expect_verify_error(g, "lower", "used before it is defined", "use before def");
+    n->in[0] = saved;
+    n->nin = 1;
+    expect_verify_error(g, "lower", "inputs", "input count");
+    n->nin = 3;
+    /* a dead node's output in use */
+    Node *b = find_node(g, OP_BIAS, 0, 0);
+    b->dead = true;
+    expect_verify_error(g, "lower", "dead node", "dead producer");
+    b->dead = false;
+    CHECK(ir_verify(g, &d), "restored graph does not verify");
+
+    /* shapes */
+    PassOptions po = {0};
+    Graph *g2 = build(&a, &d, M_GPT2_TINY, 2, true);
+    CHECK(g2, "gpt2_tiny build failed");
+    (void)po;
+    Value *o = g2->values[find_node(g2, OP_ATTENTION, 1, 0)->out];
+    int dim = o->dims[1];
+    o->dims[1] = 65;
+    expect_verify_error(g2, "buffers", "shape", "wrong output shape");
+    o->dims[1] = dim;
+    /* dtypes */
+    o->dtype = DT_F16;
+    expect_verify_error(g2, "buffers", "requires f32", "wrong dtype");
+    o->dtype = DT_F32;
+    /* kernels */
+    Node *k = find_node(g2, OP_NORM, 1, 0);
+    k->kernel = g2->nkernels;
+    expect_verify_error(g2, "buffers", "out of range", "kernel id");
+    k->kernel = -1;
+    expect_verify_error(g2, "buffers", "needs a kernel", "missing kernel");
+    k->kernel = find_node(g2, OP_NORM, 0, 0)->kernel;
+    /* buffers: put the attention output on top of its qkv input */
+    Node *at = find_node(g2, OP_ATTENTION, 0, 0);
+    Value *q = g2->values[at->in[0]], *y = g2->values[at->out];
+    size_t off = y->offset;
+    y->offset = q->offset;
+    expect_verify_error(g2, "buffers", "overlap", "overlapping buffers");
+    y->offset = off;
+    CHECK(ir_verify(g2, &d), "restored graph does not verify");
+    arena_free(&a);
+}
+
+static void test_buffers(void) {
+    for (int m = 0; m < 4; m++) {
+        Arena a;
+        arena_init(&a);
+        Diag d;
+        diag_init(&d, &a, stdout);
+        Graph *g = build(&a, &d, (ModelId)m, 12, true);
+        CHECK(g, "%s: build failed", model_names[m]);
+        if (g) {
+            CHECK(g->arena_bytes < g->naive_bytes / 4, "%s: arena %zu bytes vs %zu without reuse", model_names[m],
+                  g->arena_bytes, g->naive_bytes);
+            const Value *t = g->values[g->tokens], *l = g->values[g->logits];
+            CHECK(t->buffer >= 0 && l->buffer >= 0, "%s: tokens/logits not in the arena", model_names[m]);
+            CHECK(t->bytes == (size_t)g->spec->segment * 4, "%s: tokens %zu bytes", model_names[m], t->bytes);
+        }
+        arena_free(&a);
+    }
+}
+
+static void test_print(void) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stdout);
+    Graph *g = build(&a, &d, M_MIXED_TINY, 3, true);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&txt, &len);
+    if (g) ir_print(mem, g, &d);
+    fclose(mem);
+    CHECK(txt && strstr(txt, "; kernels "), "no kernel summary");
+    CHECK(txt && strstr(txt, "weight @h.0.attn.c_attn.weight:f16[144,48] [out,in] file[48,144]"), "c_attn line:\n%s", txt);
+    CHECK(txt && strstr(txt, "weight @lm_head.weight:f16[200,48] [out,in]\n"), "lm_head line");
+    CHECK(txt && strstr(txt, "%kv.0:f32[2,T,3,16] [tokens,heads,dim] = kv_write.causal heads=3 head_dim=16"), "kv line");
+    CHECK(txt && strstr(txt, "epilogue=bias+gelu"), "no fused gelu");
+    free(txt);
+    /* unknown pass name */
+    mem = open_memstream(&txt, &len);
+    Diag d2;
+    diag_init(&d2, &a, mem);
+    Graph *g2 = lower_model(&a, &d2, make_spec(&a, M_GPT2_TINY, 1));
+    PassOptions po = {.dump_after = "shapez", .dump_to = mem};
+    CHECK(g2 && !run_passes(g2, &d2, &po), "unknown pass accepted");
+    fclose(mem);
+    CHECK(txt && strstr(txt, "unknown pass 'shapez'"), "unknown pass message: %s", txt ? txt : "");
+    free(txt);
+    arena_free(&a);
+}
+
+/* Every combination of the structural choices on a very small model: passes verify, and fused and
+ * unfused interpretation agree (exactly with fp32 activations). */
+static void test_combinations(void) {
+    int combos = 0;
+    for (int bits = 0; bits < 2 * 2 * 3 * 2 * 4 * 2 * 2 * 2; bits++) {
+        int b = bits;
+        NormKind nk = (NormKind)(b % 2); b /= 2;
+        NormPlace np = (NormPlace)(b % 2); b /= 2;
+        PosKind pk = (PosKind)(b % 3); b /= 3;
+        bool tied = b % 2; b /= 2;
+        Activation act = (Activation)(b % 4); b /= 4;
+        DimOrder wo = b % 2 ? ORD_OUT_IN : ORD_IN_OUT; b /= 2;
+        DimOrder ko = b % 2 ? ORD_TOKENS_HEADS_DIM : ORD_HEADS_TOKENS_DIM; b /= 2;
+        DType adt = b % 2 ? DT_BF16 : DT_F32;
+        float *out[2] = {NULL, NULL};
+        int T = 7, V = 20;
+        int32_t toks[7] = {3, 19, 0, 7, 7, 12, 1};
+        for (int fuse = 0; fuse < 2; fuse++) {
+            Arena a;
+            arena_init(&a);
+            Diag d;
+            diag_init(&d, &a, stdout);
+            ModelSpec *s = make_spec(&a, M_GPT2_TINY, 2);
+            s->vocab = V; s->d_model = 8; s->n_heads = 2; s->head_dim = 3; s->d_ff = 12; s->segment = 8; s->max_pos = 8;
+            s->norm = nk; s->norm_place = np; s->pos = pk; s->tied = tied; s->act = act;
+            s->layout[TC_WEIGHTS].order = wo;
+            s->layout[TC_KV].order = ko;
+            s->layout[TC_ACTIVATIONS].dtype = adt;
+            s->layout[TC_KV].dtype = adt;
+            Graph *g = lower_model(&a, &d, s);
+            PassOptions po = {.no_fuse = !fuse};
+            bool ok = g && run_passes(g, &d, &po);
+            CHECK(ok, "combination %d (fuse %d): passes failed", bits, fuse);
+            if (ok) {
+                float **w = random_weights(g, (unsigned)bits + 5);
+                out[fuse] = calloc((size_t)T * V, sizeof(float));
+                CHECK(interp_run(g, &d, (const float *const *)w, toks, T, out[fuse]), "combination %d: interp failed", bits);
+                free_weights(g, w);
+            }
+            arena_free(&a);
+        }
+        if (out[0] && out[1]) {
+            double diff = max_abs_diff(out[0], out[1], (size_t)T * V);
+            CHECK(adt == DT_F32 ? diff == 0 : diff < 0.1, "combination %d: fused and unfused differ by %g", bits, diff);
+            combos++;
+        }
+        free(out[0]);
+        free(out[1]);
+    }
+    printf("combinations       %d structural variants, fused == unfused\n", combos);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4 && strcmp(argv[2], "--dump") == 0) {
+        Arena a;
+        arena_init(&a);
+        Diag d;
+        diag_init(&d, &a, stderr);
+        int m = 0;
+        while (m < 4 && strcmp(model_names[m], argv[3]) != 0) m++;
+        if (m == 4) return 2;
+        Graph *g = lower_model(&a, &d, make_spec(&a, (ModelId)m, argc > 4 ? atoi(argv[4]) : 2));
+        PassOptions po = {.dump_after = argc > 5 ? argv[5] : "all", .dump_to = stdout};
+        int rc = g && run_passes(g, &d, &po) ? 0 : 1;
+        arena_free(&a);
+        return rc;
+    }
+    const char *dir = argc > 1 ? argv[1] : "tests/golden";
+    test_golden(dir, M_GPT2_TINY);
+    test_golden(dir, M_BASELINE_TINY);
+    test_golden(dir, M_MIXED_TINY);
+    test_half_fused_unfused();
+    test_kernel_counts();
+    test_bad_inputs();
+    test_verifier();
+    test_buffers();
+    test_print();
+    test_combinations();
+    if (failures) printf("%d failure(s)\n", failures);
+    else printf("ir_unit: all passed\n");
+    return failures ? 1 : 0;
+}
