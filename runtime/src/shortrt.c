@@ -1,23 +1,479 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
-#include "shortrt.h"
+/*
+ * shortrt.c — the public API: contexts and their allocator, errors, model
+ * open/close with backend selection, weights, sessions and forward passes.
+ * The work is done by plan_load.c (the plan), weights.c (weights),
+ * exec.c (sim and cuda backends) and backend_ref.c (the reference
+ * interpreter); this file routes calls and enforces the API's rules.
+ */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-void srt_options_init(srt_options *o) { memset(o, 0, sizeof *o); o->sim_checked = 1; }
-srt_status srt_context_create(srt_context **out, srt_alloc_fn a, void *ud) { (void)a; (void)ud; *out = NULL; return SRT_ERR_UNSUPPORTED; }
-void srt_context_destroy(srt_context *c) { (void)c; }
-const char *srt_last_error(const srt_context *c) { (void)c; return "runtime placeholder"; }
-const char *srt_status_name(srt_status s) { (void)s; return "?"; }
-const char *srt_backend_name(srt_backend b) { (void)b; return "?"; }
-srt_status srt_model_open(srt_context *c, const char *p, const srt_options *o, srt_model **out) { (void)c; (void)p; (void)o; *out = NULL; return SRT_ERR_UNSUPPORTED; }
-void srt_model_close(srt_model *m) { (void)m; }
-srt_status srt_model_load_weights(srt_model *m, const char *p) { (void)m; (void)p; return SRT_ERR_UNSUPPORTED; }
-srt_status srt_model_random_weights(srt_model *m, uint64_t s) { (void)m; (void)s; return SRT_ERR_UNSUPPORTED; }
-srt_status srt_model_get_info(const srt_model *m, srt_model_info *i) { (void)m; (void)i; return SRT_ERR_UNSUPPORTED; }
-const char *srt_model_plan_json(const srt_model *m) { (void)m; return ""; }
-srt_status srt_session_create(srt_model *m, int b, srt_session **out) { (void)m; (void)b; *out = NULL; return SRT_ERR_UNSUPPORTED; }
-void srt_session_destroy(srt_session *s) { (void)s; }
-srt_status srt_session_reset(srt_session *s) { (void)s; return SRT_ERR_UNSUPPORTED; }
-size_t srt_session_state_bytes(const srt_session *s) { (void)s; return 0; }
-srt_status srt_forward(srt_session *s, const int32_t *t, int n, float *l) { (void)s; (void)t; (void)n; (void)l; return SRT_ERR_UNSUPPORTED; }
-srt_status srt_npy_write_f32(srt_context *c, const char *p, const float *d, const int64_t *s, int r) { (void)c; (void)p; (void)d; (void)s; (void)r; return SRT_ERR_UNSUPPORTED; }
-srt_status srt_npy_read_f32(srt_context *c, const char *p, float **d, int64_t *s, int *r) { (void)c; (void)p; (void)d; (void)s; (void)r; return SRT_ERR_UNSUPPORTED; }
-void srt_free(srt_context *c, void *p) { (void)c; (void)p; }
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Allocation                                                          */
+/* ------------------------------------------------------------------ */
+
+#define RT_HDR 16 /* keeps the hook's 16-byte alignment for the caller */
+
+static void *default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+    (void)ud;
+    (void)old_size;
+    if (new_size == 0) {
+        free(ptr);
+        return NULL;
+    }
+    return realloc(ptr, new_size);
+}
+
+void *rt_alloc(srt_context *ctx, size_t n) {
+    if (n > SIZE_MAX - RT_HDR) return NULL;
+    unsigned char *b = ctx->alloc(ctx->ud, NULL, 0, n + RT_HDR);
+    if (!b) return NULL;
+    memcpy(b, &n, sizeof n);
+    memset(b + RT_HDR, 0, n);
+    return b + RT_HDR;
+}
+
+void *rt_realloc(srt_context *ctx, void *p, size_t n) {
+    if (!p) return rt_alloc(ctx, n);
+    if (n > SIZE_MAX - RT_HDR) return NULL;
+    unsigned char *b = (unsigned char *)p - RT_HDR;
+    size_t old;
+    memcpy(&old, b, sizeof old);
+    unsigned char *nb = ctx->alloc(ctx->ud, b, old + RT_HDR, n + RT_HDR);
+    if (!nb) return NULL;
+    memcpy(nb, &n, sizeof n);
+    if (n > old) memset(nb + RT_HDR + old, 0, n - old);
+    return nb + RT_HDR;
+}
+
+void rt_free(srt_context *ctx, void *p) {
+    if (!p) return;
+    unsigned char *b = (unsigned char *)p - RT_HDR;
+    size_t old;
+    memcpy(&old, b, sizeof old);
+    ctx->alloc(ctx->ud, b, old + RT_HDR, 0);
+}
+
+char *rt_strndup(srt_context *ctx, const char *s, size_t n) {
+    char *d = rt_alloc(ctx, n + 1);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+char *rt_strdup(srt_context *ctx, const char *s) { return rt_strndup(ctx, s, strlen(s)); }
+
+void srt_free(srt_context *ctx, void *p) {
+    if (ctx) rt_free(ctx, p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors and small helpers                                            */
+/* ------------------------------------------------------------------ */
+
+srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list ap) {
+    char tmp[RT_ERR_MAX];
+    vsnprintf(tmp, sizeof tmp, fmt, ap); /* fmt's arguments may point into ctx->err */
+    size_t n = strlen(tmp);
+    while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' ')) tmp[--n] = 0;
+    memcpy(ctx->err, tmp, n + 1);
+    return st;
+}
+
+srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    rt_verror(ctx, st, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+static srt_status nomem(srt_context *ctx) { return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (the host allocator returned NULL)"); }
+
+srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return rt_error(ctx, SRT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        fclose(f);
+        return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': not a regular file", path);
+    }
+    size_t n = (size_t)sb.st_size;
+    char *buf = rt_alloc(ctx, n + 1);
+    if (!buf) {
+        fclose(f);
+        return nomem(ctx);
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (got != n || bad) {
+        rt_free(ctx, buf);
+        return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, bad ? strerror(errno) : "file changed while reading");
+    }
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return SRT_OK;
+}
+
+void rt_default_cache_dir(char *buf, size_t len) {
+    const char *env = getenv("SHORTC_CACHE");
+    const char *home = getenv("HOME");
+    if (env && *env) snprintf(buf, len, "%s", env);
+    else if (home && *home) snprintf(buf, len, "%s/.cache/shortc", home);
+    else snprintf(buf, len, "/tmp/shortc-cache-%ld", (long)getuid());
+}
+
+double rt_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+const char *srt_status_name(srt_status s) {
+    switch (s) {
+    case SRT_OK: return "SRT_OK";
+    case SRT_ERR_INVALID: return "SRT_ERR_INVALID";
+    case SRT_ERR_IO: return "SRT_ERR_IO";
+    case SRT_ERR_FORMAT: return "SRT_ERR_FORMAT";
+    case SRT_ERR_WEIGHTS: return "SRT_ERR_WEIGHTS";
+    case SRT_ERR_NO_DEVICE: return "SRT_ERR_NO_DEVICE";
+    case SRT_ERR_COMPILE: return "SRT_ERR_COMPILE";
+    case SRT_ERR_DRIVER: return "SRT_ERR_DRIVER";
+    case SRT_ERR_SIM: return "SRT_ERR_SIM";
+    case SRT_ERR_NOMEM: return "SRT_ERR_NOMEM";
+    case SRT_ERR_UNSUPPORTED: return "SRT_ERR_UNSUPPORTED";
+    }
+    return "SRT_ERR_UNKNOWN";
+}
+
+const char *srt_backend_name(srt_backend b) {
+    switch (b) {
+    case SRT_BACKEND_AUTO: return "auto";
+    case SRT_BACKEND_REF: return "ref";
+    case SRT_BACKEND_SIM: return "sim";
+    case SRT_BACKEND_CUDA: return "cuda";
+    }
+    return "unknown";
+}
+
+/* ------------------------------------------------------------------ */
+/* Context                                                             */
+/* ------------------------------------------------------------------ */
+
+void srt_options_init(srt_options *opt) {
+    if (!opt) return;
+    memset(opt, 0, sizeof *opt);
+    opt->backend = SRT_BACKEND_AUTO;
+    opt->sim_checked = 1;
+}
+
+srt_status srt_context_create(srt_context **out, srt_alloc_fn alloc, void *ud) {
+    if (!out) return SRT_ERR_INVALID;
+    *out = NULL;
+    if (!alloc) alloc = default_alloc;
+    srt_context *ctx = alloc(ud, NULL, 0, sizeof *ctx);
+    if (!ctx) return SRT_ERR_NOMEM;
+    memset(ctx, 0, sizeof *ctx);
+    ctx->alloc = alloc;
+    ctx->ud = ud;
+    *out = ctx;
+    return SRT_OK;
+}
+
+void srt_context_destroy(srt_context *ctx) {
+    if (ctx) ctx->alloc(ctx->ud, ctx, sizeof *ctx, 0);
+}
+
+const char *srt_last_error(const srt_context *ctx) {
+    if (!ctx) return "no context (srt_context_create failed or was not called)";
+    return ctx->err;
+}
+
+/* ------------------------------------------------------------------ */
+/* Models                                                              */
+/* ------------------------------------------------------------------ */
+
+static bool ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* The .arch a .cu's plan names: as written, else relative to the .cu's directory. NULL if neither exists. */
+static char *find_source_arch(srt_context *ctx, const char *cu_path, const char *source) {
+    if (!source || !*source) return NULL;
+    if (access(source, R_OK) == 0) return rt_strdup(ctx, source);
+    if (source[0] == '/') return NULL;
+    const char *slash = strrchr(cu_path, '/');
+    if (!slash) return NULL;
+    size_t dn = (size_t)(slash - cu_path) + 1, n = dn + strlen(source) + 1;
+    char *p = rt_alloc(ctx, n);
+    if (!p) return NULL;
+    memcpy(p, cu_path, dn);
+    strcpy(p + dn, source);
+    if (access(p, R_OK) == 0) return p;
+    rt_free(ctx, p);
+    return NULL;
+}
+
+/* Two plan texts describe the same program ("source" aside: it records how the .arch was named). */
+static bool same_plan(const char *a, const char *b) {
+    cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b);
+    bool same = false;
+    if (ja && jb) {
+        cJSON_DeleteItemFromObjectCaseSensitive(ja, "source");
+        cJSON_DeleteItemFromObjectCaseSensitive(jb, "source");
+        same = cJSON_Compare(ja, jb, 1);
+    }
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    return same;
+}
+
+/*
+ * The ref backend on a .cu: the interpreter runs the compiler's IR, so the
+ * .arch the plan names is compiled again; it must still give the .cu's plan.
+ */
+static srt_status ref_from_cu(srt_model *m, const char *model_name) {
+    srt_context *ctx = m->ctx;
+    const char *source = m->plan.source;
+    char *arch = find_source_arch(ctx, m->path, source);
+    if (!arch)
+        return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                        "the ref backend runs the compiler's IR and needs the model's .arch, but '%s' was compiled from "
+                        "'%s', which cannot be found; open the .arch instead",
+                        m->path, *source ? source : "(no source recorded)");
+    char *cu = NULL, *json = NULL;
+    size_t cu_len = 0;
+    srt_status st = rt_compile_arch(ctx, arch, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
+    if (st == SRT_OK && !same_plan(m->plan_json, json))
+        st = rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                      "the ref backend recompiled '%s' for '%s', but it no longer gives the plan embedded in the .cu "
+                      "(the .arch or the compiler changed since); emit the .cu again or open the .arch",
+                      arch, m->path);
+    rt_free(ctx, cu);
+    rt_free(ctx, json);
+    rt_free(ctx, arch);
+    return st;
+}
+
+srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt_in, srt_model **out) {
+    if (out) *out = NULL;
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!out || !path) return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: path and out must not be NULL");
+    srt_options opt;
+    if (opt_in) opt = *opt_in;
+    else srt_options_init(&opt);
+    if (opt.backend < SRT_BACKEND_AUTO || opt.backend > SRT_BACKEND_CUDA)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: unknown backend %d", (int)opt.backend);
+    bool is_cu = ends_with(path, ".cu"), is_arch = ends_with(path, ".arch");
+    if (!is_cu && !is_arch)
+        return rt_error(ctx, SRT_ERR_INVALID, "'%s': expected an emitted .cu or an .arch file", path);
+
+    srt_model *m = rt_alloc(ctx, sizeof *m);
+    if (!m) return nomem(ctx);
+    m->ctx = ctx;
+    m->backend = opt.backend;
+    char *cu = NULL;
+    size_t cu_len = 0;
+    srt_status st = SRT_OK;
+    if (!(m->path = rt_strdup(ctx, path))) { st = nomem(ctx); goto fail; }
+
+    if (is_cu) {
+        if ((st = rt_read_file(ctx, path, &cu, &cu_len)) != SRT_OK) goto fail;
+        const char *json;
+        size_t json_len;
+        if ((st = rt_plan_extract(ctx, path, cu, cu_len, &json, &json_len)) != SRT_OK) goto fail;
+        if (!(m->plan_json = rt_strndup(ctx, json, json_len))) { st = nomem(ctx); goto fail; }
+        if ((st = rt_plan_parse(ctx, path, m->plan_json, json_len, &m->plan)) != SRT_OK) goto fail;
+        if (m->backend == SRT_BACKEND_REF && (st = ref_from_cu(m, opt.model_name)) != SRT_OK) goto fail;
+    } else {
+        st = rt_compile_arch(ctx, path, opt.model_name, &cu, &cu_len, &m->plan_json,
+                             m->backend == SRT_BACKEND_REF ? &m->ref : NULL);
+        if (st != SRT_OK) goto fail;
+        if ((st = rt_plan_parse(ctx, path, m->plan_json, strlen(m->plan_json), &m->plan)) != SRT_OK) goto fail;
+    }
+
+    if (m->backend != SRT_BACKEND_REF) {
+        if ((st = rt_exec_open(m, &opt, cu, cu_len)) != SRT_OK) goto fail;
+    }
+    rt_free(ctx, cu);
+    *out = m;
+    return SRT_OK;
+fail:
+    rt_free(ctx, cu);
+    srt_model_close(m); /* sets no message: the failure's stays */
+    return st;
+}
+
+void srt_model_close(srt_model *m) {
+    if (!m) return;
+    srt_context *ctx = m->ctx;
+    while (m->sessions) srt_session_destroy(m->sessions);
+    if (m->backend != SRT_BACKEND_REF) rt_exec_close(m);
+    rt_ref_free(ctx, m->ref);
+    rt_plan_free(ctx, &m->plan);
+    rt_free(ctx, m->plan_json);
+    rt_free(ctx, m->path);
+    rt_free(ctx, m);
+}
+
+static void free_vals(srt_context *ctx, float **vals, int n) {
+    if (!vals) return;
+    for (int i = 0; i < n; i++) rt_free(ctx, vals[i]);
+    rt_free(ctx, vals);
+}
+
+/* Hands weight values to the backend (which keeps them for ref, uploads them otherwise). */
+static srt_status install_weights(srt_model *m, float **vals) {
+    srt_status st;
+    if (m->backend == SRT_BACKEND_REF) {
+        st = rt_ref_bind_weights(m, vals); /* owns vals[i] from here */
+        rt_free(m->ctx, vals);
+        if (st == SRT_OK) m->weights_loaded = true;
+        return st;
+    }
+    st = rt_exec_upload_weights(m, vals);
+    free_vals(m->ctx, vals, m->plan.nweights);
+    if (st == SRT_OK) m->weights_loaded = true;
+    return st;
+}
+
+static srt_status new_vals(srt_model *m, float ***vals) {
+    *vals = rt_alloc(m->ctx, sizeof **vals * (size_t)(m->plan.nweights > 0 ? m->plan.nweights : 1));
+    return *vals ? SRT_OK : nomem(m->ctx);
+}
+
+srt_status srt_model_load_weights(srt_model *m, const char *path) {
+    if (!m) return SRT_ERR_INVALID;
+    if (!path) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_load_weights: path is NULL");
+    RtSafetensors sf;
+    srt_status st = rt_st_open(m->ctx, path, &sf);
+    if (st != SRT_OK) return st;
+    float **vals;
+    if ((st = new_vals(m, &vals)) == SRT_OK) {
+        st = rt_weights_from_st(m->ctx, &m->plan, &sf, vals);
+        if (st == SRT_OK) st = install_weights(m, vals);
+        else rt_free(m->ctx, vals);
+    }
+    rt_st_close(&sf);
+    return st;
+}
+
+srt_status srt_model_random_weights(srt_model *m, uint64_t seed) {
+    if (!m) return SRT_ERR_INVALID;
+    float **vals;
+    srt_status st = new_vals(m, &vals);
+    if (st != SRT_OK) return st;
+    st = rt_weights_random(m->ctx, &m->plan, seed, vals);
+    if (st != SRT_OK) {
+        rt_free(m->ctx, vals);
+        return st;
+    }
+    return install_weights(m, vals);
+}
+
+srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
+    if (!m || !info) return SRT_ERR_INVALID;
+    const RtPlan *p = &m->plan;
+    memset(info, 0, sizeof *info);
+    info->name = p->model;
+    info->backend = m->backend;
+    info->vocab = p->vocab;
+    info->d_model = p->d_model;
+    info->n_layers = p->n_layers;
+    info->segment = p->segment;
+    info->nkernels = p->nkernels;
+    info->nlaunches = p->nlaunches;
+    info->ngemms = p->ngemms;
+    info->weight_bytes = p->weight_bytes;
+    info->activation_bytes = p->arena_bytes;
+    info->state_bytes = p->state_bytes;
+    info->compile_ms = m->compile_ms;
+    info->cache_hit = m->cache_hit;
+    return SRT_OK;
+}
+
+const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ? m->plan_json : ""; }
+
+/* ------------------------------------------------------------------ */
+/* Sessions                                                            */
+/* ------------------------------------------------------------------ */
+
+srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
+    if (out) *out = NULL;
+    if (!m) return SRT_ERR_INVALID;
+    if (!out) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: out is NULL");
+    if (batch != 1)
+        return rt_error(m->ctx, batch < 1 ? SRT_ERR_INVALID : SRT_ERR_UNSUPPORTED,
+                        "srt_session_create: batch %d is not supported (only batch 1 for now)", batch);
+    srt_session *s = rt_alloc(m->ctx, sizeof *s);
+    if (!s) return nomem(m->ctx);
+    s->m = m;
+    if (m->backend != SRT_BACKEND_REF) {
+        srt_status st = rt_exec_session_create(s);
+        if (st != SRT_OK) {
+            rt_exec_session_destroy(s);
+            rt_free(m->ctx, s);
+            return st;
+        }
+    }
+    s->next = m->sessions;
+    m->sessions = s;
+    *out = s;
+    return SRT_OK;
+}
+
+void srt_session_destroy(srt_session *s) {
+    if (!s) return;
+    srt_model *m = s->m;
+    for (srt_session **pp = &m->sessions; *pp; pp = &(*pp)->next) {
+        if (*pp == s) {
+            *pp = s->next;
+            break;
+        }
+    }
+    if (m->backend != SRT_BACKEND_REF) rt_exec_session_destroy(s);
+    rt_free(m->ctx, s);
+}
+
+srt_status srt_session_reset(srt_session *s) {
+    if (!s) return SRT_ERR_INVALID;
+    if (s->m->backend == SRT_BACKEND_REF) return SRT_OK; /* the interpreter keeps no state between forwards */
+    return rt_exec_session_reset(s);
+}
+
+size_t srt_session_state_bytes(const srt_session *s) {
+    if (!s || s->m->backend == SRT_BACKEND_REF) return 0;
+    return s->m->plan.state_bytes;
+}
+
+srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
+    if (!s) return SRT_ERR_INVALID;
+    srt_model *m = s->m;
+    srt_context *ctx = m->ctx;
+    if (!tokens || !logits) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: tokens and logits must not be NULL");
+    if (ntokens < 1 || ntokens > m->plan.segment)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: %d tokens; model '%s' takes 1 to %d per forward", ntokens,
+                        m->plan.model, m->plan.segment);
+    for (int i = 0; i < ntokens; i++) {
+        if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
+            return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: token %d (position %d) is outside the vocabulary [0, %d)",
+                            (int)tokens[i], i, m->plan.vocab);
+    }
+    if (!m->weights_loaded)
+        return rt_error(ctx, SRT_ERR_INVALID,
+                        "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
+                        m->plan.model);
+    if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, logits);
+    return rt_exec_forward(s, tokens, ntokens, logits);
+}

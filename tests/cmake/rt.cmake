@@ -1,14 +1,25 @@
-# Runtime tests (tests/rt/): small C programs linking libshortrt. They see the
-# runtime's private headers (runtime/src) to test internals such as the cache
-# and the NVRTC compile path without a GPU.
+# Runtime tests (tests/rt/test_*.c -> ctest rt_*): small C programs linking
+# libshortrt. They see the runtime's private headers (runtime/src) to test
+# internals such as the cache and the NVRTC compile path; none needs a GPU.
 file(GLOB SHORTC_RT_TESTS CONFIGURE_DEPENDS ${TESTS_DIR}/rt/test_*.c)
 foreach(src ${SHORTC_RT_TESTS})
   get_filename_component(name ${src} NAME_WE)
-  add_executable(rt_${name} ${src})
-  target_link_libraries(rt_${name} PRIVATE shortrt)
-  target_include_directories(rt_${name} PRIVATE ${TESTS_DIR}/rt ${CMAKE_SOURCE_DIR}/runtime/src)
-  target_include_directories(rt_${name} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-  target_compile_definitions(rt_${name} PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-  add_test(NAME rt_${name} COMMAND rt_${name})
-  set_tests_properties(rt_${name} PROPERTIES LABELS rt ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
+  string(REGEX REPLACE "^test_" "rt_" name ${name})
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE shortrt)
+  target_include_directories(${name} PRIVATE ${TESTS_DIR}/rt ${CMAKE_SOURCE_DIR}/runtime/src)
+  target_include_directories(${name} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(${name} PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES LABELS rt ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
 endforeach()
+
+# A host-memory libcuda/libcublas stand-in that rt_exec runs the executor on.
+add_library(rt_fake_cuda SHARED ${TESTS_DIR}/rt/fake_cuda.c)
+target_include_directories(rt_fake_cuda SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(rt_exec PRIVATE FAKE_CUDA_LIB="$<TARGET_FILE:rt_fake_cuda>")
+add_dependencies(rt_exec rt_fake_cuda)
+
+# The command line without a CUDA driver: one line, exit status 1.
+add_test(NAME rt_cli_no_cuda COMMAND sh ${TESTS_DIR}/rt/cli_no_cuda.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch)
+set_tests_properties(rt_cli_no_cuda PROPERTIES LABELS rt)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int rt_test_failures;
 
@@ -64,6 +65,41 @@ static inline void rt_test_flip(const char *path, long off) {
     fseek(f, off, SEEK_SET);
     fputc(c ^ 0xff, f);
     fclose(f);
+}
+
+/* A fresh directory /tmp/shortc_rt_<tag>.<6 random characters> in buf; NULL (and a failure) if it cannot. */
+static inline char *rt_test_mkdtemp(char *buf, size_t len, const char *tag) {
+    snprintf(buf, len, "/tmp/shortc_rt_%s.XXXXXX", tag); /* mkdtemp's template */
+    char *d = mkdtemp(buf);
+    if (!d) {
+        fprintf(stderr, "cannot create a temporary directory\n");
+        rt_test_failures++;
+    }
+    return d;
+}
+
+/* Removes a directory made by rt_test_mkdtemp, with its contents. */
+static inline void rt_test_rmdir(const char *dir) {
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) rt_test_failures++;
+}
+
+/* s with the first occurrence of from replaced by to (malloc'd); NULL (and a failure) if from is absent. */
+static inline char *rt_test_replace(const char *s, const char *from, const char *to) {
+    const char *at = strstr(s, from);
+    if (!at) {
+        fprintf(stderr, "rt_test_replace: '%s' not found\n", from);
+        rt_test_failures++;
+        return NULL;
+    }
+    size_t n = strlen(s) - strlen(from) + strlen(to);
+    char *r = malloc(n + 1);
+    size_t pre = (size_t)(at - s);
+    memcpy(r, s, pre);
+    strcpy(r + pre, to);
+    strcat(r, at + strlen(from));
+    return r;
 }
 
 #endif

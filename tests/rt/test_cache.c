@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 int main(void) {
-    char dir[] = "/tmp/shortc_rt_cacheXXXXXX";
-    CHECK(mkdtemp(dir) != NULL);
-    char sub[256];
+    char dir[256];
+    if (!rt_test_mkdtemp(dir, sizeof dir, "cache")) return rt_test_done("test_cache");
+    char sub[320];
     snprintf(sub, sizeof sub, "%s/a/b/", dir);
     RtCache c;
     CHECK(rt_cache_init(&c, sub) == 0);
@@ -80,7 +80,6 @@ int main(void) {
     CHECK(rt_hash64(rt_hash64(RT_HASH_SEED, "ab", 2), "c", 1) == rt_hash64(RT_HASH_SEED, "abc", 3));
 
     CHECK(rt_cache_init(&c, "") != 0);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0);
+    rt_test_rmdir(dir);
     return rt_test_done("test_cache");
 }

@@ -1,0 +1,312 @@
+/*
+ * backend_cuda.c — the cuda driver table and the NVRTC compile path.
+ *
+ * Nothing here is linked against libcuda or libcublas: rt_driver_cuda
+ * dlopens libcuda.so.1 and libcublas and dlsyms every entry of the RtDriver
+ * table, so libshortrt loads (and the sim and ref backends run) on machines
+ * without a driver. cuda.h and cublas_v2.h map many names to versioned
+ * symbols (cuMemAlloc -> cuMemAlloc_v2, cublasCreate -> cublasCreate_v2);
+ * SYM_NAME stringifies after macro expansion so the versioned name is looked
+ * up, the one the header's prototype describes.
+ *
+ * $SHORTC_LIBCUDA and $SHORTC_LIBCUBLAS name other libraries to load (a
+ * specific driver install; the tests' fake driver).
+ *
+ * compile_module is rt_nvrtc_compile: NVRTC (linked; it needs no driver)
+ * compiles the emitted .cu to a cubin for the device's sm_XY, through the
+ * artifact cache. The cache key hashes the source, the options, the arch,
+ * the NVRTC version and RT_NVRTC_PRELUDE_VERSION (bump it when the way the
+ * runtime builds kernels changes without the source changing).
+ */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <nvrtc.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RT_NVRTC_PRELUDE_VERSION "shortc-nvrtc-1"
+
+/* ------------------------------------------------------------------ */
+/* NVRTC                                                               */
+/* ------------------------------------------------------------------ */
+
+#ifndef SHORTC_CUDA_INCLUDE
+#define SHORTC_CUDA_INCLUDE "/usr/local/cuda/include"
+#endif
+
+/* -I options for SHORTC_CUDA_INCLUDE, CMake's ';'-separated list of include dirs */
+static char cuda_incs[8][1100];
+static int ncuda_incs;
+static pthread_once_t incs_once = PTHREAD_ONCE_INIT;
+static void split_includes(void) {
+    const char *s = SHORTC_CUDA_INCLUDE;
+    while (*s && ncuda_incs < 8) {
+        const char *e = strchr(s, ';');
+        size_t n = e ? (size_t)(e - s) : strlen(s);
+        if (n > 0 && n < 1000) snprintf(cuda_incs[ncuda_incs++], sizeof cuda_incs[0], "-I%.*s", (int)n, s);
+        s += n + (e ? 1 : 0);
+    }
+}
+
+/* The NVRTC options for arch (archbuf holds the first); returns their count. */
+static int nvrtc_options(int arch, const char **opts, int max, char *archbuf, size_t archlen) {
+    pthread_once(&incs_once, split_includes);
+    snprintf(archbuf, archlen, "--gpu-architecture=sm_%d", arch);
+    int n = 0;
+    if (n < max) opts[n++] = archbuf;
+    if (n < max) opts[n++] = "--std=c++17";
+    if (n < max) opts[n++] = "-DNDEBUG";
+    for (int i = 0; i < ncuda_incs && n < max; i++) opts[n++] = cuda_incs[i];
+    return n;
+}
+
+/* "model-name" -> a file-name-safe prefix for cache entries */
+static void safe_name(const char *name, char *out, size_t len) {
+    size_t j = 0;
+    for (const char *c = name ? name : "kernels"; *c && j + 1 < len && j < 48; c++)
+        out[j++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-')
+                       ? *c
+                       : '_';
+    out[j] = 0;
+}
+
+static void *read_whole(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    if (fseek(f, 0, SEEK_END) != 0) { fclose(f); return NULL; }
+    long n = ftell(f);
+    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NULL; }
+    void *buf = malloc((size_t)n + 1);
+    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf) *len = (size_t)n;
+    return buf;
+}
+
+srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    int vmaj = 0, vmin = 0;
+    nvrtcVersion(&vmaj, &vmin);
+    const char *opts[16];
+    char archopt[64];
+    int nopts = nvrtc_options(req->arch, opts, 16, archopt, sizeof archopt);
+
+    /* key */
+    uint64_t h = rt_hash64(RT_HASH_SEED, req->source, req->len);
+    for (int i = 0; i < nopts; i++) h = rt_hash64(h, opts[i], strlen(opts[i]) + 1);
+    char extra[128];
+    int n = snprintf(extra, sizeof extra, "arch=%d nvrtc=%d.%d %s", req->arch, vmaj, vmin, RT_NVRTC_PRELUDE_VERSION);
+    h = rt_hash64(h, extra, (size_t)n);
+    char name[64], key[128], path[1200];
+    safe_name(req->name, name, sizeof name);
+    snprintf(key, sizeof key, "%s-sm%d-%016llx", name, req->arch, (unsigned long long)h);
+
+    RtCache cache;
+    bool have_cache = req->cache_dir && rt_cache_init(&cache, req->cache_dir) == 0;
+    if (have_cache && rt_cache_lookup(&cache, key, "cubin", path, sizeof path)) {
+        out->image = read_whole(path, &out->image_len);
+        if (out->image) {
+            out->cache_hit = 1;
+            return SRT_OK;
+        }
+    }
+    if (have_cache) out->cache_corrupt = cache.corrupt > 0;
+
+    double t0 = rt_now_ms();
+    nvrtcProgram prog;
+    char *src = malloc(req->len + 1); /* NVRTC wants a NUL-terminated string */
+    if (!src) {
+        snprintf(err, errlen, "out of memory");
+        return SRT_ERR_NOMEM;
+    }
+    memcpy(src, req->source, req->len);
+    src[req->len] = 0;
+    char cuname[80];
+    snprintf(cuname, sizeof cuname, "%s.cu", name);
+    nvrtcResult r = nvrtcCreateProgram(&prog, src, cuname, 0, NULL, NULL);
+    free(src);
+    if (r != NVRTC_SUCCESS) {
+        snprintf(err, errlen, "NVRTC: cannot create a program for '%s': %s", req->name ? req->name : "?", nvrtcGetErrorString(r));
+        return SRT_ERR_COMPILE;
+    }
+    r = nvrtcCompileProgram(prog, nopts, opts);
+    if (r != NVRTC_SUCCESS) {
+        size_t loglen = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 0 && (log = malloc(loglen + 1)) &&
+            nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+            log[loglen] = 0;
+        else if (log) log[0] = 0;
+        int supported = 0;
+        int archs[64];
+        int narchs = 0;
+        if (nvrtcGetNumSupportedArchs(&narchs) == NVRTC_SUCCESS && narchs <= 64 && nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS)
+            for (int i = 0; i < narchs; i++) supported |= archs[i] == req->arch;
+        else supported = 1;
+        snprintf(err, errlen, "NVRTC %d.%d failed to compile the kernels of '%s' for sm_%d: %s%s\n%s", vmaj, vmin,
+                 req->name ? req->name : "?", req->arch, nvrtcGetErrorString(r),
+                 supported ? "" : " (this NVRTC does not support that architecture)", log ? log : "");
+        free(log);
+        nvrtcDestroyProgram(&prog);
+        return SRT_ERR_COMPILE;
+    }
+    size_t size = 0;
+    r = nvrtcGetCUBINSize(prog, &size);
+    void *cubin = r == NVRTC_SUCCESS && size > 0 ? malloc(size) : NULL;
+    if (!cubin || nvrtcGetCUBIN(prog, cubin) != NVRTC_SUCCESS) {
+        free(cubin);
+        nvrtcDestroyProgram(&prog);
+        snprintf(err, errlen, "NVRTC produced no cubin for '%s' (sm_%d)", req->name ? req->name : "?", req->arch);
+        return SRT_ERR_COMPILE;
+    }
+    nvrtcDestroyProgram(&prog);
+    out->compile_ms = rt_now_ms() - t0;
+    out->image = cubin;
+    out->image_len = size;
+    /* a cache that cannot be written only costs the next run a compile */
+    if (have_cache) rt_cache_store(&cache, key, "cubin", cubin, size, path, sizeof path);
+    return SRT_OK;
+}
+
+srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, int arch, srt_compile_info *info) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!source || arch < 10) return rt_error(ctx, SRT_ERR_INVALID, "srt_nvrtc_compile: need a source and an arch such as 80");
+    char dir[1024];
+    rt_default_cache_dir(dir, sizeof dir);
+    const char *json;
+    size_t jlen;
+    char name[128] = "kernels";
+    RtPlan plan;
+    /* name the cache entry after the model when the source carries a plan */
+    if (rt_plan_extract(ctx, "source", source, len, &json, &jlen) == SRT_OK &&
+        rt_plan_parse(ctx, "source", json, jlen, &plan) == SRT_OK) {
+        snprintf(name, sizeof name, "%s", plan.model);
+        rt_plan_free(ctx, &plan);
+    }
+    RtCompileRequest req = {.source = source, .len = len, .name = name, .arch = arch, .cache_dir = dir};
+    RtCompiled out;
+    char err[RT_ERR_MAX];
+    srt_status st = rt_nvrtc_compile(&req, &out, err, sizeof err);
+    if (st != SRT_OK) return rt_error(ctx, st, "%s", err);
+    if (info) {
+        info->compile_ms = out.compile_ms;
+        info->cache_hit = out.cache_hit;
+        info->image_bytes = out.image_len;
+    }
+    free(out.image);
+    ctx->err[0] = 0;
+    return SRT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* The driver table                                                    */
+/* ------------------------------------------------------------------ */
+
+#define SYM_STR(x) #x
+#define SYM_NAME(x) SYM_STR(x) /* expands cuMemAlloc -> "cuMemAlloc_v2" first */
+
+srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
+    memset(d, 0, sizeof *d);
+    const char *libname = getenv("SHORTC_LIBCUDA");
+    if (!libname || !*libname) libname = "libcuda.so.1";
+    void *cu = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
+    if (!cu) {
+        snprintf(err, errlen, "no CUDA driver found (%s); use --backend sim to run on the CPU simulator", dlerror());
+        return SRT_ERR_NO_DEVICE;
+    }
+    const char *missing = NULL;
+#define LOAD(lib, field, sym)                                        \
+    do {                                                             \
+        *(void **)&d->field = dlsym(lib, SYM_NAME(sym));             \
+        if (!d->field && !missing) missing = SYM_NAME(sym);          \
+    } while (0)
+    LOAD(cu, init, cuInit);
+    LOAD(cu, deviceGet, cuDeviceGet);
+    LOAD(cu, deviceGetAttribute, cuDeviceGetAttribute);
+    LOAD(cu, primaryCtxRetain, cuDevicePrimaryCtxRetain);
+    LOAD(cu, primaryCtxRelease, cuDevicePrimaryCtxRelease);
+    LOAD(cu, ctxSetCurrent, cuCtxSetCurrent);
+    LOAD(cu, moduleLoadData, cuModuleLoadData);
+    LOAD(cu, moduleUnload, cuModuleUnload);
+    LOAD(cu, moduleGetFunction, cuModuleGetFunction);
+    LOAD(cu, funcSetAttribute, cuFuncSetAttribute);
+    LOAD(cu, memAlloc, cuMemAlloc);
+    LOAD(cu, memFree, cuMemFree);
+    LOAD(cu, memcpyHtoD, cuMemcpyHtoD);
+    LOAD(cu, memcpyDtoH, cuMemcpyDtoH);
+    LOAD(cu, memsetD8, cuMemsetD8);
+    LOAD(cu, launchKernel, cuLaunchKernel);
+    LOAD(cu, streamCreate, cuStreamCreate);
+    LOAD(cu, streamDestroy, cuStreamDestroy);
+    LOAD(cu, streamSynchronize, cuStreamSynchronize);
+    LOAD(cu, eventCreate, cuEventCreate);
+    LOAD(cu, eventRecord, cuEventRecord);
+    LOAD(cu, eventSynchronize, cuEventSynchronize);
+    LOAD(cu, eventElapsedTime, cuEventElapsedTime);
+    LOAD(cu, eventDestroy, cuEventDestroy);
+    LOAD(cu, getErrorString, cuGetErrorString);
+    if (missing) {
+        snprintf(err, errlen, "the CUDA driver %s lacks %s (driver too old?); use --backend sim to run on the CPU simulator",
+                 libname, missing);
+        dlclose(cu);
+        return SRT_ERR_NO_DEVICE;
+    }
+    CUresult r = d->init(0);
+    int count = 0;
+    if (r == CUDA_SUCCESS) {
+        __typeof__(&cuDeviceGetCount) get_count = (__typeof__(&cuDeviceGetCount))dlsym(cu, SYM_NAME(cuDeviceGetCount));
+        if (get_count) r = get_count(&count);
+    }
+    if (r != CUDA_SUCCESS || count < 1) {
+        const char *desc = NULL;
+        if (r != CUDA_SUCCESS && d->getErrorString(r, &desc) != CUDA_SUCCESS) desc = NULL;
+        snprintf(err, errlen, "no CUDA device available (%s); use --backend sim to run on the CPU simulator",
+                 r != CUDA_SUCCESS ? (desc ? desc : "cuInit failed") : "the driver reports no devices");
+        dlclose(cu);
+        return SRT_ERR_NO_DEVICE;
+    }
+    const char *blas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    size_t nblas = sizeof blas_names / sizeof *blas_names;
+    const char *blas_env = getenv("SHORTC_LIBCUBLAS");
+    if (blas_env && *blas_env) {
+        blas_names[0] = blas_env;
+        nblas = 1;
+    }
+    void *blas = NULL;
+    char blas_err[512] = "";
+    for (size_t i = 0; i < nblas && !blas; i++) {
+        blas = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!blas && !blas_err[0]) snprintf(blas_err, sizeof blas_err, "%s", dlerror());
+    }
+    if (!blas) {
+        snprintf(err, errlen, "cuBLAS not found (%s); use --backend sim to run on the CPU simulator", blas_err);
+        dlclose(cu);
+        return SRT_ERR_NO_DEVICE;
+    }
+    LOAD(blas, blasCreate, cublasCreate);
+    LOAD(blas, blasDestroy, cublasDestroy);
+    LOAD(blas, blasSetStream, cublasSetStream);
+    LOAD(blas, gemmEx, cublasGemmEx);
+    LOAD(blas, gemmStridedBatchedEx, cublasGemmStridedBatchedEx);
+#undef LOAD
+    if (missing) {
+        snprintf(err, errlen, "cuBLAS lacks %s; use --backend sim to run on the CPU simulator", missing);
+        dlclose(blas);
+        dlclose(cu);
+        return SRT_ERR_NO_DEVICE;
+    }
+    d->name = "cuda";
+    d->backend = SRT_BACKEND_CUDA;
+    d->compile_module = rt_nvrtc_compile;
+    d->last_fault = NULL;
+    d->lib_cuda = cu;
+    d->lib_cublas = blas;
+    return SRT_OK;
+}

@@ -1,0 +1,517 @@
+/*
+ * exec.c — executes a plan through an RtDriver (the sim and cuda backends).
+ *
+ * Open: pick the driver, retain the device's primary context, have the
+ * driver build a module image from the emitted .cu (NVRTC cubin or the
+ * simulator's shared object, both cached), load it, look up every kernel of
+ * the plan and create a cuBLAS handle. Weights live in one device block
+ * (each weight at its plan offset); a session owns the activation arena,
+ * the state tensors and a stream.
+ *
+ * Forward: copy token ids to the plan's token buffer, then for every step
+ * evaluate its DIM expressions with T, and either pack kernelParams (one
+ * pointer per argument, pointing at a CUdeviceptr, int32 or float) and
+ * launch, or call cublasGemmEx / cublasGemmStridedBatchedEx with the plan's
+ * exact parameters (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, float
+ * alpha/beta). Every result is checked; a failure names the step, its
+ * kernel and its .arch line. Then synchronize and copy the logits out.
+ */
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                            */
+/* ------------------------------------------------------------------ */
+
+static const char *cu_result_name(CUresult r) {
+    switch ((int)r) {
+    case 0: return "CUDA_SUCCESS";
+    case 1: return "CUDA_ERROR_INVALID_VALUE";
+    case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
+    case 3: return "CUDA_ERROR_NOT_INITIALIZED";
+    case 4: return "CUDA_ERROR_DEINITIALIZED";
+    case 100: return "CUDA_ERROR_NO_DEVICE";
+    case 101: return "CUDA_ERROR_INVALID_DEVICE";
+    case 200: return "CUDA_ERROR_INVALID_IMAGE";
+    case 201: return "CUDA_ERROR_INVALID_CONTEXT";
+    case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+    case 218: return "CUDA_ERROR_INVALID_PTX";
+    case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+    case 300: return "CUDA_ERROR_INVALID_SOURCE";
+    case 301: return "CUDA_ERROR_FILE_NOT_FOUND";
+    case 400: return "CUDA_ERROR_INVALID_HANDLE";
+    case 500: return "CUDA_ERROR_NOT_FOUND";
+    case 600: return "CUDA_ERROR_NOT_READY";
+    case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
+    case 701: return "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+    case 702: return "CUDA_ERROR_LAUNCH_TIMEOUT";
+    case 715: return "CUDA_ERROR_ILLEGAL_INSTRUCTION";
+    case 716: return "CUDA_ERROR_MISALIGNED_ADDRESS";
+    case 719: return "CUDA_ERROR_LAUNCH_FAILED";
+    case 801: return "CUDA_ERROR_NOT_SUPPORTED";
+    case 999: return "CUDA_ERROR_UNKNOWN";
+    }
+    return "CUDA_ERROR";
+}
+
+const char *rt_cublas_status_name(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    }
+    return "CUBLAS_STATUS_UNKNOWN";
+}
+
+/* The simulator's fault message, if any. */
+static const char *sim_fault(const srt_model *m) {
+    const char *f = m->drv.last_fault ? m->drv.last_fault() : NULL;
+    return f && *f ? f : NULL;
+}
+
+/* "what: CUDA_ERROR_X (description)[; simulator: fault]" -> SRT_ERR_DRIVER, or SRT_ERR_SIM for a simulator fault. */
+__attribute__((format(printf, 3, 4))) static srt_status cu_fail(srt_model *m, CUresult r, const char *fmt, ...) {
+    char what[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *desc = NULL;
+    if (m->drv.getErrorString && m->drv.getErrorString(r, &desc) != CUDA_SUCCESS) desc = NULL;
+    const char *fault = sim_fault(m);
+    return rt_error(m->ctx, fault ? SRT_ERR_SIM : SRT_ERR_DRIVER, "%s: %s (%s)%s%s", what, cu_result_name(r),
+                    desc ? desc : "no description", fault ? "; simulator: " : "", fault ? fault : "");
+}
+
+__attribute__((format(printf, 3, 4))) static srt_status blas_fail(srt_model *m, cublasStatus_t s, const char *fmt, ...) {
+    char what[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *fault = sim_fault(m);
+    return rt_error(m->ctx, fault ? SRT_ERR_SIM : SRT_ERR_DRIVER, "%s: %s%s%s", what, rt_cublas_status_name(s),
+                    fault ? "; simulator: " : "", fault ? fault : "");
+}
+
+/* "step 7 of 25 (launch K, models/x.arch line 12, layer 0)" */
+static void step_label(const srt_model *m, int i, char *buf, size_t len) {
+    const RtPlan *p = &m->plan;
+    const RtStep *st = &p->steps[i];
+    int n = snprintf(buf, len, "step %d of %d (%s%s", i, p->nsteps, st->op == RT_STEP_LAUNCH ? "launch " : "gemm",
+                     st->op == RT_STEP_LAUNCH ? p->kernels[st->kernel].name : "");
+    if (st->line > 0 && n < (int)len)
+        n += snprintf(buf + n, len - (size_t)n, ", %s line %d", *p->source ? p->source : m->path, st->line);
+    if (st->layer >= 0 && n < (int)len) n += snprintf(buf + n, len - (size_t)n, ", layer %d", st->layer);
+    if (n < (int)len) snprintf(buf + n, len - (size_t)n, ")");
+}
+
+/* ------------------------------------------------------------------ */
+/* Open / close                                                        */
+/* ------------------------------------------------------------------ */
+
+static srt_status pick_driver(srt_model *m, const srt_options *opt) {
+    char ecuda[1024] = "", esim[1024] = "";
+    srt_status st;
+    switch (m->backend) {
+    case SRT_BACKEND_CUDA:
+        st = rt_driver_cuda(&m->drv, ecuda, sizeof ecuda);
+        if (st != SRT_OK) return rt_error(m->ctx, st, "%s", ecuda);
+        break;
+    case SRT_BACKEND_SIM:
+        st = rt_driver_sim(&m->drv, opt->sim_threads, opt->sim_checked, esim, sizeof esim);
+        if (st != SRT_OK) return rt_error(m->ctx, st, "%s", esim);
+        break;
+    default:
+        st = rt_driver_cuda(&m->drv, ecuda, sizeof ecuda);
+        if (st != SRT_OK) {
+            memset(&m->drv, 0, sizeof m->drv);
+            st = rt_driver_sim(&m->drv, opt->sim_threads, opt->sim_checked, esim, sizeof esim);
+            if (st != SRT_OK)
+                return rt_error(m->ctx, st, "no backend available: cuda: %s; sim: %s", ecuda, esim);
+        }
+        break;
+    }
+    m->have_driver = true;
+    m->backend = m->drv.backend;
+    return SRT_OK;
+}
+
+/*
+ * cublasGemmEx with CUBLAS_COMPUTE_32F takes A and B of one type and C of
+ * that type or f32; anything else would fail at the first forward on the
+ * GPU, so it fails at open, on every device backend alike.
+ */
+static srt_status check_gemm_types(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    for (int i = 0; i < p->nsteps; i++) {
+        const RtStep *st = &p->steps[i];
+        if (st->op != RT_STEP_GEMM) continue;
+        if (st->atype == st->btype && (st->ctype == st->atype || st->ctype == DT_F32)) continue;
+        char label[512];
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                        "%s: cuBLAS has no GEMM with A %s, B %s, C %s (A and B must have one type, C that type or f32)",
+                        label, dtype_plan_name(st->atype), dtype_plan_name(st->btype), dtype_plan_name(st->ctype));
+    }
+    return SRT_OK;
+}
+
+srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
+    srt_context *ctx = m->ctx;
+    RtPlan *p = &m->plan;
+    srt_status st = check_gemm_types(m);
+    if (st != SRT_OK) return st;
+    st = pick_driver(m, opt);
+    if (st != SRT_OK) return st;
+    RtDriver *d = &m->drv;
+    CUresult r;
+    if ((r = d->init(0)) != CUDA_SUCCESS) return cu_fail(m, r, "%s backend: cuInit", d->name);
+    if ((r = d->deviceGet(&m->dev, 0)) != CUDA_SUCCESS) return cu_fail(m, r, "%s backend: cuDeviceGet(0)", d->name);
+    CUcontext cc = NULL;
+    if ((r = d->primaryCtxRetain(&cc, m->dev)) != CUDA_SUCCESS)
+        return cu_fail(m, r, "%s backend: cuDevicePrimaryCtxRetain", d->name);
+    m->cuctx = cc;
+    if ((r = d->ctxSetCurrent(cc)) != CUDA_SUCCESS) return cu_fail(m, r, "%s backend: cuCtxSetCurrent", d->name);
+    int major = 0, minor = 0;
+    if (d->deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, m->dev) != CUDA_SUCCESS ||
+        d->deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, m->dev) != CUDA_SUCCESS || major < 1) {
+        major = 8;
+        minor = 0;
+    }
+    m->arch = major * 10 + minor;
+
+    /* module */
+    const char **names = rt_alloc(ctx, sizeof *names * (size_t)(p->nkernels ? p->nkernels : 1));
+    if (!names) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < p->nkernels; i++) names[i] = p->kernels[i].name;
+    char cache_dir[1024];
+    if (opt->cache_dir && *opt->cache_dir) snprintf(cache_dir, sizeof cache_dir, "%s", opt->cache_dir);
+    else rt_default_cache_dir(cache_dir, sizeof cache_dir);
+    RtCompileRequest req = {.source = cu, .len = cu_len, .name = p->model, .arch = m->arch, .cache_dir = cache_dir,
+                            .kernel_names = names, .nkernels = p->nkernels};
+    RtCompiled out = {0};
+    char err[RT_ERR_MAX];
+    err[0] = 0;
+    st = d->compile_module(&req, &out, err, sizeof err);
+    rt_free(ctx, names);
+    if (st != SRT_OK) return rt_error(ctx, st, "%s", err[0] ? err : "compiling the kernels failed");
+    m->compile_ms = out.compile_ms;
+    m->cache_hit = out.cache_hit;
+    r = d->moduleLoadData(&m->module, out.image);
+    free(out.image);
+    if (r != CUDA_SUCCESS) {
+        m->module = NULL;
+        return cu_fail(m, r, "%s backend: loading the compiled module of '%s' (sm_%d)", d->name, p->model, m->arch);
+    }
+    m->funcs = rt_alloc(ctx, sizeof *m->funcs * (size_t)(p->nkernels ? p->nkernels : 1));
+    m->smem_set = rt_alloc(ctx, sizeof *m->smem_set * (size_t)(p->nkernels ? p->nkernels : 1));
+    if (!m->funcs || !m->smem_set) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < p->nkernels; i++) {
+        if ((r = d->moduleGetFunction(&m->funcs[i], m->module, p->kernels[i].name)) != CUDA_SUCCESS)
+            return cu_fail(m, r, "kernel '%s' of the plan is not in the compiled module", p->kernels[i].name);
+        m->smem_set[i] = 48 * 1024; /* the default limit for dynamic shared memory */
+    }
+    cublasStatus_t bs = d->blasCreate(&m->blas);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        m->blas = NULL;
+        return blas_fail(m, bs, "%s backend: cublasCreate", d->name);
+    }
+    const char *sync = getenv("SHORTC_SYNC_STEPS");
+    m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
+    return SRT_OK;
+}
+
+void rt_exec_close(srt_model *m) {
+    if (!m->have_driver) return;
+    RtDriver *d = &m->drv;
+    if (m->cuctx) d->ctxSetCurrent(m->cuctx);
+    if (m->blas) d->blasDestroy(m->blas);
+    if (m->dweights) d->memFree(m->dweights);
+    if (m->module) d->moduleUnload(m->module);
+    if (m->cuctx) d->primaryCtxRelease(m->dev);
+    rt_free(m->ctx, m->funcs);
+    rt_free(m->ctx, m->smem_set);
+    if (d->lib_cublas) dlclose(d->lib_cublas);
+    if (d->lib_cuda) dlclose(d->lib_cuda);
+    m->have_driver = false;
+}
+
+srt_status rt_exec_upload_weights(srt_model *m, float *const *vals) {
+    RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    if (p->weight_bytes == 0) return SRT_OK;
+    unsigned char *staging = rt_alloc(m->ctx, p->weight_bytes);
+    if (!staging) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory staging %zu bytes of weights", p->weight_bytes);
+    for (int i = 0; i < p->nweights; i++) rt_encode(p->weights[i].dtype, vals[i], p->weights[i].count, staging + p->weights[i].offset);
+    CUresult r = d->ctxSetCurrent(m->cuctx);
+    if (r == CUDA_SUCCESS && !m->dweights) {
+        r = d->memAlloc(&m->dweights, p->weight_bytes);
+        if (r != CUDA_SUCCESS) {
+            m->dweights = 0;
+            rt_free(m->ctx, staging);
+            return cu_fail(m, r, "allocating %zu bytes of device memory for the weights", p->weight_bytes);
+        }
+    }
+    if (r == CUDA_SUCCESS) r = d->memcpyHtoD(m->dweights, staging, p->weight_bytes);
+    rt_free(m->ctx, staging);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "copying the weights to the device");
+    return SRT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Sessions                                                            */
+/* ------------------------------------------------------------------ */
+
+srt_status rt_exec_session_create(srt_session *s) {
+    srt_model *m = s->m;
+    RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    CUresult r = d->ctxSetCurrent(m->cuctx);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
+    s->state = rt_alloc(m->ctx, sizeof *s->state * (size_t)(p->nstate ? p->nstate : 1));
+    s->params = rt_alloc(m->ctx, sizeof *s->params * (size_t)(p->max_args ? p->max_args : 1));
+    s->vals = rt_alloc(m->ctx, sizeof *s->vals * (size_t)(p->max_args ? p->max_args : 1));
+    if (!s->state || !s->params || !s->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
+        s->arena = 0;
+        return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
+    }
+    if ((r = d->memsetD8(s->arena, 0, p->arena_bytes)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
+    for (int i = 0; i < p->nstate; i++) {
+        if ((r = d->memAlloc(&s->state[i], p->state[i].bytes)) != CUDA_SUCCESS) {
+            s->state[i] = 0;
+            return cu_fail(m, r, "allocating state '%s' (%zu bytes)", p->state[i].name, p->state[i].bytes);
+        }
+        if ((r = d->memsetD8(s->state[i], 0, p->state[i].bytes)) != CUDA_SUCCESS)
+            return cu_fail(m, r, "clearing state '%s'", p->state[i].name);
+    }
+    if ((r = d->streamCreate(&s->stream, CU_STREAM_DEFAULT)) != CUDA_SUCCESS) return cu_fail(m, r, "cuStreamCreate");
+    s->have_stream = true;
+    return SRT_OK;
+}
+
+srt_status rt_exec_session_reset(srt_session *s) {
+    srt_model *m = s->m;
+    RtPlan *p = &m->plan;
+    CUresult r = m->drv.ctxSetCurrent(m->cuctx);
+    if (r == CUDA_SUCCESS && s->have_stream) r = m->drv.streamSynchronize(s->stream);
+    for (int i = 0; i < p->nstate && r == CUDA_SUCCESS; i++) {
+        if (p->state[i].persistent) r = m->drv.memsetD8(s->state[i], 0, p->state[i].bytes);
+    }
+    return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
+}
+
+void rt_exec_session_destroy(srt_session *s) {
+    srt_model *m = s->m;
+    RtDriver *d = &m->drv;
+    if (m->cuctx) d->ctxSetCurrent(m->cuctx);
+    if (s->have_stream) {
+        d->streamSynchronize(s->stream);
+        d->streamDestroy(s->stream);
+    }
+    if (s->state) {
+        for (int i = 0; i < m->plan.nstate; i++) {
+            if (s->state[i]) d->memFree(s->state[i]);
+        }
+    }
+    if (s->arena) d->memFree(s->arena);
+    rt_free(m->ctx, s->state);
+    rt_free(m->ctx, s->params);
+    rt_free(m->ctx, s->vals);
+}
+
+/* ------------------------------------------------------------------ */
+/* Forward                                                             */
+/* ------------------------------------------------------------------ */
+
+static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
+    const srt_model *m = s->m;
+    switch (r.kind) {
+    case RT_REF_ARENA: return s->arena + (CUdeviceptr)r.offset;
+    case RT_REF_WEIGHT: return m->dweights + (CUdeviceptr)m->plan.weights[r.index].offset + (CUdeviceptr)r.offset;
+    case RT_REF_STATE: return s->state[r.index] + (CUdeviceptr)r.offset;
+    }
+    return 0;
+}
+
+/* Bytes available from a REF to the end of its buffer. */
+static size_t ref_room(const srt_model *m, RtRef r) {
+    const RtPlan *p = &m->plan;
+    switch (r.kind) {
+    case RT_REF_ARENA: return p->arena_bytes - (size_t)r.offset;
+    case RT_REF_WEIGHT: return p->weights[r.index].bytes - (size_t)r.offset;
+    case RT_REF_STATE: return p->state[r.index].bytes - (size_t)r.offset;
+    }
+    return 0;
+}
+
+static cudaDataType cuda_type(DType t) {
+    switch (t) {
+    case DT_F16: return CUDA_R_16F;
+    case DT_BF16: return CUDA_R_16BF;
+    default: return CUDA_R_32F;
+    }
+}
+
+/* Column-major matrix of rows x cols with leading dimension ld, batch copies stride apart, must fit. */
+static bool gemm_fits(const srt_model *m, RtRef r, DType t, int64_t rows, int64_t cols, int64_t ld, int64_t stride,
+                      int64_t batch, int64_t *need) {
+    if (rows == 0 || cols == 0) {
+        *need = 0;
+        return true;
+    }
+    int64_t span = ld * (cols - 1) + rows + stride * (batch - 1);
+    *need = span * dtype_size(t);
+    return (size_t)*need <= ref_room(m, r);
+}
+
+static srt_status run_gemm(srt_session *s, int i, int T) {
+    srt_model *m = s->m;
+    const RtStep *st = &m->plan.steps[i];
+    char label[512];
+    int64_t M = rt_dim_eval(st->m, T), N = rt_dim_eval(st->n, T), K = rt_dim_eval(st->k, T);
+    int64_t lda = rt_dim_eval(st->lda, T), ldb = rt_dim_eval(st->ldb, T), ldc = rt_dim_eval(st->ldc, T);
+    int64_t sa = rt_dim_eval(st->strideA, T), sb = rt_dim_eval(st->strideB, T), sc = rt_dim_eval(st->strideC, T);
+    int64_t batch = rt_dim_eval(st->batch, T);
+    const int64_t big = 0x7fffffff;
+    if (M < 0 || N < 0 || K < 0 || M > big || N > big || K > big || lda < 1 || ldb < 1 || ldc < 1 || lda > big || ldb > big ||
+        ldc > big || batch < 1 || batch > big || sa < 0 || sb < 0 || sc < 0) {
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_INVALID,
+                        "%s: parameters out of range at T=%d: m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld", label,
+                        T, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
+                        (long long)batch);
+    }
+    /* op(A) is M x K: stored M x K (N) or K x M (T); op(B) is K x N; C is M x N */
+    int64_t need;
+    const char *which = NULL;
+    if (!gemm_fits(m, st->A, st->atype, st->transa ? K : M, st->transa ? M : K, lda, sa, batch, &need)) which = "A";
+    else if (!gemm_fits(m, st->B, st->btype, st->transb ? N : K, st->transb ? K : N, ldb, sb, batch, &need)) which = "B";
+    else if (!gemm_fits(m, st->C, st->ctype, M, N, ldc, sc, batch, &need)) which = "C";
+    if (which) {
+        RtRef r = *which == 'A' ? st->A : *which == 'B' ? st->B : st->C;
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%d but its buffer has %zu from that offset",
+                        label, which, (long long)need, T, ref_room(m, r));
+    }
+    if (M == 0 || N == 0) return SRT_OK;
+    RtDriver *d = &m->drv;
+    cublasOperation_t ta = st->transa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = st->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    float alpha = st->alpha, beta = st->beta;
+    void *A = (void *)(uintptr_t)ref_addr(s, st->A), *B = (void *)(uintptr_t)ref_addr(s, st->B),
+         *C = (void *)(uintptr_t)ref_addr(s, st->C);
+    cublasStatus_t bs;
+    if (batch == 1)
+        bs = d->gemmEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda, B,
+                       cuda_type(st->btype), (int)ldb, &beta, C, cuda_type(st->ctype), (int)ldc, CUBLAS_COMPUTE_32F,
+                       CUBLAS_GEMM_DEFAULT);
+    else
+        bs = d->gemmStridedBatchedEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda,
+                                     (long long)sa, B, cuda_type(st->btype), (int)ldb, (long long)sb, &beta, C,
+                                     cuda_type(st->ctype), (int)ldc, (long long)sc, (int)batch, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT);
+    if (bs != CUBLAS_STATUS_SUCCESS) {
+        step_label(m, i, label, sizeof label);
+        return blas_fail(m, bs, "%s: %s(m=%lld, n=%lld, k=%lld, batch=%lld)", label,
+                         batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)M, (long long)N, (long long)K,
+                         (long long)batch);
+    }
+    return SRT_OK;
+}
+
+static srt_status run_launch(srt_session *s, int i, int T) {
+    srt_model *m = s->m;
+    const RtStep *st = &m->plan.steps[i];
+    RtDriver *d = &m->drv;
+    char label[512];
+    int64_t g[3], b[3], smem = rt_dim_eval(st->smem, T);
+    for (int k = 0; k < 3; k++) {
+        g[k] = rt_dim_eval(st->grid[k], T);
+        b[k] = rt_dim_eval(st->block[k], T);
+    }
+    if (g[0] < 1 || g[1] < 1 || g[2] < 1 || g[0] > 0x7fffffff || g[1] > 65535 || g[2] > 65535 || smem < 0 || smem > (1 << 30)) {
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: grid [%lld, %lld, %lld] or shared memory %lld bytes out of range at T=%d",
+                        label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, T);
+    }
+    CUfunction f = m->funcs[st->kernel];
+    if (smem > m->smem_set[st->kernel]) {
+        CUresult r = d->funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
+        if (r != CUDA_SUCCESS) {
+            step_label(m, i, label, sizeof label);
+            return cu_fail(m, r, "%s: raising the dynamic shared memory limit to %lld bytes", label, (long long)smem);
+        }
+        m->smem_set[st->kernel] = (int)smem;
+    }
+    for (int a = 0; a < st->nargs; a++) {
+        const RtArg *arg = &st->args[a];
+        switch (arg->kind) {
+        case RT_ARG_REF:
+            s->vals[a].p = ref_addr(s, arg->ref);
+            break;
+        case RT_ARG_INT: {
+            int64_t v = rt_dim_eval(arg->dim, T);
+            if (v < INT32_MIN || v > INT32_MAX) {
+                step_label(m, i, label, sizeof label);
+                return rt_error(m->ctx, SRT_ERR_INVALID, "%s: argument %d = %lld does not fit an int", label, a, (long long)v);
+            }
+            s->vals[a].i = (int32_t)v;
+            break;
+        }
+        case RT_ARG_FLOAT:
+            s->vals[a].f = arg->f;
+            break;
+        }
+        s->params[a] = &s->vals[a];
+    }
+    CUresult r = d->launchKernel(f, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], (unsigned)b[0], (unsigned)b[1],
+                                 (unsigned)b[2], (unsigned)smem, s->stream, st->nargs ? s->params : NULL, NULL);
+    if (r != CUDA_SUCCESS) {
+        step_label(m, i, label, sizeof label);
+        return cu_fail(m, r, "%s: cuLaunchKernel(grid [%lld, %lld, %lld], block [%lld, %lld, %lld], smem %lld)", label,
+                       (long long)g[0], (long long)g[1], (long long)g[2], (long long)b[0], (long long)b[1], (long long)b[2],
+                       (long long)smem);
+    }
+    return SRT_OK;
+}
+
+srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, float *logits) {
+    srt_model *m = s->m;
+    RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    char label[512];
+    CUresult r = d->ctxSetCurrent(m->cuctx);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
+    if ((r = d->memcpyHtoD(ref_addr(s, p->tokens), tokens, (size_t)T * sizeof(int32_t))) != CUDA_SUCCESS)
+        return cu_fail(m, r, "copying %d token ids to the device", T);
+    cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
+    if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
+    for (int i = 0; i < p->nsteps; i++) {
+        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+        if (st != SRT_OK) return st;
+        if (m->sync_steps && (r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
+            step_label(m, i, label, sizeof label);
+            return cu_fail(m, r, "%s: failed while running", label);
+        }
+    }
+    if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS)
+        return cu_fail(m, r,
+                       "running the %d steps of '%s' (kernels run asynchronously: set SHORTC_SYNC_STEPS=1 to find the "
+                       "failing step)",
+                       p->nsteps, p->model);
+    if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits), (size_t)T * (size_t)p->vocab * sizeof(float))) != CUDA_SUCCESS)
+        return cu_fail(m, r, "copying the logits from the device");
+    return SRT_OK;
+}

@@ -1,0 +1,211 @@
+/*
+ * npy.c — float32 .npy files (logits for `shortc run --logits` and
+ * `shortc cmp`).
+ *
+ * Written: format 1.0, '<f4', C order, the header padded with spaces to a
+ * multiple of 64 bytes and ended by '\n' (what numpy writes), to a temporary
+ * file renamed into place. Read: formats 1.0, 2.0 and 3.0; the header dict
+ * is parsed (keys in any order) and must say '<f4' and fortran_order False;
+ * the data must be exactly shape's product of floats.
+ */
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAX_RANK 32
+
+srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data, const int64_t *shape, int rank) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!path || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write_f32: bad arguments");
+    char dict[1024];
+    int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    size_t count = 1;
+    for (int i = 0; i < rank; i++) {
+        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write_f32: negative dimension %lld", (long long)shape[i]);
+        count *= (size_t)shape[i];
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i], rank == 1 ? "," : i + 1 < rank ? ", " : "");
+    }
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
+    size_t total = 10 + (size_t)n + 1;
+    size_t pad = (64 - total % 64) % 64;
+    size_t hlen = (size_t)n + pad + 1;
+    unsigned char pre[10];
+    memcpy(pre, NPY_MAGIC, 6);
+    pre[6] = 1;
+    pre[7] = 0;
+    pre[8] = (unsigned char)(hlen & 0xff);
+    pre[9] = (unsigned char)(hlen >> 8);
+
+    size_t plen = strlen(path) + 32;
+    char *tmp = rt_alloc(ctx, plen);
+    if (!tmp) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        srt_status st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        rt_free(ctx, tmp);
+        return st;
+    }
+    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
+    for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
+    ok = ok && fputc('\n', f) != EOF;
+    ok = ok && (count == 0 || fwrite(data, sizeof(float), count, f) == count); /* x86-64 / aarch64: little-endian */
+    int e = errno;
+    if (fclose(f) != 0) ok = false;
+    if (ok && rename(tmp, path) != 0) {
+        e = errno;
+        ok = false;
+    }
+    srt_status st = SRT_OK;
+    if (!ok) {
+        remove(tmp);
+        st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    rt_free(ctx, tmp);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct H {
+    const char *s, *end;
+} H;
+
+static void skip_ws(H *h) {
+    while (h->s < h->end && (*h->s == ' ' || *h->s == '\t' || *h->s == '\n' || *h->s == '\r')) h->s++;
+}
+static bool eat(H *h, char c) {
+    skip_ws(h);
+    if (h->s < h->end && *h->s == c) {
+        h->s++;
+        return true;
+    }
+    return false;
+}
+/* 'text' or "text" into buf */
+static bool str(H *h, char *buf, size_t len) {
+    skip_ws(h);
+    if (h->s >= h->end || (*h->s != '\'' && *h->s != '"')) return false;
+    char q = *h->s++;
+    size_t n = 0;
+    while (h->s < h->end && *h->s != q) {
+        if (n + 1 >= len) return false;
+        buf[n++] = *h->s++;
+    }
+    if (h->s >= h->end) return false;
+    h->s++;
+    buf[n] = 0;
+    return true;
+}
+static bool word(H *h, const char *w) {
+    skip_ws(h);
+    size_t n = strlen(w);
+    if ((size_t)(h->end - h->s) >= n && memcmp(h->s, w, n) == 0) {
+        h->s += n;
+        return true;
+    }
+    return false;
+}
+
+srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, int64_t *shape, int *rank) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!path || !data || !rank || *rank < 0 || (*rank > 0 && !shape))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_read_f32: bad arguments");
+    *data = NULL;
+    char *buf;
+    size_t len;
+    srt_status st = rt_read_file(ctx, path, &buf, &len);
+    if (st != SRT_OK) return st;
+#define FAIL(...)                                                   \
+    do {                                                            \
+        srt_status fail_ = rt_error(ctx, SRT_ERR_FORMAT, __VA_ARGS__); \
+        rt_free(ctx, buf);                                          \
+        return fail_;                                               \
+    } while (0)
+    if (len < 10 || memcmp(buf, NPY_MAGIC, 6) != 0) FAIL("%s: not a .npy file (bad magic)", path);
+    unsigned char major = (unsigned char)buf[6];
+    size_t hlen, hstart;
+    if (major == 1) {
+        hlen = (unsigned char)buf[8] | (size_t)(unsigned char)buf[9] << 8;
+        hstart = 10;
+    } else if (major == 2 || major == 3) {
+        if (len < 12) FAIL("%s: truncated .npy header", path);
+        hlen = (unsigned char)buf[8] | (size_t)(unsigned char)buf[9] << 8 | (size_t)(unsigned char)buf[10] << 16 |
+               (size_t)(unsigned char)buf[11] << 24;
+        hstart = 12;
+    } else {
+        FAIL("%s: .npy format version %d.%d is not supported", path, major, (unsigned char)buf[7]);
+    }
+    if (hlen > len - hstart) FAIL("%s: .npy header length %zu runs past the end of the file", path, hlen);
+    H h = {buf + hstart, buf + hstart + hlen};
+    char key[64], descr[64] = "";
+    int fortran = -1, r = -1;
+    int64_t dims[NPY_MAX_RANK];
+    if (!eat(&h, '{')) FAIL("%s: .npy header is not a dict", path);
+    while (!eat(&h, '}')) {
+        if (!str(&h, key, sizeof key) || !eat(&h, ':')) FAIL("%s: malformed .npy header", path);
+        if (strcmp(key, "descr") == 0) {
+            if (!str(&h, descr, sizeof descr)) FAIL("%s: .npy 'descr' is not a string", path);
+        } else if (strcmp(key, "fortran_order") == 0) {
+            if (word(&h, "False")) fortran = 0;
+            else if (word(&h, "True")) fortran = 1;
+            else FAIL("%s: .npy 'fortran_order' is not True or False", path);
+        } else if (strcmp(key, "shape") == 0) {
+            if (!eat(&h, '(')) FAIL("%s: .npy 'shape' is not a tuple", path);
+            r = 0;
+            while (!eat(&h, ')')) {
+                skip_ws(&h);
+                char *e;
+                errno = 0;
+                long long v = h.s < h.end ? strtoll(h.s, &e, 10) : -1;
+                if (h.s >= h.end || e == h.s || e > h.end || v < 0 || errno) FAIL("%s: .npy 'shape' has a bad dimension", path);
+                if (r == NPY_MAX_RANK) FAIL("%s: .npy rank is more than %d", path, NPY_MAX_RANK);
+                dims[r++] = v;
+                h.s = e;
+                if (!eat(&h, ',')) {
+                    if (!eat(&h, ')')) FAIL("%s: .npy 'shape' is malformed", path);
+                    break;
+                }
+            }
+        } else {
+            FAIL("%s: unexpected key '%s' in the .npy header", path, key);
+        }
+        if (!eat(&h, ',')) {
+            if (!eat(&h, '}')) FAIL("%s: malformed .npy header", path);
+            break;
+        }
+    }
+    if (!descr[0] || fortran < 0 || r < 0) FAIL("%s: .npy header lacks descr, fortran_order or shape", path);
+    if (strcmp(descr, "<f4") != 0) FAIL("%s: dtype '%s' is not float32 ('<f4')", path, descr);
+    if (fortran) FAIL("%s: Fortran-ordered arrays are not supported (expected C order)", path);
+    unsigned __int128 count = 1;
+    for (int i = 0; i < r; i++) count *= (uint64_t)dims[i];
+    size_t have = len - hstart - hlen;
+    if (count * 4 != have)
+        FAIL("%s: shape needs %llu bytes of data but the file has %zu", path, (unsigned long long)(count * 4), have);
+    if (r > *rank) {
+        int cap = *rank;
+        rt_free(ctx, buf);
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: rank %d is more than the %d dimensions the caller allows", path, r, cap);
+    }
+#undef FAIL
+    float *out = rt_alloc(ctx, (size_t)count * 4 + 1);
+    if (!out) {
+        rt_free(ctx, buf);
+        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading '%s'", path);
+    }
+    memcpy(out, buf + hstart + hlen, (size_t)count * 4);
+    rt_free(ctx, buf);
+    for (int i = 0; i < r; i++) shape[i] = dims[i];
+    *rank = r;
+    *data = out;
+    return SRT_OK;
+}

@@ -1,0 +1,639 @@
+/*
+ * plan_load.c — reads the plan (docs/plan.md) out of an emitted .cu and
+ * parses it with cJSON into the structs of rt_internal.h, checking every
+ * field: a malformed plan is SRT_ERR_FORMAT with the JSON path of the
+ * offending field ("FILE: plan: steps[3].args[1]: ..."). After this, the
+ * executor can trust indices (kernels, weights, state) and the fixed parts
+ * of every address; what depends on the token count is checked per forward.
+ */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t rt_dim_eval(RtDim d, int T) {
+    int64_t num = d.t * (int64_t)T + d.c;
+    /* ceil for any sign: div > 0 (checked at load) */
+    int64_t q = num / d.div, r = num % d.div;
+    return (r != 0 && num > 0) ? q + 1 : q;
+}
+
+srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, size_t len, const char **json,
+                           size_t *json_len) {
+    const char *begin = memmem(cu, len, SHORTC_PLAN_BEGIN, strlen(SHORTC_PLAN_BEGIN));
+    if (!begin)
+        return rt_error(ctx, SRT_ERR_FORMAT,
+                        "%s: no plan found (expected a '" SHORTC_PLAN_BEGIN "' comment; is this file emitted by shortc?)",
+                        what);
+    const char *start = begin + strlen(SHORTC_PLAN_BEGIN);
+    const char *end = memmem(start, len - (size_t)(start - cu), SHORTC_PLAN_END, strlen(SHORTC_PLAN_END));
+    if (!end) return rt_error(ctx, SRT_ERR_FORMAT, "%s: the plan comment is not closed by '" SHORTC_PLAN_END "'", what);
+    *json = start;
+    *json_len = (size_t)(end - start);
+    return SRT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Field readers: each reports "what: plan: path: problem"               */
+/* ------------------------------------------------------------------ */
+
+typedef struct P {
+    srt_context *ctx;
+    const char *what;
+    RtPlan *plan;
+    char path[256];   /* JSON path of the object being read */
+} P;
+
+__attribute__((format(printf, 3, 4))) static srt_status perr(P *p, const char *field, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const char *sep = p->path[0] && field && field[0] && field[0] != '[' ? "." : "";
+    return rt_error(p->ctx, SRT_ERR_FORMAT, "%s: plan: %s%s%s: %s", p->what, p->path, sep, field ? field : "", msg);
+}
+
+#define TRY(x)                            \
+    do {                                  \
+        srt_status st_ = (x);             \
+        if (st_ != SRT_OK) return st_;    \
+    } while (0)
+
+static const char *json_kind(const cJSON *j) {
+    if (!j) return "nothing";
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNull(j)) return "null";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsObject(j)) return "an object";
+    return "something else";
+}
+
+static srt_status get_int(P *p, const cJSON *obj, const char *key, int64_t lo, int64_t hi, bool required, int64_t dflt,
+                          int64_t *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j) {
+        if (required) return perr(p, key, "missing");
+        *out = dflt;
+        return SRT_OK;
+    }
+    if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || fabs(j->valuedouble) > 9007199254740992.0)
+        return perr(p, key, "expected an integer, got %s", json_kind(j));
+    int64_t v = (int64_t)j->valuedouble;
+    if (v < lo || v > hi) return perr(p, key, "%lld is out of range [%lld, %lld]", (long long)v, (long long)lo, (long long)hi);
+    *out = v;
+    return SRT_OK;
+}
+
+static srt_status get_i32(P *p, const cJSON *obj, const char *key, int lo, int hi, bool required, int dflt, int *out) {
+    int64_t v;
+    TRY(get_int(p, obj, key, lo, hi, required, dflt, &v));
+    *out = (int)v;
+    return SRT_OK;
+}
+
+static srt_status get_bool(P *p, const cJSON *obj, const char *key, bool dflt, bool *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j) {
+        *out = dflt;
+        return SRT_OK;
+    }
+    if (!cJSON_IsBool(j)) return perr(p, key, "expected true or false, got %s", json_kind(j));
+    *out = cJSON_IsTrue(j);
+    return SRT_OK;
+}
+
+static srt_status get_float(P *p, const cJSON *obj, const char *key, float *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j) return perr(p, key, "missing");
+    if (!cJSON_IsNumber(j)) return perr(p, key, "expected a number, got %s", json_kind(j));
+    *out = (float)j->valuedouble;
+    return SRT_OK;
+}
+
+static srt_status get_str(P *p, const cJSON *obj, const char *key, bool required, char **out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j && !required) {
+        *out = rt_strdup(p->ctx, "");
+    } else {
+        if (!j) return perr(p, key, "missing");
+        if (!cJSON_IsString(j)) return perr(p, key, "expected a string, got %s", json_kind(j));
+        *out = rt_strdup(p->ctx, j->valuestring);
+    }
+    return *out ? SRT_OK : rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+}
+
+static srt_status get_dtype(P *p, const cJSON *obj, const char *key, bool allow_i32, DType *out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j) return perr(p, key, "missing");
+    if (cJSON_IsString(j)) {
+        for (int t = 0; t < DT_COUNT; t++) {
+            if ((allow_i32 || t != DT_I32) && strcmp(j->valuestring, dtype_plan_name((DType)t)) == 0) {
+                *out = (DType)t;
+                return SRT_OK;
+            }
+        }
+        return perr(p, key, "unknown dtype '%s' (expected f32, f16 or bf16)", j->valuestring);
+    }
+    return perr(p, key, "expected a dtype string, got %s", json_kind(j));
+}
+
+static srt_status get_array(P *p, const cJSON *obj, const char *key, bool required, const cJSON **out, int *n) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j && !required) {
+        *out = NULL;
+        *n = 0;
+        return SRT_OK;
+    }
+    if (!j) return perr(p, key, "missing");
+    if (!cJSON_IsArray(j)) return perr(p, key, "expected an array, got %s", json_kind(j));
+    *out = j;
+    *n = cJSON_GetArraySize(j);
+    return SRT_OK;
+}
+
+static srt_status get_object(P *p, const cJSON *obj, const char *key, const cJSON **out) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!j) return perr(p, key, "missing");
+    if (!cJSON_IsObject(j)) return perr(p, key, "expected an object, got %s", json_kind(j));
+    *out = j;
+    return SRT_OK;
+}
+
+/* Only the listed keys may appear in obj (DIM, REF and ARG objects are closed forms). */
+static srt_status only_keys(P *p, const char *field, const cJSON *obj, const char *const *keys, const char *form) {
+    for (const cJSON *c = obj->child; c; c = c->next) {
+        bool ok = false;
+        for (int i = 0; keys[i]; i++) ok |= strcmp(c->string, keys[i]) == 0;
+        if (!ok) return perr(p, field, "unexpected key '%s' (expected %s)", c->string, form);
+    }
+    return SRT_OK;
+}
+
+#define DIM_FORM "an integer or {\"t\": a, \"c\": b, \"div\": d}"
+
+static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim *d) {
+    if (!j) return perr(p, field, "missing (expected " DIM_FORM ")");
+    if (cJSON_IsNumber(j)) {
+        if (j->valuedouble != floor(j->valuedouble) || fabs(j->valuedouble) > 4e18)
+            return perr(p, field, "expected " DIM_FORM ", got %g", j->valuedouble);
+        *d = (RtDim){0, (int64_t)j->valuedouble, 1};
+        return SRT_OK;
+    }
+    if (!cJSON_IsObject(j)) return perr(p, field, "expected " DIM_FORM ", got %s", json_kind(j));
+    static const char *const keys[] = {"t", "c", "div", NULL};
+    TRY(only_keys(p, field, j, keys, DIM_FORM));
+    /* read the members with the field as a path prefix */
+    char saved[256];
+    memcpy(saved, p->path, sizeof saved);
+    size_t n = strlen(p->path);
+    snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+    srt_status st = get_int(p, j, "t", -(1 << 30), 1 << 30, true, 0, &d->t);
+    if (st == SRT_OK) st = get_int(p, j, "c", -((int64_t)1 << 40), (int64_t)1 << 40, false, 0, &d->c);
+    if (st == SRT_OK) st = get_int(p, j, "div", 1, 1 << 30, false, 1, &d->div);
+    memcpy(p->path, saved, sizeof saved);
+    return st;
+}
+
+static srt_status get_dim(P *p, const cJSON *obj, const char *key, RtDim *d) {
+    return parse_dim_json(p, key, cJSON_GetObjectItemCaseSensitive(obj, key), d);
+}
+
+#define REF_FORM "{\"arena\": OFFSET}, {\"weight\": I} or {\"state\": I, \"offset\": B}"
+
+static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef *r) {
+    if (!j) return perr(p, field, "missing (expected " REF_FORM ")");
+    if (!cJSON_IsObject(j)) return perr(p, field, "expected " REF_FORM ", got %s", json_kind(j));
+    char saved[256];
+    memcpy(saved, p->path, sizeof saved);
+    size_t n = strlen(p->path);
+    snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+    srt_status st;
+    int64_t v = 0;
+    const RtPlan *pl = p->plan;
+    if (cJSON_GetObjectItemCaseSensitive(j, "arena")) {
+        static const char *const keys[] = {"arena", NULL};
+        st = only_keys(p, "", j, keys, REF_FORM);
+        if (st == SRT_OK) st = get_int(p, j, "arena", 0, (int64_t)pl->arena_bytes - 1, true, 0, &v);
+        *r = (RtRef){RT_REF_ARENA, 0, v};
+    } else if (cJSON_GetObjectItemCaseSensitive(j, "weight")) {
+        static const char *const keys[] = {"weight", NULL};
+        st = only_keys(p, "", j, keys, REF_FORM);
+        if (st == SRT_OK) st = get_int(p, j, "weight", 0, pl->nweights - 1, true, 0, &v);
+        *r = (RtRef){RT_REF_WEIGHT, (int)v, 0};
+    } else if (cJSON_GetObjectItemCaseSensitive(j, "state")) {
+        static const char *const keys[] = {"state", "offset", NULL};
+        int64_t off = 0;
+        st = only_keys(p, "", j, keys, REF_FORM);
+        if (st == SRT_OK) st = get_int(p, j, "state", 0, pl->nstate - 1, true, 0, &v);
+        if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->state[v].bytes - 1, false, 0, &off);
+        *r = (RtRef){RT_REF_STATE, (int)v, off};
+    } else {
+        st = perr(p, "", "expected " REF_FORM);
+    }
+    memcpy(p->path, saved, sizeof saved);
+    return st;
+}
+
+static srt_status get_ref(P *p, const cJSON *obj, const char *key, RtRef *r) {
+    return parse_ref_json(p, key, cJSON_GetObjectItemCaseSensitive(obj, key), r);
+}
+
+/* Sets p->path to name[i] for the duration of an element read. */
+static void enter(P *p, char *saved, const char *name, int i) {
+    memcpy(saved, p->path, 256);
+    size_t n = strlen(p->path);
+    if (i >= 0) snprintf(p->path + n, sizeof p->path - n, "%s%s[%d]", n ? "." : "", name, i);
+    else snprintf(p->path + n, sizeof p->path - n, "%s%s", n ? "." : "", name);
+}
+static void leave(P *p, const char *saved) { memcpy(p->path, saved, 256); }
+
+/* ------------------------------------------------------------------ */
+/* Sections                                                            */
+/* ------------------------------------------------------------------ */
+
+static srt_status parse_shape(P *p, const cJSON *obj, const char *key, int *rank, int64_t *shape) {
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, obj, key, true, &arr, &n));
+    if (n < 1 || n > MAX_RANK) return perr(p, key, "rank %d is not supported (1 to %d)", n, MAX_RANK);
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 1 || e->valuedouble > 1e12)
+            return perr(p, key, "element %d: expected a positive integer, got %s", i, json_kind(e));
+        shape[i] = (int64_t)e->valuedouble;
+    }
+    *rank = n;
+    return SRT_OK;
+}
+
+static srt_status parse_weights(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "weights", true, &arr, &n));
+    pl->weights = rt_alloc(p->ctx, sizeof *pl->weights * (size_t)(n ? n : 1));
+    if (!pl->weights) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nweights = n;
+    size_t off = 0;
+    int i = 0;
+    for (const cJSON *w = arr->child; w; w = w->next, i++) {
+        char saved[256];
+        enter(p, saved, "weights", i);
+        RtPlanWeight *pw = &pl->weights[i];
+        if (!cJSON_IsObject(w)) return perr(p, "", "expected an object, got %s", json_kind(w));
+        TRY(get_str(p, w, "name", true, &pw->name));
+        if (!pw->name[0]) return perr(p, "name", "empty weight name");
+        TRY(parse_shape(p, w, "shape", &pw->rank, pw->shape));
+        int frank;
+        TRY(parse_shape(p, w, "file_shape", &frank, pw->file_shape));
+        TRY(get_dtype(p, w, "dtype", false, &pw->dtype));
+        TRY(get_bool(p, w, "transpose", false, &pw->transpose));
+        TRY(get_bool(p, w, "optional", false, &pw->optional));
+        if (frank != pw->rank) return perr(p, "file_shape", "rank %d differs from shape's rank %d", frank, pw->rank);
+        if (pw->transpose && pw->rank != 2) return perr(p, "transpose", "only 2-D weights can be transposed");
+        for (int d = 0; d < pw->rank; d++) {
+            int64_t want = pw->transpose ? pw->file_shape[1 - d] : pw->file_shape[d];
+            if (pw->shape[d] != want)
+                return perr(p, "file_shape", "does not match shape%s (dimension %d: %lld vs %lld)",
+                            pw->transpose ? " transposed" : "", d, (long long)want, (long long)pw->shape[d]);
+        }
+        pw->count = 1;
+        for (int d = 0; d < pw->rank; d++) pw->count *= (size_t)pw->shape[d];
+        pw->bytes = pw->count * (size_t)dtype_size(pw->dtype);
+        pw->offset = off;
+        off = (off + pw->bytes + 255) & ~(size_t)255;
+        for (int j = 0; j < i; j++) {
+            if (strcmp(pl->weights[j].name, pw->name) == 0) return perr(p, "name", "'%s' is listed twice", pw->name);
+        }
+        leave(p, saved);
+    }
+    pl->weight_bytes = off;
+    return SRT_OK;
+}
+
+static srt_status parse_state(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "state", false, &arr, &n));
+    pl->state = rt_alloc(p->ctx, sizeof *pl->state * (size_t)(n ? n : 1));
+    if (!pl->state) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nstate = n;
+    int i = 0;
+    for (const cJSON *s = arr ? arr->child : NULL; s; s = s->next, i++) {
+        char saved[256];
+        enter(p, saved, "state", i);
+        RtPlanState *ps = &pl->state[i];
+        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", json_kind(s));
+        int64_t bytes;
+        TRY(get_str(p, s, "name", true, &ps->name));
+        TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
+        TRY(get_dtype(p, s, "dtype", false, &ps->dtype));
+        TRY(get_bool(p, s, "persistent", false, &ps->persistent));
+        ps->bytes = (size_t)bytes;
+        pl->state_bytes += ps->bytes;
+        leave(p, saved);
+    }
+    return SRT_OK;
+}
+
+static srt_status parse_kernels(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "kernels", true, &arr, &n));
+    pl->kernels = rt_alloc(p->ctx, sizeof *pl->kernels * (size_t)(n ? n : 1));
+    if (!pl->kernels) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nkernels = n;
+    int i = 0;
+    for (const cJSON *k = arr->child; k; k = k->next, i++) {
+        char saved[256];
+        enter(p, saved, "kernels", i);
+        RtPlanKernel *pk = &pl->kernels[i];
+        if (!cJSON_IsObject(k)) return perr(p, "", "expected an object, got %s", json_kind(k));
+        TRY(get_str(p, k, "name", true, &pk->name));
+        if (!pk->name[0]) return perr(p, "name", "empty kernel name");
+        for (const char *c = pk->name; *c; c++) {
+            if (!(*c == '_' || (*c >= '0' && *c <= '9') || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z')))
+                return perr(p, "name", "'%s' is not a C identifier", pk->name);
+        }
+        TRY(get_bool(p, k, "barriers", false, &pk->barriers));
+        TRY(get_i32(p, k, "line", 0, 1 << 30, false, 0, &pk->line));
+        TRY(get_i32(p, k, "uses", 0, 1 << 30, false, 0, &pk->uses));
+        for (int j = 0; j < i; j++) {
+            if (strcmp(pl->kernels[j].name, pk->name) == 0) return perr(p, "name", "'%s' is listed twice", pk->name);
+        }
+        leave(p, saved);
+    }
+    return SRT_OK;
+}
+
+static srt_status parse_dim3(P *p, const cJSON *obj, const char *key, RtDim *out) {
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, obj, key, true, &arr, &n));
+    if (n != 3) return perr(p, key, "expected 3 dimensions, got %d", n);
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        char f[32];
+        snprintf(f, sizeof f, "%s[%d]", key, i);
+        TRY(parse_dim_json(p, f, e, &out[i]));
+    }
+    return SRT_OK;
+}
+
+#define ARG_FORM "a REF, {\"int\": DIM} or {\"float\": x}"
+
+static srt_status parse_launch(P *p, const cJSON *s, RtStep *st) {
+    RtPlan *pl = p->plan;
+    char *kname;
+    TRY(get_str(p, s, "kernel", true, &kname));
+    st->kernel = -1;
+    for (int k = 0; k < pl->nkernels; k++) {
+        if (strcmp(pl->kernels[k].name, kname) == 0) st->kernel = k;
+    }
+    if (st->kernel < 0) {
+        srt_status e = perr(p, "kernel", "'%s' is not in the plan's kernels", kname);
+        rt_free(p->ctx, kname);
+        return e;
+    }
+    rt_free(p->ctx, kname);
+    TRY(parse_dim3(p, s, "grid", st->grid));
+    TRY(parse_dim3(p, s, "block", st->block));
+    int64_t threads = 1;
+    for (int d = 0; d < 3; d++) {
+        if (st->block[d].t != 0 || st->block[d].c < 1)
+            return perr(p, "block", "block dimensions must be positive constants");
+        threads *= st->block[d].c;
+    }
+    if (threads > 1024) return perr(p, "block", "%lld threads per block (at most 1024)", (long long)threads);
+    if (cJSON_GetObjectItemCaseSensitive(s, "smem")) TRY(get_dim(p, s, "smem", &st->smem));
+    else st->smem = (RtDim){0, 0, 1};
+    const cJSON *args;
+    int n;
+    TRY(get_array(p, s, "args", true, &args, &n));
+    st->args = rt_alloc(p->ctx, sizeof *st->args * (size_t)(n ? n : 1));
+    if (!st->args) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    st->nargs = n;
+    if (n > pl->max_args) pl->max_args = n;
+    int i = 0;
+    for (const cJSON *a = args->child; a; a = a->next, i++) {
+        char f[32];
+        snprintf(f, sizeof f, "args[%d]", i);
+        RtArg *arg = &st->args[i];
+        if (!cJSON_IsObject(a)) return perr(p, f, "expected " ARG_FORM ", got %s", json_kind(a));
+        const cJSON *iv = cJSON_GetObjectItemCaseSensitive(a, "int");
+        const cJSON *fv = cJSON_GetObjectItemCaseSensitive(a, "float");
+        if (iv || fv) {
+            if (cJSON_GetArraySize(a) != 1) return perr(p, f, "expected " ARG_FORM);
+            if (iv) {
+                arg->kind = RT_ARG_INT;
+                char f2[48];
+                snprintf(f2, sizeof f2, "%s.int", f);
+                TRY(parse_dim_json(p, f2, iv, &arg->dim));
+            } else {
+                arg->kind = RT_ARG_FLOAT;
+                if (!cJSON_IsNumber(fv)) return perr(p, f, "float: expected a number, got %s", json_kind(fv));
+                arg->f = (float)fv->valuedouble;
+            }
+        } else {
+            arg->kind = RT_ARG_REF;
+            TRY(parse_ref_json(p, f, a, &arg->ref));
+        }
+    }
+    return SRT_OK;
+}
+
+static srt_status parse_op(P *p, const cJSON *s, const char *key, bool *trans) {
+    const cJSON *j = cJSON_GetObjectItemCaseSensitive(s, key);
+    if (!j) return perr(p, key, "missing");
+    if (cJSON_IsString(j) && (strcmp(j->valuestring, "N") == 0 || strcmp(j->valuestring, "T") == 0)) {
+        *trans = j->valuestring[0] == 'T';
+        return SRT_OK;
+    }
+    return perr(p, key, "expected \"N\" or \"T\"");
+}
+
+static srt_status parse_gemm(P *p, const cJSON *s, RtStep *st) {
+    TRY(parse_op(p, s, "transa", &st->transa));
+    TRY(parse_op(p, s, "transb", &st->transb));
+    TRY(get_dim(p, s, "m", &st->m));
+    TRY(get_dim(p, s, "n", &st->n));
+    TRY(get_dim(p, s, "k", &st->k));
+    TRY(get_float(p, s, "alpha", &st->alpha));
+    TRY(get_float(p, s, "beta", &st->beta));
+    TRY(get_ref(p, s, "A", &st->A));
+    TRY(get_ref(p, s, "B", &st->B));
+    TRY(get_ref(p, s, "C", &st->C));
+    TRY(get_dim(p, s, "lda", &st->lda));
+    TRY(get_dim(p, s, "ldb", &st->ldb));
+    TRY(get_dim(p, s, "ldc", &st->ldc));
+    TRY(get_dtype(p, s, "atype", false, &st->atype));
+    TRY(get_dtype(p, s, "btype", false, &st->btype));
+    TRY(get_dtype(p, s, "ctype", false, &st->ctype));
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "compute");
+    if (c && !(cJSON_IsString(c) && strcmp(c->valuestring, "f32") == 0))
+        return perr(p, "compute", "only \"f32\" (CUBLAS_COMPUTE_32F) is supported");
+    st->batch = (RtDim){0, 1, 1};
+    st->strideA = st->strideB = st->strideC = (RtDim){0, 0, 1};
+    if (cJSON_GetObjectItemCaseSensitive(s, "batch")) TRY(get_dim(p, s, "batch", &st->batch));
+    if (cJSON_GetObjectItemCaseSensitive(s, "strideA")) TRY(get_dim(p, s, "strideA", &st->strideA));
+    if (cJSON_GetObjectItemCaseSensitive(s, "strideB")) TRY(get_dim(p, s, "strideB", &st->strideB));
+    if (cJSON_GetObjectItemCaseSensitive(s, "strideC")) TRY(get_dim(p, s, "strideC", &st->strideC));
+    return SRT_OK;
+}
+
+static srt_status parse_steps(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "steps", true, &arr, &n));
+    if (n == 0) return perr(p, "steps", "no steps");
+    pl->steps = rt_alloc(p->ctx, sizeof *pl->steps * (size_t)n);
+    if (!pl->steps) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nsteps = n;
+    int i = 0;
+    for (const cJSON *s = arr->child; s; s = s->next, i++) {
+        char saved[256];
+        enter(p, saved, "steps", i);
+        RtStep *st = &pl->steps[i];
+        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", json_kind(s));
+        char *op;
+        TRY(get_str(p, s, "op", true, &op));
+        bool launch = strcmp(op, "launch") == 0, gemm = strcmp(op, "gemm") == 0;
+        if (!launch && !gemm) {
+            srt_status e = perr(p, "op", "unknown op '%s' (expected \"launch\" or \"gemm\")", op);
+            rt_free(p->ctx, op);
+            return e;
+        }
+        rt_free(p->ctx, op);
+        TRY(get_i32(p, s, "line", 0, 1 << 30, false, 0, &st->line));
+        TRY(get_i32(p, s, "layer", -1, 1 << 20, false, -1, &st->layer));
+        if (launch) {
+            st->op = RT_STEP_LAUNCH;
+            pl->nlaunches++;
+            TRY(parse_launch(p, s, st));
+        } else {
+            st->op = RT_STEP_GEMM;
+            pl->ngemms++;
+            TRY(parse_gemm(p, s, st));
+        }
+        leave(p, saved);
+    }
+    return SRT_OK;
+}
+
+static srt_status parse_root(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    if (!cJSON_IsObject(root)) return perr(p, "", "expected a JSON object, got %s", json_kind(root));
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "shortc-plan") != 0)
+        return perr(p, "format", "expected \"shortc-plan\"");
+    int version;
+    TRY(get_i32(p, root, "version", 0, 1 << 20, true, 0, &version));
+    if (version != 1)
+        return perr(p, "version", "plan version %d is not supported by this runtime (it reads version 1)", version);
+    TRY(get_str(p, root, "model", true, &pl->model));
+    TRY(get_str(p, root, "source", false, &pl->source));
+    const cJSON *cfg;
+    TRY(get_object(p, root, "config", &cfg));
+    {
+        char saved[256];
+        enter(p, saved, "config", -1);
+        TRY(get_i32(p, cfg, "vocab", 1, 1 << 28, true, 0, &pl->vocab));
+        TRY(get_i32(p, cfg, "segment", 1, 1 << 24, true, 0, &pl->segment));
+        TRY(get_i32(p, cfg, "d_model", 1, 1 << 24, false, 0, &pl->d_model));
+        TRY(get_i32(p, cfg, "n_heads", 1, 1 << 20, false, 1, &pl->n_heads));
+        TRY(get_i32(p, cfg, "n_layers", 0, 1 << 20, false, 0, &pl->n_layers));
+        leave(p, saved);
+    }
+    int64_t ab;
+    TRY(get_int(p, root, "arena_bytes", 1, (int64_t)1 << 42, true, 0, &ab));
+    pl->arena_bytes = (size_t)ab;
+    /* state and weights first: REFs are checked against them */
+    TRY(parse_state(p, root));
+    TRY(parse_weights(p, root));
+    TRY(parse_kernels(p, root));
+    TRY(get_ref(p, root, "tokens", &pl->tokens));
+    const cJSON *lg;
+    TRY(get_object(p, root, "logits", &lg));
+    {
+        char saved[256];
+        enter(p, saved, "logits", -1);
+        static const char *const keys[] = {"arena", "weight", "state", "offset", "dtype", "shape", NULL};
+        TRY(only_keys(p, "", lg, keys, "a REF with \"dtype\" and \"shape\""));
+        DType dt;
+        TRY(get_dtype(p, lg, "dtype", false, &dt));
+        if (dt != DT_F32) return perr(p, "dtype", "logits must be f32");
+        const cJSON *shape;
+        int n;
+        TRY(get_array(p, lg, "shape", true, &shape, &n));
+        RtDim rows, cols;
+        if (n != 2) return perr(p, "shape", "expected [{\"t\": 1}, vocab]");
+        TRY(parse_dim_json(p, "shape[0]", shape->child, &rows));
+        TRY(parse_dim_json(p, "shape[1]", shape->child->next, &cols));
+        if (rows.t != 1 || rows.c != 0 || rows.div != 1 || cols.t != 0 || cols.c != pl->vocab)
+            return perr(p, "shape", "expected [{\"t\": 1}, %d] (T rows of vocab floats)", pl->vocab);
+        leave(p, saved);
+    }
+    /* parse the REF part with the logits object itself (extra keys were checked above) */
+    cJSON *ref = cJSON_Duplicate(lg, 1);
+    if (!ref) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    cJSON_DeleteItemFromObjectCaseSensitive(ref, "dtype");
+    cJSON_DeleteItemFromObjectCaseSensitive(ref, "shape");
+    srt_status st = parse_ref_json(p, "logits", ref, &pl->logits);
+    cJSON_Delete(ref);
+    TRY(st);
+    /* the token and logits buffers must hold a whole segment */
+    if (pl->tokens.kind != RT_REF_ARENA || pl->logits.kind != RT_REF_ARENA)
+        return perr(p, "tokens", "tokens and logits must live in the activation arena");
+    if ((size_t)pl->tokens.offset + 4u * (size_t)pl->segment > pl->arena_bytes)
+        return perr(p, "tokens", "%d token ids at offset %lld overrun the %zu-byte arena", pl->segment,
+                    (long long)pl->tokens.offset, pl->arena_bytes);
+    if ((size_t)pl->logits.offset + 4u * (size_t)pl->segment * (size_t)pl->vocab > pl->arena_bytes)
+        return perr(p, "logits", "%d x %d logits at offset %lld overrun the %zu-byte arena", pl->segment, pl->vocab,
+                    (long long)pl->logits.offset, pl->arena_bytes);
+    return parse_steps(p, root);
+}
+
+srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *plan) {
+    memset(plan, 0, sizeof *plan);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+    if (!root) {
+        size_t at = end && end >= json && end <= json + len ? (size_t)(end - json) : 0;
+        int line = 1;
+        for (size_t i = 0; i < at; i++) line += json[i] == '\n';
+        char near[40] = {0};
+        size_t k = 0;
+        for (size_t i = at; i < len && k < 24 && json[i] != '\n'; i++) near[k++] = json[i];
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: plan: invalid JSON at line %d of the plan (byte %zu) near '%s'", what, line,
+                        at, near);
+    }
+    P p = {.ctx = ctx, .what = what, .plan = plan};
+    srt_status st = parse_root(&p, root);
+    cJSON_Delete(root);
+    if (st != SRT_OK) rt_plan_free(ctx, plan);
+    return st;
+}
+
+void rt_plan_free(srt_context *ctx, RtPlan *p) {
+    rt_free(ctx, p->model);
+    rt_free(ctx, p->source);
+    for (int i = 0; i < p->nweights; i++) rt_free(ctx, p->weights[i].name);
+    rt_free(ctx, p->weights);
+    for (int i = 0; i < p->nstate; i++) rt_free(ctx, p->state[i].name);
+    rt_free(ctx, p->state);
+    for (int i = 0; i < p->nkernels; i++) rt_free(ctx, p->kernels[i].name);
+    rt_free(ctx, p->kernels);
+    for (int i = 0; i < p->nsteps; i++) rt_free(ctx, p->steps[i].args);
+    rt_free(ctx, p->steps);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,310 @@
+/*
+ * rt_internal.h — what the runtime's source files share: the context and
+ * its allocator, the plan as C structs (plan_load.c), the safetensors reader
+ * and weight binding (weights.c), the seeded generator (rng.c), the plan
+ * executor (exec.c), the reference backend (backend_ref.c) and the NVRTC
+ * compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
+ */
+#ifndef RT_INTERNAL_H
+#define RT_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rt_driver.h"
+#include "shortc.h"
+#include "shortrt.h"
+
+/* ------------------------------------------------------------------ */
+/* Context, allocation, errors (shortrt.c)                             */
+/* ------------------------------------------------------------------ */
+
+#define RT_ERR_MAX 8192
+
+struct srt_context {
+    srt_alloc_fn alloc;   /* host allocator (realloc semantics) */
+    void *ud;             /* its user data */
+    char err[RT_ERR_MAX]; /* last error message */
+};
+
+/*
+ * Every runtime allocation goes through the context's hook. Blocks carry a
+ * 16-byte header holding their size, so rt_free needs no size (the hook is
+ * still told the exact old size). rt_alloc zero-fills.
+ */
+void *rt_alloc(srt_context *ctx, size_t n);
+void *rt_realloc(srt_context *ctx, void *p, size_t n);
+void rt_free(srt_context *ctx, void *p);
+char *rt_strdup(srt_context *ctx, const char *s);
+char *rt_strndup(srt_context *ctx, const char *s, size_t n);
+/* Sets the context's message and returns st. */
+srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list ap);
+/* Reads a whole file into ctx memory (NUL-terminated). SRT_ERR_IO with a message on failure. */
+srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t *len);
+/* Default kernel cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache. */
+void rt_default_cache_dir(char *buf, size_t len);
+double rt_now_ms(void);
+
+/* ------------------------------------------------------------------ */
+/* The plan (plan_load.c)                                               */
+/* ------------------------------------------------------------------ */
+
+/* ceil((t*T + c) / div). A constant is {0, c, 1}. */
+typedef struct RtDim {
+    int64_t t;    /* coefficient of T */
+    int64_t c;    /* constant term */
+    int64_t div;  /* divisor (> 0), rounding up */
+} RtDim;
+int64_t rt_dim_eval(RtDim d, int T);
+
+typedef enum RtRefKind { RT_REF_ARENA, RT_REF_WEIGHT, RT_REF_STATE } RtRefKind;
+typedef struct RtRef {
+    RtRefKind kind;   /* which base */
+    int index;        /* weight or state index */
+    int64_t offset;   /* bytes from the base */
+} RtRef;
+
+typedef enum RtArgKind { RT_ARG_REF, RT_ARG_INT, RT_ARG_FLOAT } RtArgKind;
+typedef struct RtArg {
+    RtArgKind kind;   /* which member below */
+    RtRef ref;        /* RT_ARG_REF */
+    RtDim dim;        /* RT_ARG_INT */
+    float f;          /* RT_ARG_FLOAT */
+} RtArg;
+
+typedef enum RtStepOp { RT_STEP_LAUNCH, RT_STEP_GEMM } RtStepOp;
+typedef struct RtStep {
+    RtStepOp op;          /* launch or gemm */
+    int line;             /* .arch line (0 if unknown) */
+    int layer;            /* layer or -1 */
+    /* launch */
+    int kernel;           /* index into RtPlan.kernels */
+    RtDim grid[3];        /* blocks per grid */
+    RtDim block[3];       /* threads per block (constants) */
+    RtDim smem;           /* dynamic shared memory bytes */
+    RtArg *args;          /* kernel arguments in order */
+    int nargs;            /* count */
+    /* gemm (cuBLAS semantics, column-major) */
+    bool transa, transb;  /* true: CUBLAS_OP_T */
+    RtDim m, n, k;        /* op(A) is m x k, op(B) k x n, C m x n */
+    RtDim lda, ldb, ldc;  /* leading dimensions */
+    RtDim strideA, strideB, strideC; /* elements between batch entries */
+    RtDim batch;          /* 1: cublasGemmEx, else cublasGemmStridedBatchedEx */
+    float alpha, beta;    /* C = alpha op(A) op(B) + beta C */
+    RtRef A, B, C;        /* operands */
+    DType atype, btype, ctype; /* operand storage types */
+} RtStep;
+
+typedef struct RtPlanWeight {
+    char *name;           /* name in the weight file (without "transformer.") */
+    int rank;             /* dimensions */
+    int64_t shape[MAX_RANK];       /* stored shape (device order) */
+    int64_t file_shape[MAX_RANK];  /* shape in the weight file */
+    DType dtype;          /* stored dtype */
+    bool transpose;       /* 2-D: the file holds the transpose of the stored order */
+    bool optional;        /* may be missing from a file (then zero) */
+    size_t count;         /* elements */
+    size_t bytes;         /* stored bytes */
+    size_t offset;        /* offset in the device weight block (256-aligned) */
+} RtPlanWeight;
+
+typedef struct RtPlanState {
+    char *name;           /* e.g. kv.0 */
+    size_t bytes;         /* device bytes */
+    DType dtype;          /* element type */
+    bool persistent;      /* survives between forwards; zeroed by reset */
+} RtPlanState;
+
+typedef struct RtPlanKernel {
+    char *name;           /* extern "C" symbol */
+    bool barriers;        /* uses __syncthreads / warp intrinsics */
+    int line;             /* .arch line of its first use */
+    int uses;             /* launches per forward */
+} RtPlanKernel;
+
+typedef struct RtPlan {
+    char *model;          /* model name */
+    char *source;         /* .arch it was compiled from ("" if absent) */
+    int vocab;            /* logits width */
+    int d_model;          /* model width */
+    int n_heads;          /* attention heads */
+    int n_layers;         /* layers */
+    int segment;          /* max tokens per forward */
+    size_t arena_bytes;   /* activation arena size */
+    RtRef tokens;         /* where token ids go (int32) */
+    RtRef logits;         /* where T x vocab fp32 logits are read */
+    RtPlanWeight *weights; /* weights in plan order */
+    int nweights;         /* count */
+    size_t weight_bytes;  /* device weight block size */
+    RtPlanState *state;   /* per-session tensors */
+    int nstate;           /* count */
+    size_t state_bytes;   /* their total */
+    RtPlanKernel *kernels; /* distinct kernels */
+    int nkernels;         /* count */
+    RtStep *steps;        /* the forward pass in order */
+    int nsteps;           /* count */
+    int nlaunches;        /* launch steps */
+    int ngemms;           /* gemm steps */
+    int max_args;         /* most arguments of any launch */
+} RtPlan;
+
+/* Finds the plan comment in an emitted .cu. Returns SRT_ERR_FORMAT if absent. */
+srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, size_t len, const char **json,
+                           size_t *json_len);
+/* Parses and validates plan JSON into p (all memory from ctx). what names the file in messages. */
+srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *p);
+void rt_plan_free(srt_context *ctx, RtPlan *p);
+
+/* ------------------------------------------------------------------ */
+/* Seeded generator (rng.c)                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct RtRng {
+    uint64_t s;           /* splitmix64 state */
+} RtRng;
+uint64_t rt_splitmix64(RtRng *r);
+double rt_rng_uniform(RtRng *r);   /* [0, 1) with 53 bits */
+double rt_rng_normal(RtRng *r);    /* N(0, 1), Box-Muller (cosine branch) */
+/* Fills a tensor named name (file shape, row-major) the way srt_model_random_weights does. */
+void rt_random_tensor(uint64_t seed, const char *name, int rank, const int64_t *shape, float *out, size_t count);
+
+/* ------------------------------------------------------------------ */
+/* Safetensors and weights (weights.c)                                  */
+/* ------------------------------------------------------------------ */
+
+typedef enum RtStDtype {
+    ST_F64, ST_F32, ST_F16, ST_BF16, ST_I64, ST_I32, ST_I16, ST_I8, ST_U8, ST_BOOL,
+    ST_U16, ST_U32, ST_U64, ST_F8_E4M3, ST_F8_E5M2, ST_COUNT
+} RtStDtype;
+const char *rt_st_dtype_name(RtStDtype t);
+
+#define RT_ST_MAX_RANK 8
+typedef struct RtStTensor {
+    char *name;           /* as in the file */
+    RtStDtype dtype;      /* element type */
+    int rank;             /* dimensions */
+    int64_t shape[RT_ST_MAX_RANK]; /* sizes */
+    size_t begin, end;    /* data_offsets, relative to the data section */
+} RtStTensor;
+
+typedef struct RtSafetensors {
+    srt_context *ctx;     /* owner of the allocations */
+    char *path;           /* for messages */
+    void *map;            /* the whole file, mmap'd read-only (NULL for memory) */
+    size_t map_len;       /* its length */
+    const unsigned char *data;  /* data section (after the header) */
+    size_t data_len;      /* its length */
+    RtStTensor *tensors;  /* header entries (without __metadata__) */
+    int ntensors;         /* count */
+} RtSafetensors;
+
+/* Opens and validates a safetensors file. */
+srt_status rt_st_open(srt_context *ctx, const char *path, RtSafetensors *st);
+/* Same, from bytes in memory (not copied; tests and tools). */
+srt_status rt_st_open_memory(srt_context *ctx, const char *what, const void *bytes, size_t len, RtSafetensors *st);
+void rt_st_close(RtSafetensors *st);
+/* Finds name, also trying it with and without the "transformer." prefix. */
+const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
+
+/*
+ * Weight values for one plan, as fp32 arrays in the stored order, already
+ * rounded to each weight's stored dtype (what every backend computes with).
+ * vals[i] belongs to plan->weights[i] (allocated here; on failure none are).
+ */
+srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, float **vals);
+srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals);
+/* Encodes an fp32 array into dtype storage (f16/bf16 round to nearest even). */
+void rt_encode(DType t, const float *src, size_t n, void *dst);
+uint16_t rt_f32_to_f16(float x);
+float rt_f16_to_f32(uint16_t h);
+uint16_t rt_f32_to_bf16(float x);
+float rt_bf16_to_f32(uint16_t h);
+
+/* ------------------------------------------------------------------ */
+/* Models and sessions (shortrt.c, exec.c, backend_ref.c)               */
+/* ------------------------------------------------------------------ */
+
+typedef struct RtRefModel RtRefModel;   /* backend_ref.c */
+
+struct srt_model {
+    srt_context *ctx;
+    srt_backend backend;      /* backend in use (never AUTO) */
+    char *path;               /* as opened */
+    char *plan_json;          /* the plan text (NUL-terminated) */
+    RtPlan plan;
+    bool weights_loaded;
+    srt_session *sessions;    /* open sessions (closed with the model) */
+    /* reference backend */
+    RtRefModel *ref;
+    /* device backends (sim, cuda) */
+    RtDriver drv;
+    bool have_driver;         /* drv filled */
+    CUdevice dev;             /* device 0 */
+    CUcontext cuctx;          /* retained primary context (NULL if none) */
+    CUmodule module;          /* the loaded kernels */
+    CUfunction *funcs;        /* per plan kernel */
+    int *smem_set;            /* per plan kernel: dynamic smem limit raised to (bytes) */
+    cublasHandle_t blas;      /* cuBLAS handle (set to the session's stream per forward) */
+    CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */
+    int arch;                 /* compute capability * 10 */
+    double compile_ms;        /* kernel build time (0 on a cache hit) */
+    int cache_hit;            /* module image came from the cache */
+    bool sync_steps;          /* $SHORTC_SYNC_STEPS: synchronize after every step */
+};
+
+struct srt_session {
+    srt_model *m;             /* owner */
+    srt_session *next;        /* in m->sessions */
+    CUdeviceptr arena;        /* activations */
+    CUdeviceptr *state;       /* per plan state tensor */
+    CUstream stream;          /* where steps are queued */
+    bool have_stream;         /* stream was created */
+    void **params;            /* kernelParams scratch (plan.max_args) */
+    union RtParamVal {
+        CUdeviceptr p;        /* REF */
+        int32_t i;            /* int */
+        float f;              /* float */
+    } *vals;                  /* argument values params point at */
+};
+
+/* Device backends (exec.c). */
+srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len);
+srt_status rt_exec_upload_weights(srt_model *m, float *const *vals);
+srt_status rt_exec_session_create(srt_session *s);
+srt_status rt_exec_session_reset(srt_session *s);
+srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+void rt_exec_session_destroy(srt_session *s);
+void rt_exec_close(srt_model *m);
+
+/*
+ * Compiles an .arch through the compiler library. On success fills the
+ * emitted CUDA and plan (ctx memory). keep: for the reference backend, the
+ * compiler state (arena, diag, graph) is kept in *ref. Compiler diagnostics
+ * become the context's error message.
+ */
+srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
+                           char **plan_json, RtRefModel **ref);
+
+/* Reference backend (backend_ref.c). */
+srt_status rt_ref_bind_weights(srt_model *m, float **vals);   /* takes ownership of vals[i] */
+srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+void rt_ref_free(srt_context *ctx, RtRefModel *r);
+
+/* ------------------------------------------------------------------ */
+/* NVRTC (backend_cuda.c)                                               */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Compiles req->source to a cubin for sm_<req->arch> with NVRTC, through the
+ * artifact cache in req->cache_dir. Needs no driver or GPU. out->image is
+ * malloc'd (free()).
+ */
+srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);
+
+/* Status name of a cuBLAS result. */
+const char *rt_cublas_status_name(cublasStatus_t s);
+
+#endif /* RT_INTERNAL_H */

@@ -1,0 +1,406 @@
+/*
+ * weights.c — safetensors reading and binding weights to a plan.
+ *
+ * A safetensors file is an 8-byte little-endian header length N, N bytes of
+ * JSON ({"name": {"dtype": "F32", "shape": [..], "data_offsets": [b, e]},
+ * optional "__metadata__"}), then the data section; offsets are relative to
+ * it. The file is mmap'd and validated as a whole before any tensor is used:
+ * header length, JSON, every dtype, shape x dtype size = byte length, offsets
+ * inside the data section and no two tensors overlapping.
+ *
+ * Binding looks every plan weight up by name (with or without the
+ * "transformer." prefix HF checkpoints carry), checks the file shape,
+ * converts F32/F16/BF16 to fp32, transposes 2-D tensors whose plan entry says
+ * so, and rounds to the stored dtype. The result — fp32 values exactly
+ * representable in the stored dtype — is what every backend computes with:
+ * the device backends encode it (exactly) into the stored dtype, the
+ * reference backend uses it as is.
+ */
+#include "rt_internal.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* Scalar conversions                                                  */
+/* ------------------------------------------------------------------ */
+
+uint16_t rt_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);       /* NaN */
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520 rounds to inf */
+    if (ax < 0x38800000u) {                                         /* below 2^-14: subnormal */
+        float a;
+        memcpy(&a, &ax, 4);
+        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f)); /* units of 2^-24, ties to even */
+    }
+    uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13));
+    uint32_t rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry into the exponent is correct */
+    return (uint16_t)(sign | h);
+}
+
+float rt_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
+    if (e == 0) {
+        float f = (float)m * 5.9604644775390625e-08f; /* 2^-24 */
+        return sign ? -f : f;
+    }
+    if (e == 31) u = sign | 0x7f800000u | (m << 13);
+    else u = sign | ((e - 15 + 127) << 23) | (m << 13);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint16_t rt_f32_to_bf16(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+float rt_bf16_to_f32(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+void rt_encode(DType t, const float *src, size_t n, void *dst) {
+    uint16_t *d16 = dst;
+    switch (t) {
+    case DT_F16:
+        for (size_t i = 0; i < n; i++) d16[i] = rt_f32_to_f16(src[i]);
+        break;
+    case DT_BF16:
+        for (size_t i = 0; i < n; i++) d16[i] = rt_f32_to_bf16(src[i]);
+        break;
+    default:
+        memcpy(dst, src, n * 4);
+        break;
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Safetensors                                                         */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    int size;
+} st_dtypes[ST_COUNT] = {
+    [ST_F64] = {"F64", 8},   [ST_F32] = {"F32", 4},   [ST_F16] = {"F16", 2},         [ST_BF16] = {"BF16", 2},
+    [ST_I64] = {"I64", 8},   [ST_I32] = {"I32", 4},   [ST_I16] = {"I16", 2},         [ST_I8] = {"I8", 1},
+    [ST_U8] = {"U8", 1},     [ST_BOOL] = {"BOOL", 1}, [ST_U16] = {"U16", 2},         [ST_U32] = {"U32", 4},
+    [ST_U64] = {"U64", 8},   [ST_F8_E4M3] = {"F8_E4M3", 1}, [ST_F8_E5M2] = {"F8_E5M2", 1},
+};
+
+const char *rt_st_dtype_name(RtStDtype t) { return (unsigned)t < ST_COUNT ? st_dtypes[t].name : "?"; }
+
+#define ST_MAX_HEADER (100u << 20) /* the format's own limit */
+
+static srt_status st_parse_tensor(srt_context *ctx, const char *what, const cJSON *item, size_t data_len,
+                                  RtStTensor *t) {
+    const char *name = item->string;
+    if (!cJSON_IsObject(item))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': expected an object with dtype, shape and data_offsets", what,
+                        name);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(item, "dtype");
+    const cJSON *shape = cJSON_GetObjectItemCaseSensitive(item, "shape");
+    const cJSON *offs = cJSON_GetObjectItemCaseSensitive(item, "data_offsets");
+    if (!cJSON_IsString(dt)) return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': missing or non-string \"dtype\"", what, name);
+    t->dtype = ST_COUNT;
+    for (int i = 0; i < ST_COUNT; i++) {
+        if (strcmp(dt->valuestring, st_dtypes[i].name) == 0) t->dtype = (RtStDtype)i;
+    }
+    if (t->dtype == ST_COUNT)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': unknown dtype '%s'", what, name, dt->valuestring);
+    if (!cJSON_IsArray(shape)) return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': missing or non-array \"shape\"", what, name);
+    int rank = cJSON_GetArraySize(shape);
+    if (rank > RT_ST_MAX_RANK)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': rank %d is more than %d", what, name, rank, RT_ST_MAX_RANK);
+    t->rank = rank;
+    unsigned __int128 count = 1;
+    int d = 0;
+    for (const cJSON *e = shape->child; e; e = e->next, d++) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != floor(e->valuedouble) || e->valuedouble > 1e15)
+            return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer", what, name, d);
+        t->shape[d] = (int64_t)e->valuedouble;
+        count *= (uint64_t)t->shape[d];
+        if (count > ((unsigned __int128)1 << 62))
+            return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape has too many elements", what, name);
+    }
+    if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !cJSON_IsNumber(offs->child) ||
+        !cJSON_IsNumber(offs->child->next))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': \"data_offsets\" must be [begin, end]", what, name);
+    double b = offs->child->valuedouble, e = offs->child->next->valuedouble;
+    if (b < 0 || e < b || b != floor(b) || e != floor(e))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%.0f, %.0f] are not an ordered pair of byte offsets",
+                        what, name, b, e);
+    if (e > (double)data_len)
+        return rt_error(ctx, SRT_ERR_FORMAT,
+                        "%s: tensor '%s': data_offsets [%.0f, %.0f] extend past the end of the %zu-byte data section "
+                        "(truncated file?)",
+                        what, name, b, e, data_len);
+    t->begin = (size_t)b;
+    t->end = (size_t)e;
+    unsigned __int128 want = count * (unsigned)st_dtypes[t->dtype].size;
+    if (want != (unsigned __int128)(t->end - t->begin)) {
+        char sh[160];
+        int n = snprintf(sh, sizeof sh, "[");
+        for (int i = 0; i < rank && n < (int)sizeof sh - 24; i++)
+            n += snprintf(sh + n, sizeof sh - (size_t)n, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
+        snprintf(sh + n, sizeof sh - (size_t)n, "]");
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets span %zu",
+                        what, name, sh, st_dtypes[t->dtype].name, (unsigned long long)want, t->end - t->begin);
+    }
+    t->name = rt_strdup(ctx, name);
+    return t->name ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading %s", what);
+}
+
+static int cmp_begin(const void *a, const void *b) {
+    const RtStTensor *const *x = a, *const *y = b;
+    if ((*x)->begin != (*y)->begin) return (*x)->begin < (*y)->begin ? -1 : 1;
+    return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
+}
+
+static srt_status st_parse(srt_context *ctx, const char *what, const unsigned char *bytes, size_t len, RtSafetensors *st) {
+    if (len < 8)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (8-byte header length missing)",
+                        what, len);
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | bytes[i];
+    if (hlen > len - 8)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: header length %llu is beyond the end of the file (%zu bytes): truncated or not safetensors",
+                        what, (unsigned long long)hlen, len);
+    if (hlen > ST_MAX_HEADER)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: header length %llu exceeds the 100 MB limit", what, (unsigned long long)hlen);
+    if (hlen < 2 || bytes[8] != '{')
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the header is not a JSON object (does not start with '{')", what);
+    char *text = rt_strndup(ctx, (const char *)bytes + 8, (size_t)hlen);
+    if (!text) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading %s", what);
+    if (strlen(text) != hlen) {
+        rt_free(ctx, text);
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the header contains a NUL byte", what);
+    }
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithOpts(text, &end, 1); /* trailing padding must be whitespace */
+    if (!root || !cJSON_IsObject(root)) {
+        size_t at = end ? (size_t)(end - text) : 0;
+        cJSON_Delete(root);
+        rt_free(ctx, text);
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the header is not valid JSON (error at header byte %zu)", what, at);
+    }
+    st->data = bytes + 8 + hlen;
+    st->data_len = len - 8 - (size_t)hlen;
+    int n = 0;
+    for (const cJSON *c = root->child; c; c = c->next) n += strcmp(c->string, "__metadata__") != 0;
+    st->tensors = rt_alloc(ctx, sizeof *st->tensors * (size_t)(n ? n : 1));
+    RtStTensor **order = rt_alloc(ctx, sizeof *order * (size_t)(n ? n : 1));
+    srt_status s = SRT_OK;
+    if (!st->tensors || !order) s = rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading %s", what);
+    for (const cJSON *c = root->child; c && s == SRT_OK; c = c->next) {
+        if (strcmp(c->string, "__metadata__") == 0) {
+            if (!cJSON_IsObject(c)) s = rt_error(ctx, SRT_ERR_FORMAT, "%s: \"__metadata__\" must be an object", what);
+            continue;
+        }
+        s = st_parse_tensor(ctx, what, c, st->data_len, &st->tensors[st->ntensors]);
+        if (s == SRT_OK) {
+            order[st->ntensors] = &st->tensors[st->ntensors];
+            st->ntensors++;
+        }
+    }
+    if (s == SRT_OK) {
+        /* names are unique (cJSON keeps duplicates: reject them) and byte ranges disjoint */
+        qsort(order, (size_t)st->ntensors, sizeof *order, cmp_begin);
+        for (int i = 1; i < st->ntensors && s == SRT_OK; i++) {
+            if (order[i]->begin < order[i - 1]->end)
+                s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' [%zu, %zu) and '%s' [%zu, %zu) overlap", what,
+                             order[i - 1]->name, order[i - 1]->begin, order[i - 1]->end, order[i]->name, order[i]->begin,
+                             order[i]->end);
+        }
+        for (int i = 0; i < st->ntensors && s == SRT_OK; i++) {
+            for (int j = 0; j < i && s == SRT_OK; j++) {
+                if (strcmp(st->tensors[i].name, st->tensors[j].name) == 0)
+                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s' is listed twice in the header", what, st->tensors[i].name);
+            }
+        }
+    }
+    rt_free(ctx, order);
+    cJSON_Delete(root);
+    rt_free(ctx, text);
+    return s;
+}
+
+srt_status rt_st_open_memory(srt_context *ctx, const char *what, const void *bytes, size_t len, RtSafetensors *st) {
+    memset(st, 0, sizeof *st);
+    st->ctx = ctx;
+    if (!(st->path = rt_strdup(ctx, what))) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    srt_status s = st_parse(ctx, what, bytes, len, st);
+    if (s != SRT_OK) rt_st_close(st);
+    return s;
+}
+
+srt_status rt_st_open(srt_context *ctx, const char *path, RtSafetensors *st) {
+    memset(st, 0, sizeof *st);
+    st->ctx = ctx;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return rt_error(ctx, SRT_ERR_IO, "cannot open weights '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return rt_error(ctx, SRT_ERR_IO, "cannot read weights '%s': not a regular file", path);
+    }
+    size_t len = (size_t)sb.st_size;
+    void *map = NULL;
+    if (len > 0) {
+        map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) {
+            int e = errno;
+            close(fd);
+            return rt_error(ctx, SRT_ERR_IO, "cannot map weights '%s': %s", path, strerror(e));
+        }
+    }
+    close(fd);
+    st->map = map;
+    st->map_len = len;
+    if (!(st->path = rt_strdup(ctx, path))) {
+        rt_st_close(st);
+        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    }
+    srt_status s = st_parse(ctx, path, map ? map : (const void *)"", len, st);
+    if (s != SRT_OK) rt_st_close(st);
+    return s;
+}
+
+void rt_st_close(RtSafetensors *st) {
+    if (!st->ctx) return;
+    for (int i = 0; i < st->ntensors; i++) rt_free(st->ctx, st->tensors[i].name);
+    rt_free(st->ctx, st->tensors);
+    rt_free(st->ctx, st->path);
+    if (st->map) munmap(st->map, st->map_len);
+    memset(st, 0, sizeof *st);
+}
+
+#define HF_PREFIX "transformer."
+
+const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name) {
+    size_t pn = strlen(HF_PREFIX);
+    const char *bare = strncmp(name, HF_PREFIX, pn) == 0 ? name + pn : name;
+    for (int i = 0; i < st->ntensors; i++) {
+        const char *t = st->tensors[i].name;
+        if (strncmp(t, HF_PREFIX, pn) == 0) t += pn;
+        if (strcmp(t, bare) == 0) return &st->tensors[i];
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Binding                                                             */
+/* ------------------------------------------------------------------ */
+
+static void fmt_shape(char *buf, size_t len, int rank, const int64_t *shape) {
+    int n = snprintf(buf, len, "[");
+    for (int i = 0; i < rank && n < (int)len - 24; i++) n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    snprintf(buf + n, len - (size_t)n, "]");
+}
+
+/* file-order fp32 -> stored order, rounded to the stored dtype */
+static void store(const RtPlanWeight *w, const float *file, float *out) {
+    if (w->transpose) {
+        size_t a = (size_t)w->file_shape[0], b = (size_t)w->file_shape[1];
+        for (size_t i = 0; i < a; i++)
+            for (size_t j = 0; j < b; j++) out[j * a + i] = round_to_dtype(file[i * b + j], w->dtype);
+    } else {
+        for (size_t i = 0; i < w->count; i++) out[i] = round_to_dtype(file[i], w->dtype);
+    }
+}
+
+static srt_status alloc_vals(srt_context *ctx, const RtPlan *plan, float **vals, float **tmp) {
+    size_t maxc = 1;
+    *tmp = NULL;
+    for (int i = 0; i < plan->nweights; i++) vals[i] = NULL;
+    for (int i = 0; i < plan->nweights; i++) {
+        if (plan->weights[i].count > maxc) maxc = plan->weights[i].count;
+        if (!(vals[i] = rt_alloc(ctx, plan->weights[i].count * sizeof(float))))
+            return rt_error(ctx, SRT_ERR_NOMEM, "out of memory for weight '%s' (%zu floats)", plan->weights[i].name,
+                            plan->weights[i].count);
+    }
+    *tmp = rt_alloc(ctx, maxc * sizeof(float));
+    return *tmp ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory converting weights");
+}
+
+static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafetensors *st, float *tmp, float *out) {
+    const RtStTensor *t = rt_st_find(st, w->name);
+    if (!t) {
+        if (w->optional) return SRT_OK; /* stays zero */
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s", w->name, st->path);
+    }
+    bool same = t->rank == w->rank;
+    for (int d = 0; same && d < w->rank; d++) same = t->shape[d] == w->file_shape[d];
+    if (!same) {
+        char want[160], got[160];
+        fmt_shape(want, sizeof want, w->rank, w->file_shape);
+        fmt_shape(got, sizeof got, t->rank, t->shape);
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s': expected shape %s, got %s in %s", w->name, want, got, st->path);
+    }
+    const unsigned char *src = st->data + t->begin;
+    switch (t->dtype) {
+    case ST_F32:
+        memcpy(tmp, src, w->count * 4);
+        break;
+    case ST_F16:
+    case ST_BF16:
+        for (size_t i = 0; i < w->count; i++) {
+            uint16_t h = (uint16_t)(src[2 * i] | src[2 * i + 1] << 8);
+            tmp[i] = t->dtype == ST_F16 ? rt_f16_to_f32(h) : rt_bf16_to_f32(h);
+        }
+        break;
+    default:
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' in %s has dtype %s; supported: F32, F16, BF16", w->name, st->path,
+                        rt_st_dtype_name(t->dtype));
+    }
+    store(w, tmp, out);
+    return SRT_OK;
+}
+
+/* On failure nothing stays allocated. */
+static srt_status finish(srt_context *ctx, const RtPlan *plan, float **vals, float *tmp, srt_status s) {
+    rt_free(ctx, tmp);
+    if (s != SRT_OK) {
+        for (int i = 0; i < plan->nweights; i++) {
+            rt_free(ctx, vals[i]);
+            vals[i] = NULL;
+        }
+    }
+    return s;
+}
+
+srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, float **vals) {
+    float *tmp = NULL;
+    srt_status s = alloc_vals(ctx, plan, vals, &tmp);
+    for (int i = 0; i < plan->nweights && s == SRT_OK; i++) s = bind_one(ctx, &plan->weights[i], st, tmp, vals[i]);
+    return finish(ctx, plan, vals, tmp, s);
+}
+
+srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals) {
+    float *tmp = NULL;
+    srt_status s = alloc_vals(ctx, plan, vals, &tmp);
+    for (int i = 0; i < plan->nweights && s == SRT_OK; i++) {
+        const RtPlanWeight *w = &plan->weights[i];
+        rt_random_tensor(seed, w->name, w->rank, w->file_shape, tmp, w->count);
+        store(w, tmp, vals[i]);
+    }
+    return finish(ctx, plan, vals, tmp, s);
+}

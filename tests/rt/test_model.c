@@ -1,0 +1,250 @@
+/*
+ * The runtime over the whole pipeline (compiler library + simulator): real
+ * models from models/ opened as .arch and as emitted .cu, run on the ref and
+ * sim backends (and cuda when a driver is present), compared with each
+ * other; weights from a safetensors file written from the plan (with the
+ * "transformer." prefix, transposed where the plan says) must give the same
+ * logits as the same values from srt_model_random_weights; binding errors on
+ * real names; compiler diagnostics as the error message; no allocation left
+ * behind.
+ */
+#define _GNU_SOURCE
+#include "rt_test.h"
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct Counter {
+    long live;
+} Counter;
+static void *count_alloc(void *ud, void *p, size_t old, size_t n) {
+    Counter *c = ud;
+    (void)old;
+    if (n == 0) {
+        if (p) c->live--;
+        free(p);
+        return NULL;
+    }
+    void *q = realloc(p, n);
+    if (q && !p) c->live++;
+    return q;
+}
+
+static srt_context *ctx;
+static char dir[256];
+static const int32_t toks[12] = {3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26};
+
+/* Opens path on backend b, loads weights (file if given, else seed 5), runs toks[0..n), returns malloc'd logits. */
+static float *run(const char *path, srt_backend b, const char *weights, int n, int *vocab) {
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = b;
+    srt_model *m = NULL;
+    srt_session *s = NULL;
+    float *logits = NULL;
+    srt_status st = srt_model_open(ctx, path, &opt, &m);
+    if (st == SRT_OK) st = weights ? srt_model_load_weights(m, weights) : srt_model_random_weights(m, 5);
+    srt_model_info info;
+    if (st == SRT_OK) st = srt_model_get_info(m, &info);
+    if (st == SRT_OK) st = srt_session_create(m, 1, &s);
+    if (st == SRT_OK) {
+        CHECK(info.backend == b);
+        *vocab = info.vocab;
+        logits = malloc(sizeof *logits * (size_t)n * (size_t)info.vocab);
+        st = srt_forward(s, toks, n, logits);
+        if (st != SRT_OK) {
+            free(logits);
+            logits = NULL;
+        }
+    }
+    if (st != SRT_OK) {
+        fprintf(stderr, "%s on %s: %s: %s\n", path, srt_backend_name(b), srt_status_name(st), srt_last_error(ctx));
+        rt_test_failures++;
+    }
+    srt_model_close(m);
+    return logits;
+}
+
+/* max |a - b| / (max |b| + tiny) */
+static double rel_diff(const float *a, const float *b, size_t n) {
+    double md = 0, mb = 1e-6;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i]) || !isfinite(b[i])) return INFINITY;
+        md = fmax(md, fabs((double)a[i] - b[i]));
+        mb = fmax(mb, fabs((double)b[i]));
+    }
+    return md / mb;
+}
+
+/* Compiles models/NAME.arch to DIR/NAME.cu through the same library path srt_model_open uses. */
+static void emit(const char *name, char *cu_path, size_t len) {
+    char arch[256];
+    snprintf(arch, sizeof arch, "models/%s.arch", name);
+    char *cu = NULL, *plan = NULL;
+    size_t cu_len = 0;
+    CHECK(rt_compile_arch(ctx, arch, NULL, &cu, &cu_len, &plan, NULL) == SRT_OK);
+    snprintf(cu_path, len, "%s/%s.cu", dir, name);
+    if (cu) rt_test_write(cu_path, cu, cu_len);
+    rt_free(ctx, cu);
+    rt_free(ctx, plan);
+}
+
+/* A safetensors file holding weights[i] of the plan as F32 in file order (random, seed), names prefixed. */
+static void write_weights(const RtPlan *p, uint64_t seed, const char *path, int skip) {
+    char *hdr = malloc(65536);
+    size_t hn = 0, off = 0;
+    hn += (size_t)sprintf(hdr + hn, "{\"__metadata__\": {\"format\": \"pt\"}");
+    for (int i = 0; i < p->nweights; i++) {
+        const RtPlanWeight *w = &p->weights[i];
+        if (i == skip) continue;
+        hn += (size_t)sprintf(hdr + hn, ", \"transformer.%s\": {\"dtype\": \"F32\", \"shape\": [", w->name);
+        for (int d = 0; d < w->rank; d++) hn += (size_t)sprintf(hdr + hn, "%s%lld", d ? ", " : "", (long long)w->file_shape[d]);
+        hn += (size_t)sprintf(hdr + hn, "], \"data_offsets\": [%zu, %zu]}", off, off + w->count * 4);
+        off += w->count * 4;
+    }
+    hn += (size_t)sprintf(hdr + hn, "}");
+    while ((8 + hn) % 8) hdr[hn++] = ' ';
+    unsigned char *b = malloc(8 + hn + off);
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)hn >> (8 * i));
+    memcpy(b + 8, hdr, hn);
+    off = 0;
+    for (int i = 0; i < p->nweights; i++) {
+        const RtPlanWeight *w = &p->weights[i];
+        if (i == skip) continue;
+        rt_random_tensor(seed, w->name, w->rank, w->file_shape, (float *)(void *)(b + 8 + hn + off), w->count);
+        off += w->count * 4;
+    }
+    rt_test_write(path, b, 8 + hn + off);
+    free(b);
+    free(hdr);
+}
+
+static bool cuda_present(void) {
+    void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) dlclose(h);
+    return h != NULL;
+}
+
+int main(void) {
+    CHECK(chdir(SHORTC_SOURCE_DIR) == 0); /* plans record their .arch relative to the source tree */
+    if (!rt_test_mkdtemp(dir, sizeof dir, "model")) return rt_test_done("test_model");
+    Counter cnt = {0};
+    CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
+    bool cuda = cuda_present();
+
+    const struct {
+        const char *name;
+        double tol;  /* sim/cuda vs ref, relative to the largest logit */
+    } models[] = {{"gpt2_tiny", 1e-4}, {"gpt2_tiny_half", 2e-2}, {"mixed_tiny", 2e-2}, {"baseline_ba_tiny", 1e-4}};
+    for (size_t k = 0; k < sizeof models / sizeof *models; k++) {
+        const char *name = models[k].name;
+        char arch[256], cu[512];
+        snprintf(arch, sizeof arch, "models/%s.arch", name);
+        emit(name, cu, sizeof cu);
+        int vocab = 0, v2 = 0;
+        const int n = 12;
+        float *ref = run(arch, SRT_BACKEND_REF, NULL, n, &vocab);
+        float *ref_cu = run(cu, SRT_BACKEND_REF, NULL, n, &v2); /* .cu -> its source .arch */
+        float *sim = run(cu, SRT_BACKEND_SIM, NULL, n, &v2);
+        if (ref && ref_cu) CHECK(memcmp(ref, ref_cu, sizeof *ref * (size_t)n * (size_t)vocab) == 0);
+        if (ref && sim) {
+            double d = rel_diff(sim, ref, (size_t)n * (size_t)vocab);
+            printf("%-18s sim vs ref: %.3g (tolerance %.0e)\n", name, d, models[k].tol);
+            CHECK(d <= models[k].tol);
+        }
+        if (cuda && ref) {
+            float *cu_l = run(cu, SRT_BACKEND_CUDA, NULL, n, &v2);
+            if (cu_l) {
+                double d = rel_diff(cu_l, ref, (size_t)n * (size_t)vocab);
+                printf("%-18s cuda vs ref: %.3g\n", name, d);
+                CHECK(d <= models[k].tol);
+            }
+            free(cu_l);
+        }
+
+        /* the same weights from a file: identical logits on ref */
+        RtPlan plan;
+        char *cusrc = NULL, *pj = NULL;
+        size_t cl;
+        CHECK(rt_compile_arch(ctx, arch, NULL, &cusrc, &cl, &pj, NULL) == SRT_OK);
+        CHECK(pj && rt_plan_parse(ctx, arch, pj, strlen(pj), &plan) == SRT_OK);
+        char wpath[600];
+        snprintf(wpath, sizeof wpath, "%s/%s.safetensors", dir, name);
+        write_weights(&plan, 5, wpath, -1);
+        float *ref_file = run(arch, SRT_BACKEND_REF, wpath, n, &v2);
+        if (ref && ref_file) CHECK(memcmp(ref, ref_file, sizeof *ref * (size_t)n * (size_t)vocab) == 0);
+        float *sim_file = run(cu, SRT_BACKEND_SIM, wpath, n, &v2);
+        if (sim && sim_file) CHECK(memcmp(sim, sim_file, sizeof *sim * (size_t)n * (size_t)vocab) == 0);
+        /* a file lacking one tensor */
+        int miss = plan.nweights / 2;
+        write_weights(&plan, 5, wpath, miss);
+        srt_options opt;
+        srt_options_init(&opt);
+        opt.backend = SRT_BACKEND_REF;
+        srt_model *m;
+        if (srt_model_open(ctx, arch, &opt, &m) == SRT_OK) {
+            char want[700];
+            snprintf(want, sizeof want, "weight '%s' is missing from %s", plan.weights[miss].name, wpath);
+            CHECK(srt_model_load_weights(m, wpath) == SRT_ERR_WEIGHTS);
+            CHECK_HAS(srt_last_error(ctx), want);
+            srt_model_close(m);
+        }
+        rt_plan_free(ctx, &plan);
+        rt_free(ctx, cusrc);
+        rt_free(ctx, pj);
+        free(ref);
+        free(ref_cu);
+        free(sim);
+        free(ref_file);
+        free(sim_file);
+    }
+
+    /* ref on a .cu whose plan the .arch no longer gives */
+    {
+        char cu[512];
+        emit("gpt2_tiny", cu, sizeof cu);
+        size_t len;
+        char *text = rt_test_read(cu, &len);
+        char *edited = text ? rt_test_replace(text, "\"vocab\":", "\"edited\": 1, \"vocab\":") : NULL;
+        if (edited) rt_test_write(cu, edited, strlen(edited));
+        free(text);
+        free(edited);
+        srt_options o;
+        srt_options_init(&o);
+        o.backend = SRT_BACKEND_REF;
+        srt_model *mm = NULL;
+        CHECK(srt_model_open(ctx, cu, &o, &mm) == SRT_ERR_UNSUPPORTED && mm == NULL);
+        CHECK_HAS(srt_last_error(ctx), "no longer gives the plan embedded in the .cu");
+    }
+
+    /* compiler diagnostics become the message */
+    char bad[600];
+    snprintf(bad, sizeof bad, "%s/bad.arch", dir);
+    const char *src = "model broken {\n  vocab 256;\n  d_model 64;\n  heads 3;\n  bogus_setting 7;\n}\n";
+    rt_test_write(bad, src, strlen(src));
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = SRT_BACKEND_REF;
+    srt_model *m = NULL;
+    CHECK(srt_model_open(ctx, bad, &opt, &m) == SRT_ERR_FORMAT && m == NULL);
+    CHECK_HAS(srt_last_error(ctx), "bad.arch:");
+    CHECK_HAS(srt_last_error(ctx), "error");
+    /* model selection */
+    opt.model_name = "gpt2_small";
+    CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", &opt, &m) == SRT_OK);
+    srt_model_info info;
+    CHECK(m && srt_model_get_info(m, &info) == SRT_OK && strcmp(info.name, "gpt2_small") == 0 && info.d_model == 768);
+    srt_model_close(m);
+    opt.model_name = "no_such_model";
+    CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", &opt, &m) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "no_such_model");
+
+    CHECK(cnt.live == 1);
+    srt_context_destroy(ctx);
+    CHECK(cnt.live == 0);
+    rt_test_rmdir(dir);
+    return rt_test_done("test_model");
+}

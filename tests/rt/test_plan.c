@@ -1,0 +1,110 @@
+/* Plan extraction and parsing: a valid plan, DIM evaluation, and malformed plans with precise messages. */
+#include "rt_test.h"
+#include "rt_internal.h"
+#include "toy_plan.h"
+
+static srt_context *ctx;
+
+/* Parses json; expects failure with SRT_ERR_FORMAT and a message containing want. */
+static void bad(const char *json, const char *want) {
+    if (!json) return;
+    RtPlan p;
+    srt_status st = rt_plan_parse(ctx, "toy.cu", json, strlen(json), &p);
+    CHECK(st == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), want);
+    CHECK_HAS(srt_last_error(ctx), "toy.cu: plan");
+}
+
+static void mutate(const char *from, const char *to, const char *want) {
+    char *j = rt_test_replace(TOY_PLAN_JSON, from, to);
+    bad(j, want);
+    free(j);
+}
+
+int main(void) {
+    CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
+
+    /* DIM: ceil((t*T + c) / div) */
+    CHECK(rt_dim_eval((RtDim){0, 64, 1}, 7) == 64);
+    CHECK(rt_dim_eval((RtDim){1, 0, 1}, 7) == 7);
+    CHECK(rt_dim_eval((RtDim){1, 0, 4}, 7) == 2);
+    CHECK(rt_dim_eval((RtDim){1, 0, 4}, 8) == 2);
+    CHECK(rt_dim_eval((RtDim){3, 5, 4}, 1) == 2);
+    CHECK(rt_dim_eval((RtDim){1, -8, 1}, 3) == -5);
+
+    RtPlan p;
+    srt_status st = rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p);
+    CHECK(st == SRT_OK);
+    if (st != SRT_OK) fprintf(stderr, "%s\n", srt_last_error(ctx));
+    if (st == SRT_OK) {
+        CHECK(strcmp(p.model, "toy") == 0 && strcmp(p.source, "toy.arch") == 0);
+        CHECK(p.vocab == 8 && p.segment == 4 && p.d_model == 4 && p.arena_bytes == 512);
+        CHECK(p.nweights == 4 && p.nstate == 1 && p.nkernels == 1 && p.nsteps == 2);
+        CHECK(p.nlaunches == 1 && p.ngemms == 1 && p.max_args == 6);
+        CHECK(p.weights[1].transpose && p.weights[1].dtype == DT_F16 && p.weights[1].bytes == 48);
+        CHECK(p.weights[0].offset == 0 && p.weights[1].offset == 256 && p.weights[2].offset == 512);
+        CHECK(p.weights[3].optional && p.weight_bytes == 1024);
+        CHECK(p.state_bytes == 64 && p.state[0].persistent);
+        const RtStep *l = &p.steps[0];
+        CHECK(l->op == RT_STEP_LAUNCH && l->kernel == 0 && l->line == 3 && l->nargs == 6);
+        CHECK(rt_dim_eval(l->grid[0], 3) == 3 && rt_dim_eval(l->block[0], 3) == 4);
+        CHECK(l->args[1].kind == RT_ARG_REF && l->args[1].ref.kind == RT_REF_WEIGHT);
+        CHECK(l->args[3].kind == RT_ARG_INT && rt_dim_eval(l->args[3].dim, 3) == 3);
+        CHECK(l->args[4].kind == RT_ARG_FLOAT && l->args[4].f == 0.5f);
+        CHECK(l->args[5].ref.kind == RT_REF_STATE && l->args[5].ref.offset == 16);
+        const RtStep *g = &p.steps[1];
+        CHECK(g->op == RT_STEP_GEMM && g->transa && !g->transb && g->line == 7);
+        CHECK(rt_dim_eval(g->n, 2) == 2 && rt_dim_eval(g->ldc, 2) == 8 && g->C.offset == 256);
+        rt_plan_free(ctx, &p);
+    }
+
+    /* extraction from a .cu */
+    const char *cu = "// header\n/* SHORTC-PLAN-BEGIN\n{\"x\": 1}\nSHORTC-PLAN-END */\nextern \"C\" __global__ void k() {}\n";
+    const char *json;
+    size_t jlen;
+    CHECK(rt_plan_extract(ctx, "a.cu", cu, strlen(cu), &json, &jlen) == SRT_OK);
+    CHECK(jlen == 10 && strncmp(json, "\n{\"x\": 1}\n", jlen) == 0);
+    CHECK(rt_plan_extract(ctx, "a.cu", "int x;", 6, &json, &jlen) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "a.cu: no plan found");
+    CHECK(rt_plan_extract(ctx, "a.cu", "/* SHORTC-PLAN-BEGIN {", 22, &json, &jlen) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "not closed");
+
+    /* malformed plans */
+    bad("{\"format\": \"shortc-plan\",\n \"version\": 1,,}", "invalid JSON at line 2");
+    bad("[1, 2]", "expected a JSON object, got an array");
+    mutate("\"shortc-plan\"", "\"other\"", "format: expected \"shortc-plan\"");
+    mutate("\"version\": 1", "\"version\": 2", "plan version 2 is not supported");
+    mutate("\"version\": 1", "\"version\": 1.5", "version: expected an integer, got a number");
+    mutate("\"vocab\": 8, ", "", "config.vocab: missing");
+    mutate("\"arena_bytes\": 512", "\"arena_bytes\": \"512\"", "arena_bytes: expected an integer, got a string");
+    mutate("\"kernel\": \"toy_embed\"", "\"kernel\": \"toy_other\"", "steps[0].kernel: 'toy_other' is not in the plan's kernels");
+    mutate("{\"weight\": 0}, {\"arena\": 64}", "{\"weight\": 9}, {\"arena\": 64}", "steps[0].args[1].weight: 9 is out of range [0, 3]");
+    mutate("{\"arena\": 64}, {\"int\"", "{\"arena\": 600}, {\"int\"", "steps[0].args[2].arena: 600 is out of range [0, 511]");
+    mutate("{\"state\": 0, \"offset\": 16}", "{\"state\": 0, \"offset\": 64}", "steps[0].args[5].offset: 64 is out of range [0, 63]");
+    mutate("{\"float\": 0.5}", "{\"float\": \"x\"}", "steps[0].args[4]: float: expected a number, got a string");
+    mutate("{\"float\": 0.5}", "{\"pointer\": 1}", "steps[0].args[4]: expected {\"arena\"");
+    mutate("{\"int\": {\"t\": 1}}", "{\"int\": {\"t\": 1, \"div\": 0}}", "steps[0].args[3].int.div: 0 is out of range");
+    mutate("{\"int\": {\"t\": 1}}", "{\"int\": {\"t\": 1, \"x\": 0}}", "steps[0].args[3].int: unexpected key 'x'");
+    mutate("\"grid\": [{\"t\": 1}, 1, 1]", "\"grid\": [{\"t\": 1}, 1]", "steps[0].grid: expected 3 dimensions, got 2");
+    mutate("\"block\": [4, 1, 1]", "\"block\": [2048, 1, 1]", "steps[0].block: 2048 threads per block");
+    mutate("\"op\": \"gemm\"", "\"op\": \"conv\"", "steps[1].op: unknown op 'conv'");
+    mutate("\"transa\": \"T\"", "\"transa\": \"C\"", "steps[1].transa: expected \"N\" or \"T\"");
+    mutate("\"atype\": \"f32\"", "\"atype\": \"f64\"", "steps[1].atype: unknown dtype 'f64'");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f16\"", "steps[1].compute: only \"f32\"");
+    mutate("\"C\": {\"arena\": 256}", "\"C\": 256", "steps[1].C: expected {\"arena\"");
+    mutate("\"file_shape\": [6, 4]", "\"file_shape\": [6, 5]", "weights[1].file_shape: does not match shape transposed");
+    mutate("\"shape\": [4], \"dtype\": \"bf16\"", "\"shape\": [0], \"dtype\": \"bf16\"", "weights[2].shape: element 0: expected a positive integer");
+    mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf17\"", "weights[2].dtype: unknown dtype 'bf17'");
+    mutate("\"name\": \"ln_f.bias\"", "\"name\": \"ln_f.weight\"", "weights[3].name: 'ln_f.weight' is listed twice");
+    mutate("\"logits\": {\"arena\": 256, \"dtype\": \"f32\"", "\"logits\": {\"arena\": 256, \"dtype\": \"f16\"", "logits.dtype: logits must be f32");
+    mutate("\"shape\": [{\"t\": 1}, 8]", "\"shape\": [{\"t\": 1}, 9]", "logits.shape: expected [{\"t\": 1}, 8]");
+    mutate("\"logits\": {\"arena\": 256", "\"logits\": {\"arena\": 448", "logits: 4 x 8 logits at offset 448 overrun the 512-byte arena");
+    mutate("\"steps\": [", "\"steps\": [] , \"x\": [", "steps: no steps");
+    mutate("\"name\": \"toy_embed\"", "\"name\": \"toy-embed\"", "kernels[0].name: 'toy-embed' is not a C identifier");
+
+    /* nothing leaks from failed parses: a fresh parse after all of them still works */
+    CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p) == SRT_OK);
+    rt_plan_free(ctx, &p);
+    srt_context_destroy(ctx);
+    return rt_test_done("test_plan");
+}
