@@ -1,16 +1,294 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
+/*
+ * diag.c — source files and caret diagnostics.
+ *
+ * Every message has the form
+ *
+ *   path:line:col: error: message
+ *     the source line
+ *     ^~~~~
+ *
+ * where `^` marks the first byte of the location and `~` the rest of its
+ * range on that line. Tabs of the source line are kept in the caret line so
+ * the caret lines up in any tab width; UTF-8 continuation bytes take no
+ * column. Lines longer than SHOW_MAX bytes are shown as a window around the
+ * location, with "..." where text was cut. Control bytes are shown as '?'.
+ *
+ * After max_errors errors one "too many errors" line is printed and later
+ * errors, warnings and notes are only counted.
+ */
 #include "shortc.h"
+
+#include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-void diag_init(Diag *d, Arena *a, FILE *out) { memset(d, 0, sizeof *d); d->arena = a; d->out = out ? out : stderr; d->max_errors = 20; }
+#include <sys/stat.h>
+
+enum {
+    SHOW_MAX = 160,          /* longest source excerpt shown */
+    SHOW_BEFORE = 60,        /* bytes kept before the location when cutting */
+    FILE_MAX = 64 << 20,     /* largest source file accepted */
+};
+
+void diag_init(Diag *d, Arena *a, FILE *out) {
+    memset(d, 0, sizeof *d);
+    d->arena = a;
+    d->out = out ? out : stderr;
+    d->max_errors = 20;
+}
+
 Source *diag_add_source(Diag *d, const char *path, const char *text, size_t len) {
-    Source *s = arena_alloc(d->arena, sizeof *s); s->path = arena_strdup(d->arena, path); s->text = arena_strndup(d->arena, text, len); s->len = len;
-    Source **t = arena_alloc(d->arena, sizeof(Source *) * (size_t)(d->nsources + 1)); if (d->nsources) memcpy(t, d->sources, sizeof(Source *) * (size_t)d->nsources);
-    s->id = d->nsources; t[d->nsources++] = s; d->sources = t; return s; }
-Source *diag_load_file(Diag *d, const char *path) { (void)path; diag_plain_error(d, "placeholder"); return NULL; }
-void diag_linecol(const Diag *d, Loc loc, int *line, int *col) { (void)d; (void)loc; *line = 0; *col = 0; }
-void diag_error(Diag *d, Loc loc, const char *fmt, ...) { (void)loc; va_list ap; va_start(ap, fmt); vfprintf(d->out, fmt, ap); va_end(ap); fputc('\n', d->out); d->errors++; }
-void diag_warning(Diag *d, Loc loc, const char *fmt, ...) { (void)loc; (void)fmt; d->warnings++; }
-void diag_note(Diag *d, Loc loc, const char *fmt, ...) { (void)d; (void)loc; (void)fmt; }
-void diag_plain_error(Diag *d, const char *fmt, ...) { va_list ap; va_start(ap, fmt); fputs("shortc: error: ", d->out); vfprintf(d->out, fmt, ap); va_end(ap); fputc('\n', d->out); d->errors++; }
-const char *diag_suggest(const char *word, const char *const *c, int n) { (void)word; (void)c; (void)n; return NULL; }
+    Source *s = arena_alloc(d->arena, sizeof *s);
+    Source **table = arena_alloc(d->arena, sizeof(Source *) * (size_t)(d->nsources + 1));
+    if (!s || !table) return NULL;
+    s->path = arena_strdup(d->arena, path);
+    s->text = arena_strndup(d->arena, text, len);
+    s->len = len;
+    if (!s->path || !s->text) return NULL;
+    if (d->nsources) memcpy(table, d->sources, sizeof(Source *) * (size_t)d->nsources);
+    s->id = d->nsources;
+    table[d->nsources++] = s;
+    d->sources = table;
+    return s;
+}
+
+static Source *load_error(Diag *d, const char *path, const char *why) {
+    d->errors++;
+    if (d->max_errors <= 0 || d->errors <= d->max_errors)
+        fprintf(d->out, "%s: error: cannot read: %s\n", path, why);
+    return NULL;
+}
+
+Source *diag_load_file(Diag *d, const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return load_error(d, path, strerror(errno));
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f);
+        return load_error(d, path, strerror(EISDIR));
+    }
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            return load_error(d, path, strerror(ENOMEM));
+        }
+        len += fread(buf + len, 1, cap - len, f);
+        if (len < cap) break;
+        if (cap >= FILE_MAX) {
+            free(buf);
+            fclose(f);
+            return load_error(d, path, "file is larger than 64 MiB");
+        }
+        cap *= 2;
+        char *nb = realloc(buf, cap);
+        if (!nb) free(buf);
+        buf = nb;
+    }
+    int failed = ferror(f);
+    int err = errno;
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return load_error(d, path, strerror(err));
+    }
+    Source *s = diag_add_source(d, path, buf, len);
+    free(buf);
+    if (!s) return load_error(d, path, strerror(ENOMEM));
+    return s;
+}
+
+static const Source *loc_source(const Diag *d, Loc loc) {
+    if (loc.file < 0 || loc.file >= d->nsources) return NULL;
+    return d->sources[loc.file];
+}
+
+static size_t clamp_offset(const Source *s, int off) {
+    if (off < 0) return 0;
+    return (size_t)off > s->len ? s->len : (size_t)off;
+}
+
+void diag_linecol(const Diag *d, Loc loc, int *line, int *col) {
+    const Source *s = loc_source(d, loc);
+    if (!s) {
+        *line = 0;
+        *col = 0;
+        return;
+    }
+    size_t pos = clamp_offset(s, loc.begin);
+    int ln = 1;
+    size_t start = 0;
+    for (size_t i = 0; i < pos; i++)
+        if (s->text[i] == '\n') {
+            ln++;
+            start = i + 1;
+        }
+    *line = ln;
+    *col = (int)(pos - start) + 1;
+}
+
+static bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
+
+/* The source line holding loc.begin and the caret line under it. */
+static void show_excerpt(const Diag *d, Loc loc) {
+    const Source *s = loc_source(d, loc);
+    if (!s) return;
+    const unsigned char *t = (const unsigned char *)s->text;
+    size_t begin = clamp_offset(s, loc.begin);
+    size_t end = clamp_offset(s, loc.end);
+    if (end < begin) end = begin;
+    size_t ls = begin, le = begin;
+    while (ls > 0 && t[ls - 1] != '\n') ls--;
+    while (le < s->len && t[le] != '\n') le++;
+    if (le > ls && t[le - 1] == '\r') le--;
+    if (begin > le) begin = le;   /* location on a stripped '\r' */
+    size_t ws = ls, we = le;
+    if (we - ws > SHOW_MAX) {
+        if (begin - ws > SHOW_BEFORE) ws = begin - SHOW_BEFORE;
+        while (ws > ls && ws < le && is_continuation(t[ws])) ws--;
+        if (we - ws > SHOW_MAX) we = ws + SHOW_MAX;
+    }
+    const char *pre = ws > ls ? "..." : "";
+    FILE *o = d->out;
+    fputs(pre, o);
+    for (size_t i = ws; i < we; i++) {
+        unsigned char c = t[i];
+        fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', o);
+    }
+    if (we < le) fputs("...", o);
+    fputc('\n', o);
+    fputs(*pre ? "   " : "", o);
+    for (size_t i = ws; i < begin; i++) {
+        if (t[i] == '\t') fputc('\t', o);
+        else if (!is_continuation(t[i])) fputc(' ', o);
+    }
+    fputc('^', o);
+    for (size_t i = begin + 1; i < end && i < we; i++)
+        if (!is_continuation(t[i])) fputc('~', o);
+    fputc('\n', o);
+}
+
+static void emit(Diag *d, Loc loc, const char *kind, const char *fmt, va_list ap) {
+    const Source *s = loc_source(d, loc);
+    if (s) {
+        int line, col;
+        diag_linecol(d, loc, &line, &col);
+        fprintf(d->out, "%s:%d:%d: %s: ", s->path, line, col, kind);
+    } else {
+        fprintf(d->out, "shortc: %s: ", kind);
+    }
+    vfprintf(d->out, fmt, ap);
+    fputc('\n', d->out);
+    show_excerpt(d, loc);
+}
+
+/* False once the error limit has been passed (messages are then only counted). */
+static bool reporting(const Diag *d) { return d->max_errors <= 0 || d->errors <= d->max_errors; }
+
+/* Counts an error; returns whether it is to be printed. */
+static bool count_error(Diag *d, Loc loc) {
+    d->errors++;
+    if (reporting(d)) return true;
+    if (d->errors == d->max_errors + 1) {
+        const Source *s = loc_source(d, loc);
+        int line, col;
+        diag_linecol(d, loc, &line, &col);
+        if (s)
+            fprintf(d->out, "%s:%d:%d: error: too many errors (%d); the rest are not shown\n", s->path, line,
+                    col, d->max_errors);
+        else
+            fprintf(d->out, "shortc: error: too many errors (%d); the rest are not shown\n", d->max_errors);
+    }
+    return false;
+}
+
+void diag_error(Diag *d, Loc loc, const char *fmt, ...) {
+    if (!count_error(d, loc)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(d, loc, "error", fmt, ap);
+    va_end(ap);
+}
+
+void diag_warning(Diag *d, Loc loc, const char *fmt, ...) {
+    d->warnings++;
+    if (!reporting(d)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(d, loc, "warning", fmt, ap);
+    va_end(ap);
+}
+
+void diag_note(Diag *d, Loc loc, const char *fmt, ...) {
+    if (!reporting(d)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(d, loc, "note", fmt, ap);
+    va_end(ap);
+}
+
+void diag_plain_error(Diag *d, const char *fmt, ...) {
+    if (!count_error(d, LOC_NONE)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    emit(d, LOC_NONE, "error", fmt, ap);
+    va_end(ap);
+}
+
+/*
+ * Optimal-string-alignment distance (Levenshtein plus adjacent
+ * transpositions), case-insensitive, giving up above `limit`.
+ */
+static int edit_distance(const char *a, const char *b, int limit) {
+    size_t n = strlen(a), m = strlen(b);
+    if ((n > m ? n - m : m - n) > (size_t)limit || m > 255) return limit + 1;
+    int rows[3][256];
+    int *pp = rows[0], *p = rows[1], *c = rows[2];
+    for (size_t j = 0; j <= m; j++) p[j] = (int)j;
+    for (size_t i = 1; i <= n; i++) {
+        c[0] = (int)i;
+        int best = c[0];
+        for (size_t j = 1; j <= m; j++) {
+            int ai = tolower((unsigned char)a[i - 1]), bj = tolower((unsigned char)b[j - 1]);
+            int cost = ai != bj;
+            int v = p[j - 1] + cost;
+            if (p[j] + 1 < v) v = p[j] + 1;
+            if (c[j - 1] + 1 < v) v = c[j - 1] + 1;
+            if (i > 1 && j > 1 && ai == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == bj && pp[j - 2] + 1 < v)
+                v = pp[j - 2] + 1;
+            c[j] = v;
+            if (v < best) best = v;
+        }
+        if (best > limit) return limit + 1;
+        int *t = pp;
+        pp = p;
+        p = c;
+        c = t;
+    }
+    return p[m];
+}
+
+/*
+ * The closest candidate within min(2, max(1, len/3)) edits (so short words
+ * need a near match), ties going to the earlier candidate; NULL if none.
+ */
+const char *diag_suggest(const char *word, const char *const *candidates, int n) {
+    if (!word || !*word) return NULL;
+    int len = (int)strnlen(word, 1024);
+    int limit = len / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 2) limit = 2;
+    const char *best = NULL;
+    int best_d = limit + 1;
+    for (int i = 0; i < n; i++) {
+        if (!candidates[i] || strcmp(word, candidates[i]) == 0) continue;
+        int dist = edit_distance(word, candidates[i], limit);
+        if (dist < best_d) {
+            best_d = dist;
+            best = candidates[i];
+        }
+    }
+    return best;
+}

@@ -1,4 +1,917 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
+/*
+ * sema.c — from parsed .arch files to a validated ModelSpec.
+ *
+ * 1. Files: the main file's imports are loaded and parsed once each
+ *    (depth first, keyed by real path), relative to the importing file.
+ *    Missing files and import cycles are errors at the `import` line. Any
+ *    syntax or import error stops here.
+ * 2. Models: every model of every loaded file gets each of its statements
+ *    checked against the settings table below (signature, ranges, "did you
+ *    mean"), producing one typed Setting per key; duplicate settings, duplicate
+ *    model names, unknown parents and inheritance cycles are reported. Any
+ *    error stops here.
+ * 3. The requested model: its chain (root parent first) is merged setting
+ *    by setting (a child's statement replaces the parent's whole statement),
+ *    required settings and cross-setting rules are checked, and the `layer`
+ *    blocks of each model in the chain are applied in order over the final
+ *    layer count (a child's blocks win over its parent's; two blocks of the
+ *    same model that give one layer different values are a conflict).
+ *
+ * Adding a setting: a Key, a row in `settings`, a check function, and a
+ * line in build_spec(). Adding an attention kind needs nothing here: its
+ * parameters come from the `params` string of SHORTC_ATTN_KINDS.
+ */
+#define _DEFAULT_SOURCE   /* realpath */
 #include "shortc.h"
-ModelSpec *sema_model(Arena *a, Diag *d, AstFile *f, const char *name) { (void)a; (void)f; (void)name; diag_plain_error(d, "sema: placeholder"); return NULL; }
-ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *name) { (void)a; (void)path; (void)name; diag_plain_error(d, "sema: placeholder"); return NULL; }
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* ------------------------------------------------------------------ */
+/* Settings                                                            */
+/* ------------------------------------------------------------------ */
+
+/* What a statement sets. Each tensor class's layout is a key of its own. */
+typedef enum Key {
+    K_VOCAB, K_D_MODEL, K_HEADS, K_HEAD_DIM, K_SEGMENT, K_LAYERS, K_FFN, K_NORM,
+    K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION,
+    K_LAYOUT, /* + TensorClass */
+    K_COUNT = K_LAYOUT + TC_COUNT
+} Key;
+
+/* A checked statement. Only the fields of its key are meaningful. */
+typedef struct Setting {
+    const AstStmt *stmt;   /* the statement; NULL when not set */
+    Key key;               /* what it sets */
+    long n;                /* integer settings, ffn width */
+    Activation act;        /* ffn */
+    NormKind norm;         /* norm */
+    NormPlace place;       /* norm */
+    double eps;            /* norm */
+    PosKind pos;           /* positions */
+    long max_pos;          /* positions (0: not given) */
+    bool tied;             /* embedding */
+    WeightNaming naming;   /* weights */
+    AttnSpec attn;         /* attention */
+    LayoutSpec layout;     /* layout */
+} Setting;
+
+typedef struct Sema Sema;
+typedef struct SettingDef SettingDef;
+typedef bool (*CheckFn)(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+
+struct SettingDef {
+    const char *name;    /* setting name in .arch */
+    Key key;             /* K_LAYOUT for layout (the class picks the key) */
+    CheckFn check;       /* signature check, fills a Setting */
+    const char *usage;   /* shown in messages */
+    bool per_layer;      /* may appear inside `layer` blocks */
+    bool required;       /* a model must set it (itself or through a parent) */
+    long max;            /* integer settings: upper bound */
+};
+
+static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_ffn(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_embedding(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+
+enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
+
+static const SettingDef settings[] = {
+    {"vocab", K_VOCAB, check_int, "vocab INT", false, true, MAX_DIM},
+    {"d_model", K_D_MODEL, check_int, "d_model INT", false, true, MAX_DIM},
+    {"heads", K_HEADS, check_int, "heads INT", false, true, MAX_DIM},
+    {"head_dim", K_HEAD_DIM, check_int, "head_dim INT", false, false, MAX_DIM},
+    {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh", false, true, MAX_DIM},
+    {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm pre|post [eps=NUM]", false, false, 0},
+    {"positions", K_POSITIONS, check_positions, "positions none | sinusoidal [max=INT] | learned max=INT",
+     false, false, MAX_DIM},
+    {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied", false, false, 0},
+    {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
+    {"layers", K_LAYERS, check_int, "layers INT", false, true, MAX_LAYERS},
+    {"attention", K_ATTENTION, check_attention, "attention KIND [key=NUM ...]", true, false, 0},
+    {"weights", K_WEIGHTS, check_weights, "weights hf_gpt2", false, false, 0},
+    {"layout", K_LAYOUT, check_layout, "layout weights|activations|kv fp32|fp16|bf16 [ORDER]", false, false, 0},
+};
+enum { NSETTINGS = sizeof settings / sizeof settings[0] };
+
+/* Where each key's statement is recorded in ModelSpec.where (-1: elsewhere). */
+static const int key_setting_id[K_COUNT] = {
+    [K_VOCAB] = SET_VOCAB, [K_D_MODEL] = SET_D_MODEL, [K_HEADS] = SET_HEADS,
+    [K_HEAD_DIM] = SET_HEAD_DIM, [K_SEGMENT] = SET_SEGMENT, [K_LAYERS] = SET_LAYERS,
+    [K_FFN] = SET_FFN, [K_NORM] = SET_NORM, [K_POSITIONS] = SET_POSITIONS,
+    [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION,
+    [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
+};
+
+static const char *const class_names[TC_COUNT] = {"weights", "activations", "kv"};
+
+/* Storage dtypes a layout may name (i32 is for token ids only). */
+static const DType storage_dtypes[] = {DT_F32, DT_F16, DT_BF16};
+enum { NSTORAGE = sizeof storage_dtypes / sizeof storage_dtypes[0] };
+
+/* Accepted dimension orders per tensor class, as the words of the .arch list. */
+static const struct {
+    TensorClass tc;          /* the class it applies to */
+    DimOrder order;          /* the order */
+    const char *words[3];    /* its dimension names, NULL-padded */
+} orders[] = {
+    {TC_WEIGHTS, ORD_IN_OUT, {"in", "out"}},
+    {TC_WEIGHTS, ORD_OUT_IN, {"out", "in"}},
+    {TC_ACTIVATIONS, ORD_TOKENS_CHANNELS, {"tokens", "channels"}},
+    {TC_KV, ORD_TOKENS_HEADS_DIM, {"tokens", "heads", "dim"}},
+    {TC_KV, ORD_HEADS_TOKENS_DIM, {"heads", "tokens", "dim"}},
+};
+enum { NORDERS = sizeof orders / sizeof orders[0] };
+
+static const DimOrder default_order[TC_COUNT] = {ORD_IN_OUT, ORD_TOKENS_CHANNELS, ORD_HEADS_TOKENS_DIM};
+
+/* Attention kinds and their parameter specs, straight from the X-macro. */
+static const struct {
+    const char *name;     /* kind name in .arch */
+    const char *params;   /* "key" (required) or "key=default", comma separated */
+} attn_kinds[] = {
+#define X(e, name, params) {name, params},
+    SHORTC_ATTN_KINDS(X)
+#undef X
+};
+
+/* ------------------------------------------------------------------ */
+/* State                                                               */
+/* ------------------------------------------------------------------ */
+
+/* A `layer` block: its selector and what it sets. */
+typedef struct Block {
+    const AstStmt *stmt;   /* the ST_LAYER statement (selector and body) */
+    Setting attn;          /* attn.stmt NULL: the block sets no attention */
+} Block;
+
+typedef struct ModelInfo ModelInfo;
+struct ModelInfo {
+    const AstModel *ast;   /* the parsed model */
+    const Source *src;     /* file it is defined in */
+    Setting set[K_COUNT];  /* model-level settings (stmt NULL: not set here) */
+    Block *blocks;         /* layer blocks in order */
+    int nblocks;           /* count */
+    ModelInfo *parent;     /* resolved parent (NULL: root or unknown) */
+    int walk;              /* stamp used by the cycle check */
+};
+
+enum { FILE_VISITING = 1, FILE_DONE = 2 };
+
+typedef struct FileEntry {
+    AstFile *ast;          /* the parsed file */
+    char *real;            /* canonical path: the key for "parsed once" and cycles */
+    int state;             /* 0, FILE_VISITING (its imports are being loaded) or FILE_DONE */
+} FileEntry;
+
+struct Sema {
+    Arena *a;              /* owner of everything sema allocates */
+    Diag *d;               /* where errors go */
+    PtrVec entries;        /* every FileEntry seen */
+    PtrVec order;          /* FileEntry in post-order: imports before importers */
+    PtrVec stack;          /* FileEntry being visited, for cycle messages */
+    ModelInfo *models;     /* all models of all files, in `order` */
+    int nmodels;           /* count */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+/* Source text of a location, shortened for messages. */
+static const char *text_of(Sema *S, Loc loc) {
+    if (loc.file < 0 || loc.file >= S->d->nsources) return "";
+    const Source *src = S->d->sources[loc.file];
+    int n = loc.end - loc.begin;
+    if (loc.begin < 0 || n < 0 || (size_t)loc.end > src->len) return "";
+    if (n > 40) return arena_printf(S->a, "%.37s...", src->text + loc.begin);
+    return arena_strndup(S->a, src->text + loc.begin, (size_t)n);
+}
+
+/* A string shortened for messages. */
+static const char *clip(Sema *S, const char *s) {
+    return strlen(s) > 80 ? arena_printf(S->a, "%.77s...", s) : s;
+}
+
+/* Builds "; did you mean 'x'?" (or "") for an unknown word. */
+static const char *did_you_mean(Sema *S, const char *word, const char *const *cands, int n) {
+    const char *s = diag_suggest(word, cands, n);
+    return s ? arena_printf(S->a, "; did you mean '%s'?", s) : "";
+}
+
+/* "a, b or c" */
+static const char *word_list(Sema *S, const char *const *words, int n) {
+    const char *s = "";
+    for (int i = 0; i < n; i++)
+        s = arena_printf(S->a, "%s%s%s", s, i == 0 ? "" : i == n - 1 ? " or " : ", ", words[i]);
+    return s;
+}
+
+static Loc stmt_end(const AstStmt *st) { return (Loc){st->loc.file, st->loc.end - 1, st->loc.end}; }
+
+/* Name of the statement's setting as used in messages ("layout kv" for layouts). */
+static const char *key_name(Sema *S, Key k) {
+    if (k >= K_LAYOUT) return arena_printf(S->a, "layout %s", class_names[k - K_LAYOUT]);
+    for (int i = 0; i < NSETTINGS; i++)
+        if (settings[i].key == k) return settings[i].name;
+    return "?";
+}
+
+static bool same_attn(const AttnSpec *x, const AttnSpec *y) {
+    if (x->kind != y->kind || x->nparams != y->nparams) return false;
+    for (int i = 0; i < x->nparams; i++)
+        if (strcmp(x->params[i].key, y->params[i].key) != 0 || x->params[i].value != y->params[i].value)
+            return false;
+    return true;
+}
+
+static bool line_break_between(Sema *S, Loc a, Loc b) {
+    if (a.file < 0 || a.file != b.file) return false;
+    const char *t = S->d->sources[a.file]->text;
+    for (int i = a.end; i < b.begin; i++)
+        if (t[i] == '\n') return true;
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Argument checks                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Argument i, or an error naming what is missing. */
+static const AstValue *arg(Sema *S, const SettingDef *def, const AstStmt *st, int i, const char *what) {
+    if (i < st->nargs) return st->args[i];
+    diag_error(S->d, stmt_end(st), "'%s' needs %s %s (usage: %s)", st->name, strchr("aeiou", what[0]) ? "an" : "a",
+               what, def->usage);
+    return NULL;
+}
+
+/* No arguments after the first n. An identifier on a new line is most likely a forgotten ';'. */
+static bool no_more(Sema *S, const SettingDef *def, const AstStmt *st, int n) {
+    if (st->nargs <= n) return true;
+    const AstValue *v = st->args[n];
+    Loc prev = n > 0 ? st->args[n - 1]->loc : st->name_loc;
+    if (v->kind == AV_IDENT && line_break_between(S, prev, v->loc))
+        diag_error(S->d, (Loc){prev.file, prev.end, prev.end}, "missing ';'");
+    else
+        diag_error(S->d, v->loc, "too many arguments for '%s' (usage: %s)", st->name, def->usage);
+    return false;
+}
+
+static bool int_value(Sema *S, const AstValue *v, const char *what, long lo, long hi, long *out) {
+    if (v->kind != AV_INT) {
+        diag_error(S->d, v->loc, "%s needs an integer, found '%s'", what, text_of(S, v->loc));
+        return false;
+    }
+    if (v->ival < lo || v->ival > hi) {
+        diag_error(S->d, v->loc, "%s must be between %ld and %ld, found %ld", what, lo, hi, v->ival);
+        return false;
+    }
+    *out = v->ival;
+    return true;
+}
+
+static bool num_value(Sema *S, const AstValue *v, const char *what, double *out) {
+    if (v->kind != AV_INT && v->kind != AV_NUM) {
+        diag_error(S->d, v->loc, "%s needs a number, found '%s'", what, text_of(S, v->loc));
+        return false;
+    }
+    *out = v->num;
+    return true;
+}
+
+/* Argument i must be one of words; returns its index or -1 (reported). */
+static int word_arg(Sema *S, const SettingDef *def, const AstStmt *st, int i, const char *what,
+                    const char *const *words, int n) {
+    const AstValue *v = arg(S, def, st, i, what);
+    if (!v) return -1;
+    if (v->kind == AV_IDENT)
+        for (int k = 0; k < n; k++)
+            if (strcmp(v->str, words[k]) == 0) return k;
+    const char *hint = v->kind == AV_IDENT ? did_you_mean(S, v->str, words, n) : "";
+    diag_error(S->d, v->loc, "unknown %s '%s'%s (expected %s)", what, text_of(S, v->loc), hint,
+               word_list(S, words, n));
+    return -1;
+}
+
+/*
+ * key=value options from argument `first` on. keys[k] is an accepted key;
+ * vals[k] receives its value (NULL: not given). Anything else is reported,
+ * naming the owner ("'norm'") and what a key is called ("option").
+ */
+static bool options(Sema *S, const SettingDef *def, const AstStmt *st, int first, const char *owner,
+                    const char *noun, const char *const *keys, int nkeys, const AstValue **vals) {
+    bool ok = true;
+    for (int k = 0; k < nkeys; k++) vals[k] = NULL;
+    for (int i = first; i < st->nargs; i++) {
+        const AstValue *v = st->args[i];
+        if (v->kind != AV_KEYVAL) return no_more(S, def, st, i);
+        int k = 0;
+        while (k < nkeys && strcmp(v->str, keys[k]) != 0) k++;
+        Loc key_loc = {v->loc.file, v->loc.begin, v->loc.begin + (int)strlen(v->str)};
+        if (k == nkeys) {
+            if (nkeys == 0)
+                diag_error(S->d, key_loc, "%s takes no %ss (usage: %s)", owner, noun, def->usage);
+            else
+                diag_error(S->d, key_loc, "%s has no %s '%s'%s (%ss: %s)", owner, noun, v->str,
+                           did_you_mean(S, v->str, keys, nkeys), noun, word_list(S, keys, nkeys));
+            ok = false;
+        } else if (vals[k]) {
+            diag_error(S->d, key_loc, "%s '%s' is given twice", noun, v->str);
+            diag_note(S->d, vals[k]->loc, "first given here");
+            ok = false;
+        } else {
+            vals[k] = v;
+        }
+    }
+    for (int k = 0; k < nkeys; k++)
+        if (vals[k]) vals[k] = vals[k]->kv;   /* from key=value to the value */
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Setting checks                                                      */
+/* ------------------------------------------------------------------ */
+
+static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    const AstValue *v = arg(S, def, st, 0, "value");
+    return v && int_value(S, v, arena_printf(S->a, "'%s'", st->name), 1, def->max, &out->n) &&
+           no_more(S, def, st, 1);
+}
+
+static bool check_ffn(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const acts[] = {"relu", "gelu", "gelu_tanh"};
+    static const Activation act_of[] = {ACT_RELU, ACT_GELU, ACT_GELU_TANH};
+    const AstValue *v = arg(S, def, st, 0, "width");
+    if (!v || !int_value(S, v, "'ffn'", 1, def->max, &out->n)) return false;
+    int k = word_arg(S, def, st, 1, "activation", acts, 3);
+    if (k < 0) return false;
+    out->act = act_of[k];
+    return no_more(S, def, st, 2);
+}
+
+static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const kinds[] = {"layernorm", "rmsnorm"};
+    static const char *const places[] = {"pre", "post"};
+    static const char *const keys[] = {"eps"};
+    int k = word_arg(S, def, st, 0, "norm kind", kinds, 2);
+    if (k < 0) return false;
+    int p = word_arg(S, def, st, 1, "norm placement", places, 2);
+    if (p < 0) return false;
+    out->norm = k == 0 ? NORM_LAYERNORM : NORM_RMSNORM;
+    out->place = p == 0 ? NORM_PRE : NORM_POST;
+    out->eps = 1e-5;
+    const AstValue *eps = NULL;
+    if (!options(S, def, st, 2, "'norm'", "option", keys, 1, &eps)) return false;
+    if (eps) {
+        if (!num_value(S, eps, "'eps'", &out->eps)) return false;
+        if (!(out->eps > 0) || out->eps >= 1) {
+            diag_error(S->d, eps->loc, "eps must be greater than 0 and less than 1, found %s",
+                       text_of(S, eps->loc));
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const kinds[] = {"none", "sinusoidal", "learned"};
+    static const PosKind pos_of[] = {POS_NONE, POS_SINUSOIDAL, POS_LEARNED};
+    static const char *const keys[] = {"max"};
+    int k = word_arg(S, def, st, 0, "positions kind", kinds, 3);
+    if (k < 0) return false;
+    out->pos = pos_of[k];
+    const AstValue *max = NULL;
+    const char *owner = arena_printf(S->a, "'positions %s'", kinds[k]);
+    if (!options(S, def, st, 1, owner, "option", keys, out->pos == POS_NONE ? 0 : 1, &max)) return false;
+    if (max && !int_value(S, max, "'max'", 1, def->max, &out->max_pos)) return false;
+    if (out->pos == POS_LEARNED && !max) {
+        diag_error(S->d, stmt_end(st), "learned positions need a table size: positions learned max=INT");
+        return false;
+    }
+    return true;
+}
+
+static bool check_embedding(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const kinds[] = {"tied", "untied"};
+    int k = word_arg(S, def, st, 0, "embedding mode", kinds, 2);
+    if (k < 0) return false;
+    out->tied = k == 0;
+    return no_more(S, def, st, 1);
+}
+
+static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const schemes[] = {"hf_gpt2"};
+    int k = word_arg(S, def, st, 0, "weight naming scheme", schemes, 1);
+    if (k < 0) return false;
+    out->naming = NAMING_HF_GPT2;
+    return no_more(S, def, st, 1);
+}
+
+/*
+ * attention KIND key=value... The accepted keys of a kind come from the
+ * params string of its X-macro row: "key" is required, "key=default" is
+ * optional. Parameters are stored sorted by key, defaults included.
+ */
+static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    enum { NKINDS = sizeof attn_kinds / sizeof attn_kinds[0] };
+    const char *names[NKINDS];
+    for (int i = 0; i < NKINDS; i++) names[i] = attn_kinds[i].name;
+    int k = word_arg(S, def, st, 0, "attention kind", names, NKINDS);
+    if (k < 0) return false;
+
+    const char *keys[MAX_ATTN_PARAMS];
+    const char *defaults[MAX_ATTN_PARAMS];
+    int nkeys = 0;
+    for (const char *p = attn_kinds[k].params; *p && nkeys < MAX_ATTN_PARAMS;) {
+        size_t len = strcspn(p, ",");
+        const char *item = arena_strndup(S->a, p, len);
+        char *eq = strchr(item, '=');
+        defaults[nkeys] = eq ? eq + 1 : NULL;
+        if (eq) *eq = '\0';
+        keys[nkeys++] = item;
+        p += len + (p[len] == ',');
+    }
+    const AstValue *vals[MAX_ATTN_PARAMS];
+    const char *owner = arena_printf(S->a, "attention '%s'", names[k]);
+    if (!options(S, def, st, 1, owner, "parameter", keys, nkeys, vals)) return false;
+
+    AttnSpec *a = &out->attn;
+    memset(a, 0, sizeof *a);
+    a->kind = (AttnKind)k;
+    a->loc = st->loc;
+    bool ok = true;
+    for (int i = 0; i < nkeys; i++) {
+        double value;
+        if (vals[i]) {
+            if (!num_value(S, vals[i], arena_printf(S->a, "'%s'", keys[i]), &value)) {
+                ok = false;
+                continue;
+            }
+        } else if (defaults[i]) {
+            value = strtod(defaults[i], NULL);
+        } else {
+            diag_error(S->d, stmt_end(st), "attention '%s' needs '%s=NUM'", names[k], keys[i]);
+            ok = false;
+            continue;
+        }
+        int j = a->nparams++;
+        while (j > 0 && strcmp(a->params[j - 1].key, keys[i]) > 0) {
+            a->params[j] = a->params[j - 1];
+            j--;
+        }
+        a->params[j].key = keys[i];
+        a->params[j].value = value;
+    }
+    return ok;
+}
+
+static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    const char *dnames[NSTORAGE];
+    for (int i = 0; i < NSTORAGE; i++) dnames[i] = dtype_name(storage_dtypes[i]);
+    int c = word_arg(S, def, st, 0, "tensor class", class_names, TC_COUNT);
+    if (c < 0) return false;
+    int t = word_arg(S, def, st, 1, "dtype", dnames, NSTORAGE);
+    if (t < 0) return false;
+    out->key = K_LAYOUT + c;
+    out->layout.dtype = storage_dtypes[t];
+    out->layout.order = default_order[c];
+    out->layout.loc = st->loc;
+    if (st->nargs < 3) return true;
+
+    const AstValue *v = st->args[2];
+    const char *accepted[NORDERS];
+    int naccepted = 0;
+    for (int o = 0; o < NORDERS; o++) {
+        if (orders[o].tc != (TensorClass)c) continue;
+        int n = 0;
+        while (n < 3 && orders[o].words[n]) n++;
+        accepted[naccepted++] = dim_order_name(orders[o].order);
+        if (v->kind != AV_LIST || v->nitems != n) continue;
+        int i = 0;
+        while (i < n && v->items[i]->kind == AV_IDENT && strcmp(v->items[i]->str, orders[o].words[i]) == 0) i++;
+        if (i == n) {
+            out->layout.order = orders[o].order;
+            return no_more(S, def, st, 3);
+        }
+    }
+    if (v->kind != AV_LIST)
+        diag_error(S->d, v->loc, "expected a dimension order list for %s, like %s", class_names[c],
+                   dim_order_name(default_order[c]));
+    else
+        diag_error(S->d, v->loc, "unsupported %s order %s (accepted: %s)", class_names[c], text_of(S, v->loc),
+                   word_list(S, accepted, naccepted));
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files and imports                                                   */
+/* ------------------------------------------------------------------ */
+
+static FileEntry *find_entry(Sema *S, const char *real) {
+    for (int i = 0; i < S->entries.len; i++) {
+        FileEntry *e = S->entries.items[i];
+        if (strcmp(e->real, real) == 0) return e;
+    }
+    return NULL;
+}
+
+static char *real_path(Sema *S, const char *path) {
+    char *r = realpath(path, NULL);
+    if (!r) return NULL;
+    char *copy = arena_strdup(S->a, r);
+    free(r);
+    return copy;
+}
+
+/* `import` paths are relative to the importing file's directory. */
+static const char *import_path(Sema *S, const char *importer, const char *path) {
+    const char *slash = strrchr(importer, '/');
+    if (path[0] == '/' || !slash) return path;
+    return arena_printf(S->a, "%.*s/%s", (int)(slash - importer), importer, path);
+}
+
+static void visit_file(Sema *S, FileEntry *fe) {
+    fe->state = FILE_VISITING;
+    ptrvec_push(S->a, &S->stack, fe);
+    for (int i = 0; i < fe->ast->nimports; i++) {
+        const AstImport *im = &fe->ast->imports[i];
+        const char *path = import_path(S, fe->ast->src->path, im->path);
+        struct stat st;
+        char *real = NULL;
+        if (stat(path, &st) != 0 || !(real = real_path(S, path))) {
+            int err = errno;
+            diag_error(S->d, im->loc, "cannot import '%s': %s", clip(S, path), strerror(err));
+            continue;
+        }
+        if (!S_ISREG(st.st_mode)) {   /* a directory, or a device that might never end */
+            diag_error(S->d, im->loc, "cannot import '%s': %s", clip(S, path),
+                       S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+            continue;
+        }
+        FileEntry *e = find_entry(S, real);
+        if (e && e->state == FILE_VISITING) {
+            const char *cycle = "";
+            int from = S->stack.len - 1;
+            while (from > 0 && S->stack.items[from] != e) from--;
+            for (int k = from; k < S->stack.len; k++)
+                cycle = arena_printf(S->a, "%s%s -> ", cycle, ((FileEntry *)S->stack.items[k])->ast->src->path);
+            diag_error(S->d, im->loc, "import cycle: %s%s", cycle, e->ast->src->path);
+            continue;
+        }
+        if (e) continue;   /* already parsed */
+        Source *src = diag_load_file(S->d, path);
+        if (!src) continue;
+        e = arena_alloc(S->a, sizeof *e);
+        e->real = real;
+        e->ast = parse_source(S->a, S->d, src);
+        ptrvec_push(S->a, &S->entries, e);
+        visit_file(S, e);
+    }
+    S->stack.len--;
+    fe->state = FILE_DONE;
+    ptrvec_push(S->a, &S->order, fe);
+}
+
+/* ------------------------------------------------------------------ */
+/* Models                                                              */
+/* ------------------------------------------------------------------ */
+
+static const SettingDef *find_setting(Sema *S, const AstStmt *st) {
+    for (int i = 0; i < NSETTINGS; i++)
+        if (strcmp(st->name, settings[i].name) == 0) return &settings[i];
+    const char *names[NSETTINGS];
+    for (int i = 0; i < NSETTINGS; i++) names[i] = settings[i].name;
+    diag_error(S->d, st->name_loc, "unknown setting '%s'%s", text_of(S, st->name_loc),
+               did_you_mean(S, st->name, names, NSETTINGS));
+    return NULL;
+}
+
+/* Checks one setting statement into out; false (reported) if it is not valid. */
+static bool check_statement(Sema *S, const AstStmt *st, bool in_layer, Setting *out) {
+    const SettingDef *def = find_setting(S, st);
+    if (!def) return false;
+    if (in_layer && !def->per_layer) {
+        diag_error(S->d, st->name_loc, "'%s' is model-wide and cannot be set per layer", st->name);
+        return false;
+    }
+    memset(out, 0, sizeof *out);
+    out->key = def->key;
+    if (!def->check(S, def, st, out)) return false;
+    out->stmt = st;
+    return true;
+}
+
+/* Stores a checked setting, reporting a second one for the same key. */
+static void store(Sema *S, Setting *slot, const Setting *s, const char *where) {
+    if (slot->stmt) {
+        diag_error(S->d, s->stmt->name_loc, "'%s' is set twice in %s", key_name(S, s->key), where);
+        diag_note(S->d, slot->stmt->loc, "first set here");
+        return;
+    }
+    *slot = *s;
+}
+
+static void check_model(Sema *S, ModelInfo *mi) {
+    const AstModel *m = mi->ast;
+    const char *where = arena_printf(S->a, "model '%s'", m->name);
+    int nblocks = 0;
+    for (int i = 0; i < m->nstmts; i++) nblocks += m->stmts[i]->kind == ST_LAYER;
+    mi->blocks = nblocks ? arena_alloc(S->a, sizeof(Block) * (size_t)nblocks) : NULL;
+    for (int i = 0; i < m->nstmts; i++) {
+        const AstStmt *st = m->stmts[i];
+        Setting s;
+        if (st->kind == ST_SETTING) {
+            if (check_statement(S, st, false, &s)) store(S, &mi->set[s.key], &s, where);
+            continue;
+        }
+        Block *b = &mi->blocks[mi->nblocks++];
+        b->stmt = st;
+        for (int j = 0; j < st->nbody; j++) {
+            const AstStmt *inner = st->body[j];
+            if (inner->kind == ST_LAYER) {
+                diag_error(S->d, inner->loc, "layer blocks cannot be nested");
+                continue;
+            }
+            if (check_statement(S, inner, true, &s)) store(S, &b->attn, &s, "this layer block");
+        }
+    }
+}
+
+static ModelInfo *find_model(Sema *S, const char *name) {
+    for (int i = 0; i < S->nmodels; i++)
+        if (strcmp(S->models[i].ast->name, name) == 0) return &S->models[i];
+    return NULL;
+}
+
+static const char **model_names(Sema *S) {
+    const char **names = arena_alloc(S->a, sizeof(char *) * (size_t)(S->nmodels + 1));
+    for (int i = 0; i < S->nmodels; i++) names[i] = S->models[i].ast->name;
+    return names;
+}
+
+/* Duplicate names, parents, inheritance cycles. */
+static void link_models(Sema *S) {
+    for (int i = 0; i < S->nmodels; i++) {
+        ModelInfo *mi = &S->models[i];
+        ModelInfo *first = find_model(S, mi->ast->name);
+        if (first != mi) {
+            diag_error(S->d, mi->ast->loc, "model '%s' is defined twice", mi->ast->name);
+            diag_note(S->d, first->ast->loc, "first defined here");
+        }
+        if (!mi->ast->parent) continue;
+        mi->parent = find_model(S, mi->ast->parent);
+        if (!mi->parent)
+            diag_error(S->d, mi->ast->parent_loc, "unknown parent model '%s'%s", mi->ast->parent,
+                       did_you_mean(S, mi->ast->parent, model_names(S), S->nmodels));
+    }
+    /* Walk each model's ancestry; a walk that meets itself is a cycle, reported at its first model. */
+    for (int i = 0; i < S->nmodels; i++) {
+        ModelInfo *mi = &S->models[i];
+        ModelInfo *p = mi->parent;
+        while (p && p != mi && p->walk != i + 1) {
+            p->walk = i + 1;
+            p = p->parent;
+        }
+        if (p != mi) continue;
+        bool first = true;
+        const char *path = mi->ast->name;
+        for (p = mi->parent; p != mi; p = p->parent) {
+            if (p < mi) first = false;
+            path = arena_printf(S->a, "%s -> %s", path, p->ast->name);
+        }
+        if (first)
+            diag_error(S->d, mi->ast->parent_loc, "model '%s' inherits from itself: %s -> %s", mi->ast->name, path,
+                       mi->ast->name);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* The requested model                                                 */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Marks the layers a selector picks (sel[i] = true), reporting indices and
+ * counts that do not fit n layers. Returns false on error.
+ */
+static bool select_layers(Sema *S, const AstSelector *s, int n, bool *sel, const char *model,
+                          const Setting *layers) {
+    switch (s->kind) {
+    case SEL_ALL:
+        for (int i = 0; i < n; i++) sel[i] = true;
+        return true;
+    case SEL_INDEX: {
+        bool ok = true, warned = false;
+        for (int k = 0; k < s->nindices; k++) {
+            long ix = s->indices[k];
+            if (ix < 0 || ix >= n) {
+                diag_error(S->d, s->index_locs[k], "layer index %ld is out of range: model '%s' has %d layer%s (0-%d)",
+                           ix, model, n, n == 1 ? "" : "s", n - 1);
+                diag_note(S->d, layers->stmt->loc, "layers set to %d here", n);
+                ok = false;
+            } else if (sel[ix]) {
+                if (!warned) diag_warning(S->d, s->index_locs[k], "layer %ld is listed twice", ix);
+                warned = true;
+            } else {
+                sel[ix] = true;
+            }
+        }
+        return ok;
+    }
+    case SEL_EVERY: {
+        if (s->n < 1) {
+            diag_error(S->d, s->loc, "'every' needs a step of at least 1, found %ld", s->n);
+            return false;
+        }
+        long from = s->from >= 0 ? s->from : s->n - 1;
+        for (long i = from; i < n; i = s->n >= n ? n : i + s->n) sel[i] = true;
+        return true;
+    }
+    case SEL_FIRST:
+    case SEL_LAST:
+    case SEL_INTERLEAVED: {
+        const char *word = s->kind == SEL_FIRST ? "first" : s->kind == SEL_LAST ? "last" : "interleaved";
+        if (s->n < 1 || s->n > n) {
+            diag_error(S->d, s->loc, "'%s' needs a count between 1 and %d (the layers of model '%s'), found %ld",
+                       word, n, model, s->n);
+            if (s->n > n) diag_note(S->d, layers->stmt->loc, "layers set to %d here", n);
+            return false;
+        }
+        for (long i = 0; i < s->n; i++) {
+            long ix = s->kind == SEL_FIRST ? i : s->kind == SEL_LAST ? n - s->n + i : (i + 1) * n / s->n - 1;
+            sel[ix] = true;
+        }
+        return true;
+    }
+    }
+    return false;
+}
+
+/* Applies the layer blocks of one model of the chain (a conflict is two blocks of it disagreeing). */
+static void apply_blocks(Sema *S, const ModelInfo *mi, ModelSpec *spec, const Setting *layers) {
+    int n = spec->n_layers;
+    const Setting **owner = arena_alloc(S->a, sizeof(Setting *) * (size_t)n);
+    bool *sel = arena_alloc(S->a, (size_t)n);
+    for (int b = 0; b < mi->nblocks; b++) {
+        const Block *blk = &mi->blocks[b];
+        memset(sel, 0, (size_t)n);
+        if (!select_layers(S, &blk->stmt->sel, n, sel, spec->name, layers)) continue;
+        int count = 0;
+        for (int i = 0; i < n; i++) count += sel[i];
+        if (count == 0) {
+            diag_warning(S->d, blk->stmt->sel.loc, "this selector picks no layer of model '%s' (%d layers)",
+                         spec->name, n);
+            continue;
+        }
+        if (!blk->attn.stmt) continue;
+        bool reported = false;
+        for (int i = 0; i < n; i++) {
+            if (!sel[i]) continue;
+            if (owner[i] && !same_attn(&owner[i]->attn, &blk->attn.attn)) {
+                if (!reported) {
+                    diag_error(S->d, blk->attn.stmt->loc, "conflicting attention for layer %d in model '%s'", i,
+                               mi->ast->name);
+                    diag_note(S->d, owner[i]->stmt->loc, "layer %d was given a different attention here", i);
+                }
+                reported = true;
+                continue;
+            }
+            owner[i] = &blk->attn;
+            spec->layers[i].attn = blk->attn.attn;
+        }
+    }
+}
+
+static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
+    int errors = S->d->errors;
+    /* the chain, root first */
+    int depth = 0;
+    for (ModelInfo *p = target; p; p = p->parent) depth++;
+    ModelInfo **chain = arena_alloc(S->a, sizeof(ModelInfo *) * (size_t)depth);
+    int k = depth;
+    for (ModelInfo *p = target; p; p = p->parent) chain[--k] = p;
+
+    Setting eff[K_COUNT];
+    memset(eff, 0, sizeof eff);
+    for (int i = 0; i < depth; i++)
+        for (int key = 0; key < K_COUNT; key++)
+            if (chain[i]->set[key].stmt) eff[key] = chain[i]->set[key];
+
+    for (int i = 0; i < NSETTINGS; i++)
+        if (settings[i].required && !eff[settings[i].key].stmt)
+            diag_error(S->d, target->ast->loc, "model '%s' does not set '%s' (usage: %s)", target->ast->name,
+                       settings[i].name, settings[i].usage);
+    if (S->d->errors > errors) return NULL;
+
+    ModelSpec *s = arena_alloc(S->a, sizeof *s);
+    s->name = target->ast->name;
+    s->parent = target->ast->parent;
+    s->path = target->src->path;
+    s->vocab = (int)eff[K_VOCAB].n;
+    s->d_model = (int)eff[K_D_MODEL].n;
+    s->n_heads = (int)eff[K_HEADS].n;
+    s->d_ff = (int)eff[K_FFN].n;
+    s->act = eff[K_FFN].act;
+    s->segment = (int)eff[K_SEGMENT].n;
+    s->n_layers = (int)eff[K_LAYERS].n;
+    s->norm = eff[K_NORM].stmt ? eff[K_NORM].norm : NORM_LAYERNORM;
+    s->norm_place = eff[K_NORM].stmt ? eff[K_NORM].place : NORM_PRE;
+    s->eps = eff[K_NORM].stmt ? eff[K_NORM].eps : 1e-5;
+    s->pos = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].pos : POS_NONE;
+    s->max_pos = (int)eff[K_POSITIONS].max_pos;
+    s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
+    s->naming = NAMING_HF_GPT2;
+    for (int key = 0; key < K_COUNT; key++)
+        if (key_setting_id[key] >= 0) s->where[key_setting_id[key]] = eff[key].stmt ? eff[key].stmt->loc : LOC_NONE;
+    for (int c = 0; c < TC_COUNT; c++) {
+        const Setting *l = &eff[K_LAYOUT + c];
+        s->layout[c] = l->stmt ? l->layout : (LayoutSpec){DT_F32, default_order[c], LOC_NONE};
+    }
+
+    if (eff[K_HEAD_DIM].stmt) {
+        s->head_dim = (int)eff[K_HEAD_DIM].n;
+    } else if (s->d_model % s->n_heads != 0) {
+        diag_error(S->d, eff[K_HEADS].stmt->loc, "d_model %d is not divisible by heads %d (set head_dim to choose the head width)",
+                   s->d_model, s->n_heads);
+        diag_note(S->d, eff[K_D_MODEL].stmt->loc, "d_model set here");
+    } else {
+        s->head_dim = s->d_model / s->n_heads;
+    }
+    if (s->pos != POS_NONE && s->max_pos && s->segment > s->max_pos) {
+        diag_error(S->d, eff[K_POSITIONS].stmt->loc, "segment %d exceeds %s positions max=%d", s->segment,
+                   s->pos == POS_LEARNED ? "learned" : "sinusoidal", s->max_pos);
+        diag_note(S->d, eff[K_SEGMENT].stmt->loc, "segment set here");
+    }
+
+    AttnSpec base = {.kind = ATTN_CAUSAL, .loc = LOC_NONE};
+    if (eff[K_ATTENTION].stmt) base = eff[K_ATTENTION].attn;
+    s->layers = arena_alloc(S->a, sizeof(LayerSpec) * (size_t)s->n_layers);
+    for (int i = 0; i < s->n_layers; i++) s->layers[i].attn = base;
+    for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
+
+    return S->d->errors > errors ? NULL : s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry points                                                        */
+/* ------------------------------------------------------------------ */
+
+ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_name) {
+    if (!main_file) return NULL;
+    Sema S0 = {.a = a, .d = d}, *S = &S0;
+    int errors = d->errors;
+
+    FileEntry *root = arena_alloc(a, sizeof *root);
+    root->ast = main_file;
+    root->real = real_path(S, main_file->src->path);
+    if (!root->real) root->real = arena_strdup(a, main_file->src->path);
+    ptrvec_push(a, &S->entries, root);
+    visit_file(S, root);
+    if (d->errors > errors) return NULL;
+
+    for (int i = 0; i < S->order.len; i++) S->nmodels += ((FileEntry *)S->order.items[i])->ast->nmodels;
+    S->models = arena_alloc(a, sizeof(ModelInfo) * (size_t)(S->nmodels + 1));
+    int n = 0;
+    for (int i = 0; i < S->order.len; i++) {
+        AstFile *f = ((FileEntry *)S->order.items[i])->ast;
+        for (int j = 0; j < f->nmodels; j++) {
+            S->models[n].ast = f->models[j];
+            S->models[n].src = f->src;
+            check_model(S, &S->models[n++]);
+        }
+    }
+    link_models(S);
+    if (d->errors > errors) return NULL;
+
+    ModelInfo *target;
+    if (model_name) {
+        target = find_model(S, model_name);
+        if (!target) {
+            diag_plain_error(d, "no model named '%s' in %s%s", clip(S, model_name), main_file->src->path,
+                             did_you_mean(S, model_name, model_names(S), S->nmodels));
+            return NULL;
+        }
+    } else if (main_file->nmodels == 0) {
+        diag_error(d, (Loc){main_file->src->id, 0, 0}, "no model is defined in this file");
+        return NULL;
+    } else {
+        target = find_model(S, main_file->models[main_file->nmodels - 1]->name);
+    }
+    return build_spec(S, target);
+}
+
+ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name) {
+    Source *src = diag_load_file(d, path);
+    if (!src) return NULL;
+    int errors = d->errors;
+    AstFile *f = parse_source(a, d, src);
+    if (d->errors > errors) return NULL;
+    return sema_model(a, d, f, model_name);
+}

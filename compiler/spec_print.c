@@ -1,0 +1,81 @@
+/*
+ * spec_print.c — the stable text form of a resolved ModelSpec
+ * (`shortc FILE.arch --dump-spec`; format in docs/language.md).
+ *
+ * One `key value` line per setting, in .arch spelling and a fixed order,
+ * with every default filled in; then the per-layer settings, one line per
+ * run of consecutive layers that ended up identical:
+ *
+ *   layers 0-10: attention causal
+ *   layer 11: attention causal
+ */
+#include "shortc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Shortest %g form that reads back as the same double (1e-05, not 1.0000000000000001e-05). */
+static const char *num(char buf[32], double v) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, 32, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    return buf;
+}
+
+static void print_attn(FILE *out, const AttnSpec *a) {
+    fprintf(out, "attention %s", attn_kind_name(a->kind));
+    char buf[32];
+    for (int i = 0; i < a->nparams; i++) fprintf(out, " %s=%s", a->params[i].key, num(buf, a->params[i].value));
+}
+
+static bool same_attn(const AttnSpec *a, const AttnSpec *b) {
+    if (a->kind != b->kind || a->nparams != b->nparams) return false;
+    for (int i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].key, b->params[i].key) != 0 || a->params[i].value != b->params[i].value)
+            return false;
+    return true;
+}
+
+void spec_print(FILE *out, const ModelSpec *s) {
+    static const char *const norm_names[] = {"layernorm", "rmsnorm"};
+    static const char *const place_names[] = {"pre", "post"};
+    static const char *const class_names[TC_COUNT] = {"weights", "activations", "kv"};
+
+    fprintf(out, "model %s\n", s->name);
+    fprintf(out, "parent %s\n", s->parent ? s->parent : "none");
+    fprintf(out, "source %s\n", s->path ? s->path : "-");
+    fprintf(out, "vocab %d\n", s->vocab);
+    fprintf(out, "d_model %d\n", s->d_model);
+    fprintf(out, "heads %d\n", s->n_heads);
+    fprintf(out, "head_dim %d\n", s->head_dim);
+    fprintf(out, "ffn %d %s\n", s->d_ff, activation_name(s->act));
+    char buf[32];
+    fprintf(out, "norm %s %s eps=%s\n", norm_names[s->norm], place_names[s->norm_place], num(buf, s->eps));
+    switch (s->pos) {
+    case POS_NONE: fprintf(out, "positions none\n"); break;
+    case POS_SINUSOIDAL:
+        if (s->max_pos) fprintf(out, "positions sinusoidal max=%d\n", s->max_pos);
+        else fprintf(out, "positions sinusoidal\n");
+        break;
+    case POS_LEARNED: fprintf(out, "positions learned max=%d\n", s->max_pos); break;
+    }
+    fprintf(out, "embedding %s\n", s->tied ? "tied" : "untied");
+    fprintf(out, "segment %d\n", s->segment);
+    fprintf(out, "layers %d\n", s->n_layers);
+    switch (s->naming) {
+    case NAMING_HF_GPT2: fprintf(out, "weights hf_gpt2\n"); break;
+    }
+    for (int c = 0; c < TC_COUNT; c++)
+        fprintf(out, "layout %s %s %s\n", class_names[c], dtype_name(s->layout[c].dtype),
+                dim_order_name(s->layout[c].order));
+    for (int i = 0; i < s->n_layers;) {
+        int j = i;
+        while (j + 1 < s->n_layers && same_attn(&s->layers[j + 1].attn, &s->layers[i].attn)) j++;
+        if (j > i) fprintf(out, "layers %d-%d: ", i, j);
+        else fprintf(out, "layer %d: ", i);
+        print_attn(out, &s->layers[i].attn);
+        fputc('\n', out);
+        i = j + 1;
+    }
+}
