@@ -1,0 +1,107 @@
+/*
+ * shortsim_abi.h — the interface between the simulator core (libshortrt,
+ * runtime/sim/sim_core.c) and a kernel shared object compiled from an
+ * emitted .cu by sim_compile.c. Included by both: as C by the core, as C++
+ * (through shortsim_prelude.h) by the kernel .so. Part of the cache key, so
+ * changing it rebuilds every cached kernel object.
+ *
+ * A kernel .so exports, per kernel NAME,
+ *   void shortsim_tramp_NAME(void **params, ShortsimW *w)  one CUDA thread (fiber mode)
+ *   void shortsim_plain_NAME(void **params, ShortsimW *w)  every thread of a block in turn
+ * and the ints shortsim_abi (SHORTSIM_ABI_VERSION) and shortsim_arch.
+ */
+#ifndef SHORTSIM_ABI_H
+#define SHORTSIM_ABI_H
+
+#define SHORTSIM_ABI_VERSION 4
+
+/*
+ * Kernel code always runs on a stack inside its worker's stack region,
+ * which is aligned to SHORTSIM_REGION_ALIGN and begins with a pointer to the
+ * worker's ShortsimW: kernel code finds its worker (threadIdx and the rest)
+ * from its own stack address, without thread-local storage.
+ */
+#define SHORTSIM_REGION_ALIGN (1ull << 30)
+
+/* Warp collective operations (ShortsimApi.warp). */
+enum {
+    SHORTSIM_OP_SHFL_IDX = 1,   /* in: ShortsimShflIn  out: unsigned long long */
+    SHORTSIM_OP_SHFL_UP,
+    SHORTSIM_OP_SHFL_DOWN,
+    SHORTSIM_OP_SHFL_XOR,
+    SHORTSIM_OP_BALLOT,         /* in: int predicate   out: unsigned */
+    SHORTSIM_OP_ANY,            /* in: int predicate   out: int */
+    SHORTSIM_OP_ALL,            /* in: int predicate   out: int */
+    SHORTSIM_OP_SYNCWARP,       /* in: -               out: - */
+    SHORTSIM_OP_MMA_F16F32,     /* in: ShortsimMmaIn   out: float[4] */
+    SHORTSIM_OP_LDMATRIX_X4,    /* in: const void *    out: unsigned[4] */
+    SHORTSIM_OP_COUNT
+};
+
+/* Block-wide barriers (ShortsimApi.barrier). */
+enum {
+    SHORTSIM_BAR_SYNC = 0,      /* __syncthreads */
+    SHORTSIM_BAR_COUNT,         /* __syncthreads_count: number of nonzero predicates */
+    SHORTSIM_BAR_AND,           /* __syncthreads_and */
+    SHORTSIM_BAR_OR             /* __syncthreads_or */
+};
+
+typedef struct ShortsimShflIn {
+    unsigned long long val;     /* the lane's value, bit pattern */
+    int arg;                    /* source lane, delta or lane mask */
+    int width;                  /* segment width (power of two <= 32) */
+} ShortsimShflIn;
+
+typedef struct ShortsimMmaIn {
+    unsigned a[4];              /* A fragment: 8 halves */
+    unsigned b[2];              /* B fragment: 4 halves */
+    float c[4];                 /* accumulators */
+} ShortsimMmaIn;
+
+typedef struct ShortsimApi {
+    int version;                /* SHORTSIM_ABI_VERSION */
+    /* block barrier; returns the count/and/or result (0 for SYNC) */
+    int (*barrier)(int kind, int pred, int line);
+    /* warp collective over the lanes of mask; in/out as documented above */
+    void (*warp)(int op, unsigned mask, int line, const void *in, void *out);
+    /* reports a fault (__trap, assert, bad argument) and abandons the launch; never returns */
+    void (*fault)(const char *what);
+    /* lanes of the caller's warp that have not exited */
+    unsigned (*activemask)(void);
+} ShortsimApi;
+
+/*
+ * Per worker state that kernel code reads (threadIdx and friends). The
+ * coordinate types are CUDA's uint3/dim3 in C++ (so kernel code accesses
+ * them with their own types) and a layout-identical struct in C.
+ */
+#ifdef __cplusplus
+typedef uint3 ShortsimU3;
+typedef dim3 ShortsimD3;
+#else
+typedef struct ShortsimU3 {
+    unsigned x, y, z;           /* coordinates, as CUDA's uint3 */
+} ShortsimU3;
+typedef struct ShortsimU3 ShortsimD3;
+#endif
+
+typedef struct ShortsimW {
+    ShortsimU3 tid;             /* threadIdx of the thread running now */
+    ShortsimU3 bid;             /* blockIdx */
+    ShortsimD3 bdim;            /* blockDim */
+    ShortsimD3 gdim;            /* gridDim */
+    void *dyn_smem;             /* dynamic shared memory of the block */
+    unsigned long long dyn_smem_bytes; /* its size (the launch's sharedMemBytes) */
+    const ShortsimApi *api;     /* core services */
+    volatile int converted;     /* set when the plain loop's block switched to fibers */
+    int pad;                    /* keeps the layout identical in C and C++ */
+} ShortsimW;
+
+/* The C and C++ views must agree (the core is C, the kernel object C++). */
+#ifdef __cplusplus
+static_assert(sizeof(ShortsimW) == 80 && __builtin_offsetof(ShortsimW, converted) == 72, "ShortsimW layout");
+#else
+_Static_assert(sizeof(ShortsimW) == 80 && __builtin_offsetof(ShortsimW, converted) == 72, "ShortsimW layout");
+#endif
+
+#endif /* SHORTSIM_ABI_H */

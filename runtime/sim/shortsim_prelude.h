@@ -1,0 +1,454 @@
+/*
+ * shortsim_prelude.h — CPU definitions of everything an emitted kernel may
+ * use, for the SIMT simulator (docs/runtime.md, "Simulator").
+ *
+ * templates/prelude.cuh includes this file when __CUDACC__ is not defined;
+ * the emitted .cu is then compiled unchanged by the host C++ compiler (C++17)
+ * into a shared object (runtime/sim/sim_compile.c). It also has to parse
+ * under libclang for the compiler's checks.
+ *
+ * Model: each CUDA thread is a fiber on a worker OS thread; a worker runs
+ * one block at a time, so `__shared__` is `static thread_local` (one copy per
+ * worker = per running block). threadIdx & co. read the worker's ShortsimW,
+ * found from the stack address (every kernel stack lies in an aligned
+ * per-worker region that starts with a pointer to it). Barriers and warp collectives call into
+ * the simulator core through ShortsimW::api.
+ */
+#ifndef SHORTSIM_PRELUDE_H
+#define SHORTSIM_PRELUDE_H
+
+#if defined(__CUDACC__) || defined(__CUDA_ARCH__)
+#error "shortsim_prelude.h is the host (simulator) prelude; CUDA compilers use templates/prelude.cuh"
+#endif
+
+#include <cassert>
+#include <climits>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <vector_types.h>
+#include <vector_functions.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+/* ---- CUDA keywords (the toolkit headers define some as empty annotations) ---- */
+#undef __global__
+#undef __device__
+#undef __host__
+#undef __shared__
+#undef __constant__
+#undef __managed__
+#undef __forceinline__
+#undef __noinline__
+#undef __launch_bounds__
+#define __global__
+#define __device__
+#define __host__
+#define __constant__ static const
+#define __managed__
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+/* One copy per worker thread; a worker runs one block at a time. At least
+ * 16-byte aligned, like the GPU places shared arrays (vector and ldmatrix access). */
+#define __shared__ static thread_local __attribute__((aligned(16)))
+
+#include "shortsim_abi.h"
+
+/* The running worker, found from the stack address (see shortsim_abi.h). */
+static inline __attribute__((always_inline)) ShortsimW *shortsim_worker(void) {
+    return *(ShortsimW *const *)((uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1));
+}
+#define shortsim_w (shortsim_worker())
+
+#define threadIdx (static_cast<const uint3 &>(shortsim_w->tid))
+#define blockIdx (static_cast<const uint3 &>(shortsim_w->bid))
+#define blockDim (static_cast<const dim3 &>(shortsim_w->bdim))
+#define gridDim (static_cast<const dim3 &>(shortsim_w->gdim))
+#ifndef warpSize
+#define warpSize 32
+#endif
+
+#define SHORTSIM_MEMBAR() __asm__ __volatile__("" ::: "memory")
+
+/* Dynamic shared memory: a pointer into the block's region (launch sharedMemBytes,
+ * 16-byte aligned). Block scope only (a statement expression refuses namespace scope). */
+#define SHORTC_DYNAMIC_SMEM(type, name) type *const name = ({ (type *)shortsim_w->dyn_smem; })
+
+/* ---- barriers ---------------------------------------------------------- */
+static inline int shortsim_barrier(int kind, int pred, int line) {
+    SHORTSIM_MEMBAR();
+    int r = shortsim_w->api->barrier(kind, pred != 0, line);
+    SHORTSIM_MEMBAR();
+    return r;
+}
+#define __syncthreads() ((void)shortsim_barrier(SHORTSIM_BAR_SYNC, 0, __LINE__))
+#define __syncthreads_count(pred) shortsim_barrier(SHORTSIM_BAR_COUNT, (pred), __LINE__)
+#define __syncthreads_and(pred) shortsim_barrier(SHORTSIM_BAR_AND, (pred), __LINE__)
+#define __syncthreads_or(pred) shortsim_barrier(SHORTSIM_BAR_OR, (pred), __LINE__)
+
+static inline void __threadfence_block(void) { SHORTSIM_MEMBAR(); }
+static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+
+[[noreturn]] static inline void shortsim_fault(const char *what) {
+    shortsim_w->api->fault(what);
+    __builtin_unreachable();
+}
+[[noreturn]] static inline void __trap(void) { shortsim_fault("__trap() called"); }
+[[noreturn]] static inline void __brkpt(void) { shortsim_fault("__brkpt() called"); }
+
+/* assert() in a kernel becomes a reported fault instead of abort(). The
+ * definition is hidden (the .so is built with -fvisibility=hidden), so it
+ * only replaces glibc's for this kernel object. */
+extern "C" [[noreturn]] inline void __assert_fail(const char *assertion, const char *file, unsigned int line,
+                                                  const char *function) noexcept {
+    char buf[512];
+    snprintf(buf, sizeof buf, "assertion `%s' failed (%s:%u, %s)", assertion, file, line, function);
+    shortsim_fault(buf);
+}
+
+/* ---- warp collectives ------------------------------------------------ */
+template <typename T>
+static inline T shortsim_shfl(int op, int line, unsigned mask, T var, int arg, int width) {
+    static_assert(sizeof(T) <= 8, "shuffled values are at most 8 bytes");
+    ShortsimShflIn in;
+    in.val = 0;
+    std::memcpy((void *)&in.val, (const void *)&var, sizeof(T));
+    in.arg = arg;
+    in.width = width;
+    unsigned long long out = 0;
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->warp(op, mask, line, &in, &out);
+    SHORTSIM_MEMBAR();
+    T r;
+    std::memcpy((void *)&r, (const void *)&out, sizeof(T));
+    return r;
+}
+template <typename T> static inline T __shfl_sync(unsigned mask, T var, int srcLane, int width = 32) {
+    return shortsim_shfl(SHORTSIM_OP_SHFL_IDX, 0, mask, var, srcLane, width);
+}
+template <typename T> static inline T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+    return shortsim_shfl(SHORTSIM_OP_SHFL_UP, 0, mask, var, (int)delta, width);
+}
+template <typename T> static inline T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32) {
+    return shortsim_shfl(SHORTSIM_OP_SHFL_DOWN, 0, mask, var, (int)delta, width);
+}
+template <typename T> static inline T __shfl_xor_sync(unsigned mask, T var, int laneMask, int width = 32) {
+    return shortsim_shfl(SHORTSIM_OP_SHFL_XOR, 0, mask, var, laneMask, width);
+}
+template <typename T> static inline T shortsim_shfl_l(int op, int line, unsigned mask, T var, int arg, int width = 32) {
+    return shortsim_shfl(op, line, mask, var, arg, width);
+}
+/* The macros pass the call site's line for fault messages. */
+#define __shfl_sync(mask, ...) shortsim_shfl_l(SHORTSIM_OP_SHFL_IDX, __LINE__, (mask), __VA_ARGS__)
+#define __shfl_up_sync(mask, ...) shortsim_shfl_l(SHORTSIM_OP_SHFL_UP, __LINE__, (mask), __VA_ARGS__)
+#define __shfl_down_sync(mask, ...) shortsim_shfl_l(SHORTSIM_OP_SHFL_DOWN, __LINE__, (mask), __VA_ARGS__)
+#define __shfl_xor_sync(mask, ...) shortsim_shfl_l(SHORTSIM_OP_SHFL_XOR, __LINE__, (mask), __VA_ARGS__)
+
+static inline unsigned shortsim_vote(int op, unsigned mask, int pred, int line) {
+    unsigned out = 0;
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->warp(op, mask, line, &pred, &out);
+    SHORTSIM_MEMBAR();
+    return out;
+}
+#define __ballot_sync(mask, pred) shortsim_vote(SHORTSIM_OP_BALLOT, (mask), (pred) != 0, __LINE__)
+#define __any_sync(mask, pred) ((int)shortsim_vote(SHORTSIM_OP_ANY, (mask), (pred) != 0, __LINE__))
+#define __all_sync(mask, pred) ((int)shortsim_vote(SHORTSIM_OP_ALL, (mask), (pred) != 0, __LINE__))
+static inline void shortsim_syncwarp(unsigned mask, int line) {
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->warp(SHORTSIM_OP_SYNCWARP, mask, line, nullptr, nullptr);
+    SHORTSIM_MEMBAR();
+}
+static inline void __syncwarp(unsigned mask = 0xffffffffu) { shortsim_syncwarp(mask, 0); }
+#define __syncwarp(...) shortsim_syncwarp(shortsim_mask_or_full(__VA_ARGS__), __LINE__)
+static inline unsigned shortsim_mask_or_full(void) { return 0xffffffffu; }
+static inline unsigned shortsim_mask_or_full(unsigned m) { return m; }
+static inline unsigned __activemask(void) { return shortsim_w->api->activemask(); }
+
+/* ---- named intrinsics of templates/prelude.cuh -------------------------- */
+static inline float shortc_ld(const float *p) { return *p; }
+static inline float shortc_ld(const __half *p) { return __half2float(*p); }
+static inline float shortc_ld(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+static inline void shortc_st(float *p, float v) { *p = v; }
+static inline void shortc_st(__half *p, float v) { *p = __float2half_rn(v); }
+static inline void shortc_st(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
+
+/* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, fragments per the PTX ISA. */
+static inline void shortsim_mma_m16n8k16_f16f32(int line, float d[4], const unsigned a[4], const unsigned b[2],
+                                                const float c[4]) {
+    ShortsimMmaIn in;
+    for (int i = 0; i < 4; i++) in.a[i] = a[i], in.c[i] = c[i];
+    in.b[0] = b[0];
+    in.b[1] = b[1];
+    float out[4];
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->warp(SHORTSIM_OP_MMA_F16F32, 0xffffffffu, line, &in, out);
+    SHORTSIM_MEMBAR();
+    for (int i = 0; i < 4; i++) d[i] = out[i];
+}
+/* ldmatrix.sync.aligned.m8n8.x4.shared.b16: lane l passes the row address
+ * of row l%8 of matrix l/8 and receives r[i] = matrix i, row l/4, cols 2(l%4), 2(l%4)+1. */
+static inline void shortsim_ldmatrix_x4(int line, unsigned r[4], const void *smem) {
+    unsigned out[4];
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->warp(SHORTSIM_OP_LDMATRIX_X4, 0xffffffffu, line, &smem, out);
+    SHORTSIM_MEMBAR();
+    for (int i = 0; i < 4; i++) r[i] = out[i];
+}
+static inline void shortc_mma_m16n8k16_f16f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+    shortsim_mma_m16n8k16_f16f32(0, d, a, b, c);
+}
+static inline void shortc_ldmatrix_x4(unsigned r[4], const void *smem) { shortsim_ldmatrix_x4(0, r, smem); }
+#define shortc_mma_m16n8k16_f16f32(d, a, b, c) shortsim_mma_m16n8k16_f16f32(__LINE__, (d), (a), (b), (c))
+#define shortc_ldmatrix_x4(r, smem) shortsim_ldmatrix_x4(__LINE__, (r), (smem))
+
+/* ---- atomics (real atomics: blocks run on several workers) --------------- */
+#define SHORTSIM_ATOMIC_INT(T)                                                                         \
+    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
+    static inline T atomicCAS(T *p, T cmp, T v) {                                                      \
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
+        return cmp;                                                                                    \
+    }                                                                                                  \
+    static inline T atomicMax(T *p, T v) {                                                             \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                  \
+        while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+        }                                                                                              \
+        return old;                                                                                    \
+    }                                                                                                  \
+    static inline T atomicMin(T *p, T v) {                                                             \
+        T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                  \
+        while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+        }                                                                                              \
+        return old;                                                                                    \
+    }
+SHORTSIM_ATOMIC_INT(int)
+SHORTSIM_ATOMIC_INT(unsigned int)
+SHORTSIM_ATOMIC_INT(unsigned long long int)
+SHORTSIM_ATOMIC_INT(long long int)
+#undef SHORTSIM_ATOMIC_INT
+static inline unsigned atomicInc(unsigned *p, unsigned limit) {
+    unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+    return old;
+}
+template <typename F, typename U, typename Op> static inline F shortsim_atomic_float(F *p, Op op) {
+    static_assert(sizeof(F) == sizeof(U), "size");
+    U *q = reinterpret_cast<U *>(p);
+    U old = __atomic_load_n(q, __ATOMIC_RELAXED), nu;
+    for (;;) {
+        F f;
+        std::memcpy((void *)&f, &old, sizeof f);
+        F r = op(f);
+        std::memcpy(&nu, (const void *)&r, sizeof nu);
+        if (__atomic_compare_exchange_n(q, &old, nu, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return f;
+    }
+}
+static inline float atomicAdd(float *p, float v) {
+    return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return x + v; });
+}
+static inline double atomicAdd(double *p, double v) {
+    return shortsim_atomic_float<double, uint64_t>(p, [v](double x) { return x + v; });
+}
+static inline float atomicExch(float *p, float v) {
+    return shortsim_atomic_float<float, uint32_t>(p, [v](float) { return v; });
+}
+static inline float atomicMax(float *p, float v) {
+    return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return fmaxf(x, v); });
+}
+static inline float atomicMin(float *p, float v) {
+    return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return fminf(x, v); });
+}
+static inline __half atomicAdd(__half *p, __half v) {
+    return shortsim_atomic_float<__half, uint16_t>(
+        p, [v](__half x) { return __float2half_rn(__half2float(x) + __half2float(v)); });
+}
+#define atomicAdd_block atomicAdd
+#define atomicAdd_system atomicAdd
+
+/* ---- math: CUDA's fast intrinsics computed accurately ------------------- */
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+/* glibc's <math.h> declares __expf, __logf, ... as its own internal functions:
+ * CUDA's names are mapped onto ours with object-like macros (every system
+ * header is already included above, so nothing else is renamed). */
+static inline float shortsim_expf(float x) { return expf(x); }
+static inline float shortsim_exp10f(float x) { return powf(10.0f, x); }
+static inline float shortsim_logf(float x) { return logf(x); }
+static inline float shortsim_log2f(float x) { return log2f(x); }
+static inline float shortsim_log10f(float x) { return log10f(x); }
+static inline float shortsim_powf(float x, float y) { return powf(x, y); }
+static inline float shortsim_sinf(float x) { return sinf(x); }
+static inline float shortsim_cosf(float x) { return cosf(x); }
+static inline float shortsim_tanf(float x) { return tanf(x); }
+static inline void shortsim_sincosf(float x, float *s, float *c) { *s = sinf(x), *c = cosf(x); }
+#define __expf shortsim_expf
+#define __exp10f shortsim_exp10f
+#define __logf shortsim_logf
+#define __log2f shortsim_log2f
+#define __log10f shortsim_log10f
+#define __powf shortsim_powf
+#define __sinf shortsim_sinf
+#define __cosf shortsim_cosf
+#define __tanf shortsim_tanf
+#define __sincosf shortsim_sincosf
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float fdividef(float x, float y) { return x / y; }
+static inline float __saturatef(float x) { return x > 0.0f ? (x < 1.0f ? x : 1.0f) : 0.0f; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __frcp_rn(float a) { return 1.0f / a; }
+static inline float __fsqrt_rn(float a) { return sqrtf(a); }
+static inline float __frsqrt_rn(float a) { return 1.0f / sqrtf(a); }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline float normcdff(float x) { return 0.5f * erfcf(-x * 0.70710678118654752f); }
+static inline double normcdf(double x) { return 0.5 * erfc(-x * 0.70710678118654752); }
+
+static inline int __float_as_int(float x) { int i; std::memcpy(&i, &x, 4); return i; }
+static inline unsigned __float_as_uint(float x) { unsigned i; std::memcpy(&i, &x, 4); return i; }
+static inline float __int_as_float(int i) { float x; std::memcpy(&x, &i, 4); return x; }
+static inline float __uint_as_float(unsigned i) { float x; std::memcpy(&x, &i, 4); return x; }
+static inline long long __double_as_longlong(double x) { long long i; std::memcpy(&i, &x, 8); return i; }
+static inline double __longlong_as_double(long long i) { double x; std::memcpy(&x, &i, 8); return x; }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline int __float2int_rd(float x) { return (int)floorf(x); }
+static inline int __float2int_ru(float x) { return (int)ceilf(x); }
+static inline unsigned __float2uint_rn(float x) { return (unsigned)nearbyintf(x); }
+static inline unsigned __float2uint_rz(float x) { return (unsigned)x; }
+static inline float __int2float_rn(int i) { return (float)i; }
+static inline float __uint2float_rn(unsigned i) { return (float)i; }
+
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static inline int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x) {
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+    return (x >> 16) | (x << 16);
+}
+static inline int __mul24(int a, int b) {
+    return (int)((long long)(((a & 0xffffff) ^ 0x800000) - 0x800000) * (((b & 0xffffff) ^ 0x800000) - 0x800000));
+}
+static inline unsigned __umul24(unsigned a, unsigned b) { return (a & 0xffffffu) * (b & 0xffffffu); }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo;
+    return (unsigned)((v << (s & 31)) >> 32);
+}
+static inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned s) {
+    unsigned long long v = ((unsigned long long)hi << 32) | lo;
+    return (unsigned)(v >> (s & 31));
+}
+static inline long long clock64(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+static inline void __nanosleep(unsigned) {}
+
+/* CUDA's min/max are global overloads for every arithmetic pair. */
+template <typename A, typename B,
+          typename = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+static inline typename std::common_type<A, B>::type min(A a, B b) {
+    typedef typename std::common_type<A, B>::type T;
+    return (T)b < (T)a ? (T)b : (T)a;
+}
+template <typename A, typename B,
+          typename = typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value>::type>
+static inline typename std::common_type<A, B>::type max(A a, B b) {
+    typedef typename std::common_type<A, B>::type T;
+    return (T)a < (T)b ? (T)b : (T)a;
+}
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+
+/* Cache-hinted loads and stores are plain accesses. */
+template <typename T> static inline T __ldg(const T *p) { return *p; }
+template <typename T> static inline T __ldca(const T *p) { return *p; }
+template <typename T> static inline T __ldcg(const T *p) { return *p; }
+template <typename T> static inline T __ldcs(const T *p) { return *p; }
+template <typename T> static inline T __ldlu(const T *p) { return *p; }
+template <typename T> static inline T __ldcv(const T *p) { return *p; }
+template <typename T> static inline void __stwb(T *p, T v) { *p = v; }
+template <typename T> static inline void __stcg(T *p, T v) { *p = v; }
+template <typename T> static inline void __stcs(T *p, T v) { *p = v; }
+template <typename T> static inline void __stwt(T *p, T v) { *p = v; }
+static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p; }
+
+/* ---- trampolines (sim_compile.c appends SHORTSIM_KERNEL(name) per kernel) ---- */
+namespace shortsim {
+template <typename... A> constexpr std::size_t arity(void (*)(A...)) { return sizeof...(A); }
+
+template <auto F, typename... A, std::size_t... I>
+static inline void run_one(void (*)(A...), void **p, std::index_sequence<I...>) {
+    (void)p;
+    F(*static_cast<std::decay_t<A> *>(p[I])...);
+}
+
+/* Every thread of the block in turn on one stack. If a thread reaches a
+ * barrier or warp collective, the core converts the block to fibers (the
+ * running thread keeps this stack) and sets w->converted; the loop then
+ * ends when that thread returns. */
+template <auto F, typename... A, std::size_t... I>
+static inline void run_plain(void (*)(A...), void **p, ShortsimW *w, std::index_sequence<I...>) {
+    (void)p;
+    const std::tuple<std::decay_t<A>...> args(*static_cast<std::decay_t<A> *>(p[I])...);
+    const unsigned nx = w->bdim.x, ny = w->bdim.y, nz = w->bdim.z;
+    for (unsigned z = 0; z < nz; z++) {
+        w->tid.z = z;
+        for (unsigned y = 0; y < ny; y++) {
+            w->tid.y = y;
+            for (unsigned x = 0; x < nx; x++) {
+                /* no compiler barrier needed: kernel code reads threadIdx through the
+                 * region header, which the compiler cannot prove equal to w, so this
+                 * store precedes everything that depends on threadIdx */
+                w->tid.x = x;
+                F(std::get<I>(args)...);
+                if (__builtin_expect(w->converted, 0)) return;
+            }
+        }
+    }
+}
+} // namespace shortsim
+
+#define SHORTSIM_EXPORT extern "C" __attribute__((visibility("default")))
+#define SHORTSIM_KERNEL(NAME)                                                                          \
+    SHORTSIM_EXPORT void shortsim_tramp_##NAME(void **p, ShortsimW *w) {                              \
+        (void)w;                                                                                       \
+        shortsim::run_one<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());         \
+    }                                                                                                  \
+    SHORTSIM_EXPORT void shortsim_plain_##NAME(void **p, ShortsimW *w) {                              \
+        shortsim::run_plain<&NAME>(&NAME, p, w, std::make_index_sequence<shortsim::arity(&NAME)>());    \
+    }
+
+#endif /* SHORTSIM_PRELUDE_H */

@@ -1,0 +1,153 @@
+/*
+ * sim.h — internals of the CPU SIMT simulator shared by the runtime/sim sources
+ * and its tests (tests/sim/). The public face is rt_driver_sim() in
+ * runtime/src/rt_driver.h; docs/runtime.md ("Simulator") describes the model.
+ */
+#ifndef SHORTSIM_SIM_H
+#define SHORTSIM_SIM_H
+
+#include <cuda.h>
+#include <cublas_v2.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "rt_driver.h"
+#include "shortsim_abi.h"
+
+/* ---- fibers --------------------------------------------------------- */
+#if defined(__x86_64__) || defined(__aarch64__)
+#define SIM_FIBER_ASM 1
+typedef struct SimFiberCtx {
+    void *sp;                 /* saved stack pointer (registers are on that stack) */
+} SimFiberCtx;
+void shortsim_ctx_switch(void **save_sp, void *to_sp);
+static inline void sim_fiber_switch(SimFiberCtx *from, SimFiberCtx *to) { shortsim_ctx_switch(&from->sp, to->sp); }
+#else
+#include <ucontext.h>
+typedef struct SimFiberCtx {
+    ucontext_t uc;            /* the saved context */
+} SimFiberCtx;
+static inline void sim_fiber_switch(SimFiberCtx *from, SimFiberCtx *to) { swapcontext(&from->uc, &to->uc); }
+#endif
+/* Prepares c so that switching to it runs fn(arg) on [lo, lo+size). fn must never return. */
+void sim_fiber_make(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), void *arg);
+
+/* ---- modules and functions (sim_driver.c creates, sim_core.c runs) ---- */
+typedef struct SimModule {
+    void *handle;             /* dlopen handle */
+    int arch;                 /* shortsim_arch of the .so: whose limits launches are checked against */
+    char *path;               /* the .so */
+} SimModule;
+
+typedef struct SimFunc {
+    SimModule *mod;           /* its module */
+    void (*tramp)(void **, ShortsimW *); /* shortsim_tramp_NAME: one thread */
+    void (*plain)(void **, ShortsimW *); /* shortsim_plain_NAME: a block as a loop */
+    size_t static_smem;       /* bytes of __shared__ arrays declared in the kernel body */
+    int max_dyn_smem;         /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    long blocks_plain;        /* statistics: blocks that ran as a plain loop */
+    long blocks_fiber;        /* blocks that switched to fibers (barrier or warp collective) */
+    char name[];              /* the kernel's name */
+} SimFunc;
+
+/* Shared-memory limit with opt-in for an arch (bytes per block). */
+int sim_smem_optin_limit(int arch);
+#define SIM_SMEM_DEFAULT_LIMIT 49152
+
+/* ---- configuration and execution (sim_core.c) ------------------------- */
+/* threads: workers (0 = cores); checked: guard pages around allocations. */
+void sim_configure(int threads, int checked);
+int sim_checked(void);
+int sim_nworkers(void);
+CUresult sim_launch(SimFunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                    unsigned smem, void **params);
+/* Runs fn(arg, task, worker) for task in [0, ntasks) on the worker pool.
+ * 0 on success; -1 when a task faulted (message set as the last fault,
+ * prefixed with `what`). */
+typedef void (*SimTaskFn)(void *arg, uint64_t task, int worker);
+int sim_parallel_for(uint64_t ntasks, SimTaskFn fn, void *arg, const char *what);
+
+/* The last fault message ("" when none). */
+const char *sim_last_fault(void);
+void sim_set_fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void sim_clear_fault(void);
+
+/* Describes where addr lies relative to the device allocations (sim_driver.c). */
+void sim_describe_address(const void *addr, char *buf, size_t len);
+
+/* Statistics for tests and benchmarks. */
+void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber);
+/* Nanoseconds per fiber switch, measured with n switches on this thread. */
+double sim_measure_switch_ns(long n);
+
+/* ---- compile (sim_compile.c) and cuBLAS (sim_blas.c) -------------------- */
+srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);
+/* The host compiler command line used for every kernel object (argv, NULL-terminated; static storage). */
+const char *const *sim_compile_flags(void);
+cublasStatus_t sim_blasCreate(cublasHandle_t *handle);
+cublasStatus_t sim_blasDestroy(cublasHandle_t handle);
+cublasStatus_t sim_blasSetStream(cublasHandle_t handle, cudaStream_t stream);
+cublasStatus_t sim_gemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+                          int k, const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B,
+                          cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc,
+                          cublasComputeType_t computeType, cublasGemmAlgo_t algo);
+cublasStatus_t sim_gemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                        int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype,
+                                        int lda, long long strideA, const void *B, cudaDataType Btype, int ldb,
+                                        long long strideB, const void *beta, void *C, cudaDataType Ctype, int ldc,
+                                        long long strideC, int batchCount, cublasComputeType_t computeType,
+                                        cublasGemmAlgo_t algo);
+
+/* ---- half precision (bit exact, round to nearest even) ----------------- */
+static inline float sim_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
+    if (exp == 0) {
+        if (man == 0) {
+            bits = sign;
+        } else { /* subnormal: normalize */
+            int e = -1;
+            do { man <<= 1; e++; } while (!(man & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (man << 13);
+    } else {
+        bits = sign | ((exp + 112) << 23) | (man << 13);
+    }
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+static inline uint16_t sim_f32_to_f16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffffu;
+    if (ax >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (ax > 0x7f800000u ? 0x200 | ((ax >> 13) & 0x3ff) : 0));
+    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
+    if (ax < 0x38800000u) {                                  /* below the smallest normal half */
+        if (ax < 0x33000000u) return (uint16_t)sign;          /* < 2^-25: rounds to 0 */
+        uint32_t e = ax >> 23, man = (ax & 0x7fffff) | 0x800000;
+        uint32_t shift = 126 - e; /* 14 + (113 - e) - 1 ... value = man * 2^(e-150); half sub unit 2^-24 */
+        uint32_t q = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
+        return (uint16_t)(sign | q);
+    }
+    uint32_t r = ax + 0xfff + ((ax >> 13) & 1) - 0x38000000u; /* rebias 127 -> 15, round to nearest even */
+    return (uint16_t)(sign | (r >> 13));
+}
+static inline float sim_bf16_to_f32(uint16_t h) {
+    uint32_t bits = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+static inline uint16_t sim_f32_to_bf16(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
+    x += 0x7fff + ((x >> 16) & 1);
+    return (uint16_t)(x >> 16);
+}
+
+#endif /* SHORTSIM_SIM_H */

@@ -1,0 +1,554 @@
+/*
+ * sim_driver.c — rt_driver_sim(): the RtDriver table filled with CPU
+ * implementations of the CUDA driver and cuBLAS subset the runtime uses.
+ *
+ * Device pointers are host addresses. In checked mode every allocation gets
+ * its own mapping whose end touches a PROT_NONE guard page (and one guard
+ * page before it), so reads or writes past the end fault and are reported
+ * with the nearest allocation. Launches are synchronous; events record the
+ * host's monotonic clock.
+ */
+#define _GNU_SOURCE
+#include "rt_driver.h"
+#include "sim.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* allocations                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct SimAlloc {
+    uintptr_t ptr;    /* the device pointer */
+    size_t size;      /* bytes asked for */
+    void *map;        /* checked: the mapping; else the malloc block */
+    size_t map_len;   /* 0 for malloc'd blocks */
+    int id;           /* 1, 2, ... in allocation order (fault messages) */
+} SimAlloc;
+
+static struct {
+    pthread_mutex_t mu;   /* guards the table */
+    SimAlloc *a;          /* live allocations */
+    size_t n;             /* count */
+    size_t cap;           /* capacity */
+    int next_id;          /* last id given */
+} A = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static size_t page_size(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+static CUresult sim_memAlloc(CUdeviceptr *dptr, size_t bytes) {
+    if (!dptr || bytes == 0) {
+        sim_set_fault("cuMemAlloc: %s", !dptr ? "NULL result pointer" : "zero bytes");
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    SimAlloc al = {0};
+    al.size = bytes;
+    if (sim_checked()) {
+        size_t pg = page_size(), data = (bytes + pg - 1) / pg * pg;
+        al.map_len = data + 2 * pg;
+        al.map = mmap(NULL, al.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (al.map == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+        mprotect(al.map, pg, PROT_NONE);
+        mprotect((char *)al.map + pg + data, pg, PROT_NONE);
+        al.ptr = (uintptr_t)al.map + pg + data - ((bytes + 15) & ~(size_t)15);
+    } else {
+        void *p = NULL;
+        if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
+        al.map = p;
+        al.ptr = (uintptr_t)p;
+    }
+    pthread_mutex_lock(&A.mu);
+    if (A.n == A.cap) {
+        size_t cap = A.cap ? A.cap * 2 : 64;
+        SimAlloc *na = realloc(A.a, cap * sizeof *na);
+        if (!na) {
+            pthread_mutex_unlock(&A.mu);
+            if (al.map_len) munmap(al.map, al.map_len);
+            else free(al.map);
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+        A.a = na;
+        A.cap = cap;
+    }
+    al.id = ++A.next_id;
+    A.a[A.n++] = al;
+    pthread_mutex_unlock(&A.mu);
+    *dptr = (CUdeviceptr)al.ptr;
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_memFree(CUdeviceptr dptr) {
+    if (dptr == 0) return CUDA_SUCCESS;
+    pthread_mutex_lock(&A.mu);
+    for (size_t i = 0; i < A.n; i++)
+        if (A.a[i].ptr == dptr) {
+            SimAlloc al = A.a[i];
+            A.a[i] = A.a[--A.n];
+            pthread_mutex_unlock(&A.mu);
+            if (al.map_len) munmap(al.map, al.map_len);
+            else free(al.map);
+            return CUDA_SUCCESS;
+        }
+    pthread_mutex_unlock(&A.mu);
+    sim_set_fault("cuMemFree: 0x%llx is not the start of a device allocation", (unsigned long long)dptr);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+void sim_describe_address(const void *addr, char *buf, size_t len) {
+    uintptr_t a = (uintptr_t)addr;
+    const SimAlloc *best = NULL;
+    uintptr_t bestd = UINTPTR_MAX;
+    int inside = 0;
+    pthread_mutex_lock(&A.mu);
+    for (size_t i = 0; i < A.n; i++) {
+        const SimAlloc *al = &A.a[i];
+        uintptr_t d;
+        int in = 0;
+        if (a < al->ptr) d = al->ptr - a;
+        else if (a >= al->ptr + al->size) d = a - (al->ptr + al->size) + 1;
+        else d = 0, in = 1;
+        if (d < bestd) bestd = d, best = al, inside = in;
+    }
+    if (!best) {
+        snprintf(buf, len, "no device allocations exist");
+    } else if (inside) {
+        snprintf(buf, len, "inside allocation #%d (%p, %zu bytes) at offset %zu", best->id, (void *)best->ptr,
+                 best->size, (size_t)(a - best->ptr));
+    } else if (a < best->ptr) {
+        snprintf(buf, len, "%zu bytes before the start of allocation #%d (%p, %zu bytes)", (size_t)(best->ptr - a),
+                 best->id, (void *)best->ptr, best->size);
+    } else {
+        snprintf(buf, len, "%zu bytes past the end of allocation #%d (%p, %zu bytes)",
+                 (size_t)(a - (best->ptr + best->size)), best->id, (void *)best->ptr, best->size);
+    }
+    pthread_mutex_unlock(&A.mu);
+}
+
+/* 1 when [p, p+n) lies inside one allocation. */
+static int range_ok(uintptr_t p, size_t n) {
+    int ok = 0;
+    pthread_mutex_lock(&A.mu);
+    for (size_t i = 0; i < A.n && !ok; i++)
+        ok = p >= A.a[i].ptr && n <= A.a[i].size && p - A.a[i].ptr <= A.a[i].size - n;
+    pthread_mutex_unlock(&A.mu);
+    return ok;
+}
+
+static CUresult bad_range(const char *fn, uintptr_t p, size_t n) {
+    char where[256];
+    sim_describe_address((const void *)p, where, sizeof where);
+    sim_set_fault("%s: device range [%p, +%zu) is not inside one allocation (start: %s)", fn, (void *)p, n, where);
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult sim_memcpyHtoD(CUdeviceptr dst, const void *src, size_t n) {
+    if (n == 0) return CUDA_SUCCESS;
+    if (!range_ok(dst, n)) return bad_range("cuMemcpyHtoD", dst, n);
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return CUDA_SUCCESS;
+}
+static CUresult sim_memcpyDtoH(void *dst, CUdeviceptr src, size_t n) {
+    if (n == 0) return CUDA_SUCCESS;
+    if (!range_ok(src, n)) return bad_range("cuMemcpyDtoH", src, n);
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return CUDA_SUCCESS;
+}
+static CUresult sim_memsetD8(CUdeviceptr dst, unsigned char v, size_t n) {
+    if (n == 0) return CUDA_SUCCESS;
+    if (!range_ok(dst, n)) return bad_range("cuMemsetD8", dst, n);
+    memset((void *)(uintptr_t)dst, v, n);
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* device, context                                                      */
+/* ------------------------------------------------------------------ */
+
+static int device_arch(void) {
+    const char *e = getenv("SHORTSIM_ARCH");
+    int a = e ? atoi(e) : 0;
+    return a >= 50 ? a : 80;
+}
+
+static CUresult sim_init(unsigned flags) {
+    (void)flags;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_deviceGet(CUdevice *dev, int ordinal) {
+    if (!dev) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *dev = 0;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_deviceGetAttribute(int *pi, CUdevice_attribute attr, CUdevice dev) {
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    int arch = device_arch();
+    int v = 0;
+    switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: v = 64; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = SIM_SMEM_DEFAULT_LIMIT; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = sim_smem_optin_limit(arch); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR:
+        v = arch >= 90 ? 233472 : arch == 86 || arch == 89 ? 102400 : 167936;
+        break;
+    case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: v = 65536; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = sim_nworkers(); break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = arch >= 90 || arch == 80 ? 2048 : 1536; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = arch >= 90 ? 32 : arch == 80 ? 32 : 16; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = arch / 10; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = arch % 10; break;
+    case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = 40 * 1024 * 1024; break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: v = 1; break;
+    case CU_DEVICE_ATTRIBUTE_INTEGRATED: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = 5120; break;
+    default: v = 0; break;
+    }
+    *pi = v;
+    return CUDA_SUCCESS;
+}
+
+static int sim_ctx_token;
+static CUresult sim_primaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
+    *pctx = (CUcontext)&sim_ctx_token;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_primaryCtxRelease(CUdevice dev) { return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+static CUresult sim_ctxSetCurrent(CUcontext ctx) {
+    (void)ctx;
+    return CUDA_SUCCESS;
+}
+
+/* ------------------------------------------------------------------ */
+/* modules                                                              */
+/* ------------------------------------------------------------------ */
+
+typedef struct SimModuleX {
+    SimModule m;          /* what sim_core.c sees */
+    SimFunc **funcs;      /* functions handed out (freed with the module) */
+    int nfuncs;           /* count */
+    struct {
+        char *name;       /* kernel */
+        size_t bytes;     /* its static shared memory */
+    } *tls;               /* from the ELF symbol table */
+    int ntls;             /* count */
+} SimModuleX;
+
+/* Thread-local symbols named _ZZ<len><kernel>E... are __shared__ arrays
+ * declared in that (extern "C") kernel's body: their sizes add up to its
+ * static shared memory. */
+static void read_static_smem(SimModuleX *mx, const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+        close(fd);
+        return;
+    }
+    size_t len = (size_t)st.st_size;
+    unsigned char *f = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (f == MAP_FAILED) return;
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)f;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_shoff == 0 ||
+        eh->e_shoff + (size_t)eh->e_shnum * sizeof(Elf64_Shdr) > len) {
+        munmap(f, len);
+        return;
+    }
+    const Elf64_Shdr *sh = (const Elf64_Shdr *)(f + eh->e_shoff);
+    for (int i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum) continue;
+        const Elf64_Shdr *strs = &sh[sh[i].sh_link];
+        if (sh[i].sh_offset + sh[i].sh_size > len || strs->sh_offset + strs->sh_size > len) continue;
+        const Elf64_Sym *sym = (const Elf64_Sym *)(f + sh[i].sh_offset);
+        size_t nsym = sh[i].sh_size / sizeof(Elf64_Sym);
+        const char *str = (const char *)f + strs->sh_offset;
+        for (size_t s = 0; s < nsym; s++) {
+            if (ELF64_ST_TYPE(sym[s].st_info) != STT_TLS || sym[s].st_name >= strs->sh_size) continue;
+            const char *nm = str + sym[s].st_name;
+            if (strncmp(nm, "_ZZ", 3) != 0) continue;
+            char *end;
+            long L = strtol(nm + 3, &end, 10);
+            if (L <= 0 || L > 4096 || strnlen(end, (size_t)L + 1) < (size_t)L + 1 || end[L] != 'E') continue;
+            int k;
+            for (k = 0; k < mx->ntls; k++)
+                if ((long)strlen(mx->tls[k].name) == L && memcmp(mx->tls[k].name, end, (size_t)L) == 0) break;
+            if (k == mx->ntls) {
+                void *nt = realloc(mx->tls, (size_t)(mx->ntls + 1) * sizeof *mx->tls);
+                if (!nt) break;
+                mx->tls = nt;
+                mx->tls[k].name = strndup(end, (size_t)L);
+                mx->tls[k].bytes = 0;
+                if (!mx->tls[k].name) break;
+                mx->ntls++;
+            }
+            mx->tls[k].bytes += sym[s].st_size;
+        }
+    }
+    munmap(f, len);
+}
+
+static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
+    if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
+    const char *path = image;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        sim_set_fault("cuModuleLoadData: cannot load kernel object: %s", e ? e : path);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    const int *abi = dlsym(h, "shortsim_abi");
+    if (!abi || *abi != SHORTSIM_ABI_VERSION) {
+        sim_set_fault("cuModuleLoadData: %s is not a simulator kernel object of ABI version %d", path,
+                      SHORTSIM_ABI_VERSION);
+        dlclose(h);
+        return CUDA_ERROR_INVALID_IMAGE;
+    }
+    const int *arch = dlsym(h, "shortsim_arch");
+    SimModuleX *mx = calloc(1, sizeof *mx);
+    if (!mx || !(mx->m.path = strdup(path))) {
+        free(mx);
+        dlclose(h);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    mx->m.handle = h;
+    mx->m.arch = arch ? *arch : 80;
+    read_static_smem(mx, path);
+    *module = (CUmodule)mx;
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_moduleUnload(CUmodule hmod) {
+    SimModuleX *mx = (SimModuleX *)hmod;
+    if (!mx) return CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < mx->nfuncs; i++) free(mx->funcs[i]);
+    for (int i = 0; i < mx->ntls; i++) free(mx->tls[i].name);
+    free(mx->funcs);
+    free(mx->tls);
+    dlclose(mx->m.handle);
+    free(mx->m.path);
+    free(mx);
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_moduleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name) {
+    SimModuleX *mx = (SimModuleX *)hmod;
+    if (!hfunc || !name) return CUDA_ERROR_INVALID_VALUE;
+    if (!mx) return CUDA_ERROR_INVALID_HANDLE;
+    for (int i = 0; i < mx->nfuncs; i++)
+        if (strcmp(mx->funcs[i]->name, name) == 0) {
+            *hfunc = (CUfunction)mx->funcs[i];
+            return CUDA_SUCCESS;
+        }
+    size_t nl = strlen(name);
+    char *sym = malloc(nl + 32);
+    if (!sym) return CUDA_ERROR_OUT_OF_MEMORY;
+    sprintf(sym, "shortsim_tramp_%s", name);
+    void *tramp = dlsym(mx->m.handle, sym);
+    sprintf(sym, "shortsim_plain_%s", name);
+    void *plain = dlsym(mx->m.handle, sym);
+    free(sym);
+    if (!tramp || !plain) {
+        sim_set_fault("cuModuleGetFunction: kernel %s is not in %s (was it among the compile request's kernel names?)",
+                      name, mx->m.path);
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    SimFunc *f = calloc(1, sizeof *f + nl + 1);
+    SimFunc **nf = realloc(mx->funcs, (size_t)(mx->nfuncs + 1) * sizeof *nf);
+    if (!f || !nf) {
+        free(f);
+        if (nf) mx->funcs = nf;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    mx->funcs = nf;
+    memcpy(f->name, name, nl + 1);
+    f->mod = &mx->m;
+    f->tramp = (void (*)(void **, ShortsimW *))tramp;
+    f->plain = (void (*)(void **, ShortsimW *))plain;
+    for (int i = 0; i < mx->ntls; i++)
+        if (strcmp(mx->tls[i].name, name) == 0) f->static_smem = mx->tls[i].bytes;
+    f->max_dyn_smem = f->static_smem < SIM_SMEM_DEFAULT_LIMIT ? SIM_SMEM_DEFAULT_LIMIT - (int)f->static_smem : 0;
+    mx->funcs[mx->nfuncs++] = f;
+    *hfunc = (CUfunction)f;
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_funcSetAttribute(CUfunction hfunc, CUfunction_attribute attr, int value) {
+    SimFunc *f = (SimFunc *)hfunc;
+    if (!f) return CUDA_ERROR_INVALID_HANDLE;
+    if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+        int limit = sim_smem_optin_limit(f->mod ? f->mod->arch : 80);
+        if (value < 0 || (long long)value + (long long)f->static_smem > limit) {
+            sim_set_fault("cuFuncSetAttribute: kernel %s: %d bytes of dynamic shared memory (+%zu static) exceed "
+                          "the sm_%d limit of %d bytes",
+                          f->name, value, f->static_smem, f->mod ? f->mod->arch : 80, limit);
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+        f->max_dyn_smem = value;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                 unsigned bz, unsigned smem, CUstream stream, void **params, void **extra) {
+    (void)stream;
+    if (extra) {
+        sim_set_fault("cuLaunchKernel: the `extra` argument is not supported by the simulator");
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
+    return sim_launch((SimFunc *)f, gx, gy, gz, bx, by, bz, smem, params);
+}
+
+/* ------------------------------------------------------------------ */
+/* streams and events                                                   */
+/* ------------------------------------------------------------------ */
+
+typedef struct SimEvent {
+    double ms;            /* monotonic clock at the last record */
+    int recorded;         /* recorded at least once */
+} SimEvent;
+
+static CUresult sim_streamCreate(CUstream *ph, unsigned flags) {
+    (void)flags;
+    if (!ph) return CUDA_ERROR_INVALID_VALUE;
+    void *s = malloc(16);
+    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ph = (CUstream)s;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_streamDestroy(CUstream s) {
+    free(s);
+    return CUDA_SUCCESS;
+}
+static CUresult sim_streamSynchronize(CUstream s) {
+    (void)s;
+    return CUDA_SUCCESS; /* every operation completes before it returns */
+}
+static CUresult sim_eventCreate(CUevent *ph, unsigned flags) {
+    (void)flags;
+    if (!ph) return CUDA_ERROR_INVALID_VALUE;
+    SimEvent *e = calloc(1, sizeof *e);
+    if (!e) return CUDA_ERROR_OUT_OF_MEMORY;
+    *ph = (CUevent)e;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_eventRecord(CUevent ev, CUstream s) {
+    (void)s;
+    SimEvent *e = (SimEvent *)ev;
+    if (!e) return CUDA_ERROR_INVALID_HANDLE;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->ms = ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+    e->recorded = 1;
+    return CUDA_SUCCESS;
+}
+static CUresult sim_eventSynchronize(CUevent ev) { return ev ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
+static CUresult sim_eventElapsedTime(float *ms, CUevent a, CUevent b) {
+    SimEvent *s = (SimEvent *)a, *e = (SimEvent *)b;
+    if (!ms) return CUDA_ERROR_INVALID_VALUE;
+    if (!s || !e || !s->recorded || !e->recorded) return CUDA_ERROR_INVALID_HANDLE;
+    *ms = (float)(e->ms - s->ms);
+    return CUDA_SUCCESS;
+}
+static CUresult sim_eventDestroy(CUevent ev) {
+    free(ev);
+    return CUDA_SUCCESS;
+}
+
+static CUresult sim_getErrorString(CUresult r, const char **s) {
+    if (!s) return CUDA_ERROR_INVALID_VALUE;
+    switch (r) {
+    case CUDA_SUCCESS: *s = "no error"; break;
+    case CUDA_ERROR_INVALID_VALUE: *s = "invalid argument"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *s = "out of memory"; break;
+    case CUDA_ERROR_NOT_INITIALIZED: *s = "initialization error"; break;
+    case CUDA_ERROR_NO_DEVICE: *s = "no CUDA-capable device is detected"; break;
+    case CUDA_ERROR_INVALID_DEVICE: *s = "invalid device ordinal"; break;
+    case CUDA_ERROR_INVALID_IMAGE: *s = "device kernel image is invalid"; break;
+    case CUDA_ERROR_INVALID_CONTEXT: *s = "invalid device context"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *s = "invalid resource handle"; break;
+    case CUDA_ERROR_NOT_FOUND: *s = "named symbol not found"; break;
+    case CUDA_ERROR_NOT_READY: *s = "device not ready"; break;
+    case CUDA_ERROR_ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; break;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *s = "too many resources requested for launch"; break;
+    case CUDA_ERROR_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
+    case CUDA_ERROR_NOT_SUPPORTED: *s = "operation not supported"; break;
+    case CUDA_ERROR_UNKNOWN: *s = "unknown error"; break;
+    default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+static const char *sim_last_fault_fn(void) { return sim_last_fault(); }
+
+/* ------------------------------------------------------------------ */
+
+srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_t errlen) {
+    if (!d) {
+        if (err && errlen) snprintf(err, errlen, "rt_driver_sim: NULL driver table");
+        return SRT_ERR_INVALID;
+    }
+    memset(d, 0, sizeof *d);
+    d->name = "sim";
+    d->backend = SRT_BACKEND_SIM;
+    d->compile_module = sim_compile_module;
+    d->init = sim_init;
+    d->deviceGet = sim_deviceGet;
+    d->deviceGetAttribute = sim_deviceGetAttribute;
+    d->primaryCtxRetain = sim_primaryCtxRetain;
+    d->primaryCtxRelease = sim_primaryCtxRelease;
+    d->ctxSetCurrent = sim_ctxSetCurrent;
+    d->moduleLoadData = sim_moduleLoadData;
+    d->moduleUnload = sim_moduleUnload;
+    d->moduleGetFunction = sim_moduleGetFunction;
+    d->funcSetAttribute = sim_funcSetAttribute;
+    d->memAlloc = sim_memAlloc;
+    d->memFree = sim_memFree;
+    d->memcpyHtoD = sim_memcpyHtoD;
+    d->memcpyDtoH = sim_memcpyDtoH;
+    d->memsetD8 = sim_memsetD8;
+    d->launchKernel = sim_launchKernel;
+    d->streamCreate = sim_streamCreate;
+    d->streamDestroy = sim_streamDestroy;
+    d->streamSynchronize = sim_streamSynchronize;
+    d->eventCreate = sim_eventCreate;
+    d->eventRecord = sim_eventRecord;
+    d->eventSynchronize = sim_eventSynchronize;
+    d->eventElapsedTime = sim_eventElapsedTime;
+    d->eventDestroy = sim_eventDestroy;
+    d->getErrorString = sim_getErrorString;
+    d->blasCreate = sim_blasCreate;
+    d->blasDestroy = sim_blasDestroy;
+    d->blasSetStream = sim_blasSetStream;
+    d->gemmEx = sim_gemmEx;
+    d->gemmStridedBatchedEx = sim_gemmStridedBatchedEx;
+    d->last_fault = sim_last_fault_fn;
+    sim_configure(threads, checked);
+    sim_clear_fault();
+    return SRT_OK;
+}

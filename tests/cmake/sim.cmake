@@ -1,0 +1,32 @@
+# Simulator tests (tests/sim/): C programs linking libshortrt that drive the
+# CPU SIMT simulator through its RtDriver table. The kernel tests compile
+# tests/sim/kernels/*.cu with the host C++ compiler (cached in test_cache).
+# bench_sim (tests/bench/bench_sim.c) prints figures and is not a test.
+set(SHORTC_SIM_TEST_INCLUDES ${TESTS_DIR}/sim ${CMAKE_SOURCE_DIR}/runtime/src ${CMAKE_SOURCE_DIR}/runtime/sim)
+
+function(shortc_sim_program name src)
+  add_executable(${name} ${src})
+  target_link_libraries(${name} PRIVATE shortrt m)
+  target_include_directories(${name} PRIVATE ${SHORTC_SIM_TEST_INCLUDES})
+  target_include_directories(${name} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_definitions(${name} PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+endfunction()
+
+shortc_sim_program(sim_fiber ${TESTS_DIR}/sim/test_fiber.c)
+shortc_sim_program(sim_gemm ${TESTS_DIR}/sim/test_gemm.c)
+shortc_sim_program(sim_kernels ${TESTS_DIR}/sim/test_kernels.c)
+shortc_sim_program(bench_sim ${TESTS_DIR}/bench/bench_sim.c)
+
+set(SHORTC_SIM_ENV "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
+add_test(NAME sim_fiber COMMAND sim_fiber)
+add_test(NAME sim_gemm COMMAND sim_gemm)
+set_tests_properties(sim_fiber sim_gemm PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}")
+
+# One ctest per case of test_kernels.c; the first to run compiles basic.cu,
+# the others find it in the cache (sim_kernels_compile checks the hit).
+set(SHORTC_SIM_CASES fast_path barrier_sum prelude_sum shuffles halfwarps late_collective divergence trap
+    oob limits dyn_smem static_smem half atomics mma transpose bar_reduce determinism compile events)
+foreach(case ${SHORTC_SIM_CASES})
+  add_test(NAME sim_kernels_${case} COMMAND sim_kernels ${case})
+  set_tests_properties(sim_kernels_${case} PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
+endforeach()

@@ -1,0 +1,231 @@
+/*
+ * test_gemm.c — the simulator's cublasGemmEx / cublasGemmStridedBatchedEx
+ * against a naive double-precision product written from the cuBLAS
+ * definition (column-major, op(A) m x k, op(B) k x n, C m x n): every
+ * transpose combination at odd shapes, padded leading dimensions, beta 0
+ * (C not read) and beta != 0, fp16/bf16 storage, strided batches, argument
+ * validation, and the time of a GPT-2-small-sized product.
+ */
+#include "sim_test.h"
+
+#include <time.h>
+
+static RtDriver D;
+static cublasHandle_t H;
+
+enum { F32, F16, BF16 };
+static const cudaDataType TYPES[] = {CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF};
+
+static size_t esz(int t) { return t == F32 ? 4 : 2; }
+static float get(const void *p, int t, size_t i) {
+    if (t == F32) return ((const float *)p)[i];
+    if (t == F16) return sim_f16_to_f32(((const uint16_t *)p)[i]);
+    return sim_bf16_to_f32(((const uint16_t *)p)[i]);
+}
+static void put(void *p, int t, size_t i, float v) {
+    if (t == F32) ((float *)p)[i] = v;
+    else if (t == F16) ((uint16_t *)p)[i] = sim_f32_to_f16(v);
+    else ((uint16_t *)p)[i] = sim_f32_to_bf16(v);
+}
+
+/* op(X)(r, c) for X stored column-major with leading dimension ld. */
+static float opel(const void *X, int t, int trans, int ld, int r, int c) {
+    return trans ? get(X, t, (size_t)c + (size_t)r * ld) : get(X, t, (size_t)r + (size_t)c * ld);
+}
+
+static unsigned long long rng = 88172645463325252ull;
+static float rnd(void) {
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (float)((double)(rng >> 11) / (double)(1ull << 53) * 2.0 - 1.0);
+}
+
+/* One (batched) product checked element by element; returns failures. */
+static int check_gemm(int ta, int tb, int m, int n, int k, int pad, float alpha, float beta, int at, int ct, int batch,
+                      long long extra_stride, int broadcast_a) {
+    /* stored shapes: A is (ta ? k x m : m x k), B is (tb ? n x k : k x n) */
+    int arows = ta ? k : m, acols = ta ? m : k, brows = tb ? n : k, bcols = tb ? k : n;
+    int lda = arows + pad, ldb = brows + pad, ldc = m + pad;
+    long long sA = broadcast_a ? 0 : (long long)lda * acols + extra_stride;
+    long long sB = (long long)ldb * bcols + extra_stride, sC = (long long)ldc * n + extra_stride;
+    size_t na = (size_t)(sA * (batch - 1) + (long long)lda * acols);
+    size_t nb = (size_t)(sB * (batch - 1) + (long long)ldb * bcols);
+    size_t nc = (size_t)(sC * (batch - 1) + (long long)ldc * n);
+    void *A = malloc(na * esz(at) + 1), *B = malloc(nb * esz(at) + 1);
+    void *C = malloc(nc * esz(ct) + 1), *C0 = malloc(nc * esz(ct) + 1);
+    for (size_t i = 0; i < na; i++) put(A, at, i, rnd());
+    for (size_t i = 0; i < nb; i++) put(B, at, i, rnd());
+    for (size_t i = 0; i < nc; i++) put(C, ct, i, beta == 0.0f ? NAN : rnd()); /* beta 0: C must not be read */
+    memcpy(C0, C, nc * esz(ct));
+    cublasOperation_t opa = ta ? (ta == 2 ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
+    cublasOperation_t opb = tb ? (tb == 2 ? CUBLAS_OP_C : CUBLAS_OP_T) : CUBLAS_OP_N;
+    cublasStatus_t st;
+    if (batch == 1 && !extra_stride)
+        st = D.gemmEx(H, opa, opb, m, n, k, &alpha, A, TYPES[at], lda, B, TYPES[at], ldb, &beta, C, TYPES[ct], ldc,
+                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    else
+        st = D.gemmStridedBatchedEx(H, opa, opb, m, n, k, &alpha, A, TYPES[at], lda, sA, B, TYPES[at], ldb, sB, &beta,
+                                    C, TYPES[ct], ldc, sC, batch, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+    int bad = 0;
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        fprintf(stderr, "gemm status %d: %s\n", (int)st, sim_last_fault());
+        bad = 1;
+    }
+    double tol_rel = ct == F32 ? 1e-5 : ct == F16 ? 1.0 / 1024 : 1.0 / 128;
+    for (int b = 0; b < batch && !bad; b++)
+        for (int j = 0; j < n && !bad; j++) {
+            for (int i = 0; i < m && !bad; i++) {
+                double s = 0, mag = 0;
+                for (int p = 0; p < k; p++) {
+                    double x = opel((const char *)A + (size_t)(sA * b) * esz(at), at, ta, lda, i, p);
+                    double y = opel((const char *)B + (size_t)(sB * b) * esz(at), at, tb, ldb, p, j);
+                    s += x * y;
+                    mag += fabs(x * y);
+                }
+                size_t ci = (size_t)(sC * b) + (size_t)i + (size_t)j * ldc;
+                double ref = alpha * s, refmag = fabs(alpha) * mag;
+                if (beta != 0.0f) {
+                    ref += beta * (double)get(C0, ct, ci);
+                    refmag += fabs(beta * (double)get(C0, ct, ci));
+                }
+                double got = get(C, ct, ci);
+                if (!(fabs(got - ref) <= 1e-5 * refmag + tol_rel * fabs(ref) + 1e-6)) {
+                    fprintf(stderr, "C[%d](%d,%d) = %.8g, want %.8g (ta %d tb %d m %d n %d k %d pad %d beta %g types %d/%d)\n",
+                            b, i, j, got, ref, ta, tb, m, n, k, pad, beta, at, ct);
+                    bad = 1;
+                }
+            }
+            /* padding rows of C are untouched */
+            for (int i = m; i < ldc && !bad; i++) {
+                size_t ci = (size_t)(sC * b) + (size_t)i + (size_t)j * ldc;
+                float g = get(C, ct, ci), w = get(C0, ct, ci);
+                if (memcmp(&g, &w, sizeof g) != 0 && !(isnan(g) && isnan(w))) {
+                    fprintf(stderr, "padding C(%d,%d) changed\n", i, j);
+                    bad = 1;
+                }
+            }
+        }
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+    return bad;
+}
+
+static void test_shapes(void) {
+    static const int sizes[] = {1, 7, 33, 65, 130};
+    int count = 0, idx = 0;
+    for (int ta = 0; ta < 3; ta++)
+        for (int tb = 0; tb < 3; tb++)
+            for (int a = 0; a < 5; a++)
+                for (int b = 0; b < 5; b++)
+                    for (int c = 0; c < 5; c++, idx++) {
+                        int pad = idx % 3 == 0 ? 3 : 0;
+                        float beta = idx % 2 ? 0.5f : 0.0f, alpha = idx % 4 == 1 ? -1.5f : 1.0f;
+                        if (check_gemm(ta, tb, sizes[a], sizes[b], sizes[c], pad, alpha, beta, F32, F32, 1, 0, 0)) {
+                            sim_test_failures++;
+                            return;
+                        }
+                        count++;
+                    }
+    printf("fp32: %d products ok\n", count);
+}
+
+static void test_types(void) {
+    static const int combos[][2] = {{F16, F16}, {F16, F32}, {BF16, BF16}, {BF16, F32}};
+    for (int c = 0; c < 4; c++)
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                CHECK(check_gemm(ta, tb, 33, 7, 65, 0, 1.0f, 0.0f, combos[c][0], combos[c][1], 1, 0, 0) == 0);
+                CHECK(check_gemm(ta, tb, 65, 130, 33, 2, 0.75f, 0.5f, combos[c][0], combos[c][1], 1, 0, 0) == 0);
+            }
+}
+
+static void test_batched(void) {
+    CHECK(check_gemm(0, 1, 33, 7, 65, 1, 1.0f, 0.0f, F32, F32, 3, 5, 0) == 0);
+    CHECK(check_gemm(1, 0, 16, 17, 9, 0, 1.0f, 0.25f, F32, F32, 4, 0, 0) == 0);
+    CHECK(check_gemm(0, 0, 7, 33, 16, 0, 1.0f, 0.0f, F16, F32, 5, 3, 1) == 0); /* strideA 0: A shared */
+    CHECK(check_gemm(1, 1, 64, 64, 64, 0, 0.125f, 0.0f, BF16, BF16, 12, 0, 0) == 0);
+}
+
+static void test_edges(void) {
+    float one = 1.0f, zero = 0.0f, half = 0.5f, c[4] = {1, 2, 3, 4}, a[4] = {1, 1, 1, 1};
+    /* k == 0 and alpha == 0: C = beta*C, A and B not read */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 0, &one, NULL, CUDA_R_32F, 2, NULL, CUDA_R_32F, 1, &half, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    CHECK(c[0] == 0.5f && c[3] == 2.0f);
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &zero, NULL, CUDA_R_32F, 2, NULL, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    CHECK(c[0] == 0.0f && c[3] == 0.0f);
+    /* m == 0: nothing happens */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 0, 2, 2, &one, a, CUDA_R_32F, 1, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    /* validation as cuBLAS does it */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 1, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE); /* lda < m */
+    CHECK(D.gemmEx(H, CUBLAS_OP_T, CUBLAS_OP_N, 2, 2, 3, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 3, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE); /* lda < k */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_T, 2, 3, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE); /* ldb < n */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 1, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE); /* ldc < m */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, -1, 2, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK(D.gemmEx(H, (cublasOperation_t)7, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_16F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED);
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_16F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_SUPPORTED);
+    CHECK(D.gemmEx(NULL, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_NOT_INITIALIZED);
+    CHECK(D.gemmStridedBatchedEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, a, CUDA_R_32F, 2, 0, a, CUDA_R_32F, 2, 0,
+                                 &zero, c, CUDA_R_32F, 2, 4, -1, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_INVALID_VALUE);
+    /* a bad pointer is a reported execution failure, not a crash */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &one, (void *)16, CUDA_R_32F, 2, a, CUDA_R_32F, 2, &zero, c,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_EXECUTION_FAILED);
+    CHECK_HAS(sim_last_fault(), "cublasGemmEx: invalid memory access");
+}
+
+/* GPT-2 small shapes (d_model 768, d_ff 3072, 128 tokens): timed, must be well under a second. */
+static void test_speed(void) {
+    int T = 128, dm = 768, dff = 3072;
+    float *W = malloc((size_t)dm * dff * 4), *X = malloc((size_t)dm * T * 4), *Y = malloc((size_t)dff * T * 4);
+    for (size_t i = 0; i < (size_t)dm * dff; i++) W[i] = rnd();
+    for (size_t i = 0; i < (size_t)dm * T; i++) X[i] = rnd();
+    float one = 1.0f, zero = 0.0f;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    /* Y^T[dff, T] = W^T X^T: transa N, m dff, n T, k dm (plan.md's row-major weight convention) */
+    CHECK(D.gemmEx(H, CUBLAS_OP_N, CUBLAS_OP_N, dff, T, dm, &one, W, CUDA_R_32F, dff, X, CUDA_R_32F, dm, &zero, Y,
+                   CUDA_R_32F, dff, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    printf("gemm %dx%dx%d: %.1f ms (%.2f GFLOP/s, %d workers)\n", dff, T, dm, ms, 2.0 * dff * T * dm / ms / 1e6,
+           sim_nworkers());
+    CHECK(ms < 5000); /* generous for loaded CI machines and sanitizer builds */
+    /* spot check */
+    for (int s = 0; s < 20; s++) {
+        int i = (s * 997) % dff, j = (s * 31) % T;
+        double ref = 0;
+        for (int p = 0; p < dm; p++) ref += (double)W[i + (size_t)p * dff] * X[p + (size_t)j * dm];
+        CHECK(fabs(Y[i + (size_t)j * dff] - ref) < 1e-3);
+    }
+    free(W);
+    free(X);
+    free(Y);
+}
+
+int main(void) {
+    char err[256];
+    CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
+    CHECK(D.blasCreate(&H) == CUBLAS_STATUS_SUCCESS);
+    CHECK(D.blasSetStream(H, NULL) == CUBLAS_STATUS_SUCCESS);
+    test_shapes();
+    test_types();
+    test_batched();
+    test_edges();
+    test_speed();
+    CHECK(D.blasDestroy(H) == CUBLAS_STATUS_SUCCESS);
+    return sim_test_done("sim_gemm");
+}
