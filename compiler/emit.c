@@ -1,5 +1,1001 @@
-/* PLACEHOLDER: replaced wholesale by the owner of this file. */
-#include "shortc.h"
+/*
+ * emit.c — CUDA emission: one self-contained .cu per model (docs/emission.md).
+ *
+ *   1. Walk the live nodes in program order. A GEMM (matmul, logits) becomes a
+ *      cuBLAS step (in fp32 on staged copies when cuBLAS cannot combine its
+ *      dtypes, see size_staging); every other node, and a matmul's fused
+ *      epilogue, becomes a kernel launch. Each launch is described by a
+ *      kernel spec: a template, its placeholder values and the launch shape.
+ *   2. Specs with the same template and values are one kernel, whatever the
+ *      dedup pass numbered them (a matmul's epilogue does not depend on the
+ *      GEMM's inner dimension, so two dedup ids may share one kernel).
+ *      Kernel names say what the kernel is; should two different specs get
+ *      the same name, the later one gets a numeric suffix.
+ *   3. Instantiate each distinct kernel once, with a comment naming the .arch
+ *      lines its launches came from.
+ *   4. plan.c turns the steps into the JSON plan; the .cu is the plan comment,
+ *      a header comment, the prelude and the kernels.
+ *
+ * Output depends only on the graph (no time stamps, no pointers, no hash
+ * order), so the same input gives byte-identical output.
+ */
+#include "emit.h"
+
+#include <math.h>
 #include <stdlib.h>
-bool emit_cuda(Graph *g, Diag *d, EmitResult *r) { (void)g; (void)r; diag_plain_error(d, "emit: placeholder"); return false; }
-void emit_result_free(EmitResult *r) { free(r->cu); free(r->plan_json); }
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Small helpers                                                       */
+/* ------------------------------------------------------------------ */
+
+static const char *cuda_type(DType t) {
+    switch (t) {
+    case DT_F32: return "float";
+    case DT_F16: return "__half";
+    case DT_BF16: return "__nv_bfloat16";
+    case DT_I32: return "int";
+    case DT_COUNT: break;
+    }
+    return "float";
+}
+
+static int round_up(int x, int m) { return (x + m - 1) / m * m; }
+static int imin(int a, int b) { return a < b ? a : b; }
+
+/* Threads for a one-dimensional loop over n elements: a multiple of 32, at most 256. */
+static int threads_for(int n) { return imin(256, round_up(n > 0 ? n : 1, 32)); }
+
+/* A float literal that C++ accepts: 1e-05f, 0.125f, 1.0f. */
+static const char *float_literal(Arena *a, double x) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.9g", x);
+    if (!strpbrk(buf, ".eEn")) strcat(buf, ".0");
+    strcat(buf, "f");
+    return arena_strdup(a, buf);
+}
+
+bool emit_value_in_arena(const Graph *g, const Value *v) {
+    (void)g;
+    return v->cls != VC_WEIGHT && v->buffer >= 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel specs                                                        */
+/* ------------------------------------------------------------------ */
+
+/* What one launch needs: the kernel (template + values) and how it is launched. */
+typedef struct KSpec {
+    const char *tmpl;       /* template file */
+    const char *name;       /* kernel name (before collision suffixes) */
+    TmplArgs args;          /* placeholder values, KERNEL_NAME and COMMENT excluded */
+    Dim grid[3];            /* grid of this launch (unset axes: 1) */
+    int block;              /* threads per block (x only) */
+    int smem;               /* dynamic shared memory bytes (0: the templates use static shared memory) */
+    const char *geometry;   /* launch shape in words, for the kernel comment */
+    StepArg sargs[STEP_MAX_ARGS]; /* arguments in parameter order */
+    int nsargs;             /* entries in sargs */
+} KSpec;
+
+/* Per distinct kernel: the spec it was made from and the .arch lines using it. */
+typedef struct KernelInfo {
+    KSpec spec;             /* the spec of its first launch (values identical for all) */
+    int locs[8];            /* first node of each distinct (file, line), up to 8 */
+    int nlocs;
+    int more_locs;          /* distinct lines beyond the 8 kept */
+} KernelInfo;
+
+/* The emitter's working state. */
+typedef struct Emit {
+    EmitState st;           /* what plan.c reads */
+    KernelInfo *info;       /* parallel to st.kernels */
+    int cap_kernels;        /* allocated entries of st.kernels and info */
+    int cap_steps;          /* allocated entries of st.steps */
+} Emit;
+
+static void internal(Emit *e, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void internal(Emit *e, const Node *n, const char *fmt, ...) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (n) diag_plain_error(e->st.d, "internal error: emit: node %d (%s): %s", n->id, op_name(n->op), msg);
+    else diag_plain_error(e->st.d, "internal error: emit: %s", msg);
+}
+
+static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
+
+static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
+static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
+
+/* [T, c] activation width, 0 if the value is not of that form. */
+static int act_width(const Value *v) {
+    return v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
+}
+
+/* Name suffix for the dtypes: the activation dtype, then w<dtype> / kv<dtype> where they differ. */
+static void dtype_suffix(char *buf, size_t n, DType act, int nw, const DType *w, int has_kv, DType kv) {
+    size_t k = (size_t)snprintf(buf, n, "_%s", dtype_plan_name(act));
+    DType wd = act;
+    for (int i = 0; i < nw; i++)
+        if (w[i] != act) wd = w[i];
+    if (wd != act && k < n) k += (size_t)snprintf(buf + k, n - k, "_w%s", dtype_plan_name(wd));
+    if (has_kv && kv != act && k < n) snprintf(buf + k, n - k, "_kv%s", dtype_plan_name(kv));
+}
+
+static void set_dtype(Emit *e, KSpec *ks, const char *key, DType t) {
+    (void)e;
+    tmpl_set(&ks->args, key, cuda_type(t));
+}
+
+static void set_int(Emit *e, KSpec *ks, const char *key, long v) { tmpl_setf(e->st.arena, &ks->args, key, "%ld", v); }
+static void set_flag(KSpec *ks, const char *key, bool on) { tmpl_set(&ks->args, key, on ? "1" : "0"); }
+
+static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
+    bool learned = n->pos == POS_LEARNED;
+    if (n->nin != (learned ? 3 : 2)) {
+        internal(e, n, "embed with positions '%s' has %d inputs", learned ? "learned" : "computed", n->nin);
+        return false;
+    }
+    const Value *tok = val(e, n->in[0]), *wte = val(e, n->in[1]), *x = val(e, n->out);
+    int D = act_width(x);
+    if (!D || wte->rank != 2 || wte->dims[1] != D || tok->dtype != DT_I32) {
+        internal(e, n, "unexpected embed shapes");
+        return false;
+    }
+    const char *pos = n->pos == POS_LEARNED ? "learned" : n->pos == POS_SINUSOIDAL ? "sinusoidal" : "none";
+    DType wd[2] = {wte->dtype, learned ? val(e, n->in[2])->dtype : wte->dtype};
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
+    ks->tmpl = "embed.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos, D, sfx);
+    int threads = threads_for(D);
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "VOCAB", wte->dims[0]);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(e, ks, "T_WTE", wte->dtype);
+    if (learned) set_dtype(e, ks, "T_WPE", wd[1]);
+    set_dtype(e, ks, "T_OUT", x->dtype);
+    set_flag(ks, "POS_LEARNED", learned);
+    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
+    ks->grid[0] = DIM_TOKENS;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
+    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
+    bool ln = n->norm == NORM_LAYERNORM;
+    if (n->nin != (ln ? 3 : 2)) {
+        internal(e, n, "%s with %d inputs", ln ? "layernorm" : "rmsnorm", n->nin);
+        return false;
+    }
+    const Value *x = val(e, n->in[0]), *gamma = val(e, n->in[1]), *y = val(e, n->out);
+    int D = act_width(x);
+    if (!D || act_width(y) != D) {
+        internal(e, n, "unexpected norm shapes");
+        return false;
+    }
+    DType wd[2] = {gamma->dtype, ln ? val(e, n->in[2])->dtype : gamma->dtype};
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 0, DT_F32);
+    if (x->dtype != y->dtype) {
+        size_t k = strlen(sfx);
+        snprintf(sfx + k, sizeof sfx - k, "_in%s", dtype_plan_name(x->dtype));
+    }
+    ks->tmpl = "norm.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", ln ? "layernorm" : "rmsnorm", D, sfx);
+    int threads = threads_for(D);
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "THREADS", threads);
+    tmpl_set(&ks->args, "EPS", float_literal(e->st.arena, n->eps));
+    set_dtype(e, ks, "T_IN", x->dtype);
+    set_dtype(e, ks, "T_GAMMA", gamma->dtype);
+    if (ln) set_dtype(e, ks, "T_BETA", wd[1]);
+    set_dtype(e, ks, "T_OUT", y->dtype);
+    set_flag(ks, "LAYERNORM", ln);
+    ks->grid[0] = DIM_TOKENS;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
+    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+/*
+ * An elementwise pass over a [rows, N] tensor: y = act(x + bias) + residual,
+ * from templates/epilogue.cuh. Used for fused matmul epilogues (x = y, in
+ * place, or x = the fp32 staging copy of a mixed-type GEMM's result), the
+ * unfused bias / act / add nodes, and with no parts at all as a dtype
+ * conversion. The row count is the kernel's int argument (T for activations).
+ */
+typedef struct EpiSpec {
+    StepArg x, y;          /* input and output pointers */
+    DType xdt, ydt;        /* their dtypes */
+    int n;                 /* row width N */
+    Dim rows;              /* row count: T, or a constant for a weight */
+    int bias;              /* bias value id, -1 for none */
+    Activation act;        /* activation after the bias */
+    int residual;          /* residual value id, -1 for none */
+} EpiSpec;
+
+static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) {
+    int N = ep->n;
+    if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || val(e, ep->bias)->dims[0] != N)) ||
+        (ep->residual >= 0 && act_width(val(e, ep->residual)) != N)) {
+        internal(e, n, "unexpected epilogue shapes");
+        return false;
+    }
+    bool convert = ep->bias < 0 && ep->act == ACT_NONE && ep->residual < 0;
+    char parts[96] = "";
+    size_t k = 0;
+    if (ep->bias >= 0) k += (size_t)snprintf(parts + k, sizeof parts - k, "_bias");
+    if (ep->act != ACT_NONE) k += (size_t)snprintf(parts + k, sizeof parts - k, "_%s", activation_name(ep->act));
+    if (ep->residual >= 0) snprintf(parts + k, sizeof parts - k, "_residual");
+    char sfx[64];
+    if (convert) {
+        snprintf(sfx, sizeof sfx, "_%s_to_%s", dtype_plan_name(ep->xdt), dtype_plan_name(ep->ydt));
+    } else {
+        DType wd[1] = {ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt};
+        dtype_suffix(sfx, sizeof sfx, ep->ydt, 1, wd, 0, DT_F32);
+        DType rdt = ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt;
+        size_t l = strlen(sfx);
+        if (ep->xdt != ep->ydt) l += (size_t)snprintf(sfx + l, sizeof sfx - l, "_in%s", dtype_plan_name(ep->xdt));
+        if (rdt != ep->ydt) snprintf(sfx + l, sizeof sfx - l, "_res%s", dtype_plan_name(rdt));
+    }
+    ks->tmpl = "epilogue.cuh";
+    ks->name = convert ? arena_printf(e->st.arena, "shortc_convert_n%d%s", N, sfx)
+                       : arena_printf(e->st.arena, "shortc_epilogue%s_n%d%s", parts, N, sfx);
+    int threads = threads_for(N);
+    set_int(e, ks, "N", N);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(e, ks, "T_X", ep->xdt);
+    set_dtype(e, ks, "T_Y", ep->ydt);
+    if (ep->bias >= 0) set_dtype(e, ks, "T_BIAS", val(e, ep->bias)->dtype);
+    if (ep->residual >= 0) set_dtype(e, ks, "T_RES", val(e, ep->residual)->dtype);
+    set_flag(ks, "HAS_BIAS", ep->bias >= 0);
+    set_flag(ks, "HAS_RESIDUAL", ep->residual >= 0);
+    set_flag(ks, "ACT_RELU", ep->act == ACT_RELU);
+    set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
+    set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
+    int bx = (N + threads - 1) / threads;
+    ks->grid[0] = DIM_CONST(bx);
+    ks->grid[1] = ep->rows;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, %s, 1), block %d", bx, convert ? "rows" : "T", threads);
+    ks->sargs[ks->nsargs++] = ep->x;
+    ks->sargs[ks->nsargs++] = ep->y;
+    if (ep->bias >= 0) ks->sargs[ks->nsargs++] = arg_value(ep->bias);
+    if (ep->residual >= 0) ks->sargs[ks->nsargs++] = arg_value(ep->residual);
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = ep->rows};
+    return true;
+}
+
+/* EpiSpec for an activation-to-activation pass over [T, N] values x -> node output. */
+static bool epi_values(Emit *e, const Node *n, EpiSpec *ep, int x, int bias, Activation act, int residual) {
+    const Value *xv = val(e, x), *y = val(e, n->out);
+    int N = act_width(y);
+    if (!N || act_width(xv) != N) {
+        internal(e, n, "unexpected epilogue shapes");
+        return false;
+    }
+    *ep = (EpiSpec){.x = arg_value(x), .y = arg_value(n->out), .xdt = xv->dtype, .ydt = y->dtype, .n = N,
+                    .rows = DIM_TOKENS, .bias = bias, .act = act, .residual = residual};
+    return true;
+}
+
+/* Heads and head width of an attention-family node, checked against qkv. */
+static bool attn_dims(Emit *e, const Node *n, int *H, int *hd) {
+    const Value *qkv = val(e, n->in[0]);
+    *H = n->heads;
+    *hd = n->head_dim;
+    if (*H <= 0 || *hd <= 0 || act_width(qkv) != 3 * *H * *hd) {
+        internal(e, n, "qkv width %d does not match %d heads x %d", act_width(qkv), *H, *hd);
+        return false;
+    }
+    return true;
+}
+
+static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) {
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    if (kv->cls != VC_KV || kv->rank != 4 || kv->dims[0] != 2 || kv->dims[3] != hd ||
+        (htd ? (kv->dims[1] != H || kv->dims[2] != DIM_T) : (kv->order != ORD_TOKENS_HEADS_DIM || kv->dims[1] != DIM_T || kv->dims[2] != H))) {
+        internal(e, n, "unexpected key/value state %s", kv->name);
+        return false;
+    }
+    return true;
+}
+
+static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
+    int H, hd;
+    if (n->nin != 1 || !attn_dims(e, n, &H, &hd)) return false;
+    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->out);
+    if (!kv_value_ok(e, n, kv, H, hd)) return false;
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
+    ks->tmpl = "kv_write.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
+    int threads = threads_for(H * hd);
+    set_int(e, ks, "H", H);
+    set_int(e, ks, "HD", hd);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(e, ks, "T_QKV", qkv->dtype);
+    set_dtype(e, ks, "T_KV", kv->dtype);
+    set_flag(ks, "KV_HTD", htd);
+    ks->grid[0] = DIM_TOKENS;
+    ks->grid[1] = DIM_CONST(2);
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 2, 1), block %d", threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+enum { SMEM_STATIC_LIMIT = 48 * 1024 };
+
+static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
+    int H, hd;
+    if (n->nin != 2 || !attn_dims(e, n, &H, &hd)) return false;
+    if (n->attn.kind != ATTN_CAUSAL) {
+        internal(e, n, "attention kind '%s' has no template", attn_kind_name(n->attn.kind));
+        return false;
+    }
+    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    if (!kv_value_ok(e, n, kv, H, hd)) return false;
+    if (act_width(y) != H * hd) {
+        internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
+        return false;
+    }
+    /* Tile sizes: the largest that fit the static shared memory limit. */
+    const int warps = 4;
+    static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
+    int kt = 0, qpw = 0, smem = 0;
+    for (int a = 0; a < 3 && !kt; a++)
+        for (int b = 0; b < 3 && !kt; b++) {
+            int bytes = 4 * (warps * qpws[b] * hd + kts[a] * (hd + 1) + kts[a] * hd);
+            if (bytes <= SMEM_STATIC_LIMIT) {
+                kt = kts[a];
+                qpw = qpws[b];
+                smem = bytes;
+            }
+        }
+    if (!kt) {
+        diag_error(e->st.d, n->src, "head_dim %d is too large for the causal attention kernel (its tiles exceed %d bytes of shared memory)",
+                   hd, SMEM_STATIC_LIMIT);
+        return false;
+    }
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
+    if (qkv->dtype != y->dtype) {
+        size_t k = strlen(sfx);
+        snprintf(sfx + k, sizeof sfx - k, "_in%s", dtype_plan_name(qkv->dtype));
+    }
+    ks->tmpl = "attn_causal.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
+    int qt = warps * qpw;
+    set_int(e, ks, "H", H);
+    set_int(e, ks, "HD", hd);
+    set_int(e, ks, "WARPS", warps);
+    set_int(e, ks, "QPW", qpw);
+    set_int(e, ks, "KT", kt);
+    tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
+    set_dtype(e, ks, "T_QKV", qkv->dtype);
+    set_dtype(e, ks, "T_KV", kv->dtype);
+    set_dtype(e, ks, "T_OUT", y->dtype);
+    set_flag(ks, "KV_HTD", htd);
+    ks->grid[0] = (Dim){1, qt - 1, qt};
+    ks->grid[1] = DIM_CONST(H);
+    ks->block = warps * 32;
+    ks->geometry = arena_printf(e->st.arena,
+                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles "
+                                "of %d, %d bytes of shared memory",
+                                qt, H, warps * 32, qt, kt, smem);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Steps                                                               */
+/* ------------------------------------------------------------------ */
+
+static Step *new_step(Emit *e, const Node *n, StepKind kind) {
+    EmitState *st = &e->st;
+    if (st->nsteps == e->cap_steps) {
+        int cap = e->cap_steps ? e->cap_steps * 2 : 64;
+        Step *s = arena_alloc(st->arena, sizeof *s * (size_t)cap);
+        if (!s) return NULL;
+        if (st->nsteps) memcpy(s, st->steps, sizeof *s * (size_t)st->nsteps);
+        st->steps = s;
+        e->cap_steps = cap;
+    }
+    Step *s = &st->steps[st->nsteps++];
+    memset(s, 0, sizeof *s);
+    s->kind = kind;
+    s->node = n->id;
+    s->layer = n->layer;
+    s->kernel = -1;
+    if (n->src.file >= 0) {
+        int col;
+        diag_linecol(st->d, n->src, &s->line, &col);
+    }
+    return s;
+}
+
+static bool same_args(const TmplArgs *a, const TmplArgs *b) {
+    if (a->n != b->n) return false;
+    for (int i = 0; i < a->n; i++)
+        if (strcmp(a->kv[i].key, b->kv[i].key) != 0 || strcmp(a->kv[i].val, b->kv[i].val) != 0) return false;
+    return true;
+}
+
+/* Finds or creates the kernel for a spec; records the node's location. Returns its index or -1. */
+static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
+    EmitState *st = &e->st;
+    int found = -1;
+    for (int i = 0; i < st->nkernels && found < 0; i++)
+        if (strcmp(e->info[i].spec.tmpl, ks->tmpl) == 0 && same_args(&e->info[i].spec.args, &ks->args) &&
+            strcmp(e->info[i].spec.name, ks->name) == 0)
+            found = i;
+    if (found >= 0) {
+        /* The block size is part of the kernel (its THREADS); the grid may differ per launch. */
+        if (e->info[found].spec.block != ks->block) {
+            internal(e, n, "kernel %s launched with two block sizes", ks->name);
+            return -1;
+        }
+    } else {
+        if (st->nkernels == e->cap_kernels) {
+            int cap = e->cap_kernels ? e->cap_kernels * 2 : 16;
+            Kernel *k = arena_alloc(st->arena, sizeof *k * (size_t)cap);
+            KernelInfo *ki = arena_alloc(st->arena, sizeof *ki * (size_t)cap);
+            if (!k || !ki) return -1;
+            if (st->nkernels) {
+                memcpy(k, st->kernels, sizeof *k * (size_t)st->nkernels);
+                memcpy(ki, e->info, sizeof *ki * (size_t)st->nkernels);
+            }
+            st->kernels = k;
+            e->info = ki;
+            e->cap_kernels = cap;
+        }
+        /* A name already taken by a different kernel gets a suffix. */
+        const char *name = ks->name;
+        for (int suffix = 2;; suffix++) {
+            bool taken = false;
+            for (int i = 0; i < st->nkernels && !taken; i++) taken = strcmp(st->kernels[i].name, name) == 0;
+            if (!taken) break;
+            name = arena_printf(st->arena, "%s_%d", ks->name, suffix);
+        }
+        found = st->nkernels++;
+        KernelInfo *ki = &e->info[found];
+        memset(ki, 0, sizeof *ki);
+        ki->spec = *ks;
+        Kernel *k = &st->kernels[found];
+        memset(k, 0, sizeof *k);
+        k->id = found;
+        k->name = name;
+        k->tmpl = ks->tmpl;
+        k->first_node = n->id;
+    }
+    KernelInfo *ki = &e->info[found];
+    Kernel *k = &st->kernels[found];
+    k->uses++;
+    /* Distinct source lines, in order of first use. */
+    if (n->src.file >= 0) {
+        int line, col;
+        diag_linecol(st->d, n->src, &line, &col);
+        bool seen = false;
+        for (int i = 0; i < ki->nlocs && !seen; i++) {
+            const Node *m = st->g->nodes[ki->locs[i]];
+            int l2, c2;
+            diag_linecol(st->d, m->src, &l2, &c2);
+            seen = m->src.file == n->src.file && l2 == line;
+        }
+        if (!seen) {
+            if (ki->nlocs < (int)(sizeof ki->locs / sizeof *ki->locs)) ki->locs[ki->nlocs++] = n->id;
+            else ki->more_locs++;
+        }
+    }
+    return found;
+}
+
+static bool add_launch(Emit *e, const Node *n, const KSpec *ks) {
+    int k = intern_kernel(e, n, ks);
+    if (k < 0) return false;
+    Step *s = new_step(e, n, STEP_LAUNCH);
+    if (!s) return false;
+    s->kernel = k;
+    memcpy(s->grid, ks->grid, sizeof s->grid);
+    for (int i = 0; i < 3; i++)
+        if (s->grid[i].div == 0) s->grid[i] = DIM_CONST(1);
+    s->block[0] = ks->block;
+    s->block[1] = s->block[2] = 1;
+    s->smem = ks->smem;
+    memcpy(s->args, ks->sargs, sizeof ks->sargs);
+    s->nargs = ks->nsargs;
+    e->st.nlaunches++;
+    return true;
+}
+
+/* cublasGemmEx with compute f32 takes A and B of one type and C of that type or f32. */
+static bool cublas_types_ok(DType a, DType b, DType c) { return a == b && (c == a || c == DT_F32); }
+
+enum { STAGE_ALIGN = 256 };
+static size_t align_up(size_t x) { return (x + STAGE_ALIGN - 1) / STAGE_ALIGN * STAGE_ALIGN; }
+
+/* Shapes of a GEMM node: y[T,N] = x[T,K] . W; false (reported) if they do not fit. */
+static bool gemm_shapes(Emit *e, const Node *n, int *K, int *N) {
+    const Value *x = val(e, n->in[0]), *w = val(e, n->in[1]), *y = val(e, n->out);
+    *K = act_width(x);
+    *N = act_width(y);
+    if (!*K || !*N || w->rank != 2) {
+        internal(e, n, "unexpected GEMM shapes");
+        return false;
+    }
+    /* stored weight: [N, K] when trans_w ([out,in]), else [K, N] */
+    bool t = n->trans_w;
+    if ((t && (w->dims[0] != *N || w->dims[1] != *K)) || (!t && (w->dims[0] != *K || w->dims[1] != *N))) {
+        internal(e, n, "weight %s is [%d, %d], which does not fit [T,%d] -> [T,%d]%s", w->name, w->dims[0], w->dims[1],
+                 *K, *N, t ? " used transposed" : "");
+        return false;
+    }
+    return true;
+}
+
+/*
+ * Sizes the GEMM staging area: a GEMM whose types cuBLAS cannot combine
+ * (f16 weights with f32 activations, say) runs in fp32 on copies: A and/or B
+ * are converted into the area first, and a non-f32 C is produced there and
+ * converted (with the epilogue) into the output. Conversions to fp32 are
+ * exact. The area follows the graph's arena; copies are short-lived, so one
+ * area serves every GEMM.
+ */
+static bool size_staging(Emit *e) {
+    EmitState *st = &e->st;
+    Graph *g = st->g;
+    size_t seg = g->spec && g->spec->segment > 0 ? (size_t)g->spec->segment : 1;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead || (n->op != OP_MATMUL && n->op != OP_LOGITS) || n->nin < 2) continue;
+        int K, N;
+        if (!gemm_shapes(e, n, &K, &N)) return false;
+        DType a = val(e, n->in[1])->dtype, b = val(e, n->in[0])->dtype, c = val(e, n->out)->dtype;
+        if (cublas_types_ok(a, b, c)) continue;
+        size_t need[3] = {a != DT_F32 ? (size_t)K * (size_t)N * 4 : 0, b != DT_F32 ? seg * (size_t)K * 4 : 0,
+                          c != DT_F32 ? seg * (size_t)N * 4 : 0};
+        for (int p = 0; p < 3; p++)
+            if (align_up(need[p]) > st->staging_bytes[p]) st->staging_bytes[p] = align_up(need[p]);
+    }
+    st->staging_offset = align_up(g->arena_bytes);
+    size_t total = st->staging_bytes[0] + st->staging_bytes[1] + st->staging_bytes[2];
+    st->arena_bytes = total ? st->staging_offset + total : g->arena_bytes;
+    return true;
+}
+
+static StepArg staging_arg(const Emit *e, int part) {
+    size_t off = e->st.staging_offset;
+    for (int p = 0; p < part; p++) off += e->st.staging_bytes[p];
+    return (StepArg){.kind = ARG_ARENA, .offset = off};
+}
+
+/* Adds a conversion launch src -> dst over [rows, n] elements. */
+static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, Dim rows) {
+    EpiSpec ep = {.x = src, .y = dst, .xdt = sdt, .ydt = ddt, .n = width, .rows = rows, .bias = -1, .act = ACT_NONE,
+                  .residual = -1};
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    return spec_epilogue(e, n, &ks, &ep) && add_launch(e, n, &ks);
+}
+
+/* Arena byte ranges of two values overlap (both in the arena). */
+static bool overlaps(const Emit *e, int a, int b) {
+    const Value *x = val(e, a), *y = val(e, b);
+    if (!emit_value_in_arena(e->st.g, x) || !emit_value_in_arena(e->st.g, y)) return false;
+    return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
+}
+
+/*
+ * y[T,N] = x[T,K] . W as a cuBLAS column-major GEMM (docs/plan.md): with
+ * row-major operands, Y^T = op(W)^T X^T, so A is the weight, B the
+ * activation, m = N, n = T, k = K. A weight stored [K,N] is A with transa N,
+ * lda N; stored [N,K] ([out,in]) it is transa T, lda K. *c_out is where the
+ * GEMM result is (the output value, or the staging area).
+ */
+static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
+    int K, N;
+    if (!gemm_shapes(e, n, &K, &N)) return false;
+    const Value *x = val(e, n->in[0]), *w = val(e, n->in[1]), *y = val(e, n->out);
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] != n->out && overlaps(e, n->in[i], n->out)) {
+            internal(e, n, "output %s overlaps input %s in the arena", y->name, val(e, n->in[i])->name);
+            return false;
+        }
+    bool t = n->trans_w;
+    StepArg a = arg_value(n->in[1]), b = arg_value(n->in[0]), c = arg_value(n->out);
+    DType at = w->dtype, bt = x->dtype, ct = y->dtype;
+    if (!cublas_types_ok(at, bt, ct)) {
+        if (at != DT_F32) {
+            a = staging_arg(e, 0);
+            if (!add_convert(e, n, arg_value(n->in[1]), at, a, DT_F32, w->dims[1], DIM_CONST(w->dims[0]))) return false;
+            at = DT_F32;
+        }
+        if (bt != DT_F32) {
+            b = staging_arg(e, 1);
+            if (!add_convert(e, n, arg_value(n->in[0]), bt, b, DT_F32, K, DIM_TOKENS)) return false;
+            bt = DT_F32;
+        }
+        if (ct != DT_F32) {
+            c = staging_arg(e, 2);
+            ct = DT_F32;
+        }
+    }
+    Step *s = new_step(e, n, STEP_GEMM);
+    if (!s) return false;
+    s->transa = t ? 'T' : 'N';
+    s->transb = 'N';
+    s->m = DIM_CONST(N);
+    s->n = DIM_TOKENS;
+    s->k = DIM_CONST(K);
+    s->a = a;
+    s->lda = DIM_CONST(t ? K : N);
+    s->b = b;
+    s->ldb = DIM_CONST(K);
+    s->c = c;
+    s->ldc = DIM_CONST(N);
+    s->atype = at;
+    s->btype = bt;
+    s->ctype = ct;
+    e->st.ngemms++;
+    *c_out = c;
+    *c_type = ct;
+    return true;
+}
+
+static bool emit_node(Emit *e, const Node *n) {
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    EpiSpec ep;
+    bool needs_kernel = true;
+    bool ok;
+    switch (n->op) {
+    case OP_EMBED: ok = spec_embed(e, n, &ks); break;
+    case OP_NORM: ok = spec_norm(e, n, &ks); break;
+    case OP_KV_WRITE: ok = spec_kv_write(e, n, &ks); break;
+    case OP_ATTENTION: ok = spec_attention(e, n, &ks); break;
+    case OP_BIAS:
+        ok = n->nin == 2 && epi_values(e, n, &ep, n->in[0], n->in[1], ACT_NONE, -1) && spec_epilogue(e, n, &ks, &ep);
+        break;
+    case OP_ACT:
+        ok = n->nin == 1 && epi_values(e, n, &ep, n->in[0], -1, n->act, -1) && spec_epilogue(e, n, &ks, &ep);
+        break;
+    case OP_ADD:
+        ok = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) && spec_epilogue(e, n, &ks, &ep);
+        break;
+    case OP_LOGITS:
+    case OP_MATMUL: {
+        const Epilogue *epi = &n->epi;
+        bool logits = n->op == OP_LOGITS;
+        int want = logits ? 2 : 2 + epi->bias + epi->residual;
+        if (n->nin != want || (logits && n->out != e->st.g->logits)) {
+            internal(e, n, "%d inputs, expected %d%s", n->nin, want, logits ? " and the graph's logits output" : "");
+            return false;
+        }
+        StepArg c;
+        DType ct;
+        if (!add_gemm(e, n, &c, &ct)) return false;
+        needs_kernel = !logits && (epi->bias || epi->act != ACT_NONE || epi->residual);
+        bool staged = c.kind == ARG_ARENA;
+        if (!needs_kernel && !staged) {
+            ok = true;
+            break;
+        }
+        /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
+        ok = epi_values(e, n, &ep, n->out, needs_kernel && epi->bias ? n->in[2] : -1, needs_kernel ? epi->act : ACT_NONE,
+                        needs_kernel && epi->residual ? n->in[n->nin - 1] : -1);
+        if (ok && staged) {
+            ep.x = c;
+            ep.xdt = ct;
+        }
+        ok = ok && spec_epilogue(e, n, &ks, &ep);
+        if (ok && !needs_kernel) {
+            if (n->kernel >= 0) {
+                internal(e, n, "kernel id %d but no kernel is needed", n->kernel);
+                return false;
+            }
+            return add_launch(e, n, &ks);
+        }
+        break;
+    }
+    default:
+        internal(e, n, "no emission for this op");
+        return false;
+    }
+    if (!ok) {
+        if (!e->st.d->errors) internal(e, n, "malformed node");
+        return false;
+    }
+    if (needs_kernel != (n->kernel >= 0)) {
+        internal(e, n, "kernel id %d but %s", n->kernel, needs_kernel ? "the node needs a kernel" : "no kernel is needed");
+        return false;
+    }
+    if (!needs_kernel) return true;
+    if (n->kernel >= e->st.g->nkernels) {
+        internal(e, n, "kernel id %d out of range (%d kernels)", n->kernel, e->st.g->nkernels);
+        return false;
+    }
+    return add_launch(e, n, &ks);
+}
+
+/* ------------------------------------------------------------------ */
+/* Kernel source                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The statement text at a location on one line: `norm layernorm pre eps=1e-5`. */
+static void statement_text(const Diag *d, Loc loc, char *buf, size_t n) {
+    buf[0] = '\0';
+    if (loc.file < 0 || loc.file >= d->nsources) return;
+    const Source *src = d->sources[loc.file];
+    if (loc.begin < 0 || (size_t)loc.end > src->len || loc.end <= loc.begin) return;
+    size_t k = 0;
+    bool space = false, comment = false;
+    for (int i = loc.begin; i < loc.end && k + 4 < n; i++) {
+        char c = src->text[i];
+        if (c == '\n') comment = false;
+        if (comment) continue;
+        if (c == '#') {
+            comment = true;
+            continue;
+        }
+        if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+            space = k > 0;
+            continue;
+        }
+        if ((unsigned char)c < 0x20) continue;
+        if (space) buf[k++] = ' ';
+        space = false;
+        buf[k++] = c;
+    }
+    buf[k] = '\0';
+    while (k > 0 && buf[k - 1] == ';') buf[--k] = '\0';
+    while (k > 0 && buf[k - 1] == ' ') buf[--k] = '\0';
+    if (k + 4 >= n) strcpy(buf + n - 4, "...");
+}
+
+static const char *source_path(const Diag *d, int file) {
+    return file >= 0 && file < d->nsources ? d->sources[file]->path : "?";
+}
+
+/* The first comment lines of a kernel: the .arch statements it came from (first use first) and its launch shape. */
+static const char *kernel_comment(Emit *e, int k) {
+    const KernelInfo *ki = &e->info[k];
+    const Kernel *kn = &e->st.kernels[k];
+    int file[8], line[8], node[8], nl = 0;
+    for (int i = 0; i < ki->nlocs; i++) {
+        const Node *n = e->st.g->nodes[ki->locs[i]];
+        int ln, col;
+        diag_linecol(e->st.d, n->src, &ln, &col);
+        /* the first use stays first (the plan's `line`); the rest sorted by file and line */
+        int j = nl++;
+        while (j > 1 && (file[j - 1] > n->src.file || (file[j - 1] == n->src.file && line[j - 1] > ln))) {
+            file[j] = file[j - 1];
+            line[j] = line[j - 1];
+            node[j] = node[j - 1];
+            j--;
+        }
+        file[j] = n->src.file;
+        line[j] = ln;
+        node[j] = n->id;
+    }
+    StrBuf b = {0};
+    sb_puts(&b, "// from ");
+    if (nl == 0) sb_puts(&b, "no .arch statement");
+    for (int i = 0; i < nl; i++) {
+        char text[96];
+        statement_text(e->st.d, e->st.g->nodes[node[i]]->src, text, sizeof text);
+        if (i > 0 && file[i] == file[i - 1]) sb_printf(&b, ", :%d", line[i]);
+        else sb_printf(&b, "%s%s:%d", i ? ", " : "", source_path(e->st.d, file[i]), line[i]);
+        if (text[0]) sb_printf(&b, " (%s)", text);
+    }
+    if (ki->more_locs) sb_printf(&b, " and %d more line%s", ki->more_locs, ki->more_locs == 1 ? "" : "s");
+    sb_printf(&b, ", used by %d launch%s\n", kn->uses, kn->uses == 1 ? "" : "es");
+    sb_printf(&b, "// %s", ki->spec.geometry);
+    size_t len;
+    char *s = sb_take(&b, &len);
+    if (!s) return NULL;
+    const char *r = arena_strdup(e->st.arena, s);
+    free(s);
+    return r;
+}
+
+static bool uses_barriers(const char *src) {
+    static const char *const marks[] = {"__syncthreads", "_sync(", "shortc_block_", "shortc_warp_", "shortc_mma_",
+                                        "shortc_ldmatrix_"};
+    for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
+        if (strstr(src, marks[i])) return true;
+    return false;
+}
+
+static bool render_kernels(Emit *e) {
+    for (int k = 0; k < e->st.nkernels; k++) {
+        KernelInfo *ki = &e->info[k];
+        Kernel *kn = &e->st.kernels[k];
+        TmplArgs args = ki->spec.args;
+        const char *comment = kernel_comment(e, k);
+        if (!comment) return false;
+        tmpl_set(&args, "KERNEL_NAME", kn->name);
+        tmpl_set(&args, "COMMENT", comment);
+        if (args.n > TMPL_MAX_KV) {
+            internal(e, NULL, "too many placeholder values for %s", kn->name);
+            return false;
+        }
+        StrBuf b = {0};
+        if (!template_render(e->st.d, ki->spec.tmpl, args.kv, args.n, &b)) {
+            free(b.p);
+            return false;
+        }
+        size_t len;
+        char *s = sb_take(&b, &len);
+        if (!s) {
+            diag_plain_error(e->st.d, "emit: out of memory");
+            return false;
+        }
+        kn->source = arena_strndup(e->st.arena, s, len);
+        free(s);
+        kn->barriers = uses_barriers(kn->source);
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Entry point                                                         */
+/* ------------------------------------------------------------------ */
+
+static bool index_values(Emit *e) {
+    EmitState *st = &e->st;
+    Graph *g = st->g;
+    st->weight_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
+    st->state_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
+    if (!st->weight_index || !st->state_index) return false;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        st->weight_index[i] = st->state_index[i] = -1;
+        if (v->cls == VC_WEIGHT) st->weight_index[i] = st->nweights++;
+        else if (v->cls == VC_KV && !emit_value_in_arena(g, v) && v->def >= 0 && !g->nodes[v->def]->dead)
+            st->state_index[i] = st->nstate++;
+    }
+    return true;
+}
+
+/* Every pointer an emitted step passes must have a home. */
+static bool check_refs(Emit *e) {
+    const EmitState *st = &e->st;
+    for (int i = 0; i < st->nsteps; i++) {
+        const Step *s = &st->steps[i];
+        StepArg refs[STEP_MAX_ARGS + 3];
+        int n = 0;
+        if (s->kind == STEP_GEMM) {
+            refs[n++] = s->a;
+            refs[n++] = s->b;
+            refs[n++] = s->c;
+        } else {
+            for (int k = 0; k < s->nargs; k++) refs[n++] = s->args[k];
+        }
+        for (int k = 0; k < n; k++) {
+            if (refs[k].kind != ARG_VALUE) continue;
+            const Value *v = val(e, refs[k].value);
+            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && !emit_value_in_arena(st->g, v)) {
+                internal(e, st->g->nodes[s->node], "value %s has no place in the arena", v->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+static void header_comment(const Emit *e, StrBuf *b) {
+    const Graph *g = e->st.g;
+    const ModelSpec *s = g->spec;
+    const char *path = s && s->path ? s->path : e->st.d->nsources ? e->st.d->sources[0]->path : "?";
+    sb_printf(b, "// %s: generated by shortc from %s; do not edit.\n", s ? s->name : "model", path);
+    sb_printf(b, "// %d kernel%s, %d launch%s and %d GEMM%s (cuBLAS) per forward; activation arena %zu bytes.\n",
+              e->st.nkernels, e->st.nkernels == 1 ? "" : "s", e->st.nlaunches, e->st.nlaunches == 1 ? "" : "es",
+              e->st.ngemms, e->st.ngemms == 1 ? "" : "s", e->st.arena_bytes);
+    sb_puts(b, "// The plan above lists every step. Each kernel's last argument is its row count: the token\n");
+    sb_puts(b, "// count T, or for a weight conversion the weight's rows.\n");
+    sb_puts(b, "//\n");
+    for (int k = 0; k < e->st.nkernels; k++)
+        sb_printf(b, "//   %-56s %3d launch%s\n", e->st.kernels[k].name, e->st.kernels[k].uses,
+                  e->st.kernels[k].uses == 1 ? "" : "es");
+}
+
+bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
+    memset(out, 0, sizeof *out);
+    if (!g || !g->arena) {
+        diag_plain_error(d, "internal error: emit: no graph");
+        return false;
+    }
+    if (!g->stage || strcmp(g->stage, "buffers") != 0) {
+        diag_plain_error(d, "internal error: emit: the graph must go through every pass first (stage is '%s')",
+                         g->stage ? g->stage : "none");
+        return false;
+    }
+    if (g->tokens < 0 || g->tokens >= g->nvalues || g->logits < 0 || g->logits >= g->nvalues) {
+        diag_plain_error(d, "internal error: emit: graph without tokens or logits");
+        return false;
+    }
+    Emit e;
+    memset(&e, 0, sizeof e);
+    e.st.g = g;
+    e.st.d = d;
+    e.st.arena = g->arena;
+    if (!index_values(&e)) {
+        diag_plain_error(d, "emit: out of memory");
+        return false;
+    }
+    int errors0 = d->errors;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] < 0 || n->in[k] >= g->nvalues) {
+                internal(&e, n, "input %d is not a value", k);
+                return false;
+            }
+        if (n->out < 0 || n->out >= g->nvalues) {
+            internal(&e, n, "no output value");
+            return false;
+        }
+    }
+    if (!size_staging(&e)) return false;
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (d->errors > errors0 || !check_refs(&e) || !render_kernels(&e)) return false;
+
+    char *plan = plan_build(&e.st);
+    if (!plan) return false;
+    StrBuf b = {0};
+    sb_puts(&b, SHORTC_PLAN_BEGIN "\n");
+    sb_puts(&b, plan);
+    sb_puts(&b, "\n" SHORTC_PLAN_END "\n");
+    header_comment(&e, &b);
+    sb_puts(&b, "\n");
+    const ShortcTemplate *prelude = template_find("prelude.cuh");
+    if (!prelude) {
+        free(plan);
+        free(b.p);
+        diag_plain_error(d, "internal error: emit: no templates/prelude.cuh");
+        return false;
+    }
+    sb_put(&b, prelude->text, prelude->len);
+    for (int k = 0; k < e.st.nkernels; k++) {
+        sb_puts(&b, "\n");
+        sb_puts(&b, e.st.kernels[k].source);
+    }
+    out->cu = sb_take(&b, &out->cu_len);
+    if (!out->cu) {
+        free(plan);
+        diag_plain_error(d, "emit: out of memory");
+        return false;
+    }
+    out->plan_json = plan;
+    out->nkernels = e.st.nkernels;
+    out->nlaunches = e.st.nlaunches;
+    out->ngemms = e.st.ngemms;
+    return true;
+}
+
+void emit_result_free(EmitResult *r) {
+    if (!r) return;
+    free(r->cu);
+    free(r->plan_json);
+    r->cu = r->plan_json = NULL;
+}

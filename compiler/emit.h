@@ -1,0 +1,156 @@
+/*
+ * emit.h — private interface between emit.c (kernels and steps),
+ * plan.c (the JSON plan) and template.c (templates/NAME.cuh). Nothing outside
+ * these three files includes it; the public entry point is emit_cuda() in
+ * shortc.h. See docs/emission.md.
+ */
+#ifndef SHORTC_EMIT_H
+#define SHORTC_EMIT_H
+
+#include "shortc.h"
+
+/* ------------------------------------------------------------------ */
+/* Growable text buffer (malloc'd)                                     */
+/* ------------------------------------------------------------------ */
+
+typedef struct StrBuf {
+    char *p;      /* text, NUL-terminated when len > 0 */
+    size_t len;   /* bytes in use */
+    size_t cap;   /* bytes allocated */
+    bool oom;     /* an allocation failed; further appends are ignored */
+} StrBuf;
+
+void sb_put(StrBuf *b, const char *s, size_t n);
+void sb_puts(StrBuf *b, const char *s);
+void sb_printf(StrBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Hands the text over (malloc'd, NUL-terminated, never NULL unless out of memory). */
+char *sb_take(StrBuf *b, size_t *len);
+
+/* ------------------------------------------------------------------ */
+/* Templates (template.c)                                              */
+/* ------------------------------------------------------------------ */
+
+/* The table generated from templates/NAME.cuh by templates/embed.cmake. */
+typedef struct ShortcTemplate {
+    const char *name;   /* file name, e.g. "norm.cuh" */
+    const char *text;   /* contents, NUL-terminated */
+    size_t len;         /* bytes */
+} ShortcTemplate;
+extern const ShortcTemplate shortc_templates[];
+extern const int shortc_ntemplates;
+
+/* One placeholder value. */
+typedef struct TmplKV {
+    const char *key;    /* placeholder name without braces, e.g. "D" */
+    const char *val;    /* replacement text; "0"/"1" for {{#if KEY}} flags */
+} TmplKV;
+
+#define TMPL_MAX_KV 32
+/* A set of placeholder values (small: linear lookup). */
+typedef struct TmplArgs {
+    TmplKV kv[TMPL_MAX_KV]; /* the values, in the order first set */
+    int n;                  /* entries in use (TMPL_MAX_KV + 1 after an overflow) */
+} TmplArgs;
+
+/* Sets (or replaces) a value; the strings must outlive the args (arena or literals). */
+void tmpl_set(TmplArgs *t, const char *key, const char *val);
+void tmpl_setf(Arena *a, TmplArgs *t, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+const char *tmpl_get(const TmplArgs *t, const char *key);
+
+/* The embedded template `name`, or NULL. */
+const ShortcTemplate *template_find(const char *name);
+
+/*
+ * Instantiates template `name` with the given values, appending to out.
+ * Syntax (docs/emission.md): `{{KEY}}` anywhere; lines holding only
+ * `{{#if KEY}}`, `{{#else}}` or `{{#endif}}` select lines (KEY must be 0 or
+ * 1; nesting allowed); lines starting with `//!` are template documentation
+ * and are dropped. A `{{KEY}}` in emitted text without a value, a value no
+ * line of the template refers to, a malformed or unbalanced directive, or
+ * an unknown template is an internal error reported through d (returns false).
+ */
+bool template_render(Diag *d, const char *name, const TmplKV *kv, int nkv, StrBuf *out);
+/* The same for template text given directly (`name` is only used in messages; tests use it). */
+bool template_render_text(Diag *d, const char *name, const char *text, size_t len, const TmplKV *kv, int nkv,
+                          StrBuf *out);
+
+/* ------------------------------------------------------------------ */
+/* Emission results shared with plan.c                                 */
+/* ------------------------------------------------------------------ */
+
+/* A size that may depend on the token count T: ceil((t*T + c) / div). t = 0: the constant c. */
+typedef struct Dim {
+    long t;     /* coefficient of T */
+    long c;     /* constant term */
+    long div;   /* divisor, rounding up (1: none) */
+} Dim;
+#define DIM_CONST(x) ((Dim){0, (x), 1})
+#define DIM_TOKENS ((Dim){1, 0, 1})
+
+typedef enum ArgKind {
+    ARG_VALUE,   /* a pointer to a value (arena, weight or state) */
+    ARG_ARENA,   /* a pointer into the arena's GEMM staging area (no value of its own) */
+    ARG_INT,     /* a 32-bit int DIM (the token count, or a row count) */
+    ARG_FLOAT,   /* a 32-bit float */
+} ArgKind;
+
+/* One kernel argument or GEMM operand. */
+typedef struct StepArg {
+    ArgKind kind;   /* which member below is meaningful */
+    int value;      /* ARG_VALUE: value id */
+    size_t offset;  /* ARG_ARENA: byte offset in the arena */
+    Dim dim;        /* ARG_INT */
+    double f;       /* ARG_FLOAT */
+} StepArg;
+
+typedef enum StepKind { STEP_LAUNCH, STEP_GEMM } StepKind;
+
+#define STEP_MAX_ARGS 8
+/* One step of the plan (docs/plan.md). */
+typedef struct Step {
+    StepKind kind;          /* launch or gemm */
+    int node;               /* the node it implements */
+    int line;               /* .arch line of the node (0 if unknown) */
+    int layer;              /* node layer, -1 outside layers */
+    /* STEP_LAUNCH */
+    int kernel;             /* index in EmitState.kernels */
+    Dim grid[3];            /* grid size per axis */
+    int block[3];           /* block size per axis */
+    int smem;               /* dynamic shared memory bytes */
+    StepArg args[STEP_MAX_ARGS]; /* kernel arguments in parameter order */
+    int nargs;              /* entries in args */
+    /* STEP_GEMM (cuBLAS, column-major: C = op(A) op(B)) */
+    char transa, transb;    /* 'N' or 'T' */
+    Dim m, n, k;            /* op(A) is m x k, op(B) k x n, C m x n */
+    StepArg a, b, c;        /* operands: ARG_VALUE or ARG_ARENA */
+    Dim lda, ldb, ldc;      /* leading dimensions */
+    DType atype, btype, ctype; /* operand types (compute is always f32) */
+} Step;
+
+/* Everything plan.c needs from emit.c. */
+typedef struct EmitState {
+    Graph *g;               /* the graph being emitted */
+    Diag *d;                /* where errors go */
+    Arena *arena;           /* allocations (the graph's arena) */
+    Kernel *kernels;        /* distinct kernels in order of first use */
+    int nkernels;           /* entries in kernels */
+    Step *steps;            /* in program order */
+    int nsteps;             /* entries in steps */
+    int *weight_index;      /* value id -> index in the plan's weights, -1 */
+    int nweights;           /* entries in the plan's weights */
+    int *state_index;       /* value id -> index in the plan's state, -1 */
+    int nstate;             /* entries in the plan's state */
+    int nlaunches;          /* launch steps */
+    int ngemms;             /* gemm steps */
+    size_t staging_offset;  /* GEMM staging area (fp32 copies for mixed-type GEMMs): arena offset */
+    size_t staging_bytes[3];/* bytes of its A, B and C parts (0: unused); they follow each other */
+    size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging area */
+} EmitState;
+
+/* Is the value placed in the activation arena (as opposed to a weight or per-session state)? */
+bool emit_value_in_arena(const Graph *g, const Value *v);
+
+/* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */
+char *plan_build(const EmitState *st);
+
+#endif /* SHORTC_EMIT_H */

@@ -1,0 +1,300 @@
+/*
+ * plan.c — the JSON plan embedded at the top of every emitted .cu
+ * (docs/plan.md): model configuration, arena size, where the tokens and
+ * logits live, the buffers, the weights the loader must provide, per-session
+ * state, the kernels and the steps of one forward pass. Built with cJSON and
+ * pretty-printed by it; key order is fixed, so output is deterministic.
+ */
+#include "emit.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *norm_name(NormKind k) { return k == NORM_RMSNORM ? "rmsnorm" : "layernorm"; }
+static const char *place_name(NormPlace p) { return p == NORM_POST ? "post" : "pre"; }
+static const char *pos_name(PosKind p) {
+    return p == POS_LEARNED ? "learned" : p == POS_SINUSOIDAL ? "sinusoidal" : "none";
+}
+
+/* DIM: a plain integer, or {"t": a, "c": b, "div": d} with defaults left out. */
+static cJSON *dim_json(Dim d) {
+    if (d.t == 0 && (d.div == 1 || d.div == 0)) return cJSON_CreateNumber((double)d.c);
+    if (d.t == 0) return cJSON_CreateNumber((double)((d.c + d.div - 1) / d.div));
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "t", (double)d.t);
+    if (d.c != 0) cJSON_AddNumberToObject(o, "c", (double)d.c);
+    if (d.div != 1) cJSON_AddNumberToObject(o, "div", (double)d.div);
+    return o;
+}
+
+static cJSON *shape_json(const int *dims, int rank, int segment_for_t) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == DIM_T && segment_for_t > 0) cJSON_AddItemToArray(a, cJSON_CreateNumber(segment_for_t));
+        else cJSON_AddItemToArray(a, dims[i] == DIM_T ? dim_json(DIM_TOKENS) : cJSON_CreateNumber(dims[i]));
+    }
+    return a;
+}
+
+/* REF for a value: arena offset, weight index or state index. */
+static cJSON *ref_json(const EmitState *st, int id) {
+    const Value *v = st->g->values[id];
+    cJSON *o = cJSON_CreateObject();
+    if (st->weight_index[id] >= 0) {
+        cJSON_AddNumberToObject(o, "weight", st->weight_index[id]);
+    } else if (st->state_index[id] >= 0) {
+        cJSON_AddNumberToObject(o, "state", st->state_index[id]);
+        cJSON_AddNumberToObject(o, "offset", 0);
+    } else {
+        cJSON_AddNumberToObject(o, "arena", (double)v->offset);
+    }
+    return o;
+}
+
+/* REF for a kernel argument or GEMM operand (ARG_VALUE or ARG_ARENA). */
+static cJSON *arg_ref_json(const EmitState *st, const StepArg *a) {
+    if (a->kind == ARG_VALUE) return ref_json(st, a->value);
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "arena", (double)a->offset);
+    return o;
+}
+
+static int node_line(const EmitState *st, const Node *n) {
+    int line = 0, col = 0;
+    if (n->src.file >= 0) diag_linecol(st->d, n->src, &line, &col);
+    return line;
+}
+
+static cJSON *config_json(const ModelSpec *s) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c, "vocab", s->vocab);
+    cJSON_AddNumberToObject(c, "d_model", s->d_model);
+    cJSON_AddNumberToObject(c, "n_heads", s->n_heads);
+    cJSON_AddNumberToObject(c, "head_dim", s->head_dim > 0 ? s->head_dim : s->d_model / (s->n_heads > 0 ? s->n_heads : 1));
+    cJSON_AddNumberToObject(c, "d_ff", s->d_ff);
+    cJSON_AddNumberToObject(c, "n_layers", s->n_layers);
+    cJSON_AddNumberToObject(c, "segment", s->segment);
+    cJSON_AddStringToObject(c, "norm", norm_name(s->norm));
+    cJSON_AddStringToObject(c, "norm_place", place_name(s->norm_place));
+    cJSON_AddStringToObject(c, "positions", pos_name(s->pos));
+    cJSON_AddStringToObject(c, "activation", activation_name(s->act));
+    cJSON_AddBoolToObject(c, "tied", s->tied);
+    return c;
+}
+
+static cJSON *weights_json(const EmitState *st) {
+    const Graph *g = st->g;
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (st->weight_index[i] < 0) continue;
+        const int *dims = v->dims; /* values' dims are their stored shape (docs/ir.md) */
+        int rank = v->rank, file[MAX_RANK];
+        for (int k = 0; k < rank; k++) file[k] = v->transposed_src && rank == 2 ? dims[rank - 1 - k] : dims[k];
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddStringToObject(w, "name", v->weight_name ? v->weight_name : v->name);
+        cJSON_AddItemToObject(w, "shape", shape_json(dims, rank, 0));
+        cJSON_AddStringToObject(w, "dtype", dtype_plan_name(v->dtype));
+        cJSON_AddItemToObject(w, "file_shape", shape_json(file, rank, 0));
+        cJSON_AddBoolToObject(w, "transpose", v->transposed_src && rank == 2);
+        cJSON_AddBoolToObject(w, "optional", false);
+        cJSON_AddItemToArray(a, w);
+    }
+    return a;
+}
+
+static cJSON *buffers_json(const EmitState *st) {
+    const Graph *g = st->g;
+    int seg = g->spec ? g->spec->segment : 0;
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (!emit_value_in_arena(g, v)) continue;
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "value", v->name);
+        cJSON_AddNumberToObject(b, "offset", (double)v->offset);
+        cJSON_AddNumberToObject(b, "bytes", (double)v->bytes);
+        cJSON_AddStringToObject(b, "dtype", dtype_plan_name(v->dtype));
+        /* key/value state is laid out for the whole segment, whatever T is */
+        cJSON_AddItemToObject(b, "shape", shape_json(v->dims, v->rank, v->cls == VC_KV ? seg : 0));
+        cJSON_AddItemToArray(a, b);
+    }
+    /* the GEMM staging area (emit.c, size_staging): fp32 copies, A, B and C parts */
+    static const char *const parts[3] = {"%gemm_staging.a", "%gemm_staging.b", "%gemm_staging.c"};
+    size_t off = st->staging_offset;
+    for (int p = 0; p < 3; p++) {
+        if (!st->staging_bytes[p]) continue;
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "value", parts[p]);
+        cJSON_AddNumberToObject(b, "offset", (double)off);
+        cJSON_AddNumberToObject(b, "bytes", (double)st->staging_bytes[p]);
+        cJSON_AddStringToObject(b, "dtype", "f32");
+        int n = (int)(st->staging_bytes[p] / 4);
+        cJSON_AddItemToObject(b, "shape", shape_json(&n, 1, 0));
+        cJSON_AddItemToArray(a, b);
+        off += st->staging_bytes[p];
+    }
+    return a;
+}
+
+static cJSON *state_json(const EmitState *st) {
+    const Graph *g = st->g;
+    int seg = g->spec ? g->spec->segment : 0;
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < g->nvalues; i++) {
+        if (st->state_index[i] < 0) continue;
+        const Value *v = g->values[i];
+        size_t bytes = (size_t)dtype_size(v->dtype);
+        for (int k = 0; k < v->rank; k++) bytes *= (size_t)(v->dims[k] == DIM_T ? seg : v->dims[k]);
+        cJSON *s = cJSON_CreateObject();
+        cJSON_AddStringToObject(s, "name", v->name[0] == '%' ? v->name + 1 : v->name);
+        cJSON_AddNumberToObject(s, "bytes", (double)bytes);
+        cJSON_AddStringToObject(s, "dtype", dtype_plan_name(v->dtype));
+        cJSON_AddBoolToObject(s, "persistent", false);
+        cJSON_AddItemToArray(a, s);
+    }
+    return a;
+}
+
+static cJSON *kernels_json(const EmitState *st) {
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; k < st->nkernels; k++) {
+        const Kernel *kn = &st->kernels[k];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", kn->name);
+        cJSON_AddBoolToObject(o, "barriers", kn->barriers);
+        cJSON_AddNumberToObject(o, "line", node_line(st, st->g->nodes[kn->first_node]));
+        cJSON_AddNumberToObject(o, "uses", kn->uses);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *launch_json(const EmitState *st, const Step *s) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "launch");
+    cJSON_AddStringToObject(o, "kernel", st->kernels[s->kernel].name);
+    cJSON *grid = cJSON_CreateArray(), *block = cJSON_CreateArray();
+    for (int i = 0; i < 3; i++) {
+        cJSON_AddItemToArray(grid, dim_json(s->grid[i]));
+        cJSON_AddItemToArray(block, cJSON_CreateNumber(s->block[i]));
+    }
+    cJSON_AddItemToObject(o, "grid", grid);
+    cJSON_AddItemToObject(o, "block", block);
+    cJSON_AddNumberToObject(o, "smem", s->smem);
+    cJSON *args = cJSON_CreateArray();
+    for (int i = 0; i < s->nargs; i++) {
+        const StepArg *a = &s->args[i];
+        cJSON *x;
+        if (a->kind == ARG_VALUE || a->kind == ARG_ARENA) {
+            x = arg_ref_json(st, a);
+        } else if (a->kind == ARG_INT) {
+            x = cJSON_CreateObject();
+            cJSON_AddItemToObject(x, "int", dim_json(a->dim));
+        } else {
+            x = cJSON_CreateObject();
+            cJSON_AddNumberToObject(x, "float", a->f);
+        }
+        cJSON_AddItemToArray(args, x);
+    }
+    cJSON_AddItemToObject(o, "args", args);
+    cJSON_AddNumberToObject(o, "line", s->line);
+    cJSON_AddNumberToObject(o, "layer", s->layer);
+    return o;
+}
+
+static cJSON *gemm_json(const EmitState *st, const Step *s) {
+    char t[2] = {0, 0};
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "op", "gemm");
+    t[0] = s->transa;
+    cJSON_AddStringToObject(o, "transa", t);
+    t[0] = s->transb;
+    cJSON_AddStringToObject(o, "transb", t);
+    cJSON_AddItemToObject(o, "m", dim_json(s->m));
+    cJSON_AddItemToObject(o, "n", dim_json(s->n));
+    cJSON_AddItemToObject(o, "k", dim_json(s->k));
+    cJSON_AddNumberToObject(o, "alpha", 1.0);
+    cJSON_AddNumberToObject(o, "beta", 0.0);
+    cJSON_AddItemToObject(o, "A", arg_ref_json(st, &s->a));
+    cJSON_AddItemToObject(o, "lda", dim_json(s->lda));
+    cJSON_AddStringToObject(o, "atype", dtype_plan_name(s->atype));
+    cJSON_AddItemToObject(o, "B", arg_ref_json(st, &s->b));
+    cJSON_AddItemToObject(o, "ldb", dim_json(s->ldb));
+    cJSON_AddStringToObject(o, "btype", dtype_plan_name(s->btype));
+    cJSON_AddItemToObject(o, "C", arg_ref_json(st, &s->c));
+    cJSON_AddItemToObject(o, "ldc", dim_json(s->ldc));
+    cJSON_AddStringToObject(o, "ctype", dtype_plan_name(s->ctype));
+    cJSON_AddStringToObject(o, "compute", "f32");
+    cJSON_AddNumberToObject(o, "batch", 1);
+    cJSON_AddNumberToObject(o, "strideA", 0);
+    cJSON_AddNumberToObject(o, "strideB", 0);
+    cJSON_AddNumberToObject(o, "strideC", 0);
+    cJSON_AddNumberToObject(o, "line", s->line);
+    cJSON_AddNumberToObject(o, "layer", s->layer);
+    return o;
+}
+
+char *plan_build(const EmitState *st) {
+    const Graph *g = st->g;
+    const ModelSpec *s = g->spec;
+    const Value *tok = g->values[g->tokens], *lg = g->values[g->logits];
+    if (!s) {
+        diag_plain_error(st->d, "internal error: plan: graph without a model specification");
+        return NULL;
+    }
+    if (!emit_value_in_arena(g, tok) || !emit_value_in_arena(g, lg) || lg->dtype != DT_F32) {
+        diag_plain_error(st->d, "internal error: plan: tokens and fp32 logits must live in the activation arena");
+        return NULL;
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", "shortc-plan");
+    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "model", s->name ? s->name : "");
+    const char *src = s->path ? s->path : st->d->nsources ? st->d->sources[0]->path : "";
+    cJSON_AddStringToObject(root, "source", src);
+    cJSON_AddItemToObject(root, "config", config_json(s));
+    cJSON_AddNumberToObject(root, "arena_bytes", (double)st->arena_bytes);
+    cJSON *tokens = cJSON_CreateObject();
+    cJSON_AddNumberToObject(tokens, "arena", (double)tok->offset);
+    cJSON_AddItemToObject(root, "tokens", tokens);
+    cJSON *logits = cJSON_CreateObject();
+    cJSON_AddNumberToObject(logits, "arena", (double)lg->offset);
+    cJSON_AddStringToObject(logits, "dtype", "f32");
+    int ldims[2] = {DIM_T, s->vocab};
+    cJSON_AddItemToObject(logits, "shape", shape_json(ldims, 2, 0));
+    cJSON_AddItemToObject(root, "logits", logits);
+    cJSON_AddItemToObject(root, "buffers", buffers_json(st));
+    cJSON_AddItemToObject(root, "weights", weights_json(st));
+    cJSON_AddItemToObject(root, "state", state_json(st));
+    cJSON_AddItemToObject(root, "kernels", kernels_json(st));
+    cJSON *steps = cJSON_CreateArray();
+    for (int i = 0; i < st->nsteps; i++) {
+        const Step *sp = &st->steps[i];
+        cJSON_AddItemToArray(steps, sp->kind == STEP_GEMM ? gemm_json(st, sp) : launch_json(st, sp));
+    }
+    cJSON_AddItemToObject(root, "steps", steps);
+
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        diag_plain_error(st->d, "plan: out of memory");
+        return NULL;
+    }
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (copy) memcpy(copy, text, len + 1);
+    cJSON_free(text);
+    if (!copy) {
+        diag_plain_error(st->d, "plan: out of memory");
+        return NULL;
+    }
+    /* The plan sits in a C comment: nothing in it may close the comment. */
+    if (strstr(copy, "*/")) {
+        diag_plain_error(st->d, "plan: a name or path contains '*/', which cannot appear in the plan comment");
+        free(copy);
+        return NULL;
+    }
+    return copy;
+}

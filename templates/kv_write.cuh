@@ -1,0 +1,34 @@
+//! kv_write.cuh — copies the key and value blocks of qkv into the key/value
+//! state in its layout and dtype. Grid: (T, 2) — one block per token and
+//! part (0 = keys, 1 = values).
+//!
+//!   qkv[t, (1 + p)*H*HD + h*HD + j]  ->  kv[p][h][t][j]   ([heads, tokens, dim], KV_HTD = 1)
+//!                                    ->  kv[p][t][h][j]   ([tokens, heads, dim], KV_HTD = 0)
+//! The KV value is dense for the call's T (docs/ir.md): its strides depend on T.
+//!
+//! Placeholders: COMMENT KERNEL_NAME H HD THREADS T_QKV T_KV KV_HTD (0/1)
+{{COMMENT}}
+// Keys and values from qkv into the key/value layout (templates/kv_write.cuh).
+extern "C" __global__ void {{KERNEL_NAME}}(
+    const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]
+    {{T_KV}} *__restrict__ kv,  // [2, H, T, HD] or [2, T, H, HD]
+    int T)
+{
+    constexpr int H = {{H}};
+    constexpr int HD = {{HD}};
+    constexpr int THREADS = {{THREADS}};
+    const int t = blockIdx.x;
+    const int p = blockIdx.y;
+    if (t >= T) return;
+    const {{T_QKV}} *src = qkv + (size_t)t * (3 * H * HD) + (size_t)(p + 1) * (H * HD);
+    for (int c = threadIdx.x; c < H * HD; c += THREADS) {
+        const int h = c / HD;
+        const int j = c % HD;
+{{#if KV_HTD}}
+        const size_t dst = (((size_t)p * H + h) * T + t) * HD + j;
+{{#else}}
+        const size_t dst = (((size_t)p * T + t) * H + h) * HD + j;
+{{#endif}}
+        shortc_st(kv + dst, shortc_ld(src + c));
+    }
+}

@@ -1,0 +1,95 @@
+// ---------------------------------------------------------------------------
+// shortc prelude: pasted verbatim at the top of every emitted .cu.
+//
+// Under a CUDA compiler (nvcc, NVRTC) it includes the half-precision headers
+// and defines the named intrinsics below. Anywhere else (the CPU simulator,
+// libclang checks) it includes shortsim_prelude.h, which defines the same
+// names for the host. Kernels use only standard CUDA C++ plus these names;
+// inline PTX appears nowhere but here.
+//
+//   SHORTC_DYNAMIC_SMEM(type, name)    extern __shared__ type name[]
+//   float shortc_ld(const T *p)         load one element as float (T = float, __half, __nv_bfloat16)
+//   void  shortc_st(T *p, float v)      store one float, rounded to nearest even
+//   shortc_mma_m16n8k16_f16f32(d, a, b, c)   warp-wide tensor-core MMA, fp16 in, fp32 accumulate
+//   shortc_ldmatrix_x4(r, smem)              warp-wide load of four 8x8 b16 matrices
+// ---------------------------------------------------------------------------
+#if defined(__CUDACC__)
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+
+#define SHORTC_DYNAMIC_SMEM(type, name) extern __shared__ type name[]
+
+__device__ __forceinline__ float shortc_ld(const float *p) { return *p; }
+__device__ __forceinline__ float shortc_ld(const __half *p) { return __half2float(*p); }
+__device__ __forceinline__ float shortc_ld(const __nv_bfloat16 *p) { return __bfloat162float(*p); }
+
+__device__ __forceinline__ void shortc_st(float *p, float v) { *p = v; }
+__device__ __forceinline__ void shortc_st(__half *p, float v) { *p = __float2half_rn(v); }
+__device__ __forceinline__ void shortc_st(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
+
+// d = a * b + c for one m16n8k16 tile held by a warp (row-major A, column-major B),
+// fragments as in the PTX ISA: a 4 x .b32 (8 halves), b 2 x .b32 (4 halves), c/d 4 floats.
+__device__ __forceinline__ void shortc_mma_m16n8k16_f16f32(float d[4], const unsigned a[4],
+                                                           const unsigned b[2], const float c[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+    (void)d; (void)a; (void)b; (void)c;
+    __trap();  // shortc targets sm_80 and newer
+#endif
+}
+
+// Loads four 8x8 matrices of 16-bit elements from shared memory; each lane
+// passes the address of one row (lanes 0-7 matrix 0, 8-15 matrix 1, ...).
+__device__ __forceinline__ void shortc_ldmatrix_x4(unsigned r[4], const void *smem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+#else
+    (void)r; (void)smem;
+    __trap();  // shortc targets sm_80 and newer
+#endif
+}
+
+#else
+#include "shortsim_prelude.h"
+#endif
+
+// ---------------------------------------------------------------------------
+// Helpers shared by the kernel templates: standard CUDA only, so the
+// simulator compiles them as they are.
+// ---------------------------------------------------------------------------
+
+// Sum / maximum over the 32 lanes of a full warp; every lane gets the result.
+__device__ __forceinline__ float shortc_warp_sum(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffffu, v, offset);
+    return v;
+}
+__device__ __forceinline__ float shortc_warp_max(float v) {
+#pragma unroll
+    for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+    return v;
+}
+
+// Sum over the whole block (blockDim.x a multiple of 32, at most 1024);
+// every thread gets the result. `scratch` is __shared__ float[32]. Must be
+// reached by all threads of the block; may be called repeatedly.
+__device__ __forceinline__ float shortc_block_sum(float v, float *scratch) {
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int nwarps = blockDim.x >> 5;
+    v = shortc_warp_sum(v);
+    __syncthreads();                 // scratch may still be read by a previous call
+    if (lane == 0) scratch[warp] = v;
+    __syncthreads();
+    v = lane < nwarps ? scratch[lane] : 0.0f;
+    return shortc_warp_sum(v);       // every warp reduces the partial sums itself
+}
