@@ -1,0 +1,20 @@
+# Golden suite (issue: runtime): the CPU simulator running the emitted CUDA
+# against the reference interpreter, for every bundled model (test-size
+# siblings; gpt2_small itself on a few tokens) and for odd-shape models that
+# put every template at sizes that are not multiples of its tiles.
+# Tolerances: fp32 storage |sim - ref| <= 1e-4 + 1e-4*|ref|;
+#             fp16/bf16 storage |sim - ref| <= 2e-2 + 2e-2*|ref|.
+set(GOLDEN_SUITE ${TESTS_DIR}/suite/golden_suite.sh)
+function(shortc_golden name model ntok atol rtol)
+  add_test(NAME golden_${name} COMMAND sh ${GOLDEN_SUITE} ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol})
+  set_tests_properties(golden_${name} PROPERTIES LABELS "golden;sim" TIMEOUT 600)
+endfunction()
+set(M ${CMAKE_SOURCE_DIR}/models)
+shortc_golden(gpt2_tiny        ${M}/gpt2_tiny.arch        37 1e-4 1e-4)
+shortc_golden(baseline_ba_tiny ${M}/baseline_ba_tiny.arch 53 1e-4 1e-4)
+shortc_golden(mixed_tiny       ${M}/mixed_tiny.arch       33 1e-4 1e-4)
+shortc_golden(gpt2_tiny_half   ${M}/gpt2_tiny_half.arch   37 2e-2 2e-2)
+shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 1e-4 1e-4)
+shortc_golden(odd_ln_learned   ${TESTS_DIR}/suite/odd_ln_learned.arch 61 1e-4 1e-4)
+shortc_golden(odd_rms_sin      ${TESTS_DIR}/suite/odd_rms_sin.arch    43 1e-4 1e-4)
+shortc_golden(odd_half         ${TESTS_DIR}/suite/odd_half.arch       29 2e-2 2e-2)
