@@ -359,11 +359,11 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int kt = 0, qpw = 0, smem = 0;
     for (int a = 0; a < 3 && !kt; a++)
         for (int b = 0; b < 3 && !kt; b++) {
-            int bytes = 4 * (warps * qpws[b] * hd + kts[a] * (hd + 1) + kts[a] * hd);
+            long long bytes = 4LL * (warps * qpws[b] * (long long)hd + kts[a] * (hd + 1LL) + kts[a] * (long long)hd);
             if (bytes <= SMEM_STATIC_LIMIT) {
                 kt = kts[a];
                 qpw = qpws[b];
-                smem = bytes;
+                smem = (int)bytes;
             }
         }
     if (!kt) {

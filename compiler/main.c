@@ -15,7 +15,9 @@
 #include "shortc.h"
 #include "shortrt.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,8 @@ static const char usage_text[] =
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "\n"
-    "PASS is one of: lower shapes layouts fuse dedup buffers all (docs/ir.md).\n";
+    "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
+    "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n";
 
 static double now_ms(void) {
     struct timespec ts;
@@ -45,22 +48,49 @@ static bool ends_with(const char *s, const char *suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* Writes data to path atomically (temp file + rename); "-" is stdout. */
-static bool write_file_atomic(const char *path, const char *data, size_t len) {
-    if (strcmp(path, "-") == 0) return fwrite(data, 1, len, stdout) == len;
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp) return false;
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    bool ok = f && fwrite(data, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path, strerror(errno));
-        remove(tmp);
+/* Parses the integer value of a flag: decimal, lo..hi. Prints the error. */
+static bool parse_flag_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) {
+        fprintf(stderr, "shortc: error: %s needs an integer between %lld and %lld, found '%s'\n", flag, lo, hi, s);
+        return false;
     }
-    free(tmp);
+    *out = v;
+    return true;
+}
+
+/* Writes up to two files atomically (temp files, renamed into place only when
+ * both were written); a NULL path is skipped, "-" is stdout. */
+static bool write_files_atomic(const char *const path[2], const char *const data[2], const size_t len[2]) {
+    char *tmp[2] = {NULL, NULL};
+    bool ok = true;
+    for (int i = 0; i < 2 && ok; i++) {
+        if (!path[i] || strcmp(path[i], "-") == 0) continue;
+        size_t n = strlen(path[i]) + 32;
+        if (!(tmp[i] = malloc(n))) {
+            fprintf(stderr, "shortc: error: out of memory\n");
+            ok = false;
+            break;
+        }
+        snprintf(tmp[i], n, "%s.tmp.%ld", path[i], (long)getpid());
+        FILE *f = fopen(tmp[i], "wb");
+        ok = f && fwrite(data[i], 1, len[i], f) == len[i];
+        if (f && fclose(f) != 0) ok = false;
+        if (!ok) fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], strerror(errno));
+    }
+    for (int i = 0; i < 2 && ok; i++)
+        if (tmp[i] && rename(tmp[i], path[i]) != 0) {
+            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], strerror(errno));
+            ok = false;
+        }
+    for (int i = 0; i < 2; i++) {
+        if (tmp[i] && !ok) remove(tmp[i]);
+        free(tmp[i]);
+    }
+    for (int i = 0; i < 2 && ok; i++)
+        if (path[i] && strcmp(path[i], "-") == 0) ok = fwrite(data[i], 1, len[i], stdout) == len[i];
     return ok;
 }
 
@@ -122,8 +152,9 @@ static int compile_main(const CompileArgs *ca) {
     double t4 = now_ms();
     if (ca->check && check_cuda_source(&d, er.cu, er.cu_len, ca->output ? ca->output : "<emitted>") > 0)
         goto done;
-    if (ca->output && !write_file_atomic(ca->output, er.cu, er.cu_len)) goto done;
-    if (ca->plan_out && !write_file_atomic(ca->plan_out, er.plan_json, strlen(er.plan_json))) goto done;
+    const char *paths[2] = {ca->output, ca->plan_out}, *datas[2] = {er.cu, er.plan_json};
+    const size_t lens[2] = {er.cu_len, er.plan_json ? strlen(er.plan_json) : 0};
+    if (!write_files_atomic(paths, datas, lens)) goto done;
     if (!ca->output && !ca->plan_out && !ca->check)
         fprintf(stderr, "shortc: %s: %d kernels, %d launches, %d GEMMs per forward (use -o FILE to write the CUDA)\n",
                 spec->name, er.nkernels, er.nlaunches, er.ngemms);
@@ -182,6 +213,7 @@ typedef struct RunArgs {
     int top;                   /* --top K: print top-K next tokens */
     int sim_threads;           /* --sim-threads */
     bool report;               /* --report */
+    bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
 } RunArgs;
 
 /* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
@@ -195,10 +227,17 @@ static int read_tokens(const char *path, int32_t **out) {
     int32_t *t = malloc(sizeof *t * (size_t)cap);
     char word[64];
     int ok = 1;
-    while (t && fscanf(f, "%63s", word) == 1) {
+    int start = 0, stop = 0;
+    while (t && fscanf(f, " %n%63s%n", &start, word, &stop) == 1) {
         char *end;
         errno = 0;
         long v = strtol(word, &end, 10);
+        int next = fgetc(f);  /* a word cut at 63 bytes or at a NUL byte is not an id */
+        if ((size_t)(stop - start) != strlen(word) || (next != EOF && !isspace(next))) {
+            fprintf(stderr, "shortc: error: %s: token %d is longer than 63 bytes or holds a NUL byte\n", path, n + 1);
+            ok = 0;
+            break;
+        }
         if (*end || errno || v < 0 || v > INT32_MAX) {
             fprintf(stderr, "shortc: error: %s: token %d ('%s') is not a non-negative integer\n", path, n + 1, word);
             ok = 0;
@@ -266,7 +305,7 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
 }
 
-static int run_model(const RunArgs *ra, const int32_t *tokens, int ntokens) {
+static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     srt_options opt;
     srt_options_init(&opt);
     if (parse_backend(ra->backend, &opt.backend) < 0) return 1;
@@ -291,6 +330,8 @@ static int run_model(const RunArgs *ra, const int32_t *tokens, int ntokens) {
         fprintf(stderr, "shortc: error: %d tokens exceed the model's segment length %d\n", ntokens, mi.segment);
         goto out;
     }
+    if (ra->fold_tokens)
+        for (int i = 0; i < ntokens; i++) tokens[i] %= mi.vocab;
     if ((st = srt_session_create(m, 1, &s)) != SRT_OK) goto fail;
     logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi.vocab);
     if (!logits) {
@@ -327,16 +368,18 @@ static int run_main(int argc, char **argv) {
         else if (strcmp(s, "--model") == 0 && has_next) ra.model_name = argv[++i];
         else if (strcmp(s, "--weights") == 0 && has_next) ra.weights = argv[++i];
         else if (strcmp(s, "--random-weights") == 0 && has_next) {
-            char *end;
-            ra.seed = strtoll(argv[++i], &end, 10);
-            if (*end || ra.seed < 0) {
-                fprintf(stderr, "shortc: error: --random-weights needs a non-negative integer seed\n");
-                return 1;
-            }
+            if (!parse_flag_int(s, argv[++i], 0, LLONG_MAX, &ra.seed)) return 1;
         } else if (strcmp(s, "--tokens") == 0 && has_next) ra.tokens = argv[++i];
         else if (strcmp(s, "--logits") == 0 && has_next) ra.logits = argv[++i];
-        else if (strcmp(s, "--top") == 0 && has_next) ra.top = atoi(argv[++i]);
-        else if (strcmp(s, "--sim-threads") == 0 && has_next) ra.sim_threads = atoi(argv[++i]);
+        else if (strcmp(s, "--top") == 0 && has_next) {
+            long long v;
+            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return 1;
+            ra.top = (int)v;
+        } else if (strcmp(s, "--sim-threads") == 0 && has_next) {
+            long long v;
+            if (!parse_flag_int(s, argv[++i], 0, 4096, &v)) return 1;
+            ra.sim_threads = (int)v;
+        }
         else if (strcmp(s, "--report") == 0) ra.report = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
@@ -367,6 +410,7 @@ static int run_main(int argc, char **argv) {
     } else {
         static const int32_t default_prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13};
         n = (int)(sizeof default_prompt / sizeof default_prompt[0]);
+        ra.fold_tokens = true;
         tokens = malloc(sizeof default_prompt);
         if (!tokens) return 1;
         memcpy(tokens, default_prompt, sizeof default_prompt);
@@ -384,8 +428,16 @@ static int cmp_main(int argc, char **argv) {
     const char *a_path = NULL, *b_path = NULL;
     double atol = 1e-4, rtol = 0.0;
     for (int i = 2; i < argc; i++) {
-        if (strcmp(argv[i], "--atol") == 0 && i + 1 < argc) atol = atof(argv[++i]);
-        else if (strcmp(argv[i], "--rtol") == 0 && i + 1 < argc) rtol = atof(argv[++i]);
+        if ((strcmp(argv[i], "--atol") == 0 || strcmp(argv[i], "--rtol") == 0) && i + 1 < argc) {
+            char *end;
+            double v = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end || !(v >= 0) || isinf(v)) {
+                fprintf(stderr, "shortc: error: %s needs a non-negative number, found '%s'\n", argv[i], argv[i + 1]);
+                return 2;
+            }
+            *(argv[i][2] == 'a' ? &atol : &rtol) = v;
+            i++;
+        }
         else if (!a_path) a_path = argv[i];
         else if (!b_path) b_path = argv[i];
         else {
@@ -498,7 +550,7 @@ static int demo_main(int argc, char **argv) {
         if (!toks) goto out;
         memcpy(toks, prompt, sizeof prompt);
         printf("prompt token ids:");
-        for (int i = 0; i < n; i++) printf(" %d", prompt[i]);
+        for (int i = 0; i < n; i++) printf(" %d", toks[i] %= spec->vocab);
         printf("\n");
     }
     rc = run_model(&ra, toks, n);

@@ -844,6 +844,11 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     } else {
         s->head_dim = s->d_model / s->n_heads;
     }
+    if ((long long)s->n_heads * s->head_dim > MAX_DIM) {
+        diag_error(S->d, eff[K_HEAD_DIM].stmt->loc, "heads %d x head_dim %d is %lld, more than %d channels of attention",
+                   s->n_heads, s->head_dim, (long long)s->n_heads * s->head_dim, MAX_DIM);
+        diag_note(S->d, eff[K_HEADS].stmt->loc, "heads set here");
+    }
     if (s->pos != POS_NONE && s->max_pos && s->segment > s->max_pos) {
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "segment %d exceeds %s positions max=%d", s->segment,
                    s->pos == POS_LEARNED ? "learned" : "sinusoidal", s->max_pos);

@@ -208,9 +208,18 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
         }
     }
     RtCache cache;
-    if (rt_cache_init(&cache, dir) != 0) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: cannot use cache directory %s", dir);
-        return SRT_ERR_IO;
+    /* An unusable cache directory (a file, read-only, not creatable) costs only the
+     * cache: the object still needs a file to dlopen, so build in the per-user
+     * temporary directory instead. */
+    if (rt_cache_init(&cache, dir) != 0 || access(cache.dir, W_OK | X_OK) != 0) {
+        char fallback[64];
+        snprintf(fallback, sizeof fallback, "/tmp/shortc-cache-%d", (int)getuid());
+        if (rt_cache_init(&cache, fallback) != 0 || access(cache.dir, W_OK | X_OK) != 0) {
+            if (err && errlen)
+                snprintf(err, errlen, "sim compile: cannot use cache directory %s (nor %s): %s", dir, fallback,
+                         strerror(errno));
+            return SRT_ERR_IO;
+        }
     }
     char path[2048];
     if (rt_cache_lookup(&cache, key, "so", path, sizeof path)) {

@@ -23,3 +23,8 @@ add_dependencies(rt_exec rt_fake_cuda)
 # The command line without a CUDA driver: one line, exit status 1.
 add_test(NAME rt_cli_no_cuda COMMAND sh ${TESTS_DIR}/rt/cli_no_cuda.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch)
 set_tests_properties(rt_cli_no_cuda PROPERTIES LABELS rt)
+
+# The simulator's kernel cache from the command line: concurrent runs on an
+# empty cache, a hit, and an unusable cache directory (not a failure).
+add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch)
+set_tests_properties(rt_cli_sim_cache PROPERTIES LABELS "rt;sim" TIMEOUT 300)
