@@ -519,7 +519,7 @@ static int demo_main(int argc, char **argv) {
     printf("== shortc demo: %s ==\n", model);
     printf("compiled %s to CUDA in %.2f ms: %d kernels (%d launches, %d GEMMs per forward), %zu bytes of source\n",
            spec->name, t1 - t0, er.nkernels, er.nlaunches, er.ngemms, er.cu_len);
-    printf("activation arena %.2f MiB (%.2f MiB without buffer reuse), state 0 bytes\n",
+    printf("activation arena %.2f MiB (%.2f MiB without buffer reuse); per-session state in the report below\n",
            (double)g->arena_bytes / 1048576.0, (double)g->naive_bytes / 1048576.0);
     /* 2. NVRTC for sm_80 */
     srt_context *ctx = NULL;

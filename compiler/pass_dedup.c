@@ -3,7 +3,8 @@
  * "dedup").
  *
  * A node's signature is its op, its attributes and the shape, dtype and
- * order of each input and of its output; weight names, layer indices and
+ * order of each input it reads (a fused matmul's epilogue kernel does not
+ * read x or w) and of its output; weight names, layer indices and
  * source locations are not part of it. Nodes with equal signatures share a
  * kernel id, numbered in order of first appearance. Pure GEMMs (a matmul
  * without epilogue, the logits projection) are cuBLAS calls and get -1; a
@@ -51,7 +52,11 @@ static void signature(const Graph *g, const Node *nd, char *buf, size_t n) {
         break;
     default: break;
     }
-    for (int i = 0; i < nd->nin && k < n; i++) sig_value(buf, n, &k, g->values[nd->in[i]]);
+    /* A fused matmul's kernel is its epilogue, which reads the GEMM result
+     * (the output), the bias and the residual but never x or w: their shapes
+     * (e.g. the inner dimension K) must not split otherwise equal kernels. */
+    int first = nd->op == OP_MATMUL ? 2 : 0;
+    for (int i = first; i < nd->nin && k < n; i++) sig_value(buf, n, &k, g->values[nd->in[i]]);
     if (k < n) k += (size_t)snprintf(buf + k, n - k, " ->");
     sig_value(buf, n, &k, g->values[nd->out]);
 }
