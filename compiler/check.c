@@ -610,6 +610,26 @@ static void check_contract(Checker *c, const KernelList *kl) {
             report_plan(c, plan_loc_of(c, b, e, name), msg);
             continue;
         }
+        /* its "params" kinds are the C signature's */
+        const cJSON *jp = cJSON_GetObjectItemCaseSensitive(pk, "params");
+        if (!cJSON_IsArray(jp)) {
+            snprintf(msg, sizeof msg, "kernel '%s' has no \"params\" list", name);
+            report_plan(c, plan_loc_of(c, b, e, name), msg);
+        } else if (cJSON_GetArraySize(jp) != k->nparams) {
+            snprintf(msg, sizeof msg, "the plan lists %d params for kernel '%s'; the kernel takes %d",
+                     cJSON_GetArraySize(jp), name, k->nparams);
+            report(c, true, k->line, k->col, msg);
+        } else {
+            for (int j = 0; j < k->nparams; j++) {
+                const cJSON *pj = cJSON_GetArrayItem(jp, j);
+                const char *pw = cJSON_IsString(pj) ? pj->valuestring : "";
+                char pkind = strcmp(pw, "ptr") == 0 ? 'p' : strcmp(pw, "int") == 0 ? 'i' : strcmp(pw, "float") == 0 ? 'f' : '?';
+                if (pkind == k->params[j].kind || k->params[j].kind == '?') continue;
+                snprintf(msg, sizeof msg, "the plan's params give '%s' as parameter %d of '%s', but parameter '%s' has type '%s'",
+                         pkind == '?' ? "an unknown kind" : pw, j + 1, name, k->params[j].name, k->params[j].type);
+                report(c, true, k->params[j].line, k->params[j].col, msg);
+            }
+        }
         const cJSON *jl = cJSON_GetObjectItemCaseSensitive(pk, "line");
         Origin o = origin_of_line(c->a, &c->cu, k->line);
         if (cJSON_IsNumber(jl) && o.file && o.line != jl->valueint) {

@@ -453,6 +453,17 @@ static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
             internal(e, n, "kernel %s launched with two block sizes", ks->name);
             return -1;
         }
+        /* The parameter kinds are the kernel's signature (the plan lists them once per kernel). */
+        const KSpec *first = &e->info[found].spec;
+        bool same = first->nsargs == ks->nsargs;
+        for (int i = 0; same && i < ks->nsargs; i++) {
+            ArgKind a = first->sargs[i].kind, b = ks->sargs[i].kind;
+            same = a == b || ((a == ARG_VALUE || a == ARG_ARENA) && (b == ARG_VALUE || b == ARG_ARENA));
+        }
+        if (!same) {
+            internal(e, n, "kernel %s launched with two different parameter lists", ks->name);
+            return -1;
+        }
     } else {
         if (st->nkernels == e->cap_kernels) {
             int cap = e->cap_kernels ? e->cap_kernels * 2 : 16;

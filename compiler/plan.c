@@ -157,6 +157,26 @@ static cJSON *state_json(const EmitState *st) {
     return a;
 }
 
+/* The kind of a kernel parameter as the plan names it: "ptr", "int" or "float". */
+static const char *param_kind(ArgKind k) {
+    return k == ARG_INT ? "int" : k == ARG_FLOAT ? "float" : "ptr";
+}
+
+/*
+ * The kernel's parameter kinds in order. Every launch of a kernel passes the
+ * same kinds (emit.c's intern_kernel checks), so its first launch tells them.
+ */
+static cJSON *params_json(const EmitState *st, int k) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < st->nsteps; i++) {
+        const Step *s = &st->steps[i];
+        if (s->kind != STEP_LAUNCH || s->kernel != k) continue;
+        for (int j = 0; j < s->nargs; j++) cJSON_AddItemToArray(a, cJSON_CreateString(param_kind(s->args[j].kind)));
+        break;
+    }
+    return a;
+}
+
 static cJSON *kernels_json(const EmitState *st) {
     cJSON *a = cJSON_CreateArray();
     for (int k = 0; k < st->nkernels; k++) {
@@ -166,6 +186,7 @@ static cJSON *kernels_json(const EmitState *st) {
         cJSON_AddBoolToObject(o, "barriers", kn->barriers);
         cJSON_AddNumberToObject(o, "line", node_line(st, st->g->nodes[kn->first_node]));
         cJSON_AddNumberToObject(o, "uses", kn->uses);
+        cJSON_AddItemToObject(o, "params", params_json(st, k));
         cJSON_AddItemToArray(a, o);
     }
     return a;

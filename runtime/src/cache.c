@@ -9,10 +9,20 @@
  *
  * Both files are written to a temporary name in the same directory and
  * renamed into place, entry first, so a reader never sees a half-written
- * file under the final name, and an entry whose meta is missing (a crash
- * between the two renames) reads as corrupt. A lookup re-hashes the entry;
- * any disagreement removes both files and counts as corrupt, and the caller
- * rebuilds and stores again.
+ * file under the final name. Concurrent processes may look up and store one
+ * key at the same time:
+ *
+ *   - A lookup never removes anything. A missing or disagreeing meta, or an
+ *     entry that does not hash to it, counts as corrupt (a crash between the
+ *     two renames, a damaged file, or another process's store in progress);
+ *     the caller rebuilds and stores, which replaces both files by rename.
+ *   - A store removes nothing either (no old meta first, no entry after a
+ *     failed meta write), so it never takes a file away from a process that
+ *     has just validated or stored it.
+ *   - A lookup validates the pair by hashing the entry's bytes against the
+ *     meta, so a pair whose halves come from two different stores only
+ *     validates if the bytes are identical, i.e. never a torn pair.
+ *     Artifacts are deterministic for a key, so overwrites are harmless.
  */
 #include "rt_driver.h"
 
@@ -125,8 +135,7 @@ int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, si
         c->hits++;
         return 1;
     }
-    unlink(path);
-    unlink(meta);
+    /* left in place: the caller's store replaces both (see the top of the file) */
     c->corrupt++;
     return 0;
 }
@@ -166,11 +175,7 @@ int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *dat
     snprintf(meta, sizeof meta, "%s.meta", path);
     int n = snprintf(text, sizeof text, "shortc-cache 1\nlen %llu\nhash %016" PRIx64 "\n", (unsigned long long)len,
                      rt_hash64(RT_HASH_SEED, data, len));
-    unlink(meta); /* an old meta must not vouch for the new entry while it is replaced */
+    /* entry, then meta; an entry left without its meta by a failure or crash reads as corrupt */
     if (write_atomic(path, data, len) != 0) return -1;
-    if (write_atomic(meta, text, (size_t)n) != 0) {
-        unlink(path);
-        return -1;
-    }
-    return 0;
+    return write_atomic(meta, text, (size_t)n) != 0 ? -1 : 0;
 }

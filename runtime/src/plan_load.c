@@ -46,6 +46,7 @@ typedef struct P {
     const char *what;
     RtPlan *plan;
     char path[256];   /* JSON path of the object being read */
+    int step;         /* index of the step being read (messages) */
 } P;
 
 __attribute__((format(printf, 3, 4))) static srt_status perr(P *p, const char *field, const char *fmt, ...) {
@@ -344,6 +345,32 @@ static srt_status parse_state(P *p, const cJSON *root) {
     return SRT_OK;
 }
 
+static const char *const param_names[] = {[RT_ARG_REF] = "ptr", [RT_ARG_INT] = "int", [RT_ARG_FLOAT] = "float"};
+
+/* kernels[i].params: ["ptr" | "int" | "float", ...], the kernel's parameter kinds in order. */
+static srt_status parse_params(P *p, const cJSON *k, RtPlanKernel *pk) {
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, k, "params", true, &arr, &n));
+    pk->params = rt_alloc(p->ctx, sizeof *pk->params * (size_t)(n ? n : 1));
+    if (!pk->params) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pk->nparams = n;
+    int i = 0;
+    for (const cJSON *e = arr->child; e; e = e->next, i++) {
+        int kind = -1;
+        for (int c = 0; c < 3 && cJSON_IsString(e); c++)
+            if (strcmp(e->valuestring, param_names[c]) == 0) kind = c;
+        if (kind < 0) {
+            char f[32];
+            snprintf(f, sizeof f, "params[%d]", i);
+            return perr(p, f, "expected \"ptr\", \"int\" or \"float\", got %s%s%s%s", json_kind(e),
+                        cJSON_IsString(e) ? " '" : "", cJSON_IsString(e) ? e->valuestring : "", cJSON_IsString(e) ? "'" : "");
+        }
+        pk->params[i] = (RtArgKind)kind;
+    }
+    return SRT_OK;
+}
+
 static srt_status parse_kernels(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
@@ -367,6 +394,7 @@ static srt_status parse_kernels(P *p, const cJSON *root) {
         TRY(get_bool(p, k, "barriers", false, &pk->barriers));
         TRY(get_i32(p, k, "line", 0, 1 << 30, false, 0, &pk->line));
         TRY(get_i32(p, k, "uses", 0, 1 << 30, false, 0, &pk->uses));
+        TRY(parse_params(p, k, pk));
         for (int j = 0; j < i; j++) {
             if (strcmp(pl->kernels[j].name, pk->name) == 0) return perr(p, "name", "'%s' is listed twice", pk->name);
         }
@@ -388,6 +416,9 @@ static srt_status parse_dim3(P *p, const cJSON *obj, const char *key, RtDim *out
     }
     return SRT_OK;
 }
+
+/* An argument kind in words, for messages. */
+static const char *const arg_words[] = {[RT_ARG_REF] = "a pointer (REF)", [RT_ARG_INT] = "an int", [RT_ARG_FLOAT] = "a float"};
 
 #define ARG_FORM "a REF, {\"int\": DIM} or {\"float\": x}"
 
@@ -448,6 +479,19 @@ static srt_status parse_launch(P *p, const cJSON *s, RtStep *st) {
             TRY(parse_ref_json(p, f, a, &arg->ref));
         }
     }
+    /* the arguments must be what the kernel takes: on a device anything else is undefined behaviour */
+    const RtPlanKernel *pk = &pl->kernels[st->kernel];
+    if (n != pk->nparams)
+        return perr(p, "args", "step %d passes %d arguments to kernel '%s', which takes %d", p->step, n, pk->name,
+                    pk->nparams);
+    for (i = 0; i < n; i++) {
+        if (st->args[i].kind != pk->params[i]) {
+            char f[32];
+            snprintf(f, sizeof f, "args[%d]", i);
+            return perr(p, f, "step %d passes %s as argument %d of kernel '%s', whose parameter %d is %s", p->step,
+                        arg_words[st->args[i].kind], i, pk->name, i, arg_words[pk->params[i]]);
+        }
+    }
     return SRT_OK;
 }
 
@@ -504,6 +548,7 @@ static srt_status parse_steps(P *p, const cJSON *root) {
         char saved[256];
         enter(p, saved, "steps", i);
         RtStep *st = &pl->steps[i];
+        p->step = i;
         if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", json_kind(s));
         char *op;
         TRY(get_str(p, s, "op", true, &op));
@@ -631,7 +676,10 @@ void rt_plan_free(srt_context *ctx, RtPlan *p) {
     rt_free(ctx, p->weights);
     for (int i = 0; i < p->nstate; i++) rt_free(ctx, p->state[i].name);
     rt_free(ctx, p->state);
-    for (int i = 0; i < p->nkernels; i++) rt_free(ctx, p->kernels[i].name);
+    for (int i = 0; i < p->nkernels; i++) {
+        rt_free(ctx, p->kernels[i].name);
+        rt_free(ctx, p->kernels[i].params);
+    }
     rt_free(ctx, p->kernels);
     for (int i = 0; i < p->nsteps; i++) rt_free(ctx, p->steps[i].args);
     rt_free(ctx, p->steps);

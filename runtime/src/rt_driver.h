@@ -96,17 +96,18 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
  * <dir>/<key>.<ext> plus a sidecar <key>.<ext>.meta holding its length and a
  * 64-bit content hash; both are written to temporary files and renamed into
  * place (entry first, then meta). A lookup whose meta is missing or does not
- * match the entry is a corrupt entry: it is removed and counted, and the
- * caller rebuilds.
+ * match the entry is a corrupt entry: it is counted (never removed, so that
+ * concurrent processes are safe) and the caller rebuilds and stores, which
+ * replaces both files.
  */
 typedef struct RtCache {
     char dir[1024];   /* cache directory (created on init) */
     int hits;         /* lookups that found a valid entry */
     int misses;       /* lookups that found nothing */
-    int corrupt;      /* lookups that found and removed a corrupt entry */
+    int corrupt;      /* lookups that found a corrupt or half-stored entry */
 } RtCache;
 int rt_cache_init(RtCache *c, const char *dir);  /* 0 on success */
-/* 1 and the entry's path on a valid hit; 0 on a miss (corrupt entries removed). */
+/* 1 and the entry's path on a valid hit; 0 on a miss or a corrupt entry (nothing removed). */
 int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, size_t pathlen);
 /* Stores data atomically; 0 on success and the entry's path. */
 int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *data, size_t len,

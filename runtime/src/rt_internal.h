@@ -123,6 +123,8 @@ typedef struct RtPlanKernel {
     bool barriers;        /* uses __syncthreads / warp intrinsics */
     int line;             /* .arch line of its first use */
     int uses;             /* launches per forward */
+    RtArgKind *params;    /* parameter kinds in order (RT_ARG_REF: a pointer) */
+    int nparams;          /* entries in params */
 } RtPlanKernel;
 
 typedef struct RtPlan {

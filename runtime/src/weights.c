@@ -110,6 +110,28 @@ const char *rt_st_dtype_name(RtStDtype t) { return (unsigned)t < ST_COUNT ? st_d
 
 #define ST_MAX_HEADER (100u << 20) /* the format's own limit */
 
+/* Largest integer a JSON number (a double) holds exactly. */
+#define ST_MAX_INT 9007199254740992.0 /* 2^53 */
+
+/*
+ * A shape entry or byte offset: a non-negative integer no larger than 2^53.
+ * Otherwise SRT_ERR_FORMAT naming the tensor and the field (e.g. "data_offsets[0]").
+ */
+static srt_status st_uint(srt_context *ctx, const char *what, const char *name, const char *field, int i, const cJSON *j,
+                          uint64_t *out) {
+    if (!cJSON_IsNumber(j))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': %s[%d] is not a number", what, name, field, i);
+    double v = j->valuedouble;
+    if (!(v >= 0 && v <= ST_MAX_INT && v == floor(v)))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': %s[%d] is %.17g, not a non-negative integer <= 2^53", what,
+                        name, field, i, v);
+    *out = (uint64_t)v;
+    return SRT_OK;
+}
+
+/* F32, F16 and BF16 are the dtypes weights can be converted from (bind_one). */
+static bool st_dtype_loadable(RtStDtype t) { return t == ST_F32 || t == ST_F16 || t == ST_BF16; }
+
 static srt_status st_parse_tensor(srt_context *ctx, const char *what, const cJSON *item, size_t data_len,
                                   RtStTensor *t) {
     const char *name = item->string;
@@ -134,25 +156,29 @@ static srt_status st_parse_tensor(srt_context *ctx, const char *what, const cJSO
     unsigned __int128 count = 1;
     int d = 0;
     for (const cJSON *e = shape->child; e; e = e->next, d++) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble != floor(e->valuedouble) || e->valuedouble > 1e15)
-            return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape[%d] is not a non-negative integer", what, name, d);
-        t->shape[d] = (int64_t)e->valuedouble;
-        count *= (uint64_t)t->shape[d];
+        uint64_t v;
+        srt_status s = st_uint(ctx, what, name, "shape", d, e, &v);
+        if (s != SRT_OK) return s;
+        t->shape[d] = (int64_t)v;
+        count *= v;
         if (count > ((unsigned __int128)1 << 62))
             return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape has too many elements", what, name);
     }
     if (!cJSON_IsArray(offs) || cJSON_GetArraySize(offs) != 2 || !cJSON_IsNumber(offs->child) ||
         !cJSON_IsNumber(offs->child->next))
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': \"data_offsets\" must be [begin, end]", what, name);
-    double b = offs->child->valuedouble, e = offs->child->next->valuedouble;
-    if (b < 0 || e < b || b != floor(b) || e != floor(e))
-        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%.0f, %.0f] are not an ordered pair of byte offsets",
-                        what, name, b, e);
-    if (e > (double)data_len)
+    uint64_t b, e;
+    srt_status s = st_uint(ctx, what, name, "data_offsets", 0, offs->child, &b);
+    if (s == SRT_OK) s = st_uint(ctx, what, name, "data_offsets", 1, offs->child->next, &e);
+    if (s != SRT_OK) return s;
+    if (e < b)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': data_offsets [%llu, %llu] are not an ordered pair of byte offsets",
+                        what, name, (unsigned long long)b, (unsigned long long)e);
+    if (e > (uint64_t)data_len)
         return rt_error(ctx, SRT_ERR_FORMAT,
-                        "%s: tensor '%s': data_offsets [%.0f, %.0f] extend past the end of the %zu-byte data section "
+                        "%s: tensor '%s': data_offsets [%llu, %llu] extend past the end of the %zu-byte data section "
                         "(truncated file?)",
-                        what, name, b, e, data_len);
+                        what, name, (unsigned long long)b, (unsigned long long)e, data_len);
     t->begin = (size_t)b;
     t->end = (size_t)e;
     unsigned __int128 want = count * (unsigned)st_dtypes[t->dtype].size;
@@ -162,6 +188,13 @@ static srt_status st_parse_tensor(srt_context *ctx, const char *what, const cJSO
         for (int i = 0; i < rank && n < (int)sizeof sh - 24; i++)
             n += snprintf(sh + n, sizeof sh - (size_t)n, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
         snprintf(sh + n, sizeof sh - (size_t)n, "]");
+        /* an unsupported dtype is the first thing to fix: say so before the size */
+        if (!st_dtype_loadable(t->dtype))
+            return rt_error(ctx, SRT_ERR_FORMAT,
+                            "%s: tensor '%s': dtype %s is not supported (supported: F32, F16, BF16); also, shape %s of %s "
+                            "needs %llu bytes but data_offsets span %zu",
+                            what, name, st_dtypes[t->dtype].name, sh, st_dtypes[t->dtype].name, (unsigned long long)want,
+                            t->end - t->begin);
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': shape %s of %s needs %llu bytes but data_offsets span %zu",
                         what, name, sh, st_dtypes[t->dtype].name, (unsigned long long)want, t->end - t->begin);
     }

@@ -25,6 +25,7 @@ add_test(NAME gate_check_plan_mismatch
                  --grep "^x\\.arch:13:1: error: .*parameter 2 \\('s'\\) of kernel 'shortc_extra_f32' has type 'double'"
                  --grep "^x\\.arch:12:1: error: .*plan_mismatch\\.cu:14:75\\): plan step 1 passes a float as argument 3 of 'shortc_scale_f32', but parameter 'T' has type 'int'"
                  --grep "^x\\.arch:12:1: error: .*plan step 1 passes an int as argument 4 of 'shortc_scale_f32', but parameter 's' has type 'float'"
+                 --grep "^x\\.arch:12:1: error: .*the plan's params give 'float' as parameter 3 of 'shortc_scale_f32', but parameter 'T' has type 'int'"
                  -- ${SHORTC_BIN} --check ${GATE_DIR}/plan_mismatch.cu)
 set(gate_check_tests gate_check_sample gate_check_type_error gate_check_plan_mismatch)
 foreach(model ${GATE_MODELS})

@@ -1,6 +1,6 @@
 /* SHORTC-PLAN-BEGIN
 {"format": "shortc-plan", "version": 1, "model": "x", "source": "x.arch",
- "kernels": [{"name": "shortc_scale_f32", "barriers": false, "line": 12, "uses": 1}],
+ "kernels": [{"name": "shortc_scale_f32", "barriers": false, "line": 12, "uses": 1, "params": ["ptr", "ptr", "int", "float"]}],
  "steps": [{"op": "launch", "kernel": "shortc_scale_f32", "grid": [{"t": 1}, 1, 1], "block": [64, 1, 1], "smem": 0,
             "args": [{"arena": 0}, {"arena": 256}, {"int": {"t": 1}}, {"float": 0.5}], "line": 12, "layer": -1}]}
 SHORTC-PLAN-END */

@@ -15,10 +15,10 @@
               {"name": "h.0.ln_1.bias", "shape": [64], "dtype": "f32", "file_shape": [64], "transpose": false, "optional": false}],
   "state": [{"name": "kv.0", "bytes": 65536, "dtype": "bf16", "persistent": false}],
   "kernels": [
-    {"name": "shortc_embed_learned_d64_f32", "barriers": false, "line": 10, "uses": 1},
-    {"name": "shortc_norm_ln_d64_f32", "barriers": true, "line": 7, "uses": 1},
-    {"name": "shortc_kv_write_h4_d16_bf16", "barriers": false, "line": 8, "uses": 1},
-    {"name": "shortc_attn_causal_h4_d16_f32", "barriers": true, "line": 8, "uses": 1}
+    {"name": "shortc_embed_learned_d64_f32", "barriers": false, "line": 10, "uses": 1, "params": ["ptr", "ptr", "ptr", "ptr", "int"]},
+    {"name": "shortc_norm_ln_d64_f32", "barriers": true, "line": 7, "uses": 1, "params": ["ptr", "ptr", "ptr", "ptr", "int", "float"]},
+    {"name": "shortc_kv_write_h4_d16_bf16", "barriers": false, "line": 8, "uses": 1, "params": ["ptr", "ptr", "int"]},
+    {"name": "shortc_attn_causal_h4_d16_f32", "barriers": true, "line": 8, "uses": 1, "params": ["ptr", "ptr", "ptr", "int", "float"]}
   ],
   "steps": [
     {"op": "launch", "kernel": "shortc_embed_learned_d64_f32", "grid": [{"t": 1}, 1, 1], "block": [64, 1, 1], "smem": 0,

@@ -1,10 +1,12 @@
-/* The artifact cache: miss, store, hit, corrupt entries (truncated, flipped byte, missing meta) removed and counted. */
+/* The artifact cache: miss, store, hit, corrupt entries (truncated, flipped byte, missing meta) counted and
+   replaced by the rebuild, and 4 processes racing on one key. */
 #include "rt_test.h"
 #include "rt_driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int main(void) {
@@ -31,43 +33,85 @@ int main(void) {
     CHECK(got && n == sizeof data && memcmp(got, data, n) == 0);
     free(got);
 
-    /* flipped byte */
-    rt_test_flip(path, 3);
-    CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
-    CHECK(c.corrupt == 1);
-    CHECK(access(path, F_OK) != 0); /* removed */
+    /* flipped byte: counted, left in place (another process may be using it), replaced by the rebuild */
     char meta[1300];
     snprintf(meta, sizeof meta, "%s.meta", path);
-    CHECK(access(meta, F_OK) != 0);
-    /* next lookup is a plain miss */
+    rt_test_flip(path, 3);
     CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
-    CHECK(c.misses == 2 && c.corrupt == 1);
+    CHECK(c.corrupt == 1 && c.misses == 1);
+    CHECK(access(path, F_OK) == 0 && access(meta, F_OK) == 0);
+    CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0); /* still corrupt until rebuilt */
+    CHECK(c.corrupt == 2);
+    CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
+    CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 1);
+    CHECK(c.hits == 2);
 
     /* truncated */
-    CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
     CHECK(truncate(path, 5) == 0);
     CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
-    CHECK(c.corrupt == 2);
+    CHECK(c.corrupt == 3);
 
-    /* meta missing (crash between the renames) */
+    /* meta missing (crash between the renames, or another process's store in progress) */
     CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
     CHECK(unlink(meta) == 0);
     CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
-    CHECK(c.corrupt == 3);
-    CHECK(access(path, F_OK) != 0);
+    CHECK(c.corrupt == 4);
+    CHECK(access(path, F_OK) == 0); /* not taken away */
+
+    /* entry missing, meta present */
+    CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
+    CHECK(unlink(path) == 0);
+    CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
+    CHECK(c.corrupt == 5);
 
     /* garbage meta */
     CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
     rt_test_write(meta, "hello", 5);
     CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 0);
-    CHECK(c.corrupt == 4);
+    CHECK(c.corrupt == 6);
 
     /* rebuilt entry hits again; an empty entry is valid */
     CHECK(rt_cache_store(&c, "k1", "bin", data, sizeof data, path, sizeof path) == 0);
     CHECK(rt_cache_lookup(&c, "k1", "bin", path2, sizeof path2) == 1);
     CHECK(rt_cache_store(&c, "empty", "so", "", 0, path, sizeof path) == 0);
     CHECK(rt_cache_lookup(&c, "empty", "so", path2, sizeof path2) == 1);
-    CHECK(c.hits == 3);
+    CHECK(c.hits == 4);
+
+    /*
+     * Concurrency: 4 processes each do 200 rounds of lookup, store on a miss
+     * or corrupt entry, and a read of the entry they were given (standing in
+     * for dlopen / cuModuleLoad), plus an unconditional store every other
+     * round so renames race with lookups all the time. Every read must find
+     * the complete artifact.
+     */
+    static char big[64 * 1024];
+    for (size_t i = 0; i < sizeof big; i++) big[i] = (char)(i * 131 + 7);
+    pid_t kids[4];
+    for (int k = 0; k < 4; k++) {
+        kids[k] = fork();
+        if (kids[k] == 0) {
+            RtCache cc;
+            int bad = rt_cache_init(&cc, sub) != 0;
+            char p1[1200];
+            for (int r = 0; r < 200 && !bad; r++) {
+                if (!rt_cache_lookup(&cc, "race", "so", p1, sizeof p1))
+                    bad |= rt_cache_store(&cc, "race", "so", big, sizeof big, p1, sizeof p1) != 0;
+                size_t m = 0;
+                char *got2 = rt_test_read(p1, &m);
+                bad |= !got2 || m != sizeof big || memcmp(got2, big, m) != 0;
+                free(got2);
+                if (r % 2 == k % 2) bad |= rt_cache_store(&cc, "race", "so", big, sizeof big, p1, sizeof p1) != 0;
+            }
+            _exit(bad);
+        }
+        CHECK(kids[k] > 0);
+    }
+    for (int k = 0; k < 4; k++) {
+        int status = 0;
+        CHECK(kids[k] > 0 && waitpid(kids[k], &status, 0) == kids[k]);
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    }
+    CHECK(rt_cache_lookup(&c, "race", "so", path2, sizeof path2) == 1);
 
     /* no temporaries left behind */
     char cmd[600];

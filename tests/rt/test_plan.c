@@ -41,6 +41,8 @@ int main(void) {
         CHECK(p.vocab == 8 && p.segment == 4 && p.d_model == 4 && p.arena_bytes == 512);
         CHECK(p.nweights == 4 && p.nstate == 1 && p.nkernels == 1 && p.nsteps == 2);
         CHECK(p.nlaunches == 1 && p.ngemms == 1 && p.max_args == 6);
+        CHECK(p.kernels[0].nparams == 6 && p.kernels[0].params[0] == RT_ARG_REF &&
+              p.kernels[0].params[3] == RT_ARG_INT && p.kernels[0].params[4] == RT_ARG_FLOAT);
         CHECK(p.weights[1].transpose && p.weights[1].dtype == DT_F16 && p.weights[1].bytes == 48);
         CHECK(p.weights[0].offset == 0 && p.weights[1].offset == 256 && p.weights[2].offset == 512);
         CHECK(p.weights[3].optional && p.weight_bytes == 1024);
@@ -101,6 +103,21 @@ int main(void) {
     mutate("\"logits\": {\"arena\": 256", "\"logits\": {\"arena\": 448", "logits: 4 x 8 logits at offset 448 overrun the 512-byte arena");
     mutate("\"steps\": [", "\"steps\": [] , \"x\": [", "steps: no steps");
     mutate("\"name\": \"toy_embed\"", "\"name\": \"toy-embed\"", "kernels[0].name: 'toy-embed' is not a C identifier");
+    /* launch arguments must match the kernel's params in count and kind */
+    mutate("{\"float\": 0.5}", "{\"int\": 2}",
+           "steps[0].args[4]: step 0 passes an int as argument 4 of kernel 'toy_embed', whose parameter 4 is a float");
+    mutate("{\"int\": {\"t\": 1}}", "{\"arena\": 128}",
+           "steps[0].args[3]: step 0 passes a pointer (REF) as argument 3 of kernel 'toy_embed', whose parameter 3 is an int");
+    mutate("\"int\", \"float\", \"ptr\"]", "\"int\", \"float\", \"int\"]",
+           "steps[0].args[5]: step 0 passes a pointer (REF) as argument 5 of kernel 'toy_embed', whose parameter 5 is an int");
+    mutate(", {\"state\": 0, \"offset\": 16}]", "]",
+           "steps[0].args: step 0 passes 5 arguments to kernel 'toy_embed', which takes 6");
+    mutate("\"float\", \"ptr\"]", "\"float\", \"ptr\", \"ptr\"]",
+           "steps[0].args: step 0 passes 6 arguments to kernel 'toy_embed', which takes 7");
+    mutate(",\n   \"params\": [\"ptr\", \"ptr\", \"ptr\", \"int\", \"float\", \"ptr\"]", "", "kernels[0].params: missing");
+    mutate("\"params\": [\"ptr\"", "\"params\": [\"pointer\"",
+           "kernels[0].params[0]: expected \"ptr\", \"int\" or \"float\", got a string 'pointer'");
+    mutate("\"params\": [\"ptr\"", "\"params\": [1", "kernels[0].params[0]: expected \"ptr\", \"int\" or \"float\", got a number");
 
     /* nothing leaks from failed parses: a fresh parse after all of them still works */
     CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p) == SRT_OK);

@@ -103,7 +103,26 @@ int main(void) {
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
         " \"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [8, 16]}}",
         16, "tensor 'a' is listed twice");
-    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", 4, "tensor 'a': shape[0] is not a non-negative integer");
+    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", 4,
+        "tensor 'a': shape[0] is -1, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [1, 2.5], \"data_offsets\": [0, 4]}}", 4,
+        "tensor 'a': shape[1] is 2.5, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [9007199254740994], \"data_offsets\": [0, 4]}}", 4,
+        "tensor 'a': shape[0] is 9007199254740994, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [\"2\"], \"data_offsets\": [0, 4]}}", 4, "tensor 'a': shape[0] is not a number");
+    /* data_offsets: integers only (1.5 used to print as 2), non-negative, at most 2^53 */
+    bad("{\"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [1.5, 2]}}", 4,
+        "tensor 'a': data_offsets[0] is 1.5, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 0.999]}}", 4,
+        "tensor 'a': data_offsets[1] is 0.999, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [-1, 0]}}", 4,
+        "tensor 'a': data_offsets[0] is -1, not a non-negative integer <= 2^53");
+    bad("{\"a\": {\"dtype\": \"U8\", \"shape\": [1], \"data_offsets\": [0, 1e300]}}", 4,
+        "tensor 'a': data_offsets[1] is 1.0000000000000001e+300, not a non-negative integer <= 2^53");
+    /* an unsupported dtype with a wrong size: the dtype is reported first */
+    bad("{\"a\": {\"dtype\": \"I64\", \"shape\": [3], \"data_offsets\": [0, 8]}}", 8,
+        "tensor 'a': dtype I64 is not supported (supported: F32, F16, BF16); also, shape [3] of I64 needs 24 bytes but "
+        "data_offsets span 8");
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [1]}}", 4, "tensor 'a': \"data_offsets\" must be [begin, end]");
     bad("{\"a\": {\"shape\": [1], \"data_offsets\": [0, 4]}}", 4, "tensor 'a': missing or non-string \"dtype\"");
     bad("{\"a\": [1]}", 4, "tensor 'a': expected an object");

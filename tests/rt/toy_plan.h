@@ -19,7 +19,8 @@
     "  {\"name\": \"ln_f.weight\", \"shape\": [4], \"dtype\": \"bf16\", \"file_shape\": [4], \"transpose\": false, \"optional\": false},\n" \
     "  {\"name\": \"ln_f.bias\", \"shape\": [4], \"dtype\": \"f32\", \"file_shape\": [4], \"transpose\": false, \"optional\": true}],\n" \
     " \"state\": [{\"name\": \"kv.0\", \"bytes\": 64, \"dtype\": \"f32\", \"persistent\": true}],\n"     \
-    " \"kernels\": [{\"name\": \"toy_embed\", \"barriers\": false, \"line\": 3, \"uses\": 1}],\n"       \
+    " \"kernels\": [{\"name\": \"toy_embed\", \"barriers\": false, \"line\": 3, \"uses\": 1,\n"          \
+    "   \"params\": [\"ptr\", \"ptr\", \"ptr\", \"int\", \"float\", \"ptr\"]}],\n"                   \
     " \"steps\": [\n"                                                                                   \
     "  {\"op\": \"launch\", \"kernel\": \"toy_embed\", \"grid\": [{\"t\": 1}, 1, 1], \"block\": [4, 1, 1], \"smem\": 0,\n" \
     "   \"args\": [{\"arena\": 0}, {\"weight\": 0}, {\"arena\": 64}, {\"int\": {\"t\": 1}}, {\"float\": 0.5}, {\"state\": 0, \"offset\": 16}],\n" \
