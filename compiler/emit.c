@@ -114,20 +114,24 @@ static int act_width(const Value *v) {
     return v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
 }
 
+/* Appends `<tag><dtype>` to a kernel name suffix: _inf16, _wbf16. */
+static void append_dtype(char *buf, size_t n, const char *tag, DType t) {
+    size_t k = strlen(buf);
+    if (k < n) snprintf(buf + k, n - k, "%s%s", tag, dtype_plan_name(t));
+}
+
 /* Name suffix for the dtypes: the activation dtype, then w<dtype> / kv<dtype> where they differ. */
 static void dtype_suffix(char *buf, size_t n, DType act, int nw, const DType *w, int has_kv, DType kv) {
-    size_t k = (size_t)snprintf(buf, n, "_%s", dtype_plan_name(act));
+    buf[0] = '\0';
+    append_dtype(buf, n, "_", act);
     DType wd = act;
     for (int i = 0; i < nw; i++)
         if (w[i] != act) wd = w[i];
-    if (wd != act && k < n) k += (size_t)snprintf(buf + k, n - k, "_w%s", dtype_plan_name(wd));
-    if (has_kv && kv != act && k < n) snprintf(buf + k, n - k, "_kv%s", dtype_plan_name(kv));
+    if (wd != act) append_dtype(buf, n, "_w", wd);
+    if (has_kv && kv != act) append_dtype(buf, n, "_kv", kv);
 }
 
-static void set_dtype(Emit *e, KSpec *ks, const char *key, DType t) {
-    (void)e;
-    tmpl_set(&ks->args, key, cuda_type(t));
-}
+static void set_dtype(KSpec *ks, const char *key, DType t) { tmpl_set(&ks->args, key, cuda_type(t)); }
 
 static void set_int(Emit *e, KSpec *ks, const char *key, long v) { tmpl_setf(e->st.arena, &ks->args, key, "%ld", v); }
 static void set_flag(KSpec *ks, const char *key, bool on) { tmpl_set(&ks->args, key, on ? "1" : "0"); }
@@ -144,19 +148,18 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "unexpected embed shapes");
         return false;
     }
-    const char *pos = n->pos == POS_LEARNED ? "learned" : n->pos == POS_SINUSOIDAL ? "sinusoidal" : "none";
     DType wd[2] = {wte->dtype, learned ? val(e, n->in[2])->dtype : wte->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
     ks->tmpl = "embed.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos, D, sfx);
+    ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
     int threads = threads_for(D);
     set_int(e, ks, "D", D);
     set_int(e, ks, "VOCAB", wte->dims[0]);
     set_int(e, ks, "THREADS", threads);
-    set_dtype(e, ks, "T_WTE", wte->dtype);
-    if (learned) set_dtype(e, ks, "T_WPE", wd[1]);
-    set_dtype(e, ks, "T_OUT", x->dtype);
+    set_dtype(ks, "T_WTE", wte->dtype);
+    if (learned) set_dtype(ks, "T_WPE", wd[1]);
+    set_dtype(ks, "T_OUT", x->dtype);
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
     ks->grid[0] = DIM_TOKENS;
@@ -171,7 +174,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
 static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     bool ln = n->norm == NORM_LAYERNORM;
     if (n->nin != (ln ? 3 : 2)) {
-        internal(e, n, "%s with %d inputs", ln ? "layernorm" : "rmsnorm", n->nin);
+        internal(e, n, "%s with %d inputs", norm_kind_name(n->norm), n->nin);
         return false;
     }
     const Value *x = val(e, n->in[0]), *gamma = val(e, n->in[1]), *y = val(e, n->out);
@@ -183,20 +186,17 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     DType wd[2] = {gamma->dtype, ln ? val(e, n->in[2])->dtype : gamma->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 0, DT_F32);
-    if (x->dtype != y->dtype) {
-        size_t k = strlen(sfx);
-        snprintf(sfx + k, sizeof sfx - k, "_in%s", dtype_plan_name(x->dtype));
-    }
+    if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
     ks->tmpl = "norm.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", ln ? "layernorm" : "rmsnorm", D, sfx);
+    ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", norm_kind_name(n->norm), D, sfx);
     int threads = threads_for(D);
     set_int(e, ks, "D", D);
     set_int(e, ks, "THREADS", threads);
     tmpl_set(&ks->args, "EPS", float_literal(e->st.arena, n->eps));
-    set_dtype(e, ks, "T_IN", x->dtype);
-    set_dtype(e, ks, "T_GAMMA", gamma->dtype);
-    if (ln) set_dtype(e, ks, "T_BETA", wd[1]);
-    set_dtype(e, ks, "T_OUT", y->dtype);
+    set_dtype(ks, "T_IN", x->dtype);
+    set_dtype(ks, "T_GAMMA", gamma->dtype);
+    if (ln) set_dtype(ks, "T_BETA", wd[1]);
+    set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "LAYERNORM", ln);
     ks->grid[0] = DIM_TOKENS;
     ks->block = threads;
@@ -244,9 +244,8 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
         DType wd[1] = {ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt};
         dtype_suffix(sfx, sizeof sfx, ep->ydt, 1, wd, 0, DT_F32);
         DType rdt = ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt;
-        size_t l = strlen(sfx);
-        if (ep->xdt != ep->ydt) l += (size_t)snprintf(sfx + l, sizeof sfx - l, "_in%s", dtype_plan_name(ep->xdt));
-        if (rdt != ep->ydt) snprintf(sfx + l, sizeof sfx - l, "_res%s", dtype_plan_name(rdt));
+        if (ep->xdt != ep->ydt) append_dtype(sfx, sizeof sfx, "_in", ep->xdt);
+        if (rdt != ep->ydt) append_dtype(sfx, sizeof sfx, "_res", rdt);
     }
     ks->tmpl = "epilogue.cuh";
     ks->name = convert ? arena_printf(e->st.arena, "shortc_convert_n%d%s", N, sfx)
@@ -254,10 +253,10 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     int threads = threads_for(N);
     set_int(e, ks, "N", N);
     set_int(e, ks, "THREADS", threads);
-    set_dtype(e, ks, "T_X", ep->xdt);
-    set_dtype(e, ks, "T_Y", ep->ydt);
-    if (ep->bias >= 0) set_dtype(e, ks, "T_BIAS", val(e, ep->bias)->dtype);
-    if (ep->residual >= 0) set_dtype(e, ks, "T_RES", val(e, ep->residual)->dtype);
+    set_dtype(ks, "T_X", ep->xdt);
+    set_dtype(ks, "T_Y", ep->ydt);
+    if (ep->bias >= 0) set_dtype(ks, "T_BIAS", val(e, ep->bias)->dtype);
+    if (ep->residual >= 0) set_dtype(ks, "T_RES", val(e, ep->residual)->dtype);
     set_flag(ks, "HAS_BIAS", ep->bias >= 0);
     set_flag(ks, "HAS_RESIDUAL", ep->residual >= 0);
     set_flag(ks, "ACT_RELU", ep->act == ACT_RELU);
@@ -325,8 +324,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
     set_int(e, ks, "THREADS", threads);
-    set_dtype(e, ks, "T_QKV", qkv->dtype);
-    set_dtype(e, ks, "T_KV", kv->dtype);
+    set_dtype(ks, "T_QKV", qkv->dtype);
+    set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
     ks->grid[0] = DIM_TOKENS;
     ks->grid[1] = DIM_CONST(2);
@@ -374,10 +373,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
-    if (qkv->dtype != y->dtype) {
-        size_t k = strlen(sfx);
-        snprintf(sfx + k, sizeof sfx - k, "_in%s", dtype_plan_name(qkv->dtype));
-    }
+    if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
     ks->tmpl = "attn_causal.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
     int qt = warps * qpw;
@@ -387,9 +383,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
-    set_dtype(e, ks, "T_QKV", qkv->dtype);
-    set_dtype(e, ks, "T_KV", kv->dtype);
-    set_dtype(e, ks, "T_OUT", y->dtype);
+    set_dtype(ks, "T_QKV", qkv->dtype);
+    set_dtype(ks, "T_KV", kv->dtype);
+    set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "KV_HTD", htd);
     ks->grid[0] = (Dim){1, qt - 1, qt};
     ks->grid[1] = DIM_CONST(H);
@@ -492,9 +488,7 @@ static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
         ki->spec = *ks;
         Kernel *k = &st->kernels[found];
         memset(k, 0, sizeof *k);
-        k->id = found;
         k->name = name;
-        k->tmpl = ks->tmpl;
         k->first_node = n->id;
     }
     KernelInfo *ki = &e->info[found];
@@ -703,7 +697,7 @@ static bool emit_node(Emit *e, const Node *n) {
         StepArg c;
         DType ct;
         if (!add_gemm(e, n, &c, &ct)) return false;
-        needs_kernel = !logits && (epi->bias || epi->act != ACT_NONE || epi->residual);
+        needs_kernel = ir_node_needs_kernel(n);
         bool staged = c.kind == ARG_ARENA;
         if (!needs_kernel && !staged) {
             ok = true;

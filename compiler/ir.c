@@ -132,10 +132,10 @@ static void print_node_op(FILE *out, const Node *n) {
     fputs(op_name(n->op), out);
     switch (n->op) {
     case OP_EMBED:
-        fprintf(out, ".%s", n->pos == POS_LEARNED ? "learned" : n->pos == POS_SINUSOIDAL ? "sinusoidal" : "none");
+        fprintf(out, ".%s", pos_kind_name(n->pos));
         break;
     case OP_NORM:
-        fprintf(out, ".%s eps=%g", n->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", n->eps);
+        fprintf(out, ".%s eps=%g", norm_kind_name(n->norm), n->eps);
         break;
     case OP_ACT:
         fprintf(out, ".%s", activation_name(n->act));
@@ -172,8 +172,8 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
     if (s) {
         fprintf(out, "; vocab=%d d_model=%d heads=%d head_dim=%d ffn=%d act=%s norm=%s/%s eps=%g",
                 s->vocab, s->d_model, s->n_heads, s->head_dim, s->d_ff, activation_name(s->act),
-                s->norm == NORM_RMSNORM ? "rmsnorm" : "layernorm", s->norm_place == NORM_POST ? "post" : "pre", s->eps);
-        fprintf(out, " positions=%s", s->pos == POS_LEARNED ? "learned" : s->pos == POS_SINUSOIDAL ? "sinusoidal" : "none");
+                norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
+        fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
         fprintf(out, " embedding=%s segment=%d layers=%d\n", s->tied ? "tied" : "untied", s->segment, s->n_layers);
     }
@@ -413,8 +413,7 @@ static void verify_buffers(Ver *V) {
     if (!vals || !st || !en) { free(vals); free(st); free(en); return; }
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
-        bool in = ir_value_live(g, v) && ir_value_in_arena(g, v);
-        if (!in) {
+        if (!ir_value_in_arena(g, v)) { /* false for dead values too */
             if (v->buffer >= 0 && ir_value_live(g, v)) verr(V, NULL, "value %s has an arena slot but does not belong there", v->name);
             continue;
         }

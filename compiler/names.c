@@ -38,6 +38,31 @@ const char *activation_name(Activation a) {
     return "?";
 }
 
+const char *norm_kind_name(NormKind k) {
+    switch (k) {
+    case NORM_LAYERNORM: return "layernorm";
+    case NORM_RMSNORM: return "rmsnorm";
+    }
+    return "?";
+}
+
+const char *norm_place_name(NormPlace p) {
+    switch (p) {
+    case NORM_PRE: return "pre";
+    case NORM_POST: return "post";
+    }
+    return "?";
+}
+
+const char *pos_kind_name(PosKind p) {
+    switch (p) {
+    case POS_NONE: return "none";
+    case POS_SINUSOIDAL: return "sinusoidal";
+    case POS_LEARNED: return "learned";
+    }
+    return "?";
+}
+
 static const char *const attn_names[] = {
 #define X(e, name, params) name,
     SHORTC_ATTN_KINDS(X)

@@ -48,11 +48,8 @@ bool run_passes(Graph *g, Diag *d, const PassOptions *opt) {
     if (!ir_verify(g, d)) return false;
     maybe_dump(g, d, opt, "lower");
     for (int i = 0; i < NPASSES; i++) {
-        if (passes[i].fn == pass_fuse && opt && opt->no_fuse) {
-            g->stage = "fuse"; /* skipped: the graph stays unfused */
-        } else if (!passes[i].fn(g, d) || d->errors > errors0) {
-            return false;
-        }
+        bool skip = passes[i].fn == pass_fuse && opt && opt->no_fuse; /* the graph stays unfused */
+        if (!skip && (!passes[i].fn(g, d) || d->errors > errors0)) return false;
         g->stage = passes[i].name;
         if (!ir_verify(g, d)) return false;
         maybe_dump(g, d, opt, passes[i].name);

@@ -11,12 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *norm_name(NormKind k) { return k == NORM_RMSNORM ? "rmsnorm" : "layernorm"; }
-static const char *place_name(NormPlace p) { return p == NORM_POST ? "post" : "pre"; }
-static const char *pos_name(PosKind p) {
-    return p == POS_LEARNED ? "learned" : p == POS_SINUSOIDAL ? "sinusoidal" : "none";
-}
-
 /* DIM: a plain integer, or {"t": a, "c": b, "div": d} with defaults left out. */
 static cJSON *dim_json(Dim d) {
     if (d.t == 0 && (d.div == 1 || d.div == 0)) return cJSON_CreateNumber((double)d.c);
@@ -75,9 +69,9 @@ static cJSON *config_json(const ModelSpec *s) {
     cJSON_AddNumberToObject(c, "d_ff", s->d_ff);
     cJSON_AddNumberToObject(c, "n_layers", s->n_layers);
     cJSON_AddNumberToObject(c, "segment", s->segment);
-    cJSON_AddStringToObject(c, "norm", norm_name(s->norm));
-    cJSON_AddStringToObject(c, "norm_place", place_name(s->norm_place));
-    cJSON_AddStringToObject(c, "positions", pos_name(s->pos));
+    cJSON_AddStringToObject(c, "norm", norm_kind_name(s->norm));
+    cJSON_AddStringToObject(c, "norm_place", norm_place_name(s->norm_place));
+    cJSON_AddStringToObject(c, "positions", pos_kind_name(s->pos));
     cJSON_AddStringToObject(c, "activation", activation_name(s->act));
     cJSON_AddBoolToObject(c, "tied", s->tied);
     return c;

@@ -851,7 +851,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     }
     if (s->pos != POS_NONE && s->max_pos && s->segment > s->max_pos) {
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "segment %d exceeds %s positions max=%d", s->segment,
-                   s->pos == POS_LEARNED ? "learned" : "sinusoidal", s->max_pos);
+                   pos_kind_name(s->pos), s->max_pos);
         diag_note(S->d, eff[K_SEGMENT].stmt->loc, "segment set here");
     }
 

@@ -206,8 +206,11 @@ int dtype_size(DType t);
 typedef enum Activation { ACT_NONE, ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
 const char *activation_name(Activation a);   /* "relu", "gelu", "gelu_tanh", "none" */
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
+const char *norm_kind_name(NormKind k);      /* "layernorm", "rmsnorm" */
 typedef enum NormPlace { NORM_PRE, NORM_POST } NormPlace;
+const char *norm_place_name(NormPlace p);    /* "pre", "post" */
 typedef enum PosKind { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } PosKind;
+const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned" */
 typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
 
 /*
@@ -467,11 +470,9 @@ bool run_passes(Graph *g, Diag *d, const PassOptions *opt);
 
 /* One generated kernel (after dedup). */
 typedef struct Kernel {
-    int id;                 /* index */
-    const char *name;       /* extern "C" symbol, e.g. shortc_norm_ln_d768_f32 */
-    const char *tmpl;       /* template file, e.g. "norm.cuh" */
+    const char *name;       /* extern "C" symbol, e.g. shortc_norm_layernorm_d768_f32 */
     const char *source;     /* instantiated text */
-    int first_node;         /* a node that uses it (for the .arch line comment) */
+    int first_node;         /* the node of its first launch (the plan's `line` for it) */
     int uses;               /* number of launches */
     bool barriers;          /* uses __syncthreads / warp intrinsics (simulator needs fibers) */
 } Kernel;

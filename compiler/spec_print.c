@@ -38,8 +38,6 @@ static bool same_attn(const AttnSpec *a, const AttnSpec *b) {
 }
 
 void spec_print(FILE *out, const ModelSpec *s) {
-    static const char *const norm_names[] = {"layernorm", "rmsnorm"};
-    static const char *const place_names[] = {"pre", "post"};
     static const char *const class_names[TC_COUNT] = {"weights", "activations", "kv"};
 
     fprintf(out, "model %s\n", s->name);
@@ -51,7 +49,7 @@ void spec_print(FILE *out, const ModelSpec *s) {
     fprintf(out, "head_dim %d\n", s->head_dim);
     fprintf(out, "ffn %d %s\n", s->d_ff, activation_name(s->act));
     char buf[32];
-    fprintf(out, "norm %s %s eps=%s\n", norm_names[s->norm], place_names[s->norm_place], num(buf, s->eps));
+    fprintf(out, "norm %s %s eps=%s\n", norm_kind_name(s->norm), norm_place_name(s->norm_place), num(buf, s->eps));
     switch (s->pos) {
     case POS_NONE: fprintf(out, "positions none\n"); break;
     case POS_SINUSOIDAL:
