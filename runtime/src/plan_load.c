@@ -147,11 +147,9 @@ static srt_status get_dtype(P *p, const cJSON *obj, const char *key, bool allow_
 
 static srt_status get_array(P *p, const cJSON *obj, const char *key, bool required, const cJSON **out, int *n) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!j && !required) {
-        *out = NULL;
-        *n = 0;
-        return SRT_OK;
-    }
+    *out = NULL; /* defined on every path (also keeps -O3's maybe-uninitialized quiet) */
+    *n = 0;
+    if (!j && !required) return SRT_OK;
     if (!j) return perr(p, key, "missing");
     if (!cJSON_IsArray(j)) return perr(p, key, "expected an array, got %s", json_kind(j));
     *out = j;
@@ -161,6 +159,7 @@ static srt_status get_array(P *p, const cJSON *obj, const char *key, bool requir
 
 static srt_status get_object(P *p, const cJSON *obj, const char *key, const cJSON **out) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
+    *out = NULL;
     if (!j) return perr(p, key, "missing");
     if (!cJSON_IsObject(j)) return perr(p, key, "expected an object, got %s", json_kind(j));
     *out = j;
