@@ -93,7 +93,8 @@ typedef struct ShortsimW {
     void *dyn_smem;             /* dynamic shared memory of the block */
     unsigned long long dyn_smem_bytes; /* its size (the launch's sharedMemBytes) */
     const ShortsimApi *api;     /* core services */
-    volatile int converted;     /* set when the plain loop's block switched to fibers */
+    volatile int converted;     /* set when the plain loop's block switched to fibers (the core's record; the
+                                   prelude's loop ends on its own flag, shortsim_synced) */
     int pad;                    /* keeps the layout identical in C and C++ */
 } ShortsimW;
 

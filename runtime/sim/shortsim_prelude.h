@@ -63,16 +63,64 @@
 
 #include "shortsim_abi.h"
 
-/* The running worker, found from the stack address (see shortsim_abi.h). */
+/*
+ * Loads of values that stay fixed while any kernel code of this object runs
+ * (the region header, and blockIdx, blockDim, gridDim and the dynamic shared
+ * memory of the running block: the core sets them before it calls a
+ * trampoline). An asm that reads memory the compiler is not told about is a
+ * pure function of its operands, so the value is computed once and kept in a
+ * register instead of being reloaded after every store the kernel makes
+ * (which, with -fno-strict-aliasing, could otherwise alias ShortsimW). One
+ * asm statement per value, the field offset an immediate, keeps kernels as
+ * small to the inliner as plain loads did.
+ */
+#if defined(__x86_64__)
+#define SHORTSIM_LD32 "movl %c2(%1), %0"
+#define SHORTSIM_LD64 "movq %c2(%1), %0"
+#elif defined(__aarch64__)
+#define SHORTSIM_LD32 "ldr %w0, [%1, #%c2]"
+#define SHORTSIM_LD64 "ldr %0, [%1, #%c2]"
+#endif
+template <unsigned long Off, typename T> static inline __attribute__((always_inline)) T shortsim_ld_fixed(const void *base) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "4 or 8 bytes");
+    T v;
+#if defined(SHORTSIM_LD32)
+    if (sizeof(T) == 4) __asm__(SHORTSIM_LD32 : "=r"(v) : "r"(base), "i"(Off));
+    else __asm__(SHORTSIM_LD64 : "=r"(v) : "r"(base), "i"(Off));
+#else
+    std::memcpy((void *)&v, (const char *)base + Off, sizeof v);
+#endif
+    return v;
+}
+
+/* The running worker, found from the stack address (see shortsim_abi.h); the
+ * header page is written once, before any kernel runs. */
 static inline __attribute__((always_inline)) ShortsimW *shortsim_worker(void) {
-    return *(ShortsimW *const *)((uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1));
+    return shortsim_ld_fixed<0, ShortsimW *>(
+        (const void *)((uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1)));
 }
 #define shortsim_w (shortsim_worker())
 
+/* The coordinates at offset Off of ShortsimW, fixed for the block. */
+template <unsigned long Off> static inline __attribute__((always_inline)) uint3 shortsim_fixed_u3(const ShortsimW *w) {
+    uint3 r;
+    r.x = shortsim_ld_fixed<Off, unsigned>(w);
+    r.y = shortsim_ld_fixed<Off + 4, unsigned>(w);
+    r.z = shortsim_ld_fixed<Off + 8, unsigned>(w);
+    return r;
+}
+template <unsigned long Off> static inline __attribute__((always_inline)) dim3 shortsim_fixed_d3(const ShortsimW *w) {
+    return dim3(shortsim_ld_fixed<Off, unsigned>(w), shortsim_ld_fixed<Off + 4, unsigned>(w),
+                shortsim_ld_fixed<Off + 8, unsigned>(w));
+}
+
+/* threadIdx changes between the threads a plain loop runs (and is written by
+ * it through the same pointer, so the compiler forwards the value); the
+ * others are values fixed for the block. */
 #define threadIdx (static_cast<const uint3 &>(shortsim_w->tid))
-#define blockIdx (static_cast<const uint3 &>(shortsim_w->bid))
-#define blockDim (static_cast<const dim3 &>(shortsim_w->bdim))
-#define gridDim (static_cast<const dim3 &>(shortsim_w->gdim))
+#define blockIdx (shortsim_fixed_u3<offsetof(ShortsimW, bid)>(shortsim_w))
+#define blockDim (shortsim_fixed_d3<offsetof(ShortsimW, bdim)>(shortsim_w))
+#define gridDim (shortsim_fixed_d3<offsetof(ShortsimW, gdim)>(shortsim_w))
 #ifndef warpSize
 #define warpSize 32
 #endif
@@ -81,12 +129,29 @@ static inline __attribute__((always_inline)) ShortsimW *shortsim_worker(void) {
 
 /* Dynamic shared memory: a pointer into the block's region (launch sharedMemBytes,
  * 16-byte aligned). Block scope only (a statement expression refuses namespace scope). */
-#define SHORTC_DYNAMIC_SMEM(type, name) type *const name = ({ (type *)shortsim_w->dyn_smem; })
+#define SHORTC_DYNAMIC_SMEM(type, name) type *const name = ({ shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem), type *>(shortsim_w); })
 
 /* ---- barriers ---------------------------------------------------------- */
+/* Set when kernel code returns from a barrier or warp collective: in a plain
+ * loop the core has then converted the block to fibers, and the loop must end
+ * when the running thread returns (shortsim::run_plain). Per worker thread
+ * like __shared__; its address never escapes, so the kernel's own stores
+ * cannot touch it and a barrier-free kernel's loop never reloads it. */
+static thread_local int shortsim_synced;
+
+static inline int shortsim_call_barrier(int kind, int pred, int line) {
+    int r = shortsim_w->api->barrier(kind, pred, line);
+    shortsim_synced = 1;
+    return r;
+}
+static inline void shortsim_call_warp(int op, unsigned mask, int line, const void *in, void *out) {
+    shortsim_w->api->warp(op, mask, line, in, out);
+    shortsim_synced = 1;
+}
+
 static inline int shortsim_barrier(int kind, int pred, int line) {
     SHORTSIM_MEMBAR();
-    int r = shortsim_w->api->barrier(kind, pred != 0, line);
+    int r = shortsim_call_barrier(kind, pred != 0, line);
     SHORTSIM_MEMBAR();
     return r;
 }
@@ -127,7 +192,7 @@ static inline T shortsim_shfl(int op, int line, unsigned mask, T var, int arg, i
     in.width = width;
     unsigned long long out = 0;
     SHORTSIM_MEMBAR();
-    shortsim_w->api->warp(op, mask, line, &in, &out);
+    shortsim_call_warp(op, mask, line, &in, &out);
     SHORTSIM_MEMBAR();
     T r;
     std::memcpy((void *)&r, (const void *)&out, sizeof(T));
@@ -157,7 +222,7 @@ template <typename T> static inline T shortsim_shfl_l(int op, int line, unsigned
 static inline unsigned shortsim_vote(int op, unsigned mask, int pred, int line) {
     unsigned out = 0;
     SHORTSIM_MEMBAR();
-    shortsim_w->api->warp(op, mask, line, &pred, &out);
+    shortsim_call_warp(op, mask, line, &pred, &out);
     SHORTSIM_MEMBAR();
     return out;
 }
@@ -166,7 +231,7 @@ static inline unsigned shortsim_vote(int op, unsigned mask, int pred, int line) 
 #define __all_sync(mask, pred) ((int)shortsim_vote(SHORTSIM_OP_ALL, (mask), (pred) != 0, __LINE__))
 static inline void shortsim_syncwarp(unsigned mask, int line) {
     SHORTSIM_MEMBAR();
-    shortsim_w->api->warp(SHORTSIM_OP_SYNCWARP, mask, line, nullptr, nullptr);
+    shortsim_call_warp(SHORTSIM_OP_SYNCWARP, mask, line, nullptr, nullptr);
     SHORTSIM_MEMBAR();
 }
 static inline void __syncwarp(unsigned mask = 0xffffffffu) { shortsim_syncwarp(mask, 0); }
@@ -192,7 +257,7 @@ static inline void shortsim_mma_m16n8k16_f16f32(int line, float d[4], const unsi
     in.b[1] = b[1];
     float out[4];
     SHORTSIM_MEMBAR();
-    shortsim_w->api->warp(SHORTSIM_OP_MMA_F16F32, 0xffffffffu, line, &in, out);
+    shortsim_call_warp(SHORTSIM_OP_MMA_F16F32, 0xffffffffu, line, &in, out);
     SHORTSIM_MEMBAR();
     for (int i = 0; i < 4; i++) d[i] = out[i];
 }
@@ -201,7 +266,7 @@ static inline void shortsim_mma_m16n8k16_f16f32(int line, float d[4], const unsi
 static inline void shortsim_ldmatrix_x4(int line, unsigned r[4], const void *smem) {
     unsigned out[4];
     SHORTSIM_MEMBAR();
-    shortsim_w->api->warp(SHORTSIM_OP_LDMATRIX_X4, 0xffffffffu, line, &smem, out);
+    shortsim_call_warp(SHORTSIM_OP_LDMATRIX_X4, 0xffffffffu, line, &smem, out);
     SHORTSIM_MEMBAR();
     for (int i = 0; i < 4; i++) r[i] = out[i];
 }
@@ -417,24 +482,27 @@ static inline void run_one(void (*)(A...), void **p, std::index_sequence<I...>) 
 
 /* Every thread of the block in turn on one stack. If a thread reaches a
  * barrier or warp collective, the core converts the block to fibers (the
- * running thread keeps this stack) and sets w->converted; the loop then
- * ends when that thread returns. */
+ * running thread keeps this stack); the call's return sets shortsim_synced
+ * and the loop ends when that thread returns. The kernel (and what it calls)
+ * is inlined into the loop whatever its size (flatten): per-block values
+ * then stay in registers and threadIdx.x is the loop counter. */
 template <auto F, typename... A, std::size_t... I>
-static inline void run_plain(void (*)(A...), void **p, ShortsimW *w, std::index_sequence<I...>) {
+__attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, std::index_sequence<I...>) {
     (void)p;
     const std::tuple<std::decay_t<A>...> args(*static_cast<std::decay_t<A> *>(p[I])...);
-    const unsigned nx = w->bdim.x, ny = w->bdim.y, nz = w->bdim.z;
-    for (unsigned z = 0; z < nz; z++) {
+    /* the same pointer value kernel code computes (this stack is in the region),
+     * so the compiler sees the threadIdx stores below reach the kernel's reads */
+    ShortsimW *const w = shortsim_worker();
+    const dim3 n = shortsim_fixed_d3<offsetof(ShortsimW, bdim)>(w);
+    shortsim_synced = 0;
+    for (unsigned z = 0; z < n.z; z++) {
         w->tid.z = z;
-        for (unsigned y = 0; y < ny; y++) {
+        for (unsigned y = 0; y < n.y; y++) {
             w->tid.y = y;
-            for (unsigned x = 0; x < nx; x++) {
-                /* no compiler barrier needed: kernel code reads threadIdx through the
-                 * region header, which the compiler cannot prove equal to w, so this
-                 * store precedes everything that depends on threadIdx */
+            for (unsigned x = 0; x < n.x; x++) {
                 w->tid.x = x;
                 F(std::get<I>(args)...);
-                if (__builtin_expect(w->converted, 0)) return;
+                if (__builtin_expect(shortsim_synced, 0)) return;
             }
         }
     }
@@ -448,7 +516,8 @@ static inline void run_plain(void (*)(A...), void **p, ShortsimW *w, std::index_
         shortsim::run_one<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());         \
     }                                                                                                  \
     SHORTSIM_EXPORT void shortsim_plain_##NAME(void **p, ShortsimW *w) {                              \
-        shortsim::run_plain<&NAME>(&NAME, p, w, std::make_index_sequence<shortsim::arity(&NAME)>());    \
+        (void)w;                                                                                       \
+        shortsim::run_plain<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());       \
     }
 
 #endif /* SHORTSIM_PRELUDE_H */

@@ -16,20 +16,85 @@
 #include "shortsim_abi.h"
 
 /* ---- fibers --------------------------------------------------------- */
+/* AddressSanitizer must be told about every stack switch
+ * (__sanitizer_start/finish_switch_fiber): sim_fiber_switch, sim_fiber_exit
+ * and a fiber's first entry do it, sim_fiber_asan_* serve the fault path. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SIM_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIM_ASAN 1
+#endif
+#endif
+#if defined(SIM_ASAN)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #if defined(__x86_64__) || defined(__aarch64__)
 #define SIM_FIBER_ASM 1
-typedef struct SimFiberCtx {
-    void *sp;                 /* saved stack pointer (registers are on that stack) */
-} SimFiberCtx;
-void shortsim_ctx_switch(void **save_sp, void *to_sp);
-static inline void sim_fiber_switch(SimFiberCtx *from, SimFiberCtx *to) { shortsim_ctx_switch(&from->sp, to->sp); }
 #else
 #include <ucontext.h>
-typedef struct SimFiberCtx {
-    ucontext_t uc;            /* the saved context */
-} SimFiberCtx;
-static inline void sim_fiber_switch(SimFiberCtx *from, SimFiberCtx *to) { swapcontext(&from->uc, &to->uc); }
 #endif
+typedef struct SimFiberCtx {
+#if defined(SIM_FIBER_ASM)
+    void *sp;                 /* saved stack pointer (registers are on that stack) */
+#else
+    ucontext_t uc;            /* the saved context */
+#endif
+    const void *stack_lo;     /* low end of its stack (a thread's own stack: learnt each time it is left) */
+    size_t stack_size;        /* the stack's size */
+    void *asan_fake;          /* ASan's fake stack of the context while it does not run */
+    void (*fn)(void *);       /* a fresh fiber: what it runs */
+    void *arg;                /* fn's argument */
+} SimFiberCtx;
+#if defined(SIM_FIBER_ASM)
+void shortsim_ctx_switch(void **save_sp, void *to_sp);
+#endif
+
+#if defined(SIM_ASAN)
+/* The context that is being left, so the one entered records its stack bounds. */
+extern __thread SimFiberCtx *sim_fiber_leaving;
+/* Called first thing in a context just entered (resumed or new): completes ASan's switch. */
+static inline void sim_fiber_arrived(void *fake) {
+    const void *lo = NULL;
+    size_t size = 0;
+    __sanitizer_finish_switch_fiber(fake, &lo, &size);
+    if (sim_fiber_leaving) { /* what ASan knew of the stack we left */
+        sim_fiber_leaving->stack_lo = lo;
+        sim_fiber_leaving->stack_size = size;
+        sim_fiber_leaving = NULL;
+    }
+}
+#endif
+
+static inline void sim_fiber_raw_switch(SimFiberCtx *from, SimFiberCtx *to) {
+#if defined(SIM_FIBER_ASM)
+    shortsim_ctx_switch(&from->sp, to->sp);
+#else
+    swapcontext(&from->uc, &to->uc);
+#endif
+}
+/* Saves the running context in from and resumes to. */
+static inline void sim_fiber_switch(SimFiberCtx *from, SimFiberCtx *to) {
+#if defined(SIM_ASAN)
+    sim_fiber_leaving = from;
+    __sanitizer_start_switch_fiber(&from->asan_fake, to->stack_lo, to->stack_size);
+    sim_fiber_raw_switch(from, to);
+    sim_fiber_arrived(from->asan_fake);
+#else
+    sim_fiber_raw_switch(from, to);
+#endif
+}
+/* Leaves the running context for good (a fiber that has finished or is
+ * abandoned): from only receives registers that are never restored. */
+__attribute__((noreturn)) static inline void sim_fiber_exit(SimFiberCtx *from, SimFiberCtx *to) {
+#if defined(SIM_ASAN)
+    sim_fiber_leaving = NULL;
+    __sanitizer_start_switch_fiber(NULL, to->stack_lo, to->stack_size);
+#endif
+    sim_fiber_raw_switch(from, to);
+    __builtin_unreachable();
+}
 /* Prepares c so that switching to it runs fn(arg) on [lo, lo+size). fn must never return. */
 void sim_fiber_make(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), void *arg);
 

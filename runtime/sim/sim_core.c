@@ -20,6 +20,8 @@
  * launch returns an error with a message naming kernel, block and thread.
  * Hardware faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL) inside a job are
  * turned into faults with siglongjmp out of an alternate signal stack.
+ * Under AddressSanitizer every switch, including a fiber's first entry, its
+ * end and the siglongjmp, is announced to ASan (sim.h, sim_signal).
  */
 #define _GNU_SOURCE
 #include "sim.h"
@@ -37,7 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(SIM_ASAN)
 #include <sanitizer/asan_interface.h>
 #endif
 
@@ -49,12 +51,38 @@
 /* fibers                                                               */
 /* ------------------------------------------------------------------ */
 
+#if defined(SIM_ASAN)
+__thread SimFiberCtx *sim_fiber_leaving;
+#endif
+
+/* A fresh fiber's first code: completes ASan's switch, then runs c->fn. */
+__attribute__((noreturn)) static void sim_fiber_boot(void *arg) {
+    SimFiberCtx *c = arg;
+#if defined(SIM_ASAN)
+    sim_fiber_arrived(NULL);
+#endif
+    c->fn(c->arg);
+    abort(); /* fn never returns */
+}
+
+/* What sim_fiber_make does on every architecture; fn(arg) then runs as boot(c). */
+static void fiber_init(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), void *arg) {
+#if defined(SIM_ASAN)
+    ASAN_UNPOISON_MEMORY_REGION(lo, size); /* frames of abandoned fibers leave stale redzones */
+#endif
+    c->stack_lo = lo;
+    c->stack_size = size;
+    c->asan_fake = NULL;
+    c->fn = fn;
+    c->arg = arg;
+}
+
 #if defined(SIM_FIBER_ASM)
 void shortsim_ctx_entry(void);
 void sim_fiber_make(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), void *arg) {
-#if defined(__SANITIZE_ADDRESS__)
-    ASAN_UNPOISON_MEMORY_REGION(lo, size); /* frames of abandoned fibers leave stale redzones */
-#endif
+    fiber_init(c, lo, size, fn, arg);
+    fn = sim_fiber_boot;
+    arg = c;
     uintptr_t top = ((uintptr_t)lo + size) & ~(uintptr_t)15;
 #if defined(__x86_64__)
     /* popped by shortsim_ctx_switch: r15 r14 r13 r12 rbx rbp, then ret; rsp is then top-16 */
@@ -85,6 +113,9 @@ static void fiber_uc_entry(unsigned hi_fn, unsigned lo_fn, unsigned hi_arg, unsi
     abort();
 }
 void sim_fiber_make(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), void *arg) {
+    fiber_init(c, lo, size, fn, arg);
+    fn = sim_fiber_boot;
+    arg = c;
     getcontext(&c->uc);
     c->uc.uc_stack.ss_sp = lo;
     c->uc.uc_stack.ss_size = size;
@@ -186,6 +217,7 @@ typedef struct SimWorker {
     char fault[2048];      /* the block's fault message */
     sigjmp_buf jb;         /* where the signal handler returns to */
     volatile sig_atomic_t in_job; /* signals in this thread are the job's faults */
+    volatile sig_atomic_t on_fiber; /* kernel code runs on fiber stacks (not the worker's own) */
     volatile int sig;      /* the signal caught */
     volatile int sig_code; /* its si_code */
     void *volatile sig_addr; /* its si_addr */
@@ -302,8 +334,7 @@ __attribute__((noreturn, format(printf, 2, 3))) static void block_fault(SimWorke
     snprintf(wk->fault, sizeof wk->fault, "kernel %s: block (%u,%u,%u), thread %s: %s", wk->fn->name, wk->w.bid.x,
              wk->w.bid.y, wk->w.bid.z, tstr(wk, me, tb), what);
     wk->faulted = 1;
-    sim_fiber_switch(&wk->scratch, &wk->home);
-    __builtin_unreachable();
+    sim_fiber_exit(&wk->scratch, &wk->home);
 }
 
 /* ------------------------------------------------------------------ */
@@ -313,7 +344,8 @@ __attribute__((noreturn, format(printf, 2, 3))) static void block_fault(SimWorke
 static void fiber_main(void *arg);
 static void thread_exit(SimWorker *wk) __attribute__((noreturn));
 
-static void switch_to(SimWorker *wk, SimThread *self, unsigned j) {
+/* Runs thread j; self resumes later unless it has exited (dying). */
+static void switch_to(SimWorker *wk, SimThread *self, unsigned j, int dying) {
     SimThread *t = &wk->threads[j];
     if (t->state == TS_NEW) {
         sim_fiber_make(&t->ctx, t->stack, G.stack, fiber_main, wk);
@@ -321,6 +353,7 @@ static void switch_to(SimWorker *wk, SimThread *self, unsigned j) {
     }
     wk->cur = j;
     wk->w.tid = t->tid;
+    if (dying) sim_fiber_exit(&self->ctx, &t->ctx);
     sim_fiber_switch(&self->ctx, &t->ctx);
 }
 
@@ -357,8 +390,8 @@ __attribute__((noreturn)) static void deadlock(SimWorker *wk) {
     block_fault(wk, "deadlock: no thread can run");
 }
 
-/* The current thread cannot continue (blocked or exited): run the next runnable one. */
-static void schedule(SimWorker *wk) {
+/* The current thread cannot continue (blocked, or exited: dying): run the next runnable one. */
+static void schedule(SimWorker *wk, int dying) {
     SimThread *self = &wk->threads[wk->cur];
     unsigned n = wk->n;
     for (unsigned k = 1; k <= n; k++) {
@@ -366,14 +399,11 @@ static void schedule(SimWorker *wk) {
         if (j >= n) j -= n;
         unsigned char s = wk->threads[j].state;
         if (s == TS_RUN || s == TS_NEW) {
-            switch_to(wk, self, j);
+            switch_to(wk, self, j, dying);
             return;
         }
     }
-    if (wk->nlive == 0) {
-        sim_fiber_switch(&self->ctx, &wk->home); /* block done; never resumed */
-        __builtin_unreachable();
-    }
+    if (wk->nlive == 0) sim_fiber_exit(&self->ctx, &wk->home); /* block done */
     deadlock(wk);
 }
 
@@ -399,7 +429,7 @@ static void thread_exit(SimWorker *wk) {
                         lane, g->arrived, op_name(g->op), la, g->mask);
         }
     }
-    schedule(wk);
+    schedule(wk, 1);
     __builtin_unreachable();
 }
 
@@ -432,22 +462,30 @@ static int next_block(SimWorker *wk, uint64_t *b) {
 static void plain_main(void *arg) {
     SimWorker *wk = arg;
     ShortsimU3 g = wk->job->grid;
-    uint64_t b;
+    uint64_t b, prev = 0;
+    int have_prev = 0; /* prev is the block this fiber ran before */
+    void (*plain)(void **, ShortsimW *) = wk->fn->plain;
     while (next_block(wk, &b)) {
-        wk->w.bid.x = (unsigned)(b % g.x);
-        wk->w.bid.y = (unsigned)(b / g.x % g.y);
-        wk->w.bid.z = (unsigned)(b / ((uint64_t)g.x * g.y));
+        ShortsimU3 *bid = &wk->w.bid;
+        if (have_prev && b == prev + 1 && bid->x + 1 < g.x) { /* the next block of a chunk: no division */
+            bid->x++;
+        } else {
+            bid->x = (unsigned)(b % g.x);
+            bid->y = (unsigned)(b / g.x % g.y);
+            bid->z = (unsigned)(b / ((uint64_t)g.x * g.y));
+        }
+        prev = b;
+        have_prev = 1;
         wk->w.tid.x = wk->w.tid.y = wk->w.tid.z = 0;
         wk->w.converted = 0;
         wk->mode = MODE_PLAIN;
         wk->cur = 0;
-        wk->fn->plain(wk->params, &wk->w);
+        plain(wk->params, &wk->w);
         if (wk->mode != MODE_PLAIN) thread_exit(wk); /* converted: this stack's thread finished */
         wk->nplain++;
     }
     wk->plain_done = 1;
-    sim_fiber_switch(&wk->scratch, &wk->home);
-    __builtin_unreachable();
+    sim_fiber_exit(&wk->scratch, &wk->home);
 }
 
 /* Plain loop -> fibers at the current thread t: threads < t have exited,
@@ -523,7 +561,7 @@ static int api_barrier(int kind, int pred, int line) {
     }
     self->state = TS_BAR;
     self->line = line;
-    schedule(wk);
+    schedule(wk, 0);
     return self->bar_result;
 }
 
@@ -685,7 +723,7 @@ static void api_warp(int op, unsigned mask, int line, const void *in, void *out)
         return;
     }
     self->state = TS_WARP;
-    schedule(wk);
+    schedule(wk, 0);
 }
 
 static void api_fault(const char *what) {
@@ -777,7 +815,9 @@ static void run_blocks(SimWorker *wk) {
     wk->plain_done = 0;
     while (!wk->plain_done && !wk->faulted) {
         sim_fiber_make(&wk->plain_ctx, wk->plain_stack, G.stack, plain_main, wk);
+        wk->on_fiber = 1;
         sim_fiber_switch(&wk->home, &wk->plain_ctx);
+        wk->on_fiber = 0;
         if (!wk->plain_done && !wk->faulted) wk->nfiber++; /* a converted block completed */
     }
 }
@@ -842,6 +882,13 @@ static void worker_run_job(SimWorker *wk, SimJob *job) {
     }
     if (sigsetjmp(wk->jb, 0) != 0) {
         wk->in_job = 0;
+        if (wk->on_fiber) { /* back on the worker's stack from a fiber's fault */
+#if defined(SIM_ASAN)
+            sim_fiber_leaving = NULL;
+            sim_fiber_arrived(wk->home.asan_fake);
+#endif
+            wk->on_fiber = 0;
+        }
         char msg[2048];
         describe_signal(wk, job, msg, sizeof msg);
         job_fault(job, job->kind == JOB_KERNEL ? CUDA_ERROR_ILLEGAL_ADDRESS : CUDA_ERROR_LAUNCH_FAILED, msg);
@@ -951,6 +998,10 @@ static void sim_signal(int sig, siginfo_t *si, void *uc) {
         wk->sig = sig;
         wk->sig_code = si->si_code;
         wk->sig_addr = si->si_addr;
+#if defined(SIM_ASAN)
+        /* leaving the fiber the fault happened on (it dies) for the worker's stack */
+        if (wk->on_fiber) __sanitizer_start_switch_fiber(NULL, wk->home.stack_lo, wk->home.stack_size);
+#endif
         siglongjmp(wk->jb, 1);
     }
     /* not ours: hand over to whoever had it, or die the default way */

@@ -30,3 +30,13 @@ foreach(case ${SHORTC_SIM_CASES})
   add_test(NAME sim_kernels_${case} COMMAND sim_kernels ${case})
   set_tests_properties(sim_kernels_${case} PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
 endforeach()
+
+# Nothing on stderr from a simulator run (under -DSHORTC_SANITIZE=ON this
+# checks ASan's fiber annotations): the CLI on gpt2_tiny, a block fault
+# (divergence) and a hardware fault inside a kernel (oob, siglongjmp).
+add_test(NAME sim_quiet_cli COMMAND sh ${TESTS_DIR}/sim/quiet_stderr.sh ${SHORTC_BIN} run
+         ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch --backend sim --random-weights 1)
+add_test(NAME sim_quiet_divergence COMMAND sh ${TESTS_DIR}/sim/quiet_stderr.sh $<TARGET_FILE:sim_kernels> divergence)
+add_test(NAME sim_quiet_oob COMMAND sh ${TESTS_DIR}/sim/quiet_stderr.sh $<TARGET_FILE:sim_kernels> oob)
+set_tests_properties(sim_quiet_cli sim_quiet_divergence sim_quiet_oob PROPERTIES LABELS sim
+                     ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
