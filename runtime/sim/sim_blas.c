@@ -79,15 +79,15 @@ typedef struct Gemm {
 static inline float load_el(const unsigned char *p, int t, long long i) {
     switch (t) {
     case 0: return ((const float *)p)[i];
-    case 1: return sim_f16_to_f32(((const uint16_t *)p)[i]);
-    default: return sim_bf16_to_f32(((const uint16_t *)p)[i]);
+    case 1: return rt_f16_to_f32(((const uint16_t *)p)[i]);
+    default: return rt_bf16_to_f32(((const uint16_t *)p)[i]);
     }
 }
 static inline void store_el(unsigned char *p, int t, long long i, float v) {
     switch (t) {
     case 0: ((float *)p)[i] = v; break;
-    case 1: ((uint16_t *)p)[i] = sim_f32_to_f16(v); break;
-    default: ((uint16_t *)p)[i] = sim_f32_to_bf16(v); break;
+    case 1: ((uint16_t *)p)[i] = rt_f32_to_f16(v); break;
+    default: ((uint16_t *)p)[i] = rt_f32_to_bf16(v); break;
     }
 }
 static inline size_t el_size(int t) { return t == 0 ? 4 : 2; }

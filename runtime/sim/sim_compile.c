@@ -73,31 +73,6 @@ static int run_cmd(const char *const *argv, const char *cwd, const char *out_pat
     return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0;
-    char *b = malloc(cap + 1);
-    while (b) {
-        size_t r = fread(b + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        char *nb = realloc(b, cap * 2 + 1);
-        if (!nb) {
-            free(b);
-            b = NULL;
-            break;
-        }
-        b = nb;
-        cap *= 2;
-    }
-    fclose(f);
-    if (!b) return NULL;
-    b[n] = 0;
-    if (len) *len = n;
-    return b;
-}
-
 static void init_flags(void) {
     const char *cxx = getenv("SHORTC_SIM_CXX");
     int n = 0;
@@ -131,7 +106,7 @@ static void init_flags(void) {
     if (fd >= 0) {
         close(fd);
         const char *av[] = {C.argv[0], "--version", NULL};
-        if (run_cmd(av, NULL, tmpl) == 0) C.version = read_file(tmpl, NULL);
+        if (run_cmd(av, NULL, tmpl) == 0) C.version = rt_read_all(tmpl, NULL);
         unlink(tmpl);
     }
     if (!C.version) C.version = dupstr("unknown compiler");
@@ -152,7 +127,7 @@ static int is_ident(const char *s) {
 
 static uint64_t hash_file(uint64_t h, const char *path) {
     size_t n = 0;
-    char *b = read_file(path, &n);
+    char *b = rt_read_all(path, &n);
     if (!b) return rt_hash64(h, "missing", 7);
     h = rt_hash64(h, b, n);
     free(b);
@@ -240,18 +215,8 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
         if (err && errlen) snprintf(err, errlen, "sim compile: cannot create a directory in %s", cache.dir);
         return SRT_ERR_IO;
     }
-    char base[128];
-    {
-        const char *nm = req->name && *req->name ? req->name : "model";
-        size_t i = 0;
-        for (; nm[i] && i < 100; i++) {
-            char c = nm[i];
-            base[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'
-                          ? c
-                          : '_';
-        }
-        base[i] = 0;
-    }
+    char base[101]; /* at most 100 characters of the model's name */
+    rt_cache_safe_name(req->name && *req->name ? req->name : "model", base, sizeof base);
     char cu_name[160], main_name[] = "shortsim_main.cpp", so_name[] = "kernels.so", log_name[] = "compile.log";
     snprintf(cu_name, sizeof cu_name, "%s.cu", base);
     const char *names[] = {cu_name, main_name, so_name, log_name};
@@ -293,7 +258,7 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
     int rc = run_cmd(argv, tmp, p_log);
     if (rc != 0) {
         size_t ln = 0;
-        char *log = read_file(p_log, &ln);
+        char *log = rt_read_all(p_log, &ln);
         if (err && errlen) {
             if (rc < 0)
                 snprintf(err, errlen, "sim compile: cannot run the host compiler %s: %s", argv[0], strerror(errno));
@@ -306,7 +271,7 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
         return SRT_ERR_COMPILE;
     }
     size_t so_len = 0;
-    char *so = read_file(p_so, &so_len);
+    char *so = rt_read_all(p_so, &so_len);
     if (!so || rt_cache_store(&cache, key, "so", so, so_len, path, sizeof path) != 0) {
         if (err && errlen) snprintf(err, errlen, "sim compile: cannot store the kernel object in %s", cache.dir);
         free(so);

@@ -614,12 +614,12 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
             const ShortsimMmaIn *in = T[l].in;
             unsigned gr = l >> 2, t2 = (l & 3) * 2;
             for (int h = 0; h < 2; h++) {
-                A[gr][t2 + h] = sim_f16_to_f32((uint16_t)(in->a[0] >> (16 * h)));
-                A[gr + 8][t2 + h] = sim_f16_to_f32((uint16_t)(in->a[1] >> (16 * h)));
-                A[gr][t2 + 8 + h] = sim_f16_to_f32((uint16_t)(in->a[2] >> (16 * h)));
-                A[gr + 8][t2 + 8 + h] = sim_f16_to_f32((uint16_t)(in->a[3] >> (16 * h)));
-                B[t2 + h][gr] = sim_f16_to_f32((uint16_t)(in->b[0] >> (16 * h)));
-                B[t2 + 8 + h][gr] = sim_f16_to_f32((uint16_t)(in->b[1] >> (16 * h)));
+                A[gr][t2 + h] = rt_f16_to_f32((uint16_t)(in->a[0] >> (16 * h)));
+                A[gr + 8][t2 + h] = rt_f16_to_f32((uint16_t)(in->a[1] >> (16 * h)));
+                A[gr][t2 + 8 + h] = rt_f16_to_f32((uint16_t)(in->a[2] >> (16 * h)));
+                A[gr + 8][t2 + 8 + h] = rt_f16_to_f32((uint16_t)(in->a[3] >> (16 * h)));
+                B[t2 + h][gr] = rt_f16_to_f32((uint16_t)(in->b[0] >> (16 * h)));
+                B[t2 + 8 + h][gr] = rt_f16_to_f32((uint16_t)(in->b[1] >> (16 * h)));
                 C[gr][t2 + h] = in->c[h];
                 C[gr + 8][t2 + h] = in->c[2 + h];
             }

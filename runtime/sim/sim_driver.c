@@ -504,8 +504,6 @@ static CUresult sim_getErrorString(CUresult r, const char **s) {
     return CUDA_SUCCESS;
 }
 
-static const char *sim_last_fault_fn(void) { return sim_last_fault(); }
-
 /* ------------------------------------------------------------------ */
 
 srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_t errlen) {
@@ -547,7 +545,7 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->blasSetStream = sim_blasSetStream;
     d->gemmEx = sim_gemmEx;
     d->gemmStridedBatchedEx = sim_gemmStridedBatchedEx;
-    d->last_fault = sim_last_fault_fn;
+    d->last_fault = sim_last_fault;
     sim_configure(threads, checked);
     sim_clear_fault();
     return SRT_OK;

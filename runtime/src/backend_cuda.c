@@ -64,32 +64,6 @@ static int nvrtc_options(int arch, const char **opts, int max, char *archbuf, si
     return n;
 }
 
-/* "model-name" -> a file-name-safe prefix for cache entries */
-static void safe_name(const char *name, char *out, size_t len) {
-    size_t j = 0;
-    for (const char *c = name ? name : "kernels"; *c && j + 1 < len && j < 48; c++)
-        out[j++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-')
-                       ? *c
-                       : '_';
-    out[j] = 0;
-}
-
-static void *read_whole(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) != 0) { fclose(f); return NULL; }
-    long n = ftell(f);
-    if (n < 0 || fseek(f, 0, SEEK_SET) != 0) { fclose(f); return NULL; }
-    void *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) *len = (size_t)n;
-    return buf;
-}
-
 srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int vmaj = 0, vmin = 0;
@@ -104,14 +78,14 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
     char extra[128];
     int n = snprintf(extra, sizeof extra, "arch=%d nvrtc=%d.%d %s", req->arch, vmaj, vmin, RT_NVRTC_PRELUDE_VERSION);
     h = rt_hash64(h, extra, (size_t)n);
-    char name[64], key[128], path[1200];
-    safe_name(req->name, name, sizeof name);
+    char name[49], key[128], path[1200]; /* name: at most 48 characters of the model's */
+    rt_cache_safe_name(req->name ? req->name : "kernels", name, sizeof name);
     snprintf(key, sizeof key, "%s-sm%d-%016llx", name, req->arch, (unsigned long long)h);
 
     RtCache cache;
     bool have_cache = req->cache_dir && rt_cache_init(&cache, req->cache_dir) == 0;
     if (have_cache && rt_cache_lookup(&cache, key, "cubin", path, sizeof path)) {
-        out->image = read_whole(path, &out->image_len);
+        out->image = rt_read_all(path, &out->image_len);
         if (out->image) {
             out->cache_hit = 1;
             return SRT_OK;

@@ -27,7 +27,7 @@ struct RtRefModel {
     Diag diag;            /* sources (for messages), error counter */
     Graph *g;             /* the IR after run_passes */
     float **plan_vals;    /* per plan weight: fp32 values (owned) */
-    int nplan;
+    int nplan;            /* entries in plan_vals */
     const float **by_value; /* per IR value id: its weight values or NULL */
 };
 

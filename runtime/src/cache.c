@@ -1,5 +1,6 @@
 /*
- * cache.c — the on-disk artifact cache (interface in rt_driver.h).
+ * cache.c — the on-disk artifact cache (interface in rt_driver.h), with the
+ * whole-file reader and the file-name sanitizer its users share.
  *
  * An entry is <dir>/<key>.<ext>; its sidecar <dir>/<key>.<ext>.meta holds
  *
@@ -46,6 +47,15 @@ uint64_t rt_hash64(uint64_t h, const void *data, size_t len) {
     return h;
 }
 
+void rt_cache_safe_name(const char *name, char *out, size_t len) {
+    size_t j = 0;
+    for (const char *c = name; *c && j + 1 < len; c++)
+        out[j++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-')
+                       ? *c
+                       : '_';
+    if (len) out[j] = 0;
+}
+
 /* mkdir -p; 0 on success. */
 static int mkdirs(const char *dir) {
     char buf[1024];
@@ -79,8 +89,8 @@ static int entry_path(const RtCache *c, const char *key, const char *ext, char *
     return n < 0 || (size_t)n >= pathlen ? -1 : 0;
 }
 
-/* Reads a whole file (malloc'd, NUL-terminated); NULL if it cannot. */
-static char *read_all(const char *path, size_t *len) {
+/* Whole-file reader shared by the cache, the NVRTC path and the simulator's compile (rt_driver.h). */
+char *rt_read_all(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     char *buf = NULL;
@@ -101,20 +111,20 @@ static char *read_all(const char *path, size_t *len) {
     fclose(f);
     if (bad) { free(buf); return NULL; }
     buf[n] = 0;
-    *len = n;
+    if (len) *len = n;
     return buf;
 }
 
 /* 1 when the entry at path matches its meta sidecar. */
 static int entry_valid(const char *path, const char *meta) {
     size_t mlen = 0, len = 0;
-    char *m = read_all(meta, &mlen);
+    char *m = rt_read_all(meta, &mlen);
     if (!m) return 0;
     unsigned long long want_len = 0, want_hash = 0;
     int ok = sscanf(m, "shortc-cache 1\nlen %llu\nhash %llx", &want_len, &want_hash) == 2;
     free(m);
     if (!ok) return 0;
-    char *data = read_all(path, &len);
+    char *data = rt_read_all(path, &len);
     if (!data) return 0;
     ok = len == want_len && rt_hash64(RT_HASH_SEED, data, len) == (uint64_t)want_hash;
     free(data);

@@ -284,6 +284,7 @@ srt_status rt_exec_session_create(srt_session *s) {
     s->params = rt_alloc(m->ctx, sizeof *s->params * (size_t)(p->max_args ? p->max_args : 1));
     s->vals = rt_alloc(m->ctx, sizeof *s->vals * (size_t)(p->max_args ? p->max_args : 1));
     if (!s->state || !s->params || !s->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int a = 0; a < p->max_args; a++) s->params[a] = &s->vals[a]; /* fixed; launches fill vals */
     if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
         s->arena = 0;
         return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
@@ -474,7 +475,6 @@ static srt_status run_launch(srt_session *s, int i, int T) {
             s->vals[a].f = arg->f;
             break;
         }
-        s->params[a] = &s->vals[a];
     }
     CUresult r = d->launchKernel(f, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], (unsigned)b[0], (unsigned)b[1],
                                  (unsigned)b[2], (unsigned)smem, s->stream, st->nargs ? s->params : NULL, NULL);

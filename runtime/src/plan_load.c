@@ -42,9 +42,9 @@ srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, s
 /* ------------------------------------------------------------------ */
 
 typedef struct P {
-    srt_context *ctx;
-    const char *what;
-    RtPlan *plan;
+    srt_context *ctx;     /* allocations and the error message */
+    const char *what;     /* the file, for messages */
+    RtPlan *plan;         /* being filled */
     char path[256];   /* JSON path of the object being read */
     int step;         /* index of the step being read (messages) */
 } P;
@@ -176,6 +176,21 @@ static srt_status only_keys(P *p, const char *field, const cJSON *obj, const cha
     return SRT_OK;
 }
 
+/* Sets p->path to name[i] for the duration of an element read. */
+static void enter(P *p, char *saved, const char *name, int i) {
+    memcpy(saved, p->path, sizeof p->path);
+    size_t n = strlen(p->path);
+    if (i >= 0) snprintf(p->path + n, sizeof p->path - n, "%s%s[%d]", n ? "." : "", name, i);
+    else snprintf(p->path + n, sizeof p->path - n, "%s%s", n ? "." : "", name);
+}
+static void leave(P *p, const char *saved) { memcpy(p->path, saved, sizeof p->path); }
+/* Sets p->path to path.field (path[i] for a field "[i]") while a DIM or REF object is read. */
+static void enter_field(P *p, char *saved, const char *field) {
+    memcpy(saved, p->path, sizeof p->path);
+    size_t n = strlen(p->path);
+    snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+}
+
 #define DIM_FORM "an integer or {\"t\": a, \"c\": b, \"div\": d}"
 
 static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim *d) {
@@ -191,13 +206,11 @@ static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim 
     TRY(only_keys(p, field, j, keys, DIM_FORM));
     /* read the members with the field as a path prefix */
     char saved[256];
-    memcpy(saved, p->path, sizeof saved);
-    size_t n = strlen(p->path);
-    snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+    enter_field(p, saved, field);
     srt_status st = get_int(p, j, "t", -(1 << 30), 1 << 30, true, 0, &d->t);
     if (st == SRT_OK) st = get_int(p, j, "c", -((int64_t)1 << 40), (int64_t)1 << 40, false, 0, &d->c);
     if (st == SRT_OK) st = get_int(p, j, "div", 1, 1 << 30, false, 1, &d->div);
-    memcpy(p->path, saved, sizeof saved);
+    leave(p, saved);
     return st;
 }
 
@@ -211,9 +224,7 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
     if (!j) return perr(p, field, "missing (expected " REF_FORM ")");
     if (!cJSON_IsObject(j)) return perr(p, field, "expected " REF_FORM ", got %s", json_kind(j));
     char saved[256];
-    memcpy(saved, p->path, sizeof saved);
-    size_t n = strlen(p->path);
-    snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
+    enter_field(p, saved, field);
     srt_status st;
     int64_t v = 0;
     const RtPlan *pl = p->plan;
@@ -237,7 +248,7 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
     } else {
         st = perr(p, "", "expected " REF_FORM);
     }
-    memcpy(p->path, saved, sizeof saved);
+    leave(p, saved);
     return st;
 }
 
@@ -245,14 +256,6 @@ static srt_status get_ref(P *p, const cJSON *obj, const char *key, RtRef *r) {
     return parse_ref_json(p, key, cJSON_GetObjectItemCaseSensitive(obj, key), r);
 }
 
-/* Sets p->path to name[i] for the duration of an element read. */
-static void enter(P *p, char *saved, const char *name, int i) {
-    memcpy(saved, p->path, 256);
-    size_t n = strlen(p->path);
-    if (i >= 0) snprintf(p->path + n, sizeof p->path - n, "%s%s[%d]", n ? "." : "", name, i);
-    else snprintf(p->path + n, sizeof p->path - n, "%s%s", n ? "." : "", name);
-}
-static void leave(P *p, const char *saved) { memcpy(p->path, saved, 256); }
 
 /* ------------------------------------------------------------------ */
 /* Sections                                                            */

@@ -112,6 +112,10 @@ int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, si
 /* Stores data atomically; 0 on success and the entry's path. */
 int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *data, size_t len,
                    char *path, size_t pathlen);
+/* name with every character but [A-Za-z0-9_-] made '_', cut to len - 1 bytes: a file-name-safe part of an entry's name. */
+void rt_cache_safe_name(const char *name, char *out, size_t len);
+/* Reads a whole file into malloc'd memory, NUL-terminated (free()); NULL if it cannot. len may be NULL. */
+char *rt_read_all(const char *path, size_t *len);
 /* 64-bit FNV-1a, chainable: h = rt_hash64(h, data, len), start with RT_HASH_SEED. */
 #define RT_HASH_SEED 0xcbf29ce484222325ull
 uint64_t rt_hash64(uint64_t h, const void *data, size_t len);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "rt_driver.h"
+#include "rt_half.h"
 #include "shortc.h"
 #include "shortrt.h"
 
@@ -218,12 +219,8 @@ const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
  */
 srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, float **vals);
 srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals);
-/* Encodes an fp32 array into dtype storage (f16/bf16 round to nearest even). */
+/* Encodes an fp32 array into dtype storage (f16/bf16 round to nearest even, rt_half.h). */
 void rt_encode(DType t, const float *src, size_t n, void *dst);
-uint16_t rt_f32_to_f16(float x);
-float rt_f16_to_f32(uint16_t h);
-uint16_t rt_f32_to_bf16(float x);
-float rt_bf16_to_f32(uint16_t h);
 
 /* ------------------------------------------------------------------ */
 /* Models and sessions (shortrt.c, exec.c, backend_ref.c)               */
@@ -232,15 +229,14 @@ float rt_bf16_to_f32(uint16_t h);
 typedef struct RtRefModel RtRefModel;   /* backend_ref.c */
 
 struct srt_model {
-    srt_context *ctx;
+    srt_context *ctx;         /* owner: allocator and error message */
     srt_backend backend;      /* backend in use (never AUTO) */
     char *path;               /* as opened */
     char *plan_json;          /* the plan text (NUL-terminated) */
-    RtPlan plan;
-    bool weights_loaded;
+    RtPlan plan;              /* plan_json parsed */
+    bool weights_loaded;      /* a load or random-weights call succeeded (srt_forward needs one) */
     srt_session *sessions;    /* open sessions (closed with the model) */
-    /* reference backend */
-    RtRefModel *ref;
+    RtRefModel *ref;          /* reference backend: the compiler's IR and weights (NULL otherwise) */
     /* device backends (sim, cuda) */
     RtDriver drv;
     bool have_driver;         /* drv filled */
@@ -264,7 +260,7 @@ struct srt_session {
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
     bool have_stream;         /* stream was created */
-    void **params;            /* kernelParams scratch (plan.max_args) */
+    void **params;            /* kernelParams (plan.max_args): params[a] points at vals[a], set once */
     union RtParamVal {
         CUdeviceptr p;        /* REF */
         int32_t i;            /* int */

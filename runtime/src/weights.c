@@ -29,53 +29,8 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------------ */
-/* Scalar conversions                                                  */
+/* Encoding (the conversions are in rt_half.h)                         */
 /* ------------------------------------------------------------------ */
-
-uint16_t rt_f32_to_f16(float f) {
-    uint32_t x;
-    memcpy(&x, &f, 4);
-    uint32_t sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
-    if (ax > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);       /* NaN */
-    if (ax >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);      /* >= 65520 rounds to inf */
-    if (ax < 0x38800000u) {                                         /* below 2^-14: subnormal */
-        float a;
-        memcpy(&a, &ax, 4);
-        return (uint16_t)(sign | (uint32_t)nearbyintf(a * 16777216.0f)); /* units of 2^-24, ties to even */
-    }
-    uint32_t h = ((((ax >> 23) - 127 + 15) << 10) | ((ax & 0x7fffffu) >> 13));
-    uint32_t rem = ax & 0x1fffu;
-    if (rem > 0x1000u || (rem == 0x1000u && (h & 1u))) h++; /* a carry into the exponent is correct */
-    return (uint16_t)(sign | h);
-}
-
-float rt_f16_to_f32(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;
-    if (e == 0) {
-        float f = (float)m * 5.9604644775390625e-08f; /* 2^-24 */
-        return sign ? -f : f;
-    }
-    if (e == 31) u = sign | 0x7f800000u | (m << 13);
-    else u = sign | ((e - 15 + 127) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-uint16_t rt_f32_to_bf16(float f) {
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40u); /* quiet NaN */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
-}
-
-float rt_bf16_to_f32(uint16_t h) {
-    uint32_t u = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
 
 void rt_encode(DType t, const float *src, size_t n, void *dst) {
     uint16_t *d16 = dst;
@@ -119,6 +74,7 @@ const char *rt_st_dtype_name(RtStDtype t) { return (unsigned)t < ST_COUNT ? st_d
  */
 static srt_status st_uint(srt_context *ctx, const char *what, const char *name, const char *field, int i, const cJSON *j,
                           uint64_t *out) {
+    *out = 0; /* defined on every path (keeps -O3's maybe-uninitialized quiet) */
     if (!cJSON_IsNumber(j))
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s': %s[%d] is not a number", what, name, field, i);
     double v = j->valuedouble;
@@ -127,6 +83,13 @@ static srt_status st_uint(srt_context *ctx, const char *what, const char *name, 
                         name, field, i, v);
     *out = (uint64_t)v;
     return SRT_OK;
+}
+
+/* "[2, 3]": a shape for messages. */
+static void fmt_shape(char *buf, size_t len, int rank, const int64_t *shape) {
+    int n = snprintf(buf, len, "[");
+    for (int i = 0; i < rank && n < (int)len - 24; i++) n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? ", " : "", (long long)shape[i]);
+    snprintf(buf + n, len - (size_t)n, "]");
 }
 
 /* F32, F16 and BF16 are the dtypes weights can be converted from (bind_one). */
@@ -184,10 +147,7 @@ static srt_status st_parse_tensor(srt_context *ctx, const char *what, const cJSO
     unsigned __int128 want = count * (unsigned)st_dtypes[t->dtype].size;
     if (want != (unsigned __int128)(t->end - t->begin)) {
         char sh[160];
-        int n = snprintf(sh, sizeof sh, "[");
-        for (int i = 0; i < rank && n < (int)sizeof sh - 24; i++)
-            n += snprintf(sh + n, sizeof sh - (size_t)n, "%s%lld", i ? ", " : "", (long long)t->shape[i]);
-        snprintf(sh + n, sizeof sh - (size_t)n, "]");
+        fmt_shape(sh, sizeof sh, rank, t->shape);
         /* an unsupported dtype is the first thing to fix: say so before the size */
         if (!st_dtype_loadable(t->dtype))
             return rt_error(ctx, SRT_ERR_FORMAT,
@@ -342,12 +302,6 @@ const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name) {
 /* ------------------------------------------------------------------ */
 /* Binding                                                             */
 /* ------------------------------------------------------------------ */
-
-static void fmt_shape(char *buf, size_t len, int rank, const int64_t *shape) {
-    int n = snprintf(buf, len, "[");
-    for (int i = 0; i < rank && n < (int)len - 24; i++) n += snprintf(buf + n, len - (size_t)n, "%s%lld", i ? ", " : "", (long long)shape[i]);
-    snprintf(buf + n, len - (size_t)n, "]");
-}
 
 /* file-order fp32 -> stored order, rounded to the stored dtype */
 static void store(const RtPlanWeight *w, const float *file, float *out) {

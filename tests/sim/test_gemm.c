@@ -19,13 +19,13 @@ static const cudaDataType TYPES[] = {CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF};
 static size_t esz(int t) { return t == F32 ? 4 : 2; }
 static float get(const void *p, int t, size_t i) {
     if (t == F32) return ((const float *)p)[i];
-    if (t == F16) return sim_f16_to_f32(((const uint16_t *)p)[i]);
-    return sim_bf16_to_f32(((const uint16_t *)p)[i]);
+    if (t == F16) return rt_f16_to_f32(((const uint16_t *)p)[i]);
+    return rt_bf16_to_f32(((const uint16_t *)p)[i]);
 }
 static void put(void *p, int t, size_t i, float v) {
     if (t == F32) ((float *)p)[i] = v;
-    else if (t == F16) ((uint16_t *)p)[i] = sim_f32_to_f16(v);
-    else ((uint16_t *)p)[i] = sim_f32_to_bf16(v);
+    else if (t == F16) ((uint16_t *)p)[i] = rt_f32_to_f16(v);
+    else ((uint16_t *)p)[i] = rt_f32_to_bf16(v);
 }
 
 /* op(X)(r, c) for X stored column-major with leading dimension ld. */

@@ -331,13 +331,13 @@ static void test_half(void) {
     d2h(fb, dfb, n * 4);
     /* the kernel used CUDA's host conversions; the simulator's C conversions must agree bit for bit */
     for (int i = 0; i < n; i++) {
-        if (h[i] != sim_f32_to_f16(x[i]) || b[i] != sim_f32_to_bf16(x[i]))
-            fprintf(stderr, "x=%.9g: half %04x vs %04x, bf16 %04x vs %04x\n", x[i], h[i], sim_f32_to_f16(x[i]), b[i],
-                    sim_f32_to_bf16(x[i]));
-        CHECK(h[i] == sim_f32_to_f16(x[i]));
-        CHECK(b[i] == sim_f32_to_bf16(x[i]));
-        CHECK(memcmp(&fh[i], &(float){sim_f16_to_f32(h[i])}, 4) == 0);
-        CHECK(memcmp(&fb[i], &(float){sim_bf16_to_f32(b[i])}, 4) == 0);
+        if (h[i] != rt_f32_to_f16(x[i]) || b[i] != rt_f32_to_bf16(x[i]))
+            fprintf(stderr, "x=%.9g: half %04x vs %04x, bf16 %04x vs %04x\n", x[i], h[i], rt_f32_to_f16(x[i]), b[i],
+                    rt_f32_to_bf16(x[i]));
+        CHECK(h[i] == rt_f32_to_f16(x[i]));
+        CHECK(b[i] == rt_f32_to_bf16(x[i]));
+        CHECK(memcmp(&fh[i], &(float){rt_f16_to_f32(h[i])}, 4) == 0);
+        CHECK(memcmp(&fb[i], &(float){rt_bf16_to_f32(b[i])}, 4) == 0);
     }
     CHECK(h[2] == 0x3c00 && h[4] == 0x3555 && h[5] == 0x7bff && h[6] == 0x7bff && h[7] == 0x7c00);
     CHECK(b[2] == 0x3f80 && b[4] == 0x3eab);
@@ -380,12 +380,12 @@ static void test_mma(void) {
     float Af[256], Bf[128], C[128], Dm[128];
     int flags[32];
     for (int i = 0; i < 256; i++) {
-        A[i] = sim_f32_to_f16((float)((i * 37) % 17 - 8) / 8.0f);
-        Af[i] = sim_f16_to_f32(A[i]);
+        A[i] = rt_f32_to_f16((float)((i * 37) % 17 - 8) / 8.0f);
+        Af[i] = rt_f16_to_f32(A[i]);
     }
     for (int i = 0; i < 128; i++) {
-        B[i] = sim_f32_to_f16((float)((i * 11) % 13 - 6) / 4.0f);
-        Bf[i] = sim_f16_to_f32(B[i]);
+        B[i] = rt_f32_to_f16((float)((i * 11) % 13 - 6) / 4.0f);
+        Bf[i] = rt_f16_to_f32(B[i]);
         C[i] = (float)(i % 9) - 4.0f;
     }
     CUdeviceptr dD = dalloc(sizeof Dm), dA = dalloc(sizeof A), dB = dalloc(sizeof B), dC = dalloc(sizeof C),
