@@ -38,17 +38,12 @@ double rt_rng_normal(RtRng *r) {
     return sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
 }
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 void rt_random_tensor(uint64_t seed, const char *name, int rank, const int64_t *shape, float *out, size_t count) {
     (void)shape;
-    if (strncmp(name, "transformer.", 12) == 0) name += 12;
+    name = rt_strip_hf_prefix(name);
     RtRng r = {seed ^ rt_hash64(RT_HASH_SEED, name, strlen(name))};
     double scale = 0.02, base = 0.0;
-    if (rank == 1 && !ends_with(name, "bias")) {
+    if (rank == 1 && !rt_ends_with(name, "bias")) {
         scale = 0.05;
         base = 1.0;
     }

@@ -40,6 +40,10 @@ void *rt_realloc(srt_context *ctx, void *p, size_t n);
 void rt_free(srt_context *ctx, void *p);
 char *rt_strdup(srt_context *ctx, const char *s);
 char *rt_strndup(srt_context *ctx, const char *s, size_t n);
+/* True when s ends with suffix. */
+bool rt_ends_with(const char *s, const char *suffix);
+/* name without the "transformer." prefix HF checkpoints may carry. */
+const char *rt_strip_hf_prefix(const char *name);
 /* Sets the context's message and returns st. */
 srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list ap);

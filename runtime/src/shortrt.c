@@ -71,6 +71,16 @@ char *rt_strndup(srt_context *ctx, const char *s, size_t n) {
 
 char *rt_strdup(srt_context *ctx, const char *s) { return rt_strndup(ctx, s, strlen(s)); }
 
+bool rt_ends_with(const char *s, const char *suffix) {
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+const char *rt_strip_hf_prefix(const char *name) {
+    static const char prefix[] = "transformer.";
+    return strncmp(name, prefix, sizeof prefix - 1) == 0 ? name + sizeof prefix - 1 : name;
+}
+
 void srt_free(srt_context *ctx, void *p) {
     if (ctx) rt_free(ctx, p);
 }
@@ -203,11 +213,6 @@ const char *srt_last_error(const srt_context *ctx) {
 /* Models                                                              */
 /* ------------------------------------------------------------------ */
 
-static bool ends_with(const char *s, const char *suffix) {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* The .arch a .cu's plan names: as written, else relative to the .cu's directory. NULL if neither exists. */
 static char *find_source_arch(srt_context *ctx, const char *cu_path, const char *source) {
     if (!source || !*source) return NULL;
@@ -275,7 +280,7 @@ srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options 
     else srt_options_init(&opt);
     if (opt.backend < SRT_BACKEND_AUTO || opt.backend > SRT_BACKEND_CUDA)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: unknown backend %d", (int)opt.backend);
-    bool is_cu = ends_with(path, ".cu"), is_arch = ends_with(path, ".arch");
+    bool is_cu = rt_ends_with(path, ".cu"), is_arch = rt_ends_with(path, ".arch");
     if (!is_cu && !is_arch)
         return rt_error(ctx, SRT_ERR_INVALID, "'%s': expected an emitted .cu or an .arch file", path);
 

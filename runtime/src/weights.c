@@ -286,15 +286,10 @@ void rt_st_close(RtSafetensors *st) {
     memset(st, 0, sizeof *st);
 }
 
-#define HF_PREFIX "transformer."
-
 const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name) {
-    size_t pn = strlen(HF_PREFIX);
-    const char *bare = strncmp(name, HF_PREFIX, pn) == 0 ? name + pn : name;
+    const char *bare = rt_strip_hf_prefix(name);
     for (int i = 0; i < st->ntensors; i++) {
-        const char *t = st->tensors[i].name;
-        if (strncmp(t, HF_PREFIX, pn) == 0) t += pn;
-        if (strcmp(t, bare) == 0) return &st->tensors[i];
+        if (strcmp(rt_strip_hf_prefix(st->tensors[i].name), bare) == 0) return &st->tensors[i];
     }
     return NULL;
 }
