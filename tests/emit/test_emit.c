@@ -26,15 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                              \
-        }                                                                            \
-    } while (0)
+#include "../check.h"
 
 /* ------------------------------------------------------------------ */
 /* Templates                                                           */
@@ -70,7 +62,7 @@ static void expect_render(const char *text, const TmplKV *kv, int nkv, const cha
     CHECK(got != NULL);
     if (got && strcmp(got, want) != 0) {
         fprintf(stderr, "render mismatch:\n--- want\n%s--- got\n%s---\n", want, got);
-        failures++;
+        check_failures++;
     }
     free(got);
     free(msgs);
@@ -82,7 +74,7 @@ static void expect_error(const char *text, const TmplKV *kv, int nkv, const char
     CHECK(got == NULL);
     if (!strstr(msgs ? msgs : "", msg_part)) {
         fprintf(stderr, "expected an error containing '%s', got: %s\n", msg_part, msgs ? msgs : "(nothing)");
-        failures++;
+        check_failures++;
     }
     free(got);
     free(msgs);
@@ -167,7 +159,7 @@ static void test_templates(void) {
             if (strcmp(tmpl_cases[k].name, t->name) == 0) c = &tmpl_cases[k];
         if (!c) {
             fprintf(stderr, "template %s has no case in test_emit.c\n", t->name);
-            failures++;
+            check_failures++;
             continue;
         }
         TmplKV kv[TMPL_MAX_KV];
@@ -187,7 +179,7 @@ static void test_templates(void) {
             char *got = render(t->text, kv, nkv + nflags, &msgs);
             if (!got) {
                 fprintf(stderr, "%s (flags %#x): %s", t->name, mask, msgs);
-                failures++;
+                check_failures++;
             } else {
                 CHECK(!strstr(got, "{{") && !strstr(got, "}}") && !strstr(got, "//!"));
                 CHECK(strstr(got, "extern \"C\" __global__ void k("));
@@ -255,7 +247,7 @@ static void check_model(const char *path, bool no_fuse) {
     bool ok = emit_model(path, no_fuse, &er, &msgs);
     if (!ok) {
         fprintf(stderr, "%s%s: emission failed:\n%s", path, no_fuse ? " (--no-fuse)" : "", msgs ? msgs : "");
-        failures++;
+        check_failures++;
         free(msgs);
         emit_result_free(&er);
         return;
@@ -386,7 +378,7 @@ static void test_broken_graphs(const char *root) {
         fclose(mf);
         if (!strstr(buf, want) || !strstr(buf, "internal error")) {
             fprintf(stderr, "broken graph %d: expected '%s', got: %s\n", variant, want, buf);
-            failures++;
+            check_failures++;
         }
         free(buf);
         arena_free(&a);
@@ -409,7 +401,7 @@ int main(int argc, char **argv) {
         check_model(path, false);
         check_model(path, true);
     }
-    if (failures) fprintf(stderr, "test_emit: %d check(s) failed\n", failures);
+    if (check_failures) fprintf(stderr, "test_emit: %d check(s) failed\n", check_failures);
     else printf("test_emit: all checks passed\n");
-    return failures ? 1 : 0;
+    return check_failures ? 1 : 0;
 }

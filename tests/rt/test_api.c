@@ -47,7 +47,7 @@ static srt_status open_with(srt_context *ctx, const char *path, srt_backend b) {
 }
 
 int main(void) {
-    if (!rt_test_mkdtemp(dir, sizeof dir, "api")) return rt_test_done("test_api");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "api")) return check_done("test_api");
     CHECK(strcmp(srt_status_name(SRT_ERR_WEIGHTS), "SRT_ERR_WEIGHTS") == 0);
     CHECK(strcmp(srt_status_name((srt_status)99), "SRT_ERR_UNKNOWN") == 0);
     CHECK(strcmp(srt_backend_name(SRT_BACKEND_SIM), "sim") == 0 && strcmp(srt_backend_name(SRT_BACKEND_AUTO), "auto") == 0);
@@ -135,5 +135,5 @@ int main(void) {
     srt_context_destroy(ctx);
     CHECK(cnt.live == 0);
     rt_test_rmdir(dir);
-    return rt_test_done("test_api");
+    return check_done("test_api");
 }

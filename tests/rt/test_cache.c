@@ -11,7 +11,7 @@
 
 int main(void) {
     char dir[256];
-    if (!rt_test_mkdtemp(dir, sizeof dir, "cache")) return rt_test_done("test_cache");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "cache")) return check_done("test_cache");
     char sub[320];
     snprintf(sub, sizeof sub, "%s/a/b/", dir);
     RtCache c;
@@ -29,7 +29,7 @@ int main(void) {
     CHECK(strcmp(path, path2) == 0);
     CHECK(c.hits == 1);
     size_t n = 0;
-    char *got = rt_test_read(path2, &n);
+    char *got = check_read_file(path2, &n);
     CHECK(got && n == sizeof data && memcmp(got, data, n) == 0);
     free(got);
 
@@ -97,7 +97,7 @@ int main(void) {
                 if (!rt_cache_lookup(&cc, "race", "so", p1, sizeof p1))
                     bad |= rt_cache_store(&cc, "race", "so", big, sizeof big, p1, sizeof p1) != 0;
                 size_t m = 0;
-                char *got2 = rt_test_read(p1, &m);
+                char *got2 = check_read_file(p1, &m);
                 bad |= !got2 || m != sizeof big || memcmp(got2, big, m) != 0;
                 free(got2);
                 if (r % 2 == k % 2) bad |= rt_cache_store(&cc, "race", "so", big, sizeof big, p1, sizeof p1) != 0;
@@ -125,5 +125,5 @@ int main(void) {
 
     CHECK(rt_cache_init(&c, "") != 0);
     rt_test_rmdir(dir);
-    return rt_test_done("test_cache");
+    return check_done("test_cache");
 }

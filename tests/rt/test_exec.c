@@ -89,7 +89,7 @@ static srt_status cycle(srt_context *ctx, const char *cu) {
 }
 
 int main(void) {
-    if (!rt_test_mkdtemp(dir, sizeof dir, "exec")) return rt_test_done("test_exec");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "exec")) return check_done("test_exec");
     setenv("SHORTC_LIBCUDA", FAKE_CUDA_LIB, 1);
     setenv("SHORTC_LIBCUBLAS", FAKE_CUDA_LIB, 1);
     char cache[300];
@@ -97,7 +97,7 @@ int main(void) {
     setenv("SHORTC_CACHE", cache, 1);
     void *fake = dlopen(FAKE_CUDA_LIB, RTLD_NOW);
     CHECK(fake != NULL);
-    if (!fake) return rt_test_done("test_exec");
+    if (!fake) return check_done("test_exec");
     *(void **)&fake_outstanding = dlsym(fake, "fake_outstanding");
     *(void **)&fake_fail_launch = dlsym(fake, "fake_fail_launch");
     *(void **)&fake_last_grid = dlsym(fake, "fake_last_grid");
@@ -117,7 +117,7 @@ int main(void) {
     CHECK(st == SRT_OK);
     if (st != SRT_OK) {
         fprintf(stderr, "%s\n", srt_last_error(ctx));
-        return rt_test_done("test_exec");
+        return check_done("test_exec");
     }
     srt_model_info info;
     CHECK(srt_model_get_info(m, &info) == SRT_OK);
@@ -273,5 +273,5 @@ int main(void) {
     CHECK(cnt.live == 0);
 
     rt_test_rmdir(dir);
-    return rt_test_done("test_exec");
+    return check_done("test_exec");
 }

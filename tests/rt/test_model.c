@@ -62,7 +62,7 @@ static float *run(const char *path, srt_backend b, const char *weights, int n, i
     }
     if (st != SRT_OK) {
         fprintf(stderr, "%s on %s: %s: %s\n", path, srt_backend_name(b), srt_status_name(st), srt_last_error(ctx));
-        rt_test_failures++;
+        check_failures++;
     }
     srt_model_close(m);
     return logits;
@@ -130,7 +130,7 @@ static bool cuda_present(void) {
 
 int main(void) {
     CHECK(chdir(SHORTC_SOURCE_DIR) == 0); /* plans record their .arch relative to the source tree */
-    if (!rt_test_mkdtemp(dir, sizeof dir, "model")) return rt_test_done("test_model");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "model")) return check_done("test_model");
     Counter cnt = {0};
     CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
     bool cuda = cuda_present();
@@ -207,7 +207,7 @@ int main(void) {
         char cu[512];
         emit("gpt2_tiny", cu, sizeof cu);
         size_t len;
-        char *text = rt_test_read(cu, &len);
+        char *text = check_read_file(cu, &len);
         char *edited = text ? rt_test_replace(text, "\"vocab\":", "\"edited\": 1, \"vocab\":") : NULL;
         if (edited) rt_test_write(cu, edited, strlen(edited));
         free(text);
@@ -246,5 +246,5 @@ int main(void) {
     srt_context_destroy(ctx);
     CHECK(cnt.live == 0);
     rt_test_rmdir(dir);
-    return rt_test_done("test_model");
+    return check_done("test_model");
 }

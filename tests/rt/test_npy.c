@@ -36,7 +36,7 @@ static void bad_header(const char *dict, size_t dlen, srt_status want_st, const 
 
 int main(void) {
     CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
-    if (!rt_test_mkdtemp(dir, sizeof dir, "npy")) return rt_test_done("test_npy");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "npy")) return check_done("test_npy");
     snprintf(path, sizeof path, "%s/x.npy", dir);
 
     float data[24];
@@ -45,7 +45,7 @@ int main(void) {
     for (int r = 0; r <= 3; r++) {
         CHECK(srt_npy_write_f32(ctx, path, r == 0 ? data : data, shapes[r], r) == SRT_OK);
         size_t len;
-        char *raw = rt_test_read(path, &len);
+        char *raw = check_read_file(path, &len);
         size_t count = r == 0 ? 1 : r == 1 ? 24 : 24;
         CHECK(raw && (len - count * 4) % 64 == 0 && raw[len - count * 4 - 1] == '\n');
         if (r == 2) CHECK(raw && strstr(raw + 10, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 6), }") == raw + 10);
@@ -109,5 +109,5 @@ int main(void) {
     CHECK_HAS(srt_last_error(ctx), "cannot write '/nonexistent-dir/x.npy'");
     srt_context_destroy(ctx);
     rt_test_rmdir(dir);
-    return rt_test_done("test_npy");
+    return check_done("test_npy");
 }

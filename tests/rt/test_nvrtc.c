@@ -40,14 +40,14 @@ static int cubin_path(int arch, char *buf, size_t len) {
 }
 
 int main(void) {
-    if (!rt_test_mkdtemp(dir, sizeof dir, "nvrtc")) return rt_test_done("test_nvrtc");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "nvrtc")) return check_done("test_nvrtc");
     char err[8192];
     RtCompiled a, b, c;
     srt_status st = compile(src, 80, &a, err, sizeof err);
     CHECK(st == SRT_OK);
     if (st != SRT_OK) {
         fprintf(stderr, "%s\n", err);
-        return rt_test_done("test_nvrtc");
+        return check_done("test_nvrtc");
     }
     CHECK(!a.cache_hit && !a.cache_corrupt && a.compile_ms > 0);
     CHECK(a.image_len > 64 && memcmp(a.image, "\x7f" "ELF", 4) == 0);
@@ -116,5 +116,5 @@ int main(void) {
 
     free(a.image);
     rt_test_rmdir(dir);
-    return rt_test_done("test_nvrtc");
+    return check_done("test_nvrtc");
 }

@@ -123,5 +123,5 @@ int main(void) {
     CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p) == SRT_OK);
     rt_plan_free(ctx, &p);
     srt_context_destroy(ctx);
-    return rt_test_done("test_plan");
+    return check_done("test_plan");
 }

@@ -59,7 +59,7 @@ int main(void) {
 
     /* the same from a file, then truncated on disk */
     char dir[256], path[300];
-    if (!rt_test_mkdtemp(dir, sizeof dir, "st")) return rt_test_done("test_safetensors");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "st")) return check_done("test_safetensors");
     snprintf(path, sizeof path, "%s/w.safetensors", dir);
     rt_test_write(path, b, len);
     CHECK(rt_st_open(ctx, path, &st) == SRT_OK);
@@ -129,5 +129,5 @@ int main(void) {
     bad("{\"__metadata__\": 3}", 0, "\"__metadata__\" must be an object");
 
     srt_context_destroy(ctx);
-    return rt_test_done("test_safetensors");
+    return check_done("test_safetensors");
 }

@@ -60,7 +60,7 @@ static int bits_equal(float a, float b) { return memcmp(&a, &b, 4) == 0; }
 int main(void) {
     CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
     CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &plan) == SRT_OK);
-    if (!rt_test_mkdtemp(dir, sizeof dir, "weights")) return rt_test_done("test_weights");
+    if (!rt_test_mkdtemp(dir, sizeof dir, "weights")) return check_done("test_weights");
     snprintf(path, sizeof path, "%s/w.safetensors", dir);
 
     /* data: wte f32 [8,4], c_fc f16 [6,4] (file order), ln_f bf16 [4] */
@@ -200,7 +200,7 @@ int main(void) {
         if (!bits_equal(h, round_to_dtype(x, DT_F16)) || !bits_equal(b, round_to_dtype(x, DT_BF16))) {
             fprintf(stderr, "rounding of %a: f16 %a vs %a, bf16 %a vs %a\n", x, h, round_to_dtype(x, DT_F16), b,
                     round_to_dtype(x, DT_BF16));
-            rt_test_failures++;
+            check_failures++;
             break;
         }
     }
@@ -211,5 +211,5 @@ int main(void) {
     rt_test_rmdir(dir);
     rt_plan_free(ctx, &plan);
     srt_context_destroy(ctx);
-    return rt_test_done("test_weights");
+    return check_done("test_weights");
 }

@@ -1,4 +1,4 @@
-/* sim_test.h — helpers shared by the simulator's C tests (tests/sim/). */
+/* sim_test.h — helpers shared by the simulator's C tests (tests/sim/), on top of tests/check.h. */
 #ifndef SIM_TEST_H
 #define SIM_TEST_H
 
@@ -9,63 +9,17 @@
 
 #include "rt_driver.h"
 #include "sim.h"
+#include "../check.h"
 
-static int sim_test_failures;
-
-#define CHECK(cond)                                                                  \
-    do {                                                                             \
-        if (!(cond)) {                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            sim_test_failures++;                                                     \
-        }                                                                            \
-    } while (0)
-
-/* CHECK that haystack contains needle, printing both when it does not. */
-#define CHECK_HAS(haystack, needle)                                                                         \
-    do {                                                                                                    \
-        const char *h_ = (haystack), *n_ = (needle);                                                        \
-        if (!h_ || !strstr(h_, n_)) {                                                                       \
-            fprintf(stderr, "%s:%d: expected \"%s\" in \"%s\"\n", __FILE__, __LINE__, n_, h_ ? h_ : "(null)"); \
-            sim_test_failures++;                                                                            \
-        }                                                                                                   \
-    } while (0)
-
+/* CHECK that a driver call succeeded, printing the simulator fault if not. */
 #define CHECK_CU(call)                                                                                  \
     do {                                                                                                \
         CUresult r_ = (call);                                                                           \
         if (r_ != CUDA_SUCCESS) {                                                                       \
             fprintf(stderr, "%s:%d: %s -> %d (%s)\n", __FILE__, __LINE__, #call, (int)r_, sim_last_fault()); \
-            sim_test_failures++;                                                                        \
+            check_failures++;                                                                           \
         }                                                                                               \
     } while (0)
-
-static inline int sim_test_done(const char *name) {
-    if (sim_test_failures) {
-        fprintf(stderr, "%s: %d check(s) failed\n", name, sim_test_failures);
-        return 1;
-    }
-    printf("%s: ok\n", name);
-    return 0;
-}
-
-static inline char *sim_test_read(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf) {
-        buf[n] = 0;
-        if (len) *len = (size_t)n;
-    }
-    return buf;
-}
 
 /* The cache directory for tests: $SHORTC_CACHE or /tmp. */
 static inline const char *sim_test_cache(void) {
@@ -79,7 +33,7 @@ static inline char *sim_test_source(const char *file, size_t *len) {
     snprintf(p1, sizeof p1, "%s/templates/prelude.cuh", SHORTC_SOURCE_DIR);
     snprintf(p2, sizeof p2, "%s/tests/sim/kernels/%s", SHORTC_SOURCE_DIR, file);
     size_t n1 = 0, n2 = 0;
-    char *a = sim_test_read(p1, &n1), *b = sim_test_read(p2, &n2);
+    char *a = check_read_file(p1, &n1), *b = check_read_file(p2, &n2);
     if (!a || !b) {
         fprintf(stderr, "cannot read %s or %s\n", p1, p2);
         free(a);
@@ -102,7 +56,7 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
     size_t len = 0;
     char *src = sim_test_source(file, &len);
     if (!src) {
-        sim_test_failures++;
+        check_failures++;
         return NULL;
     }
     RtCompileRequest req = {src, len, "simtest", arch, sim_test_cache(), names, n};
@@ -113,14 +67,14 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
     free(src);
     if (st != SRT_OK) {
         fprintf(stderr, "compile failed (%d): %s\n", (int)st, err);
-        sim_test_failures++;
+        check_failures++;
         return NULL;
     }
     CUmodule m = NULL;
     CUresult r = d->moduleLoadData(&m, out->image);
     if (r != CUDA_SUCCESS) {
         fprintf(stderr, "moduleLoadData: %d %s\n", (int)r, d->last_fault());
-        sim_test_failures++;
+        check_failures++;
         m = NULL;
     }
     if (out == &local) free(local.image);
@@ -131,7 +85,7 @@ static inline CUfunction sim_test_fn(RtDriver *d, CUmodule m, const char *name) 
     CUfunction f = NULL;
     if (!m || d->moduleGetFunction(&f, m, name) != CUDA_SUCCESS) {
         fprintf(stderr, "kernel %s not found: %s\n", name, d->last_fault());
-        sim_test_failures++;
+        check_failures++;
         return NULL;
     }
     return f;

@@ -60,5 +60,5 @@ int main(void) {
     double ns = sim_measure_switch_ns(2000000);
     printf("fiber switch: %.1f ns\n", ns);
     CHECK(ns > 0 && ns < 1000); /* generous: only catches a broken (syscall-per-switch) path */
-    return sim_test_done("sim_fiber");
+    return check_done("sim_fiber");
 }

@@ -122,7 +122,7 @@ static void test_shapes(void) {
                         int pad = idx % 3 == 0 ? 3 : 0;
                         float beta = idx % 2 ? 0.5f : 0.0f, alpha = idx % 4 == 1 ? -1.5f : 1.0f;
                         if (check_gemm(ta, tb, sizes[a], sizes[b], sizes[c], pad, alpha, beta, F32, F32, 1, 0, 0)) {
-                            sim_test_failures++;
+                            check_failures++;
                             return;
                         }
                         count++;
@@ -227,5 +227,5 @@ int main(void) {
     test_edges();
     test_speed();
     CHECK(D.blasDestroy(H) == CUBLAS_STATUS_SUCCESS);
-    return sim_test_done("sim_gemm");
+    return check_done("sim_gemm");
 }

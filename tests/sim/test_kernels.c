@@ -149,7 +149,7 @@ static void test_shuffles(void) {
             CHECK(out[6 * 64 + t] == (base == 0));
             CHECK(out[7 * 64 + t] == (t ^ 1) * 4 + 1);
             CHECK(out[8 * 64 + t] == (lane < 31 ? t + 1 : t));
-            if (sim_test_failures) {
+            if (check_failures) {
                 fprintf(stderr, "shuffles: width %d src %d delta %d mask %d, thread %d\n", w, src, delta, lm, t);
                 D.memFree(dout);
                 return;
@@ -558,19 +558,19 @@ static const struct {
 };
 
 int main(int argc, char **argv) {
-    if (setup(2, 1) != 0) return sim_test_done("sim_kernels");
+    if (setup(2, 1) != 0) return check_done("sim_kernels");
     int ran = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
         if (argc > 1 && strcmp(argv[1], CASES[i].name) != 0) continue;
-        int before = sim_test_failures;
+        int before = check_failures;
         setup(2, 1);
         CASES[i].fn();
-        printf("%s: %s\n", CASES[i].name, sim_test_failures == before ? "ok" : "FAILED");
+        printf("%s: %s\n", CASES[i].name, check_failures == before ? "ok" : "FAILED");
         ran++;
     }
     if (!ran) {
         fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "");
         return 2;
     }
-    return sim_test_done("sim_kernels");
+    return check_done("sim_kernels");
 }
