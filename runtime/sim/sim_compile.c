@@ -175,12 +175,8 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
     const char *dir = req->cache_dir;
     char defdir[1024];
     if (!dir || !*dir) {
-        const char *e = getenv("SHORTC_CACHE");
-        if (e && *e) dir = e;
-        else {
-            snprintf(defdir, sizeof defdir, "/tmp/shortc-cache-%d", (int)getuid());
-            dir = defdir;
-        }
+        rt_default_cache_dir(defdir, sizeof defdir);
+        dir = defdir;
     }
     RtCache cache;
     /* An unusable cache directory (a file, read-only, not creatable) costs only the

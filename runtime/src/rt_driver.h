@@ -106,6 +106,8 @@ typedef struct RtCache {
     int misses;       /* lookups that found nothing */
     int corrupt;      /* lookups that found a corrupt or half-stored entry */
 } RtCache;
+/* The default cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache-UID. */
+void rt_default_cache_dir(char *buf, size_t len);
 int rt_cache_init(RtCache *c, const char *dir);  /* 0 on success */
 /* 1 and the entry's path on a valid hit; 0 on a miss or a corrupt entry (nothing removed). */
 int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, size_t pathlen);

@@ -50,7 +50,6 @@ srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list a
 /* Reads a whole file into ctx memory (NUL-terminated). SRT_ERR_IO with a message on failure. */
 srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t *len);
 /* Default kernel cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache. */
-void rt_default_cache_dir(char *buf, size_t len);
 double rt_now_ms(void);
 
 /* ------------------------------------------------------------------ */
