@@ -216,6 +216,19 @@ typedef struct RunArgs {
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
 } RunArgs;
 
+/* "The quick brown fox jumps over the lazy dog." in GPT-2 token ids: the
+ * prompt of `run` and `demo` without --tokens (ids are taken modulo the
+ * model's vocabulary so that it fits any model). */
+static const int32_t default_prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13};
+
+/* A malloc'd copy of default_prompt; returns its length or -1. */
+static int default_tokens(int32_t **out) {
+    *out = malloc(sizeof default_prompt);
+    if (!*out) return -1;
+    memcpy(*out, default_prompt, sizeof default_prompt);
+    return (int)(sizeof default_prompt / sizeof default_prompt[0]);
+}
+
 /* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
 static int read_tokens(const char *path, int32_t **out) {
     FILE *f = fopen(path, "r");
@@ -408,12 +421,8 @@ static int run_main(int argc, char **argv) {
         n = read_tokens(ra.tokens, &tokens);
         if (n < 0) return 1;
     } else {
-        static const int32_t default_prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931, 3290, 13};
-        n = (int)(sizeof default_prompt / sizeof default_prompt[0]);
+        if ((n = default_tokens(&tokens)) < 0) return 1;
         ra.fold_tokens = true;
-        tokens = malloc(sizeof default_prompt);
-        if (!tokens) return 1;
-        memcpy(tokens, default_prompt, sizeof default_prompt);
     }
     int rc = run_model(&ra, tokens, n);
     free(tokens);
@@ -544,11 +553,7 @@ static int demo_main(int argc, char **argv) {
         n = read_tokens(tokens, &toks);
         if (n < 0) goto out;
     } else {
-        static const int32_t prompt[] = {464, 2068, 7586, 21831, 18045, 625, 262, 16931};
-        n = (int)(sizeof prompt / sizeof prompt[0]);
-        toks = malloc(sizeof prompt);
-        if (!toks) goto out;
-        memcpy(toks, prompt, sizeof prompt);
+        if ((n = default_tokens(&toks)) < 0) goto out;
         printf("prompt token ids:");
         for (int i = 0; i < n; i++) printf(" %d", toks[i] %= spec->vocab);
         printf("\n");
