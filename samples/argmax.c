@@ -27,7 +27,9 @@ int main(int argc, char **argv) {
     unsigned long long seed = 0;
     srt_options opt;
     srt_options_init(&opt);
-    int32_t *tokens = calloc((size_t)argc, sizeof *tokens);
+    enum { DEFAULT_TOKENS = 8 };
+    /* room for every argument as a token, or for the default prompt */
+    int32_t *tokens = calloc((size_t)(argc > DEFAULT_TOKENS ? argc : DEFAULT_TOKENS), sizeof *tokens);
     int ntokens = 0;
     if (!tokens) return 1;
     for (int i = 2; i < argc; i++) {
@@ -66,7 +68,7 @@ int main(int argc, char **argv) {
     if ((weights ? srt_model_load_weights(m, weights) : srt_model_random_weights(m, seed)) != SRT_OK) goto fail;
     if (srt_model_get_info(m, &info) != SRT_OK) goto fail;
     if (ntokens == 0) {
-        ntokens = info.segment < 8 ? info.segment : 8;
+        ntokens = info.segment < DEFAULT_TOKENS ? info.segment : DEFAULT_TOKENS;
         for (int i = 0; i < ntokens; i++) tokens[i] = i % info.vocab;
     }
     logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)info.vocab);
