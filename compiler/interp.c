@@ -230,6 +230,11 @@ static bool run_node(Run *r, const Node *n, float *y, const Value *o) {
 }
 
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
+    return interp_run_values(g, d, weights, tokens, ntokens, logits, NULL);
+}
+
+bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                       float *logits, float **values) {
     Run r = {.g = g, .d = d, .T = ntokens, .tokens = tokens};
     int st = ir_stage_index(g->stage);
     if (st < ir_stage_index("layouts")) return fail(&r, NULL, "the graph must go through the layouts pass first");
@@ -270,7 +275,8 @@ bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int3
         for (int k = 0; k < n->nin; k++) {
             int v = n->in[k];
             if (last[v] == i && owned[v] && v != g->logits) {
-                free(r.buf[v]);
+                if (values) values[v] = r.buf[v]; /* handed over instead of freed */
+                else free(r.buf[v]);
                 r.buf[v] = NULL;
                 owned[v] = false;
             }
@@ -281,8 +287,15 @@ bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int3
         if (!r.buf[lo->id]) ok = fail(&r, NULL, "the logits were not computed");
         else memcpy(logits, r.buf[lo->id], sizeof(float) * ir_numel(lo, ntokens));
     }
-    for (int i = 0; r.buf && owned && i < g->nvalues; i++)
-        if (owned[i]) free(r.buf[i]);
+    for (int i = 0; r.buf && owned && i < g->nvalues; i++) {
+        if (!owned[i]) continue;
+        if (values && ok) values[i] = r.buf[i];
+        else free(r.buf[i]);
+    }
+    for (int i = 0; values && !ok && i < g->nvalues; i++) { /* on failure the caller gets nothing */
+        free(values[i]);
+        values[i] = NULL;
+    }
     free(r.buf);
     free(owned);
     free(last);

@@ -216,6 +216,7 @@ static cJSON *launch_json(const EmitState *st, const Step *s) {
     cJSON_AddItemToObject(o, "args", args);
     cJSON_AddNumberToObject(o, "line", s->line);
     cJSON_AddNumberToObject(o, "layer", s->layer);
+    cJSON_AddNumberToObject(o, "node", s->node);
     return o;
 }
 
@@ -248,6 +249,7 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     cJSON_AddNumberToObject(o, "strideC", 0);
     cJSON_AddNumberToObject(o, "line", s->line);
     cJSON_AddNumberToObject(o, "layer", s->layer);
+    cJSON_AddNumberToObject(o, "node", s->node);
     return o;
 }
 

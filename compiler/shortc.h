@@ -510,6 +510,16 @@ int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_p
  */
 bool interp_run(const Graph *g, Diag *d, const float *const *weights,
                 const int32_t *tokens, int ntokens, float *logits);
+/*
+ * interp_run, also handing out every computed value: values (nvalues
+ * entries, all NULL on entry) receives for each value produced by a live
+ * node a malloc'd fp32 array (caller frees) of ir_numel(v, ntokens)
+ * elements in its stored shape and order, rounded to its dtype. Token ids
+ * and weights are not copied (their entries stay NULL). On failure every
+ * entry is NULL. values NULL: exactly interp_run.
+ */
+bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                       float *logits, float **values);
 
 /* fp16 / bf16 rounding helpers shared by the interpreter and the runtime. */
 float round_to_dtype(float x, DType t);

@@ -15,6 +15,7 @@
  * exact parameters (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, float
  * alpha/beta). Every result is checked; a failure names the step, its
  * kernel and its .arch line. Then synchronize and copy the logits out.
+ * rt_exec_step runs one step the same way, for checking tools.
  */
 #include "rt_internal.h"
 
@@ -483,6 +484,26 @@ static srt_status run_launch(srt_session *s, int i, int T) {
         return cu_fail(m, r, "%s: cuLaunchKernel(grid [%lld, %lld, %lld], block [%lld, %lld, %lld], smem %lld)", label,
                        (long long)g[0], (long long)g[1], (long long)g[2], (long long)b[0], (long long)b[1], (long long)b[2],
                        (long long)smem);
+    }
+    return SRT_OK;
+}
+
+srt_status rt_exec_step(srt_session *s, int i, int T) {
+    srt_model *m = s->m;
+    RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    char label[512];
+    if (i < 0 || i >= p->nsteps || T < 1 || T > p->segment)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "rt_exec_step: step %d of %d at T=%d (1 to %d)", i, p->nsteps, T, p->segment);
+    CUresult r = d->ctxSetCurrent(m->cuctx);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
+    cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
+    if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
+    srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+    if (st != SRT_OK) return st;
+    if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
+        step_label(m, i, label, sizeof label);
+        return cu_fail(m, r, "%s: failed while running", label);
     }
     return SRT_OK;
 }

@@ -563,6 +563,7 @@ static srt_status parse_steps(P *p, const cJSON *root) {
         rt_free(p->ctx, op);
         TRY(get_i32(p, s, "line", 0, 1 << 30, false, 0, &st->line));
         TRY(get_i32(p, s, "layer", -1, 1 << 20, false, -1, &st->layer));
+        TRY(get_i32(p, s, "node", -1, 1 << 30, false, -1, &st->node));
         if (launch) {
             st->op = RT_STEP_LAUNCH;
             pl->nlaunches++;

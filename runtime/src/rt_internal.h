@@ -84,6 +84,7 @@ typedef struct RtStep {
     RtStepOp op;          /* launch or gemm */
     int line;             /* .arch line (0 if unknown) */
     int layer;            /* layer or -1 */
+    int node;             /* IR node it implements (plan field "node"; -1 if absent) */
     /* launch */
     int kernel;           /* index into RtPlan.kernels */
     RtDim grid[3];        /* blocks per grid */
@@ -277,6 +278,9 @@ srt_status rt_exec_upload_weights(srt_model *m, float *const *vals);
 srt_status rt_exec_session_create(srt_session *s);
 srt_status rt_exec_session_reset(srt_session *s);
 srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+/* Runs step i of the plan alone at token count T, exactly as rt_exec_forward does, and synchronizes
+ * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs must already be in place. */
+srt_status rt_exec_step(srt_session *s, int i, int T);
 void rt_exec_session_destroy(srt_session *s);
 void rt_exec_close(srt_model *m);
 

@@ -4,6 +4,9 @@
 # put every template at sizes that are not multiples of its tiles.
 # Tolerances: fp32 storage |sim - ref| <= 1e-4 + 1e-4*|ref|;
 #             fp16/bf16 storage |sim - ref| <= 2e-2 + 2e-2*|ref|.
+# The same models are also checked step by step (each kernel launch and GEMM
+# alone, its inputs from the interpreter) by tests/cmake/steps.cmake
+# (tests/suite/step_check.c, label steps).
 set(GOLDEN_SUITE ${TESTS_DIR}/suite/golden_suite.sh)
 function(shortc_golden name model ntok atol rtol)
   add_test(NAME golden_${name} COMMAND sh ${GOLDEN_SUITE} ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol})
