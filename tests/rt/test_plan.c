@@ -80,6 +80,10 @@ int main(void) {
     mutate("\"vocab\": 8, ", "", "config.vocab: missing");
     mutate("\"arena_bytes\": 512", "\"arena_bytes\": \"512\"", "arena_bytes: expected an integer, got a string");
     mutate("\"kernel\": \"toy_embed\"", "\"kernel\": \"toy_other\"", "steps[0].kernel: 'toy_other' is not in the plan's kernels");
+    /* the optional "node" (the IR node a step computes) must be a non-negative integer */
+    mutate("\"kernel\": \"toy_embed\"", "\"kernel\": \"toy_embed\", \"node\": \"x\"", "steps[0].node");
+    mutate("\"kernel\": \"toy_embed\"", "\"kernel\": \"toy_embed\", \"node\": -2", "steps[0].node");
+    mutate("\"kernel\": \"toy_embed\"", "\"kernel\": \"toy_embed\", \"node\": 1.5", "steps[0].node");
     mutate("{\"weight\": 0}, {\"arena\": 64}", "{\"weight\": 9}, {\"arena\": 64}", "steps[0].args[1].weight: 9 is out of range [0, 3]");
     mutate("{\"arena\": 64}, {\"int\"", "{\"arena\": 600}, {\"int\"", "steps[0].args[2].arena: 600 is out of range [0, 511]");
     mutate("{\"state\": 0, \"offset\": 16}", "{\"state\": 0, \"offset\": 64}", "steps[0].args[5].offset: 64 is out of range [0, 63]");
