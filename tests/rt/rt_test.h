@@ -9,6 +9,34 @@
 
 #include "../check.h"
 
+/* A counting host allocator for srt_context_create (realloc semantics): live
+ * blocks, new blocks, and fault injection — when fail_at >= 0 the fail_at-th
+ * allocation request (0-based, reallocs included) returns NULL. */
+typedef struct Counter {
+    long live;     /* blocks allocated and not yet freed */
+    long total;    /* new blocks handed out */
+    long allocs;   /* allocation requests seen (numbering for fail_at) */
+    long fail_at;  /* request to fail; -1: never */
+} Counter;
+#define COUNTER_INIT {0, 0, 0, -1}
+
+static inline void *count_alloc(void *ud, void *p, size_t old, size_t n) {
+    Counter *c = ud;
+    (void)old;
+    if (n == 0) {
+        if (p) c->live--;
+        free(p);
+        return NULL;
+    }
+    if (c->fail_at >= 0 && c->allocs++ == c->fail_at) return NULL;
+    void *q = realloc(p, n);
+    if (q && !p) {
+        c->live++;
+        c->total++;
+    }
+    return q;
+}
+
 /* Writes a fixture file (a failure if it cannot). */
 static inline void rt_test_write(const char *path, const void *data, size_t len) {
     FILE *f = fopen(path, "wb");

@@ -14,25 +14,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-typedef struct Counter {
-    long live, total;
-} Counter;
-static void *count_alloc(void *ud, void *p, size_t old, size_t n) {
-    Counter *c = ud;
-    (void)old;
-    if (n == 0) {
-        if (p) c->live--;
-        free(p);
-        return NULL;
-    }
-    void *q = realloc(p, n);
-    if (q && !p) {
-        c->live++;
-        c->total++;
-    }
-    return q;
-}
-
 static char dir[256];
 
 static srt_status open_with(srt_context *ctx, const char *path, srt_backend b) {
@@ -64,7 +45,7 @@ int main(void) {
     CHECK(srt_forward(NULL, NULL, 1, NULL) == SRT_ERR_INVALID);
     CHECK(srt_model_random_weights(NULL, 1) == SRT_ERR_INVALID);
 
-    Counter cnt = {0, 0};
+    Counter cnt = COUNTER_INIT;
     srt_context *ctx;
     CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
     CHECK(cnt.live == 1);

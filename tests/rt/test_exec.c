@@ -23,25 +23,6 @@ static const char *toy_kernel =
     "  if (t < T) x[t * 4 + d] = wte[tok[t] * 4 + d] * scale + *counter;\n"
     "}\n";
 
-/* Counting allocator with fault injection: fails the fail_at-th allocation (0-based; -1 never). */
-typedef struct Counter {
-    long live, allocs;
-    long fail_at;
-} Counter;
-static void *count_alloc(void *ud, void *p, size_t old, size_t n) {
-    Counter *c = ud;
-    (void)old;
-    if (n == 0) {
-        if (p) c->live--;
-        free(p);
-        return NULL;
-    }
-    if (c->fail_at >= 0 && c->allocs++ == c->fail_at) return NULL;
-    void *q = realloc(p, n);
-    if (q && !p) c->live++;
-    return q;
-}
-
 static char dir[256];
 static long (*fake_outstanding)(void);
 static void (*fake_fail_launch)(int);
@@ -106,7 +87,7 @@ int main(void) {
     snprintf(cu, sizeof cu, "%s/toy.cu", dir);
     write_cu(cu, TOY_PLAN_JSON, toy_kernel);
 
-    Counter cnt = {0, 0, -1};
+    Counter cnt = COUNTER_INIT;
     srt_context *ctx;
     CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
     srt_options opt;

@@ -17,22 +17,6 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-typedef struct Counter {
-    long live;
-} Counter;
-static void *count_alloc(void *ud, void *p, size_t old, size_t n) {
-    Counter *c = ud;
-    (void)old;
-    if (n == 0) {
-        if (p) c->live--;
-        free(p);
-        return NULL;
-    }
-    void *q = realloc(p, n);
-    if (q && !p) c->live++;
-    return q;
-}
-
 static srt_context *ctx;
 static char dir[256];
 static const int32_t toks[12] = {3, 141, 59, 26, 5, 35, 89, 79, 32, 38, 46, 26};
@@ -131,7 +115,7 @@ static bool cuda_present(void) {
 int main(void) {
     CHECK(chdir(SHORTC_SOURCE_DIR) == 0); /* plans record their .arch relative to the source tree */
     if (!rt_test_mkdtemp(dir, sizeof dir, "model")) return check_done("test_model");
-    Counter cnt = {0};
+    Counter cnt = COUNTER_INIT;
     CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
     bool cuda = cuda_present();
 
