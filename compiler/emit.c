@@ -136,6 +136,16 @@ static void set_dtype(KSpec *ks, const char *key, DType t) { tmpl_set(&ks->args,
 static void set_int(Emit *e, KSpec *ks, const char *key, long v) { tmpl_setf(e->st.arena, &ks->args, key, "%ld", v); }
 static void set_flag(KSpec *ks, const char *key, bool on) { tmpl_set(&ks->args, key, on ? "1" : "0"); }
 
+/* One block of `threads` per token; arguments: the node's inputs, its output, T. */
+static void per_token_launch(Emit *e, const Node *n, KSpec *ks, int threads) {
+    ks->grid[0] = DIM_TOKENS;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
+    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+}
+
 static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     bool learned = n->pos == POS_LEARNED;
     if (n->nin != (learned ? 3 : 2)) {
@@ -162,12 +172,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_OUT", x->dtype);
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
-    ks->grid[0] = DIM_TOKENS;
-    ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
-    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
-    ks->sargs[ks->nsargs++] = arg_value(n->out);
-    ks->sargs[ks->nsargs++] = arg_tokens();
+    per_token_launch(e, n, ks, threads);
     return true;
 }
 
@@ -198,12 +203,7 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     if (ln) set_dtype(ks, "T_BETA", wd[1]);
     set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "LAYERNORM", ln);
-    ks->grid[0] = DIM_TOKENS;
-    ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
-    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
-    ks->sargs[ks->nsargs++] = arg_value(n->out);
-    ks->sargs[ks->nsargs++] = arg_tokens();
+    per_token_launch(e, n, ks, threads);
     return true;
 }
 

@@ -1106,6 +1106,18 @@ int sim_smem_optin_limit(int arch) {
     return 49152;
 }
 
+/* Runs a job prepared by the caller (G.exec_mu held), releases the lock and
+ * the job's mutex; nonzero (with the fault recorded) if a block faulted. */
+static int finish_job(SimJob *job) {
+    sim_init_once();
+    install_signals();
+    run_job(job);
+    pthread_mutex_unlock(&G.exec_mu);
+    pthread_mutex_destroy(&job->mu);
+    if (job->faulted) sim_set_fault("%s", job->msg);
+    return job->faulted != 0;
+}
+
 CUresult sim_launch(SimFunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                     unsigned smem, void **params) {
     if (!f) {
@@ -1161,16 +1173,7 @@ CUresult sim_launch(SimFunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     /* about 16 chunks per worker, at most 64 blocks each */
     uint64_t per = job.ntasks / ((uint64_t)(G.want > 0 ? G.want : 1) * 16);
     job.chunk = per < 1 ? 1 : per > 64 ? 64 : per;
-    sim_init_once();
-    install_signals();
-    run_job(&job);
-    pthread_mutex_unlock(&G.exec_mu);
-    pthread_mutex_destroy(&job.mu);
-    if (job.faulted) {
-        sim_set_fault("%s", job.msg);
-        return job.code;
-    }
-    return CUDA_SUCCESS;
+    return finish_job(&job) ? job.code : CUDA_SUCCESS;
 }
 
 int sim_parallel_for(uint64_t ntasks, SimTaskFn fn, void *arg, const char *what) {
@@ -1184,16 +1187,7 @@ int sim_parallel_for(uint64_t ntasks, SimTaskFn fn, void *arg, const char *what)
     job.arg = arg;
     job.what = what;
     pthread_mutex_lock(&G.exec_mu);
-    sim_init_once();
-    install_signals();
-    run_job(&job);
-    pthread_mutex_unlock(&G.exec_mu);
-    pthread_mutex_destroy(&job.mu);
-    if (job.faulted) {
-        sim_set_fault("%s", job.msg);
-        return -1;
-    }
-    return 0;
+    return finish_job(&job) ? -1 : 0;
 }
 
 void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber) {
