@@ -131,39 +131,29 @@ static int compile_main(const CompileArgs *ca) {
     Diag d;
     diag_init(&d, &a, stderr);
     int rc = 1;
-    EmitResult er = {0};
-    double t0 = now_ms();
-    ModelSpec *spec = shortc_load_model(&a, &d, ca->input, ca->model);
-    double t1 = now_ms();
-    if (!spec || d.errors) goto done;
-    if (ca->dump_spec) {
-        spec_print(stdout, spec);
-        if (!ca->output && !ca->dump_ir && !ca->check) { rc = 0; goto done; }
-    }
-    Graph *g = lower_model(&a, &d, spec);
-    if (!g || d.errors) goto done;
-    PassOptions po = {.no_fuse = ca->no_fuse, .dump_after = ca->dump_ir, .dump_to = stdout};
-    double t2 = now_ms();
-    if (!run_passes(g, &d, &po) || d.errors) goto done;
-    double t3 = now_ms();
     bool want_cuda = ca->output || ca->plan_out || ca->check || (!ca->dump_ir && !ca->dump_spec);
+    CompileOptions co = {.path = ca->input, .model = ca->model, .no_fuse = ca->no_fuse,
+                         .dump_spec_to = ca->dump_spec ? stdout : NULL, .dump_ir = ca->dump_ir, .dump_to = stdout,
+                         .stop = want_cuda ? COMPILE_STOP_AFTER_EMIT
+                                 : ca->dump_ir ? COMPILE_STOP_AFTER_PASSES : COMPILE_STOP_AFTER_SEMA};
+    CompileResult cr;
+    if (!shortc_compile(&a, &d, &co, &cr)) goto done;
     if (!want_cuda) { rc = 0; goto done; }
-    if (!emit_cuda(g, &d, &er) || d.errors) goto done;
-    double t4 = now_ms();
-    if (ca->check && check_cuda_source(&d, er.cu, er.cu_len, ca->output ? ca->output : "<emitted>") > 0)
+    const EmitResult *er = &cr.emit;
+    if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0)
         goto done;
-    const char *paths[2] = {ca->output, ca->plan_out}, *datas[2] = {er.cu, er.plan_json};
-    const size_t lens[2] = {er.cu_len, er.plan_json ? strlen(er.plan_json) : 0};
+    const char *paths[2] = {ca->output, ca->plan_out}, *datas[2] = {er->cu, er->plan_json};
+    const size_t lens[2] = {er->cu_len, strlen(er->plan_json)};
     if (!write_files_atomic(paths, datas, lens)) goto done;
     if (!ca->output && !ca->plan_out && !ca->check)
         fprintf(stderr, "shortc: %s: %d kernels, %d launches, %d GEMMs per forward (use -o FILE to write the CUDA)\n",
-                spec->name, er.nkernels, er.nlaunches, er.ngemms);
+                cr.spec->name, er->nkernels, er->nlaunches, er->ngemms);
     if (ca->time)
         fprintf(stderr, "shortc: parse+sema %.2f ms, lower %.2f ms, passes %.2f ms, emit %.2f ms, total %.2f ms\n",
-                t1 - t0, t2 - t1, t3 - t2, t4 - t3, t4 - t0);
+                cr.ms_load, cr.ms_lower, cr.ms_passes, cr.ms_emit, cr.ms_load + cr.ms_lower + cr.ms_passes + cr.ms_emit);
     rc = 0;
 done:
-    emit_result_free(&er);
+    compile_result_free(&cr);
     arena_free(&a);
     return rc;
 }
@@ -517,14 +507,15 @@ static int demo_main(int argc, char **argv) {
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
-    EmitResult er = {0};
     int rc = 1;
     double t0 = now_ms();
-    ModelSpec *spec = shortc_load_model(&a, &d, model, NULL);
-    Graph *g = spec && !d.errors ? lower_model(&a, &d, spec) : NULL;
-    PassOptions po = {0};
-    if (!g || d.errors || !run_passes(g, &d, &po) || !emit_cuda(g, &d, &er)) goto out;
+    CompileOptions co = {.path = model};
+    CompileResult cr;
+    if (!shortc_compile(&a, &d, &co, &cr)) goto out;
     double t1 = now_ms();
+    const ModelSpec *spec = cr.spec;
+    const Graph *g = cr.graph;
+    const EmitResult er = cr.emit;
     printf("== shortc demo: %s ==\n", model);
     printf("compiled %s to CUDA in %.2f ms: %d kernels (%d launches, %d GEMMs per forward), %zu bytes of source\n",
            spec->name, t1 - t0, er.nkernels, er.nlaunches, er.ngemms, er.cu_len);
@@ -561,7 +552,7 @@ static int demo_main(int argc, char **argv) {
     rc = run_model(&ra, toks, n);
     free(toks);
 out:
-    emit_result_free(&er);
+    compile_result_free(&cr);
     arena_free(&a);
     return rc;
 }

@@ -498,6 +498,48 @@ void emit_result_free(EmitResult *r);
 int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_path);
 
 /* ------------------------------------------------------------------ */
+/* The compile entry point (compile.c)                                 */
+/* ------------------------------------------------------------------ */
+
+/* Where shortc_compile stops (the zero value runs every stage). */
+typedef enum CompileStop {
+    COMPILE_STOP_AFTER_EMIT,    /* the whole pipeline: spec, graph and emitted CUDA + plan */
+    COMPILE_STOP_AFTER_PASSES,  /* spec and the graph after run_passes; nothing emitted */
+    COMPILE_STOP_AFTER_SEMA,    /* the resolved spec only */
+} CompileStop;
+
+typedef struct CompileOptions {
+    const char *path;        /* .arch file to load; ignored when spec is set */
+    const char *model;       /* model to resolve in path (NULL: the file's last model) */
+    const ModelSpec *spec;   /* a spec built in memory (tests): load and sema are skipped */
+    CompileStop stop;        /* last stage to run */
+    bool no_fuse;            /* skip the fusion pass (the graph stays unfused) */
+    FILE *dump_spec_to;      /* print the resolved spec here after sema (--dump-spec); NULL: no */
+    const char *dump_ir;     /* PassOptions.dump_after (--dump-ir[=PASS]); NULL: no dump */
+    FILE *dump_to;           /* where IR dumps go (NULL: stdout) */
+} CompileOptions;
+
+typedef struct CompileResult {
+    const ModelSpec *spec;   /* the resolved spec (in the caller's arena) */
+    Graph *graph;            /* the IR after run_passes (in the arena); NULL when stopped after sema */
+    EmitResult emit;         /* emitted CUDA + plan (malloc'd); empty unless the emit stage ran */
+    double ms_load;          /* milliseconds in load + parse + sema */
+    double ms_lower;         /* milliseconds in lowering */
+    double ms_passes;        /* milliseconds in the passes (with verification) */
+    double ms_emit;          /* milliseconds in emission */
+} CompileResult;
+
+/*
+ * Runs load + sema -> lower -> passes (verified) -> emit up to o->stop, with
+ * the caller's arena and diagnostics. Returns false when any stage reported
+ * an error (the messages are in d; r->emit is then empty). Whatever ran is
+ * left in r either way; free it with compile_result_free (the arena is the
+ * caller's).
+ */
+bool shortc_compile(Arena *a, Diag *d, const CompileOptions *o, CompileResult *r);
+void compile_result_free(CompileResult *r);
+
+/* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */
 /* ------------------------------------------------------------------ */
 

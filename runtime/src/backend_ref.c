@@ -2,8 +2,8 @@
  * backend_ref.c — compiling an .arch through the compiler library, and the
  * reference backend, which runs the compiler's IR with interp_run.
  *
- * rt_compile_arch runs the same stages as `shortc FILE.arch` (load + sema,
- * lower, passes, emit) with a Diag writing into a memory stream, so the
+ * rt_compile_arch runs the compiler's one entry point, shortc_compile (load
+ * + sema, lower, passes, emit, as `shortc FILE.arch` does), with a Diag writing into a memory stream, so the
  * compiler's diagnostics (with their carets) become the runtime's error
  * message. The compiler library allocates with malloc in its own Arena; the
  * reference backend keeps that arena (and the Graph in it) open for as long
@@ -57,12 +57,10 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     arena_init(&r->arena);
     diag_init(&r->diag, &r->arena, mf);
     Diag *d = &r->diag;
-    EmitResult er = {0};
-    ModelSpec *spec = shortc_load_model(&r->arena, d, path, model_name);
-    Graph *g = spec && !d->errors ? lower_model(&r->arena, d, spec) : NULL;
-    PassOptions po = {0};
-    bool ok = g && !d->errors && run_passes(g, d, &po) && !d->errors;
-    ok = ok && emit_cuda(g, d, &er) && !d->errors && er.cu && er.plan_json;
+    CompileOptions co = {.path = path, .model = model_name};
+    CompileResult cr;
+    bool ok = shortc_compile(&r->arena, d, &co, &cr);
+    const EmitResult er = cr.emit;
     d->out = NULL;
     fclose(mf);
     srt_status st = SRT_OK;
@@ -75,14 +73,14 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
         if (!*cu || !*plan_json) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     }
     free(msg);
-    emit_result_free(&er);
+    compile_result_free(&cr);
     if (st != SRT_OK) {
         rt_free(ctx, *cu);
         rt_free(ctx, *plan_json);
         *cu = *plan_json = NULL;
     }
     if (st == SRT_OK && ref) {
-        r->g = g;
+        r->g = cr.graph;
         *ref = r;
     } else {
         rt_ref_free(ctx, r);

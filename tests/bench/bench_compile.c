@@ -30,18 +30,16 @@ static double compile_once(const char *path, int *nkernels, int *nlaunches, int 
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
-    EmitResult er = {0};
+    CompileOptions co = {.path = path};
+    CompileResult cr;
     double t0 = now_ms(), ms = -1;
-    ModelSpec *spec = shortc_load_model(&a, &d, path, NULL);
-    Graph *g = spec && !d.errors ? lower_model(&a, &d, spec) : NULL;
-    PassOptions po = {0};
-    if (g && !d.errors && run_passes(g, &d, &po) && emit_cuda(g, &d, &er)) {
+    if (shortc_compile(&a, &d, &co, &cr)) {
         ms = now_ms() - t0;
-        *nkernels = er.nkernels;
-        *nlaunches = er.nlaunches;
-        *nlayers = spec->n_layers;
+        *nkernels = cr.emit.nkernels;
+        *nlaunches = cr.emit.nlaunches;
+        *nlayers = cr.spec->n_layers;
     }
-    emit_result_free(&er);
+    compile_result_free(&cr);
     arena_free(&a);
     return ms;
 }

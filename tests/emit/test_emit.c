@@ -204,12 +204,10 @@ static bool emit_model(const char *path, bool no_fuse, EmitResult *er, char **ms
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, mf);
-    bool ok = false;
-    memset(er, 0, sizeof *er);
-    ModelSpec *s = shortc_load_model(&a, &d, path, NULL);
-    Graph *g = s ? lower_model(&a, &d, s) : NULL;
-    PassOptions po = {.no_fuse = no_fuse};
-    if (g && run_passes(g, &d, &po) && !d.errors) ok = emit_cuda(g, &d, er) && !d.errors;
+    CompileOptions co = {.path = path, .no_fuse = no_fuse};
+    CompileResult cr;
+    bool ok = shortc_compile(&a, &d, &co, &cr);
+    *er = cr.emit; /* the caller frees it */
     fclose(mf);
     arena_free(&a);
     *msgs = buf;
@@ -350,10 +348,10 @@ static void test_broken_graphs(const char *root) {
         arena_init(&a);
         Diag d;
         diag_init(&d, &a, mf);
-        ModelSpec *s = shortc_load_model(&a, &d, path, NULL);
-        Graph *g = s ? lower_model(&a, &d, s) : NULL;
-        PassOptions po = {0};
-        CHECK(g && run_passes(g, &d, &po));
+        CompileOptions co = {.path = path, .stop = COMPILE_STOP_AFTER_PASSES};
+        CompileResult cr;
+        Graph *g = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+        CHECK(g);
         if (!g) {
             fclose(mf);
             free(buf);

@@ -89,12 +89,9 @@ static ModelSpec *make_spec(Arena *a, ModelId m, int layers) {
 }
 
 static Graph *build(Arena *a, Diag *d, ModelId m, int layers, bool fuse) {
-    ModelSpec *s = make_spec(a, m, layers);
-    Graph *g = lower_model(a, d, s);
-    if (!g) return NULL;
-    PassOptions po = {.no_fuse = !fuse};
-    if (!run_passes(g, d, &po)) return NULL;
-    return g;
+    CompileOptions co = {.spec = make_spec(a, m, layers), .no_fuse = !fuse, .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileResult cr;
+    return shortc_compile(a, d, &co, &cr) ? cr.graph : NULL;
 }
 
 /* ------------------------------------------------------------------ */
@@ -404,10 +401,8 @@ static void test_verifier(void) {
     CHECK(ir_verify(g, &d), "restored graph does not verify");
 
     /* shapes */
-    PassOptions po = {0};
     Graph *g2 = build(&a, &d, M_GPT2_TINY, 2, true);
     CHECK(g2, "gpt2_tiny build failed");
-    (void)po;
     Value *o = g2->values[find_node(g2, OP_ATTENTION, 1, 0)->out];
     int dim = o->dims[1];
     o->dims[1] = 65;
@@ -475,9 +470,10 @@ static void test_print(void) {
     mem = open_memstream(&txt, &len);
     Diag d2;
     diag_init(&d2, &a, mem);
-    Graph *g2 = lower_model(&a, &d2, make_spec(&a, M_GPT2_TINY, 1));
-    PassOptions po = {.dump_after = "shapez", .dump_to = mem};
-    CHECK(g2 && !run_passes(g2, &d2, &po), "unknown pass accepted");
+    CompileOptions co = {.spec = make_spec(&a, M_GPT2_TINY, 1), .dump_ir = "shapez", .dump_to = mem,
+                         .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileResult cr;
+    CHECK(!shortc_compile(&a, &d2, &co, &cr), "unknown pass accepted");
     fclose(mem);
     CHECK(txt && strstr(txt, "unknown pass 'shapez'"), "unknown pass message: %s", txt ? txt : "");
     free(txt);
@@ -513,9 +509,10 @@ static void test_combinations(void) {
             s->layout[TC_KV].order = ko;
             s->layout[TC_ACTIVATIONS].dtype = adt;
             s->layout[TC_KV].dtype = adt;
-            Graph *g = lower_model(&a, &d, s);
-            PassOptions po = {.no_fuse = !fuse};
-            bool ok = g && run_passes(g, &d, &po);
+            CompileOptions co = {.spec = s, .no_fuse = !fuse, .stop = COMPILE_STOP_AFTER_PASSES};
+            CompileResult cr;
+            bool ok = shortc_compile(&a, &d, &co, &cr);
+            Graph *g = cr.graph;
             CHECK(ok, "combination %d (fuse %d): passes failed", bits, fuse);
             if (ok) {
                 float **w = random_weights(g, (unsigned)bits + 5);
@@ -545,9 +542,11 @@ int main(int argc, char **argv) {
         int m = 0;
         while (m < 4 && strcmp(model_names[m], argv[3]) != 0) m++;
         if (m == 4) return 2;
-        Graph *g = lower_model(&a, &d, make_spec(&a, (ModelId)m, argc > 4 ? atoi(argv[4]) : 2));
-        PassOptions po = {.dump_after = argc > 5 ? argv[5] : "all", .dump_to = stdout};
-        int rc = g && run_passes(g, &d, &po) ? 0 : 1;
+        CompileOptions co = {.spec = make_spec(&a, (ModelId)m, argc > 4 ? atoi(argv[4]) : 2),
+                             .dump_ir = argc > 5 ? argv[5] : "all", .dump_to = stdout,
+                             .stop = COMPILE_STOP_AFTER_PASSES};
+        CompileResult cr;
+        int rc = shortc_compile(&a, &d, &co, &cr) ? 0 : 1;
         arena_free(&a);
         return rc;
     }

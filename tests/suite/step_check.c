@@ -228,15 +228,6 @@ static bool check_node(Check *c, int first, int last, const Node *n) {
     return ok;
 }
 
-/* Compiles path for the IR and the plan (memory); false with diagnostics on stderr. */
-static Graph *compile(Arena *a, Diag *d, const char *path, EmitResult *er) {
-    ModelSpec *spec = shortc_load_model(a, d, path, NULL);
-    Graph *g = spec && !d->errors ? lower_model(a, d, spec) : NULL;
-    PassOptions po = {0};
-    bool ok = g && !d->errors && run_passes(g, d, &po) && !d->errors && emit_cuda(g, d, er) && !d->errors;
-    return ok ? g : NULL;
-}
-
 static int usage(void) {
     fprintf(stderr, "usage: step_check MODEL.arch NTOKENS [--seed S] [--perturb STEP] [--skip STEP]\n");
     return 2;
@@ -259,15 +250,17 @@ int main(int argc, char **argv) {
     arena_init(&arena);
     Diag diag;
     diag_init(&diag, &arena, stderr);
-    EmitResult er = {0};
+    CompileOptions co = {.path = path};
+    CompileResult cr;
     srt_context *ctx = NULL;
     srt_model *m = NULL;
     srt_session *s = NULL;
     float **vals = NULL, **pvals = NULL, *logits = NULL;
     int32_t *tokens = NULL;
     int status = 1, passed = 0, failed = 0;
-    Graph *g = compile(&arena, &diag, path, &er);
-    if (!g) goto done;
+    if (!shortc_compile(&arena, &diag, &co, &cr)) goto done;
+    const Graph *g = cr.graph;
+    const EmitResult er = cr.emit;
     if (T < 1 || T > g->spec->segment) {
         fprintf(stderr, "step_check: %d tokens: 1 to %d (the segment)\n", T, g->spec->segment);
         goto done;
@@ -356,7 +349,7 @@ done:
     free(logits);
     srt_model_close(m);
     srt_context_destroy(ctx);
-    emit_result_free(&er);
+    compile_result_free(&cr);
     arena_free(&arena);
     return status;
 }
