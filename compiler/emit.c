@@ -570,7 +570,7 @@ static bool size_staging(Emit *e) {
     size_t seg = g->spec && g->spec->segment > 0 ? (size_t)g->spec->segment : 1;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        if (n->dead || (n->op != OP_MATMUL && n->op != OP_LOGITS) || n->nin < 2) continue;
+        if (n->dead || !op_is_gemm(n->op) || n->nin < 2) continue;
         int K, N;
         if (!gemm_shapes(e, n, &K, &N)) return false;
         DType a = val(e, n->in[1])->dtype, b = val(e, n->in[0])->dtype, c = val(e, n->out)->dtype;
@@ -665,79 +665,84 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     return true;
 }
 
+/* The op table's emit hooks: a generated kernel (ks filled, *launch set), or steps added directly. */
+bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
+bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
+bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_kv_write(e, n, ks)); }
+bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_attention(e, n, ks)); }
+
+bool emit_bias(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    EpiSpec ep;
+    return (*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], n->in[1], ACT_NONE, -1) &&
+                      spec_epilogue(e, n, ks, &ep));
+}
+
+bool emit_act(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    EpiSpec ep;
+    return (*launch = n->nin == 1 && epi_values(e, n, &ep, n->in[0], -1, n->act, -1) && spec_epilogue(e, n, ks, &ep));
+}
+
+bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    EpiSpec ep;
+    return (*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) &&
+                      spec_epilogue(e, n, ks, &ep));
+}
+
+/*
+ * matmul and logits: the cuBLAS GEMM step, then (when the node has an
+ * epilogue, or its result was staged in fp32) a launch of the epilogue or
+ * conversion kernel from ks.
+ */
+bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    const Epilogue *epi = &n->epi;
+    bool logits = n->op == OP_LOGITS;
+    int want = logits ? 2 : 2 + epi->bias + epi->residual;
+    if (n->nin != want || (logits && n->out != e->st.g->logits)) {
+        internal(e, n, "%d inputs, expected %d%s", n->nin, want, logits ? " and the graph's logits output" : "");
+        return false;
+    }
+    StepArg c;
+    DType ct;
+    if (!add_gemm(e, n, &c, &ct)) return false;
+    bool needs_kernel = ir_node_needs_kernel(n);
+    bool staged = c.kind == ARG_ARENA;
+    *launch = needs_kernel || staged;
+    if (!*launch) return true;
+    /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
+    EpiSpec ep;
+    bool ok = epi_values(e, n, &ep, n->out, needs_kernel && epi->bias ? n->in[2] : -1,
+                         needs_kernel ? epi->act : ACT_NONE, needs_kernel && epi->residual ? n->in[n->nin - 1] : -1);
+    if (ok && staged) {
+        ep.x = c;
+        ep.xdt = ct;
+    }
+    return ok && spec_epilogue(e, n, ks, &ep);
+}
+
+/* Emits one node through its op's hook, checking its kernel id against what it needs. */
 static bool emit_node(Emit *e, const Node *n) {
     KSpec ks;
     memset(&ks, 0, sizeof ks);
-    EpiSpec ep;
-    bool needs_kernel = true;
-    bool ok;
-    switch (n->op) {
-    case OP_EMBED: ok = spec_embed(e, n, &ks); break;
-    case OP_NORM: ok = spec_norm(e, n, &ks); break;
-    case OP_KV_WRITE: ok = spec_kv_write(e, n, &ks); break;
-    case OP_ATTENTION: ok = spec_attention(e, n, &ks); break;
-    case OP_BIAS:
-        ok = n->nin == 2 && epi_values(e, n, &ep, n->in[0], n->in[1], ACT_NONE, -1) && spec_epilogue(e, n, &ks, &ep);
-        break;
-    case OP_ACT:
-        ok = n->nin == 1 && epi_values(e, n, &ep, n->in[0], -1, n->act, -1) && spec_epilogue(e, n, &ks, &ep);
-        break;
-    case OP_ADD:
-        ok = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) && spec_epilogue(e, n, &ks, &ep);
-        break;
-    case OP_LOGITS:
-    case OP_MATMUL: {
-        const Epilogue *epi = &n->epi;
-        bool logits = n->op == OP_LOGITS;
-        int want = logits ? 2 : 2 + epi->bias + epi->residual;
-        if (n->nin != want || (logits && n->out != e->st.g->logits)) {
-            internal(e, n, "%d inputs, expected %d%s", n->nin, want, logits ? " and the graph's logits output" : "");
-            return false;
-        }
-        StepArg c;
-        DType ct;
-        if (!add_gemm(e, n, &c, &ct)) return false;
-        needs_kernel = ir_node_needs_kernel(n);
-        bool staged = c.kind == ARG_ARENA;
-        if (!needs_kernel && !staged) {
-            ok = true;
-            break;
-        }
-        /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
-        ok = epi_values(e, n, &ep, n->out, needs_kernel && epi->bias ? n->in[2] : -1, needs_kernel ? epi->act : ACT_NONE,
-                        needs_kernel && epi->residual ? n->in[n->nin - 1] : -1);
-        if (ok && staged) {
-            ep.x = c;
-            ep.xdt = ct;
-        }
-        ok = ok && spec_epilogue(e, n, &ks, &ep);
-        if (ok && !needs_kernel) {
-            if (n->kernel >= 0) {
-                internal(e, n, "kernel id %d but no kernel is needed", n->kernel);
-                return false;
-            }
-            return add_launch(e, n, &ks);
-        }
-        break;
-    }
-    default:
+    const OpInfo *oi = op_info(n->op);
+    if (!oi || !oi->emit) {
         internal(e, n, "no emission for this op");
         return false;
     }
-    if (!ok) {
+    bool launch = false;
+    if (!oi->emit(e, n, &ks, &launch)) {
         if (!e->st.d->errors) internal(e, n, "malformed node");
         return false;
     }
+    bool needs_kernel = ir_node_needs_kernel(n);
     if (needs_kernel != (n->kernel >= 0)) {
         internal(e, n, "kernel id %d but %s", n->kernel, needs_kernel ? "the node needs a kernel" : "no kernel is needed");
         return false;
     }
-    if (!needs_kernel) return true;
-    if (n->kernel >= e->st.g->nkernels) {
+    if (needs_kernel && n->kernel >= e->st.g->nkernels) {
         internal(e, n, "kernel id %d out of range (%d kernels)", n->kernel, e->st.g->nkernels);
         return false;
     }
-    return add_launch(e, n, &ks);
+    return !launch || add_launch(e, n, &ks);
 }
 
 /* ------------------------------------------------------------------ */

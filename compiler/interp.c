@@ -2,7 +2,8 @@
  * interp.c — the reference interpreter, the golden oracle of every backend
  * (docs/ir.md, "Reference semantics").
  *
- * Runs the live nodes in program order over fused or unfused graphs (after
+ * Runs the live nodes in program order, each through its op's interp_*
+ * hook named in op_table (ops.c), over fused or unfused graphs (after
  * at least the layouts pass). Every value is a dense row-major fp32 host
  * array of its stored shape at T = ntokens; each element written is rounded
  * through round_to_dtype(value dtype). Reductions (dot products, norm
@@ -31,12 +32,13 @@ static float act_apply(Activation a, float x) {
     return x;
 }
 
-typedef struct Run {
-    const Graph *g;
-    Diag *d;
-    int T;
+/* One interpretation (opaque `struct InterpRun` for the op table's hooks). */
+typedef struct InterpRun {
+    const Graph *g;       /* the graph being run */
+    Diag *d;              /* where errors go */
+    int T;                /* token count of this forward */
     float **buf;          /* per value: host array (weights point at the caller's) */
-    const int32_t *tokens;
+    const int32_t *tokens;/* the token ids */
 } Run;
 
 static bool fail(Run *r, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -54,7 +56,8 @@ static bool fail(Run *r, const Node *n, const char *fmt, ...) {
 static const Value *val(const Run *r, const Node *n, int k) { return r->g->values[n->in[k]]; }
 static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
 
-static bool run_embed(Run *r, const Node *n, float *y, DType dt) {
+bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
+    DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
     const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
     int V = wte->dims[0], D = wte->dims[1], T = r->T;
@@ -77,7 +80,8 @@ static bool run_embed(Run *r, const Node *n, float *y, DType dt) {
     return true;
 }
 
-static void run_norm(Run *r, const Node *n, float *y, DType dt) {
+bool interp_norm(Run *r, const Node *n, float *y, const Value *o) {
+    DType dt = o->dtype;
     const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->nin > 2 ? in(r, n, 2) : NULL;
     int D = val(r, n, 0)->dims[1];
     for (int t = 0; t < r->T; t++) {
@@ -99,10 +103,12 @@ static void run_norm(Run *r, const Node *n, float *y, DType dt) {
             for (int c = 0; c < D; c++) yr[c] = round_to_dtype((float)(xr[c] * inv * g[c]), dt);
         }
     }
+    return true;
 }
 
 /* y[T,N] = x[T,K] · W, W stored [K,N] or (trans_w) [N,K]; then the epilogue. */
-static bool run_matmul(Run *r, const Node *n, float *y, DType dt) {
+bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
+    DType dt = o->dtype;
     const Value *wv = val(r, n, 1);
     const float *x = in(r, n, 0), *w = in(r, n, 1);
     int K = val(r, n, 0)->dims[1];
@@ -149,7 +155,9 @@ static size_t kv_index(DimOrder o, int which, int h, int s, int d, int H, int T,
     return (((size_t)which * H + h) * T + s) * hd + d;
 }
 
-static void run_kv_write(Run *r, const Node *n, float *kv, DType dt, DimOrder o) {
+bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
+    DType dt = ov->dtype;
+    DimOrder o = ov->order;
     const float *qkv = in(r, n, 0);
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
     for (int which = 0; which < 2; which++)
@@ -158,9 +166,11 @@ static void run_kv_write(Run *r, const Node *n, float *kv, DType dt, DimOrder o)
                 for (int d = 0; d < hd; d++)
                     kv[kv_index(o, which, h, t, d, H, T, hd)] =
                         round_to_dtype(qkv[(size_t)t * W + (size_t)(which + 1) * H * hd + (size_t)h * hd + d], dt);
+    return true;
 }
 
-static bool run_attention(Run *r, const Node *n, float *y, DType dt) {
+bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
+    DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
@@ -198,35 +208,31 @@ static bool run_attention(Run *r, const Node *n, float *y, DType dt) {
     return true;
 }
 
-static bool run_node(Run *r, const Node *n, float *y, const Value *o) {
-    DType dt = o->dtype;
+bool interp_bias(Run *r, const Node *n, float *y, const Value *o) {
+    const float *x = in(r, n, 0), *b = in(r, n, 1);
+    size_t cnt = ir_numel(o, r->T), N = (size_t)o->dims[1];
+    for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)x[i] + b[i % N]), o->dtype);
+    return true;
+}
+
+bool interp_act(Run *r, const Node *n, float *y, const Value *o) {
+    const float *x = in(r, n, 0);
     size_t cnt = ir_numel(o, r->T);
-    switch (n->op) {
-    case OP_EMBED: return run_embed(r, n, y, dt);
-    case OP_NORM: run_norm(r, n, y, dt); return true;
-    case OP_MATMUL:
-    case OP_LOGITS: return run_matmul(r, n, y, dt);
-    case OP_BIAS: {
-        const float *x = in(r, n, 0), *b = in(r, n, 1);
-        int N = o->dims[1];
-        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)x[i] + b[i % (size_t)N]), dt);
-        return true;
-    }
-    case OP_ACT: {
-        const float *x = in(r, n, 0);
-        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype(act_apply(n->act, x[i]), dt);
-        return true;
-    }
-    case OP_ADD: {
-        const float *a = in(r, n, 0), *b = in(r, n, 1);
-        for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), dt);
-        return true;
-    }
-    case OP_KV_WRITE: run_kv_write(r, n, y, dt, o->order); return true;
-    case OP_ATTENTION: return run_attention(r, n, y, dt);
-    case OP_COUNT: break;
-    }
-    return fail(r, n, "unknown op");
+    for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype(act_apply(n->act, x[i]), o->dtype);
+    return true;
+}
+
+bool interp_add(Run *r, const Node *n, float *y, const Value *o) {
+    const float *a = in(r, n, 0), *b = in(r, n, 1);
+    size_t cnt = ir_numel(o, r->T);
+    for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), o->dtype);
+    return true;
+}
+
+static bool run_node(Run *r, const Node *n, float *y, const Value *o) {
+    const OpInfo *oi = op_info(n->op);
+    if (!oi) return fail(r, n, "unknown op");
+    return oi->interp(r, n, y, o);
 }
 
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {

@@ -130,35 +130,8 @@ static void print_loc(FILE *out, const Diag *d, Loc loc) {
 
 static void print_node_op(FILE *out, const Node *n) {
     fputs(op_name(n->op), out);
-    switch (n->op) {
-    case OP_EMBED:
-        fprintf(out, ".%s", pos_kind_name(n->pos));
-        break;
-    case OP_NORM:
-        fprintf(out, ".%s eps=%g", norm_kind_name(n->norm), n->eps);
-        break;
-    case OP_ACT:
-        fprintf(out, ".%s", activation_name(n->act));
-        break;
-    case OP_MATMUL:
-    case OP_LOGITS:
-        if (n->trans_w) fputs(" trans_w", out);
-        if (n->op == OP_MATMUL && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual)) {
-            fputs(" epilogue=", out);
-            const char *sep = "";
-            if (n->epi.bias) { fputs("bias", out); sep = "+"; }
-            if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
-            if (n->epi.residual) fprintf(out, "%sresidual", sep);
-        }
-        break;
-    case OP_KV_WRITE:
-    case OP_ATTENTION:
-        fprintf(out, ".%s heads=%d head_dim=%d", attn_kind_name(n->attn.kind), n->heads, n->head_dim);
-        for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
-        break;
-    default:
-        break;
-    }
+    const OpInfo *oi = op_info(n->op);
+    if (oi && oi->print_attrs) oi->print_attrs(out, n);
 }
 
 static void print_arena(FILE *out, const Value *v) {
@@ -260,17 +233,6 @@ static void verr(Ver *V, const Node *n, const char *fmt, ...) {
 
 static bool valid_value(const Graph *g, int id) { return id >= 0 && id < g->nvalues && g->values[id]; }
 
-/* Input count allowed for a node (variable-arity ops depend on attributes). */
-static int expected_nin(const Graph *g, const Node *n) {
-    switch (n->op) {
-    case OP_EMBED: return n->pos == POS_LEARNED ? 3 : 2;
-    case OP_NORM: return n->norm == NORM_LAYERNORM ? 3 : 2;
-    case OP_MATMUL: return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0);
-    case OP_LOGITS: return 2;
-    default: (void)g; return op_ninputs(n->op);
-    }
-}
-
 static void verify_structure(Ver *V) {
     const Graph *g = V->g;
     int stg = stage_of(g);
@@ -291,11 +253,12 @@ static void verify_structure(Ver *V) {
         if (n->id != i) { verr(V, n, "id %d at position %d", n->id, i); continue; }
         if (n->dead) continue;
         if ((unsigned)n->op >= OP_COUNT) { verr(V, n, "unknown op %d", (int)n->op); continue; }
-        int want = expected_nin(g, n);
+        const OpInfo *oi = op_info(n->op);
+        int want = op_expected_inputs(n);
         if (n->nin != want) verr(V, n, "has %d inputs, %s takes %d here", n->nin, op_name(n->op), want);
-        if (n->op != OP_MATMUL && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        if (!oi->fusable_epilogue && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
             verr(V, n, "has an epilogue but is not a matmul");
-        if (n->op == OP_MATMUL && stg < STG_FUSE && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        if (oi->fusable_epilogue && stg < STG_FUSE && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
             verr(V, n, "has an epilogue before the fuse pass");
         for (int k = 0; k < n->nin; k++) {
             int id = n->in[k];
@@ -312,17 +275,11 @@ static void verify_structure(Ver *V) {
         const Value *o = g->values[n->out];
         if (o->def != n->id) verr(V, n, "output %s names node %d as its producer", o->name, o->def);
         if (o->cls == VC_WEIGHT || o->cls == VC_INPUT) verr(V, n, "writes %s, which is not an intermediate", o->name);
-        if (n->op == OP_KV_WRITE && o->cls != VC_KV) verr(V, n, "output %s is not a KV value", o->name);
-        if (n->op == OP_LOGITS && o->cls != VC_OUTPUT) verr(V, n, "output %s is not the logits", o->name);
-        if (n->op != OP_KV_WRITE && n->op != OP_LOGITS && o->cls != VC_ACTIVATION)
-            verr(V, n, "output %s is not an activation", o->name);
-        if (n->op == OP_ATTENTION && n->nin == 2 && valid_value(g, n->in[1]) && g->values[n->in[1]]->cls != VC_KV)
-            verr(V, n, "second input %s is not a KV value", g->values[n->in[1]]->name);
-        if ((n->op == OP_ATTENTION || n->op == OP_KV_WRITE) && (n->heads <= 0 || n->head_dim <= 0))
-            verr(V, n, "heads=%d head_dim=%d", n->heads, n->head_dim);
-        if ((n->op == OP_MATMUL || n->op == OP_LOGITS) && n->nin >= 2 && valid_value(g, n->in[1]) &&
-            g->values[n->in[1]]->cls != VC_WEIGHT)
-            verr(V, n, "weight input %s is not a weight", g->values[n->in[1]]->name);
+        if (o->cls != oi->out_class)
+            verr(V, n, "output %s is not %s", o->name, oi->out_class == VC_KV ? "a KV value"
+                                                      : oi->out_class == VC_OUTPUT ? "the logits" : "an activation");
+        char why[256];
+        if (oi->verify && oi->verify(g, n, why, sizeof why)) verr(V, n, "%s", why);
     }
     /* one live producer per value */
     int *seen = calloc((size_t)g->nvalues + 1, sizeof *seen);
@@ -379,7 +336,7 @@ static void verify_layouts(Ver *V) {
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        if (n->dead || (n->op != OP_MATMUL && n->op != OP_LOGITS) || n->nin < 2 || !valid_value(g, n->in[1])) continue;
+        if (n->dead || !op_is_gemm(n->op) || n->nin < 2 || !valid_value(g, n->in[1])) continue;
         const Value *w = g->values[n->in[1]];
         if (n->trans_w != (w->order == ORD_OUT_IN))
             verr(V, n, "trans_w=%d but weight %s is stored %s", (int)n->trans_w, w->name, dim_order_name(w->order));

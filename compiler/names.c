@@ -81,18 +81,6 @@ const char *dim_order_name(DimOrder o) {
     return "?";
 }
 
-static const char *const op_names[] = {
-#define X(e, name, nin) name,
-    SHORTC_OPS(X)
-#undef X
-};
-static const int op_nins[] = {
-#define X(e, name, nin) nin,
-    SHORTC_OPS(X)
-#undef X
-};
-const char *op_name(OpKind k) { return (unsigned)k < OP_COUNT ? op_names[k] : "?"; }
-int op_ninputs(OpKind k) { return (unsigned)k < OP_COUNT ? op_nins[k] : 0; }
 
 /* Round-to-nearest-even to fp16 (with subnormals, overflow to inf). */
 static float round_f16(float x) {

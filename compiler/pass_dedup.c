@@ -17,12 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool ir_node_needs_kernel(const Node *n) {
-    if (n->op == OP_LOGITS) return false;
-    if (n->op == OP_MATMUL) return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual;
-    return true;
-}
-
 static void sig_value(char *buf, size_t n, size_t *k, const Value *v) {
     if (*k >= n) return;
     *k += (size_t)snprintf(buf + *k, n - *k, " %s[", dtype_plan_name(v->dtype));
@@ -35,27 +29,12 @@ static void sig_value(char *buf, size_t n, size_t *k, const Value *v) {
 /* The signature text of a node (see the file comment). */
 static void signature(const Graph *g, const Node *nd, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "%s", op_name(nd->op));
-    switch (nd->op) {
-    case OP_EMBED: k += (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos); break;
-    case OP_NORM: k += (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g", (int)nd->norm, nd->eps); break;
-    case OP_ACT: k += (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act); break;
-    case OP_MATMUL:
-    case OP_LOGITS:
-        k += (size_t)snprintf(buf + k, n - k, " trans_w=%d bias=%d act=%d res=%d", (int)nd->trans_w, (int)nd->epi.bias,
-                              (int)nd->epi.act, (int)nd->epi.residual);
-        break;
-    case OP_KV_WRITE:
-    case OP_ATTENTION:
-        k += (size_t)snprintf(buf + k, n - k, " kind=%d heads=%d hd=%d", (int)nd->attn.kind, nd->heads, nd->head_dim);
-        for (int i = 0; i < nd->attn.nparams && k < n; i++)
-            k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", nd->attn.params[i].key, nd->attn.params[i].value);
-        break;
-    default: break;
-    }
+    const OpInfo *oi = op_info(nd->op);
+    if (oi && oi->key_attrs && k < n) k = oi->key_attrs(buf, n, k, nd);
     /* A fused matmul's kernel is its epilogue, which reads the GEMM result
      * (the output), the bias and the residual but never x or w: their shapes
      * (e.g. the inner dimension K) must not split otherwise equal kernels. */
-    int first = nd->op == OP_MATMUL ? 2 : 0;
+    int first = oi ? oi->kernel_first_input : 0;
     for (int i = first; i < nd->nin && k < n; i++) sig_value(buf, n, &k, g->values[nd->in[i]]);
     if (k < n) k += (size_t)snprintf(buf + k, n - k, " ->");
     sig_value(buf, n, &k, g->values[nd->out]);

@@ -5,7 +5,7 @@
  *
  *   .arch text --(grammar/arch.l, arch.y)--> AST          (ast.c)
  *   AST        --(sema.c)-------------------> ModelSpec    (validated, derived models resolved)
- *   ModelSpec  --(lower.c)------------------> Graph (IR)   (ops from the X-macro table below)
+ *   ModelSpec  --(lower.c)------------------> Graph (IR)   (ops: one row each in op_table, ops.c)
  *   Graph      --(pass_*.c, run by passes.c)-> Graph        (shapes, layouts, fusion, dedup, buffers)
  *   Graph      --(emit.c + templates/)------> .cu text with an embedded JSON plan (plan.c)
  *   Graph      --(interp.c)-----------------> reference logits (the golden oracle)
@@ -322,28 +322,23 @@ ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *mo
 /* ------------------------------------------------------------------ */
 
 /*
- * Op table: enum, text-form name, number of inputs (-1 = variable).
- * Inputs are listed in docs/ir.md for each op.
+ * IR ops. Everything about one op — arity, attributes, shape rule,
+ * interpreter and emitter — is one row of op_table (ops.c, OpInfo below);
+ * the inputs of each op are listed in docs/ir.md.
  */
-#define SHORTC_OPS(X) \
-    X(OP_EMBED,     "embed",     -1) /* tokens, wte [, wpe]  -> x[T,D]  (sinusoidal computed inline) */ \
-    X(OP_NORM,      "norm",      -1) /* x, gamma [, beta]     -> y[T,D]  layernorm|rmsnorm */ \
-    X(OP_MATMUL,    "matmul",    -1) /* x[T,K], w [, bias] [, residual] -> y[T,N]; epilogue after fusion */ \
-    X(OP_BIAS,      "bias",       2) /* x[T,N], b[N]          -> y       (fused away) */ \
-    X(OP_ACT,       "act",        1) /* x                     -> y       (fused away) */ \
-    X(OP_ADD,       "add",        2) /* a, b                  -> y       residual (fused away) */ \
-    X(OP_KV_WRITE,  "kv_write",   1) /* qkv[T,3D]             -> kv state [2,...] in the kv layout */ \
-    X(OP_ATTENTION, "attention",  2) /* qkv[T,3D], kv         -> y[T,D]  kind from attrs */ \
-    X(OP_LOGITS,    "logits",     2) /* x[T,D], w             -> logits[T,V] (a matmul against the vocab) */
-
 typedef enum OpKind {
-#define X(e, name, nin) e,
-    SHORTC_OPS(X)
-#undef X
-    OP_COUNT
+    OP_EMBED,      /* tokens, wte [, wpe]  -> x[T,D]  (sinusoidal computed inline) */
+    OP_NORM,       /* x, gamma [, beta]     -> y[T,D]  layernorm|rmsnorm */
+    OP_MATMUL,     /* x[T,K], w [, bias] [, residual] -> y[T,N]; epilogue after fusion */
+    OP_BIAS,       /* x[T,N], b[N]          -> y       (fused away) */
+    OP_ACT,        /* x                     -> y       (fused away) */
+    OP_ADD,        /* a, b                  -> y       residual (fused away) */
+    OP_KV_WRITE,   /* qkv[T,3D]             -> kv state [2,...] in the kv layout */
+    OP_ATTENTION,  /* qkv[T,3D], kv         -> y[T,D]  kind from attrs */
+    OP_LOGITS,     /* x[T,D], w             -> logits[T,V] (a matmul against the vocab) */
+    OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
-int op_ninputs(OpKind k);
 
 /* What a value is. */
 typedef enum ValueClass {
@@ -435,12 +430,74 @@ int ir_stage_index(const char *stage);
 /* Elements of a value with the token dimension at T. */
 size_t ir_numel(const Value *v, int T);
 
-/* Helpers shared by the passes and the verifier (each in its pass's file). */
-/* pass_shapes.c: the output shape of n from its inputs; false with a reason in why. */
+/* ------------------------------------------------------------------ */
+/* The op table (ops.c)                                                */
+/* ------------------------------------------------------------------ */
+
+/* Private contexts of the interpreter (interp.c) and the emitter (emit.c), opaque here. */
+struct InterpRun;
+struct Emit;
+struct KSpec;
+
+/* One row of the op table: everything the compiler knows about one op. */
+typedef struct OpInfo {
+    const char *name;        /* text-form name (docs/ir.md) */
+    int nin;                 /* fixed input count; -1: variable, given by ninputs */
+    ValueClass out_class;    /* class the output value must have */
+    bool gemm;               /* a GEMM against a weight (input 1 must be a weight) */
+    bool fusable_epilogue;   /* may carry a fused bias/activation/residual epilogue (fuse pass) */
+    int kernel_first_input;  /* dedup: the first input the node's kernel reads (earlier ones: the GEMM's) */
+    /* Input count for a variable-arity op from its attributes (NULL when nin >= 0). */
+    int (*ninputs)(const Node *n);
+    /* Text form: attributes after the op name (`.layernorm eps=1e-05`); NULL: none. */
+    void (*print_attrs)(FILE *out, const Node *n);
+    /* Dedup signature: attributes appended at buf+k (at most n bytes in all); returns the new length. */
+    size_t (*key_attrs)(char *buf, size_t n, size_t k, const Node *nd);
+    /* Whether a live node needs a generated kernel; NULL: always. */
+    bool (*needs_kernel)(const Node *n);
+    /* Structural checks beyond arity and output class; a message in why, or false when none applies. */
+    bool (*verify)(const Graph *g, const Node *n, char *why, size_t whylen);
+    /* Shape rule: the output shape from the inputs; false with a reason in why. */
+    bool (*shape)(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+    /* Reference semantics (interp.c): computes output y (value o) of n; false reported. */
+    bool (*interp)(struct InterpRun *r, const Node *n, float *y, const Value *o);
+    /* Emission (emit.c): adds the node's steps, or fills ks for its kernel launch and sets *launch. */
+    bool (*emit)(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+} OpInfo;
+
+/* Indexed by OpKind; a new op is one row here plus its functions. */
+extern const OpInfo op_table[OP_COUNT];
+/* The row of an op (NULL for an out-of-range kind). */
+const OpInfo *op_info(OpKind k);
+/* Whether an op is a GEMM against a weight (false for an out-of-range kind). */
+bool op_is_gemm(OpKind k);
+/* Input count a node must have (variable-arity ops: from its attributes). */
+int op_expected_inputs(const Node *n);
+
+/* The hooks of op_table that live with their module's private context. */
+bool interp_embed(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_norm(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_matmul(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_bias(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_act(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_kv_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool emit_embed(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_norm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_gemm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_bias(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_act(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_kv_write(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_attention(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+
+/* Helpers shared by the passes and the verifier. */
+/* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */
 bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
 /* pass_layouts.c: the dtype a value must have after the layouts pass. */
 DType ir_expected_dtype(const Graph *g, const Value *v);
-/* pass_dedup.c: whether a live node needs a generated kernel (pure GEMMs do not). */
+/* ops.c: whether a live node needs a generated kernel (pure GEMMs do not). */
 bool ir_node_needs_kernel(const Node *n);
 /* pass_buffers.c: whether a value is placed in the activation arena; its live range [start, end] in node ids. */
 bool ir_value_in_arena(const Graph *g, const Value *v);

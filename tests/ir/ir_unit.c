@@ -377,6 +377,28 @@ static Node *find_node(Graph *g, OpKind op, int layer, int nth) {
     return NULL;
 }
 
+/* The op table: every row complete, names distinct, and every op reached by an unfused lowering
+ * (so the goldens exercise every row's hooks). */
+static void test_op_table(void) {
+    for (int k = 0; k < OP_COUNT; k++) {
+        const OpInfo *oi = op_info((OpKind)k);
+        CHECK(oi && oi->name && oi->shape && oi->interp && oi->emit, "op %d: incomplete row", k);
+        if (!oi) continue;
+        CHECK((oi->nin >= 0) != (oi->ninputs != NULL), "op %s: needs exactly one of nin and ninputs", oi->name);
+        for (int j = 0; j < k; j++) CHECK(strcmp(op_name((OpKind)j), oi->name) != 0, "op name %s twice", oi->name);
+    }
+    CHECK(op_info(OP_COUNT) == NULL && strcmp(op_name(OP_COUNT), "?") == 0, "out-of-range op has a row");
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stdout);
+    Graph *g = build(&a, &d, M_MIXED_TINY, 2, false);
+    bool seen[OP_COUNT] = {false};
+    for (int i = 0; g && i < g->nnodes; i++) seen[g->nodes[i]->op] = true;
+    for (int k = 0; k < OP_COUNT; k++) CHECK(seen[k], "op %s does not occur in unfused mixed_tiny", op_name((OpKind)k));
+    arena_free(&a);
+}
+
 static void test_verifier(void) {
     Arena a;
     arena_init(&a);
@@ -557,6 +579,7 @@ int main(int argc, char **argv) {
     test_half_fused_unfused();
     test_kernel_counts();
     test_bad_inputs();
+    test_op_table();
     test_verifier();
     test_buffers();
     test_print();

@@ -1,0 +1,332 @@
+/*
+ * ops.c — the op table: one row per IR op with its arity, attributes (text
+ * form and dedup signature), structural checks, shape rule, and the
+ * interpreter and emitter functions that implement it (docs/ir.md, "Ops").
+ *
+ * The verifier, the passes, the interpreter and the emitter dispatch through
+ * op_table instead of switching on the op, so adding an op is one row here,
+ * its shape rule and attribute printers below, an interp_* function in
+ * interp.c and an emit_* function in emit.c. The shape rules compute every
+ * value's dims (stored shape, row-major, outermost first, DIM_T for the
+ * token dimension) from the node's inputs.
+ */
+#include "shortc.h"
+
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Arity                                                               */
+/* ------------------------------------------------------------------ */
+
+static int ninputs_embed(const Node *n) { return n->pos == POS_LEARNED ? 3 : 2; }
+static int ninputs_norm(const Node *n) { return n->norm == NORM_LAYERNORM ? 3 : 2; }
+static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
+
+/* ------------------------------------------------------------------ */
+/* Attributes: text form and dedup signature                            */
+/* ------------------------------------------------------------------ */
+
+static bool has_epilogue(const Node *n) { return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual; }
+
+static void print_embed(FILE *out, const Node *n) { fprintf(out, ".%s", pos_kind_name(n->pos)); }
+static void print_norm(FILE *out, const Node *n) { fprintf(out, ".%s eps=%g", norm_kind_name(n->norm), n->eps); }
+static void print_act(FILE *out, const Node *n) { fprintf(out, ".%s", activation_name(n->act)); }
+
+static void print_gemm(FILE *out, const Node *n) {
+    if (n->trans_w) fputs(" trans_w", out);
+    if (!has_epilogue(n)) return;
+    fputs(" epilogue=", out);
+    const char *sep = "";
+    if (n->epi.bias) { fputs("bias", out); sep = "+"; }
+    if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
+    if (n->epi.residual) fprintf(out, "%sresidual", sep);
+}
+
+static void print_attn(FILE *out, const Node *n) {
+    fprintf(out, ".%s heads=%d head_dim=%d", attn_kind_name(n->attn.kind), n->heads, n->head_dim);
+    for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
+}
+
+static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos);
+}
+static size_t key_norm(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g", (int)nd->norm, nd->eps);
+}
+static size_t key_act(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act);
+}
+static size_t key_gemm(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " trans_w=%d bias=%d act=%d res=%d", (int)nd->trans_w,
+                                (int)nd->epi.bias, (int)nd->epi.act, (int)nd->epi.residual);
+}
+static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
+    k += (size_t)snprintf(buf + k, n - k, " kind=%d heads=%d hd=%d", (int)nd->attn.kind, nd->heads, nd->head_dim);
+    for (int i = 0; i < nd->attn.nparams && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", nd->attn.params[i].key, nd->attn.params[i].value);
+    return k;
+}
+
+/* A matmul needs a kernel only for its epilogue; the logits projection never does. */
+static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n); }
+static bool needs_kernel_never(const Node *n) { (void)n; return false; }
+
+/* ------------------------------------------------------------------ */
+/* Structural checks                                                    */
+/* ------------------------------------------------------------------ */
+
+static bool valid_value(const Graph *g, int id) { return id >= 0 && id < g->nvalues && g->values[id]; }
+
+#define WHY(...) do { snprintf(why, whylen, __VA_ARGS__); return true; } while (0)
+
+static bool verify_heads(const Node *n, char *why, size_t whylen) {
+    if (n->heads <= 0 || n->head_dim <= 0) WHY("heads=%d head_dim=%d", n->heads, n->head_dim);
+    return false;
+}
+
+static bool verify_kv_write(const Graph *g, const Node *n, char *why, size_t whylen) {
+    (void)g;
+    return verify_heads(n, why, whylen);
+}
+
+static bool verify_attention(const Graph *g, const Node *n, char *why, size_t whylen) {
+    if (n->nin == 2 && valid_value(g, n->in[1]) && g->values[n->in[1]]->cls != VC_KV)
+        WHY("second input %s is not a KV value", g->values[n->in[1]]->name);
+    return verify_heads(n, why, whylen);
+}
+
+static bool verify_gemm(const Graph *g, const Node *n, char *why, size_t whylen) {
+    if (n->nin >= 2 && valid_value(g, n->in[1]) && g->values[n->in[1]]->cls != VC_WEIGHT)
+        WHY("weight input %s is not a weight", g->values[n->in[1]]->name);
+    return false;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shape rules                                                          */
+/* ------------------------------------------------------------------ */
+
+static bool shape_is(const Value *v, int rank, const int *dims) {
+    if (v->rank != rank) return false;
+    for (int i = 0; i < rank; i++)
+        if (v->dims[i] != dims[i]) return false;
+    return true;
+}
+
+static void shape_str(const Value *v, char *buf, size_t n) {
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, n - k, "[");
+    for (int i = 0; i < v->rank && k < n; i++) {
+        if (v->dims[i] == DIM_T) k += (size_t)snprintf(buf + k, n - k, "%sT", i ? "," : "");
+        else k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", v->dims[i]);
+    }
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+#define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return false; } while (0)
+
+/* Input k if it has a shape, else NULL. */
+static const Value *input(const Graph *g, const Node *n, int k) {
+    if (k >= n->nin || n->in[k] < 0 || n->in[k] >= g->nvalues) return NULL;
+    const Value *v = g->values[n->in[k]];
+    return v->rank > 0 ? v : NULL;
+}
+
+/* Text of input k's shape for messages ("" when it has none). */
+static void input_str(const Graph *g, const Node *n, int k, char buf[64]) {
+    const Value *v = input(g, n, k);
+    buf[0] = '\0';
+    if (v) shape_str(v, buf, 64);
+}
+
+/* [T, c] activation: returns c, or 0 if v is not of that form. */
+static int act_width(const Value *v) {
+    return v && v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
+}
+
+/* The output is [T, width]. */
+static bool tokens_by(int width, int *rank, int dims[MAX_RANK]) {
+    *rank = 2;
+    dims[0] = DIM_T;
+    dims[1] = width;
+    return true;
+}
+
+/* The KV value shape for H heads of width hd (order from the kv layout). */
+static void kv_shape(const Graph *g, int H, int hd, int *rank, int dims[MAX_RANK]) {
+    DimOrder o = g->spec ? g->spec->layout[TC_KV].order : ORD_HEADS_TOKENS_DIM;
+    *rank = 4;
+    dims[0] = 2;
+    if (o == ORD_TOKENS_HEADS_DIM) { dims[1] = DIM_T; dims[2] = H; }
+    else { dims[1] = H; dims[2] = DIM_T; }
+    dims[3] = hd;
+}
+
+static bool shape_embed(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0), *b = input(g, n, 1);
+    char s1[64], s2[64];
+    input_str(g, n, 0, s1);
+    input_str(g, n, 1, s2);
+    if (!a || !b) FAIL("embed needs tokens and a table");
+    if (!shape_is(a, 1, (int[]){DIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, s1);
+    if (b->rank != 2) FAIL("table %s is %s, expected [vocab, d_model]", b->name, s2);
+    if (n->nin == 3) {
+        const Value *p = input(g, n, 2);
+        if (p->rank != 2 || p->dims[1] != b->dims[1])
+            FAIL("position table %s does not have %d columns", p->name, b->dims[1]);
+    }
+    return tokens_by(b->dims[1], rank, dims);
+}
+
+static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0);
+    char s1[64];
+    input_str(g, n, 0, s1);
+    int D = act_width(a);
+    if (!D) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    for (int k = 1; k < n->nin; k++) {
+        const Value *w = input(g, n, k);
+        if (!shape_is(w, 1, (int[]){D})) FAIL("%s has a shape other than [%d]", w->name, D);
+    }
+    return tokens_by(D, rank, dims);
+}
+
+static bool shape_gemm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0), *b = input(g, n, 1);
+    char s1[64], s2[64];
+    input_str(g, n, 0, s1);
+    input_str(g, n, 1, s2);
+    int K = act_width(a);
+    if (!K) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    if (!b || b->rank != 2) FAIL("weight %s is %s, expected a matrix", b ? b->name : "?", s2);
+    int wk = n->trans_w ? b->dims[1] : b->dims[0];
+    int N = n->trans_w ? b->dims[0] : b->dims[1];
+    if (wk != K)
+        FAIL("input %s is %s but weight %s is %s%s (inner dimensions %d and %d differ)", a->name, s1, b->name, s2,
+             n->trans_w ? ", used transposed" : "", K, wk);
+    int k = 2;
+    if (n->op == OP_MATMUL && n->epi.bias) {
+        const Value *bias = input(g, n, k++);
+        if (!bias || !shape_is(bias, 1, (int[]){N})) FAIL("bias %s is not [%d]", bias ? bias->name : "?", N);
+    }
+    if (n->op == OP_MATMUL && n->epi.residual) {
+        const Value *r = input(g, n, k++);
+        if (!r || !shape_is(r, 2, (int[]){DIM_T, N})) FAIL("residual %s is not [T,%d]", r ? r->name : "?", N);
+    }
+    return tokens_by(N, rank, dims);
+}
+
+static bool shape_bias(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0), *b = input(g, n, 1);
+    char s1[64], s2[64];
+    input_str(g, n, 0, s1);
+    input_str(g, n, 1, s2);
+    int N = act_width(a);
+    if (!N) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    if (!shape_is(b, 1, (int[]){N})) FAIL("bias %s is %s, expected [%d]", b->name, s2, N);
+    return tokens_by(N, rank, dims);
+}
+
+static bool shape_act(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0);
+    char s1[64];
+    input_str(g, n, 0, s1);
+    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    *rank = a->rank;
+    memcpy(dims, a->dims, sizeof a->dims);
+    return true;
+}
+
+static bool shape_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0), *b = input(g, n, 1);
+    char s1[64], s2[64];
+    input_str(g, n, 0, s1);
+    input_str(g, n, 1, s2);
+    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    if (!shape_is(b, a->rank, a->dims)) FAIL("operands %s %s and %s %s differ in shape", a->name, s1, b->name, s2);
+    *rank = a->rank;
+    memcpy(dims, a->dims, sizeof a->dims);
+    return true;
+}
+
+/* kv_write and attention: a qkv input of 3 x heads x head_dim channels; the KV shape in kd. */
+static bool attn_qkv(const Graph *g, const Node *n, int *kr, int kd[MAX_RANK], char *why, size_t whylen) {
+    const Value *a = input(g, n, 0);
+    char s1[64];
+    input_str(g, n, 0, s1);
+    int W = act_width(a), H = n->heads, hd = n->head_dim;
+    if (H <= 0 || hd <= 0) FAIL("heads=%d head_dim=%d", H, hd);
+    if (W != 3 * H * hd) FAIL("qkv %s is %s, expected [T,%d] (3 x %d heads x %d)", a ? a->name : "?", s1, 3 * H * hd, H, hd);
+    kv_shape(g, H, hd, kr, kd);
+    return true;
+}
+
+static bool shape_kv_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    return attn_qkv(g, n, rank, dims, why, whylen);
+}
+
+static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    int kr, kd[MAX_RANK];
+    if (!attn_qkv(g, n, &kr, kd, why, whylen)) return false;
+    const Value *b = input(g, n, 1);
+    char s2[64];
+    input_str(g, n, 1, s2);
+    if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, s2, n->heads, n->head_dim);
+    return tokens_by(n->heads * n->head_dim, rank, dims);
+}
+
+/* ------------------------------------------------------------------ */
+/* The table                                                            */
+/* ------------------------------------------------------------------ */
+
+const OpInfo op_table[OP_COUNT] = {
+    [OP_EMBED] = {.name = "embed", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_embed,
+                  .print_attrs = print_embed, .key_attrs = key_embed, .shape = shape_embed,
+                  .interp = interp_embed, .emit = emit_embed},
+    [OP_NORM] = {.name = "norm", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_norm,
+                 .print_attrs = print_norm, .key_attrs = key_norm, .shape = shape_norm,
+                 .interp = interp_norm, .emit = emit_norm},
+    [OP_MATMUL] = {.name = "matmul", .nin = -1, .out_class = VC_ACTIVATION, .gemm = true, .fusable_epilogue = true,
+                   .kernel_first_input = 2, .ninputs = ninputs_matmul, .print_attrs = print_gemm,
+                   .key_attrs = key_gemm, .needs_kernel = needs_kernel_matmul, .verify = verify_gemm,
+                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm},
+    [OP_BIAS] = {.name = "bias", .nin = 2, .out_class = VC_ACTIVATION, .shape = shape_bias,
+                 .interp = interp_bias, .emit = emit_bias},
+    [OP_ACT] = {.name = "act", .nin = 1, .out_class = VC_ACTIVATION, .print_attrs = print_act, .key_attrs = key_act,
+                .shape = shape_act, .interp = interp_act, .emit = emit_act},
+    [OP_ADD] = {.name = "add", .nin = 2, .out_class = VC_ACTIVATION, .shape = shape_add,
+                .interp = interp_add, .emit = emit_add},
+    [OP_KV_WRITE] = {.name = "kv_write", .nin = 1, .out_class = VC_KV, .print_attrs = print_attn,
+                     .key_attrs = key_attn, .verify = verify_kv_write, .shape = shape_kv_write,
+                     .interp = interp_kv_write, .emit = emit_kv_write},
+    [OP_ATTENTION] = {.name = "attention", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_attn,
+                      .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
+                      .interp = interp_attention, .emit = emit_attention},
+    [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
+                   .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
+                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm},
+};
+
+const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }
+
+const char *op_name(OpKind k) { return (unsigned)k < OP_COUNT ? op_table[k].name : "?"; }
+
+bool op_is_gemm(OpKind k) { return (unsigned)k < OP_COUNT && op_table[k].gemm; }
+
+int op_expected_inputs(const Node *n) {
+    const OpInfo *oi = op_info(n->op);
+    if (!oi) return 0;
+    return oi->ninputs ? oi->ninputs(n) : oi->nin;
+}
+
+bool ir_node_needs_kernel(const Node *n) {
+    const OpInfo *oi = op_info(n->op);
+    return oi && (!oi->needs_kernel || oi->needs_kernel(n));
+}
+
+bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    for (int k = 0; k < n->nin; k++)
+        if (!input(g, n, k)) FAIL("input %d has no shape", k);
+    const OpInfo *oi = op_info(n->op);
+    if (!oi) FAIL("unknown op");
+    return oi->shape(g, n, rank, dims, why, whylen);
+}
