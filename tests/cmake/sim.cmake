@@ -40,3 +40,10 @@ add_test(NAME sim_quiet_divergence COMMAND sh ${TESTS_DIR}/sim/quiet_stderr.sh $
 add_test(NAME sim_quiet_oob COMMAND sh ${TESTS_DIR}/sim/quiet_stderr.sh $<TARGET_FILE:sim_kernels> oob)
 set_tests_properties(sim_quiet_cli sim_quiet_divergence sim_quiet_oob PROPERTIES LABELS sim
                      ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
+
+# The attention grid has one block per QT queries and head, no idle block
+# (tests/sim/test_attn_grid.c counts the blocks the simulator ran).
+shortc_sim_program(sim_attn_grid ${TESTS_DIR}/sim/test_attn_grid.c)
+target_link_libraries(sim_attn_grid PRIVATE shortc_core)
+add_test(NAME sim_attn_grid COMMAND sim_attn_grid)
+set_tests_properties(sim_attn_grid PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)

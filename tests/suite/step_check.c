@@ -258,9 +258,9 @@ int main(int argc, char **argv) {
     float **vals = NULL, **pvals = NULL, *logits = NULL;
     int32_t *tokens = NULL;
     int status = 1, passed = 0, failed = 0;
-    if (!shortc_compile(&arena, &diag, &co, &cr)) goto done;
-    const Graph *g = cr.graph;
+    const Graph *g = shortc_compile(&arena, &diag, &co, &cr) ? cr.graph : NULL;
     const EmitResult er = cr.emit;
+    if (!g) goto done;
     if (T < 1 || T > g->spec->segment) {
         fprintf(stderr, "step_check: %d tokens: 1 to %d (the segment)\n", T, g->spec->segment);
         goto done;
