@@ -55,11 +55,6 @@ static const char *float_literal(Arena *a, double x) {
     return arena_strdup(a, buf);
 }
 
-bool emit_value_in_arena(const Graph *g, const Value *v) {
-    (void)g;
-    return v->cls != VC_WEIGHT && v->buffer >= 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Kernel specs                                                        */
 /* ------------------------------------------------------------------ */
@@ -604,7 +599,7 @@ static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg 
 /* Arena byte ranges of two values overlap (both in the arena). */
 static bool overlaps(const Emit *e, int a, int b) {
     const Value *x = val(e, a), *y = val(e, b);
-    if (!emit_value_in_arena(e->st.g, x) || !emit_value_in_arena(e->st.g, y)) return false;
+    if (!ir_value_placed(x) || !ir_value_placed(y)) return false;
     return x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes;
 }
 
@@ -879,7 +874,7 @@ static bool index_values(Emit *e) {
         const Value *v = g->values[i];
         st->weight_index[i] = st->state_index[i] = -1;
         if (v->cls == VC_WEIGHT) st->weight_index[i] = st->nweights++;
-        else if (v->cls == VC_KV && !emit_value_in_arena(g, v) && v->def >= 0 && !g->nodes[v->def]->dead)
+        else if (v->cls == VC_KV && !ir_value_placed(v) && v->def >= 0 && !g->nodes[v->def]->dead)
             st->state_index[i] = st->nstate++;
     }
     return true;
@@ -902,7 +897,7 @@ static bool check_refs(Emit *e) {
         for (int k = 0; k < n; k++) {
             if (refs[k].kind != ARG_VALUE) continue;
             const Value *v = val(e, refs[k].value);
-            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && !emit_value_in_arena(st->g, v)) {
+            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && !ir_value_placed(v)) {
                 internal(e, st->g->nodes[s->node], "value %s has no place in the arena", v->name);
                 return false;
             }

@@ -147,9 +147,6 @@ typedef struct EmitState {
     size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging area */
 } EmitState;
 
-/* Is the value placed in the activation arena (as opposed to a weight or per-session state)? */
-bool emit_value_in_arena(const Graph *g, const Value *v);
-
 /* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */
 char *plan_build(const EmitState *st);
 

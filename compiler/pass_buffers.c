@@ -15,38 +15,6 @@
 
 enum { ALIGN = 256 };
 
-/* Causal attention keeps nothing between forwards: its KV is scratch. */
-static bool kv_persistent(const Graph *g, const Value *v) {
-    if (v->def < 0 || v->def >= g->nnodes) return false;
-    return g->nodes[v->def]->attn.kind != ATTN_CAUSAL;
-}
-
-bool ir_value_in_arena(const Graph *g, const Value *v) {
-    if (!ir_value_live(g, v)) return false;
-    switch (v->cls) {
-    case VC_INPUT:
-    case VC_OUTPUT:
-    case VC_ACTIVATION: return true;
-    case VC_KV: return !kv_persistent(g, v);
-    case VC_WEIGHT: return false;
-    }
-    return false;
-}
-
-void ir_live_range(const Graph *g, const Value *v, int *start, int *end) {
-    int s = v->cls == VC_INPUT ? -1 : v->def;
-    int e = s;
-    for (int i = 0; i < g->nnodes; i++) {
-        const Node *n = g->nodes[i];
-        if (n->dead) continue;
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k] == v->id && i > e) e = i;
-    }
-    if (v->cls == VC_OUTPUT) e = g->nnodes;
-    *start = s;
-    *end = e;
-}
-
 typedef struct Slot {
     int value;     /* value id */
     int start;     /* first node */

@@ -11,18 +11,6 @@
  */
 #include "shortc.h"
 
-DType ir_expected_dtype(const Graph *g, const Value *v) {
-    const ModelSpec *s = g->spec;
-    switch (v->cls) {
-    case VC_INPUT: return DT_I32;
-    case VC_OUTPUT: return DT_F32;
-    case VC_WEIGHT: return s ? s->layout[TC_WEIGHTS].dtype : DT_F32;
-    case VC_ACTIVATION: return s ? s->layout[TC_ACTIVATIONS].dtype : DT_F32;
-    case VC_KV: return s ? s->layout[TC_KV].dtype : DT_F32;
-    }
-    return DT_F32;
-}
-
 static bool storage_dtype(Diag *d, const LayoutSpec *l, const char *what) {
     if (l->dtype == DT_F32 || l->dtype == DT_F16 || l->dtype == DT_BF16) return true;
     diag_error(d, l->loc, "layouts: %s cannot be stored as %s", what, dtype_name(l->dtype));

@@ -104,7 +104,7 @@ static cJSON *buffers_json(const EmitState *st) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
-        if (!emit_value_in_arena(g, v)) continue;
+        if (!ir_value_placed(v)) continue;
         cJSON *b = cJSON_CreateObject();
         cJSON_AddStringToObject(b, "value", v->name);
         cJSON_AddNumberToObject(b, "offset", (double)v->offset);
@@ -261,7 +261,7 @@ char *plan_build(const EmitState *st) {
         diag_plain_error(st->d, "internal error: plan: graph without a model specification");
         return NULL;
     }
-    if (!emit_value_in_arena(g, tok) || !emit_value_in_arena(g, lg) || lg->dtype != DT_F32) {
+    if (!ir_value_placed(tok) || !ir_value_placed(lg) || lg->dtype != DT_F32) {
         diag_plain_error(st->d, "internal error: plan: tokens and fp32 logits must live in the activation arena");
         return NULL;
     }

@@ -495,13 +495,16 @@ bool emit_attention(struct Emit *e, const Node *n, struct KSpec *ks, bool *launc
 /* Helpers shared by the passes and the verifier. */
 /* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */
 bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
-/* pass_layouts.c: the dtype a value must have after the layouts pass. */
+/* ir_rules.c: the dtype a value must have after the layouts pass. */
 DType ir_expected_dtype(const Graph *g, const Value *v);
 /* ops.c: whether a live node needs a generated kernel (pure GEMMs do not). */
 bool ir_node_needs_kernel(const Node *n);
-/* pass_buffers.c: whether a value is placed in the activation arena; its live range [start, end] in node ids. */
+/* ir_rules.c: whether a value belongs in the activation arena; its live range [start, end] in node ids. */
 bool ir_value_in_arena(const Graph *g, const Value *v);
 void ir_live_range(const Graph *g, const Value *v, int *start, int *end);
+/* ir_rules.c: whether the buffers pass gave the value a place in the arena (weights and
+ * per-session state have none). */
+bool ir_value_placed(const Value *v);
 
 /* lower.c: ModelSpec -> Graph */
 Graph *lower_model(Arena *a, Diag *d, const ModelSpec *spec);
