@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "shortc_common.h"
+
 /* ------------------------------------------------------------------ */
 /* Arena (arena.c)                                                     */
 /* ------------------------------------------------------------------ */
@@ -187,21 +189,7 @@ AstFile *parse_source(Arena *a, Diag *d, Source *src);
 /* Model specification (sema.c): the validated meaning of one model     */
 /* ------------------------------------------------------------------ */
 
-#define SHORTC_DTYPES(X) \
-    X(DT_F32,  "fp32", "f32", 4) \
-    X(DT_F16,  "fp16", "f16", 2) \
-    X(DT_BF16, "bf16", "bf16", 2) \
-    X(DT_I32,  "i32",  "i32", 4)   /* token ids only; not a storage choice */
-
-typedef enum DType {
-#define X(e, arch_name, plan_name, size) e,
-    SHORTC_DTYPES(X)
-#undef X
-    DT_COUNT
-} DType;
-const char *dtype_name(DType t);       /* .arch spelling: fp32 */
-const char *dtype_plan_name(DType t);  /* plan/IR spelling: f32 */
-int dtype_size(DType t);
+/* DType, its spellings and sizes, and round_to_dtype: common/shortc_common.h. */
 
 typedef enum Activation { ACT_NONE, ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
 const char *activation_name(Activation a);   /* "relu", "gelu", "gelu_tanh", "none" */
@@ -622,8 +610,5 @@ bool interp_run(const Graph *g, Diag *d, const float *const *weights,
  */
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values);
-
-/* fp16 / bf16 rounding helpers shared by the interpreter and the runtime. */
-float round_to_dtype(float x, DType t);
 
 #endif /* SHORTC_H */

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "rt_driver.h"
-#include "rt_half.h"
+#include "half.h"
 #include "shortsim_abi.h"
 
 /* ---- fibers --------------------------------------------------------- */

@@ -1,5 +1,6 @@
 /*
- * rng.c — the seeded generator behind srt_model_random_weights.
+ * rng.c — random weights for srt_model_random_weights, drawn from the
+ * shared seeded generator (common/rng.c).
  *
  * Each tensor has its own stream, so a value depends only on the seed, the
  * tensor's name and its position in the file order, never on the backend,
@@ -23,20 +24,6 @@
 
 #include <math.h>
 #include <string.h>
-
-uint64_t rt_splitmix64(RtRng *r) {
-    uint64_t z = (r->s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-double rt_rng_uniform(RtRng *r) { return (double)(rt_splitmix64(r) >> 11) * 0x1.0p-53; }
-
-double rt_rng_normal(RtRng *r) {
-    double u1 = rt_rng_uniform(r), u2 = rt_rng_uniform(r);
-    return sqrt(-2.0 * log(1.0 - u1)) * cos(6.283185307179586 * u2);
-}
 
 void rt_random_tensor(uint64_t seed, const char *name, int rank, const int64_t *shape, float *out, size_t count) {
     (void)shape;

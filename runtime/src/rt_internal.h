@@ -14,8 +14,8 @@
 #include <stdint.h>
 
 #include "rt_driver.h"
-#include "rt_half.h"
 #include "shortc.h"
+#include "shortc_common.h"
 #include "shortrt.h"
 
 /* ------------------------------------------------------------------ */
@@ -166,15 +166,10 @@ srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, s
 void rt_plan_free(srt_context *ctx, RtPlan *p);
 
 /* ------------------------------------------------------------------ */
-/* Seeded generator (rng.c)                                             */
+/* Random weights (rng.c)                                               */
 /* ------------------------------------------------------------------ */
 
-typedef struct RtRng {
-    uint64_t s;           /* splitmix64 state */
-} RtRng;
-uint64_t rt_splitmix64(RtRng *r);
-double rt_rng_uniform(RtRng *r);   /* [0, 1) with 53 bits */
-double rt_rng_normal(RtRng *r);    /* N(0, 1), Box-Muller (cosine branch) */
+/* RtRng, rt_splitmix64, rt_rng_uniform, rt_rng_normal: common/shortc_common.h. */
 /* Fills a tensor named name (file shape, row-major) the way srt_model_random_weights does. */
 void rt_random_tensor(uint64_t seed, const char *name, int rank, const int64_t *shape, float *out, size_t count);
 

@@ -28,7 +28,7 @@ add_executable(shortc_front_test
   ${BISON_FrontTestParser_OUTPUTS} ${FLEX_FrontTestLexer_OUTPUTS})
 target_include_directories(shortc_front_test PRIVATE ${FRONT_TEST_GEN} ${CMAKE_SOURCE_DIR}/compiler)
 target_compile_options(shortc_front_test PRIVATE -include ${TESTS_DIR}/parse/kinds/test_kinds.h)
-target_link_libraries(shortc_front_test PRIVATE m)
+target_link_libraries(shortc_front_test PRIVATE shortc_common m)
 
 add_test(NAME parse_golden
          COMMAND sh ${TESTS_DIR}/run_golden.sh ${SHORTC_BIN} --dump-spec ${TESTS_DIR}/parse)

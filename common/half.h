@@ -1,13 +1,13 @@
 /*
- * rt_half.h — fp16 and bf16 conversions, bit exact with CUDA's host
+ * half.h — fp16 and bf16 conversions, bit exact with CUDA's host
  * __float2half_rn / __float2bfloat16_rn and their inverses (tests/sim's
- * k_half_rt checks them against the toolkit; tests/rt/test_weights against
- * the compiler's round_to_dtype): round to nearest even, subnormals kept,
- * overflow to infinity, NaN quiet with its payload. One copy for the weight
- * encoder (weights.c), the simulated cuBLAS and mma (runtime/sim).
+ * k_half_rt checks them against the toolkit): round to nearest even,
+ * subnormals kept, overflow to infinity, NaN quiet with its payload. One copy
+ * for the compiler's round_to_dtype (common/dtype.c), the weight encoder
+ * (runtime/src/weights.c), the simulated cuBLAS and mma (runtime/sim).
  */
-#ifndef RT_HALF_H
-#define RT_HALF_H
+#ifndef SHORTC_HALF_H
+#define SHORTC_HALF_H
 
 #include <stdint.h>
 #include <string.h>
@@ -62,4 +62,4 @@ static inline uint16_t rt_f32_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
-#endif /* RT_HALF_H */
+#endif /* SHORTC_HALF_H */
