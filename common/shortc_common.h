@@ -5,6 +5,7 @@
  *   dtypes              the storage types, their .arch and plan spellings and sizes (dtype.c)
  *   half rounding       fp16/bf16 conversions (half.h) and round_to_dtype (dtype.c)
  *   seeded generator    the splitmix64 stream behind random weights (rng.c)
+ *   plan framing        the markers around the plan in an emitted .cu, the most tensor dimensions
  *
  * Neither the compiler's internal header (shortc.h) nor the runtime's
  * (rt_internal.h) is visible from here; both include this one. The half and
@@ -54,5 +55,15 @@ typedef struct RtRng {
 uint64_t rt_splitmix64(RtRng *r);
 double rt_rng_uniform(RtRng *r);   /* [0, 1) with 53 bits */
 double rt_rng_normal(RtRng *r);    /* N(0, 1), Box-Muller (cosine branch) */
+
+/* ------------------------------------------------------------------ */
+/* The plan's framing (docs/plan.md)                                     */
+/* ------------------------------------------------------------------ */
+
+/* Markers around the plan inside the .cu (a C comment). */
+#define SHORTC_PLAN_BEGIN "/* SHORTC-PLAN-BEGIN"
+#define SHORTC_PLAN_END "SHORTC-PLAN-END */"
+/* Most dimensions of an IR value and of a plan tensor. */
+#define MAX_RANK 4
 
 #endif /* SHORTC_COMMON_H */

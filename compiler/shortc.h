@@ -339,7 +339,7 @@ typedef enum ValueClass {
 
 /* Dimension sizes: >0 constant, DIM_T = runtime token count (upper bound: segment). */
 #define DIM_T (-1)
-#define MAX_RANK 4
+/* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
 
 typedef struct Value {
     int id;              /* index in Graph.values */
@@ -538,9 +538,7 @@ typedef struct EmitResult {
 bool emit_cuda(Graph *g, Diag *d, EmitResult *out);
 void emit_result_free(EmitResult *r);
 
-/* Markers around the plan inside the .cu (a C comment). */
-#define SHORTC_PLAN_BEGIN "/* SHORTC-PLAN-BEGIN"
-#define SHORTC_PLAN_END "SHORTC-PLAN-END */"
+/* SHORTC_PLAN_BEGIN / SHORTC_PLAN_END, the markers around the plan: common/shortc_common.h. */
 
 /* libclang check of emitted CUDA (check.c): maps diagnostics to .arch lines. */
 int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_path);

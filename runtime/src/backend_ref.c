@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "shortc.h" /* the one runtime file that sees the compiler (docs/architecture.md, "Layering") */
 
 #include <errno.h>
 #include <stdio.h>

@@ -14,7 +14,6 @@
 #include <stdint.h>
 
 #include "rt_driver.h"
-#include "shortc.h"
 #include "shortc_common.h"
 #include "shortrt.h"
 

@@ -30,6 +30,7 @@
  * Exit status 0 when every node passed.
  */
 #include "rt_internal.h"
+#include "shortc.h"
 
 #include <math.h>
 #include <stdio.h>
