@@ -18,6 +18,9 @@ shortc_golden(baseline_ba_tiny ${M}/baseline_ba_tiny.arch 53 1e-4 1e-4)
 shortc_golden(mixed_tiny       ${M}/mixed_tiny.arch       33 1e-4 1e-4)
 shortc_golden(gpt2_tiny_half   ${M}/gpt2_tiny_half.arch   37 2e-2 2e-2)
 shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 1e-4 1e-4)
+# The slowest test (a 124M-parameter model on the simulator): also labelled
+# `slow`, so `ctest -LE slow` skips it while iterating; CI runs every label.
+set_tests_properties(golden_gpt2_small PROPERTIES LABELS "golden;sim;slow")
 shortc_golden(odd_ln_learned   ${TESTS_DIR}/suite/odd_ln_learned.arch 61 1e-4 1e-4)
 shortc_golden(odd_rms_sin      ${TESTS_DIR}/suite/odd_rms_sin.arch    43 1e-4 1e-4)
 shortc_golden(odd_half         ${TESTS_DIR}/suite/odd_half.arch       29 2e-2 2e-2)
