@@ -6,6 +6,7 @@
  *   half rounding       fp16/bf16 conversions (half.h) and round_to_dtype (dtype.c)
  *   seeded generator    the splitmix64 stream behind random weights (rng.c)
  *   plan framing        the markers around the plan in an emitted .cu, the most tensor dimensions
+ *   plan schema         every plan field, its type, required or not (plan_schema.h; uses cJSON)
  *
  * Neither the compiler's internal header (shortc.h) nor the runtime's
  * (rt_internal.h) is visible from here; both include this one. The half and

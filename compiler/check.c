@@ -22,6 +22,7 @@
  *     the parameter's kind.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "plan_schema.h"
 #include "shortc.h"
 
 #include <clang-c/Index.h>
@@ -585,6 +586,11 @@ static void check_contract(Checker *c, const KernelList *kl) {
         if (at && at >= json && at < e) loc = (Loc){c->cu_src->id, (int)(at - c->cu.text), (int)(at - c->cu.text) + 1};
         report_plan(c, loc, "not valid JSON");
         return;
+    }
+    char why[320];
+    if (!plan_schema_check(plan, why, sizeof why)) {
+        snprintf(msg, sizeof msg, "does not conform to the plan schema: %s", why);
+        report_plan(c, plan_loc_of(c, b, e, ""), msg); /* and the kernel contract is still checked */
     }
     const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(plan, "kernels");
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps");

@@ -6,6 +6,7 @@
  * pretty-printed by it; key order is fixed, so output is deterministic.
  */
 #include "emit.h"
+#include "plan_schema.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -266,8 +267,8 @@ char *plan_build(const EmitState *st) {
         return NULL;
     }
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "format", "shortc-plan");
-    cJSON_AddNumberToObject(root, "version", 1);
+    cJSON_AddStringToObject(root, "format", SHORTC_PLAN_FORMAT);
+    cJSON_AddNumberToObject(root, "version", SHORTC_PLAN_VERSION);
     cJSON_AddStringToObject(root, "model", s->name ? s->name : "");
     const char *src = s->path ? s->path : st->d->nsources ? st->d->sources[0]->path : "";
     cJSON_AddStringToObject(root, "source", src);
@@ -292,6 +293,12 @@ char *plan_build(const EmitState *st) {
         cJSON_AddItemToArray(steps, sp->kind == STEP_GEMM ? gemm_json(st, sp) : launch_json(st, sp));
     }
     cJSON_AddItemToObject(root, "steps", steps);
+    char why[320];
+    if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */
+        diag_plain_error(st->d, "internal error: plan: does not conform to the plan schema: %s", why);
+        cJSON_Delete(root);
+        return NULL;
+    }
 
     char *text = cJSON_Print(root);
     cJSON_Delete(root);

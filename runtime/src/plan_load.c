@@ -8,6 +8,7 @@
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "plan_schema.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -202,7 +203,8 @@ static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim 
         return SRT_OK;
     }
     if (!cJSON_IsObject(j)) return perr(p, field, "expected " DIM_FORM ", got %s", json_kind(j));
-    static const char *const keys[] = {"t", "c", "div", NULL};
+    const char *keys[8];
+    plan_schema_keys(PO_DIM, keys, 8);
     TRY(only_keys(p, field, j, keys, DIM_FORM));
     /* read the members with the field as a path prefix */
     char saved[256];
@@ -229,17 +231,20 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
     int64_t v = 0;
     const RtPlan *pl = p->plan;
     if (cJSON_GetObjectItemCaseSensitive(j, "arena")) {
-        static const char *const keys[] = {"arena", NULL};
+        const char *keys[4];
+        plan_schema_keys(PO_REF_ARENA, keys, 4);
         st = only_keys(p, "", j, keys, REF_FORM);
         if (st == SRT_OK) st = get_int(p, j, "arena", 0, (int64_t)pl->arena_bytes - 1, true, 0, &v);
         *r = (RtRef){RT_REF_ARENA, 0, v};
     } else if (cJSON_GetObjectItemCaseSensitive(j, "weight")) {
-        static const char *const keys[] = {"weight", NULL};
+        const char *keys[4];
+        plan_schema_keys(PO_REF_WEIGHT, keys, 4);
         st = only_keys(p, "", j, keys, REF_FORM);
         if (st == SRT_OK) st = get_int(p, j, "weight", 0, pl->nweights - 1, true, 0, &v);
         *r = (RtRef){RT_REF_WEIGHT, (int)v, 0};
     } else if (cJSON_GetObjectItemCaseSensitive(j, "state")) {
-        static const char *const keys[] = {"state", "offset", NULL};
+        const char *keys[4];
+        plan_schema_keys(PO_REF_STATE, keys, 4);
         int64_t off = 0;
         st = only_keys(p, "", j, keys, REF_FORM);
         if (st == SRT_OK) st = get_int(p, j, "state", 0, pl->nstate - 1, true, 0, &v);
@@ -582,12 +587,13 @@ static srt_status parse_root(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     if (!cJSON_IsObject(root)) return perr(p, "", "expected a JSON object, got %s", json_kind(root));
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "shortc-plan") != 0)
-        return perr(p, "format", "expected \"shortc-plan\"");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, SHORTC_PLAN_FORMAT) != 0)
+        return perr(p, "format", "expected \"" SHORTC_PLAN_FORMAT "\"");
     int version;
     TRY(get_i32(p, root, "version", 0, 1 << 20, true, 0, &version));
-    if (version != 1)
-        return perr(p, "version", "plan version %d is not supported by this runtime (it reads version 1)", version);
+    if (version != SHORTC_PLAN_VERSION)
+        return perr(p, "version", "plan version %d is not supported by this runtime (it reads version %d)", version,
+                    SHORTC_PLAN_VERSION);
     TRY(get_str(p, root, "model", true, &pl->model));
     TRY(get_str(p, root, "source", false, &pl->source));
     const cJSON *cfg;
@@ -667,6 +673,9 @@ srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, s
     }
     P p = {.ctx = ctx, .what = what, .plan = plan};
     srt_status st = parse_root(&p, root);
+    char why[320];
+    if (st == SRT_OK && !plan_schema_check(root, why, sizeof why)) /* what the checks above let through */
+        st = rt_error(ctx, SRT_ERR_FORMAT, "%s: plan: %s", what, why);
     cJSON_Delete(root);
     if (st != SRT_OK) rt_plan_free(ctx, plan);
     return st;

@@ -19,6 +19,7 @@ add_test(NAME gate_check_type_error
                  -- ${SHORTC_BIN} --check ${GATE_DIR}/broken_type.cu)
 add_test(NAME gate_check_plan_mismatch
          COMMAND sh ${GATE_DIR}/expect.sh --fail
+                 --grep "in the embedded plan: does not conform to the plan schema: missing field 'config'"
                  --grep "in the embedded plan: kernel 'shortc_missing_f32' is listed but the \\.cu defines no __global__"
                  --grep "^x\\.arch:13:1: error: .*'shortc_extra_f32' is not in the plan's kernel list"
                  --grep "^x\\.arch:13:1: error: .*kernel 'shortc_extra_f32' must be declared extern \"C\""

@@ -192,7 +192,8 @@ int main(void) {
         emit("gpt2_tiny", cu, sizeof cu);
         size_t len;
         char *text = check_read_file(cu, &len);
-        char *edited = text ? rt_test_replace(text, "\"vocab\":", "\"edited\": 1, \"vocab\":") : NULL;
+        /* a kernel's line 10 -> 910: still a valid plan, no longer the compiled one */
+        char *edited = text ? rt_test_replace(text, "\"line\":\t", "\"line\":\t9") : NULL;
         if (edited) rt_test_write(cu, edited, strlen(edited));
         free(text);
         free(edited);

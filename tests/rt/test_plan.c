@@ -123,6 +123,13 @@ int main(void) {
            "kernels[0].params[0]: expected \"ptr\", \"int\" or \"float\", got a string 'pointer'");
     mutate("\"params\": [\"ptr\"", "\"params\": [1", "kernels[0].params[0]: expected \"ptr\", \"int\" or \"float\", got a number");
 
+    /* the plan schema (common/plan_schema.c): fields the reader does not use must still be known and well typed */
+    mutate("\"buffers\": []", "\"buffers\": [], \"extra\": 1", "toy.cu: plan: unknown field 'extra'");
+    mutate("\"uses\": 1", "\"uses\": \"one\"", "toy.cu: plan: kernels[0].uses: expected an integer, got a string");
+    mutate("\"layer\": -1}]}", "\"layer\": -1, \"lyer\": 2}]}", "toy.cu: plan: steps[1]: unknown field 'lyer'");
+    mutate("\"buffers\": []", "\"buffers\": [{\"value\": \"%x\", \"offset\": 0, \"bytes\": 4, \"dtype\": \"f32\"}]",
+           "toy.cu: plan: buffers[0]: missing field 'shape'");
+
     /* nothing leaks from failed parses: a fresh parse after all of them still works */
     CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p) == SRT_OK);
     rt_plan_free(ctx, &p);

@@ -1,0 +1,251 @@
+/*
+ * plan_schema.c — the plan's schema table and the check of a parsed plan
+ * against it (plan_schema.h; the meaning of each field is docs/plan.md).
+ */
+#include "plan_schema.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define F(o, k, t, req) {o, k, t, PT_INT, PO_NONE, req}
+#define OBJ(o, k, kind, req) {o, k, PT_OBJECT, PT_INT, kind, req}
+#define ARR(o, k, e, kind, req) {o, k, PT_ARRAY, e, kind, req}
+
+const PlanField plan_schema[] = {
+    F(PO_ROOT, "format", PT_STRING, true),
+    F(PO_ROOT, "version", PT_INT, true),
+    F(PO_ROOT, "model", PT_STRING, true),
+    F(PO_ROOT, "source", PT_STRING, false),
+    OBJ(PO_ROOT, "config", PO_CONFIG, true),
+    F(PO_ROOT, "arena_bytes", PT_INT, true),
+    F(PO_ROOT, "tokens", PT_REF, true),
+    OBJ(PO_ROOT, "logits", PO_LOGITS, true),
+    ARR(PO_ROOT, "buffers", PT_OBJECT, PO_BUFFER, false),
+    ARR(PO_ROOT, "weights", PT_OBJECT, PO_WEIGHT, true),
+    ARR(PO_ROOT, "state", PT_OBJECT, PO_STATE, false),
+    ARR(PO_ROOT, "kernels", PT_OBJECT, PO_KERNEL, true),
+    ARR(PO_ROOT, "steps", PT_STEP, PO_NONE, true),
+
+    F(PO_CONFIG, "vocab", PT_INT, true),
+    F(PO_CONFIG, "d_model", PT_INT, false),
+    F(PO_CONFIG, "n_heads", PT_INT, false),
+    F(PO_CONFIG, "head_dim", PT_INT, false),
+    F(PO_CONFIG, "d_ff", PT_INT, false),
+    F(PO_CONFIG, "n_layers", PT_INT, false),
+    F(PO_CONFIG, "segment", PT_INT, true),
+    F(PO_CONFIG, "norm", PT_STRING, false),
+    F(PO_CONFIG, "norm_place", PT_STRING, false),
+    F(PO_CONFIG, "positions", PT_STRING, false),
+    F(PO_CONFIG, "activation", PT_STRING, false),
+    F(PO_CONFIG, "tied", PT_BOOL, false),
+
+    F(PO_LOGITS, "arena", PT_INT, true),
+    F(PO_LOGITS, "dtype", PT_STRING, true),
+    ARR(PO_LOGITS, "shape", PT_DIM, PO_NONE, true),
+
+    F(PO_BUFFER, "value", PT_STRING, true),
+    F(PO_BUFFER, "offset", PT_INT, true),
+    F(PO_BUFFER, "bytes", PT_INT, true),
+    F(PO_BUFFER, "dtype", PT_STRING, true),
+    ARR(PO_BUFFER, "shape", PT_DIM, PO_NONE, true),
+
+    F(PO_WEIGHT, "name", PT_STRING, true),
+    ARR(PO_WEIGHT, "shape", PT_INT, PO_NONE, true),
+    F(PO_WEIGHT, "dtype", PT_STRING, true),
+    ARR(PO_WEIGHT, "file_shape", PT_INT, PO_NONE, true),
+    F(PO_WEIGHT, "transpose", PT_BOOL, false),
+    F(PO_WEIGHT, "optional", PT_BOOL, false),
+
+    F(PO_STATE, "name", PT_STRING, true),
+    F(PO_STATE, "bytes", PT_INT, true),
+    F(PO_STATE, "dtype", PT_STRING, true),
+    F(PO_STATE, "persistent", PT_BOOL, false),
+
+    F(PO_KERNEL, "name", PT_STRING, true),
+    F(PO_KERNEL, "barriers", PT_BOOL, false),
+    F(PO_KERNEL, "line", PT_INT, false),
+    F(PO_KERNEL, "uses", PT_INT, false),
+    ARR(PO_KERNEL, "params", PT_STRING, PO_NONE, true),
+
+    F(PO_LAUNCH, "op", PT_STRING, true),
+    F(PO_LAUNCH, "kernel", PT_STRING, true),
+    ARR(PO_LAUNCH, "grid", PT_DIM, PO_NONE, true),
+    ARR(PO_LAUNCH, "block", PT_INT, PO_NONE, true),
+    F(PO_LAUNCH, "smem", PT_DIM, false),
+    ARR(PO_LAUNCH, "args", PT_ARG, PO_NONE, true),
+    F(PO_LAUNCH, "line", PT_INT, false),
+    F(PO_LAUNCH, "layer", PT_INT, false),
+    F(PO_LAUNCH, "node", PT_INT, false),
+
+    F(PO_GEMM, "op", PT_STRING, true),
+    F(PO_GEMM, "transa", PT_STRING, true),
+    F(PO_GEMM, "transb", PT_STRING, true),
+    F(PO_GEMM, "m", PT_DIM, true),
+    F(PO_GEMM, "n", PT_DIM, true),
+    F(PO_GEMM, "k", PT_DIM, true),
+    F(PO_GEMM, "alpha", PT_NUMBER, true),
+    F(PO_GEMM, "beta", PT_NUMBER, true),
+    F(PO_GEMM, "A", PT_REF, true),
+    F(PO_GEMM, "lda", PT_DIM, true),
+    F(PO_GEMM, "atype", PT_STRING, true),
+    F(PO_GEMM, "B", PT_REF, true),
+    F(PO_GEMM, "ldb", PT_DIM, true),
+    F(PO_GEMM, "btype", PT_STRING, true),
+    F(PO_GEMM, "C", PT_REF, true),
+    F(PO_GEMM, "ldc", PT_DIM, true),
+    F(PO_GEMM, "ctype", PT_STRING, true),
+    F(PO_GEMM, "compute", PT_STRING, false),
+    F(PO_GEMM, "batch", PT_DIM, false),
+    F(PO_GEMM, "strideA", PT_DIM, false),
+    F(PO_GEMM, "strideB", PT_DIM, false),
+    F(PO_GEMM, "strideC", PT_DIM, false),
+    F(PO_GEMM, "line", PT_INT, false),
+    F(PO_GEMM, "layer", PT_INT, false),
+    F(PO_GEMM, "node", PT_INT, false),
+
+    F(PO_DIM, "t", PT_INT, true),
+    F(PO_DIM, "c", PT_INT, false),
+    F(PO_DIM, "div", PT_INT, false),
+
+    F(PO_REF_ARENA, "arena", PT_INT, true),
+    F(PO_REF_WEIGHT, "weight", PT_INT, true),
+    F(PO_REF_STATE, "state", PT_INT, true),
+    F(PO_REF_STATE, "offset", PT_INT, false),
+
+    F(PO_ARG_INT, "int", PT_DIM, true),
+    F(PO_ARG_FLOAT, "float", PT_NUMBER, true),
+};
+const int plan_schema_nfields = (int)(sizeof plan_schema / sizeof *plan_schema);
+
+const PlanField *plan_schema_field(PlanObject obj, const char *key) {
+    for (int i = 0; i < plan_schema_nfields; i++)
+        if (plan_schema[i].obj == obj && strcmp(plan_schema[i].key, key) == 0) return &plan_schema[i];
+    return NULL;
+}
+
+void plan_schema_keys(PlanObject obj, const char **out, int max) {
+    int n = 0;
+    for (int i = 0; i < plan_schema_nfields && n + 1 < max; i++)
+        if (plan_schema[i].obj == obj) out[n++] = plan_schema[i].key;
+    if (max > 0) out[n] = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Checking a document                                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct Check {
+    char path[256];   /* where the walk is: "steps[3].grid[0]" */
+    char *why;        /* the caller's message buffer */
+    size_t whylen;    /* its size */
+} Check;
+
+static bool bad(Check *c, const char *fmt, const char *arg) {
+    char msg[192];
+    snprintf(msg, sizeof msg, fmt, arg);
+    if (c->path[0]) snprintf(c->why, c->whylen, "%s: %s", c->path, msg);
+    else snprintf(c->why, c->whylen, "%s", msg);
+    return false;
+}
+
+static const char *json_kind(const cJSON *j) {
+    if (cJSON_IsNumber(j)) return "a number";
+    if (cJSON_IsString(j)) return "a string";
+    if (cJSON_IsBool(j)) return "a boolean";
+    if (cJSON_IsNull(j)) return "null";
+    if (cJSON_IsArray(j)) return "an array";
+    if (cJSON_IsObject(j)) return "an object";
+    return "something else";
+}
+
+/* Appends ".key" or "[i]" to the path; returns the old length to restore. */
+static size_t push(Check *c, const char *key, int index) {
+    size_t n = strlen(c->path);
+    if (key) snprintf(c->path + n, sizeof c->path - n, "%s%s", n ? "." : "", key);
+    else snprintf(c->path + n, sizeof c->path - n, "[%d]", index);
+    return n;
+}
+static void pop(Check *c, size_t n) { c->path[n] = '\0'; }
+
+static bool check_object(Check *c, const cJSON *j, PlanObject kind);
+
+static bool is_int(const cJSON *j) {
+    return cJSON_IsNumber(j) && j->valuedouble == floor(j->valuedouble) && fabs(j->valuedouble) < 9e15;
+}
+
+/* The REF kind an object is, by its first key; PO_NONE if none. */
+static PlanObject ref_kind(const cJSON *j) {
+    if (!cJSON_IsObject(j) || !j->child || !j->child->string) return PO_NONE;
+    const char *k = j->child->string;
+    return strcmp(k, "arena") == 0 ? PO_REF_ARENA : strcmp(k, "weight") == 0 ? PO_REF_WEIGHT
+                                                : strcmp(k, "state") == 0  ? PO_REF_STATE : PO_NONE;
+}
+
+static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, PlanObject kind) {
+    switch (t) {
+    case PT_INT: return is_int(j) || bad(c, "expected an integer, got %s", json_kind(j));
+    case PT_NUMBER: return cJSON_IsNumber(j) || bad(c, "expected a number, got %s", json_kind(j));
+    case PT_STRING: return cJSON_IsString(j) || bad(c, "expected a string, got %s", json_kind(j));
+    case PT_BOOL: return cJSON_IsBool(j) || bad(c, "expected true or false, got %s", json_kind(j));
+    case PT_DIM:
+        if (is_int(j)) return true;
+        if (!cJSON_IsObject(j)) return bad(c, "expected an integer or a DIM object, got %s", json_kind(j));
+        return check_object(c, j, PO_DIM);
+    case PT_REF: {
+        PlanObject k = ref_kind(j);
+        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\": ...}), got %s", json_kind(j));
+    }
+    case PT_ARG:
+        if (cJSON_IsObject(j) && j->child && j->child->string && strcmp(j->child->string, "int") == 0)
+            return check_object(c, j, PO_ARG_INT);
+        if (cJSON_IsObject(j) && j->child && j->child->string && strcmp(j->child->string, "float") == 0)
+            return check_object(c, j, PO_ARG_FLOAT);
+        return check_value(c, j, PT_REF, PT_INT, PO_NONE);
+    case PT_STEP: {
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(j, "op");
+        if (!cJSON_IsObject(j) || !cJSON_IsString(op)) return bad(c, "expected a step object with an \"op\"%s", "");
+        if (strcmp(op->valuestring, "launch") == 0) return check_object(c, j, PO_LAUNCH);
+        if (strcmp(op->valuestring, "gemm") == 0) return check_object(c, j, PO_GEMM);
+        return bad(c, "unknown step op '%s' (launch or gemm)", op->valuestring);
+    }
+    case PT_OBJECT:
+        return cJSON_IsObject(j) ? check_object(c, j, kind) : bad(c, "expected an object, got %s", json_kind(j));
+    case PT_ARRAY: {
+        if (!cJSON_IsArray(j)) return bad(c, "expected an array, got %s", json_kind(j));
+        int i = 0;
+        for (const cJSON *e = j->child; e; e = e->next, i++) {
+            size_t n = push(c, NULL, i);
+            bool ok = check_value(c, e, elem, PT_INT, kind);
+            if (!ok) return false;
+            pop(c, n);
+        }
+        return true;
+    }
+    }
+    return bad(c, "internal error: unknown schema type%s", "");
+}
+
+static bool check_object(Check *c, const cJSON *j, PlanObject kind) {
+    for (const cJSON *m = j->child; m; m = m->next) {
+        const PlanField *f = m->string ? plan_schema_field(kind, m->string) : NULL;
+        if (!f) return bad(c, "unknown field '%s'", m->string ? m->string : "?");
+        size_t n = push(c, m->string, 0);
+        if (!check_value(c, m, f->type, f->elem, f->kind)) return false;
+        pop(c, n);
+    }
+    for (int i = 0; i < plan_schema_nfields; i++) {
+        const PlanField *f = &plan_schema[i];
+        if (f->obj == kind && f->required && !cJSON_GetObjectItemCaseSensitive(j, f->key))
+            return bad(c, "missing field '%s'", f->key);
+    }
+    return true;
+}
+
+bool plan_schema_check(const cJSON *root, char *why, size_t whylen) {
+    Check c = {.why = why, .whylen = whylen};
+    if (whylen) why[0] = '\0';
+    if (!cJSON_IsObject(root)) return bad(&c, "expected an object, got %s", json_kind(root));
+    return check_object(&c, root, PO_ROOT);
+}

@@ -1,0 +1,85 @@
+/*
+ * plan_schema.h — the plan's schema, defined once (docs/plan.md): every
+ * object of the plan, its fields, their JSON types and which are required.
+ *
+ * The writer (compiler/plan.c) checks what it wrote against it, the reader
+ * (runtime/src/plan_load.c) rejects a plan that does not conform (after its
+ * own checks of values, ranges and references), and the checker
+ * (compiler/check.c, `shortc --check FILE.cu`) reports non-conforming plans.
+ */
+#ifndef SHORTC_PLAN_SCHEMA_H
+#define SHORTC_PLAN_SCHEMA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cJSON;
+
+/* The plan's "format" and the "version" this code writes and reads. */
+#define SHORTC_PLAN_FORMAT "shortc-plan"
+#define SHORTC_PLAN_VERSION 1
+
+/* The kinds of object in a plan. */
+typedef enum PlanObject {
+    PO_NONE,        /* not an object (a field's element kind when it has none) */
+    PO_ROOT,        /* the document */
+    PO_CONFIG,      /* "config": the model's hyper-parameters */
+    PO_LOGITS,      /* "logits": a REF with dtype and shape */
+    PO_BUFFER,      /* an element of "buffers" */
+    PO_WEIGHT,      /* an element of "weights" */
+    PO_STATE,       /* an element of "state" */
+    PO_KERNEL,      /* an element of "kernels" */
+    PO_LAUNCH,      /* a step with "op": "launch" */
+    PO_GEMM,        /* a step with "op": "gemm" */
+    PO_DIM,         /* a DIM written as an object: {"t", "c", "div"} */
+    PO_REF_ARENA,   /* REF {"arena": OFFSET} */
+    PO_REF_WEIGHT,  /* REF {"weight": I} */
+    PO_REF_STATE,   /* REF {"state": I, "offset": B} */
+    PO_ARG_INT,     /* kernel argument {"int": DIM} */
+    PO_ARG_FLOAT,   /* kernel argument {"float": x} */
+    PO_COUNT        /* number of kinds (not a kind) */
+} PlanObject;
+
+/* JSON types of a field (or of an array's elements). */
+typedef enum PlanType {
+    PT_INT,         /* an integral number */
+    PT_NUMBER,      /* any number */
+    PT_STRING,      /* a string */
+    PT_BOOL,        /* true or false */
+    PT_DIM,         /* an integer or a PO_DIM object */
+    PT_REF,         /* one of the PO_REF_* objects (told apart by their first key) */
+    PT_ARG,         /* a REF, a PO_ARG_INT or a PO_ARG_FLOAT */
+    PT_STEP,        /* a PO_LAUNCH or PO_GEMM (told apart by "op") */
+    PT_OBJECT,      /* an object of the field's kind */
+    PT_ARRAY,       /* an array of the field's elem type (objects: of its kind) */
+} PlanType;
+
+/* One field of one kind of object. */
+typedef struct PlanField {
+    PlanObject obj;     /* the object it belongs to */
+    const char *key;    /* its name */
+    PlanType type;      /* its JSON type */
+    PlanType elem;      /* PT_ARRAY: the type of the elements */
+    PlanObject kind;    /* PT_OBJECT, or PT_ARRAY of PT_OBJECT: the object kind */
+    bool required;      /* must be present */
+} PlanField;
+
+/* The schema: every field of every object, in document order. */
+extern const PlanField plan_schema[];
+extern const int plan_schema_nfields;
+
+/* The field `key` of object kind obj, or NULL when the schema has none. */
+const PlanField *plan_schema_field(PlanObject obj, const char *key);
+
+/* The keys of object kind obj in schema order, NULL-terminated, in out (max entries with the NULL). */
+void plan_schema_keys(PlanObject obj, const char **out, int max);
+
+/*
+ * Checks a parsed plan against the schema: every object has only its
+ * fields, every required field, and values of the right JSON type. Returns
+ * true, or false with "path: what is wrong" in why (e.g.
+ * "steps[3].grid[0]: expected an integer or a DIM object, got a string").
+ */
+bool plan_schema_check(const struct cJSON *root, char *why, size_t whylen);
+
+#endif /* SHORTC_PLAN_SCHEMA_H */
