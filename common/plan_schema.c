@@ -150,7 +150,8 @@ static bool bad(Check *c, const char *fmt, const char *arg) {
     return false;
 }
 
-static const char *json_kind(const cJSON *j) {
+const char *plan_json_kind(const cJSON *j) {
+    if (!j) return "nothing";
     if (cJSON_IsNumber(j)) return "a number";
     if (cJSON_IsString(j)) return "a string";
     if (cJSON_IsBool(j)) return "a boolean";
@@ -185,17 +186,17 @@ static PlanObject ref_kind(const cJSON *j) {
 
 static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, PlanObject kind) {
     switch (t) {
-    case PT_INT: return is_int(j) || bad(c, "expected an integer, got %s", json_kind(j));
-    case PT_NUMBER: return cJSON_IsNumber(j) || bad(c, "expected a number, got %s", json_kind(j));
-    case PT_STRING: return cJSON_IsString(j) || bad(c, "expected a string, got %s", json_kind(j));
-    case PT_BOOL: return cJSON_IsBool(j) || bad(c, "expected true or false, got %s", json_kind(j));
+    case PT_INT: return is_int(j) || bad(c, "expected an integer, got %s", plan_json_kind(j));
+    case PT_NUMBER: return cJSON_IsNumber(j) || bad(c, "expected a number, got %s", plan_json_kind(j));
+    case PT_STRING: return cJSON_IsString(j) || bad(c, "expected a string, got %s", plan_json_kind(j));
+    case PT_BOOL: return cJSON_IsBool(j) || bad(c, "expected true or false, got %s", plan_json_kind(j));
     case PT_DIM:
         if (is_int(j)) return true;
-        if (!cJSON_IsObject(j)) return bad(c, "expected an integer or a DIM object, got %s", json_kind(j));
+        if (!cJSON_IsObject(j)) return bad(c, "expected an integer or a DIM object, got %s", plan_json_kind(j));
         return check_object(c, j, PO_DIM);
     case PT_REF: {
         PlanObject k = ref_kind(j);
-        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\": ...}), got %s", json_kind(j));
+        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\": ...}), got %s", plan_json_kind(j));
     }
     case PT_ARG:
         if (cJSON_IsObject(j) && j->child && j->child->string && strcmp(j->child->string, "int") == 0)
@@ -211,9 +212,9 @@ static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, Pla
         return bad(c, "unknown step op '%s' (launch or gemm)", op->valuestring);
     }
     case PT_OBJECT:
-        return cJSON_IsObject(j) ? check_object(c, j, kind) : bad(c, "expected an object, got %s", json_kind(j));
+        return cJSON_IsObject(j) ? check_object(c, j, kind) : bad(c, "expected an object, got %s", plan_json_kind(j));
     case PT_ARRAY: {
-        if (!cJSON_IsArray(j)) return bad(c, "expected an array, got %s", json_kind(j));
+        if (!cJSON_IsArray(j)) return bad(c, "expected an array, got %s", plan_json_kind(j));
         int i = 0;
         for (const cJSON *e = j->child; e; e = e->next, i++) {
             size_t n = push(c, NULL, i);
@@ -246,6 +247,6 @@ static bool check_object(Check *c, const cJSON *j, PlanObject kind) {
 bool plan_schema_check(const cJSON *root, char *why, size_t whylen) {
     Check c = {.why = why, .whylen = whylen};
     if (whylen) why[0] = '\0';
-    if (!cJSON_IsObject(root)) return bad(&c, "expected an object, got %s", json_kind(root));
+    if (!cJSON_IsObject(root)) return bad(&c, "expected an object, got %s", plan_json_kind(root));
     return check_object(&c, root, PO_ROOT);
 }

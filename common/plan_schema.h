@@ -71,6 +71,9 @@ extern const int plan_schema_nfields;
 /* The field `key` of object kind obj, or NULL when the schema has none. */
 const PlanField *plan_schema_field(PlanObject obj, const char *key);
 
+/* What a JSON value is, for messages: "a number", "a string", ... ("nothing" for NULL). */
+const char *plan_json_kind(const struct cJSON *j);
+
 /* The keys of object kind obj in schema order, NULL-terminated, in out (max entries with the NULL). */
 void plan_schema_keys(PlanObject obj, const char **out, int max);
 

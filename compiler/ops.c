@@ -131,11 +131,17 @@ static const Value *input(const Graph *g, const Node *n, int k) {
     return v->rank > 0 ? v : NULL;
 }
 
-/* Text of input k's shape for messages ("" when it has none). */
-static void input_str(const Graph *g, const Node *n, int k, char buf[64]) {
-    const Value *v = input(g, n, k);
-    buf[0] = '\0';
-    if (v) shape_str(v, buf, 64);
+/* The first two inputs of a node (NULL when absent or shapeless) and their shapes as text for messages. */
+typedef struct ShapeIn {
+    const Value *a, *b;   /* inputs 0 and 1 */
+    char s1[64], s2[64];  /* their shapes, "" when absent */
+} ShapeIn;
+
+static ShapeIn shape_in(const Graph *g, const Node *n) {
+    ShapeIn in = {.a = input(g, n, 0), .b = input(g, n, 1)};
+    if (in.a) shape_str(in.a, in.s1, sizeof in.s1);
+    if (in.b) shape_str(in.b, in.s2, sizeof in.s2);
+    return in;
 }
 
 /* [T, c] activation: returns c, or 0 if v is not of that form. */
@@ -162,10 +168,9 @@ static void kv_shape(const Graph *g, int H, int hd, int *rank, int dims[MAX_RANK
 }
 
 static bool shape_embed(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0), *b = input(g, n, 1);
-    char s1[64], s2[64];
-    input_str(g, n, 0, s1);
-    input_str(g, n, 1, s2);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a, *b = in.b;
+    const char *s1 = in.s1, *s2 = in.s2;
     if (!a || !b) FAIL("embed needs tokens and a table");
     if (!shape_is(a, 1, (int[]){DIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, s1);
     if (b->rank != 2) FAIL("table %s is %s, expected [vocab, d_model]", b->name, s2);
@@ -178,9 +183,9 @@ static bool shape_embed(const Graph *g, const Node *n, int *rank, int dims[MAX_R
 }
 
 static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0);
-    char s1[64];
-    input_str(g, n, 0, s1);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a;
+    const char *s1 = in.s1;
     int D = act_width(a);
     if (!D) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     for (int k = 1; k < n->nin; k++) {
@@ -191,10 +196,9 @@ static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RA
 }
 
 static bool shape_gemm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0), *b = input(g, n, 1);
-    char s1[64], s2[64];
-    input_str(g, n, 0, s1);
-    input_str(g, n, 1, s2);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a, *b = in.b;
+    const char *s1 = in.s1, *s2 = in.s2;
     int K = act_width(a);
     if (!K) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     if (!b || b->rank != 2) FAIL("weight %s is %s, expected a matrix", b ? b->name : "?", s2);
@@ -216,10 +220,9 @@ static bool shape_gemm(const Graph *g, const Node *n, int *rank, int dims[MAX_RA
 }
 
 static bool shape_bias(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0), *b = input(g, n, 1);
-    char s1[64], s2[64];
-    input_str(g, n, 0, s1);
-    input_str(g, n, 1, s2);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a, *b = in.b;
+    const char *s1 = in.s1, *s2 = in.s2;
     int N = act_width(a);
     if (!N) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     if (!shape_is(b, 1, (int[]){N})) FAIL("bias %s is %s, expected [%d]", b->name, s2, N);
@@ -227,9 +230,9 @@ static bool shape_bias(const Graph *g, const Node *n, int *rank, int dims[MAX_RA
 }
 
 static bool shape_act(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0);
-    char s1[64];
-    input_str(g, n, 0, s1);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a;
+    const char *s1 = in.s1;
     if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     *rank = a->rank;
     memcpy(dims, a->dims, sizeof a->dims);
@@ -237,10 +240,9 @@ static bool shape_act(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
 }
 
 static bool shape_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0), *b = input(g, n, 1);
-    char s1[64], s2[64];
-    input_str(g, n, 0, s1);
-    input_str(g, n, 1, s2);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a, *b = in.b;
+    const char *s1 = in.s1, *s2 = in.s2;
     if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     if (!shape_is(b, a->rank, a->dims)) FAIL("operands %s %s and %s %s differ in shape", a->name, s1, b->name, s2);
     *rank = a->rank;
@@ -250,9 +252,9 @@ static bool shape_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
 
 /* kv_write and attention: a qkv input of 3 x heads x head_dim channels; the KV shape in kd. */
 static bool attn_qkv(const Graph *g, const Node *n, int *kr, int kd[MAX_RANK], char *why, size_t whylen) {
-    const Value *a = input(g, n, 0);
-    char s1[64];
-    input_str(g, n, 0, s1);
+    ShapeIn in = shape_in(g, n);
+    const Value *a = in.a;
+    const char *s1 = in.s1;
     int W = act_width(a), H = n->heads, hd = n->head_dim;
     if (H <= 0 || hd <= 0) FAIL("heads=%d head_dim=%d", H, hd);
     if (W != 3 * H * hd) FAIL("qkv %s is %s, expected [T,%d] (3 x %d heads x %d)", a ? a->name : "?", s1, 3 * H * hd, H, hd);
@@ -267,9 +269,9 @@ static bool shape_kv_write(const Graph *g, const Node *n, int *rank, int dims[MA
 static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
     int kr, kd[MAX_RANK];
     if (!attn_qkv(g, n, &kr, kd, why, whylen)) return false;
-    const Value *b = input(g, n, 1);
-    char s2[64];
-    input_str(g, n, 1, s2);
+    ShapeIn in = shape_in(g, n);
+    const Value *b = in.b;
+    const char *s2 = in.s2;
     if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, s2, n->heads, n->head_dim);
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }

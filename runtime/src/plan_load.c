@@ -66,16 +66,6 @@ __attribute__((format(printf, 3, 4))) static srt_status perr(P *p, const char *f
         if (st_ != SRT_OK) return st_;    \
     } while (0)
 
-static const char *json_kind(const cJSON *j) {
-    if (!j) return "nothing";
-    if (cJSON_IsNumber(j)) return "a number";
-    if (cJSON_IsString(j)) return "a string";
-    if (cJSON_IsBool(j)) return "a boolean";
-    if (cJSON_IsNull(j)) return "null";
-    if (cJSON_IsArray(j)) return "an array";
-    if (cJSON_IsObject(j)) return "an object";
-    return "something else";
-}
 
 static srt_status get_int(P *p, const cJSON *obj, const char *key, int64_t lo, int64_t hi, bool required, int64_t dflt,
                           int64_t *out) {
@@ -86,7 +76,7 @@ static srt_status get_int(P *p, const cJSON *obj, const char *key, int64_t lo, i
         return SRT_OK;
     }
     if (!cJSON_IsNumber(j) || j->valuedouble != floor(j->valuedouble) || fabs(j->valuedouble) > 9007199254740992.0)
-        return perr(p, key, "expected an integer, got %s", json_kind(j));
+        return perr(p, key, "expected an integer, got %s", plan_json_kind(j));
     int64_t v = (int64_t)j->valuedouble;
     if (v < lo || v > hi) return perr(p, key, "%lld is out of range [%lld, %lld]", (long long)v, (long long)lo, (long long)hi);
     *out = v;
@@ -106,7 +96,7 @@ static srt_status get_bool(P *p, const cJSON *obj, const char *key, bool dflt, b
         *out = dflt;
         return SRT_OK;
     }
-    if (!cJSON_IsBool(j)) return perr(p, key, "expected true or false, got %s", json_kind(j));
+    if (!cJSON_IsBool(j)) return perr(p, key, "expected true or false, got %s", plan_json_kind(j));
     *out = cJSON_IsTrue(j);
     return SRT_OK;
 }
@@ -114,7 +104,7 @@ static srt_status get_bool(P *p, const cJSON *obj, const char *key, bool dflt, b
 static srt_status get_float(P *p, const cJSON *obj, const char *key, float *out) {
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!j) return perr(p, key, "missing");
-    if (!cJSON_IsNumber(j)) return perr(p, key, "expected a number, got %s", json_kind(j));
+    if (!cJSON_IsNumber(j)) return perr(p, key, "expected a number, got %s", plan_json_kind(j));
     *out = (float)j->valuedouble;
     return SRT_OK;
 }
@@ -125,7 +115,7 @@ static srt_status get_str(P *p, const cJSON *obj, const char *key, bool required
         *out = rt_strdup(p->ctx, "");
     } else {
         if (!j) return perr(p, key, "missing");
-        if (!cJSON_IsString(j)) return perr(p, key, "expected a string, got %s", json_kind(j));
+        if (!cJSON_IsString(j)) return perr(p, key, "expected a string, got %s", plan_json_kind(j));
         *out = rt_strdup(p->ctx, j->valuestring);
     }
     return *out ? SRT_OK : rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
@@ -143,7 +133,7 @@ static srt_status get_dtype(P *p, const cJSON *obj, const char *key, bool allow_
         }
         return perr(p, key, "unknown dtype '%s' (expected f32, f16 or bf16)", j->valuestring);
     }
-    return perr(p, key, "expected a dtype string, got %s", json_kind(j));
+    return perr(p, key, "expected a dtype string, got %s", plan_json_kind(j));
 }
 
 static srt_status get_array(P *p, const cJSON *obj, const char *key, bool required, const cJSON **out, int *n) {
@@ -152,7 +142,7 @@ static srt_status get_array(P *p, const cJSON *obj, const char *key, bool requir
     *n = 0;
     if (!j && !required) return SRT_OK;
     if (!j) return perr(p, key, "missing");
-    if (!cJSON_IsArray(j)) return perr(p, key, "expected an array, got %s", json_kind(j));
+    if (!cJSON_IsArray(j)) return perr(p, key, "expected an array, got %s", plan_json_kind(j));
     *out = j;
     *n = cJSON_GetArraySize(j);
     return SRT_OK;
@@ -162,7 +152,7 @@ static srt_status get_object(P *p, const cJSON *obj, const char *key, const cJSO
     const cJSON *j = cJSON_GetObjectItemCaseSensitive(obj, key);
     *out = NULL;
     if (!j) return perr(p, key, "missing");
-    if (!cJSON_IsObject(j)) return perr(p, key, "expected an object, got %s", json_kind(j));
+    if (!cJSON_IsObject(j)) return perr(p, key, "expected an object, got %s", plan_json_kind(j));
     *out = j;
     return SRT_OK;
 }
@@ -202,7 +192,7 @@ static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim 
         *d = (RtDim){0, (int64_t)j->valuedouble, 1};
         return SRT_OK;
     }
-    if (!cJSON_IsObject(j)) return perr(p, field, "expected " DIM_FORM ", got %s", json_kind(j));
+    if (!cJSON_IsObject(j)) return perr(p, field, "expected " DIM_FORM ", got %s", plan_json_kind(j));
     const char *keys[8];
     plan_schema_keys(PO_DIM, keys, 8);
     TRY(only_keys(p, field, j, keys, DIM_FORM));
@@ -224,7 +214,7 @@ static srt_status get_dim(P *p, const cJSON *obj, const char *key, RtDim *d) {
 
 static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef *r) {
     if (!j) return perr(p, field, "missing (expected " REF_FORM ")");
-    if (!cJSON_IsObject(j)) return perr(p, field, "expected " REF_FORM ", got %s", json_kind(j));
+    if (!cJSON_IsObject(j)) return perr(p, field, "expected " REF_FORM ", got %s", plan_json_kind(j));
     char saved[256];
     enter_field(p, saved, field);
     srt_status st;
@@ -274,7 +264,7 @@ static srt_status parse_shape(P *p, const cJSON *obj, const char *key, int *rank
     int i = 0;
     for (const cJSON *e = arr->child; e; e = e->next, i++) {
         if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 1 || e->valuedouble > 1e12)
-            return perr(p, key, "element %d: expected a positive integer, got %s", i, json_kind(e));
+            return perr(p, key, "element %d: expected a positive integer, got %s", i, plan_json_kind(e));
         shape[i] = (int64_t)e->valuedouble;
     }
     *rank = n;
@@ -295,7 +285,7 @@ static srt_status parse_weights(P *p, const cJSON *root) {
         char saved[256];
         enter(p, saved, "weights", i);
         RtPlanWeight *pw = &pl->weights[i];
-        if (!cJSON_IsObject(w)) return perr(p, "", "expected an object, got %s", json_kind(w));
+        if (!cJSON_IsObject(w)) return perr(p, "", "expected an object, got %s", plan_json_kind(w));
         TRY(get_str(p, w, "name", true, &pw->name));
         if (!pw->name[0]) return perr(p, "name", "empty weight name");
         TRY(parse_shape(p, w, "shape", &pw->rank, pw->shape));
@@ -339,7 +329,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
         char saved[256];
         enter(p, saved, "state", i);
         RtPlanState *ps = &pl->state[i];
-        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", json_kind(s));
+        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", plan_json_kind(s));
         int64_t bytes;
         TRY(get_str(p, s, "name", true, &ps->name));
         TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
@@ -370,7 +360,7 @@ static srt_status parse_params(P *p, const cJSON *k, RtPlanKernel *pk) {
         if (kind < 0) {
             char f[32];
             snprintf(f, sizeof f, "params[%d]", i);
-            return perr(p, f, "expected \"ptr\", \"int\" or \"float\", got %s%s%s%s", json_kind(e),
+            return perr(p, f, "expected \"ptr\", \"int\" or \"float\", got %s%s%s%s", plan_json_kind(e),
                         cJSON_IsString(e) ? " '" : "", cJSON_IsString(e) ? e->valuestring : "", cJSON_IsString(e) ? "'" : "");
         }
         pk->params[i] = (RtArgKind)kind;
@@ -391,7 +381,7 @@ static srt_status parse_kernels(P *p, const cJSON *root) {
         char saved[256];
         enter(p, saved, "kernels", i);
         RtPlanKernel *pk = &pl->kernels[i];
-        if (!cJSON_IsObject(k)) return perr(p, "", "expected an object, got %s", json_kind(k));
+        if (!cJSON_IsObject(k)) return perr(p, "", "expected an object, got %s", plan_json_kind(k));
         TRY(get_str(p, k, "name", true, &pk->name));
         if (!pk->name[0]) return perr(p, "name", "empty kernel name");
         for (const char *c = pk->name; *c; c++) {
@@ -466,7 +456,7 @@ static srt_status parse_launch(P *p, const cJSON *s, RtStep *st) {
         char f[32];
         snprintf(f, sizeof f, "args[%d]", i);
         RtArg *arg = &st->args[i];
-        if (!cJSON_IsObject(a)) return perr(p, f, "expected " ARG_FORM ", got %s", json_kind(a));
+        if (!cJSON_IsObject(a)) return perr(p, f, "expected " ARG_FORM ", got %s", plan_json_kind(a));
         const cJSON *iv = cJSON_GetObjectItemCaseSensitive(a, "int");
         const cJSON *fv = cJSON_GetObjectItemCaseSensitive(a, "float");
         if (iv || fv) {
@@ -478,7 +468,7 @@ static srt_status parse_launch(P *p, const cJSON *s, RtStep *st) {
                 TRY(parse_dim_json(p, f2, iv, &arg->dim));
             } else {
                 arg->kind = RT_ARG_FLOAT;
-                if (!cJSON_IsNumber(fv)) return perr(p, f, "float: expected a number, got %s", json_kind(fv));
+                if (!cJSON_IsNumber(fv)) return perr(p, f, "float: expected a number, got %s", plan_json_kind(fv));
                 arg->f = (float)fv->valuedouble;
             }
         } else {
@@ -556,7 +546,7 @@ static srt_status parse_steps(P *p, const cJSON *root) {
         enter(p, saved, "steps", i);
         RtStep *st = &pl->steps[i];
         p->step = i;
-        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", json_kind(s));
+        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", plan_json_kind(s));
         char *op;
         TRY(get_str(p, s, "op", true, &op));
         bool launch = strcmp(op, "launch") == 0, gemm = strcmp(op, "gemm") == 0;
@@ -585,7 +575,7 @@ static srt_status parse_steps(P *p, const cJSON *root) {
 
 static srt_status parse_root(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
-    if (!cJSON_IsObject(root)) return perr(p, "", "expected a JSON object, got %s", json_kind(root));
+    if (!cJSON_IsObject(root)) return perr(p, "", "expected a JSON object, got %s", plan_json_kind(root));
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, SHORTC_PLAN_FORMAT) != 0)
         return perr(p, "format", "expected \"" SHORTC_PLAN_FORMAT "\"");
