@@ -1,5 +1,5 @@
 #!/bin/sh
-# args.sh SHORTC MODELS_DIR — command-line checks of compiler/main.c: bad
+# args.sh SHORTC MODELS_DIR — command-line checks of cli/main.c: bad
 # `shortc run` / `shortc cmp` values and token files are one "shortc: error:"
 # line and a non-zero exit, never a silently wrong value; the default prompt
 # works for a model of any vocabulary; a compile whose -o or --plan-out cannot

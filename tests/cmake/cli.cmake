@@ -1,4 +1,4 @@
-# Command-line checks of compiler/main.c that no golden covers:
+# Command-line checks of cli/main.c that no golden covers:
 #
 #   cli_args   `shortc run` / `shortc cmp` flag values and token files are
 #              one-line errors, the default prompt fits any vocabulary, and
