@@ -5,16 +5,12 @@
  * compiles and hashes them into the cache key. No path to the source tree is
  * compiled in, so a relocated or installed libshortrt finds them always.
  */
+#include "emit.h" /* ShortcTemplate, the layout embed.cmake generates */
 #include "sim.h"
 
 #include <stdio.h>
 
-/* The generated table (same layout as the compiler's embedded templates). */
-typedef struct ShortcTemplate {
-    const char *name;   /* file name, e.g. "shortsim_prelude.h" */
-    const char *text;   /* contents, NUL-terminated */
-    size_t len;         /* bytes */
-} ShortcTemplate;
+/* The generated table (sim_headers_gen.c). */
 extern const ShortcTemplate shortsim_headers[];
 extern const int shortsim_nheaders;
 

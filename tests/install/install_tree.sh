@@ -12,9 +12,9 @@
 #    prefix) would point at nothing; no installed file may even mention them.
 # 3. From a fresh directory, with only the moved prefix:
 #    - shortc --version prints VERSION; pkg-config and find_package agree;
-#    - samples/argmax.c builds with pkg-config (shared) and with a CMake
+#    - samples/argmax.c builds with pkg-config (shared and static) and with a CMake
 #      project using find_package(shortrt) (shortrt::shortrt and
-#      shortrt::shortrt_static) and all three print the same tokens on the
+#      shortrt::shortrt_static) and all four print the same tokens on the
 #      simulator, whose headers the library must carry itself;
 #    - the installed shortc compiles a bundled model to CUDA, checks it with
 #      --check, runs it on the simulator and the reference interpreter and
@@ -82,6 +82,14 @@ loaded=$(ldd ./argmax_pc | awk '/libshortrt/ { print $3 }')
 ./argmax_pc "$M/gpt2_tiny.arch" --backend sim --seed 3 >pc.txt || fail "argmax_pc on the simulator"
 cat pc.txt
 grep -q "position 7: token 7 -> next" pc.txt || fail "argmax_pc printed no prediction"
+# static, as docs/runtime.md shows: the archive named, its dependencies from --static
+# shellcheck disable=SC2046
+"$CC" -o argmax_pc_static "$SRC/samples/argmax.c" $(pkg-config --cflags shortrt) \
+    "$(pkg-config --variable=libdir shortrt)/libshortrt.a" $(pkg-config --static --libs shortrt | sed 's/ -lshortrt / /') ||
+    fail "pkg-config static build"
+ldd ./argmax_pc_static | grep -q libshortrt && fail "argmax_pc_static loads a shared libshortrt"
+./argmax_pc_static "$M/gpt2_tiny.arch" --backend sim --seed 3 >pc_static.txt || fail "argmax_pc_static"
+cmp pc.txt pc_static.txt || fail "pkg-config shared and static builds disagree"
 
 step "samples/argmax.c with find_package(shortrt) (shared and static)"
 mkdir consumer && cp "$SRC/samples/argmax.c" consumer/
