@@ -31,9 +31,6 @@ extern char **environ;
 #ifndef SHORTC_CXX
 #define SHORTC_CXX "c++"
 #endif
-#ifndef SHORTC_CUDA_INCLUDE
-#define SHORTC_CUDA_INCLUDE "/usr/local/cuda/include"
-#endif
 
 #define MAX_ARGS 64
 
@@ -79,9 +76,9 @@ static void init_flags(void) {
                                         "-fno-semantic-interposition", "-fno-strict-aliasing", "-fno-math-errno",
                                         "-ffp-contract=off", "-pthread", "-I."};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) C.argv[n++] = fixed[i];
-    /* CMake may give several include directories separated by ';' */
-    char *inc = dupstr(SHORTC_CUDA_INCLUDE), *save = NULL;
-    for (char *t = strtok_r(inc, ";", &save); t && n < MAX_ARGS - 16; t = strtok_r(NULL, ";", &save)) {
+    /* the toolkit's include directories, separated by ';' or ':' */
+    char *inc = dupstr(rt_cuda_include_dirs()), *save = NULL;
+    for (char *t = strtok_r(inc, ";:", &save); t && n < MAX_ARGS - 16; t = strtok_r(NULL, ";:", &save)) {
         char *f = malloc(strlen(t) + 3);
         if (!f) break;
         sprintf(f, "-I%s", t);

@@ -1,4 +1,5 @@
-# The installable package (tests/install/install_tree.sh): a copy of the
+# The installable package and what lets it move (tests/install/).
+# install_tree (install_tree.sh): a copy of the
 # project is built and installed into a temporary prefix, its source and build
 # trees are deleted and the prefix moved; samples/argmax.c is then built
 # against it with pkg-config and with find_package(shortrt), and the installed
@@ -15,3 +16,9 @@ add_test(NAME cli_version COMMAND ${SHORTC_BIN} --version)
 add_test(NAME cli_version_command COMMAND ${SHORTC_BIN} version)
 set_tests_properties(cli_version cli_version_command PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "^shortc ${SHORTC_VERSION_RE} \\(libshortrt ${SHORTC_VERSION_RE}\\)\n$")
+
+# $SHORTC_CUDA_INCLUDE overrides the toolkit include directories compiled in.
+list(GET CUDAToolkit_INCLUDE_DIRS 0 SHORTC_TEST_CUDA_INCLUDE)
+add_test(NAME rt_cuda_include_env COMMAND sh ${TESTS_DIR}/install/cuda_include_env.sh ${SHORTC_BIN}
+  ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch ${SHORTC_TEST_CUDA_INCLUDE} ${CMAKE_CURRENT_BINARY_DIR})
+set_tests_properties(rt_cuda_include_env PROPERTIES LABELS "rt;sim" TIMEOUT 300)
