@@ -40,7 +40,7 @@ done
 step "configure, build and install the copy"
 "$CMAKE" -S "$W/src" -B "$W/build" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF \
     -DCMAKE_C_COMPILER="$CC" -DCMAKE_CXX_COMPILER="$CXX" \
-    -DCMAKE_INSTALL_PREFIX="$W/never-installed-here" >"$W/configure.log" 2>&1 ||
+    -DCMAKE_INSTALL_PREFIX="$W/never-installed-here" -DCMAKE_INSTALL_LIBDIR=lib >"$W/configure.log" 2>&1 ||
     { cat "$W/configure.log"; fail "configure"; }
 "$CMAKE" --build "$W/build" -j2 --target shortc shortrt shortrt_shared >"$W/build.log" 2>&1 ||
     { tail -50 "$W/build.log"; fail "build"; }
@@ -63,7 +63,7 @@ fi
 
 mkdir "$W/run" && cd "$W/run"
 export SHORTC_CACHE="$W/cache"
-unset SHORTC_DATA_DIR SHORTC_SIM_CXX SHORTSIM_CXXFLAGS 2>/dev/null || true
+unset SHORTC_DATA_DIR SHORTC_SIM_CXX SHORTSIM_CXXFLAGS SHORTC_CUDA_INCLUDE 2>/dev/null || true
 M=$P/share/shortc/models
 
 step "versions"
