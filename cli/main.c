@@ -6,12 +6,14 @@
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
  *   shortc demo [MODEL.arch]                  the README's main job
  *   shortc --check FILE.cu                    libclang check of an emitted file
+ *   shortc --version                          the version (also `shortc version`)
  *
  * The driver only parses flags and calls the library stages in order; it
  * owns no compiler logic. Output files are written to a temporary name and
  * renamed into place, so an error never leaves a half-written file.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "datadir.h"
 #include "shortc.h"
 #include "shortrt.h"
 
@@ -33,6 +35,7 @@ static const char usage_text[] =
     "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
+    "       shortc --version\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n";
@@ -490,7 +493,11 @@ out:
 /* ------------------------------------------------------------------ */
 
 static int demo_main(int argc, char **argv) {
-    const char *model = "models/gpt2_small.arch";
+    /* the installed models (PREFIX/share/shortc/models), else the source tree's from its root */
+    char installed[4096];
+    const char *model = shortc_data_path("models/gpt2_small.arch", installed, sizeof installed)
+                            ? installed
+                            : "models/gpt2_small.arch";
     const char *backend = "ref";
     const char *tokens = NULL;
     for (int i = 2; i < argc; i++) {
@@ -561,6 +568,10 @@ int main(int argc, char **argv) {
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         fputs(usage_text, argc < 2 ? stderr : stdout);
         return argc < 2 ? 1 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("shortc %s (libshortrt %s)\n", SHORTRT_VERSION_STRING, srt_version());
+        return 0;
     }
     if (strcmp(argv[1], "run") == 0) return run_main(argc, argv);
     if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);

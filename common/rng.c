@@ -1,7 +1,7 @@
 /*
  * rng.c — the seeded generator both layers use: a splitmix64 stream, 53-bit
  * uniforms and Box-Muller normals. How random weights are drawn from it
- * (one stream per tensor, seeded by its name) is runtime/src/rng.c.
+ * (one stream per tensor, seeded by its name) is runtime/src/random_weights.c.
  */
 #include "shortc_common.h"
 

@@ -1,9 +1,22 @@
-# Turns templates/*.cuh (and the simulator-independent prelude) into a C table:
-#   const ShortcTemplate shortc_templates[] = {{"norm.cuh", "..."}, ...};
-# Run as: cmake -DOUT=file.c -DDIR=templates -P embed.cmake
-file(GLOB files RELATIVE ${DIR} ${DIR}/*.cuh)
+# Turns the files of a directory into a C table of embedded texts:
+#   const ShortcTemplate shortc_templates[] = {{"norm.cuh", "...", len}, ...};
+#   const int shortc_ntemplates = N;
+# Run as: cmake -DOUT=file.c -DDIR=templates [-DGLOB=*.cuh] [-DTABLE=shortc_templates]
+#               [-DCOUNT=shortc_ntemplates] -P embed.cmake
+# Used for templates/*.cuh (the compiler) and runtime/sim/shortsim_*.h (the
+# simulator's headers: TABLE=shortsim_headers, COUNT=shortsim_nheaders).
+if(NOT GLOB)
+  set(GLOB "*.cuh")
+endif()
+if(NOT TABLE)
+  set(TABLE shortc_templates)
+endif()
+if(NOT COUNT)
+  set(COUNT shortc_ntemplates)
+endif()
+file(GLOB files RELATIVE ${DIR} ${DIR}/${GLOB})
 list(SORT files)
-set(body "/* Generated from templates/ by templates/embed.cmake; do not edit. */\n#include <stddef.h>\n")
+set(body "/* Generated from ${GLOB} by templates/embed.cmake; do not edit. */\n#include <stddef.h>\n")
 string(APPEND body "typedef struct ShortcTemplate { const char *name; const char *text; size_t len; } ShortcTemplate;\n")
 set(table "")
 set(i 0)
@@ -16,7 +29,7 @@ foreach(f ${files})
   string(APPEND table "  {\"${f}\", tmpl_${i}, ${nbytes}},\n")
   math(EXPR i "${i} + 1")
 endforeach()
-string(APPEND body "const ShortcTemplate shortc_templates[] = {\n${table}  {NULL, NULL, 0}\n};\n")
-string(APPEND body "const int shortc_ntemplates = ${i};\n")
+string(APPEND body "const ShortcTemplate ${TABLE}[] = {\n${table}  {NULL, NULL, 0}\n};\n")
+string(APPEND body "const int ${COUNT} = ${i};\n")
 file(WRITE ${OUT}.tmp "${body}")
 file(RENAME ${OUT}.tmp ${OUT})

@@ -20,12 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "shortrt_version.h" /* SHORTRT_VERSION_MAJOR, _MINOR, _PATCH, _STRING (generated) */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-#define SHORTRT_VERSION_MAJOR 0
-#define SHORTRT_VERSION_MINOR 1
 
 typedef enum srt_status {
     SRT_OK = 0,
@@ -62,6 +61,9 @@ typedef struct srt_options {
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
 } srt_options;
+
+/* The linked library's version, "MAJOR.MINOR.PATCH" (SHORTRT_VERSION_STRING when it was built). */
+const char *srt_version(void);
 
 /* Fills defaults. */
 void srt_options_init(srt_options *opt);

@@ -151,6 +151,11 @@ double sim_measure_switch_ns(long n);
 srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);
 /* The host compiler command line used for every kernel object (argv, NULL-terminated; static storage). */
 const char *const *sim_compile_flags(void);
+/* The embedded shortsim_*.h headers (sim_headers.c): chained into a cache-key
+ * hash; written into dir (0, or -1 on an I/O error); removed from dir. */
+uint64_t sim_headers_hash(uint64_t h);
+int sim_headers_write(const char *dir);
+void sim_headers_remove(const char *dir);
 cublasStatus_t sim_blasCreate(cublasHandle_t *handle);
 cublasStatus_t sim_blasDestroy(cublasHandle_t handle);
 cublasStatus_t sim_blasSetStream(cublasHandle_t handle, cudaStream_t stream);

@@ -7,7 +7,8 @@
  * found (SHORTC_CXX); it runs through posix_spawn (no shell) and its
  * diagnostics become the error message. The cache key hashes the source,
  * the kernel names, the command line, the compiler's --version text, the
- * arch and the simulator's own headers (shortsim_prelude.h, shortsim_abi.h).
+ * arch and the simulator's own headers (shortsim_prelude.h, shortsim_abi.h),
+ * which the library embeds (sim_headers.c) and writes next to the .cu.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
@@ -29,12 +30,6 @@ extern char **environ;
 
 #ifndef SHORTC_CXX
 #define SHORTC_CXX "c++"
-#endif
-#ifndef SHORTC_SIM_INCLUDE
-#define SHORTC_SIM_INCLUDE "runtime/sim"
-#endif
-#ifndef SHORTC_CUDA_INCLUDE
-#define SHORTC_CUDA_INCLUDE "/usr/local/cuda/include"
 #endif
 
 #define MAX_ARGS 64
@@ -79,11 +74,11 @@ static void init_flags(void) {
     C.argv[n++] = dupstr(cxx && *cxx ? cxx : SHORTC_CXX);
     static const char *const fixed[] = {"-std=c++17", "-O2", "-fPIC", "-shared", "-fvisibility=hidden",
                                         "-fno-semantic-interposition", "-fno-strict-aliasing", "-fno-math-errno",
-                                        "-ffp-contract=off", "-pthread", "-I" SHORTC_SIM_INCLUDE};
+                                        "-ffp-contract=off", "-pthread", "-I."};
     for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++) C.argv[n++] = fixed[i];
-    /* CMake may give several include directories separated by ';' */
-    char *inc = dupstr(SHORTC_CUDA_INCLUDE), *save = NULL;
-    for (char *t = strtok_r(inc, ";", &save); t && n < MAX_ARGS - 16; t = strtok_r(NULL, ";", &save)) {
+    /* the toolkit's include directories, separated by ';' or ':' */
+    char *inc = dupstr(rt_cuda_include_dirs()), *save = NULL;
+    for (char *t = strtok_r(inc, ";:", &save); t && n < MAX_ARGS - 16; t = strtok_r(NULL, ";:", &save)) {
         char *f = malloc(strlen(t) + 3);
         if (!f) break;
         sprintf(f, "-I%s", t);
@@ -125,21 +120,13 @@ static int is_ident(const char *s) {
     return 1;
 }
 
-static uint64_t hash_file(uint64_t h, const char *path) {
-    size_t n = 0;
-    char *b = rt_read_all(path, &n);
-    if (!b) return rt_hash64(h, "missing", 7);
-    h = rt_hash64(h, b, n);
-    free(b);
-    return h;
-}
-
 static void rm_tree_flat(const char *dir, const char *const *names, int n) {
     char p[2048];
     for (int i = 0; i < n; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }
+    sim_headers_remove(dir);
     rmdir(dir);
 }
 
@@ -167,8 +154,7 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
     for (int i = 0; argv0[i]; i++) h = rt_hash64(h, argv0[i], strlen(argv0[i]) + 1);
     h = rt_hash64(h, C.version, strlen(C.version));
     h = rt_hash64(h, &arch, sizeof arch);
-    h = hash_file(h, SHORTC_SIM_INCLUDE "/shortsim_prelude.h");
-    h = hash_file(h, SHORTC_SIM_INCLUDE "/shortsim_abi.h");
+    h = sim_headers_hash(h);
     char key[64];
     snprintf(key, sizeof key, "sim-%016llx", (unsigned long long)h);
 
@@ -238,6 +224,7 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
             if (fclose(f) != 0) st = SRT_ERR_IO;
         }
     }
+    if (st == SRT_OK && sim_headers_write(tmp) != 0) st = SRT_ERR_IO;
     if (st != SRT_OK) {
         if (err && errlen) snprintf(err, errlen, "sim compile: cannot write sources in %s", tmp);
         rm_tree_flat(tmp, names, 4);

@@ -38,14 +38,19 @@
 #define SHORTC_CUDA_INCLUDE "/usr/local/cuda/include"
 #endif
 
-/* -I options for SHORTC_CUDA_INCLUDE, CMake's ';'-separated list of include dirs */
+const char *rt_cuda_include_dirs(void) {
+    const char *env = getenv("SHORTC_CUDA_INCLUDE");
+    return env && *env ? env : SHORTC_CUDA_INCLUDE;
+}
+
+/* -I options for rt_cuda_include_dirs() */
 static char cuda_incs[8][1100];
 static int ncuda_incs;
 static pthread_once_t incs_once = PTHREAD_ONCE_INIT;
 static void split_includes(void) {
-    const char *s = SHORTC_CUDA_INCLUDE;
+    const char *s = rt_cuda_include_dirs();
     while (*s && ncuda_incs < 8) {
-        const char *e = strchr(s, ';');
+        const char *e = strpbrk(s, ";:");
         size_t n = e ? (size_t)(e - s) : strlen(s);
         if (n > 0 && n < 1000) snprintf(cuda_incs[ncuda_incs++], sizeof cuda_incs[0], "-I%.*s", (int)n, s);
         s += n + (e ? 1 : 0);

@@ -122,4 +122,9 @@ char *rt_read_all(const char *path, size_t *len);
 #define RT_HASH_SEED 0xcbf29ce484222325ull
 uint64_t rt_hash64(uint64_t h, const void *data, size_t len);
 
+/* The CUDA toolkit include directories NVRTC and the simulator compile kernels
+ * against, separated by ';' or ':': $SHORTC_CUDA_INCLUDE if set and non-empty,
+ * else the toolkit CMake found (backend_cuda.c). */
+const char *rt_cuda_include_dirs(void);
+
 #endif /* RT_DRIVER_H */

@@ -1,7 +1,7 @@
 /*
  * rt_internal.h — what the runtime's source files share: the context and
  * its allocator, the plan as C structs (plan_load.c), the safetensors reader
- * and weight binding (weights.c), the seeded generator (rng.c), the plan
+ * and weight binding (weights.c), random weights (random_weights.c), the plan
  * executor (exec.c), the reference backend (backend_ref.c) and the NVRTC
  * compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
  */
@@ -165,7 +165,7 @@ srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, s
 void rt_plan_free(srt_context *ctx, RtPlan *p);
 
 /* ------------------------------------------------------------------ */
-/* Random weights (rng.c)                                               */
+/* Random weights (random_weights.c)                                             */
 /* ------------------------------------------------------------------ */
 
 /* RtRng, rt_splitmix64, rt_rng_uniform, rt_rng_normal: common/shortc_common.h. */

@@ -149,6 +149,8 @@ double rt_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+const char *srt_version(void) { return SHORTRT_VERSION_STRING; }
+
 const char *srt_status_name(srt_status s) {
     switch (s) {
     case SRT_OK: return "SRT_OK";

@@ -35,7 +35,12 @@ defs() { nm -A --defined-only -g "$1" 2>/dev/null | awk '{ split($1, p, ":"); pr
 undefs() { nm -A -u "$1" 2>/dev/null | awk '{ split($1, p, ":"); print p[2] " " $NF }'; }
 defs "$common" > "$tmp/common.def"; undefs "$common" > "$tmp/common.und"
 defs "$compiler" > "$tmp/compiler.def"; undefs "$compiler" > "$tmp/compiler.und"
-defs "$runtime" > "$tmp/runtime.def"; undefs "$runtime" > "$tmp/runtime.und"
+# libshortrt carries the compiler's and the shared layer's objects too (it
+# stands alone when installed); only its own objects are checked as runtime.
+defs "$runtime" > "$tmp/runtime.all.def"; undefs "$runtime" > "$tmp/runtime.all.und"
+cut -d' ' -f1 "$tmp/common.def" "$tmp/compiler.def" "$tmp/common.und" "$tmp/compiler.und" | sort -u > "$tmp/lower.obj"
+own() { awk 'NR == FNR { skip[$1] = 1; next } !($1 in skip)' "$tmp/lower.obj" "$1"; }
+own "$tmp/runtime.all.def" > "$tmp/runtime.def"; own "$tmp/runtime.all.und" > "$tmp/runtime.und"
 [ -s "$tmp/common.def" ] && [ -s "$tmp/compiler.def" ] && [ -s "$tmp/runtime.def" ] || { echo "layering: cannot read the libraries' symbols"; exit 1; }
 
 # uses: object symbol, for objects of $1.und whose symbol is defined in $2.def

@@ -1,5 +1,5 @@
 /*
- * rng.c — random weights for srt_model_random_weights, drawn from the
+ * random_weights.c — random weights for srt_model_random_weights, drawn from the
  * shared seeded generator (common/rng.c).
  *
  * Each tensor has its own stream, so a value depends only on the seed, the
