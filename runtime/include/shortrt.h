@@ -61,6 +61,7 @@ typedef struct srt_options {
     int sim_threads;          /* simulator worker threads; 0 = number of cores */
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
+    int allow_nonfinite_weights; /* 1: accept NaN/Inf weight values (refused by default, naming the tensor) */
 } srt_options;
 
 /* Fills defaults. */
@@ -98,6 +99,9 @@ typedef struct srt_model_info {
     size_t state_bytes;        /* per-session state (caches, memories) */
     double compile_ms;         /* NVRTC / host compile time (0 on a cache hit) */
     int cache_hit;             /* kernels came from the on-disk cache */
+    const char *cache_note;    /* why the kernel cache was not used or not written (an unsafe or unwritable
+                                  directory; kernels were then built in a private temporary directory),
+                                  "" if it was: the library never prints, callers may show it as a warning */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

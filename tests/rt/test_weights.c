@@ -32,7 +32,7 @@ static srt_status bind(float **vals) {
     srt_status s = rt_st_open(ctx, path, &st);
     if (s != SRT_OK) return s;
     for (int i = 0; i < plan.nweights; i++) vals[i] = NULL;
-    s = rt_weights_from_st(ctx, &plan, &st, vals);
+    s = rt_weights_from_st(ctx, &plan, &st, false, vals);
     rt_st_close(&st);
     return s;
 }
