@@ -121,6 +121,7 @@ int rt_cache_init(RtCache *c, const char *dir) {
 }
 
 int rt_cache_open(RtCache *c, const char *dir, char *note, size_t notelen) {
+    if (notelen) note[0] = 0;
     if (rt_cache_init(c, dir) == 0) return 0;
     char first[1300];
     snprintf(first, sizeof first, "kernel cache %s not used: %s", dir ? dir : "(none)", c->why);

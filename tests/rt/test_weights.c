@@ -2,7 +2,7 @@
  * Weight binding against a hand-written plan: conversion (F32/F16/BF16 to the
  * stored dtype), transposition, the "transformer." prefix, optional weights;
  * errors for missing tensors, wrong shapes, unsupported dtypes, truncated
- * files; the seeded random weights; fp16/bf16 encoders agreeing with the
+ * files, NaN/Inf values (refused unless allowed); the seeded random weights; fp16/bf16 encoders agreeing with the
  * compiler's round_to_dtype.
  */
 #include "rt_test.h"
@@ -53,6 +53,34 @@ static void bad(const char *header, srt_status want_st, const char *want) {
     CHECK(s == want_st);
     CHECK_HAS(srt_last_error(ctx), want);
     if (s == SRT_OK) free_vals(vals);
+}
+
+/* NaN or Inf in a weight is refused with the tensor and the first bad index, unless allowed. */
+static void test_nonfinite(const unsigned char *good) {
+    unsigned char data[184];
+    memcpy(data, good, sizeof data);
+    float nan = NAN;
+    memcpy(data + 4 * 5, &nan, 4);
+    memcpy(data + 4 * 9, &nan, 4);
+    write_st("{" WTE ", " FC ", " LNF "}", data, 184);
+    float *vals[4];
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'wte.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds NaN at index 5 (refused");
+    RtSafetensors st;
+    CHECK(rt_st_open(ctx, path, &st) == SRT_OK);
+    CHECK(rt_weights_from_st(ctx, &plan, &st, true, vals) == SRT_OK);
+    CHECK(isnan(vals[0][5]));
+    free_vals(vals);
+    rt_st_close(&st);
+    /* -Inf in an f16 tensor (0xfc00) */
+    memcpy(data, good, sizeof data);
+    data[128 + 2 * 7] = 0x00;
+    data[128 + 2 * 7 + 1] = 0xfc;
+    write_st("{" WTE ", " FC ", " LNF "}", data, 184);
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'h.0.mlp.c_fc.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds -Inf at index 7");
 }
 
 static int bits_equal(float a, float b) { return memcmp(&a, &b, 4) == 0; }
@@ -208,6 +236,7 @@ int main(void) {
     CHECK(rt_f32_to_f16(1.0f) == 0x3c00 && rt_f32_to_f16(-2.0f) == 0xc000 && rt_f32_to_f16(65504.0f) == 0x7bff);
     CHECK(rt_f32_to_f16(5.9604644775390625e-08f) == 0x0001 && rt_f32_to_bf16(1.0f) == 0x3f80);
 
+    test_nonfinite(data);
     rt_test_rmdir(dir);
     rt_plan_free(ctx, &plan);
     srt_context_destroy(ctx);
