@@ -354,7 +354,7 @@ static bool logits_finite(const float *logits, int ntokens, int vocab) {
             fprintf(stderr,
                     "shortc: error: the logits hold %s at token %zu, index %zu (an overflow in the forward pass); "
                     "nothing written (--allow-nonfinite-weights accepts it)\n",
-                    isnan(logits[i]) ? "NaN" : "Inf", i / (size_t)vocab, i % (size_t)vocab);
+                    isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf", i / (size_t)vocab, i % (size_t)vocab);
             return false;
         }
     return true;
