@@ -165,8 +165,12 @@ bool fio_out_open(FioOut *o, const char *path, const char **why) {
     struct stat st;
     bool exists;
     if (!(o->target = resolve_target(path, &st, &exists, why))) return false;
-    if (!exists || S_ISREG(st.st_mode)) o->fd = open_temp(o, why);
-    else o->fd = open_through(o->target, &st, why);
+    if (!exists || S_ISREG(st.st_mode)) {
+        o->fd = open_temp(o, why);
+        if (o->fd >= 0 && exists) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
+    } else {
+        o->fd = open_through(o->target, &st, why);
+    }
     if (o->fd < 0) {
         free(o->tmp);
         free(o->target);
