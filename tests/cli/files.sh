@@ -17,22 +17,10 @@ model=$models/gpt2_tiny.arch
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-T="timeout 60"
 
-# expect RC WANT ARGS...: exit status RC and stderr exactly WANT
-expect() {
-    rc_want=$1 want=$2
-    shift 2
-    $T "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    got=$(cat "$tmp/err")
-    if [ "$rc" -ne "$rc_want" ] || [ "$got" != "$want" ]; then
-        echo "FAIL: shortc $*"
-        echo "  exit $rc (want $rc_want), stderr: $got"
-        echo "  want stderr: $want"
-        fail=1
-    fi
-}
+
+prefix="timeout 60"
+. "$(dirname "$0")/expect.sh"
 check() { # CONDITION-DESCRIPTION, then a command that must succeed
     what=$1
     shift
@@ -92,7 +80,7 @@ expect 1 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only
 # ---- compile errors under run: the diagnostic's own first line ----------------
 cp "$models/gpt2_small.arch" "$tmp/"
 sed 's/d_model *64;/d_model   oops;/' "$model" >"$tmp/bad.arch"
-$T "$bin" run "$tmp/bad.arch" --backend ref --random-weights 1 >"$tmp/out" 2>"$tmp/err"
+$prefix "$bin" run "$tmp/bad.arch" --backend ref --random-weights 1 >"$tmp/out" 2>"$tmp/err"
 first=$(head -n 1 "$tmp/err")
 case "$first" in
 "$tmp/bad.arch:"[0-9]*:[0-9]*": error: "*) ;;
@@ -108,7 +96,7 @@ if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
         $nan_run --weights "$tmp/nan.safetensors"
     check "no logits written for refused weights" test ! -e "$tmp/nan.npy"
     # finite weights that overflow in the forward pass: the run fails and writes nothing
-    $T "$bin" $nan_run --weights "$tmp/big.safetensors" >"$tmp/out" 2>"$tmp/err"
+    $prefix "$bin" $nan_run --weights "$tmp/big.safetensors" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     check "non-finite logits: exit 1 (got $rc)" test $rc -eq 1
     check "non-finite logits: message" grep -q "^shortc: error: the logits hold .* at token 0, index 0 (an overflow in the forward pass); nothing written" "$tmp/err"
