@@ -17,8 +17,6 @@ model=$models/gpt2_tiny.arch
 tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-
-
 prefix="timeout 60"
 . "$(dirname "$0")/expect.sh"
 check() { # CONDITION-DESCRIPTION, then a command that must succeed
