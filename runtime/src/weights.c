@@ -327,14 +327,20 @@ static srt_status alloc_vals(srt_context *ctx, const RtPlan *plan, float **vals,
     return *tmp ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory converting weights");
 }
 
-/* SRT_ERR_WEIGHTS naming the tensor and the first element (flat index, row-major) that is NaN or infinite. */
-static srt_status check_finite(srt_context *ctx, const RtPlanWeight *w, const char *path, const float *v, const char *when) {
-    for (size_t i = 0; i < w->count; i++)
-        if (!isfinite(v[i]))
-            return rt_error(ctx, SRT_ERR_WEIGHTS,
-                            "weight '%s' in %s holds %s at index %zu%s (refused; --allow-nonfinite-weights, or "
-                            "srt_options.allow_nonfinite_weights, accepts it)",
-                            w->name, path, isnan(v[i]) ? "NaN" : v[i] > 0 ? "+Inf" : "-Inf", i, when);
+/* SRT_ERR_WEIGHTS naming the tensor and the first element (flat index in the file's row-major order) that is
+ * NaN or infinite, or that overflows when rounded to the stored dtype. */
+static srt_status check_finite(srt_context *ctx, const RtPlanWeight *w, const char *path, const float *v) {
+    for (size_t i = 0; i < w->count; i++) {
+        char what[96];
+        if (!isfinite(v[i])) snprintf(what, sizeof what, "%s", isnan(v[i]) ? "NaN" : v[i] > 0 ? "+Inf" : "-Inf");
+        else if (!isfinite(round_to_dtype(v[i], w->dtype)))
+            snprintf(what, sizeof what, "%g, which overflows its stored dtype %s,", v[i], dtype_name(w->dtype));
+        else continue;
+        return rt_error(ctx, SRT_ERR_WEIGHTS,
+                        "weight '%s' in %s holds %s at index %zu (refused; --allow-nonfinite-weights, or "
+                        "srt_options.allow_nonfinite_weights, accepts it)",
+                        w->name, path, what, i);
+    }
     return SRT_OK;
 }
 
@@ -370,11 +376,10 @@ static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafe
                         rt_st_dtype_name(t->dtype));
     }
     if (!allow_nonfinite) {
-        srt_status s = check_finite(ctx, w, st->path, tmp, "");
+        srt_status s = check_finite(ctx, w, st->path, tmp);
         if (s != SRT_OK) return s;
     }
     store(w, tmp, out);
-    if (!allow_nonfinite) return check_finite(ctx, w, st->path, out, " after rounding to the stored dtype (it overflows)");
     return SRT_OK;
 }
 

@@ -81,6 +81,19 @@ static void test_nonfinite(const unsigned char *good) {
     CHECK(bind(vals) == SRT_ERR_WEIGHTS);
     CHECK_HAS(srt_last_error(ctx), "weight 'h.0.mlp.c_fc.weight' in ");
     CHECK_HAS(srt_last_error(ctx), "holds -Inf at index 7");
+    /* a finite F32 value that overflows the stored f16 (file order index, before the transpose) */
+    float fc32[24];
+    for (int i = 0; i < 24; i++) fc32[i] = 0.25f * (float)i;
+    fc32[13] = 1e6f;
+    unsigned char d2[96 + 128 + 8];
+    memcpy(d2, good, 128);
+    memcpy(d2 + 128, fc32, 96);
+    memcpy(d2 + 224, good + 176, 8);
+    write_st("{" WTE ", \"h.0.mlp.c_fc.weight\": {\"dtype\": \"F32\", \"shape\": [6, 4], \"data_offsets\": [128, 224]}, "
+             "\"ln_f.weight\": {\"dtype\": \"BF16\", \"shape\": [4], \"data_offsets\": [224, 232]}}", d2, sizeof d2);
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'h.0.mlp.c_fc.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds 1e+06, which overflows its stored dtype fp16, at index 13 (refused");
 }
 
 static int bits_equal(float a, float b) { return memcmp(&a, &b, 4) == 0; }
