@@ -57,7 +57,8 @@ typedef struct srt_session srt_session;   /* per-stream state and activations */
 
 typedef struct srt_options {
     srt_backend backend;      /* which backend (AUTO by default) */
-    const char *cache_dir;    /* kernel cache directory; NULL: $SHORTC_CACHE or ~/.cache/shortc */
+    const char *cache_dir;    /* kernel cache directory; NULL: $SHORTC_CACHE or ~/.cache/shortc (used only when
+                                 private to the user: 0700, owned, no symlink; see srt_model_info.cache_note) */
     int sim_threads;          /* simulator worker threads; 0 = number of cores */
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
