@@ -9,11 +9,15 @@
  *   shortc --version                          the version (also `shortc version`)
  *
  * The driver only parses flags and calls the library stages in order; it
- * owns no compiler logic. Output files are written to a temporary name and
- * renamed into place, so an error never leaves a half-written file.
+ * owns no compiler logic. Every file is read and written through fileio.h:
+ * inputs must be regular files (a FIFO or device is refused, never waited
+ * on); outputs that are regular files are written to a temporary name and
+ * renamed into place, so an error never leaves a half-written file, and
+ * /dev/null, a FIFO or a symbolic link is never replaced.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "datadir.h"
+#include "fileio.h"
 #include "shortc.h"
 #include "shortrt.h"
 
@@ -33,6 +37,7 @@ static const char usage_text[] =
     "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
     "                  (--weights FILE.safetensors | --random-weights SEED)\n"
     "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
+    "                  [--allow-nonfinite-weights]\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
@@ -64,33 +69,33 @@ static bool parse_flag_int(const char *flag, const char *s, long long lo, long l
     return true;
 }
 
-/* Writes up to two files atomically (temp files, renamed into place only when
- * both were written); a NULL path is skipped, "-" is stdout. */
-static bool write_files_atomic(const char *const path[2], const char *const data[2], const size_t len[2]) {
-    char *tmp[2] = {NULL, NULL};
-    bool ok = true;
+/* Writes up to two output files (fileio.h: atomically when they are regular files or absent, through
+ * when they are /dev/null or a FIFO): nothing is renamed into place unless both were written. A NULL
+ * path is skipped, "-" is stdout. */
+static bool write_outputs(const char *const path[2], const char *const data[2], const size_t len[2]) {
+    FioOut out[2];
+    bool open[2] = {false, false}, ok = true;
+    const char *why = NULL;
     for (int i = 0; i < 2 && ok; i++) {
         if (!path[i] || strcmp(path[i], "-") == 0) continue;
-        size_t n = strlen(path[i]) + 32;
-        if (!(tmp[i] = malloc(n))) {
-            fprintf(stderr, "shortc: error: out of memory\n");
+        if (!(open[i] = fio_out_open(&out[i], path[i], &why))) {
+            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], why);
             ok = false;
             break;
         }
-        snprintf(tmp[i], n, "%s.tmp.%ld", path[i], (long)getpid());
-        FILE *f = fopen(tmp[i], "wb");
-        ok = f && fwrite(data[i], 1, len[i], f) == len[i];
-        if (f && fclose(f) != 0) ok = false;
-        if (!ok) fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], strerror(errno));
-    }
-    for (int i = 0; i < 2 && ok; i++)
-        if (tmp[i] && rename(tmp[i], path[i]) != 0) {
-            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], strerror(errno));
+        fio_out_write(&out[i], data[i], len[i]);
+        if (out[i].err) {
+            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], strerror(out[i].err));
             ok = false;
         }
+    }
     for (int i = 0; i < 2; i++) {
-        if (tmp[i] && !ok) remove(tmp[i]);
-        free(tmp[i]);
+        if (!open[i]) continue;
+        if (!ok) fio_out_abort(&out[i]);
+        else if (!fio_out_commit(&out[i], &why)) {
+            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path[i], why);
+            ok = false;
+        }
     }
     for (int i = 0; i < 2 && ok; i++)
         if (path[i] && strcmp(path[i], "-") == 0) ok = fwrite(data[i], 1, len[i], stdout) == len[i];
@@ -146,8 +151,8 @@ static int compile_main(const CompileArgs *ca) {
     if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0)
         goto done;
     const char *paths[2] = {ca->output, ca->plan_out}, *datas[2] = {er->cu, er->plan_json};
-    const size_t lens[2] = {er->cu_len, strlen(er->plan_json)};
-    if (!write_files_atomic(paths, datas, lens)) goto done;
+    const size_t lens[2] = {er->cu_len, er->plan_json ? strlen(er->plan_json) : 0};
+    if (!write_outputs(paths, datas, lens)) goto done;
     if (!ca->output && !ca->plan_out && !ca->check)
         fprintf(stderr, "shortc: %s: %d kernels, %d launches, %d GEMMs per forward (use -o FILE to write the CUDA)\n",
                 cr.spec->name, er->nkernels, er->nlaunches, er->ngemms);
@@ -206,6 +211,7 @@ typedef struct RunArgs {
     int top;                   /* --top K: print top-K next tokens */
     int sim_threads;           /* --sim-threads */
     bool report;               /* --report */
+    bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
 } RunArgs;
 
@@ -222,30 +228,52 @@ static int default_tokens(int32_t **out) {
     return (int)(sizeof default_prompt / sizeof default_prompt[0]);
 }
 
+/* Largest token file read (whitespace-separated ids). */
+#define TOKENS_FILE_MAX ((size_t)64 << 20)
+
+/* Prints n bytes of s to f, every byte that is not printable ASCII as \xHH (a bad token file may be binary). */
+static void print_escaped(FILE *f, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, f);
+        else fprintf(f, "\\x%02x", c);
+    }
+}
+
 /* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
 static int read_tokens(const char *path, int32_t **out) {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "shortc: error: cannot read tokens '%s': %s\n", path, strerror(errno));
+    const char *why;
+    size_t len = 0;
+    char *text = fio_read_file(path, TOKENS_FILE_MAX, &len, &why);
+    if (!text) {
+        fprintf(stderr, "shortc: error: cannot read tokens '%s': %s\n", path,
+                why == fio_too_large ? "larger than 64 MiB" : why);
         return -1;
     }
     int cap = 64, n = 0;
     int32_t *t = malloc(sizeof *t * (size_t)cap);
-    char word[64];
-    int ok = 1;
-    int start = 0, stop = 0;
-    while (t && fscanf(f, " %n%63s%n", &start, word, &stop) == 1) {
-        char *end;
-        errno = 0;
-        long v = strtol(word, &end, 10);
-        int next = fgetc(f);  /* a word cut at 63 bytes or at a NUL byte is not an id */
-        if ((size_t)(stop - start) != strlen(word) || (next != EOF && !isspace(next))) {
+    int ok = t != NULL;
+    for (size_t i = 0; ok && i < len;) {
+        while (i < len && isspace((unsigned char)text[i])) i++;
+        if (i == len) break;
+        size_t start = i;
+        while (i < len && !isspace((unsigned char)text[i])) i++;
+        char word[64];
+        size_t wl = i - start;
+        if (wl >= sizeof word || memchr(text + start, 0, wl)) {
             fprintf(stderr, "shortc: error: %s: token %d is longer than 63 bytes or holds a NUL byte\n", path, n + 1);
             ok = 0;
             break;
         }
+        memcpy(word, text + start, wl);
+        word[wl] = 0;
+        char *end;
+        errno = 0;
+        long long v = strtoll(word, &end, 10);
         if (*end || errno || v < 0 || v > INT32_MAX) {
-            fprintf(stderr, "shortc: error: %s: token %d ('%s') is not a non-negative integer\n", path, n + 1, word);
+            fprintf(stderr, "shortc: error: %s: token %d ('", path, n + 1);
+            print_escaped(stderr, word, wl);
+            fprintf(stderr, "') is not a non-negative integer\n");
             ok = 0;
             break;
         }
@@ -257,10 +285,10 @@ static int read_tokens(const char *path, int32_t **out) {
         }
         t[n++] = (int32_t)v;
     }
-    fclose(f);
-    if (!ok || !t) { free(t); return -1; }
+    free(text);
+    if (!ok) { free(t); return -1; }
     if (n == 0) {
-        fprintf(stderr, "shortc: error: %s: no tokens\n", path);
+        fprintf(stderr, "shortc: error: %s: no tokens (the file is empty or only whitespace)\n", path);
         free(t);
         return -1;
     }
@@ -311,12 +339,39 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
 }
 
+/* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave
+ * an overflow, which a user asking for logits would otherwise only find downstream. */
+static bool logits_finite(const float *logits, int ntokens, int vocab) {
+    for (size_t i = 0; i < (size_t)ntokens * (size_t)vocab; i++)
+        if (!isfinite(logits[i])) {
+            fprintf(stderr,
+                    "shortc: error: the logits hold %s at token %zu, index %zu (an overflow in the forward pass); "
+                    "nothing written (--allow-nonfinite-weights accepts it)\n",
+                    isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf", i / (size_t)vocab, i % (size_t)vocab);
+            return false;
+        }
+    return true;
+}
+
+/* Prints a runtime error. A compile error of an .arch already has the compiler's own
+ * "file:line:col: error:" lines, which stay first (no "shortc: error:" in front). */
+static void print_lib_error(srt_status st, const char *msg) {
+    const char *nl = strchr(msg, '\n');
+    size_t first = nl ? (size_t)(nl - msg) : strlen(msg);
+    const char *tag = strstr(msg, ": error: ");
+    size_t len = strlen(msg);
+    if (st == SRT_ERR_FORMAT && tag && (size_t)(tag - msg) < first)
+        fprintf(stderr, "%s%s", msg, len && msg[len - 1] == '\n' ? "" : "\n");
+    else fprintf(stderr, "shortc: error: %s\n", msg);
+}
+
 static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     srt_options opt;
     srt_options_init(&opt);
     if (parse_backend(ra->backend, &opt.backend) < 0) return 1;
     opt.model_name = ra->model_name;
     opt.sim_threads = ra->sim_threads;
+    opt.allow_nonfinite_weights = ra->allow_nonfinite;
     srt_context *ctx = NULL;
     srt_model *m = NULL;
     srt_session *s = NULL;
@@ -332,6 +387,7 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     if (st != SRT_OK) goto fail;
     srt_model_info mi;
     if ((st = srt_model_get_info(m, &mi)) != SRT_OK) goto fail;
+    if (mi.cache_note && *mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", mi.cache_note);
     if (ntokens > mi.segment) {
         fprintf(stderr, "shortc: error: %d tokens exceed the model's segment length %d\n", ntokens, mi.segment);
         goto out;
@@ -347,6 +403,7 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     double t0 = now_ms();
     if ((st = srt_forward(s, tokens, ntokens, logits)) != SRT_OK) goto fail;
     double t1 = now_ms();
+    if (!ra->allow_nonfinite && !logits_finite(logits, ntokens, mi.vocab)) goto out;
     if (ra->logits) {
         int64_t shape[2] = {ntokens, mi.vocab};
         if ((st = srt_npy_write_f32(ctx, ra->logits, logits, shape, 2)) != SRT_OK) goto fail;
@@ -356,7 +413,7 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     rc = 0;
     goto out;
 fail:
-    fprintf(stderr, "shortc: error: %s\n", srt_last_error(ctx));
+    print_lib_error(st, srt_last_error(ctx));
 out:
     free(logits);
     srt_session_destroy(s);
@@ -387,6 +444,7 @@ static int run_main(int argc, char **argv) {
             ra.sim_threads = (int)v;
         }
         else if (strcmp(s, "--report") == 0) ra.report = true;
+        else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra.allow_nonfinite = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
             return 1;

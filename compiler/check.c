@@ -24,11 +24,13 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plan_schema.h"
 #include "shortc.h"
+#include "fileio.h"
 
 #include <clang-c/Index.h>
 #include <cjson/cJSON.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* The builtin headers (libclang unsaved files)                        */
@@ -337,9 +339,10 @@ static bool same_path(const char *a, const char *b) {
 static Source *arch_source(Checker *c, const char *path) {
     for (int i = 0; i < c->d->nsources; i++)
         if (same_path(c->d->sources[i]->path, path)) return c->d->sources[i];
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fclose(f);
+    const char *why;
+    int fd = fio_open_regular(path, NULL, &why);
+    if (fd < 0) return NULL;
+    close(fd);
     return diag_load_file(c->d, path);
 }
 

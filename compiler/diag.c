@@ -17,6 +17,7 @@
  * errors, warnings and notes are only counted.
  */
 #include "shortc.h"
+#include "fileio.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -60,39 +61,10 @@ static Source *load_error(Diag *d, const char *path, const char *why) {
 }
 
 Source *diag_load_file(Diag *d, const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return load_error(d, path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-        fclose(f);
-        return load_error(d, path, strerror(EISDIR));
-    }
-    size_t cap = 4096, len = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return load_error(d, path, strerror(ENOMEM));
-        }
-        len += fread(buf + len, 1, cap - len, f);
-        if (len < cap) break;
-        if (cap >= FILE_MAX) {
-            free(buf);
-            fclose(f);
-            return load_error(d, path, "file is larger than 64 MiB");
-        }
-        cap *= 2;
-        char *nb = realloc(buf, cap);
-        if (!nb) free(buf);
-        buf = nb;
-    }
-    int failed = ferror(f);
-    int err = errno;
-    fclose(f);
-    if (failed) {
-        free(buf);
-        return load_error(d, path, strerror(err));
-    }
+    const char *why = NULL;
+    size_t len = 0;
+    char *buf = fio_read_file(path, FILE_MAX, &len, &why);
+    if (!buf) return load_error(d, path, why == fio_too_large ? "file is larger than 64 MiB" : why);
     Source *s = diag_add_source(d, path, buf, len);
     free(buf);
     if (!s) return load_error(d, path, strerror(ENOMEM));

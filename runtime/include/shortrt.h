@@ -56,10 +56,12 @@ typedef struct srt_session srt_session;   /* per-stream state and activations */
 
 typedef struct srt_options {
     srt_backend backend;      /* which backend (AUTO by default) */
-    const char *cache_dir;    /* kernel cache directory; NULL: $SHORTC_CACHE or ~/.cache/shortc */
+    const char *cache_dir;    /* kernel cache directory; NULL: $SHORTC_CACHE or ~/.cache/shortc (used only when
+                                 private to the user: 0700, owned, no symlink; see srt_model_info.cache_note) */
     int sim_threads;          /* simulator worker threads; 0 = number of cores */
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
+    int allow_nonfinite_weights; /* 1: accept NaN/Inf weight values (refused by default, naming the tensor) */
 } srt_options;
 
 /* The linked library's version, "MAJOR.MINOR.PATCH" (SHORTRT_VERSION_STRING when it was built). */
@@ -100,6 +102,9 @@ typedef struct srt_model_info {
     size_t state_bytes;        /* per-session state (caches, memories) */
     double compile_ms;         /* NVRTC / host compile time (0 on a cache hit) */
     int cache_hit;             /* kernels came from the on-disk cache */
+    const char *cache_note;    /* why the kernel cache was not used or not written (an unsafe or unwritable
+                                  directory; kernels were then built in a private temporary directory),
+                                  "" if it was: the library never prints, callers may show it as a warning */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

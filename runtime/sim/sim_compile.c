@@ -9,11 +9,19 @@
  * the kernel names, the command line, the compiler's --version text, the
  * arch and the simulator's own headers (shortsim_prelude.h, shortsim_abi.h),
  * which the library embeds (sim_headers.c) and writes next to the .cu.
+ *
+ * A cached object is used only when its bytes match the meta's hash and it
+ * is a whole ELF file for this host (rt_elf_check); exec.c asks again with
+ * rebuild set when a cached object fails to load. Without a usable cache
+ * (unsafe or unwritable directory) or when storing fails, the object is
+ * built in a private mkdtemp directory and loaded from there; the runtime
+ * removes it once loaded (rt_compiled_release) and out->note says why.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
 #include "sim.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -120,15 +128,29 @@ static int is_ident(const char *s) {
     return 1;
 }
 
-static void rm_tree_flat(const char *dir, const char *const *names, int n) {
+/* Removes the build directory's files but keep (NULL: none), and the directory itself unless it still holds keep. */
+static void rm_tree_flat(const char *dir, const char *const *names, int n, const char *keep) {
     char p[2048];
     for (int i = 0; i < n; i++) {
+        if (keep && strcmp(names[i], keep) == 0) continue;
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         unlink(p);
     }
     sim_headers_remove(dir);
-    rmdir(dir);
+    if (!keep) rmdir(dir);
 }
+
+/* The ELF machine of the host the objects are built for. */
+#if defined(__x86_64__)
+#define HOST_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define HOST_ELF_MACHINE EM_AARCH64
+#else
+#error "the simulator supports x86-64 and aarch64 hosts"
+#endif
+
+/* A cached kernel object must be a whole host ELF file: dlopen of a truncated one dies of SIGBUS. */
+static int check_host_elf(const void *data, size_t len) { return rt_elf_check(data, len, HOST_ELF_MACHINE); }
 
 srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
@@ -164,37 +186,30 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
         rt_default_cache_dir(defdir, sizeof defdir);
         dir = defdir;
     }
+    /* An unusable or unsafe cache directory costs only the cache: the object still
+     * needs a file to dlopen, so it is built in a private temporary directory. */
     RtCache cache;
-    /* An unusable cache directory (a file, read-only, not creatable) costs only the
-     * cache: the object still needs a file to dlopen, so build in the per-user
-     * temporary directory instead. */
-    if (rt_cache_init(&cache, dir) != 0 || access(cache.dir, W_OK | X_OK) != 0) {
-        char fallback[64];
-        snprintf(fallback, sizeof fallback, "/tmp/shortc-cache-%d", (int)getuid());
-        if (rt_cache_init(&cache, fallback) != 0 || access(cache.dir, W_OK | X_OK) != 0) {
-            if (err && errlen)
-                snprintf(err, errlen, "sim compile: cannot use cache directory %s (nor %s): %s", dir, fallback,
-                         strerror(errno));
-            return SRT_ERR_IO;
-        }
-    }
+    int have_cache = rt_cache_open(&cache, dir, out->note, sizeof out->note) == 0;
     char path[2048];
-    if (rt_cache_lookup(&cache, key, "so", path, sizeof path)) {
+    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "so");
+    else if (have_cache && rt_cache_load(&cache, key, "so", check_host_elf, path, sizeof path, NULL, NULL)) {
         out->image = strdup(path);
         if (!out->image) return SRT_ERR_NOMEM;
         out->image_len = strlen(path) + 1;
         out->cache_hit = 1;
         return SRT_OK;
     }
-    out->cache_corrupt = cache.corrupt > 0;
+    out->cache_corrupt = have_cache && cache.corrupt > 0;
 
-    /* build in a private temporary directory inside the cache directory */
+    /* build in a private temporary directory inside the cache directory, or in $TMPDIR */
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s/tmp-sim-XXXXXX", cache.dir);
+    const char *tmpdir = getenv("TMPDIR");
+    if (have_cache) snprintf(tmp, sizeof tmp, "%s/tmp-sim-XXXXXX", cache.dir);
+    else snprintf(tmp, sizeof tmp, "%s/shortc-sim-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(tmp)) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: cannot create a directory in %s", cache.dir);
+        if (err && errlen) snprintf(err, errlen, "sim compile: cannot create a directory %s: %s", tmp, strerror(errno));
         return SRT_ERR_IO;
     }
     char base[101]; /* at most 100 characters of the model's name */
@@ -227,7 +242,7 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
     if (st == SRT_OK && sim_headers_write(tmp) != 0) st = SRT_ERR_IO;
     if (st != SRT_OK) {
         if (err && errlen) snprintf(err, errlen, "sim compile: cannot write sources in %s", tmp);
-        rm_tree_flat(tmp, names, 4);
+        rm_tree_flat(tmp, names, 4, NULL);
         return st;
     }
     const char *argv[MAX_ARGS + 4];
@@ -250,19 +265,34 @@ srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char
                          log ? log : "");
         }
         free(log);
-        rm_tree_flat(tmp, names, 4);
+        rm_tree_flat(tmp, names, 4, NULL);
         return SRT_ERR_COMPILE;
     }
     size_t so_len = 0;
     char *so = rt_read_all(p_so, &so_len);
-    if (!so || rt_cache_store(&cache, key, "so", so, so_len, path, sizeof path) != 0) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: cannot store the kernel object in %s", cache.dir);
-        free(so);
-        rm_tree_flat(tmp, names, 4);
+    if (!so) {
+        if (err && errlen) snprintf(err, errlen, "sim compile: the host compiler wrote no kernel object %s", p_so);
+        rm_tree_flat(tmp, names, 4, NULL);
         return SRT_ERR_IO;
     }
+    int stored = have_cache && rt_cache_store(&cache, key, "so", so, so_len, path, sizeof path) == 0;
+    int store_errno = errno;
     free(so);
-    rm_tree_flat(tmp, names, 4);
+    if (stored) rm_tree_flat(tmp, names, 4, NULL);
+    else {
+        /* no cache, or a store that failed (a directory in the way, a full disk): load the object
+         * from the build directory, which rt_compiled_release removes once it is loaded */
+        if (have_cache)
+            snprintf(out->note, sizeof out->note, "kernel cache %s: cannot store the kernel object: %s", cache.dir,
+                     strerror(store_errno));
+        rm_tree_flat(tmp, names, 4, so_name);
+        snprintf(path, sizeof path, "%s", p_so);
+        if (!(out->private_dir = strdup(tmp))) {
+            unlink(p_so);
+            rmdir(tmp);
+            return SRT_ERR_NOMEM;
+        }
+    }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->image = strdup(path);
     if (!out->image) return SRT_ERR_NOMEM;

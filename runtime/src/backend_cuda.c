@@ -22,6 +22,8 @@
 #include "rt_internal.h"
 
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
 #include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -69,6 +71,9 @@ static int nvrtc_options(int arch, const char **opts, int max, char *archbuf, si
     return n;
 }
 
+/* A cached cubin must be a whole CUDA ELF image (a 100-byte file with a matching meta is not). */
+static int check_cubin(const void *data, size_t len) { return rt_elf_check(data, len, EM_CUDA); }
+
 srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
     int vmaj = 0, vmin = 0;
@@ -88,13 +93,11 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
     snprintf(key, sizeof key, "%s-sm%d-%016llx", name, req->arch, (unsigned long long)h);
 
     RtCache cache;
-    bool have_cache = req->cache_dir && rt_cache_init(&cache, req->cache_dir) == 0;
-    if (have_cache && rt_cache_lookup(&cache, key, "cubin", path, sizeof path)) {
-        out->image = rt_read_all(path, &out->image_len);
-        if (out->image) {
-            out->cache_hit = 1;
-            return SRT_OK;
-        }
+    bool have_cache = req->cache_dir && rt_cache_open(&cache, req->cache_dir, out->note, sizeof out->note) == 0;
+    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "cubin");
+    else if (have_cache && rt_cache_load(&cache, key, "cubin", check_cubin, path, sizeof path, &out->image, &out->image_len)) {
+        out->cache_hit = 1;
+        return SRT_OK;
     }
     if (have_cache) out->cache_corrupt = cache.corrupt > 0;
 
@@ -150,7 +153,8 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
     out->image = cubin;
     out->image_len = size;
     /* a cache that cannot be written only costs the next run a compile */
-    if (have_cache) rt_cache_store(&cache, key, "cubin", cubin, size, path, sizeof path);
+    if (have_cache && rt_cache_store(&cache, key, "cubin", cubin, size, path, sizeof path) != 0)
+        snprintf(out->note, sizeof out->note, "kernel cache %s: cannot store the cubin: %s", cache.dir, strerror(errno));
     return SRT_OK;
 }
 
@@ -179,7 +183,7 @@ srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, i
         info->cache_hit = out.cache_hit;
         info->image_bytes = out.image_len;
     }
-    free(out.image);
+    rt_compiled_release(&out);
     ctx->err[0] = 0;
     return SRT_OK;
 }

@@ -206,12 +206,20 @@ srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, si
     char err[RT_ERR_MAX];
     err[0] = 0;
     st = d->compile_module(&req, &out, err, sizeof err);
+    r = st == SRT_OK ? d->moduleLoadData(&m->module, out.image) : CUDA_SUCCESS;
+    if (st == SRT_OK && r != CUDA_SUCCESS && out.cache_hit) {
+        /* a cached image that validated but does not load: evict it and build again */
+        rt_compiled_release(&out);
+        req.rebuild = 1;
+        st = d->compile_module(&req, &out, err, sizeof err);
+        r = st == SRT_OK ? d->moduleLoadData(&m->module, out.image) : CUDA_SUCCESS;
+    }
     rt_free(ctx, names);
-    if (st != SRT_OK) return rt_error(ctx, st, "%s", err[0] ? err : "compiling the kernels failed");
+    snprintf(m->cache_note, sizeof m->cache_note, "%s", out.note);
     m->compile_ms = out.compile_ms;
     m->cache_hit = out.cache_hit;
-    r = d->moduleLoadData(&m->module, out.image);
-    free(out.image);
+    rt_compiled_release(&out);
+    if (st != SRT_OK) return rt_error(ctx, st, "%s", err[0] ? err : "compiling the kernels failed");
     if (r != CUDA_SUCCESS) {
         m->module = NULL;
         return cu_fail(m, r, "%s backend: loading the compiled module of '%s' (sm_%d)", d->name, p->model, m->arch);

@@ -3,8 +3,10 @@
  * `shortc cmp`).
  *
  * Written: format 1.0, '<f4', C order, the header padded with spaces to a
- * multiple of 64 bytes and ended by '\n' (what numpy writes), to a temporary
- * file renamed into place. Read: formats 1.0, 2.0 and 3.0; the header dict
+ * multiple of 64 bytes and ended by '\n' (what numpy writes), through
+ * fileio.h: a regular file is written to a temporary file renamed into
+ * place, /dev/null or a FIFO is written through, a symlink's target is
+ * replaced and the link kept. Read: formats 1.0, 2.0 and 3.0; the header dict
  * is parsed (keys in any order) and must say '<f4' and fortran_order False;
  * the data must be exactly shape's product of floats.
  */
@@ -42,33 +44,17 @@ srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *da
     pre[8] = (unsigned char)(hlen & 0xff);
     pre[9] = (unsigned char)(hlen >> 8);
 
-    size_t plen = strlen(path) + 32;
-    char *tmp = rt_alloc(ctx, plen);
-    if (!tmp) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    snprintf(tmp, plen, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        srt_status st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
-        rt_free(ctx, tmp);
-        return st;
-    }
-    bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(dict, 1, (size_t)n, f) == (size_t)n;
-    for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
-    ok = ok && fputc('\n', f) != EOF;
-    ok = ok && (count == 0 || fwrite(data, sizeof(float), count, f) == count); /* x86-64 / aarch64: little-endian */
-    int e = errno;
-    if (fclose(f) != 0) ok = false;
-    if (ok && rename(tmp, path) != 0) {
-        e = errno;
-        ok = false;
-    }
-    srt_status st = SRT_OK;
-    if (!ok) {
-        remove(tmp);
-        st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    rt_free(ctx, tmp);
-    return st;
+    FioOut out;
+    const char *why;
+    if (!fio_out_open(&out, path, &why)) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    static const char spaces[64] = "                                                               ";
+    fio_out_write(&out, pre, 10);
+    fio_out_write(&out, dict, (size_t)n);
+    fio_out_write(&out, spaces, pad);
+    fio_out_write(&out, "\n", 1);
+    fio_out_write(&out, data, count * sizeof(float)); /* x86-64 / aarch64: little-endian */
+    if (!fio_out_commit(&out, &why)) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    return SRT_OK;
 }
 
 /* ------------------------------------------------------------------ */

@@ -32,6 +32,7 @@ typedef struct RtCompileRequest {
     const char *cache_dir;    /* artifact cache directory */
     const char *const *kernel_names; /* every kernel symbol in the plan (sim trampolines) */
     int nkernels;             /* count */
+    int rebuild;              /* 1: the cached image failed to load: evict it, build and store again */
 } RtCompileRequest;
 
 /* What compile_module produced. */
@@ -41,7 +42,12 @@ typedef struct RtCompiled {
     double compile_ms;        /* time spent compiling (0 on a cache hit) */
     int cache_hit;            /* 1 when taken from the cache */
     int cache_corrupt;        /* 1 when a corrupt entry was found and rebuilt */
+    char *private_dir;        /* sim without a usable cache: private build directory holding only the
+                                 image, removed (with it) by rt_compiled_release once loaded; else NULL */
+    char note[1536];          /* why the cache was not used or written ("" if it was) */
 } RtCompiled;
+/* Frees what compile_module allocated and removes a private build directory. */
+void rt_compiled_release(RtCompiled *c);
 
 typedef struct RtDriver {
     const char *name;                                 /* "cuda" or "sim" */
@@ -96,27 +102,45 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
  * <dir>/<key>.<ext> plus a sidecar <key>.<ext>.meta holding its length and a
  * 64-bit content hash; both are written to temporary files and renamed into
  * place (entry first, then meta). A lookup whose meta is missing or does not
- * match the entry is a corrupt entry: it is counted (never removed, so that
- * concurrent processes are safe) and the caller rebuilds and stores, which
- * replaces both files.
+ * match the entry, or whose bytes fail the caller's check, is a corrupt
+ * entry: it is counted (not removed, so that concurrent processes are safe)
+ * and the caller rebuilds and stores, which replaces both files. The
+ * directory must be private to the user (0700, owned, no symlink), else it
+ * is refused.
  */
 typedef struct RtCache {
     char dir[1024];   /* cache directory (created on init) */
+    char why[256];    /* why rt_cache_init refused the directory ("" if it did not) */
     int hits;         /* lookups that found a valid entry */
     int misses;       /* lookups that found nothing */
     int corrupt;      /* lookups that found a corrupt or half-stored entry */
 } RtCache;
 /* The default cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache-UID. */
 void rt_default_cache_dir(char *buf, size_t len);
-int rt_cache_init(RtCache *c, const char *dir);  /* 0 on success */
+/* Creates dir (0700) and checks it is a private directory of this user; 0 on success, else -1 and c->why. */
+int rt_cache_init(RtCache *c, const char *dir);
+/* rt_cache_init on dir, else on /tmp/shortc-cache-UID; note says why dir was not used ("" if it was). 0 on success. */
+int rt_cache_open(RtCache *c, const char *dir, char *note, size_t notelen);
 /* 1 and the entry's path on a valid hit; 0 on a miss or a corrupt entry (nothing removed). */
 int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, size_t pathlen);
+/* rt_cache_lookup that also runs check (NULL: none) on the entry's bytes and, when data is not NULL,
+ * hands them over (malloc'd, NUL-terminated) on a hit: the bytes validated are the bytes used. */
+int rt_cache_load(RtCache *c, const char *key, const char *ext, int (*check)(const void *, size_t), char *path,
+                  size_t pathlen, void **data, size_t *len);
+/* Removes an entry and its meta (one that validated but failed to load). */
+void rt_cache_evict(RtCache *c, const char *key, const char *ext);
 /* Stores data atomically; 0 on success and the entry's path. */
 int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *data, size_t len,
                    char *path, size_t pathlen);
+/* 1 when data is a 64-bit ELF image for machine (EM_CUDA, EM_X86_64...) whose program headers,
+ * segments, section headers and sections all lie within len bytes (what a loader maps). */
+int rt_elf_check(const void *data, size_t len, int machine);
 /* name with every character but [A-Za-z0-9_-] made '_', cut to len - 1 bytes: a file-name-safe part of an entry's name. */
 void rt_cache_safe_name(const char *name, char *out, size_t len);
-/* Reads a whole file into malloc'd memory, NUL-terminated (free()); NULL if it cannot. len may be NULL. */
+/* Largest file the runtime reads whole (a .cu, a cache entry, a log). */
+#define RT_FILE_MAX ((size_t)1 << 30)
+/* Reads a whole regular file (fileio.h: no FIFO or device, at most 1 GiB) into malloc'd memory,
+ * NUL-terminated (free()); NULL if it cannot. len may be NULL. */
 char *rt_read_all(const char *path, size_t *len);
 /* 64-bit FNV-1a, chainable: h = rt_hash64(h, data, len), start with RT_HASH_SEED. */
 #define RT_HASH_SEED 0xcbf29ce484222325ull

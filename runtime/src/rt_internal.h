@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fileio.h"
 #include "rt_driver.h"
 #include "shortc_common.h"
 #include "shortrt.h"
@@ -48,7 +49,6 @@ srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) __att
 srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list ap);
 /* Reads a whole file into ctx memory (NUL-terminated). SRT_ERR_IO with a message on failure. */
 srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t *len);
-/* Default kernel cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache. */
 double rt_now_ms(void);
 
 /* ------------------------------------------------------------------ */
@@ -214,8 +214,10 @@ const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
  * Weight values for one plan, as fp32 arrays in the stored order, already
  * rounded to each weight's stored dtype (what every backend computes with).
  * vals[i] belongs to plan->weights[i] (allocated here; on failure none are).
+ * A NaN or infinite value is an error naming the tensor and index unless allow_nonfinite.
  */
-srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, float **vals);
+srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, bool allow_nonfinite,
+                              float **vals);
 srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals);
 /* Encodes an fp32 array into dtype storage (f16/bf16 round to nearest even, rt_half.h). */
 void rt_encode(DType t, const float *src, size_t n, void *dst);
@@ -248,7 +250,9 @@ struct srt_model {
     int arch;                 /* compute capability * 10 */
     double compile_ms;        /* kernel build time (0 on a cache hit) */
     int cache_hit;            /* module image came from the cache */
+    char cache_note[1536];    /* why the kernel cache was not used or written ("" if it was) */
     bool sync_steps;          /* $SHORTC_SYNC_STEPS: synchronize after every step */
+    bool allow_nonfinite;     /* srt_options.allow_nonfinite_weights */
 };
 
 struct srt_session {

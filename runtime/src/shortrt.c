@@ -109,27 +109,14 @@ srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) {
 static srt_status nomem(srt_context *ctx) { return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (the host allocator returned NULL)"); }
 
 srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return rt_error(ctx, SRT_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        fclose(f);
-        return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': not a regular file", path);
-    }
-    size_t n = (size_t)sb.st_size;
+    const char *why;
+    size_t n = 0;
+    char *raw = fio_read_file(path, RT_FILE_MAX, &n, &why);
+    if (!raw) return rt_error(ctx, SRT_ERR_IO, "cannot open '%s': %s", path, why);
     char *buf = rt_alloc(ctx, n + 1);
-    if (!buf) {
-        fclose(f);
-        return nomem(ctx);
-    }
-    size_t got = fread(buf, 1, n, f);
-    int bad = ferror(f);
-    fclose(f);
-    if (got != n || bad) {
-        rt_free(ctx, buf);
-        return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, bad ? strerror(errno) : "file changed while reading");
-    }
-    buf[n] = 0;
+    if (buf) memcpy(buf, raw, n + 1);
+    free(raw);
+    if (!buf) return nomem(ctx);
     *data = buf;
     *len = n;
     return SRT_OK;
@@ -290,6 +277,7 @@ srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options 
     if (!m) return nomem(ctx);
     m->ctx = ctx;
     m->backend = opt.backend;
+    m->allow_nonfinite = opt.allow_nonfinite_weights != 0;
     char *cu = NULL;
     size_t cu_len = 0;
     srt_status st = SRT_OK;
@@ -368,7 +356,7 @@ srt_status srt_model_load_weights(srt_model *m, const char *path) {
     if (st != SRT_OK) return st;
     float **vals;
     if ((st = new_vals(m, &vals)) == SRT_OK) {
-        st = rt_weights_from_st(m->ctx, &m->plan, &sf, vals);
+        st = rt_weights_from_st(m->ctx, &m->plan, &sf, m->allow_nonfinite, vals);
         if (st == SRT_OK) st = install_weights(m, vals);
         else rt_free(m->ctx, vals);
     }
@@ -407,6 +395,7 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->state_bytes = p->state_bytes;
     info->compile_ms = m->compile_ms;
     info->cache_hit = m->cache_hit;
+    info->cache_note = m->cache_note;
     return SRT_OK;
 }
 

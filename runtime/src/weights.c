@@ -11,7 +11,9 @@
  * Binding looks every plan weight up by name (with or without the
  * "transformer." prefix HF checkpoints carry), checks the file shape,
  * converts F32/F16/BF16 to fp32, transposes 2-D tensors whose plan entry says
- * so, and rounds to the stored dtype. The result — fp32 values exactly
+ * so, and rounds to the stored dtype. NaN and infinite values (in the file,
+ * or made by rounding to f16) are refused, naming the tensor and the first
+ * bad index, unless the caller allows them. The result — fp32 values exactly
  * representable in the stored dtype — is what every backend computes with:
  * the device backends encode it (exactly) into the stored dtype, the
  * reference backend uses it as is.
@@ -215,7 +217,8 @@ static srt_status st_parse(srt_context *ctx, const char *what, const unsigned ch
         }
     }
     if (s == SRT_OK) {
-        /* names are unique (cJSON keeps duplicates: reject them) and byte ranges disjoint */
+        /* names are unique, also without the "transformer." prefix (cJSON keeps duplicates: reject them),
+         * and byte ranges disjoint */
         qsort(order, (size_t)st->ntensors, sizeof *order, cmp_begin);
         for (int i = 1; i < st->ntensors && s == SRT_OK; i++) {
             if (order[i]->begin < order[i - 1]->end)
@@ -225,8 +228,12 @@ static srt_status st_parse(srt_context *ctx, const char *what, const unsigned ch
         }
         for (int i = 0; i < st->ntensors && s == SRT_OK; i++) {
             for (int j = 0; j < i && s == SRT_OK; j++) {
-                if (strcmp(st->tensors[i].name, st->tensors[j].name) == 0)
-                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s' is listed twice in the header", what, st->tensors[i].name);
+                const char *a = st->tensors[i].name, *b = st->tensors[j].name;
+                if (strcmp(a, b) == 0)
+                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s' is listed twice in the header", what, a);
+                else if (strcmp(rt_strip_hf_prefix(a), rt_strip_hf_prefix(b)) == 0)
+                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' and '%s' are the same weight (names are matched "
+                                 "with and without the \"transformer.\" prefix): keep one", what, b, a);
             }
         }
     }
@@ -248,13 +255,10 @@ srt_status rt_st_open_memory(srt_context *ctx, const char *what, const void *byt
 srt_status rt_st_open(srt_context *ctx, const char *path, RtSafetensors *st) {
     memset(st, 0, sizeof *st);
     st->ctx = ctx;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return rt_error(ctx, SRT_ERR_IO, "cannot open weights '%s': %s", path, strerror(errno));
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        close(fd);
-        return rt_error(ctx, SRT_ERR_IO, "cannot read weights '%s': not a regular file", path);
-    }
+    const char *why;
+    int fd = fio_open_regular(path, &sb, &why);
+    if (fd < 0) return rt_error(ctx, SRT_ERR_IO, "cannot open weights '%s': %s", path, why);
     size_t len = (size_t)sb.st_size;
     void *map = NULL;
     if (len > 0) {
@@ -323,7 +327,25 @@ static srt_status alloc_vals(srt_context *ctx, const RtPlan *plan, float **vals,
     return *tmp ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory converting weights");
 }
 
-static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafetensors *st, float *tmp, float *out) {
+/* SRT_ERR_WEIGHTS naming the tensor and the first element (flat index in the file's row-major order) that is
+ * NaN or infinite, or that overflows when rounded to the stored dtype. */
+static srt_status check_finite(srt_context *ctx, const RtPlanWeight *w, const char *path, const float *v) {
+    for (size_t i = 0; i < w->count; i++) {
+        char what[96];
+        if (!isfinite(v[i])) snprintf(what, sizeof what, "%s", isnan(v[i]) ? "NaN" : v[i] > 0 ? "+Inf" : "-Inf");
+        else if (!isfinite(round_to_dtype(v[i], w->dtype)))
+            snprintf(what, sizeof what, "%g, which overflows its stored dtype %s,", v[i], dtype_name(w->dtype));
+        else continue;
+        return rt_error(ctx, SRT_ERR_WEIGHTS,
+                        "weight '%s' in %s holds %s at index %zu (refused; --allow-nonfinite-weights, or "
+                        "srt_options.allow_nonfinite_weights, accepts it)",
+                        w->name, path, what, i);
+    }
+    return SRT_OK;
+}
+
+static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafetensors *st, bool allow_nonfinite,
+                           float *tmp, float *out) {
     const RtStTensor *t = rt_st_find(st, w->name);
     if (!t) {
         if (w->optional) return SRT_OK; /* stays zero */
@@ -353,6 +375,10 @@ static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafe
         return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' in %s has dtype %s; supported: F32, F16, BF16", w->name, st->path,
                         rt_st_dtype_name(t->dtype));
     }
+    if (!allow_nonfinite) {
+        srt_status s = check_finite(ctx, w, st->path, tmp);
+        if (s != SRT_OK) return s;
+    }
     store(w, tmp, out);
     return SRT_OK;
 }
@@ -369,10 +395,12 @@ static srt_status finish(srt_context *ctx, const RtPlan *plan, float **vals, flo
     return s;
 }
 
-srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, float **vals) {
+srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, bool allow_nonfinite,
+                              float **vals) {
     float *tmp = NULL;
     srt_status s = alloc_vals(ctx, plan, vals, &tmp);
-    for (int i = 0; i < plan->nweights && s == SRT_OK; i++) s = bind_one(ctx, &plan->weights[i], st, tmp, vals[i]);
+    for (int i = 0; i < plan->nweights && s == SRT_OK; i++)
+        s = bind_one(ctx, &plan->weights[i], st, allow_nonfinite, tmp, vals[i]);
     return finish(ctx, plan, vals, tmp, s);
 }
 

@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     snprintf(src, len, "%s\n%s", prelude, KERNELS);
     const char *names[] = {"b_axpb", "b_gelu", "b_barriers"};
     const char *cache = getenv("SHORTC_CACHE") ? getenv("SHORTC_CACHE") : "/tmp/shortc-bench-cache";
-    RtCompileRequest req = {src, strlen(src), "bench_sim", 80, cache, names, 3};
+    RtCompileRequest req = {src, strlen(src), "bench_sim", 80, cache, names, 3, 0};
     RtCompiled out;
     if (d.compile_module(&req, &out, err, sizeof err) != SRT_OK) {
         fprintf(stderr, "%s\n", err);
@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
     d.memFree(dx);
     d.memFree(dy);
     d.moduleUnload(mod);
-    free(out.image);
+    rt_compiled_release(&out);
     free(src);
     free(prelude);
     return 0;

@@ -11,20 +11,7 @@ tmp=$(mktemp -d) || exit 2
 trap 'rm -rf "$tmp"' EXIT
 fail=0
 
-# expect RC WANT ARGS...: exit status RC and stderr exactly WANT
-expect() {
-    rc_want=$1 want=$2
-    shift 2
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    rc=$?
-    got=$(cat "$tmp/err")
-    if [ "$rc" -ne "$rc_want" ] || [ "$got" != "$want" ]; then
-        echo "FAIL: shortc $*"
-        echo "  exit $rc (want $rc_want), stderr: $got"
-        echo "  want stderr: $want"
-        fail=1
-    fi
-}
+. "$(dirname "$0")/expect.sh"
 
 echo "1 2 3" >"$tmp/ok.tokens"
 printf '1\0002 3\n' >"$tmp/nul.tokens"

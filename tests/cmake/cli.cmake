@@ -5,3 +5,14 @@
 #              -o/--plan-out are written together or not at all (tests/cli/args.sh)
 add_test(NAME cli_args COMMAND sh ${TESTS_DIR}/cli/args.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
 set_tests_properties(cli_args PROPERTIES LABELS cli)
+
+#   cli_files  hostile files and directories: outputs that are devices, FIFOs,
+#              symlinks or directories; FIFO and directory inputs; escaped
+#              token bytes; diagnostics under run; NaN weights (tests/cli/files.sh,
+#              with tests/cli/file_tool.c making the files)
+add_executable(file_tool ${TESTS_DIR}/cli/file_tool.c)
+target_link_libraries(file_tool PRIVATE shortrt)
+target_include_directories(file_tool PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
+target_include_directories(file_tool SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_test(NAME cli_files COMMAND sh ${TESTS_DIR}/cli/files.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:file_tool>)
+set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)

@@ -25,6 +25,8 @@ add_test(NAME rt_cli_no_cuda COMMAND sh ${TESTS_DIR}/rt/cli_no_cuda.sh ${SHORTC_
 set_tests_properties(rt_cli_no_cuda PROPERTIES LABELS rt)
 
 # The simulator's kernel cache from the command line: concurrent runs on an
-# empty cache, a hit, and an unusable cache directory (not a failure).
-add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch)
+# empty cache, a hit, an unusable cache directory (not a failure), and hostile
+# caches (planted, truncated or foreign objects; a directory in the way).
+add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch
+         $<TARGET_FILE:file_tool> ${CMAKE_C_COMPILER})
 set_tests_properties(rt_cli_sim_cache PROPERTIES LABELS "rt;sim" TIMEOUT 300)

@@ -1,13 +1,117 @@
 /* The artifact cache: miss, store, hit, corrupt entries (truncated, flipped byte, missing meta) counted and
-   replaced by the rebuild, and 4 processes racing on one key. */
+   replaced by the rebuild, 4 processes racing on one key; only private directories are used (0700, owned,
+   no symlink, not group/world-writable); an entry that is a FIFO or a link to /dev/zero is corrupt, not a
+   hang; entries failing the ELF check are corrupt; eviction. */
 #include "rt_test.h"
 #include "rt_driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* Only a private directory of this user is a cache: anything else could hold another user's shared object. */
+static void test_private_dirs(const char *dir) {
+    char p[400], link[400];
+    RtCache c;
+    snprintf(p, sizeof p, "%s/fresh/sub", dir);
+    CHECK(rt_cache_init(&c, p) == 0);
+    struct stat st;
+    CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0700);
+    snprintf(p, sizeof p, "%s/fresh", dir);
+    CHECK(stat(p, &st) == 0 && (st.st_mode & 0777) == 0700);
+    /* world-writable (another user made it, or planted files in it) */
+    snprintf(p, sizeof p, "%s/open", dir);
+    CHECK(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
+    CHECK(rt_cache_init(&c, p) != 0);
+    CHECK_HAS(c.why, "writable by group or others");
+    CHECK(chmod(p, 0770) == 0);
+    CHECK(rt_cache_init(&c, p) != 0);
+    CHECK(chmod(p, 0755) == 0);
+    CHECK(rt_cache_init(&c, p) == 0);
+    /* a symbolic link, even to a good directory */
+    snprintf(link, sizeof link, "%s/link", dir);
+    CHECK(symlink(p, link) == 0);
+    CHECK(rt_cache_init(&c, link) != 0);
+    CHECK_HAS(c.why, "symbolic link");
+    /* owned by another user (only root can make one) */
+    if (geteuid() == 0) {
+        CHECK(chown(p, 65534, 65534) == 0);
+        CHECK(rt_cache_init(&c, p) != 0);
+        CHECK_HAS(c.why, "owned by another user");
+        CHECK(chown(p, 0, 0) == 0);
+    }
+    /* rt_cache_open says why a directory was not used and falls back to the per-user one, checked too */
+    char note[1600];
+    CHECK(chmod(p, 0777) == 0);
+    int r = rt_cache_open(&c, p, note, sizeof note);
+    CHECK_HAS(note, "not used: it is writable by group or others");
+    if (r == 0) CHECK(strstr(c.dir, "/tmp/shortc-cache-") == c.dir);
+    CHECK(chmod(p, 0700) == 0);
+    CHECK(rt_cache_open(&c, p, note, sizeof note) == 0 && note[0] == 0 && strcmp(c.dir, p) == 0);
+}
+
+/* An entry (with a meta claiming a length) that is a FIFO or a link to /dev/zero is corrupt, never a hang. */
+static void test_special_entries(const char *dir) {
+    char p[400], path[1200], meta[1300];
+    snprintf(p, sizeof p, "%s/special", dir);
+    RtCache c;
+    CHECK(rt_cache_init(&c, p) == 0);
+    CHECK(rt_cache_store(&c, "fifo", "so", "abc", 3, path, sizeof path) == 0);
+    CHECK(unlink(path) == 0 && mkfifo(path, 0600) == 0);
+    CHECK(rt_cache_lookup(&c, "fifo", "so", path, sizeof path) == 0);
+    CHECK(rt_cache_store(&c, "zero", "so", "abc", 3, path, sizeof path) == 0);
+    CHECK(unlink(path) == 0 && symlink("/dev/zero", path) == 0);
+    CHECK(rt_cache_lookup(&c, "zero", "so", path, sizeof path) == 0);
+    /* a meta that is a FIFO */
+    CHECK(rt_cache_store(&c, "mfifo", "so", "abc", 3, path, sizeof path) == 0);
+    snprintf(meta, sizeof meta, "%s.meta", path);
+    CHECK(unlink(meta) == 0 && mkfifo(meta, 0600) == 0);
+    CHECK(rt_cache_lookup(&c, "mfifo", "so", path, sizeof path) == 0);
+    CHECK(c.corrupt == 3);
+    /* eviction removes both files */
+    CHECK(rt_cache_store(&c, "gone", "so", "abc", 3, path, sizeof path) == 0);
+    rt_cache_evict(&c, "gone", "so");
+    snprintf(meta, sizeof meta, "%s.meta", path);
+    CHECK(access(path, F_OK) != 0 && access(meta, F_OK) != 0);
+    CHECK(rt_cache_lookup(&c, "gone", "so", path, sizeof path) == 0 && c.misses == 1);
+}
+
+static int host_elf(const void *d, size_t n) {
+    return rt_elf_check(d, n, ((const Elf64_Ehdr *)d)->e_machine == EM_X86_64 ? EM_X86_64 : EM_AARCH64);
+}
+
+/* rt_elf_check: this test's own executable passes; cut short, or for another machine, it does not; an entry
+ * whose hash matches but fails the check is corrupt and its bytes are not handed out. */
+static void test_elf_check(const char *dir) {
+    size_t n = 0;
+    char *self = check_read_file("/proc/self/exe", &n);
+    CHECK(self && n > sizeof(Elf64_Ehdr));
+    if (!self) return;
+    int machine = ((const Elf64_Ehdr *)self)->e_machine;
+    CHECK(rt_elf_check(self, n, machine));
+    CHECK(!rt_elf_check(self, n, EM_CUDA));
+    CHECK(!rt_elf_check(self, n / 2, machine));
+    CHECK(!rt_elf_check(self, 100, machine));
+    char p[400], path[1200];
+    snprintf(p, sizeof p, "%s/elf", dir);
+    RtCache c;
+    CHECK(rt_cache_init(&c, p) == 0);
+    CHECK(rt_cache_store(&c, "half", "so", self, n / 2, path, sizeof path) == 0);
+    void *data = NULL;
+    size_t len = 0;
+    CHECK(rt_cache_load(&c, "half", "so", host_elf, path, sizeof path, &data, &len) == 0 && data == NULL);
+    CHECK(c.corrupt == 1);
+    CHECK(rt_cache_store(&c, "whole", "so", self, n, path, sizeof path) == 0);
+    CHECK(rt_cache_load(&c, "whole", "so", host_elf, path, sizeof path, &data, &len) == 1);
+    CHECK(data && len == n && memcmp(data, self, n) == 0);
+    free(data);
+    free(self);
+}
 
 int main(void) {
     char dir[256];
@@ -124,6 +228,9 @@ int main(void) {
     CHECK(rt_hash64(rt_hash64(RT_HASH_SEED, "ab", 2), "c", 1) == rt_hash64(RT_HASH_SEED, "abc", 3));
 
     CHECK(rt_cache_init(&c, "") != 0);
+    test_private_dirs(dir);
+    test_special_entries(dir);
+    test_elf_check(dir);
     rt_test_rmdir(dir);
     return check_done("test_cache");
 }

@@ -72,6 +72,32 @@ int main(void) {
     CHECK(compile(src, 80, &c, err, sizeof err) == SRT_OK);
     CHECK(!c.cache_hit && c.cache_corrupt && c.image_len == a.image_len);
     free(c.image);
+    /* a 100-byte "cubin" with a meta that matches it (valid hash): not an ELF image, so not a hit */
+    {
+        char key[400];
+        const char *base = strrchr(path, '/') + 1;
+        snprintf(key, sizeof key, "%.*s", (int)(strlen(base) - strlen(".cubin")), base);
+        RtCache cache;
+        char p2[600], junk[100];
+        memset(junk, 'x', sizeof junk);
+        memcpy(junk, "\x7f" "ELF", 4);
+        CHECK(rt_cache_init(&cache, dir) == 0);
+        CHECK(rt_cache_store(&cache, key, "cubin", junk, sizeof junk, p2, sizeof p2) == 0);
+        CHECK(strcmp(p2, path) == 0);
+        CHECK(compile(src, 80, &c, err, sizeof err) == SRT_OK);
+        CHECK(!c.cache_hit && c.cache_corrupt && c.image_len == a.image_len && memcmp(a.image, c.image, a.image_len) == 0);
+        free(c.image);
+        /* rebuild (the cached image failed to load): the entry is evicted, built and stored again */
+        const char *names[] = {"scale"};
+        RtCompileRequest req = {.source = src, .len = strlen(src), .name = "toy model", .arch = 80, .cache_dir = dir,
+                                .kernel_names = names, .nkernels = 1, .rebuild = 1};
+        CHECK(rt_nvrtc_compile(&req, &c, err, sizeof err) == SRT_OK);
+        CHECK(!c.cache_hit && c.compile_ms > 0 && c.image_len == a.image_len);
+        free(c.image);
+        CHECK(compile(src, 80, &c, err, sizeof err) == SRT_OK);
+        CHECK(c.cache_hit);
+        free(c.image);
+    }
     /* meta sidecar removed */
     char meta[600];
     snprintf(meta, sizeof meta, "%s.meta", path);

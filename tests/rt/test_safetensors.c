@@ -2,6 +2,7 @@
 #include "rt_test.h"
 #include "rt_internal.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 static srt_context *ctx;
@@ -76,6 +77,15 @@ int main(void) {
     unlink(path);
     CHECK(rt_st_open(ctx, path, &st) == SRT_ERR_IO);
     CHECK_HAS(srt_last_error(ctx), "cannot open weights");
+    /* a FIFO is refused at once (opening it must not wait for a writer), a directory says so */
+    CHECK(mkfifo(path, 0600) == 0);
+    CHECK(rt_st_open(ctx, path, &st) == SRT_ERR_IO);
+    CHECK_HAS(srt_last_error(ctx), "not a regular file");
+    unlink(path);
+    CHECK(mkdir(path, 0700) == 0);
+    CHECK(rt_st_open(ctx, path, &st) == SRT_ERR_IO);
+    CHECK_HAS(srt_last_error(ctx), "Is a directory");
+    rmdir(path);
     rt_test_rmdir(dir);
     free(b);
 
@@ -87,6 +97,10 @@ int main(void) {
 
     bad("[1, 2]", 0, "the header is not a JSON object");
     bad("{\"a\": {\"dtype\": \"F32\", ", 0, "the header is not valid JSON");
+    /* one weight under two names that the prefix rule makes the same */
+    bad("{\"wte.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4]},"
+        " \"transformer.wte.weight\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [4, 8]}}",
+        8, "tensors 'wte.weight' and 'transformer.wte.weight' are the same weight");
     bad("{\"a\": 1} x", 0, "the header is not valid JSON");
     bad("{\"a\": {\"dtype\": \"F33\", \"shape\": [1], \"data_offsets\": [0, 4]}}", 4, "tensor 'a': unknown dtype 'F33'");
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [2, 3], \"data_offsets\": [0, 20]}}", 24,

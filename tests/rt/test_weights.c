@@ -2,7 +2,7 @@
  * Weight binding against a hand-written plan: conversion (F32/F16/BF16 to the
  * stored dtype), transposition, the "transformer." prefix, optional weights;
  * errors for missing tensors, wrong shapes, unsupported dtypes, truncated
- * files; the seeded random weights; fp16/bf16 encoders agreeing with the
+ * files, NaN/Inf values (refused unless allowed); the seeded random weights; fp16/bf16 encoders agreeing with the
  * compiler's round_to_dtype.
  */
 #include "rt_test.h"
@@ -32,7 +32,7 @@ static srt_status bind(float **vals) {
     srt_status s = rt_st_open(ctx, path, &st);
     if (s != SRT_OK) return s;
     for (int i = 0; i < plan.nweights; i++) vals[i] = NULL;
-    s = rt_weights_from_st(ctx, &plan, &st, vals);
+    s = rt_weights_from_st(ctx, &plan, &st, false, vals);
     rt_st_close(&st);
     return s;
 }
@@ -53,6 +53,47 @@ static void bad(const char *header, srt_status want_st, const char *want) {
     CHECK(s == want_st);
     CHECK_HAS(srt_last_error(ctx), want);
     if (s == SRT_OK) free_vals(vals);
+}
+
+/* NaN or Inf in a weight is refused with the tensor and the first bad index, unless allowed. */
+static void test_nonfinite(const unsigned char *good) {
+    unsigned char data[184];
+    memcpy(data, good, sizeof data);
+    float nan = NAN;
+    memcpy(data + 4 * 5, &nan, 4);
+    memcpy(data + 4 * 9, &nan, 4);
+    write_st("{" WTE ", " FC ", " LNF "}", data, 184);
+    float *vals[4];
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'wte.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds NaN at index 5 (refused");
+    RtSafetensors st;
+    CHECK(rt_st_open(ctx, path, &st) == SRT_OK);
+    CHECK(rt_weights_from_st(ctx, &plan, &st, true, vals) == SRT_OK);
+    CHECK(isnan(vals[0][5]));
+    free_vals(vals);
+    rt_st_close(&st);
+    /* -Inf in an f16 tensor (0xfc00) */
+    memcpy(data, good, sizeof data);
+    data[128 + 2 * 7] = 0x00;
+    data[128 + 2 * 7 + 1] = 0xfc;
+    write_st("{" WTE ", " FC ", " LNF "}", data, 184);
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'h.0.mlp.c_fc.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds -Inf at index 7");
+    /* a finite F32 value that overflows the stored f16 (file order index, before the transpose) */
+    float fc32[24];
+    for (int i = 0; i < 24; i++) fc32[i] = 0.25f * (float)i;
+    fc32[13] = 1e6f;
+    unsigned char d2[96 + 128 + 8];
+    memcpy(d2, good, 128);
+    memcpy(d2 + 128, fc32, 96);
+    memcpy(d2 + 224, good + 176, 8);
+    write_st("{" WTE ", \"h.0.mlp.c_fc.weight\": {\"dtype\": \"F32\", \"shape\": [6, 4], \"data_offsets\": [128, 224]}, "
+             "\"ln_f.weight\": {\"dtype\": \"BF16\", \"shape\": [4], \"data_offsets\": [224, 232]}}", d2, sizeof d2);
+    CHECK(bind(vals) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "weight 'h.0.mlp.c_fc.weight' in ");
+    CHECK_HAS(srt_last_error(ctx), "holds 1e+06, which overflows its stored dtype fp16, at index 13 (refused");
 }
 
 static int bits_equal(float a, float b) { return memcmp(&a, &b, 4) == 0; }
@@ -208,6 +249,7 @@ int main(void) {
     CHECK(rt_f32_to_f16(1.0f) == 0x3c00 && rt_f32_to_f16(-2.0f) == 0xc000 && rt_f32_to_f16(65504.0f) == 0x7bff);
     CHECK(rt_f32_to_f16(5.9604644775390625e-08f) == 0x0001 && rt_f32_to_bf16(1.0f) == 0x3f80);
 
+    test_nonfinite(data);
     rt_test_rmdir(dir);
     rt_plan_free(ctx, &plan);
     srt_context_destroy(ctx);

@@ -59,7 +59,7 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
         check_failures++;
         return NULL;
     }
-    RtCompileRequest req = {src, len, "simtest", arch, sim_test_cache(), names, n};
+    RtCompileRequest req = {src, len, "simtest", arch, sim_test_cache(), names, n, 0};
     static char err[65536];
     RtCompiled local;
     if (!out) out = &local;
@@ -77,7 +77,7 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
         check_failures++;
         m = NULL;
     }
-    if (out == &local) free(local.image);
+    if (out == &local) rt_compiled_release(&local);
     return m;
 }
 

@@ -4,6 +4,7 @@
  * switch is cheap (the figure is printed; bench_sim reports it too).
  */
 #include "sim_test.h"
+#include "sim_valgrind.h"
 
 #include <stdint.h>
 
@@ -51,11 +52,14 @@ static double reference(int id) {
 int main(void) {
     rounds = 1000;
     char *stacks = malloc((size_t)NF * STACK);
+    unsigned vg[NF];
+    for (int i = 0; i < NF; i++) vg[i] = VALGRIND_STACK_REGISTER(stacks + (size_t)i * STACK, stacks + (size_t)(i + 1) * STACK);
     for (int i = 0; i < NF; i++) sim_fiber_make(&ctx[i], stacks + (size_t)i * STACK, STACK, fiber_fn, (void *)(intptr_t)i);
     /* a round: main -> 0 -> 1 -> 2 -> main */
     for (int r = 0; r <= rounds; r++) sim_fiber_switch(&main_ctx, &ctx[0]);
     for (int i = 1; i < NF; i++) sim_fiber_switch(&main_ctx, &ctx[i]); /* let 1 and 2 write their results */
     for (int i = 0; i < NF; i++) CHECK(result[i] == reference(i));
+    for (int i = 0; i < NF; i++) VALGRIND_STACK_DEREGISTER(vg[i]);
     free(stacks);
     double ns = sim_measure_switch_ns(2000000);
     printf("fiber switch: %.1f ns\n", ns);

@@ -486,28 +486,28 @@ static void test_determinism(void) {
 static void test_compile(void) {
     size_t len = 0;
     char *src = sim_test_source("basic.cu", &len);
-    RtCompileRequest req = {src, len, "simtest", 80, sim_test_cache(), NAMES, NNAMES};
+    RtCompileRequest req = {src, len, "simtest", 80, sim_test_cache(), NAMES, NNAMES, 0};
     RtCompiled out;
     static char err[65536];
     CHECK(D.compile_module(&req, &out, err, sizeof err) == SRT_OK);
     CHECK(out.cache_hit == 1); /* compiled by setup() already */
     CHECK(out.image && strstr((char *)out.image, ".so"));
-    free(out.image);
+    rt_compiled_release(&out);
     /* a kernel name that is not in the source: the compiler's message comes back */
     const char *bad_names[] = {"k_scale", "k_no_such_kernel"};
-    RtCompileRequest r2 = {src, len, "simtest_bad", 80, sim_test_cache(), bad_names, 2};
+    RtCompileRequest r2 = {src, len, "simtest_bad", 80, sim_test_cache(), bad_names, 2, 0};
     CHECK(D.compile_module(&r2, &out, err, sizeof err) == SRT_ERR_COMPILE);
     CHECK_HAS(err, "k_no_such_kernel");
     /* a syntax error, with the file name of the model */
     char *broken = malloc(len + 64);
     memcpy(broken, src, len);
     strcpy(broken + len, "\nthis is not C++;\n");
-    RtCompileRequest r3 = {broken, strlen(broken), "broken_model", 80, sim_test_cache(), NAMES, 1};
+    RtCompileRequest r3 = {broken, strlen(broken), "broken_model", 80, sim_test_cache(), NAMES, 1, 0};
     CHECK(D.compile_module(&r3, &out, err, sizeof err) == SRT_ERR_COMPILE);
     CHECK_HAS(err, "broken_model.cu");
     CHECK_HAS(err, "error");
     const char *evil[] = {"k_scale); system(\"true\""};
-    RtCompileRequest r4 = {src, len, "x", 80, sim_test_cache(), evil, 1};
+    RtCompileRequest r4 = {src, len, "x", 80, sim_test_cache(), evil, 1, 0};
     CHECK(D.compile_module(&r4, &out, err, sizeof err) == SRT_ERR_INVALID);
     free(broken);
     free(src);

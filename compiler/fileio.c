@@ -1,0 +1,229 @@
+/*
+ * fileio.c — safe reading of input files and safe writing of outputs,
+ * shared by the compiler, the runtime and the CLI (interface and rules in
+ * fileio.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE
+#include "fileio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char not_regular[] = "not a regular file (a FIFO, socket or device)";
+const char fio_too_large[] = "file is too large";
+static const char is_directory[] = "Is a directory"; /* strerror(EISDIR)'s wording */
+
+int fio_open_regular(const char *path, struct stat *st, const char **why) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = strerror(errno);
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        *why = strerror(errno);
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        *why = S_ISDIR(sb.st_mode) ? is_directory : not_regular;
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        *why = strerror(errno);
+        close(fd);
+        return -1;
+    }
+    if (st) *st = sb;
+    return fd;
+}
+
+char *fio_read_file(const char *path, size_t max, size_t *len, const char **why) {
+    struct stat st;
+    int fd = fio_open_regular(path, &st, why);
+    if (fd < 0) return NULL;
+    if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
+        *why = fio_too_large;
+        close(fd);
+        return NULL;
+    }
+    size_t size = (size_t)st.st_size, n = 0;
+    char *buf = malloc(size + 1);
+    if (!buf) {
+        *why = strerror(ENOMEM);
+        close(fd);
+        return NULL;
+    }
+    while (n < size) {
+        ssize_t r = read(fd, buf + n, size - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            *why = r < 0 ? strerror(errno) : "file shrank while reading";
+            free(buf);
+            close(fd);
+            return NULL;
+        }
+        n += (size_t)r;
+    }
+    close(fd);
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* The file an output path finally names: path itself, or its symbolic links resolved (malloc'd). */
+static char *resolve_target(const char *path, struct stat *st, bool *exists, const char **why) {
+    struct stat ls;
+    *exists = false;
+    if (lstat(path, &ls) != 0) {
+        if (errno != ENOENT) {
+            *why = strerror(errno);
+            return NULL;
+        }
+        char *p = strdup(path);
+        if (!p) *why = strerror(ENOMEM);
+        return p;
+    }
+    *exists = true;
+    if (!S_ISLNK(ls.st_mode)) {
+        *st = ls;
+        char *p = strdup(path);
+        if (!p) *why = strerror(ENOMEM);
+        return p;
+    }
+    char *real = realpath(path, NULL);
+    if (!real) {
+        *why = errno == ENOENT ? "a symbolic link to a missing file" : strerror(errno);
+        return NULL;
+    }
+    if (stat(real, st) != 0) {
+        *why = strerror(errno);
+        free(real);
+        return NULL;
+    }
+    return real;
+}
+
+/* Opens a character device or FIFO for writing through; -1 with *why otherwise. */
+static int open_through(const char *target, const struct stat *st, const char **why) {
+    if (S_ISDIR(st->st_mode)) {
+        *why = is_directory;
+        return -1;
+    }
+    if (!S_ISCHR(st->st_mode) && !S_ISFIFO(st->st_mode)) {
+        *why = "not a regular file, character device or FIFO";
+        return -1;
+    }
+    /* non-blocking: a FIFO nobody reads fails (ENXIO) instead of hanging */
+    int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        *why = errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+        *why = strerror(errno);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Creates a fresh temporary file next to target; -1 with *why. */
+static int open_temp(FioOut *o, const char **why) {
+    static unsigned counter;
+    size_t n = strlen(o->target) + 64;
+    if (!(o->tmp = malloc(n))) {
+        *why = strerror(ENOMEM);
+        return -1;
+    }
+    for (int attempt = 0; attempt < 100; attempt++) {
+        snprintf(o->tmp, n, "%s.tmp.%ld.%u", o->target, (long)getpid(),
+                 __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        int fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd < 0) *why = strerror(errno);
+            return fd;
+        }
+    }
+    *why = "cannot create a temporary file";
+    return -1;
+}
+
+bool fio_out_open(FioOut *o, const char *path, const char **why) {
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    struct stat st;
+    bool exists;
+    if (!(o->target = resolve_target(path, &st, &exists, why))) return false;
+    if (!exists || S_ISREG(st.st_mode)) {
+        o->fd = open_temp(o, why);
+        if (o->fd >= 0 && exists) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
+    } else {
+        o->fd = open_through(o->target, &st, why);
+    }
+    if (o->fd < 0) {
+        free(o->tmp);
+        free(o->target);
+        memset(o, 0, sizeof *o);
+        o->fd = -1;
+        return false;
+    }
+    return true;
+}
+
+void fio_out_write(FioOut *o, const void *data, size_t len) {
+    const char *p = data;
+    while (len > 0 && !o->err && o->fd >= 0) {
+        ssize_t w = write(o->fd, p, len);
+        if (w < 0) {
+            if (errno != EINTR) o->err = errno;
+            continue;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+}
+
+static void out_free(FioOut *o) {
+    free(o->tmp);
+    free(o->target);
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+}
+
+bool fio_out_commit(FioOut *o, const char **why) {
+    if (o->fd >= 0 && close(o->fd) != 0 && !o->err) o->err = errno;
+    o->fd = -1;
+    if (!o->err && o->tmp && rename(o->tmp, o->target) != 0) o->err = errno;
+    if (o->err) {
+        *why = strerror(o->err);
+        if (o->tmp) unlink(o->tmp);
+        out_free(o);
+        return false;
+    }
+    out_free(o);
+    return true;
+}
+
+void fio_out_abort(FioOut *o) {
+    if (o->fd >= 0) close(o->fd);
+    if (o->tmp) unlink(o->tmp);
+    out_free(o);
+}
+
+bool fio_write_file(const char *path, const void *data, size_t len, const char **why) {
+    FioOut o;
+    if (!fio_out_open(&o, path, why)) return false;
+    fio_out_write(&o, data, len);
+    return fio_out_commit(&o, why);
+}

@@ -1,0 +1,58 @@
+/*
+ * fileio.h — the one place where shortc (compiler, runtime and CLI) opens
+ * files it reads and writes outputs. Shared so that every reader refuses
+ * FIFOs, devices and directories without blocking and bounds what it reads,
+ * and every output is written without replacing special files.
+ *
+ * Reading: fio_open_regular opens with O_NONBLOCK (a FIFO without a writer
+ * cannot block the open), checks with fstat that it is a regular file and
+ * clears O_NONBLOCK. fio_read_file reads such a file whole, refusing one
+ * larger than a caller-given bound.
+ *
+ * Writing: an output whose path is absent or a regular file (directly or
+ * through symbolic links) is written to a temporary file next to the
+ * resolved target and renamed over it, so a failure never leaves a
+ * half-written file and a symlink stays a symlink. A character device
+ * (/dev/null, a terminal) or a FIFO with a reader is written through; a
+ * directory, socket, block device, dangling link or reader-less FIFO is
+ * refused with a message.
+ */
+#ifndef SHORTC_FILEIO_H
+#define SHORTC_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+/* Opens path read-only if it is a regular file. Returns the descriptor (close it), or -1 with
+ * *why set to a static message ("No such file or directory", "is a directory", "not a regular file ..."). */
+int fio_open_regular(const char *path, struct stat *st, const char **why);
+
+/* Reads a whole regular file of at most max bytes into malloc'd memory, NUL-terminated (free()).
+ * NULL with *why set on failure (never blocks, never reads more than max). len may be NULL. */
+char *fio_read_file(const char *path, size_t max, size_t *len, const char **why);
+/* The *why of fio_read_file for a file over max (compare the pointer to say what the limit is). */
+extern const char fio_too_large[];
+
+/* An output file being written (see the top of the file). */
+typedef struct FioOut {
+    int fd;          /* descriptor written to (-1: closed) */
+    char *target;    /* file finally written: path with symbolic links resolved (malloc'd) */
+    char *tmp;       /* temporary file renamed over target on commit; NULL when written through */
+    int err;         /* first errno of a failed write (0: none) */
+} FioOut;
+
+/* Opens an output. false with *why set (a static message) when it cannot or must not be written. */
+bool fio_out_open(FioOut *o, const char *path, const char **why);
+/* Appends bytes; a failure is remembered and reported by fio_out_commit. */
+void fio_out_write(FioOut *o, const void *data, size_t len);
+/* Finishes: closes, and renames the temporary file into place. false with *why on any failure
+ * (then nothing replaced the target). */
+bool fio_out_commit(FioOut *o, const char **why);
+/* Gives up: closes and removes the temporary file (the target is untouched). */
+void fio_out_abort(FioOut *o);
+
+/* Writes one buffer to path as an output (open, write, commit). */
+bool fio_write_file(const char *path, const void *data, size_t len, const char **why);
+
+#endif /* SHORTC_FILEIO_H */

@@ -1,0 +1,111 @@
+#!/bin/sh
+# files.sh SHORTC MODELS_DIR FILE_TOOL — hostile files and directories on the
+# command line (compiler/fileio.c):
+#   - outputs (-o, --plan-out, --logits) that are a character device, a
+#     FIFO or a symbolic link are written through, never replaced by a
+#     regular file; a directory or a FIFO nobody reads is a clear error;
+#   - inputs (.arch, --weights, --tokens) that are a FIFO or a directory are
+#     refused at once (no hang) and say what they are;
+#   - a bad token file's bytes are escaped in the message;
+#   - under `run`, an .arch compile error keeps `file:line:col: error:` first;
+#   - NaN weights are refused with the tensor and index, unless
+#     --allow-nonfinite-weights, and non-finite logits are never written
+#     silently.
+set -u
+bin=$1 models=$2 tool=$3
+model=$models/gpt2_tiny.arch
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+prefix="timeout 60"
+. "$(dirname "$0")/expect.sh"
+check() { # CONDITION-DESCRIPTION, then a command that must succeed
+    what=$1
+    shift
+    "$@" || { echo "FAIL: $what"; fail=1; }
+}
+
+echo "1 2 3" >"$tmp/ok.tokens"
+run_ref="run $model --backend ref --random-weights 1 --tokens $tmp/ok.tokens"
+
+# ---- outputs ----------------------------------------------------------------
+# a character device: our own null device when root can make one (the old code renamed a
+# temporary file over it), else /dev/null itself (the old code could not even create the temporary)
+dev=/dev/null
+if mknod "$tmp/null" c 1 3 2>/dev/null; then dev=$tmp/null; fi
+expect 0 "" $run_ref --logits "$dev"
+check "--logits $dev is still a character device" test -c "$dev"
+expect 0 "" "$model" -o "$dev" --plan-out "$dev"
+check "-o $dev is still a character device" test -c "$dev"
+# a symbolic link: the target is replaced, the link stays
+: >"$tmp/real.npy"
+ln -s real.npy "$tmp/link.npy"
+expect 0 "" $run_ref --logits "$tmp/link.npy"
+check "--logits symlink stays a symlink" test -L "$tmp/link.npy"
+check "--logits through a symlink writes its target" test -s "$tmp/real.npy"
+ln -s missing/x.cu "$tmp/dangling.cu"
+expect 1 "shortc: error: cannot write '$tmp/dangling.cu': a symbolic link to a missing file" "$model" -o "$tmp/dangling.cu"
+# a directory, a FIFO nobody reads (refused, not waited on), a FIFO with a reader (written through)
+mkdir "$tmp/dir.cu"
+expect 1 "shortc: error: cannot write '$tmp/dir.cu': Is a directory" "$model" -o "$tmp/dir.cu"
+mkfifo "$tmp/out.fifo"
+expect 1 "shortc: error: cannot write '$tmp/out.fifo': a FIFO that nobody reads" "$model" -o "$tmp/out.fifo"
+cat "$tmp/out.fifo" >"$tmp/from.fifo" &
+reader=$!
+sleep 0.2
+expect 0 "" "$model" -o "$tmp/out.fifo"
+wait $reader
+check "-o FIFO delivers the source" grep -q "extern \"C\" __global__" "$tmp/from.fifo"
+check "-o FIFO is still a FIFO" test -p "$tmp/out.fifo"
+
+# ---- inputs -------------------------------------------------------------------
+mkfifo "$tmp/in.fifo" "$tmp/in.arch"
+fifo_why="not a regular file (a FIFO, socket or device)"
+expect 1 "shortc: error: cannot read tokens '$tmp/in.fifo': $fifo_why" $run_ref --tokens "$tmp/in.fifo"
+expect 1 "shortc: error: cannot open weights '$tmp/in.fifo': $fifo_why" \
+    run "$model" --backend ref --weights "$tmp/in.fifo"
+expect 1 "$tmp/in.arch: error: cannot read: $fifo_why" "$tmp/in.arch"
+expect 1 "$tmp/in.arch: error: cannot read: $fifo_why" run "$tmp/in.arch" --backend ref --random-weights 1
+mkdir "$tmp/tokens.d"
+expect 1 "shortc: error: cannot read tokens '$tmp/tokens.d': Is a directory" $run_ref --tokens "$tmp/tokens.d"
+printf '1 2 \001\033[31m\377x 4\n' >"$tmp/bin.tokens"
+expect 1 "shortc: error: $tmp/bin.tokens: token 3 ('\\x01\\x1b[31m\\xffx') is not a non-negative integer" \
+    $run_ref --tokens "$tmp/bin.tokens"
+: >"$tmp/empty.tokens"
+expect 1 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only whitespace)" \
+    $run_ref --tokens "$tmp/empty.tokens"
+
+# ---- compile errors under run: the diagnostic's own first line ----------------
+cp "$models/gpt2_small.arch" "$tmp/"
+sed 's/d_model *64;/d_model   oops;/' "$model" >"$tmp/bad.arch"
+$prefix "$bin" run "$tmp/bad.arch" --backend ref --random-weights 1 >"$tmp/out" 2>"$tmp/err"
+first=$(head -n 1 "$tmp/err")
+case "$first" in
+"$tmp/bad.arch:"[0-9]*:[0-9]*": error: "*) ;;
+*) echo "FAIL: run of a bad .arch: first line '$first'"; fail=1 ;;
+esac
+
+# ---- NaN weights, non-finite logits ------------------------------------------------
+echo "0 1 2" >"$tmp/nan.tokens"
+nan_run="run $model --backend ref --tokens $tmp/nan.tokens --logits $tmp/nan.npy"
+if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
+    "$tool" weights "$model" "$tmp/big.safetensors" wte.weight 7 3e38; then
+    expect 1 "shortc: error: weight 'wte.weight' in $tmp/nan.safetensors holds NaN at index 7 (refused; --allow-nonfinite-weights, or srt_options.allow_nonfinite_weights, accepts it)" \
+        $nan_run --weights "$tmp/nan.safetensors"
+    check "no logits written for refused weights" test ! -e "$tmp/nan.npy"
+    # finite weights that overflow in the forward pass: the run fails and writes nothing
+    $prefix "$bin" $nan_run --weights "$tmp/big.safetensors" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    check "non-finite logits: exit 1 (got $rc)" test $rc -eq 1
+    check "non-finite logits: message" grep -q "^shortc: error: the logits hold .* at token 0, index 0 (an overflow in the forward pass); nothing written" "$tmp/err"
+    check "non-finite logits: nothing written" test ! -e "$tmp/nan.npy"
+    # explicitly allowed: written
+    expect 0 "" $nan_run --weights "$tmp/nan.safetensors" --allow-nonfinite-weights
+    check "allowed NaN weights write logits" test -s "$tmp/nan.npy"
+else
+    echo "FAIL: file_tool weights"
+    fail=1
+fi
+
+[ "$fail" -eq 0 ] && echo "ok"
+exit "$fail"
