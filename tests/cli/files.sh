@@ -1,6 +1,6 @@
 #!/bin/sh
 # files.sh SHORTC MODELS_DIR FILE_TOOL — hostile files and directories on the
-# command line (compiler/fileio.c):
+# command line (common/fileio.c):
 #   - outputs (-o, --plan-out, --logits) that are a character device, a
 #     FIFO or a symbolic link are written through, never replaced by a
 #     regular file; a directory or a FIFO nobody reads is a clear error;

@@ -23,7 +23,7 @@ set_source_files_properties(${FLEX_FrontTestLexer_OUTPUTS} PROPERTIES
 add_executable(shortc_front_test
   ${TESTS_DIR}/parse/kinds/front_test.c
   ${CMAKE_SOURCE_DIR}/compiler/arena.c ${CMAKE_SOURCE_DIR}/compiler/ast.c
-  ${CMAKE_SOURCE_DIR}/compiler/diag.c ${CMAKE_SOURCE_DIR}/compiler/fileio.c ${CMAKE_SOURCE_DIR}/compiler/names.c
+  ${CMAKE_SOURCE_DIR}/compiler/diag.c ${CMAKE_SOURCE_DIR}/compiler/names.c
   ${CMAKE_SOURCE_DIR}/compiler/sema.c ${CMAKE_SOURCE_DIR}/compiler/spec_print.c
   ${BISON_FrontTestParser_OUTPUTS} ${FLEX_FrontTestLexer_OUTPUTS})
 target_include_directories(shortc_front_test PRIVATE ${FRONT_TEST_GEN} ${CMAKE_SOURCE_DIR}/compiler)
