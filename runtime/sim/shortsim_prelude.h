@@ -127,9 +127,59 @@ template <unsigned long Off> static inline __attribute__((always_inline)) dim3 s
 
 #define SHORTSIM_MEMBAR() __asm__ __volatile__("" ::: "memory")
 
-/* Dynamic shared memory: a pointer into the block's region (launch sharedMemBytes,
- * 16-byte aligned). Block scope only (a statement expression refuses namespace scope). */
-#define SHORTC_DYNAMIC_SMEM(type, name) type *const name = ({ shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem), type *>(shortsim_w); })
+/* ---- shared memory ------------------------------------------------------ */
+/* sim_rewrite.c replaces CUDA's shared-memory declarations by the forms below
+ * before the compiler sees the source (declarations it does not recognise keep
+ * the `__shared__` macro above: thread-local storage, unchecked).
+ *
+ * Dynamic: `extern __shared__ T name[];` is a pointer to the running block's
+ * dynamic shared memory (the launch's sharedMemBytes; every such declaration
+ * aliases it, as in CUDA). It ends flush against a guard page: exactly in
+ * checked builds (SHORTSIM_CHECKED), rounded to 16 bytes otherwise. */
+namespace shortsim {
+template <typename T> using type_t = T;
+template <typename T> static inline __attribute__((always_inline)) T *dyn_smem() {
+    return shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem), T *>(shortsim_w);
+}
+/* Static: declaration K is the object ending at SHORTSIM_SMEM_SLOT_END of slot
+ * K of the block's static region, a guard after it (shortsim_abi.h). */
+template <typename T, int K, unsigned long A> static inline __attribute__((always_inline)) T &static_smem() {
+    static_assert(K < SHORTSIM_SMEM_SLOTS, "more __shared__ declarations than the simulator has slots");
+    static_assert(sizeof(T) <= SHORTSIM_SMEM_STATIC_MAX, "a __shared__ object above the 48 KB static limit");
+    constexpr unsigned long al = A > alignof(T) ? A : alignof(T);
+#if defined(SHORTSIM_CHECKED)
+    constexpr unsigned long sz = (sizeof(T) + al - 1) / al * al; /* the byte after it is the guard */
+#else
+    constexpr unsigned long al16 = al > 16 ? al : 16; /* vector-friendly, like the GPU places arrays */
+    constexpr unsigned long sz = (sizeof(T) + al16 - 1) / al16 * al16;
+#endif
+    char *base = shortsim_ld_fixed<offsetof(ShortsimW, static_smem), char *>(shortsim_w);
+    return *reinterpret_cast<T *>(base + (unsigned long)K * SHORTSIM_SMEM_SLOT + SHORTSIM_SMEM_SLOT_END - sz);
+}
+/* Namespace-scope forms: objects that stand for the block's storage. */
+template <typename T> struct ExternSharedNs {
+    operator T *() const { return dyn_smem<T>(); }
+    template <typename I> T &operator[](I i) const { return dyn_smem<T>()[i]; }
+};
+template <typename T, int K, unsigned long A> struct StaticSharedNs {
+    operator T &() const { return static_smem<T, K, A>(); }
+    template <typename I> auto &operator[](I i) const { return static_smem<T, K, A>()[i]; }
+};
+} // namespace shortsim
+#define SHORTSIM_SMEM_RECORD(K, NAME, SNAME, FUNC, ...)                                                  \
+    static const ShortsimSmemDecl shortsim_smem_rec_##NAME __attribute__((section("shortsim_smem"), used)) = { \
+        K, __LINE__, sizeof(__VA_ARGS__), SNAME, FUNC}
+#define SHORTSIM_EXTERN_SHARED(NAME, ...) __VA_ARGS__ *const NAME = shortsim::dyn_smem<__VA_ARGS__>()
+#define SHORTSIM_EXTERN_SHARED_NS(NAME, ...) [[maybe_unused]] static constexpr shortsim::ExternSharedNs<__VA_ARGS__> NAME{}
+#define SHORTSIM_STATIC_SHARED(K, A, NAME, SNAME, ...)                                                   \
+    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, __func__, __VA_ARGS__);                                         \
+    shortsim::type_t<__VA_ARGS__> &NAME = shortsim::static_smem<__VA_ARGS__, K, A>()
+#define SHORTSIM_STATIC_SHARED_NS(K, A, NAME, SNAME, ...)                                                \
+    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, "", __VA_ARGS__);                                               \
+    [[maybe_unused]] static constexpr shortsim::StaticSharedNs<__VA_ARGS__, K, A> NAME {}
+
+/* The project's own spelling (templates/prelude.cuh), block scope. */
+#define SHORTC_DYNAMIC_SMEM(type, name) SHORTSIM_EXTERN_SHARED(name, type)
 
 /* ---- barriers ---------------------------------------------------------- */
 /* Set when kernel code returns from a barrier or warp collective: in a plain
@@ -510,7 +560,16 @@ __attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, 
 } // namespace shortsim
 
 #define SHORTSIM_EXPORT extern "C" __attribute__((visibility("default")))
+/* The static shared-memory records of this object (section shortsim_smem). */
+extern "C" const ShortsimSmemDecl __start_shortsim_smem[] __attribute__((weak, visibility("hidden")));
+extern "C" const ShortsimSmemDecl __stop_shortsim_smem[] __attribute__((weak, visibility("hidden")));
+#define SHORTSIM_MODULE()                                                                              \
+    SHORTSIM_EXPORT const ShortsimSmemDecl *shortsim_smem_decls(unsigned long *n) {                    \
+        *n = __start_shortsim_smem ? (unsigned long)(__stop_shortsim_smem - __start_shortsim_smem) : 0; \
+        return __start_shortsim_smem;                                                                  \
+    }
 #define SHORTSIM_KERNEL(NAME)                                                                          \
+    SHORTSIM_EXPORT const int shortsim_nparams_##NAME = (int)shortsim::arity(&NAME);                   \
     SHORTSIM_EXPORT void shortsim_tramp_##NAME(void **p, ShortsimW *w) {                              \
         (void)w;                                                                                       \
         shortsim::run_one<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());         \
