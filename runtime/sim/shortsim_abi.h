@@ -8,7 +8,8 @@
  * A kernel .so exports, per kernel NAME,
  *   void shortsim_tramp_NAME(void **params, ShortsimW *w)  one CUDA thread (fiber mode)
  *   void shortsim_plain_NAME(void **params, ShortsimW *w)  every thread of a block in turn
- *   const int shortsim_nparams_NAME                          its parameter count
+ *   const char *const shortsim_params_NAME                   one letter per parameter: p pointer,
+ *                                                            f float, i int32, u uint32, ? other
  * the ints shortsim_abi (SHORTSIM_ABI_VERSION) and shortsim_arch, and
  *   const ShortsimSmemDecl *shortsim_smem_decls(unsigned long *n)
  * the static __shared__ declarations the source pass (sim_rewrite.c) placed.

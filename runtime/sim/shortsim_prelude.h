@@ -34,6 +34,9 @@
 #include <type_traits>
 #include <utility>
 
+#if __has_include(<cuda_runtime.h>)
+#include <cuda_runtime.h> /* first, so a kernel file's own #include finds it done (its guard) */
+#endif
 #include <vector_types.h>
 #include <vector_functions.h>
 #include <cuda_fp16.h>
@@ -159,6 +162,7 @@ template <typename T, int K, unsigned long A> static inline __attribute__((alway
 /* Namespace-scope forms: objects that stand for the block's storage. */
 template <typename T> struct ExternSharedNs {
     operator T *() const { return dyn_smem<T>(); }
+    template <typename U> explicit operator U *() const { return reinterpret_cast<U *>(dyn_smem<T>()); }
     template <typename I> T &operator[](I i) const { return dyn_smem<T>()[i]; }
 };
 template <typename T, int K, unsigned long A> struct StaticSharedNs {
@@ -524,6 +528,18 @@ static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p;
 namespace shortsim {
 template <typename... A> constexpr std::size_t arity(void (*)(A...)) { return sizeof...(A); }
 
+/* One letter per parameter (shortsim_abi.h): pointer, float, int, unsigned, other. */
+template <typename T> constexpr char param_kind() {
+    return std::is_pointer<T>::value                               ? 'p'
+           : std::is_same<T, float>::value                         ? 'f'
+           : std::is_integral<T>::value && sizeof(T) == 4          ? (std::is_signed<T>::value ? 'i' : 'u')
+                                                                   : '?';
+}
+template <typename... A> struct param_kinds {
+    static constexpr char s[sizeof...(A) + 1] = {param_kind<std::decay_t<A>>()..., 0};
+};
+template <typename... A> constexpr const char *param_kinds_of(void (*)(A...)) { return param_kinds<A...>::s; }
+
 template <auto F, typename... A, std::size_t... I>
 static inline void run_one(void (*)(A...), void **p, std::index_sequence<I...>) {
     (void)p;
@@ -569,7 +585,7 @@ extern "C" const ShortsimSmemDecl __stop_shortsim_smem[] __attribute__((weak, vi
         return __start_shortsim_smem;                                                                  \
     }
 #define SHORTSIM_KERNEL(NAME)                                                                          \
-    SHORTSIM_EXPORT const int shortsim_nparams_##NAME = (int)shortsim::arity(&NAME);                   \
+    SHORTSIM_EXPORT const char *const shortsim_params_##NAME = shortsim::param_kinds_of(&NAME);        \
     SHORTSIM_EXPORT void shortsim_tramp_##NAME(void **p, ShortsimW *w) {                              \
         (void)w;                                                                                       \
         shortsim::run_one<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());         \

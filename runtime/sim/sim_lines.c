@@ -68,6 +68,9 @@ void sim_source_line(const void *pc, char *buf, size_t len) {
     if (disc) *disc = 0;
     const char *slash = strrchr(loc, '/');
     if (slash) loc = (char *)slash + 1;
-    if (loc[0] == '?' || strstr(loc, ":0") == loc + strlen(loc) - 2) return; /* no line tables */
-    snprintf(buf, len, "%s in %s", loc, fn);
+    size_t ll = strlen(loc);
+    int no_line = loc[0] == '?' || (ll >= 2 && (strcmp(loc + ll - 2, ":0") == 0 || strcmp(loc + ll - 2, ":?") == 0));
+    if (no_line && fn[0] == '?') return;
+    if (no_line) snprintf(buf, len, "in %s", fn); /* no line tables: unchecked builds */
+    else snprintf(buf, len, "%s in %s", loc, fn);
 }
