@@ -8,8 +8,10 @@
  * under libclang for the compiler's checks.
  *
  * Model: each CUDA thread is a fiber on a worker OS thread; a worker runs
- * one block at a time, so `__shared__` is `static thread_local` (one copy per
- * worker = per running block). threadIdx & co. read the worker's ShortsimW,
+ * one block at a time, so shared memory is per worker: the source pass
+ * (sim_rewrite.c) turns `__shared__` declarations into references to the
+ * worker's shared-memory slots (below); forms it leaves alone are
+ * `static thread_local`. threadIdx & co. read the worker's ShortsimW,
  * found from the stack address (every kernel stack lies in an aligned
  * per-worker region that starts with a pointer to it). Barriers and warp collectives call into
  * the simulator core through ShortsimW::api.
