@@ -116,8 +116,11 @@ static int next_tok(const char *s, size_t n, size_t *pos, RwTok *t) {
         i = j;
     }
     t->b = i;
-    if (is_id0(s[i])) {
-        while (i < n && is_id(s[i])) i++;
+    if (is_id(s[i])) { /* identifiers and numbers (pp-numbers: 1.5e-3f, 0x1F) */
+        int num = !is_id0(s[i]);
+        while (i < n && (is_id(s[i]) || (num && (s[i] == '.' || ((s[i] == '+' || s[i] == '-') &&
+                                                                 (s[i - 1] == 'e' || s[i - 1] == 'E'))))))
+            i++;
     } else if (s[i] == ':' && i + 1 < n && s[i + 1] == ':') {
         i += 2;
     } else {
@@ -293,6 +296,14 @@ int sim_scan_kernels(const char *s, size_t n, char ***names) {
             continue;
         }
         if (!after_global) continue;
+        if (s[t.b] == '(' && (tok_is(s, &last, "__launch_bounds__") || tok_is(s, &last, "__attribute__") ||
+                              tok_is(s, &last, "__align__"))) {
+            after_global = 1; /* an annotation's parentheses, not the parameter list */
+            int depth = 1;
+            while (depth > 0 && next_tok(s, n, &pos, &t)) depth += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
+            last = t;
+            continue;
+        }
         if (s[t.b] == '(' && last.e > last.b && is_id0(s[last.b])) {
             int dup = 0; /* a declaration, then the definition */
             for (int i = 0; i < nv && !dup; i++) dup = strlen(v[i]) == last.e - last.b && !memcmp(v[i], s + last.b, last.e - last.b);
