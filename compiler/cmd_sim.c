@@ -17,6 +17,7 @@
 #include "shortrt.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <limits.h>
 #include <math.h>
@@ -25,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define SIM_MAX_ARGS 256
 
@@ -229,8 +232,18 @@ static bool write_buffers(srt_context *ctx, const SimCli *c) {
 
 /* The whole file (NUL-terminated, malloc'd), or NULL with the error printed. */
 static char *read_source(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail("cannot open '%s': %s", path, strerror(errno)), NULL;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO must not block */
+    struct stat st;
+    if (fd < 0) return fail("cannot open '%s': %s", path, strerror(errno)), NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail("'%s' is not a regular file", path), NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return fail("cannot open '%s': %s", path, strerror(errno)), NULL;
+    }
     char *buf = NULL;
     size_t n = 0, cap = 0;
     for (;;) {
@@ -252,7 +265,7 @@ static char *read_source(const char *path, size_t *len) {
     fclose(f);
     if (err) {
         free(buf);
-        return fail("cannot read '%s' (a directory?)", path), NULL;
+        return fail("cannot read '%s'", path), NULL;
     }
     buf[n] = 0;
     *len = n;

@@ -87,3 +87,4 @@ shortc_simbench(cli_not_1d fault "fault_2d.npy: rank 2 is more than the 1 dimens
   ${F} --kernel global_store --grid 1 --block 1 --arg buf:${SIMBENCH_DATA}/fault_2d.npy)
 shortc_simbench(cli_missing_npy fault "--arg 1: cannot open" "missing.npy" --
   ${F} --kernel global_store --grid 1 --block 1 --arg buf:${SIMBENCH_DATA}/missing.npy)
+shortc_simbench(cli_directory fault "is not a regular file" -- ${SIMBENCH} --kernel k --grid 1 --block 1)
