@@ -190,10 +190,12 @@ template <typename T, int K, unsigned long A> struct StaticSharedNs {
 /* ---- barriers ---------------------------------------------------------- */
 /* Set when kernel code returns from a barrier or warp collective: in a plain
  * loop the core has then converted the block to fibers, and the loop must end
- * when the running thread returns (shortsim::run_plain). Per worker thread
- * like __shared__; its address never escapes, so the kernel's own stores
- * cannot touch it and a barrier-free kernel's loop never reloads it. */
-static thread_local int shortsim_synced;
+ * when the running thread returns (shortsim::run_plain). Per worker thread;
+ * its address never escapes, so the kernel's own stores cannot touch it and a
+ * barrier-free kernel's loop never reloads it. Initial-exec: glibc places it
+ * in static TLS at dlopen (no __tls_get_addr; and LeakSanitizer mistracks
+ * small dynamic TLS blocks of objects it did not see allocated). */
+static thread_local int shortsim_synced __attribute__((tls_model("initial-exec")));
 
 static inline int shortsim_call_barrier(int kind, int pred, int line) {
     int r = shortsim_w->api->barrier(kind, pred, line);
