@@ -225,6 +225,24 @@ static void put_decl(RwOut *o, const char *s, const RwTok *t, const RwDecl *d, i
     out_put(o, ");", 2);
 }
 
+#define RW_PREV 16 /* tokens remembered before a '{' */
+
+/* 1 when the tokens before a '{' (prev, newest first) open a namespace:
+ * `namespace [A[::B...]] {` or `extern "C" {`. */
+static int opens_namespace(const char *s, const RwTok *prev) {
+    if (prev[0].e > prev[0].b && s[prev[0].b] == '"' && tok_is(s, &prev[1], "extern")) return 1;
+    for (int i = 0; i < RW_PREV && prev[i].e > prev[i].b; i++) {
+        if (tok_is(s, &prev[i], "namespace")) return 1;
+        if (!is_id0(s[prev[i].b]) && !tok_is(s, &prev[i], "::")) return 0;
+    }
+    return 0;
+}
+
+static void push_prev(RwTok *prev, RwTok t) {
+    memmove(prev + 1, prev, (RW_PREV - 1) * sizeof *prev);
+    prev[0] = t;
+}
+
 /* Brace kinds: namespace scope (namespace, extern "C" blocks) or anything else. */
 enum { RW_NS, RW_BLOCK };
 
@@ -232,15 +250,14 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
     RwOut o = {0};
     unsigned char kinds[RW_MAX_DEPTH];
     int depth = 0, index = 0;
-    RwTok prev[3] = {{0, 0}, {0, 0}, {0, 0}}; /* the last three tokens, newest first */
+    RwTok prev[RW_PREV]; /* the last tokens, newest first */
+    memset(prev, 0, sizeof prev);
     size_t copied = 0, pos = 0, decl_start = 0;
     RwTok t;
     while (next_tok(s, n, &pos, &t)) {
         char c = s[t.b];
         if (c == '{') {
-            int ns = (depth == 0 || kinds[depth - 1] == RW_NS) &&
-                     (tok_is(s, &prev[0], "namespace") || tok_is(s, &prev[1], "namespace") ||
-                      (s[prev[0].b] == '"' && tok_is(s, &prev[1], "extern")));
+            int ns = (depth == 0 || (depth <= RW_MAX_DEPTH && kinds[depth - 1] == RW_NS)) && opens_namespace(s, prev);
             if (depth < RW_MAX_DEPTH) kinds[depth] = ns ? RW_NS : RW_BLOCK;
             depth++;
         } else if (c == '}') {
@@ -267,11 +284,11 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
                 for (size_t i = toks[0].b; i < toks[nt - 1].e; i++) /* keep the line count */
                     if (s[i] == '\n') out_put(&o, "\n", 1);
                 copied = pos = decl_start = toks[nt - 1].e;
-                prev[2] = prev[1], prev[1] = prev[0], prev[0] = toks[nt - 1];
+                push_prev(prev, toks[nt - 1]);
                 continue;
             }
         }
-        prev[2] = prev[1], prev[1] = prev[0], prev[0] = t;
+        push_prev(prev, t);
     }
     out_put(&o, s + copied, n - copied);
     if (o.oom || !o.s) {

@@ -43,6 +43,10 @@ static void test_forms(void) {
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(1, 1, u, \"u\", int [2]);");
     CHECK_HAS(o, "__shared__ int scalar;"); /* a namespace-scope scalar stays thread-local */
+    /* nested namespace names; a function body inside a namespace is block scope */
+    o = rw("namespace a::b { __shared__ float t[4]; __device__ void f() { __shared__ float v[2]; } }", &ns);
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(1, 1, v, \"v\", float [2]);");
 }
 
 static void test_left_alone(void) {
