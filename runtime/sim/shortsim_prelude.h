@@ -23,6 +23,10 @@
 #error "shortsim_prelude.h is the host (simulator) prelude; CUDA compilers use templates/prelude.cuh"
 #endif
 
+/* Defined for code compiled for the simulator: a .cu that also holds host
+ * code (main, <<<...>>> launches) can leave it out with #ifndef __SHORTSIM__. */
+#define __SHORTSIM__ 1
+
 #include <cassert>
 #include <climits>
 #include <cmath>

@@ -10,3 +10,11 @@ __global__ void histogram(unsigned *bins, const int *data, int n) {
     __syncthreads();
     for (int b = threadIdx.x; b < BINS; b += blockDim.x) atomicAdd(&bins[b], local[b]);
 }
+
+#ifndef __SHORTSIM__
+// Host code for nvcc; the simulator compiles device code only.
+int main() {
+    histogram<<<4, 128>>>(nullptr, nullptr, 0);
+    return 0;
+}
+#endif
