@@ -863,7 +863,7 @@ static void describe_static(SimWorker *wk, SimJob *job, uintptr_t a, char *buf, 
 }
 
 static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
-    char where[512], what[160], src[320];
+    char where[512], what[400], src[320];
     const char *kind = "fault";
     switch (wk->sig) {
     case SIGSEGV: kind = "invalid memory access"; break;
@@ -873,7 +873,14 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
     }
     uintptr_t a = (uintptr_t)wk->sig_addr;
     where[0] = 0;
-    if (wk->sig == SIGSEGV || wk->sig == SIGBUS) {
+    /* x86-64 reports a general-protection fault (a misaligned aligned-vector
+     * access, a non-canonical address) with no address */
+    int gp = wk->sig == SIGSEGV && wk->sig_code == SI_KERNEL && a == 0;
+    if (gp)
+        kind = "general protection fault (a misaligned vector access, e.g. float4 at an address not a multiple of "
+               "16 (checked mode aligns a buffer only to its size's largest power-of-two factor), or a "
+               "non-canonical address)";
+    if (!gp && (wk->sig == SIGSEGV || wk->sig == SIGBUS)) {
         uintptr_t r0 = (uintptr_t)wk->region, r1 = r0 + wk->region_len;
         uintptr_t s0 = (uintptr_t)wk->smem_map, s1 = s0 + wk->smem_map_len;
         if (a >= r0 && a < r1) {

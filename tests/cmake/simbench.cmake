@@ -71,7 +71,7 @@ shortc_simbench(fault_smem_limit fault "200000 bytes of dynamic shared memory" "
   ${F} --kernel dynamic_overrun --grid 1 --block 32 --smem 200000 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy --arg i32:1)
 
 # ---- command-line errors ----
-shortc_simbench(cli_unknown_kernel fault "no kernel `nope'; its kernels: divergent_barrier, static_overrun, dynamic_overrun, global_store, global_load" --
+shortc_simbench(cli_unknown_kernel fault "no kernel `nope'; its kernels: divergent_barrier, static_overrun, dynamic_overrun, global_store, global_load, aligned_vector_load" --
   ${F} --kernel nope --grid 1 --block 1)
 shortc_simbench(cli_no_kernel fault "no kernel named; its kernels: divergent_barrier" -- ${F} --grid 1 --block 1)
 shortc_simbench(cli_arg_count fault "kernel global_load has 3 parameters but 1 argument was given" --
@@ -88,3 +88,9 @@ shortc_simbench(cli_not_1d fault "fault_2d.npy: rank 2 is more than the 1 dimens
 shortc_simbench(cli_missing_npy fault "--arg 1: cannot open" "missing.npy" --
   ${F} --kernel global_store --grid 1 --block 1 --arg buf:${SIMBENCH_DATA}/missing.npy)
 shortc_simbench(cli_directory fault "is not a regular file" -- ${SIMBENCH} --kernel k --grid 1 --block 1)
+# x86-64 reports a misaligned aligned-vector load as a general-protection fault without an address
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  shortc_simbench(fault_misaligned_vector fault "general protection fault (a misaligned vector access" "faults.cu:34 in aligned_vector_load" --
+    ${F} --kernel aligned_vector_load --grid 1 --block 8 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy
+    --arg buf:${SIMBENCH_DATA}/fault_1001.npy)
+endif()

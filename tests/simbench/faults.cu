@@ -27,3 +27,12 @@ __global__ void global_store(float *x) {
 __global__ void global_load(float *out, const float *x, int n) {
     out[0] = x[n];
 }
+// An aligned 16-byte vector load (GCC's vector type: movaps on x86-64) from
+// a 1001-float buffer, which checked mode starts at a 4-byte boundary.
+typedef float shortsim_v4 __attribute__((vector_size(16)));
+__global__ void aligned_vector_load(float *out, const float *x) {
+    shortsim_v4 a = reinterpret_cast<const shortsim_v4 *>(x)[threadIdx.x];
+    shortsim_v4 b = reinterpret_cast<const shortsim_v4 *>(x)[threadIdx.x + 1];
+    a = a * b;
+    out[threadIdx.x] = a[0] + a[1] + a[2] + a[3];
+}
