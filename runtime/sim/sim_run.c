@@ -6,6 +6,7 @@
 #include "rt_internal.h"
 #include "sim.h"
 
+#include <ctype.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,6 +78,8 @@ static srt_status load_kernel(srt_context *ctx, SimRun *r, const srt_sim_launch 
     snprintf(base, sizeof base, "%s", slash ? slash + 1 : file);
     size_t bl = strlen(base);
     if (bl > 3 && strcmp(base + bl - 3, ".cu") == 0) base[bl - 3] = 0;
+    for (char *c = base; *c; c++) /* it goes into a #line string literal */
+        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_') *c = '_';
     /* the simulator's prelude first (CUDA's built-ins), then the file with its own line numbers */
     char head[400];
     int hl = snprintf(head, sizeof head, "#include \"shortsim_prelude.h\"\n#line 1 \"%s.cu\"\n", base);
