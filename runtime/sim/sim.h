@@ -106,6 +106,7 @@ typedef struct SimModule {
     char *path;               /* the .so */
     const ShortsimSmemDecl *smem_decls; /* its static __shared__ declarations (shortsim_smem_decls) */
     size_t nsmem_decls;       /* their count */
+    int nsmem_slots;          /* static shared-memory slots its code uses (highest slot + 1) */
 } SimModule;
 
 typedef struct SimFunc {

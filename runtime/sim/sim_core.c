@@ -216,6 +216,7 @@ typedef struct SimWorker {
     char *smem_map;        /* dynamic shared memory region, a guard page after it */
     size_t smem_map_len;   /* its length with the guard page */
     char *static_map;      /* static shared memory: SHORTSIM_SMEM_SLOTS slots, each ending in a guard */
+    int static_ready;      /* static slots [0, static_ready) have their data part mapped read-write */
     int faulted;           /* the block faulted (message in fault) */
     char fault[2048];      /* the block's fault message */
     sigjmp_buf jb;         /* where the signal handler returns to */
@@ -763,14 +764,22 @@ static const ShortsimApi sim_api = {
 static size_t slot_size(void) { return G.page + G.stack; }
 
 /* The static shared-memory slots: each SHORTSIM_SMEM_SLOT_END bytes of data
- * then PROT_NONE up to SHORTSIM_SMEM_SLOT (shortsim_abi.h). */
+ * then PROT_NONE up to SHORTSIM_SMEM_SLOT (shortsim_abi.h); reserved here,
+ * the data parts made read-write as modules need them (ensure_static_slots). */
 static int map_static_smem(SimWorker *wk) {
     char *m = mmap(NULL, STATIC_MAP_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED) return -1;
     wk->static_map = m;
-    for (size_t k = 0; k < SHORTSIM_SMEM_SLOTS; k++)
-        if (mprotect(m + k * SHORTSIM_SMEM_SLOT, SHORTSIM_SMEM_SLOT_END, PROT_READ | PROT_WRITE) != 0) return -1;
     wk->w.static_smem = m;
+    return 0;
+}
+
+static int ensure_static_slots(SimWorker *wk, int k) {
+    if (k > SHORTSIM_SMEM_SLOTS) return -1;
+    for (; wk->static_ready < k; wk->static_ready++)
+        if (mprotect(wk->static_map + (size_t)wk->static_ready * SHORTSIM_SMEM_SLOT, SHORTSIM_SMEM_SLOT_END,
+                     PROT_READ | PROT_WRITE) != 0)
+            return -1;
     return 0;
 }
 /* Slot s: a guard page then the stack, after the region's header page. */
@@ -930,6 +939,10 @@ static void worker_run_job(SimWorker *wk, SimJob *job) {
         wk->blk_next = wk->blk_end = 0;
         if (ensure_slots(wk, (int)wk->n + 1) != 0) {
             job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot map thread stacks");
+            return;
+        }
+        if (ensure_static_slots(wk, job->fn->mod ? job->fn->mod->nsmem_slots : 0) != 0) {
+            job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot map static shared memory");
             return;
         }
     }

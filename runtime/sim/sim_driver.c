@@ -351,6 +351,8 @@ static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     unsigned long nd = 0;
     if (decls) mx->m.smem_decls = decls(&nd);
     mx->m.nsmem_decls = mx->m.smem_decls ? nd : 0;
+    for (size_t i = 0; i < mx->m.nsmem_decls; i++)
+        if (mx->m.smem_decls[i].slot >= mx->m.nsmem_slots) mx->m.nsmem_slots = mx->m.smem_decls[i].slot + 1;
     read_static_smem(mx, path);
     *module = (CUmodule)mx;
     return CUDA_SUCCESS;
