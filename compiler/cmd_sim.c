@@ -33,7 +33,7 @@
 
 static const char sim_usage[] =
     "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
-    "                  [--sim-threads N] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...\n";
+    "                  [--sim-threads N] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
 
 /* A buffer argument's files. */
 typedef struct SimBufFiles {
@@ -274,7 +274,7 @@ static char *read_source(const char *path, size_t *len) {
 
 int sim_main(int argc, char **argv) {
     if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-        fputs(sim_usage, stdout);
+        puts(sim_usage);
         return 0;
     }
     SimCli *c = calloc(1, sizeof *c);
