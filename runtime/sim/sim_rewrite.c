@@ -21,6 +21,7 @@
  * alone. Tokens are scanned, not parsed: the forms above are what CUDA code
  * uses; a declaration the pass does not recognise is left as written.
  */
+#define _GNU_SOURCE
 #include "sim.h"
 
 #include <ctype.h>
@@ -82,7 +83,7 @@ static size_t skip_inert(const char *s, size_t n, size_t i, int at_line_start) {
         return i;
     }
     if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
-        const char *e = strstr(s + i + 2, "*/");
+        const char *e = memmem(s + i + 2, n - i - 2, "*/", 2); /* s need not be NUL-terminated */
         return e ? (size_t)(e - s) + 2 : n;
     }
     if (s[i] == '"' || s[i] == '\'') {
