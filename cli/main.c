@@ -5,6 +5,7 @@
  *   shortc run MODEL [options]               run a model on a backend (libshortrt)
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
  *   shortc demo [MODEL.arch]                  the README's main job
+ *   shortc sim FILE.cu --kernel NAME ...      one kernel on the simulator (cmd_sim.c)
  *   shortc --check FILE.cu                    libclang check of an emitted file
  *   shortc --version                          the version (also `shortc version`)
  *
@@ -16,6 +17,7 @@
  * /dev/null, a FIFO or a symbolic link is never replaced.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "cmd_sim.h"
 #include "datadir.h"
 #include "fileio.h"
 #include "shortc.h"
@@ -41,6 +43,8 @@ static const char usage_text[] =
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
+    "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
+    "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n";
@@ -634,6 +638,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "run") == 0) return run_main(argc, argv);
     if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
+    if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);
     CompileArgs ca;
     if (parse_compile_args(argc, argv, &ca) < 0) return 1;
     return compile_main(&ca);

@@ -133,14 +133,63 @@ srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, i
                              srt_compile_info *info);
 
 /*
- * .npy helpers (float32, C order), for logits files. srt_npy_read_f32
- * allocates *data with the context's allocator (free with srt_free).
+ * .npy helpers (C order), for logits files and simulator buffers.
+ * srt_npy_read* allocate *data with the context's allocator (free with srt_free).
  */
+typedef enum srt_dtype {
+    SRT_DTYPE_F32 = 0,    /* float32, '<f4' */
+    SRT_DTYPE_I32,        /* int32, '<i4' */
+    SRT_DTYPE_U32,        /* uint32, '<u4' */
+} srt_dtype;
+/* *dtype in: the dtype required, or (srt_dtype)-1 for any; out: the file's. */
+srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, void **data,
+                        int64_t *shape, int *rank /* in: capacity of shape, out: rank */);
+srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, const void *data,
+                         const int64_t *shape, int rank);
 srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data,
                              const int64_t *shape, int rank);
 srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data,
                             int64_t *shape, int *rank /* in: capacity of shape, out: rank */);
 void srt_free(srt_context *ctx, void *p);
+
+/*
+ * The simulator as a test bench (docs/simulator.md): runs one kernel of any
+ * CUDA source on the CPU SIMT simulator. Each parameter is an argument in
+ * order: a buffer (copied to a fresh device allocation before the launch and
+ * back into data after a successful one) or a 4-byte scalar. A launch the
+ * simulator rejects or that faults returns SRT_ERR_SIM with its report as
+ * the context's last error; a kernel the source lacks, or arguments that do
+ * not match its parameters, SRT_ERR_INVALID.
+ */
+typedef enum srt_sim_arg_kind {
+    SRT_SIM_ARG_BUF = 0,  /* a device buffer (any pointer parameter) */
+    SRT_SIM_ARG_I32,      /* an int parameter */
+    SRT_SIM_ARG_U32,      /* an unsigned int parameter */
+    SRT_SIM_ARG_F32,      /* a float parameter */
+} srt_sim_arg_kind;
+typedef struct srt_sim_arg {
+    srt_sim_arg_kind kind;  /* which of the fields below is used */
+    void *data;             /* BUF: host copy (read before, written after the launch) */
+    size_t bytes;           /* BUF: its size (> 0) */
+    int32_t i32;            /* I32: the value */
+    uint32_t u32;           /* U32: the value */
+    float f32;              /* F32: the value */
+} srt_sim_arg;
+typedef struct srt_sim_launch {
+    const char *source;     /* the .cu text */
+    size_t len;             /* its length */
+    const char *name;       /* file name for diagnostics (NULL: "kernel") */
+    const char *kernel;     /* the __global__ function to run */
+    unsigned grid[3];       /* gridDim */
+    unsigned block[3];      /* blockDim */
+    unsigned smem;          /* dynamic shared memory bytes */
+    int checked;            /* exact bounds (see docs/simulator.md) */
+    int threads;            /* simulator workers; 0 = number of cores */
+    const char *cache_dir;  /* kernel cache; NULL: $SHORTC_CACHE or ~/.cache/shortc */
+    srt_sim_arg *args;      /* one per kernel parameter, in order */
+    int nargs;              /* their count */
+} srt_sim_launch;
+srt_status srt_sim_run(srt_context *ctx, const srt_sim_launch *launch);
 
 #ifdef __cplusplus
 }

@@ -8,12 +8,16 @@
  * A kernel .so exports, per kernel NAME,
  *   void shortsim_tramp_NAME(void **params, ShortsimW *w)  one CUDA thread (fiber mode)
  *   void shortsim_plain_NAME(void **params, ShortsimW *w)  every thread of a block in turn
- * and the ints shortsim_abi (SHORTSIM_ABI_VERSION) and shortsim_arch.
+ *   const char *const shortsim_params_NAME                   one letter per parameter: p pointer,
+ *                                                            f float, i int32, u uint32, ? other
+ * the ints shortsim_abi (SHORTSIM_ABI_VERSION) and shortsim_arch, and
+ *   const ShortsimSmemDecl *shortsim_smem_decls(unsigned long *n)
+ * the static __shared__ declarations the source pass (sim_rewrite.c) placed.
  */
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 4
+#define SHORTSIM_ABI_VERSION 5
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -22,6 +26,29 @@
  * from its own stack address, without thread-local storage.
  */
 #define SHORTSIM_REGION_ALIGN (1ull << 30)
+
+/*
+ * Static shared memory: declaration K (sim_rewrite.c numbers them) lives in
+ * slot K of the running block's static region (ShortsimW::static_smem). The
+ * object ends at SHORTSIM_SMEM_SLOT_END inside its slot, and the rest of the
+ * slot up to SHORTSIM_SMEM_SLOT is a PROT_NONE guard: the byte after the
+ * object faults (exactly in checked builds, after rounding to 16 bytes
+ * otherwise). The guard is 64 KB so it covers a page of any size.
+ */
+#define SHORTSIM_SMEM_SLOTS 256
+#define SHORTSIM_SMEM_SLOT_END (64u * 1024u)
+#define SHORTSIM_SMEM_SLOT (128u * 1024u)
+#define SHORTSIM_SMEM_STATIC_MAX 49152 /* CUDA's limit for static shared memory */
+
+/* One static __shared__ declaration, recorded in the kernel object's
+ * section shortsim_smem (one record per function instance). */
+typedef struct ShortsimSmemDecl {
+    int slot;                   /* its slot */
+    int line;                   /* source line of the declaration */
+    unsigned long long bytes;   /* sizeof the object */
+    const char *name;           /* the declared name */
+    const char *func;           /* the function declaring it ("" at namespace scope) */
+} ShortsimSmemDecl;
 
 /* Warp collective operations (ShortsimApi.warp). */
 enum {
@@ -92,6 +119,7 @@ typedef struct ShortsimW {
     ShortsimD3 gdim;            /* gridDim */
     void *dyn_smem;             /* dynamic shared memory of the block */
     unsigned long long dyn_smem_bytes; /* its size (the launch's sharedMemBytes) */
+    char *static_smem;          /* the block's static shared memory slots (SHORTSIM_SMEM_SLOT each) */
     const ShortsimApi *api;     /* core services */
     volatile int converted;     /* set when the plain loop's block switched to fibers (the core's record; the
                                    prelude's loop ends on its own flag, shortsim_synced) */
@@ -100,9 +128,9 @@ typedef struct ShortsimW {
 
 /* The C and C++ views must agree (the core is C, the kernel object C++). */
 #ifdef __cplusplus
-static_assert(sizeof(ShortsimW) == 80 && __builtin_offsetof(ShortsimW, converted) == 72, "ShortsimW layout");
+static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted) == 80, "ShortsimW layout");
 #else
-_Static_assert(sizeof(ShortsimW) == 80 && __builtin_offsetof(ShortsimW, converted) == 72, "ShortsimW layout");
+_Static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted) == 80, "ShortsimW layout");
 #endif
 
 #endif /* SHORTSIM_ABI_H */

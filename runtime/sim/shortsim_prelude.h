@@ -8,8 +8,10 @@
  * under libclang for the compiler's checks.
  *
  * Model: each CUDA thread is a fiber on a worker OS thread; a worker runs
- * one block at a time, so `__shared__` is `static thread_local` (one copy per
- * worker = per running block). threadIdx & co. read the worker's ShortsimW,
+ * one block at a time, so shared memory is per worker: the source pass
+ * (sim_rewrite.c) turns `__shared__` declarations into references to the
+ * worker's shared-memory slots (below); forms it leaves alone are
+ * `static thread_local`. threadIdx & co. read the worker's ShortsimW,
  * found from the stack address (every kernel stack lies in an aligned
  * per-worker region that starts with a pointer to it). Barriers and warp collectives call into
  * the simulator core through ShortsimW::api.
@@ -20,6 +22,10 @@
 #if defined(__CUDACC__) || defined(__CUDA_ARCH__)
 #error "shortsim_prelude.h is the host (simulator) prelude; CUDA compilers use templates/prelude.cuh"
 #endif
+
+/* Defined for code compiled for the simulator: a .cu that also holds host
+ * code (main, <<<...>>> launches) can leave it out with #ifndef __SHORTSIM__. */
+#define __SHORTSIM__ 1
 
 #include <cassert>
 #include <climits>
@@ -34,6 +40,9 @@
 #include <type_traits>
 #include <utility>
 
+#if __has_include(<cuda_runtime.h>)
+#include <cuda_runtime.h> /* first, so a kernel file's own #include finds it done (its guard) */
+#endif
 #include <vector_types.h>
 #include <vector_functions.h>
 #include <cuda_fp16.h>
@@ -127,17 +136,70 @@ template <unsigned long Off> static inline __attribute__((always_inline)) dim3 s
 
 #define SHORTSIM_MEMBAR() __asm__ __volatile__("" ::: "memory")
 
-/* Dynamic shared memory: a pointer into the block's region (launch sharedMemBytes,
- * 16-byte aligned). Block scope only (a statement expression refuses namespace scope). */
-#define SHORTC_DYNAMIC_SMEM(type, name) type *const name = ({ shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem), type *>(shortsim_w); })
+/* ---- shared memory ------------------------------------------------------ */
+/* sim_rewrite.c replaces CUDA's shared-memory declarations by the forms below
+ * before the compiler sees the source (declarations it does not recognise keep
+ * the `__shared__` macro above: thread-local storage, unchecked).
+ *
+ * Dynamic: `extern __shared__ T name[];` is a pointer to the running block's
+ * dynamic shared memory (the launch's sharedMemBytes; every such declaration
+ * aliases it, as in CUDA). It ends flush against a guard page: exactly in
+ * checked builds (SHORTSIM_CHECKED), rounded to 16 bytes otherwise. */
+namespace shortsim {
+template <typename T> using type_t = T;
+template <typename T> static inline __attribute__((always_inline)) T *dyn_smem() {
+    return shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem), T *>(shortsim_w);
+}
+/* Static: declaration K is the object ending at SHORTSIM_SMEM_SLOT_END of slot
+ * K of the block's static region, a guard after it (shortsim_abi.h). */
+template <typename T, int K, unsigned long A> static inline __attribute__((always_inline)) T &static_smem() {
+    static_assert(K < SHORTSIM_SMEM_SLOTS, "more __shared__ declarations than the simulator has slots");
+    static_assert(sizeof(T) <= SHORTSIM_SMEM_STATIC_MAX, "a __shared__ object above the 48 KB static limit");
+    constexpr unsigned long al = A > alignof(T) ? A : alignof(T);
+#if defined(SHORTSIM_CHECKED)
+    constexpr unsigned long sz = (sizeof(T) + al - 1) / al * al; /* the byte after it is the guard */
+#else
+    constexpr unsigned long al16 = al > 16 ? al : 16; /* vector-friendly, like the GPU places arrays */
+    constexpr unsigned long sz = (sizeof(T) + al16 - 1) / al16 * al16;
+#endif
+    char *base = shortsim_ld_fixed<offsetof(ShortsimW, static_smem), char *>(shortsim_w);
+    return *reinterpret_cast<T *>(base + (unsigned long)K * SHORTSIM_SMEM_SLOT + SHORTSIM_SMEM_SLOT_END - sz);
+}
+/* Namespace-scope forms: objects that stand for the block's storage. */
+template <typename T> struct ExternSharedNs {
+    operator T *() const { return dyn_smem<T>(); }
+    template <typename U> explicit operator U *() const { return reinterpret_cast<U *>(dyn_smem<T>()); }
+    template <typename I> T &operator[](I i) const { return dyn_smem<T>()[i]; }
+};
+template <typename T, int K, unsigned long A> struct StaticSharedNs {
+    operator T &() const { return static_smem<T, K, A>(); }
+    template <typename I> auto &operator[](I i) const { return static_smem<T, K, A>()[i]; }
+};
+} // namespace shortsim
+#define SHORTSIM_SMEM_RECORD(K, NAME, SNAME, FUNC, ...)                                                  \
+    static const ShortsimSmemDecl shortsim_smem_rec_##NAME __attribute__((section("shortsim_smem"), used)) = { \
+        K, __LINE__, sizeof(__VA_ARGS__), SNAME, FUNC}
+#define SHORTSIM_EXTERN_SHARED(NAME, ...) __VA_ARGS__ *const NAME = shortsim::dyn_smem<__VA_ARGS__>()
+#define SHORTSIM_EXTERN_SHARED_NS(NAME, ...) [[maybe_unused]] static constexpr shortsim::ExternSharedNs<__VA_ARGS__> NAME{}
+#define SHORTSIM_STATIC_SHARED(K, A, NAME, SNAME, ...)                                                   \
+    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, __func__, __VA_ARGS__);                                         \
+    shortsim::type_t<__VA_ARGS__> &NAME = shortsim::static_smem<__VA_ARGS__, K, A>()
+#define SHORTSIM_STATIC_SHARED_NS(K, A, NAME, SNAME, ...)                                                \
+    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, "", __VA_ARGS__);                                               \
+    [[maybe_unused]] static constexpr shortsim::StaticSharedNs<__VA_ARGS__, K, A> NAME {}
+
+/* The project's own spelling (templates/prelude.cuh), block scope. */
+#define SHORTC_DYNAMIC_SMEM(type, name) SHORTSIM_EXTERN_SHARED(name, type)
 
 /* ---- barriers ---------------------------------------------------------- */
 /* Set when kernel code returns from a barrier or warp collective: in a plain
  * loop the core has then converted the block to fibers, and the loop must end
- * when the running thread returns (shortsim::run_plain). Per worker thread
- * like __shared__; its address never escapes, so the kernel's own stores
- * cannot touch it and a barrier-free kernel's loop never reloads it. */
-static thread_local int shortsim_synced;
+ * when the running thread returns (shortsim::run_plain). Per worker thread;
+ * its address never escapes, so the kernel's own stores cannot touch it and a
+ * barrier-free kernel's loop never reloads it. Initial-exec: glibc places it
+ * in static TLS at dlopen (no __tls_get_addr; and LeakSanitizer mistracks
+ * small dynamic TLS blocks of objects it did not see allocated). */
+static thread_local int shortsim_synced __attribute__((tls_model("initial-exec")));
 
 static inline int shortsim_call_barrier(int kind, int pred, int line) {
     int r = shortsim_w->api->barrier(kind, pred, line);
@@ -474,6 +536,18 @@ static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p;
 namespace shortsim {
 template <typename... A> constexpr std::size_t arity(void (*)(A...)) { return sizeof...(A); }
 
+/* One letter per parameter (shortsim_abi.h): pointer, float, int, unsigned, other. */
+template <typename T> constexpr char param_kind() {
+    return std::is_pointer<T>::value                               ? 'p'
+           : std::is_same<T, float>::value                         ? 'f'
+           : std::is_integral<T>::value && sizeof(T) == 4          ? (std::is_signed<T>::value ? 'i' : 'u')
+                                                                   : '?';
+}
+template <typename... A> struct param_kinds {
+    static constexpr char s[sizeof...(A) + 1] = {param_kind<std::decay_t<A>>()..., 0};
+};
+template <typename... A> constexpr const char *param_kinds_of(void (*)(A...)) { return param_kinds<A...>::s; }
+
 template <auto F, typename... A, std::size_t... I>
 static inline void run_one(void (*)(A...), void **p, std::index_sequence<I...>) {
     (void)p;
@@ -510,7 +584,16 @@ __attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, 
 } // namespace shortsim
 
 #define SHORTSIM_EXPORT extern "C" __attribute__((visibility("default")))
+/* The static shared-memory records of this object (section shortsim_smem). */
+extern "C" const ShortsimSmemDecl __start_shortsim_smem[] __attribute__((weak, visibility("hidden")));
+extern "C" const ShortsimSmemDecl __stop_shortsim_smem[] __attribute__((weak, visibility("hidden")));
+#define SHORTSIM_MODULE()                                                                              \
+    SHORTSIM_EXPORT const ShortsimSmemDecl *shortsim_smem_decls(unsigned long *n) {                    \
+        *n = __start_shortsim_smem ? (unsigned long)(__stop_shortsim_smem - __start_shortsim_smem) : 0; \
+        return __start_shortsim_smem;                                                                  \
+    }
 #define SHORTSIM_KERNEL(NAME)                                                                          \
+    SHORTSIM_EXPORT const char *const shortsim_params_##NAME = shortsim::param_kinds_of(&NAME);        \
     SHORTSIM_EXPORT void shortsim_tramp_##NAME(void **p, ShortsimW *w) {                              \
         (void)w;                                                                                       \
         shortsim::run_one<&NAME>(&NAME, p, std::make_index_sequence<shortsim::arity(&NAME)>());         \

@@ -104,6 +104,9 @@ typedef struct SimModule {
     void *handle;             /* dlopen handle */
     int arch;                 /* shortsim_arch of the .so: whose limits launches are checked against */
     char *path;               /* the .so */
+    const ShortsimSmemDecl *smem_decls; /* its static __shared__ declarations (shortsim_smem_decls) */
+    size_t nsmem_decls;       /* their count */
+    int nsmem_slots;          /* static shared-memory slots its code uses (highest slot + 1) */
 } SimModule;
 
 typedef struct SimFunc {
@@ -138,6 +141,19 @@ int sim_parallel_for(uint64_t ntasks, SimTaskFn fn, void *arg, const char *what)
 const char *sim_last_fault(void);
 void sim_set_fault(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void sim_clear_fault(void);
+
+/* "FILE:LINE in FUNCTION" for the instruction at pc of a kernel object
+ * (sim_lines.c); "" when it cannot be told. */
+void sim_source_line(const void *pc, char *buf, size_t len);
+
+/* ---- source pass (sim_rewrite.c) -------------------------------------- */
+/* src with CUDA's __shared__ declarations replaced by the prelude's simulator
+ * forms, line numbers kept (malloc'd, NUL-terminated; NULL when out of
+ * memory). *nstatic: the static declarations placed in slots. */
+char *sim_rewrite_shared(const char *src, size_t len, size_t *out_len, int *nstatic);
+/* The names of src's __global__ functions (*names: malloc'd array of
+ * malloc'd strings, in source order); the count, or -1 when out of memory. */
+int sim_scan_kernels(const char *src, size_t len, char ***names);
 
 /* Describes where addr lies relative to the device allocations (sim_driver.c). */
 void sim_describe_address(const void *addr, char *buf, size_t len);

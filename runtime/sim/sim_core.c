@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #if defined(SIM_ASAN)
@@ -47,6 +48,7 @@
 #define SIM_MAX_THREADS 1024
 #define SIM_ALTSTACK (64 * 1024)
 #define SIM_SMEM_REGION (232448 + 4096) /* largest opt-in (sm_90: 227 KB), rounded up below */
+#define STATIC_MAP_LEN ((size_t)SHORTSIM_SMEM_SLOTS * SHORTSIM_SMEM_SLOT) /* a worker's static shared memory */
 
 /* ------------------------------------------------------------------ */
 /* fibers                                                               */
@@ -215,6 +217,8 @@ typedef struct SimWorker {
     long nfiber;           /* blocks converted to fibers in this job */
     char *smem_map;        /* dynamic shared memory region, a guard page after it */
     size_t smem_map_len;   /* its length with the guard page */
+    char *static_map;      /* static shared memory: SHORTSIM_SMEM_SLOTS slots, each ending in a guard */
+    int static_ready;      /* static slots [0, static_ready) have their data part mapped read-write */
     int faulted;           /* the block faulted (message in fault) */
     char fault[2048];      /* the block's fault message */
     sigjmp_buf jb;         /* where the signal handler returns to */
@@ -223,6 +227,7 @@ typedef struct SimWorker {
     volatile int sig;      /* the signal caught */
     volatile int sig_code; /* its si_code */
     void *volatile sig_addr; /* its si_addr */
+    void *volatile sig_pc;   /* the faulting instruction (NULL when unknown) */
     char *alt_mem;         /* alternate signal stack */
 } SimWorker;
 
@@ -759,8 +764,30 @@ static const ShortsimApi sim_api = {
 /* ------------------------------------------------------------------ */
 
 static size_t slot_size(void) { return G.page + G.stack; }
+
+/* The static shared-memory slots: each SHORTSIM_SMEM_SLOT_END bytes of data
+ * then PROT_NONE up to SHORTSIM_SMEM_SLOT (shortsim_abi.h); reserved here,
+ * the data parts made read-write as modules need them (ensure_static_slots). */
+static int map_static_smem(SimWorker *wk) {
+    char *m = mmap(NULL, STATIC_MAP_LEN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    wk->static_map = m;
+    wk->w.static_smem = m;
+    return 0;
+}
+
+static int ensure_static_slots(SimWorker *wk, int k) {
+    if (k > SHORTSIM_SMEM_SLOTS) return -1;
+    for (; wk->static_ready < k; wk->static_ready++)
+        if (mprotect(wk->static_map + (size_t)wk->static_ready * SHORTSIM_SMEM_SLOT, SHORTSIM_SMEM_SLOT_END,
+                     PROT_READ | PROT_WRITE) != 0)
+            return -1;
+    return 0;
+}
 /* Slot s: a guard page then the stack, after the region's header page. */
 static char *slot_stack(SimWorker *wk, int s) { return wk->region + G.page + (size_t)s * slot_size() + G.page; }
+
+static void worker_free(SimWorker *wk);
 
 static SimWorker *worker_new(int id) {
     SimWorker *wk = calloc(1, sizeof *wk);
@@ -799,6 +826,10 @@ static SimWorker *worker_new(int id) {
         return NULL;
     }
     mprotect(wk->smem_map + smem, G.page, PROT_NONE); /* guard after the dynamic shared memory */
+    if (map_static_smem(wk) != 0) {
+        worker_free(wk);
+        return NULL;
+    }
     for (int i = 0; i < SIM_MAX_THREADS; i++) wk->threads[i].stack = slot_stack(wk, i + 1);
     wk->plain_stack = slot_stack(wk, 0);
     return wk;
@@ -827,8 +858,26 @@ static void run_blocks(SimWorker *wk) {
     }
 }
 
+/* Where address a in the static shared-memory slots lies: past the end of the
+ * declaration of that slot the running kernel uses. */
+static void describe_static(SimWorker *wk, SimJob *job, uintptr_t a, char *buf, size_t len) {
+    size_t off = a - (uintptr_t)wk->static_map, slot = off / SHORTSIM_SMEM_SLOT, in = off % SHORTSIM_SMEM_SLOT;
+    const ShortsimSmemDecl *d = NULL;
+    const SimModule *m = job->kind == JOB_KERNEL ? job->fn->mod : NULL;
+    for (size_t i = 0; m && i < m->nsmem_decls; i++) {
+        const ShortsimSmemDecl *r = &m->smem_decls[i];
+        if ((size_t)r->slot == slot && (!d || strcmp(r->func, job->fn->name) == 0)) d = r;
+    }
+    if (!d || in < SHORTSIM_SMEM_SLOT_END) {
+        snprintf(buf, len, ": static shared memory (slot %zu)", slot);
+        return;
+    }
+    snprintf(buf, len, ": %zu bytes past the end of static shared array `%s' (%llu bytes, line %d%s%s)",
+             in - SHORTSIM_SMEM_SLOT_END, d->name, d->bytes, d->line, d->func[0] ? ", in " : "", d->func);
+}
+
 static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
-    char where[512], what[160];
+    char where[512], what[400], src[320];
     const char *kind = "fault";
     switch (wk->sig) {
     case SIGSEGV: kind = "invalid memory access"; break;
@@ -838,7 +887,14 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
     }
     uintptr_t a = (uintptr_t)wk->sig_addr;
     where[0] = 0;
-    if (wk->sig == SIGSEGV || wk->sig == SIGBUS) {
+    /* x86-64 reports a general-protection fault (a misaligned aligned-vector
+     * access, a non-canonical address) with no address */
+    int gp = wk->sig == SIGSEGV && wk->sig_code == SI_KERNEL && a == 0;
+    if (gp)
+        kind = "general protection fault (a misaligned vector access, e.g. float4 at an address not a multiple of "
+               "16 (checked mode aligns a buffer only to its size's largest power-of-two factor), or a "
+               "non-canonical address)";
+    if (!gp && (wk->sig == SIGSEGV || wk->sig == SIGBUS)) {
         uintptr_t r0 = (uintptr_t)wk->region, r1 = r0 + wk->region_len;
         uintptr_t s0 = (uintptr_t)wk->smem_map, s1 = s0 + wk->smem_map_len;
         if (a >= r0 && a < r1) {
@@ -848,6 +904,8 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
             snprintf(where, sizeof where, ": %zu bytes past the end of the %llu-byte dynamic shared memory",
                      (size_t)(a - (uintptr_t)wk->w.dyn_smem) - (size_t)wk->w.dyn_smem_bytes,
                      (unsigned long long)wk->w.dyn_smem_bytes);
+        } else if (a >= (uintptr_t)wk->static_map && a < (uintptr_t)wk->static_map + STATIC_MAP_LEN) {
+            describe_static(wk, job, a, where, sizeof where);
         } else {
             where[0] = ':';
             where[1] = ' ';
@@ -855,6 +913,9 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
         }
     }
     snprintf(what, sizeof what, "%s at address %p", kind, wk->sig_addr);
+    sim_source_line(wk->sig_pc, src, sizeof src);
+    size_t wl = strlen(where);
+    if (src[0]) snprintf(where + wl, sizeof where - wl, " [%s]", src);
     if (job->kind == JOB_KERNEL) {
         char tb[48];
         unsigned me = wk->mode == MODE_PLAIN ? linear_tid(wk) : wk->cur;
@@ -876,12 +937,17 @@ static void worker_run_job(SimWorker *wk, SimJob *job) {
         wk->n = job->block.x * job->block.y * job->block.z;
         wk->w.bdim = job->block;
         wk->w.gdim = job->grid;
-        size_t smem = (job->smem + 15) & ~(size_t)15;
+        /* flush against the guard: exactly when checked, else in 16-byte units */
+        size_t smem = G.checked ? job->smem : (job->smem + 15) & ~(size_t)15;
         wk->w.dyn_smem = wk->smem_map + wk->smem_map_len - G.page - smem;
         wk->w.dyn_smem_bytes = job->smem;
         wk->blk_next = wk->blk_end = 0;
         if (ensure_slots(wk, (int)wk->n + 1) != 0) {
             job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot map thread stacks");
+            return;
+        }
+        if (ensure_static_slots(wk, job->fn->mod ? job->fn->mod->nsmem_slots : 0) != 0) {
+            job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot map static shared memory");
             return;
         }
     }
@@ -950,6 +1016,7 @@ static void worker_free(SimWorker *wk) {
     for (int s = 0; s < wk->slots_ready; s++) VALGRIND_STACK_DEREGISTER(wk->vg_stack[s]);
     munmap(wk->region, wk->region_len);
     munmap(wk->smem_map, wk->smem_map_len);
+    if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);
     free(wk->threads);
     free(wk->alt_mem);
     free(wk);
@@ -997,6 +1064,19 @@ static int pool_ensure(void) {
 /* signals                                                              */
 /* ------------------------------------------------------------------ */
 
+/* The instruction a signal interrupted, from its context. */
+static void *signal_pc(void *ucv) {
+    ucontext_t *uc = ucv;
+#if defined(__x86_64__) && defined(REG_RIP)
+    return (void *)uc->uc_mcontext.gregs[REG_RIP];
+#elif defined(__aarch64__)
+    return (void *)uc->uc_mcontext.pc;
+#else
+    (void)uc;
+    return NULL;
+#endif
+}
+
 static void sim_signal(int sig, siginfo_t *si, void *uc) {
     SimWorker *wk = tl_worker;
     if (wk && wk->in_job) {
@@ -1004,6 +1084,7 @@ static void sim_signal(int sig, siginfo_t *si, void *uc) {
         wk->sig = sig;
         wk->sig_code = si->si_code;
         wk->sig_addr = si->si_addr;
+        wk->sig_pc = signal_pc(uc);
 #if defined(SIM_ASAN)
         /* leaving the fiber the fault happened on (it dies) for the worker's stack */
         if (wk->on_fiber) __sanitizer_start_switch_fiber(NULL, wk->home.stack_lo, wk->home.stack_size);
@@ -1126,6 +1207,7 @@ static int finish_job(SimJob *job) {
 
 CUresult sim_launch(SimFunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                     unsigned smem, void **params) {
+    sim_clear_fault(); /* a fault message describes the last launch only */
     if (!f) {
         sim_set_fault("cuLaunchKernel: NULL function");
         return CUDA_ERROR_INVALID_HANDLE;

@@ -2,11 +2,13 @@
  * sim_driver.c — rt_driver_sim(): the RtDriver table filled with CPU
  * implementations of the CUDA driver and cuBLAS subset the runtime uses.
  *
- * Device pointers are host addresses. In checked mode every allocation gets
- * its own mapping whose end touches a PROT_NONE guard page (and one guard
- * page before it), so reads or writes past the end fault and are reported
- * with the nearest allocation. Launches are synchronous; events record the
- * host's monotonic clock.
+ * Device pointers are host addresses. Every allocation gets its own mapping,
+ * apart from the host heap, with a PROT_NONE guard page before and after it.
+ * Unchecked, the data starts the mapping (page-aligned, like cudaMalloc's
+ * 256 bytes); checked, it ends exactly at the guard after it, so a read or
+ * write one byte past the end faults and is reported with the nearest
+ * allocation. Launches are synchronous; events record the host's monotonic
+ * clock.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
@@ -31,8 +33,8 @@
 typedef struct SimAlloc {
     uintptr_t ptr;    /* the device pointer */
     size_t size;      /* bytes asked for */
-    void *map;        /* checked: the mapping; else the malloc block */
-    size_t map_len;   /* 0 for malloc'd blocks */
+    void *map;        /* its mapping (guard pages included) */
+    size_t map_len;   /* the mapping's length */
     int id;           /* 1, 2, ... in allocation order (fault messages) */
 } SimAlloc;
 
@@ -56,28 +58,23 @@ static CUresult sim_memAlloc(CUdeviceptr *dptr, size_t bytes) {
     }
     SimAlloc al = {0};
     al.size = bytes;
-    if (sim_checked()) {
-        size_t pg = page_size(), data = (bytes + pg - 1) / pg * pg;
-        al.map_len = data + 2 * pg;
-        al.map = mmap(NULL, al.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (al.map == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-        mprotect(al.map, pg, PROT_NONE);
-        mprotect((char *)al.map + pg + data, pg, PROT_NONE);
-        al.ptr = (uintptr_t)al.map + pg + data - ((bytes + 15) & ~(size_t)15);
-    } else {
-        void *p = NULL;
-        if (posix_memalign(&p, 256, bytes) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-        al.map = p;
-        al.ptr = (uintptr_t)p;
-    }
+    size_t pg = page_size();
+    if (bytes > SIZE_MAX - 3 * pg) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t data = (bytes + pg - 1) / pg * pg;
+    al.map_len = data + 2 * pg;
+    al.map = mmap(NULL, al.map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (al.map == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    mprotect(al.map, pg, PROT_NONE);
+    mprotect((char *)al.map + pg + data, pg, PROT_NONE);
+    /* checked: flush against the guard after it (alignment: the size's own) */
+    al.ptr = (uintptr_t)al.map + pg + (sim_checked() ? data - bytes : 0);
     pthread_mutex_lock(&A.mu);
     if (A.n == A.cap) {
         size_t cap = A.cap ? A.cap * 2 : 64;
         SimAlloc *na = realloc(A.a, cap * sizeof *na);
         if (!na) {
             pthread_mutex_unlock(&A.mu);
-            if (al.map_len) munmap(al.map, al.map_len);
-            else free(al.map);
+            munmap(al.map, al.map_len);
             return CUDA_ERROR_OUT_OF_MEMORY;
         }
         A.a = na;
@@ -98,8 +95,7 @@ static CUresult sim_memFree(CUdeviceptr dptr) {
             SimAlloc al = A.a[i];
             A.a[i] = A.a[--A.n];
             pthread_mutex_unlock(&A.mu);
-            if (al.map_len) munmap(al.map, al.map_len);
-            else free(al.map);
+            munmap(al.map, al.map_len);
             return CUDA_SUCCESS;
         }
     pthread_mutex_unlock(&A.mu);
@@ -313,6 +309,18 @@ static void read_static_smem(SimModuleX *mx, const char *path) {
     munmap(f, len);
 }
 
+/* Bytes of the static __shared__ objects the source pass placed for kernel
+ * name: its own declarations and the namespace-scope ones (16-byte units, as
+ * they are laid out on the GPU). */
+static size_t placed_static_smem(const SimModule *m, const char *name) {
+    size_t sum = 0;
+    for (size_t i = 0; i < m->nsmem_decls; i++) {
+        const ShortsimSmemDecl *d = &m->smem_decls[i];
+        if (!d->func[0] || strcmp(d->func, name) == 0) sum += (d->bytes + 15) & ~(unsigned long long)15;
+    }
+    return sum;
+}
+
 static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
     const char *path = image;
@@ -338,6 +346,13 @@ static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     }
     mx->m.handle = h;
     mx->m.arch = arch ? *arch : 80;
+    const ShortsimSmemDecl *(*decls)(unsigned long *) = (const ShortsimSmemDecl *(*)(unsigned long *))dlsym(
+        h, "shortsim_smem_decls");
+    unsigned long nd = 0;
+    if (decls) mx->m.smem_decls = decls(&nd);
+    mx->m.nsmem_decls = mx->m.smem_decls ? nd : 0;
+    for (size_t i = 0; i < mx->m.nsmem_decls; i++)
+        if (mx->m.smem_decls[i].slot >= mx->m.nsmem_slots) mx->m.nsmem_slots = mx->m.smem_decls[i].slot + 1;
     read_static_smem(mx, path);
     *module = (CUmodule)mx;
     return CUDA_SUCCESS;
@@ -392,6 +407,7 @@ static CUresult sim_moduleGetFunction(CUfunction *hfunc, CUmodule hmod, const ch
     f->plain = (void (*)(void **, ShortsimW *))plain;
     for (int i = 0; i < mx->ntls; i++)
         if (strcmp(mx->tls[i].name, name) == 0) f->static_smem = mx->tls[i].bytes;
+    f->static_smem += placed_static_smem(&mx->m, name);
     f->max_dyn_smem = f->static_smem < SIM_SMEM_DEFAULT_LIMIT ? SIM_SMEM_DEFAULT_LIMIT - (int)f->static_smem : 0;
     mx->funcs[mx->nfuncs++] = f;
     *hfunc = (CUfunction)f;

@@ -24,6 +24,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+
+srt_status rt_compile_and_load(const RtDriver *d, RtCompileRequest *req, RtCompiled *out, CUmodule *mod,
+                               CUresult *load, char *err, size_t errlen) {
+    *load = CUDA_SUCCESS;
+    srt_status st = d->compile_module(req, out, err, errlen);
+    if (st == SRT_OK) *load = d->moduleLoadData(mod, out->image);
+    if (st == SRT_OK && *load != CUDA_SUCCESS && out->cache_hit) {
+        /* a cached image that validated but does not load: evict it and build again */
+        rt_compiled_release(out);
+        req->rebuild = 1;
+        st = d->compile_module(req, out, err, errlen);
+        *load = st == SRT_OK ? d->moduleLoadData(mod, out->image) : CUDA_SUCCESS;
+    }
+    return st;
+}
+
 /* ------------------------------------------------------------------ */
 /* Messages                                                            */
 /* ------------------------------------------------------------------ */
@@ -205,15 +221,7 @@ srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, si
     RtCompiled out = {0};
     char err[RT_ERR_MAX];
     err[0] = 0;
-    st = d->compile_module(&req, &out, err, sizeof err);
-    r = st == SRT_OK ? d->moduleLoadData(&m->module, out.image) : CUDA_SUCCESS;
-    if (st == SRT_OK && r != CUDA_SUCCESS && out.cache_hit) {
-        /* a cached image that validated but does not load: evict it and build again */
-        rt_compiled_release(&out);
-        req.rebuild = 1;
-        st = d->compile_module(&req, &out, err, sizeof err);
-        r = st == SRT_OK ? d->moduleLoadData(&m->module, out.image) : CUDA_SUCCESS;
-    }
+    st = rt_compile_and_load(d, &req, &out, &m->module, &r, err, sizeof err);
     rt_free(ctx, names);
     snprintf(m->cache_note, sizeof m->cache_note, "%s", out.note);
     m->compile_ms = out.compile_ms;

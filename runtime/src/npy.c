@@ -1,13 +1,14 @@
 /*
- * npy.c — float32 .npy files (logits for `shortc run --logits` and
- * `shortc cmp`).
+ * npy.c — .npy files of float32, int32 or uint32 (logits for `shortc run
+ * --logits` and `shortc cmp`; buffers for `shortc sim`).
  *
- * Written: format 1.0, '<f4', C order, the header padded with spaces to a
- * multiple of 64 bytes and ended by '\n' (what numpy writes), through
- * fileio.h: a regular file is written to a temporary file renamed into
- * place, /dev/null or a FIFO is written through, a symlink's target is
- * replaced and the link kept. Read: formats 1.0, 2.0 and 3.0; the header dict
- * is parsed (keys in any order) and must say '<f4' and fortran_order False;
+ * Written: format 1.0, '<f4', '<i4' or '<u4', C order, the header padded
+ * with spaces to a multiple of 64 bytes and ended by '\n' (what numpy
+ * writes), through fileio.h: a regular file is written to a temporary file
+ * renamed into place, /dev/null or a FIFO is written through, a symlink's
+ * target is replaced and the link kept. Read: formats 1.0, 2.0 and 3.0; the
+ * header dict is parsed (keys in any order) and must say one of those dtypes
+ * ('|' or '<' byte order) and fortran_order False;
  * the data must be exactly shape's product of floats.
  */
 #include "rt_internal.h"
@@ -21,15 +22,24 @@
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAX_RANK 32
 
+/* The .npy descr of each srt_dtype (all 4-byte little-endian). */
+static const char *const npy_descr[] = {[SRT_DTYPE_F32] = "<f4", [SRT_DTYPE_I32] = "<i4", [SRT_DTYPE_U32] = "<u4"};
+
 srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data, const int64_t *shape, int rank) {
+    return srt_npy_write(ctx, path, SRT_DTYPE_F32, data, shape, rank);
+}
+
+srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, const void *data, const int64_t *shape,
+                         int rank) {
     if (!ctx) return SRT_ERR_INVALID;
-    if (!path || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape))
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write_f32: bad arguments");
+    if (!path || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape) ||
+        (unsigned)dtype > SRT_DTYPE_U32)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write: bad arguments");
     char dict[1024];
-    int n = snprintf(dict, sizeof dict, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr[dtype]);
     size_t count = 1;
     for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write_f32: negative dimension %lld", (long long)shape[i]);
+        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write: negative dimension %lld", (long long)shape[i]);
         count *= (size_t)shape[i];
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i], rank == 1 ? "," : i + 1 < rank ? ", " : "");
     }
@@ -52,7 +62,7 @@ srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *da
     fio_out_write(&out, dict, (size_t)n);
     fio_out_write(&out, spaces, pad);
     fio_out_write(&out, "\n", 1);
-    fio_out_write(&out, data, count * sizeof(float)); /* x86-64 / aarch64: little-endian */
+    fio_out_write(&out, data, count * 4); /* x86-64 / aarch64: little-endian */
     if (!fio_out_commit(&out, &why)) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
     return SRT_OK;
 }
@@ -102,9 +112,15 @@ static bool word(H *h, const char *w) {
 }
 
 srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, int64_t *shape, int *rank) {
+    srt_dtype dt = SRT_DTYPE_F32; /* in: the only dtype accepted */
+    return srt_npy_read(ctx, path, &dt, (void **)data, shape, rank);
+}
+
+/* dtype in: the dtype required, or -1 for any of srt_dtype; out: the file's. */
+srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, void **data, int64_t *shape, int *rank) {
     if (!ctx) return SRT_ERR_INVALID;
-    if (!path || !data || !rank || *rank < 0 || (*rank > 0 && !shape))
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_read_f32: bad arguments");
+    if (!path || !data || !rank || !dtype || *rank < 0 || (*rank > 0 && !shape))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_read: bad arguments");
     *data = NULL;
     char *buf;
     size_t len;
@@ -170,7 +186,12 @@ srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, in
         }
     }
     if (!descr[0] || fortran < 0 || r < 0) FAIL("%s: .npy header lacks descr, fortran_order or shape", path);
-    if (strcmp(descr, "<f4") != 0) FAIL("%s: dtype '%s' is not float32 ('<f4')", path, descr);
+    int dt = -1;
+    for (int i = 0; i <= SRT_DTYPE_U32; i++)
+        if (strcmp(descr, npy_descr[i]) == 0 || (descr[0] == '|' && strcmp(descr + 1, npy_descr[i] + 1) == 0)) dt = i;
+    if ((int)*dtype >= 0 && dt != (int)*dtype)
+        FAIL("%s: dtype '%s' is not %s ('%s')", path, descr, *dtype == SRT_DTYPE_F32 ? "float32" : *dtype == SRT_DTYPE_I32 ? "int32" : "uint32", npy_descr[*dtype]);
+    if (dt < 0) FAIL("%s: dtype '%s' is not float32, int32 or uint32 ('<f4', '<i4', '<u4')", path, descr);
     if (fortran) FAIL("%s: Fortran-ordered arrays are not supported (expected C order)", path);
     unsigned __int128 count = 1;
     for (int i = 0; i < r; i++) count *= (uint64_t)dims[i];
@@ -183,7 +204,7 @@ srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, in
         return rt_error(ctx, SRT_ERR_INVALID, "%s: rank %d is more than the %d dimensions the caller allows", path, r, cap);
     }
 #undef FAIL
-    float *out = rt_alloc(ctx, (size_t)count * 4 + 1);
+    char *out = rt_alloc(ctx, (size_t)count * 4 + 1);
     if (!out) {
         rt_free(ctx, buf);
         return rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading '%s'", path);
@@ -192,6 +213,7 @@ srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, in
     rt_free(ctx, buf);
     for (int i = 0; i < r; i++) shape[i] = dims[i];
     *rank = r;
+    *dtype = (srt_dtype)dt;
     *data = out;
     return SRT_OK;
 }

@@ -92,6 +92,13 @@ typedef struct RtDriver {
     void *lib_cublas;                                 /* dlopen handle (cuda) */
 } RtDriver;
 
+/* Compiles req with d and loads the image into *mod; a cached image that
+ * validated but does not load is evicted (req->rebuild) and built once more.
+ * *load is the load's result (CUDA_SUCCESS when nothing was loaded); out is
+ * filled either way: release it with rt_compiled_release. */
+srt_status rt_compile_and_load(const RtDriver *d, RtCompileRequest *req, RtCompiled *out, CUmodule *mod,
+                               CUresult *load, char *err, size_t errlen);
+
 /* Fills d for the CUDA backend. Returns SRT_ERR_NO_DEVICE (message in err) when no driver/GPU. */
 srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen);
 /* Fills d for the simulator (runtime/sim/sim_driver.c). threads: worker threads (0 = cores); checked: bounds/limit checks. */

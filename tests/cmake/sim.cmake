@@ -15,12 +15,14 @@ endfunction()
 shortc_sim_program(sim_fiber ${TESTS_DIR}/sim/test_fiber.c)
 shortc_sim_program(sim_gemm ${TESTS_DIR}/sim/test_gemm.c)
 shortc_sim_program(sim_kernels ${TESTS_DIR}/sim/test_kernels.c)
+shortc_sim_program(sim_rewrite ${TESTS_DIR}/sim/test_rewrite.c)
 shortc_sim_program(bench_sim ${TESTS_DIR}/bench/bench_sim.c)
 
 set(SHORTC_SIM_ENV "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
 add_test(NAME sim_fiber COMMAND sim_fiber)
 add_test(NAME sim_gemm COMMAND sim_gemm)
-set_tests_properties(sim_fiber sim_gemm PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}")
+add_test(NAME sim_rewrite COMMAND sim_rewrite)
+set_tests_properties(sim_fiber sim_gemm sim_rewrite PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}")
 
 # One ctest per case of test_kernels.c; the first to run compiles basic.cu,
 # the others find it in the cache (sim_kernels_compile checks the hit).

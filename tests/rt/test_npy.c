@@ -105,6 +105,25 @@ int main(void) {
     rank = 2;
     CHECK(srt_npy_read_f32(ctx, path, &d, shape, &rank) == SRT_ERR_IO);
     CHECK_HAS(srt_last_error(ctx), "cannot open");
+    /* int32 and uint32: round trip, dtype reported, a required dtype enforced */
+    int32_t iv[3] = {-7, 0, 2147483647};
+    int64_t n3 = 3;
+    CHECK(srt_npy_write(ctx, path, SRT_DTYPE_I32, iv, &n3, 1) == SRT_OK);
+    void *vb = NULL;
+    srt_dtype dt = (srt_dtype)-1;
+    rank = 2;
+    CHECK(srt_npy_read(ctx, path, &dt, &vb, shape, &rank) == SRT_OK);
+    CHECK(dt == SRT_DTYPE_I32 && rank == 1 && shape[0] == 3 && vb && memcmp(vb, iv, sizeof iv) == 0);
+    srt_free(ctx, vb);
+    dt = SRT_DTYPE_U32;
+    rank = 2;
+    CHECK(srt_npy_read(ctx, path, &dt, &vb, shape, &rank) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "dtype '<i4' is not uint32 ('<u4')");
+    rank = 2;
+    CHECK(srt_npy_read_f32(ctx, path, &d, shape, &rank) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "dtype '<i4' is not float32 ('<f4')");
+    bad_header("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", 16, SRT_ERR_FORMAT, "dtype '<i8' is not float32");
+    unlink(path);
     CHECK(srt_npy_write_f32(ctx, "/nonexistent-dir/x.npy", data, s3, 3) == SRT_ERR_IO);
     CHECK_HAS(srt_last_error(ctx), "cannot write '/nonexistent-dir/x.npy'");
     srt_context_destroy(ctx);

@@ -228,6 +228,14 @@ static void test_oob(void) {
     expect_fault("k_oob", 4, 256, 0, p, CUDA_ERROR_ILLEGAL_ADDRESS,
                  (const char *const[]){"block (3,0,0)", "thread (232,0,0)", "invalid memory access",
                                        "0 bytes past the end of allocation", "4000 bytes", NULL});
+    /* faults are per launch: a later launch that succeeds leaves no message behind */
+    CHECK_CU(launch("k_oob", 1, 1, 1000, 1, 1, 0, p));
+    CHECK(D.last_fault()[0] == 0);
+    D.memFree(dx);
+    /* a size that is not a multiple of 16 bytes: the byte after the end is still the guard */
+    dx = dalloc(1001 * sizeof(float));
+    expect_fault("k_oob", 1, 1002, 0, p, CUDA_ERROR_ILLEGAL_ADDRESS,
+                 (const char *const[]){"thread (1001,0,0)", "0 bytes past the end of allocation", "4004 bytes", NULL});
     D.memFree(dx);
     D.memFree(dy);
     /* out-of-range copies are refused, not performed */

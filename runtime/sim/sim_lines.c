@@ -1,0 +1,76 @@
+/*
+ * sim_lines.c — source lines for simulator faults: the instruction that
+ * faulted, mapped to file:line of the kernel's .cu through the kernel
+ * object's line tables (checked builds compile with -g1, sim_compile.c) by
+ * addr2line from binutils, which the host compiler needs anyway. Runs only
+ * when a fault is reported; without line tables or addr2line the message
+ * simply has no line.
+ */
+#define _GNU_SOURCE
+#include "sim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Runs addr2line for offset off of the object file; its output into out. */
+static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len) {
+    char addr[32];
+    snprintf(addr, sizeof addr, "0x%lx", (unsigned long)off);
+    const char *argv[] = {"addr2line", "-f", "-i", "-C", "-e", file, addr, NULL};
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    pid_t pid;
+    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    size_t n = 0;
+    if (rc == 0) {
+        ssize_t k;
+        while (n + 1 < len && ((k = read(fds[0], out + n, len - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
+            if (k > 0) n += (size_t)k;
+    }
+    out[n] = 0;
+    close(fds[0]);
+    if (rc != 0) return -1;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+void sim_source_line(const void *pc, char *buf, size_t len) {
+    if (!len) return;
+    buf[0] = 0;
+    Dl_info info;
+    if (!pc || !dladdr(pc, &info) || !info.dli_fname || !info.dli_fbase) return;
+    char out[1024];
+    /* pc is a return address or the faulting instruction itself: either lies in the statement */
+    if (run_addr2line(info.dli_fname, (uintptr_t)pc - (uintptr_t)info.dli_fbase, out, sizeof out) != 0) return;
+    char *fn = out, *nl = strchr(out, '\n');
+    if (!nl) return;
+    *nl = 0;
+    char *loc = nl + 1, *end = strchr(loc, '\n');
+    if (end) *end = 0;
+    char *disc = strstr(loc, " (discriminator");
+    if (disc) *disc = 0;
+    const char *slash = strrchr(loc, '/');
+    if (slash) loc = (char *)slash + 1;
+    size_t ll = strlen(loc);
+    int no_line = loc[0] == '?' || (ll >= 2 && (strcmp(loc + ll - 2, ":0") == 0 || strcmp(loc + ll - 2, ":?") == 0));
+    if (no_line && fn[0] == '?') return;
+    if (no_line) snprintf(buf, len, "in %s", fn); /* no line tables: unchecked builds */
+    else snprintf(buf, len, "%s in %s", loc, fn);
+}

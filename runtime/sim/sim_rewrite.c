@@ -1,0 +1,350 @@
+/*
+ * sim_rewrite.c — the source pass the simulator applies to a .cu before the
+ * host C++ compiler sees it (sim_compile.c), and the kernel scan the
+ * `shortc sim` command uses (sim_run.c).
+ *
+ * CUDA's shared-memory declarations cannot be expressed by a prefix macro in
+ * C++: `extern __shared__ float buf[];` names storage sized by the launch, and
+ * a static `__shared__` array must live in per-block memory the simulator
+ * owns (with a guard page after it) rather than in thread-local storage. So
+ * each declaration of the forms
+ *
+ *   [extern] [qualifiers] __shared__ [qualifiers] TYPE NAME[dims]... ;
+ *
+ * (one declarator, no initializer) is replaced, on the same line (line
+ * numbers are kept), by the prelude's macros SHORTSIM_EXTERN_SHARED /
+ * SHORTSIM_STATIC_SHARED (block scope) or their namespace-scope forms.
+ * Static declarations are numbered in source order: number K is the K-th
+ * slot of the block's static shared memory (shortsim_prelude.h). Anything
+ * else keeps the prelude's `__shared__` macro (thread-local storage).
+ * Comments, string and character literals and preprocessor lines are left
+ * alone. Tokens are scanned, not parsed: the forms above are what CUDA code
+ * uses; a declaration the pass does not recognise is left as written.
+ */
+#define _GNU_SOURCE
+#include "sim.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RW_MAX_DEPTH 256
+#define RW_MAX_TOKS 128
+
+/* A token of the scanned source: [b, e) in the input. */
+typedef struct RwTok {
+    size_t b, e; /* byte range */
+} RwTok;
+
+/* Growing output buffer. */
+typedef struct RwOut {
+    char *s;    /* text (NUL-terminated while ok) */
+    size_t n;   /* length */
+    size_t cap; /* capacity */
+    int oom;    /* an allocation failed */
+} RwOut;
+
+static void out_put(RwOut *o, const char *s, size_t n) {
+    if (o->oom) return;
+    if (o->n + n + 1 > o->cap) {
+        size_t cap = (o->cap ? o->cap * 2 : 4096) + n;
+        char *ns = realloc(o->s, cap);
+        if (!ns) {
+            o->oom = 1;
+            return;
+        }
+        o->s = ns;
+        o->cap = cap;
+    }
+    memcpy(o->s + o->n, s, n);
+    o->n += n;
+    o->s[o->n] = 0;
+}
+__attribute__((format(printf, 2, 3))) static void out_fmt(RwOut *o, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= sizeof buf) o->oom = 1;
+    else out_put(o, buf, (size_t)k);
+}
+
+static int is_id0(char c) { return isalpha((unsigned char)c) || c == '_'; }
+static int is_id(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* The end of the comment, literal or preprocessor line starting at i, or i
+ * when none starts there. at_line_start: only blanks since the last newline. */
+static size_t skip_inert(const char *s, size_t n, size_t i, int at_line_start) {
+    if (s[i] == '/' && i + 1 < n && s[i + 1] == '/') {
+        while (i < n && s[i] != '\n') i++;
+        return i;
+    }
+    if (s[i] == '/' && i + 1 < n && s[i + 1] == '*') {
+        const char *e = memmem(s + i + 2, n - i - 2, "*/", 2); /* s need not be NUL-terminated */
+        return e ? (size_t)(e - s) + 2 : n;
+    }
+    if (s[i] == '"' || s[i] == '\'') {
+        char q = s[i++];
+        while (i < n && s[i] != q && s[i] != '\n') i += s[i] == '\\' && i + 1 < n ? 2 : 1;
+        return i < n ? i + 1 : n;
+    }
+    if (s[i] == '#' && at_line_start) {
+        while (i < n && s[i] != '\n') i += s[i] == '\\' && i + 1 < n ? 2 : 1;
+        return i;
+    }
+    return i;
+}
+
+/* Next token at or after *pos (skipping blanks, comments, literals and
+ * preprocessor lines); 0 at the end. */
+static int next_tok(const char *s, size_t n, size_t *pos, RwTok *t) {
+    size_t i = *pos;
+    for (;;) {
+        while (i < n && isspace((unsigned char)s[i])) i++;
+        if (i >= n) return 0;
+        size_t ls = i;
+        while (ls > 0 && (s[ls - 1] == ' ' || s[ls - 1] == '\t')) ls--;
+        size_t j = skip_inert(s, n, i, ls == 0 || s[ls - 1] == '\n');
+        if (j == i) break;
+        if (s[i] == '"' || s[i] == '\'') { /* literals are tokens */
+            t->b = i;
+            t->e = *pos = j;
+            return 1;
+        }
+        i = j;
+    }
+    t->b = i;
+    if (is_id(s[i])) { /* identifiers and numbers (pp-numbers: 1.5e-3f, 0x1F) */
+        int num = !is_id0(s[i]);
+        while (i < n && (is_id(s[i]) || (num && (s[i] == '.' || ((s[i] == '+' || s[i] == '-') &&
+                                                                 (s[i - 1] == 'e' || s[i - 1] == 'E'))))))
+            i++;
+    } else if (s[i] == ':' && i + 1 < n && s[i + 1] == ':') {
+        i += 2;
+    } else {
+        i++;
+    }
+    t->e = *pos = i;
+    return 1;
+}
+
+static int tok_is(const char *s, const RwTok *t, const char *w) {
+    size_t l = strlen(w);
+    return t->e - t->b == l && memcmp(s + t->b, w, l) == 0;
+}
+
+/* One recognised declaration: token indexes into a RwTok array. */
+typedef struct RwDecl {
+    int is_extern;  /* extern __shared__ */
+    int name;       /* the declarator's name */
+    int dims;       /* first '[' of the dimensions, or -1 */
+    int end;        /* the ';' */
+    char align[32]; /* N of __align__(N) / aligned(N), or "" */
+} RwDecl;
+
+/* Parses the declaration tokens t[0..nt) (from its first token to ';');
+ * 0 when it is not one of the recognised forms. */
+static int parse_decl(const char *s, const RwTok *t, int nt, RwDecl *d) {
+    memset(d, 0, sizeof *d);
+    d->dims = -1;
+    d->end = nt - 1;
+    int depth = 0, last_id = -1, first_br = -1;
+    for (int i = 0; i < nt - 1; i++) {
+        char c = s[t[i].b];
+        if (c == '(' || c == '[') {
+            if (c == '[' && depth == 0 && first_br < 0) first_br = i;
+            depth++;
+        } else if (c == ')' || c == ']') {
+            depth--;
+        } else if (depth == 0 && (c == '=' || c == ',' || c == '{' || c == '}' || c == '&')) {
+            return 0; /* initializer, several declarators, a reference */
+        } else if (depth == 0 && first_br < 0 && is_id0(c) && !tok_is(s, &t[i], "__shared__") &&
+                   !tok_is(s, &t[i], "__align__") && !tok_is(s, &t[i], "__attribute__")) {
+            last_id = i;
+        }
+        if ((tok_is(s, &t[i], "__align__") || tok_is(s, &t[i], "aligned")) && i + 2 < nt &&
+            s[t[i + 1].b] == '(') {
+            size_t l = t[i + 2].e - t[i + 2].b;
+            if (l < sizeof d->align && isdigit((unsigned char)s[t[i + 2].b])) {
+                memcpy(d->align, s + t[i + 2].b, l);
+                d->align[l] = 0;
+            }
+        }
+        if (tok_is(s, &t[i], "extern")) d->is_extern = 1;
+        if (depth < 0) return 0;
+    }
+    if (depth != 0 || last_id < 0) return 0;
+    d->name = last_id;
+    d->dims = first_br;
+    if (d->dims >= 0 && d->dims != d->name + 1) return 0; /* e.g. float (*p)[4] */
+    if (d->is_extern && (d->dims < 0 || s[t[d->dims + 1].b] != ']')) return 0; /* extern needs [] */
+    return 1;
+}
+
+/* Copies the type tokens of d (everything but storage class, __shared__,
+ * alignment and the declarator) into o. */
+static void put_type(RwOut *o, const char *s, const RwTok *t, const RwDecl *d) {
+    for (int i = 0; i < d->name; i++) {
+        if (tok_is(s, &t[i], "extern") || tok_is(s, &t[i], "static") || tok_is(s, &t[i], "__shared__")) continue;
+        if (tok_is(s, &t[i], "__align__") || tok_is(s, &t[i], "__attribute__")) { /* skip its parentheses */
+            int depth = 0;
+            for (i++; i < d->name; i++) {
+                if (s[t[i].b] == '(') depth++;
+                else if (s[t[i].b] == ')' && --depth == 0) break;
+            }
+            continue;
+        }
+        out_put(o, " ", 1);
+        out_put(o, s + t[i].b, t[i].e - t[i].b);
+    }
+}
+
+/* The dimensions "[...][...]" of d (none for a scalar) into o. */
+static void put_dims(RwOut *o, const char *s, const RwTok *t, const RwDecl *d) {
+    if (d->dims < 0) return;
+    for (int i = d->dims; i < d->end; i++) out_put(o, s + t[i].b, t[i].e - t[i].b);
+}
+
+/* Writes the replacement of declaration d. ns: at namespace scope. */
+static void put_decl(RwOut *o, const char *s, const RwTok *t, const RwDecl *d, int ns, int index) {
+    const char *name = s + t[d->name].b;
+    int nl = (int)(t[d->name].e - t[d->name].b);
+    if (d->is_extern) {
+        out_fmt(o, "%s(%.*s,", ns ? "SHORTSIM_EXTERN_SHARED_NS" : "SHORTSIM_EXTERN_SHARED", nl, name);
+        put_type(o, s, t, d);
+        out_put(o, ");", 2);
+        return;
+    }
+    out_fmt(o, "%s(%d, %s, %.*s, \"%.*s\",", ns ? "SHORTSIM_STATIC_SHARED_NS" : "SHORTSIM_STATIC_SHARED", index,
+            d->align[0] ? d->align : "1", nl, name, nl, name);
+    put_type(o, s, t, d);
+    out_put(o, " ", 1);
+    put_dims(o, s, t, d);
+    out_put(o, ");", 2);
+}
+
+#define RW_PREV 16 /* tokens remembered before a '{' */
+
+/* 1 when the tokens before a '{' (prev, newest first) open a namespace:
+ * `namespace [A[::B...]] {` or `extern "C" {`. */
+static int opens_namespace(const char *s, const RwTok *prev) {
+    if (prev[0].e > prev[0].b && s[prev[0].b] == '"' && tok_is(s, &prev[1], "extern")) return 1;
+    for (int i = 0; i < RW_PREV && prev[i].e > prev[i].b; i++) {
+        if (tok_is(s, &prev[i], "namespace")) return 1;
+        if (!is_id0(s[prev[i].b]) && !tok_is(s, &prev[i], "::")) return 0;
+    }
+    return 0;
+}
+
+static void push_prev(RwTok *prev, RwTok t) {
+    memmove(prev + 1, prev, (RW_PREV - 1) * sizeof *prev);
+    prev[0] = t;
+}
+
+/* Brace kinds: namespace scope (namespace, extern "C" blocks) or anything else. */
+enum { RW_NS, RW_BLOCK };
+
+char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic) {
+    RwOut o = {0};
+    unsigned char kinds[RW_MAX_DEPTH];
+    int depth = 0, index = 0;
+    RwTok prev[RW_PREV]; /* the last tokens, newest first */
+    memset(prev, 0, sizeof prev);
+    size_t copied = 0, pos = 0, decl_start = 0;
+    RwTok t;
+    while (next_tok(s, n, &pos, &t)) {
+        char c = s[t.b];
+        if (c == '{') {
+            int ns = (depth == 0 || (depth <= RW_MAX_DEPTH && kinds[depth - 1] == RW_NS)) && opens_namespace(s, prev);
+            if (depth < RW_MAX_DEPTH) kinds[depth] = ns ? RW_NS : RW_BLOCK;
+            depth++;
+        } else if (c == '}') {
+            if (depth > 0) depth--;
+        }
+        if (c == ';' || c == '{' || c == '}') decl_start = t.e;
+        if (tok_is(s, &t, "__shared__")) {
+            /* collect the declaration's tokens from its start to ';' */
+            RwTok toks[RW_MAX_TOKS];
+            int nt = 0;
+            size_t p2 = decl_start;
+            RwTok u;
+            while (nt < RW_MAX_TOKS && next_tok(s, n, &p2, &u)) {
+                toks[nt++] = u;
+                if (s[u.b] == ';' || s[u.b] == '{' || s[u.b] == '}') break;
+            }
+            RwDecl d;
+            int ns = depth == 0 || (depth <= RW_MAX_DEPTH && kinds[depth - 1] == RW_NS);
+            if (nt > 0 && s[toks[nt - 1].b] == ';' && parse_decl(s, toks, nt, &d) &&
+                (d.is_extern || d.dims >= 0 || !ns)) { /* a namespace-scope scalar stays thread-local */
+                out_put(&o, s + copied, toks[0].b - copied);
+                put_decl(&o, s, toks, &d, ns, d.is_extern ? -1 : index);
+                if (!d.is_extern) index++;
+                for (size_t i = toks[0].b; i < toks[nt - 1].e; i++) /* keep the line count */
+                    if (s[i] == '\n') out_put(&o, "\n", 1);
+                copied = pos = decl_start = toks[nt - 1].e;
+                push_prev(prev, toks[nt - 1]);
+                continue;
+            }
+        }
+        push_prev(prev, t);
+    }
+    out_put(&o, s + copied, n - copied);
+    if (o.oom || !o.s) {
+        free(o.s);
+        return NULL;
+    }
+    if (out_len) *out_len = o.n;
+    if (nstatic) *nstatic = index;
+    return o.s;
+}
+
+int sim_scan_kernels(const char *s, size_t n, char ***names) {
+    char **v = NULL;
+    int nv = 0;
+    size_t pos = 0;
+    RwTok t;
+    int after_global = 0; /* tokens since __global__ while looking for NAME ( */
+    RwTok last = {0, 0};
+    while (next_tok(s, n, &pos, &t)) {
+        if (tok_is(s, &t, "__global__")) {
+            after_global = 1;
+            continue;
+        }
+        if (!after_global) continue;
+        if (s[t.b] == '(' && (tok_is(s, &last, "__launch_bounds__") || tok_is(s, &last, "__attribute__") ||
+                              tok_is(s, &last, "__align__"))) {
+            after_global = 1; /* an annotation's parentheses, not the parameter list */
+            int depth = 1;
+            while (depth > 0 && next_tok(s, n, &pos, &t)) depth += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
+            last = t;
+            continue;
+        }
+        if (s[t.b] == '(' && last.e > last.b && is_id0(s[last.b])) {
+            int dup = 0; /* a declaration, then the definition */
+            for (int i = 0; i < nv && !dup; i++) dup = strlen(v[i]) == last.e - last.b && !memcmp(v[i], s + last.b, last.e - last.b);
+            if (dup) {
+                after_global = 0;
+                continue;
+            }
+            char *nm = strndup(s + last.b, last.e - last.b);
+            char **nv2 = nm ? realloc(v, (size_t)(nv + 1) * sizeof *v) : NULL;
+            if (!nv2) {
+                free(nm);
+                for (int i = 0; i < nv; i++) free(v[i]);
+                free(v);
+                return -1;
+            }
+            v = nv2;
+            v[nv++] = nm;
+            after_global = 0;
+        } else if (s[t.b] == ';' || s[t.b] == '{' || ++after_global > 64) {
+            after_global = 0;
+        }
+        last = t;
+    }
+    *names = v;
+    return nv;
+}
