@@ -3,6 +3,7 @@
  *
  *   shortc FILE.arch [-o OUT.cu] [options]   compile (the default command)
  *   shortc run MODEL [options]               run a model on a backend (libshortrt)
+ *   shortc generate MODEL [options]          greedy generation through the session's state
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
  *   shortc demo [MODEL.arch]                  the README's main job
  *   shortc sim FILE.cu --kernel NAME ...      one kernel on the simulator (cmd_sim.c)
@@ -39,7 +40,9 @@ static const char usage_text[] =
     "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
     "                  (--weights FILE.safetensors | --random-weights SEED)\n"
     "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
-    "                  [--allow-nonfinite-weights]\n"
+    "                  [--allow-nonfinite-weights] [--chunk K]\n"
+    "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
+    "                  --tokens PROMPT --max-new N [--backend ref] [--model NAME]\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
@@ -47,7 +50,9 @@ static const char usage_text[] =
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
-    "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n";
+    "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
+    "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
+    "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n";
 
 static double now_ms(void) {
     struct timespec ts;
@@ -217,6 +222,8 @@ typedef struct RunArgs {
     bool report;               /* --report */
     bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
+    int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */
+    int max_new;               /* generate --max-new N: tokens to generate */
 } RunArgs;
 
 /* "The quick brown fox jumps over the lazy dog." in GPT-2 token ids: the
@@ -369,107 +376,234 @@ static void print_lib_error(srt_status st, const char *msg) {
     else fprintf(stderr, "shortc: error: %s\n", msg);
 }
 
-static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
+/* An open model on the runtime, with its facts (run and generate). */
+typedef struct OpenModel {
+    srt_context *ctx;          /* the runtime context */
+    srt_model *m;              /* the model, weights loaded */
+    srt_session *s;            /* one session (batch 1) */
+    srt_model_info mi;         /* facts about the model */
+} OpenModel;
+
+static void close_model(OpenModel *om) {
+    srt_session_destroy(om->s);
+    srt_model_close(om->m);
+    srt_context_destroy(om->ctx);
+    memset(om, 0, sizeof *om);
+}
+
+/* Opens ra's model on its backend with its weights and a session; prints the error and returns false
+ * (with nothing left open) on failure. */
+static bool open_model(const RunArgs *ra, OpenModel *om) {
+    memset(om, 0, sizeof *om);
     srt_options opt;
     srt_options_init(&opt);
-    if (parse_backend(ra->backend, &opt.backend) < 0) return 1;
+    if (parse_backend(ra->backend, &opt.backend) < 0) return false;
     opt.model_name = ra->model_name;
     opt.sim_threads = ra->sim_threads;
     opt.allow_nonfinite_weights = ra->allow_nonfinite;
-    srt_context *ctx = NULL;
-    srt_model *m = NULL;
-    srt_session *s = NULL;
-    float *logits = NULL;
-    int rc = 1;
-    srt_status st = srt_context_create(&ctx, NULL, NULL);
+    srt_status st = srt_context_create(&om->ctx, NULL, NULL);
     if (st != SRT_OK) {
         fprintf(stderr, "shortc: error: cannot create runtime context (%s)\n", srt_status_name(st));
-        return 1;
+        return false;
     }
-    if ((st = srt_model_open(ctx, ra->model_path, &opt, &m)) != SRT_OK) goto fail;
-    st = ra->weights ? srt_model_load_weights(m, ra->weights) : srt_model_random_weights(m, (uint64_t)ra->seed);
-    if (st != SRT_OK) goto fail;
-    srt_model_info mi;
-    if ((st = srt_model_get_info(m, &mi)) != SRT_OK) goto fail;
-    if (mi.cache_note && *mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", mi.cache_note);
-    if (ntokens > mi.segment) {
-        fprintf(stderr, "shortc: error: %d tokens exceed the model's segment length %d\n", ntokens, mi.segment);
-        goto out;
+    if ((st = srt_model_open(om->ctx, ra->model_path, &opt, &om->m)) == SRT_OK &&
+        (st = ra->weights ? srt_model_load_weights(om->m, ra->weights)
+                          : srt_model_random_weights(om->m, (uint64_t)ra->seed)) == SRT_OK &&
+        (st = srt_model_get_info(om->m, &om->mi)) == SRT_OK)
+        st = srt_session_create(om->m, 1, &om->s);
+    if (st != SRT_OK) {
+        print_lib_error(st, srt_last_error(om->ctx));
+        close_model(om);
+        return false;
     }
+    if (om->mi.cache_note && *om->mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", om->mi.cache_note);
+    return true;
+}
+
+/* --chunk and generate need a session that keeps its state; false (printed) when the backend has none. */
+static bool needs_state(const OpenModel *om, const char *what) {
+    if (om->mi.stateful) return true;
+    fprintf(stderr,
+            "shortc: error: %s needs a backend that keeps state between calls; backend '%s' does not yet "
+            "(use --backend ref)\n",
+            what, srt_backend_name(om->mi.backend));
+    return false;
+}
+
+/*
+ * The logits of tokens[n] (rows n x vocab): consecutive segments of L tokens
+ * (the model's segment), the session reset before each (nonoverlapping
+ * evaluation); within a segment, calls of `chunk` tokens through the state
+ * (0: the whole segment in one call). Prints the error and returns false.
+ */
+static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, float *logits) {
+    int L = om->mi.segment, V = om->mi.vocab;
+    srt_status st = SRT_OK;
+    for (int seg = 0; seg < n && st == SRT_OK; seg += L) {
+        int len = n - seg < L ? n - seg : L;
+        st = srt_session_reset(om->s);
+        for (int at = 0; at < len && st == SRT_OK;) {
+            int k = chunk > 0 && chunk < len - at ? chunk : len - at;
+            st = srt_forward(om->s, tokens + seg + at, k, logits + (size_t)(seg + at) * (size_t)V);
+            at += k;
+        }
+    }
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
+    return st == SRT_OK;
+}
+
+static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
+    OpenModel om;
+    if (!open_model(ra, &om)) return 1;
+    const srt_model_info *mi = &om.mi;
+    float *logits = NULL;
+    int rc = 1;
+    if (ra->chunk > 0 && !needs_state(&om, "--chunk")) goto out;
     if (ra->fold_tokens)
-        for (int i = 0; i < ntokens; i++) tokens[i] %= mi.vocab;
-    if ((st = srt_session_create(m, 1, &s)) != SRT_OK) goto fail;
-    logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi.vocab);
+        for (int i = 0; i < ntokens; i++) tokens[i] %= mi->vocab;
+    logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi->vocab);
     if (!logits) {
         fprintf(stderr, "shortc: error: out of memory\n");
         goto out;
     }
     double t0 = now_ms();
-    if ((st = srt_forward(s, tokens, ntokens, logits)) != SRT_OK) goto fail;
+    if (!forward_segments(&om, tokens, ntokens, ra->chunk, logits)) goto out;
     double t1 = now_ms();
-    if (!ra->allow_nonfinite && !logits_finite(logits, ntokens, mi.vocab)) goto out;
+    if (!ra->allow_nonfinite && !logits_finite(logits, ntokens, mi->vocab)) goto out;
     if (ra->logits) {
-        int64_t shape[2] = {ntokens, mi.vocab};
-        if ((st = srt_npy_write_f32(ctx, ra->logits, logits, shape, 2)) != SRT_OK) goto fail;
+        int64_t shape[2] = {ntokens, mi->vocab};
+        srt_status st = srt_npy_write_f32(om.ctx, ra->logits, logits, shape, 2);
+        if (st != SRT_OK) {
+            print_lib_error(st, srt_last_error(om.ctx));
+            goto out;
+        }
     }
-    if (ra->report) print_report(&mi, ntokens, t1 - t0);
-    if (ra->top > 0) print_top(logits + (size_t)(ntokens - 1) * (size_t)mi.vocab, mi.vocab, ra->top);
+    if (ra->report) print_report(mi, ntokens, t1 - t0);
+    if (ra->top > 0) print_top(logits + (size_t)(ntokens - 1) * (size_t)mi->vocab, mi->vocab, ra->top);
     rc = 0;
-    goto out;
-fail:
-    print_lib_error(st, srt_last_error(ctx));
 out:
     free(logits);
-    srt_session_destroy(s);
-    srt_model_close(m);
-    srt_context_destroy(ctx);
+    close_model(&om);
     return rc;
+}
+
+/* The index of the largest value (the first of equal ones). */
+static int argmax(const float *row, int n) {
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (row[i] > row[best]) best = i;
+    return best;
+}
+
+/*
+ * Greedy generation: the prompt through the state (in calls of at most a
+ * segment), then one token per call, each the argmax of the last logits
+ * row. The generated ids go to stdout, nothing else.
+ */
+static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt) {
+    OpenModel om;
+    if (!open_model(ra, &om)) return 1;
+    const srt_model_info *mi = &om.mi;
+    int rc = 1, V = mi->vocab, L = mi->segment;
+    float *logits = NULL;
+    if (!needs_state(&om, "generate")) goto out;
+    if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
+        fprintf(stderr,
+                "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",
+                nprompt, ra->max_new, mi->max_positions, mi->name);
+        goto out;
+    }
+    logits = malloc(sizeof *logits * (size_t)(nprompt < L ? nprompt : L) * (size_t)V);
+    if (!logits) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        goto out;
+    }
+    srt_status st = SRT_OK;
+    int last = 0; /* rows in logits of the latest call */
+    for (int at = 0; at < nprompt && st == SRT_OK; at += last) {
+        last = nprompt - at < L ? nprompt - at : L;
+        st = srt_forward(om.s, prompt + at, last, logits);
+    }
+    for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
+        int32_t next = argmax(logits + (size_t)(last - 1) * (size_t)V, V);
+        printf("%s%d", i ? " " : "", (int)next);
+        if (i + 1 < ra->max_new) {
+            st = srt_forward(om.s, &next, 1, logits);
+            last = 1;
+        }
+    }
+    if (ra->max_new > 0) printf("\n");
+    if (st != SRT_OK) {
+        fflush(stdout);
+        print_lib_error(st, srt_last_error(om.ctx));
+        goto out;
+    }
+    rc = fflush(stdout) == 0 ? 0 : 1;
+out:
+    free(logits);
+    close_model(&om);
+    return rc;
+}
+
+/* Parses the flags of run (generate: also --max-new, without --chunk); prints the error and returns false. */
+static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        bool has_next = i + 1 < argc;
+        long long v;
+        if (strcmp(s, "--backend") == 0 && has_next) ra->backend = argv[++i];
+        else if (strcmp(s, "--model") == 0 && has_next) ra->model_name = argv[++i];
+        else if (strcmp(s, "--weights") == 0 && has_next) ra->weights = argv[++i];
+        else if (strcmp(s, "--random-weights") == 0 && has_next) {
+            if (!parse_flag_int(s, argv[++i], 0, LLONG_MAX, &ra->seed)) return false;
+        } else if (strcmp(s, "--tokens") == 0 && has_next) ra->tokens = argv[++i];
+        else if (!generate && strcmp(s, "--logits") == 0 && has_next) ra->logits = argv[++i];
+        else if (!generate && strcmp(s, "--top") == 0 && has_next) {
+            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return false;
+            ra->top = (int)v;
+        } else if (!generate && strcmp(s, "--chunk") == 0 && has_next) {
+            if (!parse_flag_int(s, argv[++i], 1, INT_MAX, &v)) return false;
+            ra->chunk = (int)v;
+        } else if (generate && strcmp(s, "--max-new") == 0 && has_next) {
+            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return false;
+            ra->max_new = (int)v;
+        } else if (strcmp(s, "--sim-threads") == 0 && has_next) {
+            if (!parse_flag_int(s, argv[++i], 0, 4096, &v)) return false;
+            ra->sim_threads = (int)v;
+        } else if (!generate && strcmp(s, "--report") == 0) ra->report = true;
+        else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
+        else if (s[0] == '-') {
+            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
+            return false;
+        } else if (!ra->model_path) ra->model_path = s;
+        else {
+            fprintf(stderr, "shortc: error: more than one model ('%s' and '%s')\n", ra->model_path, s);
+            return false;
+        }
+    }
+    const char *cmd = generate ? "generate" : "run";
+    if (!ra->model_path) {
+        fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu)\n%s", cmd, usage_text);
+        return false;
+    }
+    if (!ra->weights && ra->seed < 0) {
+        fprintf(stderr, "shortc: error: %s needs --weights FILE or --random-weights SEED\n", cmd);
+        return false;
+    }
+    if (ra->weights && ra->seed >= 0) {
+        fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
+        return false;
+    }
+    if (generate && (!ra->tokens || ra->max_new < 0)) {
+        fprintf(stderr, "shortc: error: generate needs --tokens PROMPT and --max-new N\n");
+        return false;
+    }
+    return true;
 }
 
 static int run_main(int argc, char **argv) {
     RunArgs ra = {.seed = -1};
-    for (int i = 2; i < argc; i++) {
-        const char *s = argv[i];
-        bool has_next = i + 1 < argc;
-        if (strcmp(s, "--backend") == 0 && has_next) ra.backend = argv[++i];
-        else if (strcmp(s, "--model") == 0 && has_next) ra.model_name = argv[++i];
-        else if (strcmp(s, "--weights") == 0 && has_next) ra.weights = argv[++i];
-        else if (strcmp(s, "--random-weights") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 0, LLONG_MAX, &ra.seed)) return 1;
-        } else if (strcmp(s, "--tokens") == 0 && has_next) ra.tokens = argv[++i];
-        else if (strcmp(s, "--logits") == 0 && has_next) ra.logits = argv[++i];
-        else if (strcmp(s, "--top") == 0 && has_next) {
-            long long v;
-            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return 1;
-            ra.top = (int)v;
-        } else if (strcmp(s, "--sim-threads") == 0 && has_next) {
-            long long v;
-            if (!parse_flag_int(s, argv[++i], 0, 4096, &v)) return 1;
-            ra.sim_threads = (int)v;
-        }
-        else if (strcmp(s, "--report") == 0) ra.report = true;
-        else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra.allow_nonfinite = true;
-        else if (s[0] == '-') {
-            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
-            return 1;
-        } else if (!ra.model_path) ra.model_path = s;
-        else {
-            fprintf(stderr, "shortc: error: more than one model ('%s' and '%s')\n", ra.model_path, s);
-            return 1;
-        }
-    }
-    if (!ra.model_path) {
-        fprintf(stderr, "shortc: error: run needs a model (.arch or .cu)\n%s", usage_text);
-        return 1;
-    }
-    if (!ra.weights && ra.seed < 0) {
-        fprintf(stderr, "shortc: error: run needs --weights FILE or --random-weights SEED\n");
-        return 1;
-    }
-    if (ra.weights && ra.seed >= 0) {
-        fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
-        return 1;
-    }
+    if (!parse_run_args(argc, argv, false, &ra)) return 1;
     int32_t *tokens = NULL;
     int n;
     if (ra.tokens) {
@@ -480,6 +614,17 @@ static int run_main(int argc, char **argv) {
         ra.fold_tokens = true;
     }
     int rc = run_model(&ra, tokens, n);
+    free(tokens);
+    return rc;
+}
+
+static int generate_main(int argc, char **argv) {
+    RunArgs ra = {.seed = -1, .max_new = -1};
+    if (!parse_run_args(argc, argv, true, &ra)) return 1;
+    int32_t *tokens = NULL;
+    int n = read_tokens(ra.tokens, &tokens);
+    if (n < 0) return 1;
+    int rc = generate_model(&ra, tokens, n);
     free(tokens);
     return rc;
 }
@@ -636,6 +781,7 @@ int main(int argc, char **argv) {
         return 0;
     }
     if (strcmp(argv[1], "run") == 0) return run_main(argc, argv);
+    if (strcmp(argv[1], "generate") == 0) return generate_main(argc, argv);
     if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
     if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);

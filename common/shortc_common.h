@@ -6,6 +6,7 @@
  *   half rounding       fp16/bf16 conversions (half.h) and round_to_dtype (dtype.c)
  *   seeded generator    the splitmix64 stream behind random weights (rng.c)
  *   plan framing        the markers around the plan in an emitted .cu, the most tensor dimensions
+ *   symbolic dimensions sizes that are affine in the run-time symbols T, P, fill, B (SymDim)
  *   plan schema         every plan field, its type, required or not (plan_schema.h; uses cJSON)
  *
  * Neither the compiler's internal header (shortc.h) nor the runtime's
@@ -66,5 +67,48 @@ double rt_rng_normal(RtRng *r);    /* N(0, 1), Box-Muller (cosine branch) */
 #define SHORTC_PLAN_END "SHORTC-PLAN-END */"
 /* Most dimensions of an IR value and of a plan tensor. */
 #define MAX_RANK 4
+
+/* ------------------------------------------------------------------ */
+/* Symbolic dimensions (docs/ir.md, "Symbolic dimensions")              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A size known only at run time, as a small affine expression over the
+ * run-time symbols, rounded up by a divisor:
+ *     ceil((t*T + p*P + fill*F + b*B + c) / div)
+ * T: new tokens in this call; P: position of the first of them; F: the fill
+ * of the state the expression belongs to (rows already cached); B: batch.
+ * All coefficients 0: the constant ceil(c / div). One notion for the IR
+ * (attention keys = fill + T), emission (launch grids, GEMM sizes) and the
+ * plan's DIM.
+ */
+typedef struct SymDim {
+    long t;     /* coefficient of T (new tokens) */
+    long p;     /* coefficient of P (position of the first new token) */
+    long fill;  /* coefficient of the state's fill */
+    long b;     /* coefficient of B (batch) */
+    long c;     /* constant term */
+    long div;   /* divisor, rounding up (1: none; 0 is read as 1) */
+} SymDim;
+
+/* Values of the symbols for one call. */
+typedef struct SymEnv {
+    long T;     /* new tokens */
+    long P;     /* position of the first */
+    long fill;  /* the state's fill */
+    long B;     /* batch */
+} SymEnv;
+
+#define SYMDIM_CONST(x) ((SymDim){.c = (x), .div = 1})
+#define SYMDIM_T ((SymDim){.t = 1, .div = 1})
+/* Keys visible to a call's queries: the cached fill plus the T new ones. */
+#define SYMDIM_KEYS ((SymDim){.t = 1, .fill = 1, .div = 1})
+
+/* The expression's value under env (ceil division; a divisor <= 0 is read as 1). */
+long symdim_eval(SymDim d, const SymEnv *env);
+/* Whether it depends on no symbol. */
+int symdim_is_const(SymDim d);
+/* Text form: `T`, `fill+T`, `(T+15)/16`, `768`; writes at most n bytes, returns buf. */
+char *symdim_format(SymDim d, char *buf, unsigned long n);
 
 #endif /* SHORTC_COMMON_H */

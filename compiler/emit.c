@@ -382,7 +382,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_KV", kv->dtype);
     set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "KV_HTD", htd);
-    ks->grid[0] = (Dim){1, 0, qt}; /* ceil(T / qt): the Dim division already rounds up */
+    ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,

@@ -78,14 +78,12 @@ bool template_render_text(Diag *d, const char *name, const char *text, size_t le
 /* Emission results shared with plan.c                                 */
 /* ------------------------------------------------------------------ */
 
-/* A size that may depend on the token count T: ceil((t*T + c) / div). t = 0: the constant c. */
-typedef struct Dim {
-    long t;     /* coefficient of T */
-    long c;     /* constant term */
-    long div;   /* divisor, rounding up (1: none) */
-} Dim;
-#define DIM_CONST(x) ((Dim){0, (x), 1})
-#define DIM_TOKENS ((Dim){1, 0, 1})
+/* A size that may depend on the run-time symbols: the one symbolic dimension of
+ * shortc (SymDim, common/shortc_common.h), under its emission name. Stateless
+ * emission uses T only: ceil((t*T + c) / div); t = 0: the constant c. */
+typedef SymDim Dim;
+#define DIM_CONST(x) SYMDIM_CONST(x)
+#define DIM_TOKENS SYMDIM_T
 
 typedef enum ArgKind {
     ARG_VALUE,   /* a pointer to a value (arena, weight or state) */

@@ -11,6 +11,13 @@
  * the intermediates (before bias, before the activation, before the
  * residual) are fp32 and are not rounded to the activation dtype; with fp32
  * activations fused and unfused graphs therefore give identical results.
+ *
+ * State: a session (InterpSession) holds every state value (the KV caches)
+ * at its capacity and their fill. A forward runs at P = fill: kv_write
+ * commits the T new key/value rows at positions P..P+T-1 of the state,
+ * attention's queries (positions P+t) see keys 0..P+t, and the embedding
+ * adds position P+t. A value handed out to the caller is the window the
+ * call committed, so a stateless caller sees the dense [.., T, ..] tensors.
  */
 #include "shortc.h"
 
@@ -37,6 +44,7 @@ typedef struct InterpRun {
     const Graph *g;       /* the graph being run */
     Diag *d;              /* where errors go */
     int T;                /* token count of this forward */
+    int P;                /* position of its first token (the session's fill) */
     float **buf;          /* per value: host array (weights point at the caller's) */
     const int32_t *tokens;/* the token ids */
 } Run;
@@ -60,18 +68,18 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
     const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
-    int V = wte->dims[0], D = wte->dims[1], T = r->T;
-    if (pos && T > val(r, n, 2)->dims[0])
-        return fail(r, n, "%d tokens exceed the %d learned positions", T, val(r, n, 2)->dims[0]);
+    int V = wte->dims[0], D = wte->dims[1], T = r->T, P = r->P;
+    if (pos && P + T > val(r, n, 2)->dims[0])
+        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, val(r, n, 2)->dims[0]);
     for (int t = 0; t < T; t++) {
         int32_t id = r->tokens[t];
         if (id < 0 || id >= V) return fail(r, n, "token %d at position %d is outside the vocabulary [0, %d)", (int)id, t, V);
         for (int c = 0; c < D; c++) {
             double v = tab[(size_t)id * D + c];
-            if (pos) v += pos[(size_t)t * D + c];
+            if (pos) v += pos[(size_t)(P + t) * D + c];
             else if (n->pos == POS_SINUSOIDAL) {
                 int i2 = c & ~1; /* 2i */
-                double ang = (double)t / pow(10000.0, (double)i2 / (double)D);
+                double ang = (double)(P + t) / pow(10000.0, (double)i2 / (double)D);
                 v += (c & 1) ? cos(ang) : sin(ang);
             }
             y[(size_t)t * D + c] = round_to_dtype((float)v, dt);
@@ -149,7 +157,7 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
-/* Offset of element (which, h, s, d) of a KV value; which 0 = K, 1 = V. */
+/* Offset of element (which, h, s, d) of a KV state of T rows (its capacity); which 0 = K, 1 = V. */
 static size_t kv_index(DimOrder o, int which, int h, int s, int d, int H, int T, int hd) {
     if (o == ORD_TOKENS_HEADS_DIM) return (((size_t)which * T + s) * H + h) * hd + d;
     return (((size_t)which * H + h) * T + s) * hd + d;
@@ -159,12 +167,12 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
     DType dt = ov->dtype;
     DimOrder o = ov->order;
     const float *qkv = in(r, n, 0);
-    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = ov->capacity, P = r->P;
     for (int which = 0; which < 2; which++)
         for (int t = 0; t < T; t++)
             for (int h = 0; h < H; h++)
                 for (int d = 0; d < hd; d++)
-                    kv[kv_index(o, which, h, t, d, H, T, hd)] =
+                    kv[kv_index(o, which, h, P + t, d, H, cap, hd)] =
                         round_to_dtype(qkv[(size_t)t * W + (size_t)(which + 1) * H * hd + (size_t)h * hd + d], dt);
     return true;
 }
@@ -173,9 +181,11 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
     DimOrder o = val(r, n, 1)->order;
-    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
+    long keys = symdim_eval(n->keys, &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});
+    if (keys != P + T || keys > cap) return fail(r, n, "%ld keys for %d cached and %d new rows (capacity %d)", keys, P, T, cap);
     double scale = 1.0 / sqrt((double)hd);
-    double *p = malloc(sizeof *p * (size_t)T);
+    double *p = malloc(sizeof *p * (size_t)keys);
     double *acc = malloc(sizeof *acc * (size_t)hd);
     if (!p || !acc) {
         free(p);
@@ -185,21 +195,22 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
+            int last = P + t; /* causal: the query at position P+t sees keys 0..P+t */
             double mx = -INFINITY;
-            for (int s = 0; s <= t; s++) { /* causal: keys 0..t */
+            for (int s = 0; s <= last; s++) {
                 double dot = 0;
-                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, cap, hd)];
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
             double sum = 0;
-            for (int s = 0; s <= t; s++) {
+            for (int s = 0; s <= last; s++) {
                 p[s] = exp(p[s] - mx);
                 sum += p[s];
             }
             for (int d = 0; d < hd; d++) acc[d] = 0;
-            for (int s = 0; s <= t; s++)
-                for (int d = 0; d < hd; d++) acc[d] += p[s] * kv[kv_index(o, 1, h, s, d, H, T, hd)];
+            for (int s = 0; s <= last; s++)
+                for (int d = 0; d < hd; d++) acc[d] += p[s] * kv[kv_index(o, 1, h, s, d, H, cap, hd)];
             float *yr = y + (size_t)t * H * hd + (size_t)h * hd;
             for (int d = 0; d < hd; d++) yr[d] = round_to_dtype((float)(acc[d] / sum), dt);
         }
@@ -235,18 +246,121 @@ static bool run_node(Run *r, const Node *n, float *y, const Value *o) {
     return oi->interp(r, n, y, o);
 }
 
+/* ------------------------------------------------------------------ */
+/* Sessions                                                            */
+/* ------------------------------------------------------------------ */
+
+struct InterpSession {
+    const Graph *g;       /* the graph whose states these are */
+    float **state;        /* per value id: its state at capacity rows (NULL: not a state, or not written yet) */
+    int fill;             /* positions committed (P of the next forward) */
+};
+
+static bool is_state(const Value *v) { return v->role != STATE_NONE && v->capacity > 0; }
+
+InterpSession *interp_session_new(const Graph *g) {
+    InterpSession *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->g = g;
+    s->state = calloc((size_t)g->nvalues + 1, sizeof *s->state);
+    if (!s->state) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void interp_session_free(InterpSession *s) {
+    if (!s) return;
+    for (int i = 0; i < s->g->nvalues; i++) free(s->state[i]);
+    free(s->state);
+    free(s);
+}
+
+void interp_session_reset(InterpSession *s) {
+    if (s) s->fill = 0;
+}
+
+int interp_session_fill(const InterpSession *s) { return s ? s->fill : 0; }
+
+int interp_session_capacity(const InterpSession *s) {
+    int cap = ir_position_limit(s->g->spec);
+    for (int i = 0; i < s->g->nvalues; i++) {
+        const Value *v = s->g->values[i];
+        if (is_state(v) && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
+    }
+    return cap;
+}
+
+size_t interp_session_state_bytes(const InterpSession *s) {
+    size_t bytes = 0;
+    for (int i = 0; i < s->g->nvalues; i++) {
+        const Value *v = s->g->values[i];
+        if (is_state(v) && ir_value_live(s->g, v)) bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
+    }
+    return bytes;
+}
+
+const float *interp_session_state(const InterpSession *s, int value_id, int *capacity) {
+    if (!s || value_id < 0 || value_id >= s->g->nvalues || !is_state(s->g->values[value_id])) return NULL;
+    if (capacity) *capacity = s->g->values[value_id]->capacity;
+    return s->state[value_id];
+}
+
+/* The state array of v (allocated zeroed on first use); NULL when out of memory. */
+static float *state_of(InterpSession *s, const Value *v) {
+    if (!s->state[v->id]) s->state[v->id] = calloc(ir_state_numel(v) + 1, sizeof(float));
+    return s->state[v->id];
+}
+
+/* The rows P..P+T-1 of a state value, copied into a dense [.., T, ..] array (malloc'd). */
+static float *state_window(const Value *v, const float *st, int P, int T) {
+    size_t outer = 1, inner = 1;
+    int k = 0;
+    while (k < v->rank && v->dims[k] != DIM_T) outer *= (size_t)v->dims[k++];
+    for (int i = k + 1; i < v->rank; i++) inner *= (size_t)v->dims[i];
+    float *w = malloc(sizeof *w * (outer * (size_t)T * inner + 1));
+    if (!w) return NULL;
+    for (size_t o = 0; o < outer; o++)
+        memcpy(w + o * (size_t)T * inner, st + (o * (size_t)v->capacity + (size_t)P) * inner, sizeof *w * (size_t)T * inner);
+    return w;
+}
+
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
     return interp_run_values(g, d, weights, tokens, ntokens, logits, NULL);
 }
 
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values) {
-    Run r = {.g = g, .d = d, .T = ntokens, .tokens = tokens};
-    int st = ir_stage_index(g->stage);
-    if (st < ir_stage_index("layouts")) return fail(&r, NULL, "the graph must go through the layouts pass first");
-    if (ntokens < 1 || ntokens > g->spec->segment)
-        return fail(&r, NULL, "%d tokens: a forward takes 1 to %d (the segment length)", ntokens, g->spec->segment);
-    if (!tokens || !logits || !weights) return fail(&r, NULL, "missing tokens, logits or weights");
+    InterpSession *s = interp_session_new(g);
+    if (!s) {
+        diag_plain_error(d, "interp: out of memory");
+        return false;
+    }
+    bool ok = interp_forward(s, d, weights, tokens, ntokens, logits, values);
+    interp_session_free(s);
+    return ok;
+}
+
+/* The checks before a forward: stage, token count, room in the states. */
+static bool forward_checks(Run *r, const InterpSession *s, const float *const *weights, const float *logits) {
+    const Graph *g = r->g;
+    if (ir_stage_index(g->stage) < ir_stage_index("layouts")) return fail(r, NULL, "the graph must go through the layouts pass first");
+    if (r->T < 1 || r->T > g->spec->segment)
+        return fail(r, NULL, "%d tokens: a forward takes 1 to %d (the segment length)", r->T, g->spec->segment);
+    if (!r->tokens || !logits || !weights) return fail(r, NULL, "missing tokens, logits or weights");
+    int cap = interp_session_capacity(s);
+    if (r->P + r->T > cap)
+        return fail(r, NULL, "%d tokens at position %d go past the %d positions the model can address "
+                    "(its state capacity); reset the session to start a new sequence", r->T, r->P, cap);
+    return true;
+}
+
+bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    float *logits, float **values) {
+    const Graph *g = s->g;
+    Run r = {.g = g, .d = d, .T = ntokens, .P = s->fill, .tokens = tokens};
+    if (!forward_checks(&r, s, weights, logits)) return false;
     r.buf = calloc((size_t)g->nvalues, sizeof *r.buf);
     bool *owned = calloc((size_t)g->nvalues, sizeof *owned);
     bool ok = r.buf && owned;
@@ -273,11 +387,13 @@ bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, con
             if (v->cls != VC_INPUT && !r.buf[v->id]) { ok = fail(&r, n, "input %s has not been computed", v->name); break; }
         }
         if (!ok) break;
-        float *y = calloc(ir_numel(o, ntokens) + 1, sizeof *y);
+        bool state = is_state(o);
+        float *y = state ? state_of(s, o) : calloc(ir_numel(o, ntokens) + 1, sizeof *y);
         if (!y) { ok = fail(&r, n, "out of memory"); break; }
         r.buf[o->id] = y;
-        owned[o->id] = true;
+        owned[o->id] = !state;
         ok = run_node(&r, n, y, o);
+        if (ok && state && values && !(values[o->id] = state_window(o, y, r.P, ntokens))) ok = fail(&r, n, "out of memory");
         for (int k = 0; k < n->nin; k++) {
             int v = n->in[k];
             if (last[v] == i && owned[v] && v != g->logits) {
@@ -305,5 +421,6 @@ bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, con
     free(r.buf);
     free(owned);
     free(last);
+    if (ok) s->fill += ntokens;
     return ok;
 }

@@ -89,6 +89,22 @@ size_t ir_numel(const Value *v, int T) {
     return n;
 }
 
+SymDim ir_dim_sym(int d) { return d == DIM_T ? SYMDIM_T : SYMDIM_CONST(d > 0 ? d : 0); }
+
+size_t ir_state_numel(const Value *v) {
+    return v->role == STATE_NONE || v->capacity <= 0 ? 0 : ir_numel(v, v->capacity);
+}
+
+int ir_position_limit(const ModelSpec *s) {
+    if (s->max_pos > 0) return s->max_pos;
+    return s->segment;
+}
+
+const char *state_role_name(StateRole r) {
+    static const char *const names[] = {"none", "kv_cache", "layer_input", "memory", "recurrent"};
+    return (unsigned)r < sizeof names / sizeof *names ? names[r] : "?";
+}
+
 /* ------------------------------------------------------------------ */
 /* Text form                                                           */
 /* ------------------------------------------------------------------ */
@@ -177,6 +193,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
             fprintf(out, "%s:", o->name);
             print_type(out, g, o);
             if (shows_order(g, o)) fprintf(out, " %s", dim_order_name(o->order));
+            if (o->role != STATE_NONE) fprintf(out, " state=%s capacity=%d", state_role_name(o->role), o->capacity);
         } else {
             fputs("%?", out);
         }
@@ -237,6 +254,8 @@ static void verify_structure(Ver *V) {
     const Graph *g = V->g;
     int stg = stage_of(g);
     if (!valid_value(g, g->tokens) || g->values[g->tokens]->cls != VC_INPUT) verr(V, NULL, "the tokens input is missing");
+    if (g->position >= 0 && (!valid_value(g, g->position) || g->values[g->position]->cls != VC_INPUT))
+        verr(V, NULL, "the position input is not an input");
     if (!valid_value(g, g->logits) || g->values[g->logits]->cls != VC_OUTPUT) verr(V, NULL, "the logits output is missing");
     else if (!ir_value_live(g, g->values[g->logits])) verr(V, NULL, "the logits are not produced by a live node");
     for (int i = 0; i < g->nvalues; i++) {
@@ -247,6 +266,8 @@ static void verify_structure(Ver *V) {
         if (v->cls == VC_WEIGHT && !v->weight_name) verr(V, NULL, "weight %s has no file name", v->name);
         if (v->cls != VC_WEIGHT && v->cls != VC_INPUT && (v->def < -1 || v->def >= g->nnodes))
             verr(V, NULL, "value %s has an invalid producer %d", v->name, v->def);
+        if ((v->role != STATE_NONE) != (v->cls == VC_KV) || (v->role != STATE_NONE && v->capacity <= 0))
+            verr(V, NULL, "value %s has state role %s with capacity %d", v->name, state_role_name(v->role), v->capacity);
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];

@@ -36,6 +36,7 @@ static bool kv_persistent(const Graph *g, const Value *v) {
 
 bool ir_value_in_arena(const Graph *g, const Value *v) {
     if (!ir_value_live(g, v)) return false;
+    if (v->id == g->position) return false; /* a scalar the caller passes, not a tensor */
     switch (v->cls) {
     case VC_INPUT:
     case VC_OUTPUT:

@@ -140,6 +140,8 @@ static int attention(Lower *L, int layer, int x) {
     snprintf(kvname, sizeof kvname, "%%kv.%d", layer);
     Value *kvv = ir_new_value(L->g, VC_KV, kvname);
     if (!kvv) return -1;
+    kvv->role = STATE_KV_CACHE;
+    kvv->capacity = ir_position_limit(s);
     Node *kw = node(L, OP_KV_WRITE, src, layer, kvv->id, 1, (int[]){qkv});
     int y = act_value(L, VC_ACTIVATION);
     Node *an = node(L, OP_ATTENTION, src, layer, y, 2, (int[]){qkv, kvv->id});
@@ -147,6 +149,7 @@ static int attention(Lower *L, int layer, int x) {
     kw->attn = an->attn = *at;
     kw->heads = an->heads = H;
     kw->head_dim = an->head_dim = hd;
+    an->keys = SYMDIM_KEYS;
     int wo = weight(L, W_CONV1D, H * hd, D, "h.%d.attn.c_proj.weight", layer);
     int bo = weight(L, W_VECTOR, D, 0, "h.%d.attn.c_proj.bias", layer);
     return matmul(L, src, layer, y, wo, bo);
@@ -198,7 +201,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     g->arena = a;
     g->spec = s;
     g->stage = "lower";
-    g->tokens = g->logits = -1;
+    g->tokens = g->logits = g->position = -1;
     Lower L = {.g = g, .d = d, .s = s, .worder = wo, .hd = s->head_dim > 0 ? s->head_dim : s->d_model / s->n_heads};
     int D = s->d_model;
 
@@ -208,6 +211,11 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     tok->rank = 1;
     tok->dims[0] = DIM_T;
     g->tokens = tok->id;
+    Value *pos = ir_new_value(g, VC_INPUT, "%P");
+    if (!pos) return NULL;
+    pos->rank = 1;
+    pos->dims[0] = 1;
+    g->position = pos->id;
     int wte = weight(&L, W_TABLE, s->vocab, D, "wte.weight");
     int wpe = s->pos == POS_LEARNED ? weight(&L, W_POS, s->max_pos > 0 ? s->max_pos : s->segment, D, "wpe.weight") : -1;
     int x = act_value(&L, VC_ACTIVATION);

@@ -45,6 +45,10 @@ static void print_gemm(FILE *out, const Node *n) {
 static void print_attn(FILE *out, const Node *n) {
     fprintf(out, ".%s heads=%d head_dim=%d", attn_kind_name(n->attn.kind), n->heads, n->head_dim);
     for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
+    if (n->op == OP_ATTENTION) {
+        char k[64];
+        fprintf(out, " keys=%s", symdim_format(n->keys, k, sizeof k));
+    }
 }
 
 static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {

@@ -330,15 +330,27 @@ const char *op_name(OpKind k);
 
 /* What a value is. */
 typedef enum ValueClass {
-    VC_INPUT,       /* token ids (i32 [T]) */
+    VC_INPUT,       /* a graph input: the token ids (i32 [T]) or the position P (i32 scalar) */
     VC_WEIGHT,      /* model parameter, named by the naming scheme */
     VC_ACTIVATION,  /* intermediate tensor, lives in the activation arena */
-    VC_KV,          /* key/value state (per layer) */
+    VC_KV,          /* key/value state (per layer): the window a call commits into its session's state */
     VC_OUTPUT,      /* logits */
 } ValueClass;
 
-/* Dimension sizes: >0 constant, DIM_T = runtime token count (upper bound: segment). */
+/* Dimension sizes: >0 constant, DIM_T = runtime token count (upper bound: segment).
+ * An int dim d stands for the SymDim ir_dim_sym(d); sizes that need the other
+ * symbols (attention keys = fill + T) are SymDims (shortc_common.h). */
 #define DIM_T (-1)
+
+/* What a state value holds between calls (docs/ir.md, "State"). */
+typedef enum StateRole {
+    STATE_NONE,         /* not state: lives for one call */
+    STATE_KV_CACHE,     /* keys and values of the tokens seen so far (causal attention) */
+    STATE_LAYER_INPUT,  /* a layer's input rows of earlier tokens (Shortformer-style cache) */
+    STATE_MEMORY,       /* per-layer memory of the previous segment (Transformer-XL) */
+    STATE_RECURRENT,    /* one vector carried from segment to segment */
+} StateRole;
+const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent" */
 /* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
 
 typedef struct Value {
@@ -356,6 +368,9 @@ typedef struct Value {
     int buffer;          /* activation arena slot (buffer pass), -1 if none */
     size_t offset;       /* byte offset in the activation arena (buffer pass) */
     size_t bytes;        /* bytes at T = segment (buffer pass) */
+    StateRole role;      /* VC_KV: what its session state holds; STATE_NONE otherwise */
+    int capacity;        /* state values: rows (positions) the session's state holds, fixed at compile
+                            time; the DIM_T dimension of the state is this, its fill grows per call */
 } Value;
 
 /* Epilogue fused into a matmul (fusion pass). */
@@ -384,6 +399,7 @@ typedef struct Node {
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */
+    SymDim keys;         /* OP_ATTENTION: keys its queries may see (fill + T: the cached rows and the new ones) */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
 } Node;
 
@@ -397,6 +413,7 @@ typedef struct Graph {
     int nnodes;          /* count */
     int cap_nodes;       /* allocated */
     int tokens;          /* input value id */
+    int position;        /* input value id of P, the position of the first token (a scalar; -1: none) */
     int logits;          /* output value id */
     size_t arena_bytes;  /* activation arena size (buffer pass) */
     size_t naive_bytes;  /* sum of all activation sizes without reuse (buffer pass) */
@@ -417,6 +434,13 @@ bool ir_value_live(const Graph *g, const Value *v);
 int ir_stage_index(const char *stage);
 /* Elements of a value with the token dimension at T. */
 size_t ir_numel(const Value *v, int T);
+/* The symbolic dimension an int dim stands for (DIM_T: T; n > 0: the constant n). */
+SymDim ir_dim_sym(int d);
+/* A state value's storage: its dims with the token dimension at its capacity (elements). */
+size_t ir_state_numel(const Value *v);
+/* The positions a model can address: learned positions, their table's rows; else the segment
+ * (or max_pos when set). The capacity of its KV state. */
+int ir_position_limit(const ModelSpec *s);
 
 /* ------------------------------------------------------------------ */
 /* The op table (ops.c)                                                */
@@ -608,5 +632,39 @@ bool interp_run(const Graph *g, Diag *d, const float *const *weights,
  */
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values);
+
+/*
+ * A session: the interpreter's state of one sequence (docs/ir.md, "State").
+ * It holds every state value of the graph (KV caches: capacity rows each,
+ * strided by the capacity, never by a call's T) and their fill, the number
+ * of positions already committed. interp_forward continues the sequence at
+ * P = fill: its queries are at positions P..P+T-1 and see the cached keys
+ * plus the new ones; on success the new window is committed and fill grows
+ * by T. interp_run is interp_forward on a fresh session.
+ */
+typedef struct InterpSession InterpSession;
+/* A fresh session (fill 0) for g; NULL when out of memory. The graph must outlive it. */
+InterpSession *interp_session_new(const Graph *g);
+void interp_session_free(InterpSession *s);
+/* Starts over: fill 0 (the states' old rows are never read again). */
+void interp_session_reset(InterpSession *s);
+/* Positions committed so far (the P of the next forward). */
+int interp_session_fill(const InterpSession *s);
+/* The most positions the session can hold (the smallest state capacity; the position limit without state). */
+int interp_session_capacity(const InterpSession *s);
+/* Bytes of state the session holds (each state value at its capacity, in its dtype). */
+size_t interp_session_state_bytes(const InterpSession *s);
+/* The state of value id (capacity rows in its stored order, fp32); NULL when it is not a state or not
+ * written yet. *capacity receives its rows. */
+const float *interp_session_state(const InterpSession *s, int value_id, int *capacity);
+/*
+ * One forward of ntokens (1..segment) continuing the session: logits
+ * [ntokens, vocab]; values as in interp_run_values (a state value is handed
+ * out as the window this call committed, [.., T, ..] dense). Going past the
+ * session's capacity or the learned positions is an error (reported in d)
+ * that leaves the session as it was.
+ */
+bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    float *logits, float **values);
 
 #endif /* SHORTC_H */

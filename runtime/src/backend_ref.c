@@ -12,6 +12,10 @@
  * Reference weights are the same fp32 values the device backends upload
  * (stored order, rounded to the stored dtype), indexed by IR value id as
  * interp_run expects; a weight value is matched to its plan entry by name.
+ *
+ * Each session keeps an interpreter session (InterpSession: the KV caches
+ * and their fill), so consecutive srt_forward calls continue one sequence
+ * and srt_session_reset starts over.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -148,7 +152,8 @@ srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, fl
     if (!mf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
     r->diag.out = mf;
     r->diag.errors = 0;
-    bool ok = interp_run(r->g, &r->diag, (const float *const *)r->by_value, tokens, ntokens, logits) && !r->diag.errors;
+    bool ok = interp_forward(s->ref_state, &r->diag, (const float *const *)r->by_value, tokens, ntokens, logits, NULL) &&
+              !r->diag.errors;
     r->diag.out = NULL;
     fclose(mf);
     srt_status st = ok ? SRT_OK
@@ -157,3 +162,21 @@ srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, fl
     free(msg);
     return st;
 }
+
+srt_status rt_ref_session_create(srt_session *s) {
+    s->ref_state = interp_session_new(s->m->ref->g);
+    return s->ref_state ? SRT_OK : rt_error(s->m->ctx, SRT_ERR_NOMEM, "out of memory");
+}
+
+void rt_ref_session_destroy(srt_session *s) {
+    interp_session_free(s->ref_state);
+    s->ref_state = NULL;
+}
+
+void rt_ref_session_reset(srt_session *s) { interp_session_reset(s->ref_state); }
+
+size_t rt_ref_session_state_bytes(const srt_session *s) { return interp_session_state_bytes(s->ref_state); }
+
+int rt_ref_session_position(const srt_session *s) { return interp_session_fill(s->ref_state); }
+
+int rt_ref_max_positions(const srt_model *m) { return ir_position_limit(m->ref->g->spec); }

@@ -258,6 +258,7 @@ struct srt_model {
 struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
+    struct InterpSession *ref_state; /* ref backend: the interpreter's session (KV caches, fill); NULL otherwise */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
@@ -295,6 +296,14 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
 srt_status rt_ref_bind_weights(srt_model *m, float **vals);   /* takes ownership of vals[i] */
 srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
 void rt_ref_free(srt_context *ctx, RtRefModel *r);
+/* The ref backend's per-session state: the interpreter's session over the model's graph. */
+srt_status rt_ref_session_create(srt_session *s);
+void rt_ref_session_destroy(srt_session *s);
+void rt_ref_session_reset(srt_session *s);
+size_t rt_ref_session_state_bytes(const srt_session *s);
+int rt_ref_session_position(const srt_session *s);
+/* The most positions a session of the model holds before it must be reset. */
+int rt_ref_max_positions(const srt_model *m);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */

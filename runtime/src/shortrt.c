@@ -396,6 +396,8 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->compile_ms = m->compile_ms;
     info->cache_hit = m->cache_hit;
     info->cache_note = m->cache_note;
+    info->stateful = m->backend == SRT_BACKEND_REF;
+    info->max_positions = info->stateful ? rt_ref_max_positions(m) : p->segment;
     return SRT_OK;
 }
 
@@ -415,10 +417,12 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
     srt_session *s = rt_alloc(m->ctx, sizeof *s);
     if (!s) return nomem(m->ctx);
     s->m = m;
-    if (m->backend != SRT_BACKEND_REF) {
-        srt_status st = rt_exec_session_create(s);
+    {
+        bool ref = m->backend == SRT_BACKEND_REF;
+        srt_status st = ref ? rt_ref_session_create(s) : rt_exec_session_create(s);
         if (st != SRT_OK) {
-            rt_exec_session_destroy(s);
+            if (ref) rt_ref_session_destroy(s);
+            else rt_exec_session_destroy(s);
             rt_free(m->ctx, s);
             return st;
         }
@@ -438,19 +442,29 @@ void srt_session_destroy(srt_session *s) {
             break;
         }
     }
-    if (m->backend != SRT_BACKEND_REF) rt_exec_session_destroy(s);
+    if (m->backend == SRT_BACKEND_REF) rt_ref_session_destroy(s);
+    else rt_exec_session_destroy(s);
     rt_free(m->ctx, s);
 }
 
 srt_status srt_session_reset(srt_session *s) {
     if (!s) return SRT_ERR_INVALID;
-    if (s->m->backend == SRT_BACKEND_REF) return SRT_OK; /* the interpreter keeps no state between forwards */
+    if (s->m->backend == SRT_BACKEND_REF) {
+        rt_ref_session_reset(s);
+        return SRT_OK;
+    }
     return rt_exec_session_reset(s);
 }
 
 size_t srt_session_state_bytes(const srt_session *s) {
-    if (!s || s->m->backend == SRT_BACKEND_REF) return 0;
+    if (!s) return 0;
+    if (s->m->backend == SRT_BACKEND_REF) return rt_ref_session_state_bytes(s);
     return s->m->plan.state_bytes;
+}
+
+int srt_session_position(const srt_session *s) {
+    if (!s || s->m->backend != SRT_BACKEND_REF) return 0; /* sim, cuda: every forward starts a sequence */
+    return rt_ref_session_position(s);
 }
 
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {

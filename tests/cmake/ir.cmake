@@ -23,3 +23,12 @@ if(EXISTS ${TESTS_DIR}/run_golden.sh)
   add_test(NAME ir_dump COMMAND sh ${TESTS_DIR}/run_golden.sh ${SHORTC_BIN} "--dump-ir" ${TESTS_DIR}/ir)
   set_tests_properties(ir_dump PROPERTIES LABELS ir)
 endif()
+
+#   ir_state           the interpreter's sessions on every bundled tiny model and the odd-shape
+#                      test models: one call == chunks of 1 == chunks of 7, the KV state equals
+#                      the one call's K/V, reset == fresh, going past the positions is an error
+add_executable(state_unit ${TESTS_DIR}/ir/state_unit.c)
+target_link_libraries(state_unit PRIVATE shortc_core)
+file(GLOB SHORTC_STATE_MODELS ${CMAKE_SOURCE_DIR}/models/*_tiny*.arch ${TESTS_DIR}/suite/odd_*.arch)
+add_test(NAME ir_state COMMAND state_unit ${SHORTC_STATE_MODELS})
+set_tests_properties(ir_state PROPERTIES LABELS ir)

@@ -485,7 +485,7 @@ static void test_print(void) {
     CHECK(txt && strstr(txt, "; kernels "), "no kernel summary");
     CHECK(txt && strstr(txt, "weight @h.0.attn.c_attn.weight:f16[144,48] [out,in] file[48,144]"), "c_attn line:\n%s", txt);
     CHECK(txt && strstr(txt, "weight @lm_head.weight:f16[200,48] [out,in]\n"), "lm_head line");
-    CHECK(txt && strstr(txt, "%kv.0:f32[2,T,3,16] [tokens,heads,dim] = kv_write.causal heads=3 head_dim=16"), "kv line");
+    CHECK(txt && strstr(txt, "%kv.0:f32[2,T,3,16] [tokens,heads,dim] state=kv_cache capacity=40 = kv_write.causal heads=3 head_dim=16"), "kv line");
     CHECK(txt && strstr(txt, "epilogue=bias+gelu"), "no fused gelu");
     free(txt);
     /* unknown pass name */
