@@ -16,3 +16,9 @@ target_include_directories(file_tool PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(file_tool SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME cli_files COMMAND sh ${TESTS_DIR}/cli/files.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:file_tool>)
 set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)
+
+#   cli_state  the session state through `shortc run --chunk`, token files longer than
+#              the segment and `shortc generate` on the ref backend; the errors on a
+#              backend without state (tests/cli/state.sh)
+add_test(NAME cli_state COMMAND sh ${TESTS_DIR}/cli/state.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
+set_tests_properties(cli_state PROPERTIES LABELS cli TIMEOUT 300)
