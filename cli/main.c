@@ -498,7 +498,8 @@ static int argmax(const float *row, int n) {
 /*
  * Greedy generation: the prompt through the state (in calls of at most a
  * segment), then one token per call, each the argmax of the last logits
- * row. The generated ids go to stdout, nothing else.
+ * row (the only row copied back: srt_forward_rows). The generated ids go
+ * to stdout, nothing else.
  */
 static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt) {
     OpenModel om;
@@ -513,24 +514,20 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
                 nprompt, ra->max_new, mi->max_positions, mi->name);
         goto out;
     }
-    logits = malloc(sizeof *logits * (size_t)(nprompt < L ? nprompt : L) * (size_t)V);
+    logits = malloc(sizeof *logits * (size_t)V);
     if (!logits) {
         fprintf(stderr, "shortc: error: out of memory\n");
         goto out;
     }
     srt_status st = SRT_OK;
-    int last = 0; /* rows in logits of the latest call */
-    for (int at = 0; at < nprompt && st == SRT_OK; at += last) {
-        last = nprompt - at < L ? nprompt - at : L;
-        st = srt_forward(om.s, prompt + at, last, logits);
+    for (int at = 0, k; at < nprompt && st == SRT_OK; at += k) {
+        k = nprompt - at < L ? nprompt - at : L;
+        st = srt_forward_rows(om.s, prompt + at, k, k - 1, logits);
     }
     for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
-        int32_t next = argmax(logits + (size_t)(last - 1) * (size_t)V, V);
+        int32_t next = argmax(logits, V);
         printf("%s%d", i ? " " : "", (int)next);
-        if (i + 1 < ra->max_new) {
-            st = srt_forward(om.s, &next, 1, logits);
-            last = 1;
-        }
+        if (i + 1 < ra->max_new) st = srt_forward_rows(om.s, &next, 1, 0, logits);
     }
     if (ra->max_new > 0) printf("\n");
     if (st != SRT_OK) {

@@ -292,14 +292,7 @@ int interp_session_capacity(const InterpSession *s) {
     return cap;
 }
 
-size_t interp_session_state_bytes(const InterpSession *s) {
-    size_t bytes = 0;
-    for (int i = 0; i < s->g->nvalues; i++) {
-        const Value *v = s->g->values[i];
-        if (is_state(v) && ir_value_live(s->g, v)) bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
-    }
-    return bytes;
-}
+size_t interp_session_state_bytes(const InterpSession *s) { return ir_state_bytes(s->g); }
 
 const float *interp_session_state(const InterpSession *s, int value_id, int *capacity) {
     if (!s || value_id < 0 || value_id >= s->g->nvalues || !is_state(s->g->values[value_id])) return NULL;

@@ -95,6 +95,15 @@ size_t ir_state_numel(const Value *v) {
     return v->role == STATE_NONE || v->capacity <= 0 ? 0 : ir_numel(v, v->capacity);
 }
 
+size_t ir_state_bytes(const Graph *g) {
+    size_t bytes = 0;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->role != STATE_NONE && ir_value_live(g, v)) bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
+    }
+    return bytes;
+}
+
 int ir_position_limit(const ModelSpec *s) {
     if (s->max_pos > 0) return s->max_pos;
     return s->segment;

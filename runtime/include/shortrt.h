@@ -135,6 +135,9 @@ int srt_session_position(const srt_session *s);
  * SRT_ERR_UNSUPPORTED with a message; the session is then unchanged.
  */
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+/* srt_forward that copies only the logits rows first_row..ntokens-1 ((ntokens - first_row) x vocab) to
+ * logits: decoding asks for the last row (first_row = ntokens - 1) and copies 1 x vocab, not T x vocab. */
+srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
 
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
 typedef struct srt_compile_info {

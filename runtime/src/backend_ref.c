@@ -143,17 +143,27 @@ srt_status rt_ref_bind_weights(srt_model *m, float **vals) {
     return SRT_OK;
 }
 
-srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
+srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
     RtRefModel *r = m->ref;
+    size_t row = (size_t)r->g->spec->vocab;
+    float *all = first_row > 0 ? rt_alloc(m->ctx, sizeof *all * (size_t)ntokens * row) : logits;
+    if (!all) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     char *msg = NULL;
     size_t msglen = 0;
     FILE *mf = open_memstream(&msg, &msglen);
-    if (!mf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    if (!mf) {
+        if (all != logits) rt_free(m->ctx, all);
+        return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    }
     r->diag.out = mf;
     r->diag.errors = 0;
-    bool ok = interp_forward(s->ref_state, &r->diag, (const float *const *)r->by_value, tokens, ntokens, logits, NULL) &&
+    bool ok = interp_forward(s->ref_state, &r->diag, (const float *const *)r->by_value, tokens, ntokens, all, NULL) &&
               !r->diag.errors;
+    if (all != logits) {
+        if (ok) memcpy(logits, all + (size_t)first_row * row, sizeof *all * (size_t)(ntokens - first_row) * row);
+        rt_free(m->ctx, all);
+    }
     r->diag.out = NULL;
     fclose(mf);
     srt_status st = ok ? SRT_OK
@@ -180,3 +190,5 @@ size_t rt_ref_session_state_bytes(const srt_session *s) { return interp_session_
 int rt_ref_session_position(const srt_session *s) { return interp_session_fill(s->ref_state); }
 
 int rt_ref_max_positions(const srt_model *m) { return ir_position_limit(m->ref->g->spec); }
+
+size_t rt_ref_state_bytes(const srt_model *m) { return ir_state_bytes(m->ref->g); }

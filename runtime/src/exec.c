@@ -524,7 +524,7 @@ srt_status rt_exec_step(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, float *logits) {
+srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int first_row, float *logits) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -548,7 +548,9 @@ srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, float *
                        "running the %d steps of '%s' (kernels run asynchronously: set SHORTC_SYNC_STEPS=1 to find the "
                        "failing step)",
                        p->nsteps, p->model);
-    if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits), (size_t)T * (size_t)p->vocab * sizeof(float))) != CUDA_SUCCESS)
+    size_t row = (size_t)p->vocab * sizeof(float);
+    if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits) + (size_t)first_row * row, (size_t)(T - first_row) * row)) !=
+        CUDA_SUCCESS)
         return cu_fail(m, r, "copying the logits from the device");
     return SRT_OK;
 }

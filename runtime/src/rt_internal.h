@@ -276,7 +276,8 @@ srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, si
 srt_status rt_exec_upload_weights(srt_model *m, float *const *vals);
 srt_status rt_exec_session_create(srt_session *s);
 srt_status rt_exec_session_reset(srt_session *s);
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+/* logits receives rows first_row..ntokens-1 only (srt_forward_rows). */
+srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
 /* Runs step i of the plan alone at token count T, exactly as rt_exec_forward does, and synchronizes
  * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs must already be in place. */
 srt_status rt_exec_step(srt_session *s, int i, int T);
@@ -294,7 +295,7 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
 
 /* Reference backend (backend_ref.c). */
 srt_status rt_ref_bind_weights(srt_model *m, float **vals);   /* takes ownership of vals[i] */
-srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
+srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
 void rt_ref_free(srt_context *ctx, RtRefModel *r);
 /* The ref backend's per-session state: the interpreter's session over the model's graph. */
 srt_status rt_ref_session_create(srt_session *s);
@@ -302,6 +303,8 @@ void rt_ref_session_destroy(srt_session *s);
 void rt_ref_session_reset(srt_session *s);
 size_t rt_ref_session_state_bytes(const srt_session *s);
 int rt_ref_session_position(const srt_session *s);
+/* Bytes of state one session of the model keeps (its KV caches at capacity). */
+size_t rt_ref_state_bytes(const srt_model *m);
 /* The most positions a session of the model holds before it must be reset. */
 int rt_ref_max_positions(const srt_model *m);
 

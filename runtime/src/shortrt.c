@@ -392,7 +392,7 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->ngemms = p->ngemms;
     info->weight_bytes = p->weight_bytes;
     info->activation_bytes = p->arena_bytes;
-    info->state_bytes = p->state_bytes;
+    info->state_bytes = m->backend == SRT_BACKEND_REF ? rt_ref_state_bytes(m) : p->state_bytes;
     info->compile_ms = m->compile_ms;
     info->cache_hit = m->cache_hit;
     info->cache_note = m->cache_note;
@@ -468,6 +468,10 @@ int srt_session_position(const srt_session *s) {
 }
 
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
+    return srt_forward_rows(s, tokens, ntokens, 0, logits);
+}
+
+srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     if (!s) return SRT_ERR_INVALID;
     srt_model *m = s->m;
     srt_context *ctx = m->ctx;
@@ -475,6 +479,9 @@ srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float
     if (ntokens < 1 || ntokens > m->plan.segment)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: %d tokens; model '%s' takes 1 to %d per forward", ntokens,
                         m->plan.model, m->plan.segment);
+    if (first_row < 0 || first_row >= ntokens)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_rows: first row %d of %d tokens (expected 0 to %d)", first_row,
+                        ntokens, ntokens - 1);
     for (int i = 0; i < ntokens; i++) {
         if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
             return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: token %d (position %d) is outside the vocabulary [0, %d)",
@@ -484,6 +491,6 @@ srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float
         return rt_error(ctx, SRT_ERR_INVALID,
                         "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
                         m->plan.model);
-    if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, logits);
-    return rt_exec_forward(s, tokens, ntokens, logits);
+    if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, first_row, logits);
+    return rt_exec_forward(s, tokens, ntokens, first_row, logits);
 }

@@ -8,7 +8,8 @@
  *   - a reset session gives the same logits as a fresh one,
  *   - going past the positions the model can address is an error that
  *     leaves the session unchanged,
- *   - the session's state bytes are the KV caches at capacity.
+ *   - the session's state bytes are the KV caches at capacity;
+ * and symbolic dimensions evaluate and print as docs/ir.md says.
  *
  *   state_unit MODEL.arch...
  */
@@ -165,11 +166,29 @@ static void test_model(const char *path) {
     arena_free(&a);
 }
 
+static void test_symdim(void) {
+    char buf[64];
+    SymEnv env = {.T = 5, .P = 7, .fill = 7, .B = 1};
+    CHECK(strcmp(symdim_format(SYMDIM_KEYS, buf, sizeof buf), "fill+T") == 0 && symdim_eval(SYMDIM_KEYS, &env) == 12);
+    CHECK(strcmp(symdim_format(SYMDIM_T, buf, sizeof buf), "T") == 0 && symdim_eval(SYMDIM_T, &env) == 5);
+    SymDim grid = {.t = 1, .c = 15, .div = 16};
+    CHECK(strcmp(symdim_format(grid, buf, sizeof buf), "(T+15)/16") == 0 && symdim_eval(grid, &env) == 2);
+    SymDim pos = {.p = 1, .t = 2, .c = -1, .div = 1};
+    CHECK(strcmp(symdim_format(pos, buf, sizeof buf), "P+2*T-1") == 0 && symdim_eval(pos, &env) == 16);
+    CHECK(strcmp(symdim_format(SYMDIM_CONST(768), buf, sizeof buf), "768") == 0 && symdim_is_const(SYMDIM_CONST(768)));
+    CHECK(strcmp(symdim_format((SymDim){.c = 17, .div = 16}, buf, sizeof buf), "2") == 0);
+    CHECK(ir_dim_sym(DIM_T).t == 1 && ir_dim_sym(64).c == 64 && symdim_is_const(ir_dim_sym(64)));
+    char tiny[4];
+    symdim_format(SYMDIM_KEYS, tiny, sizeof tiny); /* truncated, still terminated */
+    CHECK(strlen(tiny) == 3);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: state_unit MODEL.arch...\n");
         return 2;
     }
+    test_symdim();
     for (int i = 1; i < argc; i++) test_model(argv[i]);
     return check_done("state_unit");
 }

@@ -230,6 +230,11 @@ int main(void) {
             CHECK(memcmp(one, big, sizeof *one * n) == 0);
             CHECK(srt_forward(ss, toks, 1, two) == SRT_ERR_UNSUPPORTED && srt_session_position(ss) == 128);
             CHECK_HAS(srt_last_error(ctx), "go past the 128 positions");
+            /* only the rows asked for: the last row of a 12-token call */
+            CHECK(srt_session_reset(ss) == SRT_OK && srt_forward_rows(ss, toks, 12, 11, two) == SRT_OK);
+            CHECK(memcmp(two, one + 11 * row, sizeof *one * row) == 0);
+            CHECK(srt_forward_rows(ss, toks, 2, 2, two) == SRT_ERR_INVALID && srt_session_position(ss) == 12);
+            CHECK(mi.state_bytes == srt_session_state_bytes(ss));
             free(one);
             free(two);
             free(big);
