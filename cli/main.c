@@ -52,7 +52,8 @@ static const char usage_text[] =
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
     "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
-    "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n";
+    "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n"
+    "ref continues a sequence from its KV cache; sim and cuda re-run the sequence so far (one segment).\n";
 
 static double now_ms(void) {
     struct timespec ts;
@@ -348,6 +349,8 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
+    printf("  continuing calls: %s (up to %d positions)\n",
+           mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);
 }
 
 /* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave
@@ -420,16 +423,6 @@ static bool open_model(const RunArgs *ra, OpenModel *om) {
     return true;
 }
 
-/* --chunk and generate need a session that keeps its state; false (printed) when the backend has none. */
-static bool needs_state(const OpenModel *om, const char *what) {
-    if (om->mi.stateful) return true;
-    fprintf(stderr,
-            "shortc: error: %s needs a backend that keeps state between calls; backend '%s' does not yet "
-            "(use --backend ref)\n",
-            what, srt_backend_name(om->mi.backend));
-    return false;
-}
-
 /*
  * The logits of tokens[n] (rows n x vocab): consecutive segments of L tokens
  * (the model's segment), the session reset before each (nonoverlapping
@@ -458,7 +451,6 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     const srt_model_info *mi = &om.mi;
     float *logits = NULL;
     int rc = 1;
-    if (ra->chunk > 0 && !needs_state(&om, "--chunk")) goto out;
     if (ra->fold_tokens)
         for (int i = 0; i < ntokens; i++) tokens[i] %= mi->vocab;
     logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi->vocab);
@@ -507,7 +499,6 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     const srt_model_info *mi = &om.mi;
     int rc = 1, V = mi->vocab, L = mi->segment;
     float *logits = NULL;
-    if (!needs_state(&om, "generate")) goto out;
     if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
         fprintf(stderr,
                 "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",

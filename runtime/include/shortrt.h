@@ -105,11 +105,13 @@ typedef struct srt_model_info {
     const char *cache_note;    /* why the kernel cache was not used or not written (an unsafe or unwritable
                                   directory; kernels were then built in a private temporary directory),
                                   "" if it was: the library never prints, callers may show it as a warning */
-    int stateful;              /* 1: a session keeps its state, so each srt_forward continues the sequence
-                                  (the ref backend); 0: each srt_forward is a fresh sequence of at most
-                                  `segment` tokens (sim and cuda until their plans carry state) */
-    int max_positions;         /* positions a session holds before it must be reset (stateful: the model's
-                                  position limit, e.g. GPT-2's learned positions; otherwise the segment) */
+    int stateful;              /* 1: a session keeps its sequence, so each srt_forward continues it (every
+                                  backend today) */
+    int kv_cache;              /* 1: a continuing forward computes only the new tokens against cached keys and
+                                  values (ref); 0: it re-runs the sequence so far (sim and cuda until their
+                                  plans carry state), which limits a sequence to one segment */
+    int max_positions;         /* positions a session holds before it must be reset (with a KV cache: the
+                                  model's position limit, e.g. GPT-2's learned positions; otherwise the segment) */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */
@@ -123,16 +125,17 @@ srt_status srt_session_reset(srt_session *s);
 /* Bytes of state the session keeps between forwards (the ref backend: its KV caches at capacity). */
 size_t srt_session_state_bytes(const srt_session *s);
 /* Positions the session has consumed: the position of the next forward's first token (0 after a
- * reset; always 0 on a backend whose info.stateful is 0). */
+ * reset). */
 int srt_session_position(const srt_session *s);
 
 /*
  * Runs tokens[ntokens] (1 <= ntokens <= segment) -> logits [ntokens,
- * vocab] float32, row-major, written to the caller's buffer. On a stateful
- * backend (srt_model_info.stateful) the tokens continue the session's
- * sequence at srt_session_position: feeding a sequence in several calls
- * gives the logits of one call. Going past max_positions is
- * SRT_ERR_UNSUPPORTED with a message; the session is then unchanged.
+ * vocab] float32, row-major, written to the caller's buffer. The tokens
+ * continue the session's sequence at srt_session_position: feeding a
+ * sequence in several calls gives the logits of one call (with
+ * info.kv_cache 0 by re-running the sequence so far). Going past
+ * max_positions is SRT_ERR_UNSUPPORTED with a message; the session is then
+ * unchanged.
  */
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits);
 /* srt_forward that copies only the logits rows first_row..ntokens-1 ((ntokens - first_row) x vocab) to

@@ -259,6 +259,9 @@ struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
     struct InterpSession *ref_state; /* ref backend: the interpreter's session (KV caches, fill); NULL otherwise */
+    int32_t *history;         /* sim, cuda: the tokens of the sequence so far (plan.segment entries); the plan
+                                 has no state yet, so a continuing forward re-runs them (shortrt.c) */
+    int nhistory;             /* sim, cuda: tokens in history (the position of the next forward) */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */

@@ -396,8 +396,9 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->compile_ms = m->compile_ms;
     info->cache_hit = m->cache_hit;
     info->cache_note = m->cache_note;
-    info->stateful = m->backend == SRT_BACKEND_REF;
-    info->max_positions = info->stateful ? rt_ref_max_positions(m) : p->segment;
+    info->stateful = 1;
+    info->kv_cache = m->backend == SRT_BACKEND_REF;
+    info->max_positions = info->kv_cache ? rt_ref_max_positions(m) : p->segment;
     return SRT_OK;
 }
 
@@ -420,6 +421,8 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
     {
         bool ref = m->backend == SRT_BACKEND_REF;
         srt_status st = ref ? rt_ref_session_create(s) : rt_exec_session_create(s);
+        if (st == SRT_OK && !ref && !(s->history = rt_alloc(m->ctx, sizeof *s->history * (size_t)m->plan.segment)))
+            st = nomem(m->ctx);
         if (st != SRT_OK) {
             if (ref) rt_ref_session_destroy(s);
             else rt_exec_session_destroy(s);
@@ -444,6 +447,7 @@ void srt_session_destroy(srt_session *s) {
     }
     if (m->backend == SRT_BACKEND_REF) rt_ref_session_destroy(s);
     else rt_exec_session_destroy(s);
+    rt_free(m->ctx, s->history);
     rt_free(m->ctx, s);
 }
 
@@ -453,6 +457,7 @@ srt_status srt_session_reset(srt_session *s) {
         rt_ref_session_reset(s);
         return SRT_OK;
     }
+    s->nhistory = 0;
     return rt_exec_session_reset(s);
 }
 
@@ -463,8 +468,29 @@ size_t srt_session_state_bytes(const srt_session *s) {
 }
 
 int srt_session_position(const srt_session *s) {
-    if (!s || s->m->backend != SRT_BACKEND_REF) return 0; /* sim, cuda: every forward starts a sequence */
-    return rt_ref_session_position(s);
+    if (!s) return 0;
+    return s->m->backend == SRT_BACKEND_REF ? rt_ref_session_position(s) : s->nhistory;
+}
+
+/*
+ * sim and cuda: the plan keeps no state yet, so a forward that continues a
+ * sequence runs the whole sequence so far (history + the new tokens, at
+ * most a segment) and copies the new rows; the history grows only when the
+ * forward succeeds.
+ */
+static srt_status forward_prefix(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+    srt_model *m = s->m;
+    int P = s->nhistory;
+    if (P + ntokens > m->plan.segment)
+        return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                        "%d tokens at position %d go past the %d positions the model can address on backend '%s' "
+                        "(its segment: this backend re-runs the sequence so far); reset the session to start a new "
+                        "sequence",
+                        ntokens, P, m->plan.segment, srt_backend_name(m->backend));
+    memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
+    srt_status st = rt_exec_forward(s, s->history, P + ntokens, P + first_row, logits);
+    if (st == SRT_OK) s->nhistory = P + ntokens;
+    return st;
 }
 
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
@@ -492,5 +518,5 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
                         "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
                         m->plan.model);
     if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, first_row, logits);
-    return rt_exec_forward(s, tokens, ntokens, first_row, logits);
+    return forward_prefix(s, tokens, ntokens, first_row, logits);
 }

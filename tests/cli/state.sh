@@ -1,12 +1,13 @@
 #!/bin/sh
-# state.sh SHORTC MODELS_DIR — the session state through the command line
-# (ref backend): `run --chunk 1` and `--chunk 7` give the logits of one call
-# for every bundled tiny model; a token file longer than the segment gives
+# state.sh SHORTC MODELS_DIR — the session state through the command line:
+# `run --chunk 1` and `--chunk 7` give the logits of one call for every
+# bundled tiny model on ref (its KV cache) and for two on sim (which re-runs
+# the sequence so far); a token file longer than the segment gives
 # one logits row per token, its segments evaluated independently (the second
 # segment's rows equal a run of those tokens alone); `generate` prints only
 # the generated ids, each the argmax of a full re-run of the prompt and the
-# ids before it; --chunk and generate on a backend without state, and a
-# generation past the learned positions, are one-line errors.
+# ids before it (on ref and on sim); a generation past the learned positions
+# and an empty prompt are one-line errors.
 set -u
 bin=$1
 models=$2
@@ -30,6 +31,13 @@ for m in gpt2_tiny baseline_ba_tiny mixed_tiny gpt2_tiny_half; do
     done
 done
 
+for m in gpt2_tiny mixed_tiny; do
+    ids 33 200 5 >"$tmp/t.txt"
+    "$bin" run "$models/$m.arch" --backend sim --random-weights 3 --tokens "$tmp/t.txt" --logits "$tmp/one.npy" || fail=1
+    "$bin" run "$models/$m.arch" --backend sim --random-weights 3 --tokens "$tmp/t.txt" --chunk 7 --logits "$tmp/c7.npy" || fail=1
+    "$bin" cmp "$tmp/one.npy" "$tmp/c7.npy" --atol 0 --rtol 1e-5 >/dev/null || { echo "FAIL: $m on sim: --chunk 7 differs"; fail=1; }
+done
+
 # a file longer than the segment (baseline_ba_tiny: 96): 200 tokens = segments of 96, 96, 8
 ids 200 256 11 >"$tmp/long.txt"
 "$bin" run "$models/baseline_ba_tiny.arch" --backend ref --random-weights 1 --tokens "$tmp/long.txt" \
@@ -45,14 +53,16 @@ cmp -s "$tmp/a.bin" "$tmp/b.bin" || { echo "FAIL: the last segment is not evalua
 # generate: stdout is the ids only; each is the argmax of a full re-run
 m="$models/gpt2_tiny.arch"
 echo "5 17 99 3" >"$tmp/prompt.txt"
-"$bin" generate "$m" --backend ref --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 6 >"$tmp/gen.txt" 2>"$tmp/gen.err" || fail=1
-[ -s "$tmp/gen.err" ] && { echo "FAIL: generate wrote to stderr: $(cat "$tmp/gen.err")"; fail=1; }
-grep -Eqx '[0-9]+( [0-9]+){5}' "$tmp/gen.txt" || { echo "FAIL: generate output: $(cat "$tmp/gen.txt")"; fail=1; }
-cp "$tmp/prompt.txt" "$tmp/ctx.txt"
-for id in $(cat "$tmp/gen.txt"); do
-    want=$("$bin" run "$m" --backend ref --random-weights 2 --tokens "$tmp/ctx.txt" --top 1 | sed -n 's/^top 1 next tokens: \([0-9]*\) .*/\1/p')
-    [ "$want" = "$id" ] || { echo "FAIL: generated $id, a full re-run gives $want"; fail=1; }
-    printf ' %s' "$id" >>"$tmp/ctx.txt"
+for b in ref sim; do
+    "$bin" generate "$m" --backend $b --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 6 >"$tmp/gen.txt" 2>"$tmp/gen.err" || fail=1
+    [ -s "$tmp/gen.err" ] && { echo "FAIL: generate on $b wrote to stderr: $(cat "$tmp/gen.err")"; fail=1; }
+    grep -Eqx '[0-9]+( [0-9]+){5}' "$tmp/gen.txt" || { echo "FAIL: generate output on $b: $(cat "$tmp/gen.txt")"; fail=1; }
+    cp "$tmp/prompt.txt" "$tmp/ctx.txt"
+    for id in $(cat "$tmp/gen.txt"); do
+        want=$("$bin" run "$m" --backend $b --random-weights 2 --tokens "$tmp/ctx.txt" --top 1 | sed -n 's/^top 1 next tokens: \([0-9]*\) .*/\1/p')
+        [ "$want" = "$id" ] || { echo "FAIL: generated $id on $b, a full re-run gives $want"; fail=1; }
+        printf ' %s' "$id" >>"$tmp/ctx.txt"
+    done
 done
 
 # errors
@@ -65,10 +75,8 @@ expect 1 "shortc: error: $tmp/empty.txt: no tokens (the file is empty or only wh
     generate "$m" --backend ref --random-weights 2 --tokens "$tmp/empty.txt" --max-new 2
 expect 1 "shortc: error: --chunk needs an integer between 1 and 2147483647, found '0'" \
     run "$m" --backend ref --random-weights 2 --chunk 0
-expect 1 "shortc: error: --chunk needs a backend that keeps state between calls; backend 'sim' does not yet (use --backend ref)" \
-    run "$m" --backend sim --random-weights 2 --tokens "$tmp/prompt.txt" --chunk 2
-expect 1 "shortc: error: generate needs a backend that keeps state between calls; backend 'sim' does not yet (use --backend ref)" \
-    generate "$m" --backend sim --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 2
+expect 1 "shortc: error: a 4-token prompt and 126 new tokens go past the 128 positions model 'gpt2_tiny' can address" \
+    generate "$m" --backend sim --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 126
 
 [ $fail -eq 0 ] && echo "state: ok"
 exit $fail
