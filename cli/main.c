@@ -42,7 +42,7 @@ static const char usage_text[] =
     "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
     "                  [--allow-nonfinite-weights] [--chunk K]\n"
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
-    "                  --tokens PROMPT --max-new N [--backend ref] [--model NAME]\n"
+    "                  --tokens PROMPT --max-new N [--backend B] [--model NAME] [--report]\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
@@ -511,16 +511,23 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
         goto out;
     }
     srt_status st = SRT_OK;
+    double t0 = now_ms();
     for (int at = 0, k; at < nprompt && st == SRT_OK; at += k) {
         k = nprompt - at < L ? nprompt - at : L;
         st = srt_forward_rows(om.s, prompt + at, k, k - 1, logits);
     }
+    double t1 = now_ms();
     for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
         int32_t next = argmax(logits, V);
         printf("%s%d", i ? " " : "", (int)next);
         if (i + 1 < ra->max_new) st = srt_forward_rows(om.s, &next, 1, 0, logits);
     }
     if (ra->max_new > 0) printf("\n");
+    if (ra->report && st == SRT_OK)
+        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each\n",
+                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
+                nprompt, t1 - t0, ra->max_new > 0 ? ra->max_new - 1 : 0,
+                ra->max_new > 1 ? (now_ms() - t1) / (ra->max_new - 1) : 0.0);
     if (st != SRT_OK) {
         fflush(stdout);
         print_lib_error(st, srt_last_error(om.ctx));
@@ -558,7 +565,7 @@ static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
         } else if (strcmp(s, "--sim-threads") == 0 && has_next) {
             if (!parse_flag_int(s, argv[++i], 0, 4096, &v)) return false;
             ra->sim_threads = (int)v;
-        } else if (!generate && strcmp(s, "--report") == 0) ra->report = true;
+        } else if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
