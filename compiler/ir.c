@@ -105,8 +105,7 @@ size_t ir_state_bytes(const Graph *g) {
 }
 
 int ir_position_limit(const ModelSpec *s) {
-    if (s->max_pos > 0) return s->max_pos;
-    return s->segment;
+    return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
 }
 
 const char *state_role_name(StateRole r) {

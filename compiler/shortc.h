@@ -440,8 +440,8 @@ SymDim ir_dim_sym(int d);
 size_t ir_state_numel(const Value *v);
 /* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
 size_t ir_state_bytes(const Graph *g);
-/* The positions a model can address: learned positions, their table's rows; else the segment
- * (or max_pos when set). The capacity of its KV state. */
+/* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
+ * never fewer than the segment. The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
 
 /* ------------------------------------------------------------------ */

@@ -472,11 +472,19 @@ int srt_session_position(const srt_session *s) {
     return s->m->backend == SRT_BACKEND_REF ? rt_ref_session_position(s) : s->nhistory;
 }
 
+/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
+ * forward runs only its tokens and the plan's steps continue from that state. */
+static bool plan_keeps_state(const RtPlan *p) {
+    for (int i = 0; i < p->nstate; i++)
+        if (p->state[i].persistent) return true;
+    return false;
+}
+
 /*
- * sim and cuda: the plan keeps no state yet, so a forward that continues a
- * sequence runs the whole sequence so far (history + the new tokens, at
- * most a segment) and copies the new rows; the history grows only when the
- * forward succeeds.
+ * sim and cuda on a plan without state (every emitted plan today): a
+ * forward that continues a sequence runs the whole sequence so far
+ * (history + the new tokens, at most a segment) and copies the new rows;
+ * the history grows only when the forward succeeds.
  */
 static srt_status forward_prefix(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
@@ -518,5 +526,6 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
                         "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
                         m->plan.model);
     if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, first_row, logits);
+    if (plan_keeps_state(&m->plan)) return rt_exec_forward(s, tokens, ntokens, first_row, logits);
     return forward_prefix(s, tokens, ntokens, first_row, logits);
 }

@@ -79,6 +79,7 @@ int main(void) {
         if (T < 1 || T > segment) continue;
         for (int t = 0; t < T; t++) tokens[t] = (t * 7 + 3) % m->plan.vocab;
         long before = attention_blocks(m);
+        srt_session_reset(s); /* each count is a fresh sequence of T tokens (a session continues its sequence) */
         srt_status st = srt_forward(s, tokens, T, logits);
         CHECK(st == SRT_OK, "forward at T=%d: %s", T, srt_last_error(ctx));
         long got = attention_blocks(m) - before;
