@@ -9,7 +9,9 @@
  *   - going past the positions the model can address is an error that
  *     leaves the session unchanged,
  *   - the session's state bytes are the KV caches at capacity;
- * and symbolic dimensions evaluate and print as docs/ir.md says.
+ * and symbolic dimensions evaluate and print as docs/ir.md says; the
+ * position input P has no place in the arena; the verifier refuses a state
+ * value without a capacity.
  *
  *   state_unit MODEL.arch...
  */
@@ -150,6 +152,24 @@ static void test_model(const char *path) {
     CHECK(interp_session_fill(s1) == cap);
     free(msg);
 
+    /* P is a scalar input outside the arena; a state without capacity is refused */
+    CHECK(g->position >= 0 && g->values[g->position]->cls == VC_INPUT && !ir_value_placed(g->values[g->position]));
+    for (int i = 0; i < g->nvalues; i++) {
+        Value *v = cr.graph->values[i];
+        if (v->role != STATE_KV_CACHE) continue;
+        int keep = v->capacity;
+        v->capacity = 0;
+        saved = d.out;
+        msg = NULL;
+        d.out = open_memstream(&msg, &msglen);
+        CHECK(!ir_verify(cr.graph, &d));
+        fclose(d.out);
+        d.out = saved;
+        CHECK_HAS(msg, "has state role kv_cache with capacity 0");
+        free(msg);
+        v->capacity = keep;
+        break;
+    }
     printf("%-18s T=%d chunk1 %.2g chunk7 %.2g, %d KV states of %d rows, %zu bytes\n", g->spec->name, T, r1, r7,
            nstates, cap, bytes);
     free(big);
