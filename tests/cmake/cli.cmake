@@ -16,3 +16,13 @@ target_include_directories(file_tool PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(file_tool SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME cli_files COMMAND sh ${TESTS_DIR}/cli/files.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:file_tool>)
 set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)
+
+#   cli_compare  `shortc compare` / `shortc report` (cli/cmd_compare.c): table, CSV and report
+#                goldens (tests/cli/compare/), the JSON checked by compare_json, the SVG, and
+#                argument errors (tests/cli/compare.sh; regenerate with --update)
+add_executable(compare_json ${TESTS_DIR}/cli/compare_json.c)
+target_link_libraries(compare_json PRIVATE PkgConfig::CJSON m)
+target_include_directories(compare_json PRIVATE ${TESTS_DIR})
+add_test(NAME cli_compare COMMAND sh ${TESTS_DIR}/cli/compare.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}
+                                     $<TARGET_FILE:compare_json>)
+set_tests_properties(cli_compare PROPERTIES LABELS cli)

@@ -23,3 +23,11 @@ if(EXISTS ${TESTS_DIR}/run_golden.sh)
   add_test(NAME ir_dump COMMAND sh ${TESTS_DIR}/run_golden.sh ${SHORTC_BIN} "--dump-ir" ${TESTS_DIR}/ir)
   set_tests_properties(ir_dump PROPERTIES LABELS ir)
 endif()
+
+#   cost_unit          the cost model (compiler/cost.c) against hand-computed figures for
+#                      gpt2_tiny and gpt2_small, and Yoshida et al. Table 1's overlap trend
+add_executable(cost_unit ${TESTS_DIR}/ir/cost_unit.c)
+target_link_libraries(cost_unit PRIVATE shortc_core)
+target_include_directories(cost_unit PRIVATE ${TESTS_DIR})
+add_test(NAME cost_unit COMMAND cost_unit ${CMAKE_SOURCE_DIR}/models)
+set_tests_properties(cost_unit PROPERTIES LABELS ir)
