@@ -253,6 +253,7 @@ ROW(r_fwd_other, return si(buf, len, m->forward.other_ops, "op"))
 ROW(r_fwd_bytes, return si(buf, len, total_bytes(&m->forward), "B"))
 ROW(r_fwd_ai, snprintf(buf, len, "%.1f", intensity(&m->forward)); return buf)
 ROW(r_fwd_time, return si(buf, len, m->forward_seconds, "s"))
+ROW(r_modes, snprintf(buf, len, "%d / %d", m->modes[MODE_SLIDING].param, m->modes[MODE_OVERLAP].param); return buf)
 ROW(r_tok_nonoverlap, return si(buf, len, m->modes[MODE_NONOVERLAP].flops, "FLOP"))
 ROW(r_tok_sliding, return si(buf, len, m->modes[MODE_SLIDING].flops, "FLOP"))
 ROW(r_tok_overlap, return si(buf, len, m->modes[MODE_OVERLAP].flops, "FLOP"))
@@ -293,6 +294,7 @@ static const Row rows[] = {
     {"  bytes (compulsory)", r_fwd_bytes},
     {"  intensity (ops/byte)", r_fwd_ai},
     {"  time [estimate]", r_fwd_time},
+    {"modes: stride S / overlap K", r_modes},
     {"FLOPs per token", NULL},
     {"  nonoverlap", r_tok_nonoverlap},
     {"  sliding S", r_tok_sliding},
@@ -322,10 +324,8 @@ static void print_table(FILE *f, const Costed *c, int n, const DeviceSpec *dev) 
         }
         fputc('\n', f);
     }
-    const ModelCost *m = c[0].cost;
-    fprintf(f, "\nS = %d, K = %d for the first model (see --stride, --overlap). Estimates: roofline on %s"
-               " (%s), not measurements.\n",
-            m->modes[MODE_SLIDING].param, m->modes[MODE_OVERLAP].param, dev->name, dev->title);
+    fprintf(f, "\nFigures: docs/cost-model.md. [estimate]: roofline on %s (%s), not a measurement.\n", dev->name,
+            dev->title);
 }
 
 /* report: one line per distinct kernel or GEMM shape. */
