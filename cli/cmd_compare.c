@@ -7,20 +7,25 @@
  *   shortc report MODEL.arch [--model NAME] [options]
  *
  *   options: --device NAME  --window W  --stride S  --overlap K
- *            --json | --csv  --svg OUT.svg
+ *            --kernels sm_XX  --json | --csv  --svg OUT.svg
  *
  * A positional file stands for its last model; --variants adds every model
  * defined in one file. The terminal table (or the JSON / CSV) is built in
  * memory and printed only when every model compiled; the SVG is written
  * through fileio (never half-written). Times are roofline estimates.
+ * --kernels also emits each model's CUDA and compiles it with NVRTC for the
+ * arch (cli/nvrtc_facts.c) to list registers, spills, shared memory,
+ * barriers, the PTX instruction mix and an occupancy estimate per kernel.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
 
 #include "fileio.h"
+#include "nvrtc_facts.h"
 #include "shortc.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -35,6 +40,7 @@ static const char compare_usage[] =
     "  --window W      tokens per forward (default: each model's segment)\n"
     "  --stride S      sliding-window stride (default W/2)\n"
     "  --overlap K     overlapping windows: K tokens of overlap (default W/4)\n"
+    "  --kernels sm_XX static kernel facts from NVRTC for that arch (e.g. sm_80, sm_90)\n"
     "  --json | --csv  machine-readable output instead of the table\n"
     "  --svg OUT.svg   also write a bar chart of the main figures\n"
     "A file stands for its last model; --variants takes every model of one file.\n"
@@ -64,12 +70,24 @@ typedef struct CmpArgs {
     const char *svg;         /* --svg OUT */
     OutFormat format;        /* --json / --csv / table */
     CostOptions copt;        /* --window, --stride, --overlap */
+    int kernels_arch;        /* --kernels sm_XX: XX; 0: no kernel facts */
 } CmpArgs;
+
+/* Static facts of one kernel and how the plan launches it. */
+typedef struct KernelRow {
+    KernelFacts f;           /* ptxas and PTX facts */
+    int block;               /* threads per block (largest launch) */
+    int dyn_smem;            /* dynamic shared memory per block, bytes (largest launch) */
+    int blocks_per_sm;       /* resident blocks per SM on the device */
+    double occupancy;        /* resident warps / the device's warps per SM */
+} KernelRow;
 
 /* A costed model. */
 typedef struct Costed {
     const char *path;        /* file it came from */
     ModelCost *cost;         /* its cost model (in the shared arena) */
+    KernelRow *kernels;      /* --kernels: one row per kernel (malloc'd), else NULL */
+    int nkernels;            /* rows */
 } Costed;
 
 /* ------------------------------------------------------------------ */
@@ -85,6 +103,18 @@ static bool flag_int(const char *flag, const char *s, int lo, int *out) {
         return false;
     }
     *out = (int)v;
+    return true;
+}
+
+/* "sm_80" -> 80 (sm_50 .. sm_120). */
+static bool parse_arch(const char *s, int *arch) {
+    char *end;
+    long v = strncmp(s, "sm_", 3) == 0 ? strtol(s + 3, &end, 10) : 0;
+    if (v < 50 || v > 120 || *end || !isdigit((unsigned char)s[3])) {
+        fprintf(stderr, "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found '%s'\n", s);
+        return false;
+    }
+    *arch = (int)v;
     return true;
 }
 
@@ -104,6 +134,7 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
     const char *v = has_next ? argv[*i + 1] : NULL;
     bool takes_value = strcmp(s, "--device") == 0 || strcmp(s, "--window") == 0 || strcmp(s, "--stride") == 0 ||
                        strcmp(s, "--overlap") == 0 || strcmp(s, "--svg") == 0 || strcmp(s, "--variants") == 0 ||
+                       strcmp(s, "--kernels") == 0 ||
                        (a->report && strcmp(s, "--model") == 0);
     if (takes_value && !has_next) {
         fprintf(stderr, "shortc: error: %s needs a value\n%s", s, compare_usage);
@@ -116,6 +147,7 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
     else if (strcmp(s, "--svg") == 0) a->svg = v;
     else if (strcmp(s, "--model") == 0 && a->report) a->model = v;
     else if (strcmp(s, "--variants") == 0 && !a->report) a->variants = v;
+    else if (strcmp(s, "--kernels") == 0) return parse_arch(v, &a->kernels_arch);
     else if (strcmp(s, "--window") == 0) return flag_int(s, v, 1, &a->copt.window);
     else if (strcmp(s, "--stride") == 0) return flag_int(s, v, 1, &a->copt.stride);
     else if (strcmp(s, "--overlap") == 0) {
@@ -163,19 +195,63 @@ static const DeviceSpec *pick_device(const char *name) {
 /* Costing                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Compiles one model through the passes and costs it; false with the error printed. */
-static bool cost_one(Arena *ar, Diag *d, const ModelRef *r, const CostOptions *copt, Costed *out) {
-    CompileOptions co = {.path = r->path, .model = r->model, .stop = COMPILE_STOP_AFTER_PASSES};
+/* Most functions one NVRTC compile of a model reports. */
+enum { MAX_KERNEL_FACTS = 512 };
+
+/* The largest block and dynamic shared memory of the plan's launches of kernel `name`. */
+static void launch_shape(const cJSON *steps, const char *name, int *block, int *dyn_smem) {
+    const cJSON *st;
+    cJSON_ArrayForEach(st, steps) {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(st, "kernel");
+        if (!cJSON_IsString(k) || strcmp(k->valuestring, name) != 0) continue;
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(st, "block"), *sm = cJSON_GetObjectItemCaseSensitive(st, "smem");
+        int threads = 1;
+        const cJSON *x;
+        cJSON_ArrayForEach(x, b) threads *= cJSON_IsNumber(x) ? x->valueint : 1;
+        if (threads > *block) *block = threads;
+        if (cJSON_IsNumber(sm) && sm->valueint > *dyn_smem) *dyn_smem = sm->valueint;
+    }
+}
+
+/* Kernel facts of an emitted model: NVRTC for arch, launches from the plan, occupancy on dev. */
+static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, Costed *out, const char *name) {
+    KernelFacts *f = calloc(MAX_KERNEL_FACTS, sizeof *f);
+    cJSON *plan = cJSON_Parse(em->plan_json);
+    char err[2048];
+    int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err) : -1;
+    if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
+    out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
+    const cJSON *steps = plan ? cJSON_GetObjectItemCaseSensitive(plan, "steps") : NULL;
+    for (int i = 0; out->kernels && i < n; i++) {
+        if (!f[i].entry) continue;
+        KernelRow *k = &out->kernels[out->nkernels++];
+        k->f = f[i];
+        launch_shape(steps, f[i].name, &k->block, &k->dyn_smem);
+        k->blocks_per_sm = occupancy_blocks(dev, k->f.regs, k->f.smem + k->dyn_smem, k->block);
+        k->occupancy = (double)k->blocks_per_sm * ((k->block + 31) / 32) / dev->sm_warps;
+    }
+    bool ok = out->kernels != NULL;
+    if (n >= 0 && !ok) fprintf(stderr, "shortc: error: out of memory\n");
+    cJSON_Delete(plan);
+    free(f);
+    return ok;
+}
+
+/* Compiles one model (through the passes, or emitted with --kernels) and costs it; false with the error printed. */
+static bool cost_one(Arena *ar, Diag *d, const ModelRef *r, const CmpArgs *a, Costed *out) {
+    CompileOptions co = {.path = r->path, .model = r->model,
+                         .stop = a->kernels_arch ? COMPILE_STOP_AFTER_EMIT : COMPILE_STOP_AFTER_PASSES};
     CompileResult cr;
     bool ok = shortc_compile(ar, d, &co, &cr);
     Graph *g = cr.graph;
-    compile_result_free(&cr);
-    if (!ok || !g) return false;
     char why[256];
     out->path = r->path;
-    out->cost = cost_model(g, copt, why, sizeof why);
-    if (!out->cost) fprintf(stderr, "shortc: error: %s (%s): %s\n", g->spec->name, r->path, why);
-    return out->cost != NULL;
+    if (ok && g && !(out->cost = cost_model(g, &a->copt, why, sizeof why)))
+        fprintf(stderr, "shortc: error: %s (%s): %s\n", g->spec->name, r->path, why);
+    ok = ok && g && out->cost;
+    if (ok && a->kernels_arch) ok = kernel_rows(&cr.emit, a->kernels_arch, a->copt.device, out, g->spec->name);
+    compile_result_free(&cr);
+    return ok;
 }
 
 /* The models of --variants appended to the refs. */
@@ -341,6 +417,23 @@ static void print_groups(FILE *f, const ModelCost *m, const DeviceSpec *dev) {
     }
 }
 
+/* --kernels: one line per kernel of each model. */
+static void print_kernels(FILE *f, const Costed *c, int n, int arch, const DeviceSpec *dev) {
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "\nkernels of %s, NVRTC sm_%d (static; PTX instruction counts, occupancy on %s):\n", c[i].cost->name,
+                arch, dev->name);
+        fprintf(f, "%-44s %4s %6s %6s %5s %4s %5s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "regs", "smem",
+                "dsmem", "spill", "bars", "block", "occup", "mma", "ffma", "hfma", "ld32", "ld64", "ld128", "lds");
+        for (int k = 0; k < c[i].nkernels; k++) {
+            const KernelRow *r = &c[i].kernels[k];
+            const PtxMix *m = &r->f.mix;
+            fprintf(f, "%-44.44s %4d %6d %6d %5d %4d %5d %5.0f%% %5d %5d %5d %5d %5d %5d %5d\n", r->f.name, r->f.regs,
+                    r->f.smem, r->dyn_smem, r->f.spill_st + r->f.spill_ld, r->f.barriers, r->block, 100 * r->occupancy,
+                    m->mma, m->ffma, m->hfma, m->ld_global_32, m->ld_global_64, m->ld_global_128, m->ld_shared);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------ */
 /* JSON and CSV                                                         */
 /* ------------------------------------------------------------------ */
@@ -416,7 +509,42 @@ static cJSON *steps_json(const ModelCost *m, const DeviceSpec *dev) {
     return a;
 }
 
-static cJSON *model_json(const Costed *c, const DeviceSpec *dev) {
+static cJSON *kernels_json(const Costed *c, int arch) {
+    cJSON *o = cJSON_CreateObject();
+    char archs[16];
+    snprintf(archs, sizeof archs, "sm_%d", arch);
+    cJSON_AddStringToObject(o, "arch", archs);
+    cJSON_AddStringToObject(o, "mix", "static PTX instruction counts");
+    cJSON *list = cJSON_AddArrayToObject(o, "list");
+    for (int k = 0; k < c->nkernels; k++) {
+        const KernelRow *r = &c->kernels[k];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", r->f.name);
+        cJSON_AddNumberToObject(e, "regs", r->f.regs);
+        cJSON_AddNumberToObject(e, "smem", r->f.smem);
+        cJSON_AddNumberToObject(e, "dynamic_smem", r->dyn_smem);
+        cJSON_AddNumberToObject(e, "spill_stores", r->f.spill_st);
+        cJSON_AddNumberToObject(e, "spill_loads", r->f.spill_ld);
+        cJSON_AddNumberToObject(e, "stack", r->f.stack);
+        cJSON_AddNumberToObject(e, "barriers", r->f.barriers);
+        cJSON_AddNumberToObject(e, "block", r->block);
+        cJSON_AddNumberToObject(e, "blocks_per_sm", r->blocks_per_sm);
+        cJSON_AddNumberToObject(e, "occupancy", r->occupancy);
+        cJSON *m = cJSON_AddObjectToObject(e, "mix");
+        cJSON_AddNumberToObject(m, "mma", r->f.mix.mma);
+        cJSON_AddNumberToObject(m, "ffma", r->f.mix.ffma);
+        cJSON_AddNumberToObject(m, "hfma", r->f.mix.hfma);
+        cJSON_AddNumberToObject(m, "ld_global_32", r->f.mix.ld_global_32);
+        cJSON_AddNumberToObject(m, "ld_global_64", r->f.mix.ld_global_64);
+        cJSON_AddNumberToObject(m, "ld_global_128", r->f.mix.ld_global_128);
+        cJSON_AddNumberToObject(m, "ld_shared", r->f.mix.ld_shared);
+        cJSON_AddNumberToObject(m, "bar_sync", r->f.mix.bar);
+        cJSON_AddItemToArray(list, e);
+    }
+    return o;
+}
+
+static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
     const ModelCost *m = c->cost;
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", m->name);
@@ -438,11 +566,12 @@ static cJSON *model_json(const Costed *c, const DeviceSpec *dev) {
     cJSON_AddItemToObject(o, "attention", attention_json(m));
     cJSON_AddItemToObject(o, "modes", modes_json(m));
     cJSON_AddItemToObject(o, "steps", steps_json(m, dev));
+    if (arch) cJSON_AddItemToObject(o, "kernels", kernels_json(c, arch));
     return o;
 }
 
 /* The JSON document (malloc'd), or NULL when out of memory. */
-static char *render_json(const Costed *c, int n, const DeviceSpec *dev) {
+static char *render_json(const Costed *c, int n, const DeviceSpec *dev, int arch) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "device", dev->name);
     cJSON_AddStringToObject(root, "estimate", "roofline estimate from peak rates, not a measurement");
@@ -450,7 +579,7 @@ static char *render_json(const Costed *c, int n, const DeviceSpec *dev) {
                                                 "elementwise work in other_ops; each operand read once");
     cJSON_AddStringToObject(root, "state_note", "no model keeps state across calls yet: state_bytes is 0");
     cJSON *models = cJSON_AddArrayToObject(root, "models");
-    for (int i = 0; i < n; i++) cJSON_AddItemToArray(models, model_json(&c[i], dev));
+    for (int i = 0; i < n; i++) cJSON_AddItemToArray(models, model_json(&c[i], dev, arch));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     return text;
@@ -572,7 +701,7 @@ static char *render_svg(const Costed *c, int n, const DeviceSpec *dev, size_t *l
 /* The chosen output (table / JSON / CSV) in memory (malloc'd), or NULL when out of memory. */
 static char *render(const CmpArgs *a, const Costed *c, int n, const DeviceSpec *dev, size_t *len) {
     if (a->format == FMT_JSON) {
-        char *j = render_json(c, n, dev);
+        char *j = render_json(c, n, dev, a->kernels_arch);
         if (j) *len = strlen(j);
         return j;
     }
@@ -583,6 +712,7 @@ static char *render(const CmpArgs *a, const Costed *c, int n, const DeviceSpec *
     else {
         print_table(f, c, n, dev);
         if (a->report) print_groups(f, c[0].cost, dev);
+        if (a->kernels_arch) print_kernels(f, c, n, a->kernels_arch, dev);
     }
     if (fclose(f) != 0) {
         free(buf);
@@ -628,9 +758,10 @@ static int run(int argc, char **argv, bool report) {
     c = calloc((size_t)a.nrefs, sizeof *c);
     if (!c) goto out;
     for (int i = 0; i < a.nrefs; i++)
-        if (!cost_one(&ar, &d, &a.refs[i], &a.copt, &c[i])) goto out;
+        if (!cost_one(&ar, &d, &a.refs[i], &a, &c[i])) goto out;
     rc = emit_outputs(&a, c, a.nrefs, dev);
 out:
+    for (int i = 0; c && i < a.nrefs; i++) free(c[i].kernels);
     free(c);
     free(a.refs);
     arena_free(&ar);

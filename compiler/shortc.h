@@ -725,6 +725,45 @@ void cost_forward(const Graph *g, int T, OpCost *total);
 ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen);
 
 /* ------------------------------------------------------------------ */
+/* Static kernel facts (kernel_facts.c): text read from NVRTC's output  */
+/* ------------------------------------------------------------------ */
+
+/* Static count of instruction kinds in one kernel's PTX (not SASS: ptxas may still change it). */
+typedef struct PtxMix {
+    int mma;             /* tensor-core mma.sync / wmma.mma / wgmma */
+    int ffma;            /* fma.rn.f32 */
+    int hfma;            /* fma.rn.f16 / bf16 (scalar or x2) */
+    int ld_global_32;    /* ld.global of at most 32 bits */
+    int ld_global_64;    /* ld.global of 64 bits (.v2.f32, .f64 ...) */
+    int ld_global_128;   /* ld.global of 128 bits (.v4.f32 ...) */
+    int ld_shared;       /* ld.shared */
+    int bar;             /* bar.sync / barrier.sync */
+} PtxMix;
+
+/* What ptxas reported for one function at one arch, and its PTX mix. */
+typedef struct KernelFacts {
+    char name[256];      /* symbol (extern "C" kernels: their plain name) */
+    bool entry;          /* a __global__ kernel (else a non-inlined device function) */
+    int arch;            /* caller's arch index or number */
+    int regs;            /* registers per thread */
+    int smem;            /* static shared memory, bytes */
+    int barriers;        /* named barriers used */
+    int spill_st;        /* spill stores, bytes */
+    int spill_ld;        /* spill loads, bytes */
+    int stack;           /* stack frame, bytes */
+    PtxMix mix;          /* entries only: ptx_count_mix */
+} KernelFacts;
+
+/* Adds the functions of a `--ptxas-options=-v` log for `arch` to t (n in use, max room);
+ * returns the number of entry functions seen, -1 on a line it cannot read or a full table. */
+int ptxas_parse_log(const char *log, int arch, KernelFacts *t, int *n, int max);
+/* Counts the instruction mix of each entry of t (n entries) in the PTX text. */
+void ptx_count_mix(const char *ptx, KernelFacts *t, int n);
+/* Resident blocks per SM of a kernel (regs per thread, smem bytes per block incl. dynamic,
+ * block_threads) under dev's per-SM limits; 0 for an empty block. */
+int occupancy_blocks(const DeviceSpec *dev, int regs, int smem, int block_threads);
+
+/* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */
 /* ------------------------------------------------------------------ */
 

@@ -59,6 +59,13 @@ else
     echo "FAIL: compare --json"; fail=1
 fi
 
+# --kernels: NVRTC facts per kernel, checked by compare_json --kernels
+if "$bin" report models/gpt2_tiny.arch --kernels sm_90 --json >"$tmp/k.json"; then
+    "$json_check" --kernels "$tmp/k.json" || fail=1
+else
+    echo "FAIL: report --kernels sm_90 --json"; fail=1
+fi
+
 # SVG: written whole, one bar per model and panel
 if "$bin" compare models/gpt2_tiny.arch models/baseline_ba_tiny.arch --svg "$tmp/c.svg" >/dev/null &&
     [ "$(grep -c '<rect x=' "$tmp/c.svg")" = 8 ] && tail -n 1 "$tmp/c.svg" | grep -q '^</svg>$'; then :
@@ -79,6 +86,10 @@ refused "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): window 129 is outside
     compare models/gpt2_tiny.arch --window 129
 refused "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): overlap 128 is outside 0..127 (below the window)" \
     compare models/gpt2_tiny.arch --overlap 128
+refused "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm80'" \
+    report models/gpt2_tiny.arch --kernels sm80
+refused "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm_8x'" \
+    report models/gpt2_tiny.arch --kernels sm_8x
 refused "shortc: error: unknown option '--model'" compare models/gpt2_tiny.arch --model gpt2_tiny
 refused "shortc: error: unknown option '--variants'" report models/gpt2_tiny.arch --variants models/gpt2_tiny.arch
 refused "$tmp/none.arch: error: cannot read: No such file or directory" compare "$tmp/none.arch"

@@ -2,12 +2,16 @@
  * compare_json.c — checks the JSON of `shortc compare --json` (tests/cli/compare.sh).
  *
  *   compare_json FILE.json
+ *   compare_json --kernels FILE.json    (`shortc report gpt2_tiny.arch --kernels sm_90 --json`)
  *
  * The file must hold, in order, gpt2_tiny and baseline_ba_tiny with every
  * documented field (docs/cost-model.md, "JSON"); the figures are checked
  * against hand-computed values and against each other: attention scores =
  * queries x keys x density x heads per layer, the forward's FLOPs = the sum
  * of its steps' FLOPs x uses, per-token figures = forward / scored tokens.
+ * With --kernels: gpt2_tiny's 7 kernels each with registers, a block, an
+ * occupancy in (0, 1], no spills, and an attention kernel that synchronizes,
+ * reads shared memory and does fp32 FMAs.
  */
 #include "check.h"
 
@@ -64,14 +68,38 @@ static void check_model(const cJSON *m, const char *name, double flops) {
     CHECK(num(fwd, "seconds_estimate") > 0);
 }
 
+static void check_kernels(const cJSON *root) {
+    const cJSON *m = cJSON_GetArrayItem(obj(root, "models"), 0);
+    const cJSON *k = m ? obj(m, "kernels") : NULL;
+    if (!k) return;
+    const cJSON *arch = obj(k, "arch"), *list = obj(k, "list"), *e;
+    CHECK(cJSON_IsString(arch) && strcmp(arch->valuestring, "sm_90") == 0);
+    CHECK(cJSON_GetArraySize(list) == 7);
+    int attn = 0;
+    cJSON_ArrayForEach(e, list) {
+        CHECK(num(e, "regs") > 0 && num(e, "block") > 0 && num(e, "blocks_per_sm") >= 1);
+        CHECK(num(e, "occupancy") > 0 && num(e, "occupancy") <= 1);
+        CHECK(num(e, "spill_stores") == 0 && num(e, "spill_loads") == 0);
+        const cJSON *name = obj(e, "name");
+        if (cJSON_IsString(name) && strstr(name->valuestring, "attn")) {
+            const cJSON *mix = obj(e, "mix");
+            attn++;
+            CHECK(num(e, "barriers") >= 1 && num(mix, "bar_sync") >= 1);
+            CHECK(num(mix, "ffma") > 0 && num(mix, "ld_shared") > 0);
+        }
+    }
+    CHECK(attn == 1);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: compare_json FILE.json\n");
+    bool kernels = argc == 3 && strcmp(argv[1], "--kernels") == 0;
+    if (argc != 2 && !kernels) {
+        fprintf(stderr, "usage: compare_json [--kernels] FILE.json\n");
         return 2;
     }
-    FILE *f = fopen(argv[1], "rb");
+    FILE *f = fopen(argv[argc - 1], "rb");
     if (!f) {
-        perror(argv[1]);
+        perror(argv[argc - 1]);
         return 2;
     }
     static char buf[1 << 20];
@@ -81,6 +109,11 @@ int main(int argc, char **argv) {
     cJSON *root = cJSON_Parse(buf);
     CHECK(root != NULL);
     if (!root) return check_done("compare_json");
+    if (kernels) {
+        check_kernels(root);
+        cJSON_Delete(root);
+        return check_done("compare_json --kernels");
+    }
     const cJSON *dev = obj(root, "device");
     CHECK(cJSON_IsString(dev) && strcmp(dev->valuestring, "a100-sxm") == 0);
     const cJSON *models = obj(root, "models");

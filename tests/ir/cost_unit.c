@@ -10,7 +10,8 @@
  * and Yoshida et al. Table 1 (seed 004): FLOPs/token for 300-token windows
  * with overlap 0..200 within 2% (non-embedding convention: no logits), with
  * the exact W / (W - K) trend. Options out of range are errors; the
- * roofline picks the right bound.
+ * roofline picks the right bound; the ptxas log and PTX mix readers and the
+ * occupancy limits on literal inputs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
@@ -165,6 +166,58 @@ static void test_roofline(void) {
     CHECK(near(roofline_seconds(h, &mem, false, DT_F16), 3.35e9 / h->bandwidth, 1e-12));
 }
 
+/* The ptxas -v reader, the PTX mix counter and the occupancy limits (compiler/kernel_facts.c). */
+static void test_kernel_facts(void) {
+    static const char log[] =
+        "ptxas info    : 0 bytes gmem\n"
+        "ptxas info    : Compiling entry function 'k_attn' for 'sm_80'\n"
+        "ptxas info    : Function properties for k_attn\n"
+        "ptxas         .     8 bytes stack frame, 4 bytes spill stores, 12 bytes spill loads\n"
+        "ptxas info    : Used 72 registers, used 1 barriers, 5248 bytes smem, 400 bytes cmem[0]\n"
+        "ptxas info    : Compiling entry function 'k_copy' for 'sm_80'\n"
+        "ptxas info    : Function properties for k_copy\n"
+        "ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+        "ptxas info    : Used 12 registers, 360 bytes cmem[0]\n";
+    KernelFacts t[4];
+    int n = 0;
+    CHECK(ptxas_parse_log(log, 80, t, &n, 4) == 2 && n == 2);
+    CHECK(strcmp(t[0].name, "k_attn") == 0 && t[0].entry && t[0].regs == 72 && t[0].smem == 5248);
+    CHECK(t[0].barriers == 1 && t[0].stack == 8 && t[0].spill_st == 4 && t[0].spill_ld == 12);
+    CHECK(strcmp(t[1].name, "k_copy") == 0 && t[1].regs == 12 && t[1].smem == 0 && t[1].barriers == 0);
+    int m = 0;
+    CHECK(ptxas_parse_log(log, 80, t, &m, 1) == -1); /* table full */
+    CHECK(ptxas_parse_log("ptxas         .     bytes stack frame\n", 80, t, &m, 4) == -1);
+    static const char ptx[] =
+        ".visible .entry k_attn(\n"
+        "\t.param .u64 k_attn_param_0\n)\n{\n"
+        "\tld.global.nc.v4.f32 {%f1, %f2, %f3, %f4}, [%rd1];\n"
+        "\tld.global.v2.f32 {%f5, %f6}, [%rd2];\n"
+        "\tld.global.f32 %f7, [%rd3];\n"
+        "\t@%p1 ld.global.u16 %rs1, [%rd4];\n"
+        "\tfma.rn.f32 %f8, %f1, %f2, %f3;\n"
+        "\tfma.rn.f16x2 %r1, %r2, %r3, %r4;\n"
+        "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f2};\n"
+        "\tld.shared.f32 %f9, [%r5];\n"
+        "\tbar.sync 0;\n}\n"
+        ".visible .entry k_copy(\n)\n{\n\tld.global.f32 %f1, [%rd1];\n}\n";
+    ptx_count_mix(ptx, t, 2);
+    const PtxMix *x = &t[0].mix;
+    CHECK(x->ld_global_128 == 1 && x->ld_global_64 == 1 && x->ld_global_32 == 2);
+    CHECK(x->ffma == 1 && x->hfma == 1 && x->mma == 1 && x->ld_shared == 1 && x->bar == 1);
+    CHECK(t[1].mix.ld_global_32 == 1 && t[1].mix.ffma == 0);
+    const DeviceSpec *h = device_find("h100-sxm"), *a = device_find("a100-sxm");
+    if (!h || !a) return;
+    /* 72 regs x 32 lanes = 2304 per warp, 4 warps: 65536 / 9216 = 7 blocks (registers bind) */
+    CHECK(occupancy_blocks(h, 72, 5248, 128) == 7);
+    /* 12 regs, 192 threads: 6 warps, 64 / 6 = 10 blocks (warps bind) */
+    CHECK(occupancy_blocks(h, 12, 0, 192) == 10);
+    /* 32 threads, tiny: the 32-block limit binds */
+    CHECK(occupancy_blocks(h, 8, 0, 32) == 32);
+    /* 48 KB of shared memory: 228 / 48 = 4 on H100, 164 / 48 = 3 on A100 */
+    CHECK(occupancy_blocks(h, 16, 48 * 1024, 64) == 4 && occupancy_blocks(a, 16, 48 * 1024, 64) == 3);
+    CHECK(occupancy_blocks(h, 16, 0, 0) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -175,5 +228,6 @@ int main(int argc, char **argv) {
     test_gpt2_small();
     test_bad_options();
     test_roofline();
+    test_kernel_facts();
     return check_done("cost_unit");
 }
