@@ -330,62 +330,66 @@ ROW(r_fwd_bytes, return si(buf, len, total_bytes(&m->forward), "B"))
 ROW(r_fwd_ai, snprintf(buf, len, "%.1f", intensity(&m->forward)); return buf)
 ROW(r_fwd_time, return si(buf, len, m->forward_seconds, "s"))
 ROW(r_modes, snprintf(buf, len, "%d / %d", m->modes[MODE_SLIDING].param, m->modes[MODE_OVERLAP].param); return buf)
-ROW(r_tok_nonoverlap, return si(buf, len, m->modes[MODE_NONOVERLAP].flops, "FLOP"))
-ROW(r_tok_sliding, return si(buf, len, m->modes[MODE_SLIDING].flops, "FLOP"))
-ROW(r_tok_overlap, return si(buf, len, m->modes[MODE_OVERLAP].flops, "FLOP"))
-ROW(r_tok_token, return si(buf, len, m->modes[MODE_TOKEN].flops, "FLOP"))
-ROW(r_byt_nonoverlap, return si(buf, len, m->modes[MODE_NONOVERLAP].bytes, "B"))
-ROW(r_byt_sliding, return si(buf, len, m->modes[MODE_SLIDING].bytes, "B"))
-ROW(r_byt_overlap, return si(buf, len, m->modes[MODE_OVERLAP].bytes, "B"))
-ROW(r_byt_token, return si(buf, len, m->modes[MODE_TOKEN].bytes, "B"))
-ROW(r_est_nonoverlap, return si(buf, len, m->modes[MODE_NONOVERLAP].seconds, "s"))
-ROW(r_est_sliding, return si(buf, len, m->modes[MODE_SLIDING].seconds, "s"))
-ROW(r_est_overlap, return si(buf, len, m->modes[MODE_OVERLAP].seconds, "s"))
-ROW(r_est_token, return si(buf, len, m->modes[MODE_TOKEN].seconds, "s"))
+
+/* Which per-token figure of a mode a row shows. */
+typedef enum ModeField {
+    MF_NONE,      /* not a mode row */
+    MF_FLOPS,     /* FLOPs per token */
+    MF_BYTES,     /* bytes per token */
+    MF_SECONDS,   /* estimated seconds per token */
+} ModeField;
+
+/* The figure `field` of mode k of m, formatted into buf. */
+static const char *mode_cell(char *buf, size_t len, const ModelCost *m, CostMode k, ModeField field) {
+    const ModeCost *mc = &m->modes[k];
+    if (field == MF_FLOPS) return si(buf, len, mc->flops, "FLOP");
+    if (field == MF_BYTES) return si(buf, len, mc->bytes, "B");
+    return si(buf, len, mc->seconds, "s");
+}
 
 /* One table row: its label and figure. */
 typedef struct Row {
-    const char *label;   /* left column; "" for a section break */
-    RowFn fn;            /* the figure; NULL for a section heading */
+    const char *label;   /* left column */
+    RowFn fn;            /* the figure; NULL for a section heading or a mode row */
+    ModeField field;     /* a mode row: which figure (MF_NONE otherwise) */
+    CostMode mode;       /* a mode row: which mode */
 } Row;
 
+/* The four mode rows of one figure. */
+#define MODE_ROWS(f) \
+    {.label = "  nonoverlap", .field = f, .mode = MODE_NONOVERLAP},           \
+    {.label = "  sliding S", .field = f, .mode = MODE_SLIDING},               \
+    {.label = "  overlap K", .field = f, .mode = MODE_OVERLAP},               \
+    {.label = "  token by token, no cache", .field = f, .mode = MODE_TOKEN}
+
 static const Row rows[] = {
-    {"model", NULL},
-    {"segment L", r_segment},
-    {"window W (tokens/forward)", r_window},
-    {"layers", r_layers},
-    {"parameters", r_params},
-    {"weight bytes", r_weights},
-    {"peak activations (buffer plan)", r_peak},
-    {"state bytes (none yet)", r_state},
-    {"attention, layer 0 (q x k)", r_attn_matrix},
-    {"  pattern density", r_density},
-    {"  scores/forward, all layers", r_scores},
-    {"forward of W tokens", NULL},
-    {"  FLOPs", r_fwd_flops},
-    {"    weight GEMMs", r_fwd_gemm},
-    {"    attention q.k + p.v", r_fwd_attn},
-    {"    logits", r_fwd_logits},
-    {"  elementwise ops", r_fwd_other},
-    {"  bytes (compulsory)", r_fwd_bytes},
-    {"  intensity (ops/byte)", r_fwd_ai},
-    {"  time [estimate]", r_fwd_time},
-    {"modes: stride S / overlap K", r_modes},
-    {"FLOPs per token", NULL},
-    {"  nonoverlap", r_tok_nonoverlap},
-    {"  sliding S", r_tok_sliding},
-    {"  overlap K", r_tok_overlap},
-    {"  token by token, no cache", r_tok_token},
-    {"bytes per token", NULL},
-    {"  nonoverlap", r_byt_nonoverlap},
-    {"  sliding S", r_byt_sliding},
-    {"  overlap K", r_byt_overlap},
-    {"  token by token, no cache", r_byt_token},
-    {"time per token [estimate]", NULL},
-    {"  nonoverlap", r_est_nonoverlap},
-    {"  sliding S", r_est_sliding},
-    {"  overlap K", r_est_overlap},
-    {"  token by token, no cache", r_est_token},
+    {.label = "model", .fn = NULL},
+    {.label = "segment L", .fn = r_segment},
+    {.label = "window W (tokens/forward)", .fn = r_window},
+    {.label = "layers", .fn = r_layers},
+    {.label = "parameters", .fn = r_params},
+    {.label = "weight bytes", .fn = r_weights},
+    {.label = "peak activations (buffer plan)", .fn = r_peak},
+    {.label = "state bytes (none yet)", .fn = r_state},
+    {.label = "attention, layer 0 (q x k)", .fn = r_attn_matrix},
+    {.label = "  pattern density", .fn = r_density},
+    {.label = "  scores/forward, all layers", .fn = r_scores},
+    {.label = "forward of W tokens", .fn = NULL},
+    {.label = "  FLOPs", .fn = r_fwd_flops},
+    {.label = "    weight GEMMs", .fn = r_fwd_gemm},
+    {.label = "    attention q.k + p.v", .fn = r_fwd_attn},
+    {.label = "    logits", .fn = r_fwd_logits},
+    {.label = "  elementwise ops", .fn = r_fwd_other},
+    {.label = "  bytes (compulsory)", .fn = r_fwd_bytes},
+    {.label = "  intensity (ops/byte)", .fn = r_fwd_ai},
+    {.label = "  time [estimate]", .fn = r_fwd_time},
+    {.label = "modes: stride S / overlap K", .fn = r_modes},
+    {.label = "FLOPs per token", .fn = NULL},
+    MODE_ROWS(MF_FLOPS),
+    {.label = "bytes per token", .fn = NULL},
+    MODE_ROWS(MF_BYTES),
+    {.label = "time per token [estimate]", .fn = NULL},
+    MODE_ROWS(MF_SECONDS),
 };
 
 enum { LABEL_W = 32, COL_W = 16 };
@@ -395,7 +399,11 @@ static void print_table(FILE *f, const Costed *c, int n, const DeviceSpec *dev) 
         fprintf(f, "%-*s", LABEL_W, rows[r].label);
         for (int i = 0; i < n; i++) {
             char buf[64];
-            const char *cell = rows[r].fn ? rows[r].fn(buf, sizeof buf, c[i].cost) : r == 0 ? c[i].cost->name : "";
+            const Row *row = &rows[r];
+            const char *cell = row->fn                ? row->fn(buf, sizeof buf, c[i].cost)
+                               : row->field != MF_NONE ? mode_cell(buf, sizeof buf, c[i].cost, row->mode, row->field)
+                               : r == 0                ? c[i].cost->name
+                                                       : "";
             fprintf(f, " %*s", COL_W, cell);
         }
         fputc('\n', f);
