@@ -162,7 +162,10 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
 
 static bool parse_args(int argc, char **argv, CmpArgs *a) {
     a->refs = calloc((size_t)argc, sizeof *a->refs);
-    if (!a->refs) return false;
+    if (!a->refs) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return false;
+    }
     a->device = "h100-sxm";
     for (int i = 2; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1]) {
@@ -264,7 +267,10 @@ static bool add_variants(Arena *ar, Diag *d, CmpArgs *a, int argc) {
         return false;
     }
     ModelRef *refs = realloc(a->refs, sizeof *refs * (size_t)(argc + n));
-    if (!refs) return false;
+    if (!refs) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return false;
+    }
     a->refs = refs;
     for (int i = 0; i < n; i++) a->refs[a->nrefs++] = (ModelRef){.path = a->variants, .model = names[i]};
     return true;
@@ -764,7 +770,10 @@ static int run(int argc, char **argv, bool report) {
     a.copt.device = dev;
     if (a.variants && !add_variants(&ar, &d, &a, argc)) goto out;
     c = calloc((size_t)a.nrefs, sizeof *c);
-    if (!c) goto out;
+    if (!c) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        goto out;
+    }
     for (int i = 0; i < a.nrefs; i++)
         if (!cost_one(&ar, &d, &a.refs[i], &a, &c[i])) goto out;
     rc = emit_outputs(&a, c, a.nrefs, dev);

@@ -929,7 +929,10 @@ int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names)
     AstFile *f = parse_source(a, d, src);
     if (d->errors > errors) return -1;
     const char **v = arena_alloc(a, sizeof *v * (size_t)(f->nmodels > 0 ? f->nmodels : 1));
-    if (!v) return -1;
+    if (!v) {
+        diag_plain_error(d, "out of memory");
+        return -1;
+    }
     for (int i = 0; i < f->nmodels; i++) v[i] = f->models[i]->name;
     *names = v;
     return f->nmodels;

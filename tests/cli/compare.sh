@@ -93,6 +93,8 @@ refused "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as 
 refused "shortc: error: unknown option '--model'" compare models/gpt2_tiny.arch --model gpt2_tiny
 refused "shortc: error: unknown option '--variants'" report models/gpt2_tiny.arch --variants models/gpt2_tiny.arch
 refused "$tmp/none.arch: error: cannot read: No such file or directory" compare "$tmp/none.arch"
+printf '# no models here\n' >"$tmp/empty.arch"
+refused "shortc: error: $tmp/empty.arch defines no model" compare --variants "$tmp/empty.arch"
 # an SVG that cannot be written: nothing on stdout either
 refused "shortc: error: cannot write '$tmp': Is a directory" compare models/gpt2_tiny.arch --svg "$tmp"
 
