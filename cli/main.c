@@ -7,6 +7,7 @@
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
  *   shortc demo [MODEL.arch]                  the README's main job
  *   shortc sim FILE.cu --kernel NAME ...      one kernel on the simulator (cmd_sim.c)
+ *   shortc compare A.arch B.arch ... / report  the cost model side by side (cmd_compare.c)
  *   shortc --check FILE.cu                    libclang check of an emitted file
  *   shortc --version                          the version (also `shortc version`)
  *
@@ -18,6 +19,7 @@
  * /dev/null, a FIFO or a symbolic link is never replaced.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "cmd_compare.h"
 #include "cmd_sim.h"
 #include "datadir.h"
 #include "fileio.h"
@@ -48,6 +50,9 @@ static const char usage_text[] =
     "       shortc --version\n"
     "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
+    "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
+    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg]\n"
+    "       shortc report MODEL.arch [--model NAME] [same options as compare]\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
@@ -780,6 +785,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
     if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);
+    if (strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
+    if (strcmp(argv[1], "report") == 0) return report_main(argc, argv);
     CompileArgs ca;
     if (parse_compile_args(argc, argv, &ca) < 0) return 1;
     return compile_main(&ca);

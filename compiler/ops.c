@@ -6,9 +6,9 @@
  * The verifier, the passes, the interpreter and the emitter dispatch through
  * op_table instead of switching on the op, so adding an op is one row here,
  * its shape rule and attribute printers below, an interp_* function in
- * interp.c and an emit_* function in emit.c. The shape rules compute every
- * value's dims (stored shape, row-major, outermost first, DIM_T for the
- * token dimension) from the node's inputs.
+ * interp.c, an emit_* function in emit.c and a cost_* function in cost.c.
+ * The shape rules compute every value's dims (stored shape, row-major,
+ * outermost first, DIM_T for the token dimension) from the node's inputs.
  */
 #include "shortc.h"
 
@@ -287,29 +287,29 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[M
 const OpInfo op_table[OP_COUNT] = {
     [OP_EMBED] = {.name = "embed", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_embed,
                   .print_attrs = print_embed, .key_attrs = key_embed, .shape = shape_embed,
-                  .interp = interp_embed, .emit = emit_embed},
+                  .interp = interp_embed, .emit = emit_embed, .cost = cost_embed},
     [OP_NORM] = {.name = "norm", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_norm,
                  .print_attrs = print_norm, .key_attrs = key_norm, .shape = shape_norm,
-                 .interp = interp_norm, .emit = emit_norm},
+                 .interp = interp_norm, .emit = emit_norm, .cost = cost_norm},
     [OP_MATMUL] = {.name = "matmul", .nin = -1, .out_class = VC_ACTIVATION, .gemm = true, .fusable_epilogue = true,
                    .kernel_first_input = 2, .ninputs = ninputs_matmul, .print_attrs = print_gemm,
                    .key_attrs = key_gemm, .needs_kernel = needs_kernel_matmul, .verify = verify_gemm,
-                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm},
+                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
     [OP_BIAS] = {.name = "bias", .nin = 2, .out_class = VC_ACTIVATION, .shape = shape_bias,
-                 .interp = interp_bias, .emit = emit_bias},
+                 .interp = interp_bias, .emit = emit_bias, .cost = cost_elementwise},
     [OP_ACT] = {.name = "act", .nin = 1, .out_class = VC_ACTIVATION, .print_attrs = print_act, .key_attrs = key_act,
-                .shape = shape_act, .interp = interp_act, .emit = emit_act},
+                .shape = shape_act, .interp = interp_act, .emit = emit_act, .cost = cost_elementwise},
     [OP_ADD] = {.name = "add", .nin = 2, .out_class = VC_ACTIVATION, .shape = shape_add,
-                .interp = interp_add, .emit = emit_add},
+                .interp = interp_add, .emit = emit_add, .cost = cost_elementwise},
     [OP_KV_WRITE] = {.name = "kv_write", .nin = 1, .out_class = VC_KV, .print_attrs = print_attn,
                      .key_attrs = key_attn, .verify = verify_kv_write, .shape = shape_kv_write,
-                     .interp = interp_kv_write, .emit = emit_kv_write},
+                     .interp = interp_kv_write, .emit = emit_kv_write, .cost = cost_kv_write},
     [OP_ATTENTION] = {.name = "attention", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_attn,
                       .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
-                      .interp = interp_attention, .emit = emit_attention},
+                      .interp = interp_attention, .emit = emit_attention, .cost = cost_attention},
     [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
                    .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
-                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm},
+                   .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

@@ -920,3 +920,20 @@ ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *mo
     if (d->errors > errors) return NULL;
     return sema_model(a, d, f, model_name);
 }
+
+int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names) {
+    *names = NULL;
+    Source *src = diag_load_file(d, path);
+    if (!src) return -1;
+    int errors = d->errors;
+    AstFile *f = parse_source(a, d, src);
+    if (d->errors > errors) return -1;
+    const char **v = arena_alloc(a, sizeof *v * (size_t)(f->nmodels > 0 ? f->nmodels : 1));
+    if (!v) {
+        diag_plain_error(d, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < f->nmodels; i++) v[i] = f->models[i]->name;
+    *names = v;
+    return f->nmodels;
+}

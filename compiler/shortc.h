@@ -304,6 +304,9 @@ ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_n
 void spec_print(FILE *out, const ModelSpec *s);
 /* Convenience: load, parse and analyse in one call. */
 ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
+/* The names of the models defined in path itself (not its imports), in order, into *names
+ * (arena); returns their count, or -1 with the error reported in d. */
+int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names);
 
 /* ------------------------------------------------------------------ */
 /* IR (ir.c): typed tensor-op graph                                    */
@@ -452,6 +455,7 @@ int ir_position_limit(const ModelSpec *s);
 struct InterpRun;
 struct Emit;
 struct KSpec;
+struct OpCost;
 
 /* One row of the op table: everything the compiler knows about one op. */
 typedef struct OpInfo {
@@ -477,6 +481,8 @@ typedef struct OpInfo {
     bool (*interp)(struct InterpRun *r, const Node *n, float *y, const Value *o);
     /* Emission (emit.c): adds the node's steps, or fills ks for its kernel launch and sets *launch. */
     bool (*emit)(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+    /* Cost model (cost.c): work and compulsory traffic of n for one call on T tokens. */
+    void (*cost)(const Graph *g, const Node *n, int T, struct OpCost *c);
 } OpInfo;
 
 /* Indexed by OpKind; a new op is one row here plus its functions. */
@@ -505,6 +511,12 @@ bool emit_act(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_kv_write(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_attention(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+void cost_embed(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_norm(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_gemm(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_elementwise(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_kv_write(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 
 /* Helpers shared by the passes and the verifier. */
 /* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */
@@ -610,6 +622,172 @@ typedef struct CompileResult {
  */
 bool shortc_compile(Arena *a, Diag *d, const CompileOptions *o, CompileResult *r);
 void compile_result_free(CompileResult *r);
+
+/* ------------------------------------------------------------------ */
+/* Cost model (cost.c) and roofline devices (devices.c)                */
+/* docs/cost-model.md states the counting convention.                  */
+/* ------------------------------------------------------------------ */
+
+/* Work and compulsory memory traffic of one node (or a sum of nodes) for one call on T tokens. */
+typedef struct OpCost {
+    double flops;                   /* matrix-product FLOPs: 2 per multiply-add (GEMMs, q.k, p.v) */
+    double other_ops;               /* elementwise operations (norms, activations, softmax, bias, residual, positions) */
+    double bytes_read[DT_COUNT];    /* each operand read once, by its storage dtype */
+    double bytes_written[DT_COUNT]; /* each result written once, by its storage dtype */
+    int gemm_m, gemm_n, gemm_k;     /* GEMM shape: M rows (tokens) x N outputs, inner K; 0 when not a GEMM */
+    double attn_queries;            /* attention: query rows per head */
+    double attn_keys;               /* attention: key columns per head */
+    double attn_scores;             /* attention: scores computed, all heads (queries x keys x density x heads) */
+} OpCost;
+
+/* Totals of an OpCost's per-dtype byte arrays. */
+double op_cost_bytes_read(const OpCost *c);
+double op_cost_bytes_written(const OpCost *c);
+/* a += b (shapes are not summed). */
+void op_cost_add(OpCost *a, const OpCost *b);
+
+/* One distinct step of a forward: a deduplicated kernel or one GEMM shape, with its launch count. */
+typedef struct CostGroup {
+    char label[128];     /* op, GEMM shape or attention matrix, epilogue (e.g. "matmul 1024x2304x768 epilogue=bias") */
+    int first_node;      /* first node of the group */
+    int uses;            /* nodes (launches or GEMM calls) per forward */
+    bool gemm;           /* a GEMM (cuBLAS); else a generated kernel */
+    DType dtype;         /* dtype of its output (picks the roofline peak) */
+    OpCost per_use;      /* cost of one use at the window length */
+} CostGroup;
+
+/* Attention of one layer for one call (windows of W tokens). */
+typedef struct LayerAttn {
+    const char *kind;    /* attention kind name */
+    int heads;           /* heads H */
+    double queries;      /* query rows per head */
+    double keys;         /* key columns per head */
+    double density;      /* computed fraction of queries x keys (causal: (W+1)/(2W)) */
+    double scores;       /* scores computed, all heads */
+} LayerAttn;
+
+/* Inference modes (docs/cost-model.md, "Modes"). */
+typedef enum CostMode {
+    MODE_NONOVERLAP,   /* windows of W tokens, each token scored once */
+    MODE_SLIDING,      /* windows of W tokens moved by stride S, S new tokens scored per window */
+    MODE_OVERLAP,      /* windows of W tokens overlapping by K, W - K new tokens scored per window */
+    MODE_TOKEN,        /* token by token without a cache: token i re-runs its prefix (i tokens, at most W) */
+    MODE_COUNT         /* number of modes (not a mode) */
+} CostMode;
+const char *cost_mode_name(CostMode m);  /* "nonoverlap", "sliding", "overlap", "token" */
+
+/* Per-token figures of one mode. */
+typedef struct ModeCost {
+    CostMode mode;           /* which mode */
+    int param;               /* sliding: stride S; overlap: K; else 0 */
+    double flops;            /* matrix-product FLOPs per scored token */
+    double other_ops;        /* elementwise operations per scored token */
+    double bytes;            /* bytes read + written per scored token (weights re-read each forward) */
+    double attn_scores;      /* attention scores per scored token (all layers and heads) */
+    double seconds;          /* roofline estimate per scored token on the chosen device (0 without one) */
+} ModeCost;
+
+/* Peak rates of one device for the roofline estimate (devices.c). */
+typedef struct DeviceSpec {
+    const char *name;        /* table key: "h100-sxm" */
+    const char *title;       /* human name */
+    double fp32;             /* peak FLOP/s, fp32 on CUDA cores */
+    double tf32;             /* peak FLOP/s, tf32 tensor cores (dense) */
+    double bf16;             /* peak FLOP/s, bf16 tensor cores (dense) */
+    double fp16;             /* peak FLOP/s, fp16 tensor cores (dense) */
+    double bandwidth;        /* DRAM bytes/s */
+    int sm_regs;             /* 32-bit registers per SM */
+    int sm_smem;             /* shared memory per SM, bytes */
+    int sm_warps;            /* resident warps per SM */
+    int sm_blocks;           /* resident blocks per SM */
+} DeviceSpec;
+/* The device named name, or NULL. */
+const DeviceSpec *device_find(const char *name);
+/* The table (ndevices entries) for listings and "did you mean". */
+extern const DeviceSpec device_table[];
+extern const int ndevices;
+/* Roofline seconds of a cost on dev: max(compute, memory); GEMM FLOPs at the dtype's peak
+ * (fp32: CUDA cores, as the runtime's CUBLAS_COMPUTE_32F), everything else at fp32. */
+double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype);
+
+/* What to evaluate (zero values: the defaults of docs/cost-model.md). */
+typedef struct CostOptions {
+    int window;              /* W: tokens per forward (0: the model's segment) */
+    int stride;              /* sliding stride S (0: W/2) */
+    int overlap;             /* overlap K when overlap_given */
+    bool overlap_given;      /* false: K = W/4 */
+    const DeviceSpec *device;/* roofline device; NULL: no time estimate */
+} CostOptions;
+
+/* The cost of one compiled model. */
+typedef struct ModelCost {
+    const char *name;        /* model name */
+    int segment;             /* the model's segment length L */
+    int window;              /* W used below */
+    int layers;              /* layer count */
+    OpCost forward;          /* one forward of W tokens, all live nodes */
+    double flops_gemm;       /* part of forward.flops in weight GEMMs other than the logits */
+    double flops_logits;     /* part of forward.flops in the vocabulary projection */
+    double flops_attention;  /* part of forward.flops in q.k and p.v */
+    double params;           /* parameters (weight elements) */
+    double weight_bytes;     /* bytes of all weights in their storage dtypes */
+    double peak_activation_bytes;  /* activation arena of the buffer plan (at T = segment) */
+    double naive_activation_bytes; /* every activation in its own buffer (at T = segment) */
+    double state_bytes;      /* persistent state (caches, memories, recurrence): 0, none exists yet */
+    double forward_seconds;  /* roofline estimate of one forward (0 without a device) */
+    const char *device;      /* device name of the estimate, NULL without one */
+    LayerAttn *attn;         /* layers entries */
+    CostGroup *groups;       /* distinct steps in program order */
+    int ngroups;             /* count */
+    ModeCost modes[MODE_COUNT]; /* per-token figures, indexed by CostMode */
+} ModelCost;
+
+/* Cost of the live nodes of g for one call on T tokens (T >= 1). */
+void cost_forward(const Graph *g, int T, OpCost *total);
+/*
+ * The whole cost model of a graph after run_passes (allocated in g's arena).
+ * Returns NULL with a message in why (window, stride or overlap out of range).
+ */
+ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen);
+
+/* ------------------------------------------------------------------ */
+/* Static kernel facts (kernel_facts.c): text read from NVRTC's output  */
+/* ------------------------------------------------------------------ */
+
+/* Static count of instruction kinds in one kernel's PTX (not SASS: ptxas may still change it). */
+typedef struct PtxMix {
+    int mma;             /* tensor-core mma.sync / wmma.mma / wgmma */
+    int ffma;            /* fma.rn.f32 */
+    int hfma;            /* fma.rn.f16 / bf16 (scalar or x2) */
+    int ld_global_32;    /* ld.global of at most 32 bits */
+    int ld_global_64;    /* ld.global of 64 bits (.v2.f32, .f64 ...) */
+    int ld_global_128;   /* ld.global of 128 bits (.v4.f32 ...) */
+    int ld_shared;       /* ld.shared */
+    int bar;             /* bar.sync / barrier.sync */
+} PtxMix;
+
+/* What ptxas reported for one function at one arch, and its PTX mix. */
+typedef struct KernelFacts {
+    char name[256];      /* symbol (extern "C" kernels: their plain name) */
+    bool entry;          /* a __global__ kernel (else a non-inlined device function) */
+    int arch;            /* caller's arch index or number */
+    int regs;            /* registers per thread */
+    int smem;            /* static shared memory, bytes */
+    int barriers;        /* named barriers used */
+    int spill_st;        /* spill stores, bytes */
+    int spill_ld;        /* spill loads, bytes */
+    int stack;           /* stack frame, bytes */
+    PtxMix mix;          /* entries only: ptx_count_mix */
+} KernelFacts;
+
+/* Adds the functions of a `--ptxas-options=-v` log for `arch` to t (n in use, max room);
+ * returns the number of entry functions seen, -1 on a line it cannot read or a full table. */
+int ptxas_parse_log(const char *log, int arch, KernelFacts *t, int *n, int max);
+/* Counts the instruction mix of each entry of t (n entries) in the PTX text. */
+void ptx_count_mix(const char *ptx, KernelFacts *t, int n);
+/* Resident blocks per SM of a kernel (regs per thread, smem bytes per block incl. dynamic,
+ * block_threads) under dev's per-SM limits; 0 for an empty block. */
+int occupancy_blocks(const DeviceSpec *dev, int regs, int smem, int block_threads);
 
 /* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */

@@ -22,3 +22,13 @@ set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)
 #              backend without state (tests/cli/state.sh)
 add_test(NAME cli_state COMMAND sh ${TESTS_DIR}/cli/state.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
 set_tests_properties(cli_state PROPERTIES LABELS cli TIMEOUT 300)
+
+#   cli_compare  `shortc compare` / `shortc report` (cli/cmd_compare.c): table, CSV and report
+#                goldens (tests/cli/compare/), the JSON checked by compare_json, the SVG, and
+#                argument errors (tests/cli/compare.sh; regenerate with --update)
+add_executable(compare_json ${TESTS_DIR}/cli/compare_json.c)
+target_link_libraries(compare_json PRIVATE PkgConfig::CJSON m)
+target_include_directories(compare_json PRIVATE ${TESTS_DIR})
+add_test(NAME cli_compare COMMAND sh ${TESTS_DIR}/cli/compare.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}
+                                     $<TARGET_FILE:compare_json>)
+set_tests_properties(cli_compare PROPERTIES LABELS cli)

@@ -41,7 +41,7 @@ if(TARGET CUDA::nvrtc)
   add_executable(nvrtc_gate ${TESTS_DIR}/tools/nvrtc_gate.c)
   list(GET CUDAToolkit_INCLUDE_DIRS 0 GATE_CUDA_INCLUDE)
   target_compile_definitions(nvrtc_gate PRIVATE SHORTC_CUDA_INCLUDE="${GATE_CUDA_INCLUDE}")
-  target_link_libraries(nvrtc_gate PRIVATE CUDA::nvrtc)
+  target_link_libraries(nvrtc_gate PRIVATE CUDA::nvrtc shortc_core)
   # CUDA::nvrtc drags in the driver stub (CUDA::cuda_driver); the tool never calls the driver, and
   # a sanitizer link (which turns --as-needed off) would otherwise need libcuda.so.1 to start
   target_link_options(nvrtc_gate PRIVATE -Wl,--as-needed)

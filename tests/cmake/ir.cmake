@@ -32,3 +32,11 @@ target_link_libraries(state_unit PRIVATE shortc_core)
 file(GLOB SHORTC_STATE_MODELS ${CMAKE_SOURCE_DIR}/models/*_tiny*.arch ${TESTS_DIR}/suite/odd_*.arch)
 add_test(NAME ir_state COMMAND state_unit ${SHORTC_STATE_MODELS})
 set_tests_properties(ir_state PROPERTIES LABELS ir)
+
+#   cost_unit          the cost model (compiler/cost.c) against hand-computed figures for
+#                      gpt2_tiny and gpt2_small, and Yoshida et al. Table 1's overlap trend
+add_executable(cost_unit ${TESTS_DIR}/ir/cost_unit.c)
+target_link_libraries(cost_unit PRIVATE shortc_core)
+target_include_directories(cost_unit PRIVATE ${TESTS_DIR})
+add_test(NAME cost_unit COMMAND cost_unit ${CMAKE_SOURCE_DIR}/models)
+set_tests_properties(cost_unit PROPERTIES LABELS ir)

@@ -14,7 +14,8 @@
  * static shared memory in bytes (dynamic shared memory is a launch parameter
  * and not known here); spill_st/spill_ld: spill stores/loads in bytes; stack:
  * stack frame in bytes. Numbers come from NVRTC's log with
- * --ptxas-options=-v.
+ * --ptxas-options=-v, read by ptxas_parse_log (compiler/kernel_facts.c, shared
+ * with `shortc report --kernels`).
  *
  * Exit status: 0 fine; 1 some kernel (or a device function it calls) spills;
  * 2 a compile error (the log is printed) or a log this tool cannot read;
@@ -22,6 +23,8 @@
  */
 #define _GNU_SOURCE /* memmem */
 #include <nvrtc.h>
+
+#include "shortc.h" /* ptxas_parse_log (compiler/kernel_facts.c) */
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,24 +38,8 @@
 #define MAX_ARCHS 8
 #define MAX_OPTS 16
 
-/* What ptxas reported for one function at one arch. */
-typedef struct FuncInfo {
-    char name[256];    /* symbol (extern "C" kernels: their plain name) */
-    bool entry;        /* a __global__ kernel (else a non-inlined device function) */
-    int regs;          /* registers per thread (entries only) */
-    int smem;          /* static shared memory bytes (entries only) */
-    int spill_st;      /* spill store bytes */
-    int spill_ld;      /* spill load bytes */
-    int stack;         /* stack frame bytes */
-    int arch;          /* index into the arch list */
-} FuncInfo;
-
-/* Every function of every arch, in log order. */
-typedef struct FuncTable {
-    FuncInfo *items;   /* malloc'd storage */
-    int len;           /* entries in use */
-    int cap;           /* entries allocated */
-} FuncTable;
+/* Most functions (kernels and device functions, all archs) one run reads. */
+#define MAX_FUNCS 4096
 
 static char *read_file(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
@@ -76,98 +63,6 @@ static char *read_file(const char *path, size_t *len) {
     buf[n] = '\0';
     *len = n;
     return buf;
-}
-
-static FuncInfo *func_get(FuncTable *t, const char *name, int arch) {
-    for (int i = 0; i < t->len; i++)
-        if (t->items[i].arch == arch && strcmp(t->items[i].name, name) == 0) return &t->items[i];
-    if (t->len == t->cap) {
-        t->cap = t->cap ? t->cap * 2 : 32;
-        FuncInfo *ni = realloc(t->items, sizeof *ni * (size_t)t->cap);
-        if (!ni) { fprintf(stderr, "nvrtc_gate: out of memory\n"); exit(3); }
-        t->items = ni;
-    }
-    FuncInfo *f = &t->items[t->len++];
-    memset(f, 0, sizeof *f);
-    snprintf(f->name, sizeof f->name, "%s", name);
-    f->arch = arch;
-    return f;
-}
-
-/* Copies the text between the first pair of single quotes after `key` into out. */
-static bool quoted_after(const char *line, const char *key, char *out, size_t cap) {
-    const char *p = strstr(line, key);
-    if (!p) return false;
-    p = strchr(p + strlen(key), '\'');
-    if (!p) return false;
-    const char *e = strchr(p + 1, '\'');
-    if (!e || (size_t)(e - p - 1) >= cap) return false;
-    memcpy(out, p + 1, (size_t)(e - p - 1));
-    out[e - p - 1] = '\0';
-    return true;
-}
-
-/* The integer just before `unit` in line ("512 bytes smem" -> 512); -1 if absent. */
-static int number_before(const char *line, const char *unit) {
-    const char *p = strstr(line, unit);
-    if (!p) return -1;
-    const char *q = p;
-    while (q > line && q[-1] == ' ') q--;
-    const char *e = q;
-    while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
-    if (q == e) return -1;
-    return atoi(q);
-}
-
-/*
- * Reads ptxas -v lines from an NVRTC log:
- *   ptxas info    : Compiling entry function 'K' for 'sm_80'
- *   ptxas info    : Function properties for K
- *   ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
- *   ptxas info    : Used 32 registers, used 1 barriers, 16 bytes smem, 384 bytes cmem[0]
- * Returns the number of entry functions seen, or -1 on a line it cannot read.
- */
-static int parse_log(const char *log, int arch, FuncTable *t) {
-    char name[256];
-    FuncInfo *cur = NULL;
-    int entries = 0;
-    const char *line = log;
-    while (*line) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        char buf[1024];
-        if (n >= sizeof buf) n = sizeof buf - 1;
-        memcpy(buf, line, n);
-        buf[n] = '\0';
-        line = nl ? nl + 1 : line + n;
-        if (strncmp(buf, "ptxas", 5) != 0) continue;
-        if (strstr(buf, "Compiling entry function")) {
-            if (!quoted_after(buf, "Compiling entry function", name, sizeof name)) return -1;
-            cur = func_get(t, name, arch);
-            cur->entry = true;
-            entries++;
-        } else if (strstr(buf, "Function properties for ")) {
-            const char *p = strstr(buf, "Function properties for ") + strlen("Function properties for ");
-            snprintf(name, sizeof name, "%s", p);
-            cur = func_get(t, name, arch);
-        } else if (strstr(buf, "bytes stack frame")) {
-            if (!cur) return -1;
-            int st = number_before(buf, "bytes stack frame");
-            int ss = number_before(buf, "bytes spill stores");
-            int sl = number_before(buf, "bytes spill loads");
-            if (st < 0 || ss < 0 || sl < 0) return -1;
-            cur->stack = st;
-            cur->spill_st = ss;
-            cur->spill_ld = sl;
-        } else if (strstr(buf, "Used ") && strstr(buf, " registers")) {
-            if (!cur) return -1;
-            const char *p = strstr(buf, "Used ");
-            cur->regs = atoi(p + 5);
-            int sm = number_before(buf, "bytes smem");
-            cur->smem = sm < 0 ? 0 : sm;
-        }
-    }
-    return entries;
 }
 
 /*
@@ -195,7 +90,7 @@ static void arch_line_of(const char *cu, const char *name, char *out, size_t cap
 }
 
 static int cmp_func(const void *a, const void *b) {
-    const FuncInfo *x = a, *y = b;
+    const KernelFacts *x = a, *y = b;
     int c = strcmp(x->name, y->name);
     return c ? c : x->arch - y->arch;
 }
@@ -230,7 +125,9 @@ int main(int argc, char **argv) {
     char *src = read_file(path, &len);
     if (!src) { fprintf(stderr, "nvrtc_gate: cannot read '%s'\n", path); return 3; }
 
-    FuncTable table = {0};
+    KernelFacts *funcs = calloc(MAX_FUNCS, sizeof *funcs);
+    int nfuncs = 0;
+    if (!funcs) { fprintf(stderr, "nvrtc_gate: out of memory\n"); free(src); return 3; }
     int rc = 0;
     for (int a = 0; a < narchs && rc == 0; a++) {
         char arch_opt[64], inc_opt[1024];
@@ -262,7 +159,7 @@ int main(int argc, char **argv) {
                     nvrtcGetErrorString(r), log);
             rc = 2;
         } else {
-            int entries = parse_log(log, a, &table);
+            int entries = ptxas_parse_log(log, a, funcs, &nfuncs, MAX_FUNCS);
             if (entries <= 0) {
                 fprintf(stderr, "nvrtc_gate: %s: %s: no kernel found in the ptxas report (unexpected log format?)\n%s\n",
                         path, archs[a], log);
@@ -274,19 +171,19 @@ int main(int argc, char **argv) {
     }
 
     if (rc == 0) {
-        qsort(table.items, (size_t)table.len, sizeof *table.items, cmp_func);
+        qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
         if (model) printf("%-20s ", "# model");
         printf("%-48s %-6s %5s %6s %8s %8s %6s\n", model ? "kernel" : "# kernel", "arch", "regs", "smem",
                "spill_st", "spill_ld", "stack");
-        for (int i = 0; i < table.len; i++) {
-            const FuncInfo *f = &table.items[i];
+        for (int i = 0; i < nfuncs; i++) {
+            const KernelFacts *f = &funcs[i];
             if (!f->entry) continue;
             if (model) printf("%-20s ", model);
             printf("%-48s %-6s %5d %6d %8d %8d %6d\n", f->name, archs[f->arch], f->regs, f->smem, f->spill_st,
                    f->spill_ld, f->stack);
         }
-        for (int i = 0; i < table.len; i++) {
-            const FuncInfo *f = &table.items[i];
+        for (int i = 0; i < nfuncs; i++) {
+            const KernelFacts *f = &funcs[i];
             if (f->spill_st == 0 && f->spill_ld == 0) continue;
             char where[512];
             arch_line_of(src, f->name, where, sizeof where);
@@ -296,7 +193,7 @@ int main(int argc, char **argv) {
             rc = 1;
         }
     }
-    free(table.items);
+    free(funcs);
     free(src);
     return rc;
 }

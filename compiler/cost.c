@@ -1,0 +1,362 @@
+/*
+ * cost.c — the static cost model (docs/cost-model.md): FLOPs, compulsory
+ * bytes by dtype, attention matrix sizes, GEMM shapes, parameters, the
+ * buffer plan's peak and per-token figures for each inference mode, from
+ * the IR after run_passes.
+ *
+ * Each op's cost is its op_table row's `cost` hook (the cost_* functions
+ * below), so a new op brings its own rule. Counting convention: a
+ * multiply-add is 2 FLOPs and only matrix products (GEMMs, q.k, p.v) count
+ * as FLOPs; elementwise work is counted apart as `other_ops` with the
+ * per-element counts of op_count_*; every operand is read once and every
+ * result written once (a lower bound: re-reads that caches absorb or miss
+ * are not modelled).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "shortc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* Elementwise operation counts (per element; docs/cost-model.md)        */
+/* ------------------------------------------------------------------ */
+
+enum {
+    OPS_LAYERNORM = 8,   /* mean, centre, square, variance sum, scale, gamma, beta, rsqrt share */
+    OPS_RMSNORM = 5,     /* square, sum, scale, gamma, rsqrt share */
+    OPS_GELU = 8,        /* erf/tanh polynomial and products, either form */
+    OPS_RELU = 1,        /* max */
+    OPS_SOFTMAX = 5,     /* per score: scale, max, exp, sum, normalize */
+};
+
+static double act_ops(Activation a) {
+    switch (a) {
+    case ACT_RELU: return OPS_RELU;
+    case ACT_GELU:
+    case ACT_GELU_TANH: return OPS_GELU;
+    case ACT_NONE: return 0;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Helpers                                                              */
+/* ------------------------------------------------------------------ */
+
+double op_cost_bytes_read(const OpCost *c) {
+    double s = 0;
+    for (int t = 0; t < DT_COUNT; t++) s += c->bytes_read[t];
+    return s;
+}
+
+double op_cost_bytes_written(const OpCost *c) {
+    double s = 0;
+    for (int t = 0; t < DT_COUNT; t++) s += c->bytes_written[t];
+    return s;
+}
+
+void op_cost_add(OpCost *a, const OpCost *b) {
+    a->flops += b->flops;
+    a->other_ops += b->other_ops;
+    for (int t = 0; t < DT_COUNT; t++) {
+        a->bytes_read[t] += b->bytes_read[t];
+        a->bytes_written[t] += b->bytes_written[t];
+    }
+    a->attn_queries += b->attn_queries;
+    a->attn_keys += b->attn_keys;
+    a->attn_scores += b->attn_scores;
+}
+
+const char *cost_mode_name(CostMode m) {
+    static const char *const names[MODE_COUNT] = {"nonoverlap", "sliding", "overlap", "token"};
+    return (unsigned)m < MODE_COUNT ? names[m] : "?";
+}
+
+static const Value *in_value(const Graph *g, const Node *n, int k) { return g->values[n->in[k]]; }
+static const Value *out_value(const Graph *g, const Node *n) { return g->values[n->out]; }
+
+/* Bytes of `elems` elements of value v, added to the read or written side by v's dtype. */
+static void count_read(OpCost *c, const Value *v, double elems) { c->bytes_read[v->dtype] += elems * dtype_size(v->dtype); }
+static void count_written(OpCost *c, const Value *v, double elems) {
+    c->bytes_written[v->dtype] += elems * dtype_size(v->dtype);
+}
+
+/* Every input read whole and the output written whole, at T tokens. */
+static void count_all_operands(const Graph *g, const Node *n, int T, OpCost *c) {
+    for (int k = 0; k < n->nin; k++) count_read(c, in_value(g, n, k), (double)ir_numel(in_value(g, n, k), T));
+    count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
+}
+
+/* ------------------------------------------------------------------ */
+/* Per-op rules (op_table's cost hooks)                                  */
+/* ------------------------------------------------------------------ */
+
+/* Embedding: T token ids, T rows of the token table (and of a learned position table), T x D written. */
+void cost_embed(const Graph *g, const Node *n, int T, OpCost *c) {
+    const Value *y = out_value(g, n);
+    double rows = (double)ir_numel(y, T);
+    count_read(c, in_value(g, n, 0), T);
+    for (int k = 1; k < n->nin; k++) count_read(c, in_value(g, n, k), rows);
+    count_written(c, y, rows);
+    if (n->pos != POS_NONE) c->other_ops += rows; /* the position add */
+}
+
+void cost_norm(const Graph *g, const Node *n, int T, OpCost *c) {
+    count_all_operands(g, n, T, c);
+    c->other_ops += (double)ir_numel(out_value(g, n), T) * (n->norm == NORM_LAYERNORM ? OPS_LAYERNORM : OPS_RMSNORM);
+}
+
+/* GEMM y[T,N] = x[T,K] w: 2 T N K FLOPs, plus the fused epilogue per output element. */
+void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
+    const Value *w = in_value(g, n, 1);
+    int K = in_value(g, n, 0)->dims[1];
+    int N = n->trans_w ? w->dims[0] : w->dims[1];
+    count_all_operands(g, n, T, c);
+    c->gemm_m = T;
+    c->gemm_n = N;
+    c->gemm_k = K;
+    c->flops += 2.0 * T * N * K;
+    double epi = (n->epi.bias ? 1 : 0) + act_ops(n->epi.act) + (n->epi.residual ? 1 : 0);
+    c->other_ops += epi * T * N;
+}
+
+/* Unfused bias, activation and residual add: one pass over the output. */
+void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
+    count_all_operands(g, n, T, c);
+    double per = n->op == OP_ACT ? act_ops(n->act) : 1;
+    c->other_ops += per * (double)ir_numel(out_value(g, n), T);
+}
+
+/* KV write: the key and value thirds of qkv read, the KV state written. */
+void cost_kv_write(const Graph *g, const Node *n, int T, OpCost *c) {
+    const Value *qkv = in_value(g, n, 0);
+    count_read(c, qkv, (double)ir_numel(qkv, T) * 2.0 / 3.0);
+    count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
+}
+
+/*
+ * Queries, keys and computed scores per head of one attention call on T
+ * tokens; false for a kind without a rule (cost_model refuses the model).
+ */
+static bool attn_geometry(const AttnSpec *a, int T, double *queries, double *keys, double *scores) {
+    switch (a->kind) {
+    case ATTN_CAUSAL: /* query t sees keys 0..t */
+        *queries = T;
+        *keys = T;
+        *scores = (double)T * (T + 1) / 2.0;
+        return true;
+    default: return false;
+    }
+}
+
+/* Attention: q.k and p.v over the computed scores (2 hd FLOPs each per score), softmax per score. */
+void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
+    double q = 0, k = 0, per_head = 0;
+    if (!attn_geometry(&n->attn, T, &q, &k, &per_head)) return;
+    const Value *qkv = in_value(g, n, 0), *kv = in_value(g, n, 1);
+    double H = n->heads, hd = n->head_dim;
+    count_read(c, qkv, q * H * hd);         /* the query third */
+    count_read(c, kv, 2.0 * k * H * hd);    /* keys and values */
+    count_written(c, out_value(g, n), q * H * hd);
+    c->attn_queries = q;
+    c->attn_keys = k;
+    c->attn_scores = per_head * H;
+    c->flops += 2.0 * 2.0 * hd * c->attn_scores;
+    c->other_ops += OPS_SOFTMAX * c->attn_scores;
+}
+
+/* ------------------------------------------------------------------ */
+/* Whole forwards                                                        */
+/* ------------------------------------------------------------------ */
+
+static bool live(const Node *n) { return !n->dead; }
+
+static void node_cost(const Graph *g, const Node *n, int T, OpCost *c) {
+    memset(c, 0, sizeof *c);
+    const OpInfo *oi = op_info(n->op);
+    if (oi && oi->cost) oi->cost(g, n, T, c);
+}
+
+/* The dtype whose peak a node's matrix products run at (its first input's). */
+static DType node_dtype(const Graph *g, const Node *n) { return in_value(g, n, 0)->dtype; }
+
+void cost_forward(const Graph *g, int T, OpCost *total) {
+    memset(total, 0, sizeof *total);
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n)) continue;
+        OpCost c;
+        node_cost(g, n, T, &c);
+        op_cost_add(total, &c);
+    }
+}
+
+/* Roofline seconds of one forward on T tokens, node by node. */
+static double forward_seconds(const Graph *g, int T, const DeviceSpec *dev) {
+    double s = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n)) continue;
+        OpCost c;
+        node_cost(g, n, T, &c);
+        s += roofline_seconds(dev, &c, op_is_gemm(n->op), node_dtype(g, n));
+    }
+    return s;
+}
+
+/* "matmul 1024x2304x768 epilogue=bias" or "norm.layernorm eps=1e-05 [1024,768]". */
+static void group_label(const Graph *g, const Node *n, int T, const OpCost *c, char *buf, size_t len) {
+    FILE *f = fmemopen(buf, len, "w");
+    if (!f) {
+        snprintf(buf, len, "%s", op_name(n->op));
+        return;
+    }
+    fputs(op_name(n->op), f);
+    const OpInfo *oi = op_info(n->op);
+    if (c->gemm_m) fprintf(f, " %dx%dx%d", c->gemm_m, c->gemm_n, c->gemm_k);
+    if (oi && oi->print_attrs) oi->print_attrs(f, n);
+    if (!c->gemm_m) {
+        const Value *y = out_value(g, n);
+        fputs(" [", f);
+        for (int d = 0; d < y->rank; d++) fprintf(f, "%s%d", d ? "," : "", y->dims[d] == DIM_T ? T : y->dims[d]);
+        fputc(']', f);
+    }
+    fclose(f);
+    buf[len - 1] = '\0';
+}
+
+/* Groups nodes with the same label (same op, attributes and shape: the same cost). */
+static void build_groups(Graph *g, ModelCost *m, int T) {
+    m->groups = arena_alloc(g->arena, sizeof *m->groups * (size_t)(g->nnodes > 0 ? g->nnodes : 1));
+    for (int i = 0; m->groups && i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n)) continue;
+        CostGroup cg = {.first_node = i, .uses = 1, .gemm = op_is_gemm(n->op), .dtype = node_dtype(g, n)};
+        node_cost(g, n, T, &cg.per_use);
+        group_label(g, n, T, &cg.per_use, cg.label, sizeof cg.label);
+        int j = 0;
+        while (j < m->ngroups && strcmp(m->groups[j].label, cg.label) != 0) j++;
+        if (j < m->ngroups) m->groups[j].uses++;
+        else m->groups[m->ngroups++] = cg;
+    }
+}
+
+static void count_weights(const Graph *g, ModelCost *m) {
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_WEIGHT || !ir_value_live(g, v)) continue;
+        double e = (double)ir_numel(v, 1);
+        m->params += e;
+        m->weight_bytes += e * dtype_size(v->dtype);
+    }
+}
+
+static void split_flops(const Graph *g, ModelCost *m, int T) {
+    m->attn = arena_alloc(g->arena, sizeof *m->attn * (size_t)(m->layers > 0 ? m->layers : 1));
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n)) continue;
+        OpCost c;
+        node_cost(g, n, T, &c);
+        if (n->op == OP_LOGITS) m->flops_logits += c.flops;
+        else if (op_is_gemm(n->op)) m->flops_gemm += c.flops;
+        else if (n->op == OP_ATTENTION) {
+            m->flops_attention += c.flops;
+            if (m->attn && n->layer >= 0 && n->layer < m->layers)
+                m->attn[n->layer] = (LayerAttn){.kind = attn_kind_name(n->attn.kind), .heads = n->heads,
+                                                .queries = c.attn_queries, .keys = c.attn_keys,
+                                                .density = c.attn_scores / (n->heads * c.attn_queries * c.attn_keys),
+                                                .scores = c.attn_scores};
+        }
+    }
+}
+
+/* Per-token figures of a mode whose forwards all have W tokens and score `scored` of them. */
+static ModeCost windowed_mode(const ModelCost *m, CostMode mode, int param, double scored) {
+    ModeCost mc = {.mode = mode, .param = param};
+    mc.flops = m->forward.flops / scored;
+    mc.other_ops = m->forward.other_ops / scored;
+    mc.bytes = (op_cost_bytes_read(&m->forward) + op_cost_bytes_written(&m->forward)) / scored;
+    mc.attn_scores = m->forward.attn_scores / scored;
+    mc.seconds = m->forward_seconds / scored;
+    return mc;
+}
+
+/* Token by token without a cache: token i (1..W) re-runs a forward on i tokens; the mean over the segment. */
+static ModeCost token_mode(const Graph *g, int W, const DeviceSpec *dev) {
+    ModeCost mc = {.mode = MODE_TOKEN};
+    for (int i = 1; i <= W; i++) {
+        OpCost c;
+        cost_forward(g, i, &c);
+        mc.flops += c.flops / W;
+        mc.other_ops += c.other_ops / W;
+        mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
+        mc.attn_scores += c.attn_scores / W;
+        if (dev) mc.seconds += forward_seconds(g, i, dev) / W;
+    }
+    return mc;
+}
+
+/* Checks the options against the model; fills defaults. */
+static bool resolve_options(const Graph *g, const CostOptions *o, int *W, int *S, int *K, char *why, size_t whylen) {
+    int L = g->spec->segment;
+    *W = o->window ? o->window : L;
+    if (*W < 1 || *W > L) {
+        snprintf(why, whylen, "window %d is outside 1..%d (the segment of model %s)", *W, L, g->spec->name);
+        return false;
+    }
+    *S = o->stride ? o->stride : (*W / 2 > 0 ? *W / 2 : 1);
+    if (*S < 1 || *S > *W) {
+        snprintf(why, whylen, "stride %d is outside 1..%d (the window)", *S, *W);
+        return false;
+    }
+    *K = o->overlap_given ? o->overlap : *W / 4;
+    if (*K < 0 || *K >= *W) {
+        snprintf(why, whylen, "overlap %d is outside 0..%d (below the window)", *K, *W - 1);
+        return false;
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        double q, k, s;
+        if (live(n) && n->op == OP_ATTENTION && !attn_geometry(&n->attn, 1, &q, &k, &s)) {
+            snprintf(why, whylen, "attention kind '%s' has no cost rule", attn_kind_name(n->attn.kind));
+            return false;
+        }
+    }
+    return true;
+}
+
+ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) {
+    int W, S, K;
+    if (!resolve_options(g, o, &W, &S, &K, why, whylen)) return NULL;
+    ModelCost *m = arena_alloc(g->arena, sizeof *m);
+    if (!m) {
+        snprintf(why, whylen, "out of memory");
+        return NULL;
+    }
+    m->name = g->spec->name;
+    m->segment = g->spec->segment;
+    m->window = W;
+    m->layers = g->spec->n_layers;
+    cost_forward(g, W, &m->forward);
+    split_flops(g, m, W);
+    build_groups(g, m, W);
+    count_weights(g, m);
+    m->peak_activation_bytes = (double)g->arena_bytes;
+    m->naive_activation_bytes = (double)g->naive_bytes;
+    m->state_bytes = (double)ir_state_bytes(g); /* every state value at its capacity */
+    if (o->device) {
+        m->device = o->device->name;
+        m->forward_seconds = forward_seconds(g, W, o->device);
+    }
+    m->modes[MODE_NONOVERLAP] = windowed_mode(m, MODE_NONOVERLAP, 0, W);
+    m->modes[MODE_SLIDING] = windowed_mode(m, MODE_SLIDING, S, S);
+    m->modes[MODE_OVERLAP] = windowed_mode(m, MODE_OVERLAP, K, W - K);
+    m->modes[MODE_TOKEN] = token_mode(g, W, o->device);
+    if (!m->attn || !m->groups) {
+        snprintf(why, whylen, "out of memory");
+        return NULL;
+    }
+    return m;
+}

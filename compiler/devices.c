@@ -1,0 +1,48 @@
+/*
+ * devices.c — the devices of the roofline estimate (docs/cost-model.md,
+ * "Roofline"): peak rates from the vendors' data sheets (dense, no
+ * sparsity) and the per-SM residency limits used by the occupancy estimate,
+ * and the roofline time of one cost.
+ *
+ * The figures are estimates of what a kernel could reach at best, not
+ * measurements: a row is added here when a device is wanted.
+ */
+#include "shortc.h"
+
+#include <string.h>
+
+#define T_ 1e12 /* tera */
+
+const DeviceSpec device_table[] = {
+    {.name = "h100-sxm", .title = "NVIDIA H100 SXM5 80GB", .fp32 = 67 * T_, .tf32 = 494.7 * T_,
+     .bf16 = 989.4 * T_, .fp16 = 989.4 * T_, .bandwidth = 3.35 * T_, .sm_regs = 65536, .sm_smem = 228 * 1024,
+     .sm_warps = 64, .sm_blocks = 32},
+    {.name = "a100-sxm", .title = "NVIDIA A100 SXM4 80GB", .fp32 = 19.5 * T_, .tf32 = 156 * T_,
+     .bf16 = 312 * T_, .fp16 = 312 * T_, .bandwidth = 2.039 * T_, .sm_regs = 65536, .sm_smem = 164 * 1024,
+     .sm_warps = 64, .sm_blocks = 32},
+    {.name = "l4", .title = "NVIDIA L4", .fp32 = 30.3 * T_, .tf32 = 60 * T_, .bf16 = 121 * T_,
+     .fp16 = 121 * T_, .bandwidth = 0.3 * T_, .sm_regs = 65536, .sm_smem = 100 * 1024, .sm_warps = 48,
+     .sm_blocks = 24},
+};
+const int ndevices = (int)(sizeof device_table / sizeof device_table[0]);
+
+const DeviceSpec *device_find(const char *name) {
+    for (int i = 0; name && i < ndevices; i++)
+        if (strcmp(device_table[i].name, name) == 0) return &device_table[i];
+    return NULL;
+}
+
+/* Peak matrix-product rate for operands of dtype t (fp32 inputs run on CUDA cores
+ * under the runtime's CUBLAS_COMPUTE_32F; halves on tensor cores). */
+static double gemm_peak(const DeviceSpec *dev, DType t) {
+    if (t == DT_F16) return dev->fp16;
+    if (t == DT_BF16) return dev->bf16;
+    return dev->fp32;
+}
+
+double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype) {
+    double peak = gemm ? gemm_peak(dev, dtype) : dev->fp32;
+    double compute = c->flops / peak + c->other_ops / dev->fp32;
+    double memory = (op_cost_bytes_read(c) + op_cost_bytes_written(c)) / dev->bandwidth;
+    return compute > memory ? compute : memory;
+}
