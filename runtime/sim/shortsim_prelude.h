@@ -594,7 +594,7 @@ __attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, 
  * of N bytes calls __asan_loadN_noabort / __asan_storeN_noabort. These hooks
  * (hidden: they bind inside this object only, also in an ASan host process)
  * skip the running worker's own stack region (locals, the common case) and
- * pass anything else to the core (ShortsimCheckFn, shortsim_abi.h), which
+ * its ShortsimW (threadIdx and the rest) and pass anything else to the core (ShortsimCheckFn, shortsim_abi.h), which
  * checks device allocations and shared memory byte for byte. The checker is
  * NULL until the core has loaded the object (static initialisers run
  * unchecked). The hooks themselves are not instrumented. */
@@ -603,10 +603,12 @@ SHORTSIM_EXPORT ShortsimCheckFn shortsim_checker = nullptr;
 namespace shortsim {
 static inline __attribute__((always_inline, no_sanitize_address)) void check(const void *p, unsigned long n, int store,
                                                                              const void *pc) {
-    uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
-    if ((((uintptr_t)p ^ frame) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1)) == 0) return; /* own stack region */
     ShortsimCheckFn fn = shortsim_checker;
-    if (fn) fn(p, n, store, pc);
+    if (!fn) return;
+    uintptr_t region = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1);
+    if (((uintptr_t)p & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1)) == region) return; /* own stack region */
+    if ((uintptr_t)p - (uintptr_t)shortsim_worker() < sizeof(ShortsimW)) return;   /* threadIdx & co. */
+    fn(p, n, store, pc);
 }
 } // namespace shortsim
 #define SHORTSIM_CHECK_HOOKS(N)                                                                         \

@@ -254,6 +254,7 @@ static struct {
     /* checked mode, fixed for the running launch (exec_mu held) */
     SimRange *dev;           /* the device allocations, sorted by address */
     size_t ndev;             /* their count */
+    uintptr_t dev_lo, dev_hi; /* the range their mappings span (empty when there are none) */
     size_t dev_cap;          /* capacity of dev */
     unsigned static_lo[SHORTSIM_SMEM_SLOTS]; /* the kernel's static object of slot s: [lo, hi) inside the slot */
     unsigned static_hi[SHORTSIM_SMEM_SLOTS];
@@ -1138,6 +1139,11 @@ static int prepare_checked(const SimJob *job) {
     long n = sim_device_ranges(&G.dev, &G.dev_cap);
     if (n < 0) return -1;
     G.ndev = (size_t)n;
+    G.dev_lo = G.dev_hi = 0;
+    for (size_t i = 0; i < G.ndev; i++) {
+        if (i == 0 || G.dev[i].map_lo < G.dev_lo) G.dev_lo = G.dev[i].map_lo;
+        if (G.dev[i].map_hi > G.dev_hi) G.dev_hi = G.dev[i].map_hi;
+    }
     unsigned char state[SHORTSIM_SMEM_SLOTS] = {0}; /* 0 no declaration seen, 1 another function's, 2 the kernel's */
     for (int k = 0; k < SHORTSIM_SMEM_SLOTS; k++) G.static_lo[k] = G.static_hi[k] = SHORTSIM_SMEM_SLOT_END;
     const SimModule *m = job->fn->mod;
@@ -1172,6 +1178,7 @@ static int checked_bounds(const SimWorker *wk, uintptr_t a, uintptr_t *lo, uintp
         *hi = base + G.static_hi[slot];
         return 1;
     }
+    if (a - G.dev_lo >= G.dev_hi - G.dev_lo) return 0; /* host memory (the heap, other stacks, globals) */
     size_t l = 0, r = G.ndev; /* the last allocation whose mapping starts at or below a */
     while (l < r) {
         size_t mid = l + (r - l) / 2;
