@@ -109,3 +109,5 @@ shortc_simbench(fault_dynamic_underrun fault "thread (0,0,0)" "a 4-byte read" "4
 # every width up to the last byte of each object: no report, the NumPy result
 shortc_simbench(checked_in_bounds exact ${SIMBENCH_DATA}/in_bounds_expected.npy --
   ${U} --kernel in_bounds --grid 1 --block 33 --smem 132 --checked --arg buf:${SIMBENCH_DATA}/reduce_in.npy:out.npy --arg i32:1000)
+shortc_simbench(fault_atomic_underrun fault "4 bytes before the start of allocation #1" "underruns.cu:54 in atomic_underrun" --
+  ${U} --kernel atomic_underrun --grid 1 --block 1 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy --arg i32:-1)

@@ -49,3 +49,7 @@ __global__ void in_bounds(float *x, int n) {
     __syncthreads();
     x[i] = d[i] + s[(i + 32) % 33];
 }
+// atomicAdd on x[i] (the prelude's atomic: the report names this line, not the prelude's).
+__global__ void atomic_underrun(float *x, int i) {
+    atomicAdd(&x[i], 1.0f);
+}
