@@ -12,12 +12,16 @@
  *                                                            f float, i int32, u uint32, ? other
  * the ints shortsim_abi (SHORTSIM_ABI_VERSION) and shortsim_arch, and
  *   const ShortsimSmemDecl *shortsim_smem_decls(unsigned long *n)
- * the static __shared__ declarations the source pass (sim_rewrite.c) placed.
+ * the static __shared__ declarations the source pass (sim_rewrite.c) placed,
+ * and, built checked, the pointer
+ *   ShortsimCheckFn shortsim_checker
+ * that the core sets when it loads the object: every load and store of kernel
+ * code outside its own stack is passed to it (the prelude's __asan_* hooks).
  */
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 5
+#define SHORTSIM_ABI_VERSION 6
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -33,7 +37,9 @@
  * object ends at SHORTSIM_SMEM_SLOT_END inside its slot, and the rest of the
  * slot up to SHORTSIM_SMEM_SLOT is a PROT_NONE guard: the byte after the
  * object faults (exactly in checked builds, after rounding to 16 bytes
- * otherwise). The guard is 64 KB so it covers a page of any size.
+ * otherwise). The guard is 64 KB so it covers a page of any size. Checked
+ * builds also check every access against the object's bounds (below the
+ * object included) through shortsim_checker.
  */
 #define SHORTSIM_SMEM_SLOTS 256
 #define SHORTSIM_SMEM_SLOT_END (64u * 1024u)
@@ -41,14 +47,22 @@
 #define SHORTSIM_SMEM_STATIC_MAX 49152 /* CUDA's limit for static shared memory */
 
 /* One static __shared__ declaration, recorded in the kernel object's
- * section shortsim_smem (one record per function instance). */
+ * section shortsim_smem (one record per function instance). 32 bytes: the
+ * compiler aligns objects of 32 bytes or more to 32, and the records must
+ * lie in the section as an array. */
 typedef struct ShortsimSmemDecl {
     int slot;                   /* its slot */
     int line;                   /* source line of the declaration */
-    unsigned long long bytes;   /* sizeof the object */
+    unsigned bytes;             /* sizeof the object (at most SHORTSIM_SMEM_STATIC_MAX) */
+    unsigned offset;            /* where the object begins inside its slot (it ends at offset + bytes) */
     const char *name;           /* the declared name */
     const char *func;           /* the function declaring it ("" at namespace scope) */
 } ShortsimSmemDecl;
+
+/* Checks an access of n bytes at p by kernel code (store: 1 for a write) made
+ * by the instruction before return address pc; reports a fault and abandons
+ * the launch when it touches device memory outside its object (checked mode). */
+typedef void (*ShortsimCheckFn)(const void *p, unsigned long n, int store, const void *pc);
 
 /* Warp collective operations (ShortsimApi.warp). */
 enum {
@@ -128,8 +142,10 @@ typedef struct ShortsimW {
 
 /* The C and C++ views must agree (the core is C, the kernel object C++). */
 #ifdef __cplusplus
+static_assert(sizeof(ShortsimSmemDecl) == 32, "ShortsimSmemDecl is an array element of 32 bytes");
 static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted) == 80, "ShortsimW layout");
 #else
+_Static_assert(sizeof(ShortsimSmemDecl) == 32, "ShortsimSmemDecl is an array element of 32 bytes");
 _Static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted) == 80, "ShortsimW layout");
 #endif
 

@@ -152,9 +152,7 @@ template <typename T> static inline __attribute__((always_inline)) T *dyn_smem()
 }
 /* Static: declaration K is the object ending at SHORTSIM_SMEM_SLOT_END of slot
  * K of the block's static region, a guard after it (shortsim_abi.h). */
-template <typename T, int K, unsigned long A> static inline __attribute__((always_inline)) T &static_smem() {
-    static_assert(K < SHORTSIM_SMEM_SLOTS, "more __shared__ declarations than the simulator has slots");
-    static_assert(sizeof(T) <= SHORTSIM_SMEM_STATIC_MAX, "a __shared__ object above the 48 KB static limit");
+template <typename T, unsigned long A> static constexpr unsigned long static_offset() {
     constexpr unsigned long al = A > alignof(T) ? A : alignof(T);
 #if defined(SHORTSIM_CHECKED)
     constexpr unsigned long sz = (sizeof(T) + al - 1) / al * al; /* the byte after it is the guard */
@@ -162,8 +160,13 @@ template <typename T, int K, unsigned long A> static inline __attribute__((alway
     constexpr unsigned long al16 = al > 16 ? al : 16; /* vector-friendly, like the GPU places arrays */
     constexpr unsigned long sz = (sizeof(T) + al16 - 1) / al16 * al16;
 #endif
+    return SHORTSIM_SMEM_SLOT_END - sz;
+}
+template <typename T, int K, unsigned long A> static inline __attribute__((always_inline)) T &static_smem() {
+    static_assert(K < SHORTSIM_SMEM_SLOTS, "more __shared__ declarations than the simulator has slots");
+    static_assert(sizeof(T) <= SHORTSIM_SMEM_STATIC_MAX, "a __shared__ object above the 48 KB static limit");
     char *base = shortsim_ld_fixed<offsetof(ShortsimW, static_smem), char *>(shortsim_w);
-    return *reinterpret_cast<T *>(base + (unsigned long)K * SHORTSIM_SMEM_SLOT + SHORTSIM_SMEM_SLOT_END - sz);
+    return *reinterpret_cast<T *>(base + (unsigned long)K * SHORTSIM_SMEM_SLOT + static_offset<T, A>());
 }
 /* Namespace-scope forms: objects that stand for the block's storage. */
 template <typename T> struct ExternSharedNs {
@@ -176,16 +179,16 @@ template <typename T, int K, unsigned long A> struct StaticSharedNs {
     template <typename I> auto &operator[](I i) const { return static_smem<T, K, A>()[i]; }
 };
 } // namespace shortsim
-#define SHORTSIM_SMEM_RECORD(K, NAME, SNAME, FUNC, ...)                                                  \
+#define SHORTSIM_SMEM_RECORD(K, A, NAME, SNAME, FUNC, ...)                                               \
     static const ShortsimSmemDecl shortsim_smem_rec_##NAME __attribute__((section("shortsim_smem"), used)) = { \
-        K, __LINE__, sizeof(__VA_ARGS__), SNAME, FUNC}
+        K, __LINE__, sizeof(__VA_ARGS__), shortsim::static_offset<__VA_ARGS__, A>(), SNAME, FUNC}
 #define SHORTSIM_EXTERN_SHARED(NAME, ...) __VA_ARGS__ *const NAME = shortsim::dyn_smem<__VA_ARGS__>()
 #define SHORTSIM_EXTERN_SHARED_NS(NAME, ...) [[maybe_unused]] static constexpr shortsim::ExternSharedNs<__VA_ARGS__> NAME{}
 #define SHORTSIM_STATIC_SHARED(K, A, NAME, SNAME, ...)                                                   \
-    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, __func__, __VA_ARGS__);                                         \
+    SHORTSIM_SMEM_RECORD(K, A, NAME, SNAME, __func__, __VA_ARGS__);                                         \
     shortsim::type_t<__VA_ARGS__> &NAME = shortsim::static_smem<__VA_ARGS__, K, A>()
 #define SHORTSIM_STATIC_SHARED_NS(K, A, NAME, SNAME, ...)                                                \
-    SHORTSIM_SMEM_RECORD(K, NAME, SNAME, "", __VA_ARGS__);                                               \
+    SHORTSIM_SMEM_RECORD(K, A, NAME, SNAME, "", __VA_ARGS__);                                            \
     [[maybe_unused]] static constexpr shortsim::StaticSharedNs<__VA_ARGS__, K, A> NAME {}
 
 /* The project's own spelling (templates/prelude.cuh), block scope. */
@@ -584,6 +587,55 @@ __attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, 
 } // namespace shortsim
 
 #define SHORTSIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* ---- checked mode: every access outside the stack is checked ------------ */
+/* Checked objects are compiled with -fsanitize=kernel-address and every
+ * instrumentation call made out of line (sim_compile.c): each load and store
+ * of N bytes calls __asan_loadN_noabort / __asan_storeN_noabort. These hooks
+ * (hidden: they bind inside this object only, also in an ASan host process)
+ * skip the running worker's own stack region (locals, the common case) and
+ * its ShortsimW (threadIdx and the rest) and pass anything else to the core (ShortsimCheckFn, shortsim_abi.h), which
+ * checks device allocations and shared memory byte for byte. The checker is
+ * NULL until the core has loaded the object (static initialisers run
+ * unchecked). The hooks themselves are not instrumented. */
+#if defined(SHORTSIM_CHECKED)
+SHORTSIM_EXPORT ShortsimCheckFn shortsim_checker = nullptr;
+namespace shortsim {
+static inline __attribute__((always_inline, no_sanitize_address)) void check(const void *p, unsigned long n, int store,
+                                                                             const void *pc) {
+    ShortsimCheckFn fn = shortsim_checker;
+    if (!fn) return;
+    uintptr_t region = (uintptr_t)__builtin_frame_address(0) & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1);
+    if (((uintptr_t)p & ~(uintptr_t)(SHORTSIM_REGION_ALIGN - 1)) == region) return; /* own stack region */
+    if ((uintptr_t)p - (uintptr_t)shortsim_worker() < sizeof(ShortsimW)) return;   /* threadIdx & co. */
+    fn(p, n, store, pc);
+}
+} // namespace shortsim
+#define SHORTSIM_CHECK_HOOKS(N)                                                                         \
+    extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void                \
+        __asan_load##N##_noabort(void *p) {                                                             \
+        shortsim::check(p, N, 0, __builtin_return_address(0));                                          \
+    }                                                                                                   \
+    extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void                \
+        __asan_store##N##_noabort(void *p) {                                                            \
+        shortsim::check(p, N, 1, __builtin_return_address(0));                                          \
+    }
+SHORTSIM_CHECK_HOOKS(1)
+SHORTSIM_CHECK_HOOKS(2)
+SHORTSIM_CHECK_HOOKS(4)
+SHORTSIM_CHECK_HOOKS(8)
+SHORTSIM_CHECK_HOOKS(16)
+#undef SHORTSIM_CHECK_HOOKS
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void __asan_loadN_noabort(void *p,
+                                                                                                       long n) {
+    shortsim::check(p, (unsigned long)n, 0, __builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void __asan_storeN_noabort(void *p,
+                                                                                                        long n) {
+    shortsim::check(p, (unsigned long)n, 1, __builtin_return_address(0));
+}
+extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
+#endif
 /* The static shared-memory records of this object (section shortsim_smem). */
 extern "C" const ShortsimSmemDecl __start_shortsim_smem[] __attribute__((weak, visibility("hidden")));
 extern "C" const ShortsimSmemDecl __stop_shortsim_smem[] __attribute__((weak, visibility("hidden")));

@@ -158,6 +158,19 @@ int sim_scan_kernels(const char *src, size_t len, char ***names);
 /* Describes where addr lies relative to the device allocations (sim_driver.c). */
 void sim_describe_address(const void *addr, char *buf, size_t len);
 
+/* A device allocation as checked mode sees it: the bytes asked for and the
+ * whole mapping reserved for them (guard pages and slack included). */
+typedef struct SimRange {
+    uintptr_t map_lo, map_hi; /* the mapping [map_lo, map_hi) */
+    uintptr_t lo, hi;         /* the allocation's bytes [lo, hi) */
+} SimRange;
+/* Copies the live allocations into *tab (grown as needed; *cap its capacity),
+ * sorted by address (sim_driver.c); their count, or -1 when out of memory. */
+long sim_device_ranges(SimRange **tab, size_t *cap);
+/* Checked mode: the check of one kernel access (ShortsimCheckFn, shortsim_abi.h;
+ * sim_core.c). Faults the running block when it leaves its object. */
+void sim_check_access(const void *p, unsigned long n, int store, const void *pc);
+
 /* Statistics for tests and benchmarks. */
 void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber);
 /* Nanoseconds per fiber switch, measured with n switches on this thread. */

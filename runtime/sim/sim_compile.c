@@ -153,8 +153,16 @@ static void rm_tree_flat(const char *dir, const char *const *names, int n, const
 static int check_host_elf(const void *data, size_t len) { return rt_elf_check(data, len, HOST_ELF_MACHINE); }
 
 /* Flags added in checked mode: the prelude's exact shared-memory placement,
- * and line tables so faults name their source line (sim_lines.c). */
-static const char *const checked_flags[] = {"-DSHORTSIM_CHECKED", "-g1", NULL};
+ * line tables so faults name their source line (sim_lines.c), and a call to
+ * the prelude's __asan_* hooks before every load and store (no stack or
+ * global redzones: only the calls), which check each access byte for byte. */
+static const char *const checked_flags[] = {"-DSHORTSIM_CHECKED",
+                                            "-g1",
+                                            "-fsanitize=kernel-address",
+                                            "--param=asan-instrumentation-with-call-threshold=0",
+                                            "--param=asan-stack=0",
+                                            "--param=asan-globals=0",
+                                            NULL};
 
 static srt_status compile_so(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
     if (err && errlen) err[0] = 0;
@@ -251,7 +259,7 @@ static srt_status compile_so(const RtCompileRequest *req, RtCompiled *out, char 
         rm_tree_flat(tmp, names, 4, NULL);
         return st;
     }
-    const char *argv[MAX_ARGS + 7];
+    const char *argv[MAX_ARGS + 11];
     int n = 0;
     for (; argv0[n]; n++) argv[n] = argv0[n];
     for (int i = 0; sim_checked() && checked_flags[i]; i++) argv[n++] = checked_flags[i];

@@ -228,6 +228,8 @@ typedef struct SimWorker {
     volatile int sig_code; /* its si_code */
     void *volatile sig_addr; /* its si_addr */
     void *volatile sig_pc;   /* the faulting instruction (NULL when unknown) */
+    unsigned long chk_bytes; /* a checked access's size (0: the fault was a signal) */
+    int chk_store;           /* a checked access was a write */
     char *alt_mem;         /* alternate signal stack */
 } SimWorker;
 
@@ -249,6 +251,13 @@ static struct {
     pthread_mutex_t fault_mu; /* guards last_fault */
     char last_fault[4096];   /* last fault message */
     int sig_installed;       /* our signal handlers are in place */
+    /* checked mode, fixed for the running launch (exec_mu held) */
+    SimRange *dev;           /* the device allocations, sorted by address */
+    size_t ndev;             /* their count */
+    uintptr_t dev_lo, dev_hi; /* the range their mappings span (empty when there are none) */
+    size_t dev_cap;          /* capacity of dev */
+    unsigned static_lo[SHORTSIM_SMEM_SLOTS]; /* the kernel's static object of slot s: [lo, hi) inside the slot */
+    unsigned static_hi[SHORTSIM_SMEM_SLOTS];
     struct sigaction old[32]; /* the handlers they replaced */
 } G = {
     .exec_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -868,12 +877,15 @@ static void describe_static(SimWorker *wk, SimJob *job, uintptr_t a, char *buf, 
         const ShortsimSmemDecl *r = &m->smem_decls[i];
         if ((size_t)r->slot == slot && (!d || strcmp(r->func, job->fn->name) == 0)) d = r;
     }
-    if (!d || in < SHORTSIM_SMEM_SLOT_END) {
+    if (!d || (in >= d->offset && in < d->offset + d->bytes)) {
         snprintf(buf, len, ": static shared memory (slot %zu)", slot);
         return;
     }
-    snprintf(buf, len, ": %zu bytes past the end of static shared array `%s' (%llu bytes, line %d%s%s)",
-             in - SHORTSIM_SMEM_SLOT_END, d->name, d->bytes, d->line, d->func[0] ? ", in " : "", d->func);
+    int before = in < d->offset;
+    snprintf(buf, len, ": %zu bytes %s static shared array `%s' (%u bytes, line %d%s%s)",
+             (size_t)(before ? d->offset - in : in - (d->offset + d->bytes)),
+             before ? "before the start of" : "past the end of", d->name, d->bytes, d->line, d->func[0] ? ", in " : "",
+             d->func);
 }
 
 static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
@@ -900,7 +912,10 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
         if (a >= r0 && a < r1) {
             snprintf(where, sizeof where, ": stack overflow (each thread has a %zu KB stack; set SHORTSIM_STACK_KB)",
                      G.stack / 1024);
-        } else if (a >= s1 - G.page && a < s1) {
+        } else if (a >= s0 && a < (uintptr_t)wk->w.dyn_smem) {
+            snprintf(where, sizeof where, ": %zu bytes before the start of the %llu-byte dynamic shared memory",
+                     (size_t)((uintptr_t)wk->w.dyn_smem - a), (unsigned long long)wk->w.dyn_smem_bytes);
+        } else if (a >= s0 && a < s1) {
             snprintf(where, sizeof where, ": %zu bytes past the end of the %llu-byte dynamic shared memory",
                      (size_t)(a - (uintptr_t)wk->w.dyn_smem) - (size_t)wk->w.dyn_smem_bytes,
                      (unsigned long long)wk->w.dyn_smem_bytes);
@@ -912,7 +927,11 @@ static void describe_signal(SimWorker *wk, SimJob *job, char *msg, size_t len) {
             sim_describe_address(wk->sig_addr, where + 2, sizeof where - 2);
         }
     }
-    snprintf(what, sizeof what, "%s at address %p", kind, wk->sig_addr);
+    if (wk->chk_bytes)
+        snprintf(what, sizeof what, "invalid memory access (a %lu-byte %s) at address %p", wk->chk_bytes,
+                 wk->chk_store ? "write" : "read", wk->sig_addr);
+    else
+        snprintf(what, sizeof what, "%s at address %p", kind, wk->sig_addr);
     sim_source_line(wk->sig_pc, src, sizeof src);
     size_t wl = strlen(where);
     if (src[0]) snprintf(where + wl, sizeof where - wl, " [%s]", src);
@@ -1077,6 +1096,15 @@ static void *signal_pc(void *ucv) {
 #endif
 }
 
+/* Abandons the job after a fault recorded in wk->sig*: back to worker_run_job. */
+__attribute__((noreturn)) static void leave_job(SimWorker *wk) {
+#if defined(SIM_ASAN)
+    /* leaving the fiber the fault happened on (it dies) for the worker's stack */
+    if (wk->on_fiber) __sanitizer_start_switch_fiber(NULL, wk->home.stack_lo, wk->home.stack_size);
+#endif
+    siglongjmp(wk->jb, 1);
+}
+
 static void sim_signal(int sig, siginfo_t *si, void *uc) {
     SimWorker *wk = tl_worker;
     if (wk && wk->in_job) {
@@ -1085,11 +1113,8 @@ static void sim_signal(int sig, siginfo_t *si, void *uc) {
         wk->sig_code = si->si_code;
         wk->sig_addr = si->si_addr;
         wk->sig_pc = signal_pc(uc);
-#if defined(SIM_ASAN)
-        /* leaving the fiber the fault happened on (it dies) for the worker's stack */
-        if (wk->on_fiber) __sanitizer_start_switch_fiber(NULL, wk->home.stack_lo, wk->home.stack_size);
-#endif
-        siglongjmp(wk->jb, 1);
+        wk->chk_bytes = 0;
+        leave_job(wk);
     }
     /* not ours: hand over to whoever had it, or die the default way */
     struct sigaction *old = &G.old[sig];
@@ -1100,6 +1125,86 @@ static void sim_signal(int sig, siginfo_t *si, void *uc) {
     } else {
         signal(sig, SIG_DFL); /* the faulting instruction runs again and kills the process */
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* checked accesses                                                     */
+/* ------------------------------------------------------------------ */
+
+/* Fixes the bounds that checked accesses of launch job are held to (G.dev,
+ * G.static_lo/hi); -1 when out of memory. exec_mu held. A slot's object is
+ * the kernel's own declaration of it, else every declaration of the slot
+ * together (one in a __device__ function the kernel calls). */
+static int prepare_checked(const SimJob *job) {
+    long n = sim_device_ranges(&G.dev, &G.dev_cap);
+    if (n < 0) return -1;
+    G.ndev = (size_t)n;
+    G.dev_lo = G.dev_hi = 0;
+    for (size_t i = 0; i < G.ndev; i++) {
+        if (i == 0 || G.dev[i].map_lo < G.dev_lo) G.dev_lo = G.dev[i].map_lo;
+        if (G.dev[i].map_hi > G.dev_hi) G.dev_hi = G.dev[i].map_hi;
+    }
+    unsigned char state[SHORTSIM_SMEM_SLOTS] = {0}; /* 0 no declaration seen, 1 another function's, 2 the kernel's */
+    for (int k = 0; k < SHORTSIM_SMEM_SLOTS; k++) G.static_lo[k] = G.static_hi[k] = SHORTSIM_SMEM_SLOT_END;
+    const SimModule *m = job->fn->mod;
+    for (size_t i = 0; m && i < m->nsmem_decls; i++) {
+        const ShortsimSmemDecl *d = &m->smem_decls[i];
+        if (d->slot < 0 || d->slot >= SHORTSIM_SMEM_SLOTS || d->offset > SHORTSIM_SMEM_SLOT_END) continue;
+        unsigned char st = strcmp(d->func, job->fn->name) == 0 ? 2 : 1;
+        unsigned lo = d->offset, hi = d->offset + d->bytes, k = (unsigned)d->slot;
+        if (st < state[k]) continue;
+        if (st > state[k]) G.static_lo[k] = lo, G.static_hi[k] = hi; /* the first of its kind */
+        if (lo < G.static_lo[k]) G.static_lo[k] = lo;
+        if (hi > G.static_hi[k]) G.static_hi[k] = hi;
+        state[k] = st;
+    }
+    return 0;
+}
+
+/* The object that checked address a must stay inside, [*lo, *hi): the
+ * block's dynamic shared memory, a static shared object, or a device
+ * allocation; 0 when a is none of these (the stack, host memory). */
+static int checked_bounds(const SimWorker *wk, uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
+    uintptr_t s0 = (uintptr_t)wk->smem_map, t0 = (uintptr_t)wk->static_map;
+    if (a - s0 < wk->smem_map_len) {
+        *lo = (uintptr_t)wk->w.dyn_smem;
+        *hi = *lo + wk->w.dyn_smem_bytes;
+        return 1;
+    }
+    if (a - t0 < STATIC_MAP_LEN) {
+        size_t slot = (a - t0) / SHORTSIM_SMEM_SLOT;
+        uintptr_t base = t0 + slot * SHORTSIM_SMEM_SLOT;
+        *lo = base + G.static_lo[slot];
+        *hi = base + G.static_hi[slot];
+        return 1;
+    }
+    if (a - G.dev_lo >= G.dev_hi - G.dev_lo) return 0; /* host memory (the heap, other stacks, globals) */
+    size_t l = 0, r = G.ndev; /* the last allocation whose mapping starts at or below a */
+    while (l < r) {
+        size_t mid = l + (r - l) / 2;
+        if (G.dev[mid].map_lo <= a) l = mid + 1;
+        else r = mid;
+    }
+    if (l == 0 || a >= G.dev[l - 1].map_hi) return 0;
+    *lo = G.dev[l - 1].lo;
+    *hi = G.dev[l - 1].hi;
+    return 1;
+}
+
+void sim_check_access(const void *p, unsigned long n, int store, const void *pc) {
+    SimWorker *wk = tl_worker;
+    if (!G.checked || !wk || !wk->in_job || !wk->job || wk->job->kind != JOB_KERNEL) return;
+    uintptr_t a = (uintptr_t)p, lo, hi;
+    if (!checked_bounds(wk, a, &lo, &hi)) return;
+    if (a >= lo && n <= hi - lo && a - lo <= hi - lo - n) return;
+    wk->in_job = 0;
+    wk->sig = SIGSEGV;
+    wk->sig_code = SEGV_ACCERR;
+    wk->sig_addr = (void *)(a < lo || a >= hi ? a : hi); /* the first byte outside */
+    wk->sig_pc = (void *)pc;
+    wk->chk_bytes = n;
+    wk->chk_store = store;
+    leave_job(wk);
 }
 
 static void install_signals(void) {
@@ -1258,6 +1363,12 @@ CUresult sim_launch(SimFunc *f, unsigned gx, unsigned gy, unsigned gz, unsigned 
     job.block = (ShortsimU3){bx, by, bz};
     job.smem = smem;
     pthread_mutex_lock(&G.exec_mu);
+    if (G.checked && prepare_checked(&job) != 0) {
+        pthread_mutex_unlock(&G.exec_mu);
+        pthread_mutex_destroy(&job.mu);
+        sim_set_fault("kernel %s: launch failed: out of memory", f->name);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     /* about 16 chunks per worker, at most 64 blocks each */
     uint64_t per = job.ntasks / ((uint64_t)(G.want > 0 ? G.want : 1) * 16);
     job.chunk = per < 1 ? 1 : per > 64 ? 64 : per;

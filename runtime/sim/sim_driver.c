@@ -7,8 +7,9 @@
  * Unchecked, the data starts the mapping (page-aligned, like cudaMalloc's
  * 256 bytes); checked, it ends exactly at the guard after it, so a read or
  * write one byte past the end faults and is reported with the nearest
- * allocation. Launches are synchronous; events record the host's monotonic
- * clock.
+ * allocation; checked objects also check every access against the exact
+ * bounds (sim_device_ranges, sim_check_access), below the data included.
+ * Launches are synchronous; events record the host's monotonic clock.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
@@ -131,6 +132,31 @@ void sim_describe_address(const void *addr, char *buf, size_t len) {
                  (size_t)(a - (best->ptr + best->size)), best->id, (void *)best->ptr, best->size);
     }
     pthread_mutex_unlock(&A.mu);
+}
+
+static int range_cmp(const void *x, const void *y) {
+    const SimRange *a = x, *b = y;
+    return a->map_lo < b->map_lo ? -1 : a->map_lo > b->map_lo;
+}
+
+long sim_device_ranges(SimRange **tab, size_t *cap) {
+    pthread_mutex_lock(&A.mu);
+    size_t n = A.n;
+    if (n > *cap) {
+        SimRange *t = realloc(*tab, n * sizeof *t);
+        if (!t) {
+            pthread_mutex_unlock(&A.mu);
+            return -1;
+        }
+        *tab = t;
+        *cap = n;
+    }
+    for (size_t i = 0; i < n; i++)
+        (*tab)[i] = (SimRange){(uintptr_t)A.a[i].map, (uintptr_t)A.a[i].map + A.a[i].map_len, A.a[i].ptr,
+                               A.a[i].ptr + A.a[i].size};
+    pthread_mutex_unlock(&A.mu);
+    if (n > 1) qsort(*tab, n, sizeof **tab, range_cmp);
+    return (long)n;
 }
 
 /* 1 when [p, p+n) lies inside one allocation. */
@@ -354,6 +380,9 @@ static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     for (size_t i = 0; i < mx->m.nsmem_decls; i++)
         if (mx->m.smem_decls[i].slot >= mx->m.nsmem_slots) mx->m.nsmem_slots = mx->m.smem_decls[i].slot + 1;
     read_static_smem(mx, path);
+    /* a checked object passes its accesses to the core */
+    ShortsimCheckFn *checker = dlsym(h, "shortsim_checker");
+    if (checker) *checker = sim_check_access;
     *module = (CUmodule)mx;
     return CUDA_SUCCESS;
 }

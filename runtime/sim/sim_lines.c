@@ -51,19 +51,41 @@ static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len)
     return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
 }
 
+/* 1 when location loc (FILE:LINE as addr2line prints it) is in the kernel's
+ * own sources: not the simulator's headers (shortsim_*) nor a system or
+ * toolkit header (absolute paths; the build directory's are relative). */
+static int user_location(const char *loc) {
+    const char *slash = strrchr(loc, '/');
+    const char *base = slash ? slash + 1 : loc;
+    return loc[0] != '/' && loc[0] != '?' && strncmp(base, "shortsim_", 9) != 0;
+}
+
 void sim_source_line(const void *pc, char *buf, size_t len) {
     if (!len) return;
     buf[0] = 0;
     Dl_info info;
     if (!pc || !dladdr(pc, &info) || !info.dli_fname || !info.dli_fbase) return;
-    char out[1024];
+    char out[4096];
     /* pc is a return address or the faulting instruction itself: either lies in the statement */
     if (run_addr2line(info.dli_fname, (uintptr_t)pc - (uintptr_t)info.dli_fbase, out, sizeof out) != 0) return;
-    char *fn = out, *nl = strchr(out, '\n');
-    if (!nl) return;
-    *nl = 0;
-    char *loc = nl + 1, *end = strchr(loc, '\n');
-    if (end) *end = 0;
+    /* (function, FILE:LINE) pairs from the innermost inlined frame out: the
+     * first one in the kernel's sources (an access inside the prelude's
+     * atomicAdd names the kernel's call), else the innermost */
+    char *fn = NULL, *loc = NULL, *p = out;
+    while (*p) {
+        char *f = p, *nl = strchr(p, '\n');
+        if (!nl) break;
+        *nl = 0;
+        char *l = nl + 1, *end = strchr(l, '\n');
+        if (end) *end = 0;
+        p = end ? end + 1 : l + strlen(l);
+        if (!fn) fn = f, loc = l;
+        if (user_location(l)) {
+            fn = f, loc = l;
+            break;
+        }
+    }
+    if (!fn) return;
     char *disc = strstr(loc, " (discriminator");
     if (disc) *disc = 0;
     const char *slash = strrchr(loc, '/');

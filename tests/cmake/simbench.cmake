@@ -94,3 +94,20 @@ if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     ${F} --kernel aligned_vector_load --grid 1 --block 8 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy
     --arg buf:${SIMBENCH_DATA}/fault_1001.npy)
 endif()
+
+# ---- checked mode below an object (tests/simbench/underruns.cu): per-access checks, byte-exact ----
+set(U ${SIMBENCH}/underruns.cu)
+shortc_simbench(fault_global_underrun fault "thread (0,0,0)" "a 4-byte write" "4 bytes before the start of allocation #1" "4004 bytes" "underruns.cu:7 in global_underrun" --
+  ${U} --kernel global_underrun --grid 1 --block 4 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
+shortc_simbench(fault_global_byte_underrun fault "a 1-byte read" "1 bytes before the start of allocation #2" "4004 bytes" "underruns.cu:11 in global_byte_underrun" --
+  ${U} --kernel global_byte_underrun --grid 1 --block 1 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy
+  --arg buf:${SIMBENCH_DATA}/fault_1001.npy --arg i32:-1)
+shortc_simbench(fault_static_underrun fault "thread (0,0,0)" "4 bytes before the start of static shared array `s' (128 bytes, line 15, in static_underrun)" "underruns.cu:16 in static_underrun" --
+  ${U} --kernel static_underrun --grid 1 --block 32 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+shortc_simbench(fault_dynamic_underrun fault "thread (0,0,0)" "a 4-byte read" "4 bytes before the start of the 128-byte dynamic shared memory" "underruns.cu:25 in dynamic_underrun" --
+  ${U} --kernel dynamic_underrun --grid 1 --block 32 --smem 128 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy --arg i32:32)
+# every width up to the last byte of each object: no report, the NumPy result
+shortc_simbench(checked_in_bounds exact ${SIMBENCH_DATA}/in_bounds_expected.npy --
+  ${U} --kernel in_bounds --grid 1 --block 33 --smem 132 --checked --arg buf:${SIMBENCH_DATA}/reduce_in.npy:out.npy --arg i32:1000)
+shortc_simbench(fault_atomic_underrun fault "4 bytes before the start of allocation #1" "underruns.cu:54 in atomic_underrun" --
+  ${U} --kernel atomic_underrun --grid 1 --block 1 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy --arg i32:-1)

@@ -97,3 +97,12 @@ save("fault_1001", np.zeros(1001, np.float32))
 save("fault_64", np.zeros(64, np.float32))
 save("fault_twos", np.full(1001, 2.0, np.float32))
 save("fault_2d", np.zeros((4, 4), np.float32))
+
+# in_bounds (underruns.cu): 33 threads on the first 33 of reduce_in's values;
+# thread 0 copies s[30:33] over s[0:3] before the last step
+x = np.load(os.path.join(OUT, "reduce_in.npy"))
+s = x[:33].copy()
+s[0:3] = s[30:33]
+ib = x.copy()
+ib[:33] = (x[:33] + f32(1.0)) + s[(np.arange(33) + 32) % 33]
+save("in_bounds_expected", f32(ib))
