@@ -16,3 +16,9 @@ target_include_directories(file_tool PRIVATE ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(file_tool SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME cli_files COMMAND sh ${TESTS_DIR}/cli/files.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:file_tool>)
 set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)
+
+# `shortc sim` with relative cache and temporary directories, a missing $HOME, #include and -I
+# (and the cache key over included headers), compile errors quoting the user's line, all-or-nothing
+# outputs (tests/cli/sim_files.sh).
+add_test(NAME cli_sim_files COMMAND sh ${TESTS_DIR}/cli/sim_files.sh ${SHORTC_BIN} ${TESTS_DIR}/simbench/data)
+set_tests_properties(cli_sim_files PROPERTIES LABELS "cli;sim" TIMEOUT 300)
