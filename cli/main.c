@@ -73,6 +73,19 @@ static bool parse_flag_int(const char *flag, const char *s, long long lo, long l
     return true;
 }
 
+/* false (message printed) when an output names the same regular file as an input: writing it
+ * would replace what is being read (NULL entries and "-" are skipped). */
+static bool outputs_apart(const char *const *outs, int nouts, const char *const *ins, int nins) {
+    for (int o = 0; o < nouts; o++)
+        for (int i = 0; i < nins && outs[o] && strcmp(outs[o], "-") != 0; i++)
+            if (ins[i] && fio_same_file(outs[o], ins[i])) {
+                fprintf(stderr, "shortc: error: output '%s' is the same file as input '%s'; nothing written\n",
+                        outs[o], ins[i]);
+                return false;
+            }
+    return true;
+}
+
 /* Writes up to two output files (fileio.h: atomically when they are regular files or absent, through
  * when they are /dev/null or a FIFO): nothing is renamed into place unless both were written. A NULL
  * path is skipped, "-" is stdout. */
@@ -138,6 +151,8 @@ static int check_existing_cu(const char *path) {
 
 static int compile_main(const CompileArgs *ca) {
     if (ca->check && ends_with(ca->input, ".cu")) return check_existing_cu(ca->input);
+    const char *const outs[] = {ca->output, ca->plan_out}, *const ins[] = {ca->input};
+    if (!outputs_apart(outs, 2, ins, 1)) return 1;
     Arena a;
     arena_init(&a);
     Diag d;
@@ -470,6 +485,8 @@ static int run_main(int argc, char **argv) {
         fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
         return 1;
     }
+    const char *const outs[] = {ra.logits}, *const ins[] = {ra.model_path, ra.weights, ra.tokens};
+    if (!outputs_apart(outs, 1, ins, 3)) return 1;
     int32_t *tokens = NULL;
     int n;
     if (ra.tokens) {

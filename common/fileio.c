@@ -227,3 +227,9 @@ bool fio_write_file(const char *path, const void *data, size_t len, const char *
     fio_out_write(&o, data, len);
     return fio_out_commit(&o, why);
 }
+
+bool fio_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}

@@ -52,6 +52,9 @@ bool fio_out_commit(FioOut *o, const char **why);
 /* Gives up: closes and removes the temporary file (the target is untouched). */
 void fio_out_abort(FioOut *o);
 
+/* true when both paths exist and name the same regular file (device and inode, links followed):
+ * an output that would replace an input. */
+bool fio_same_file(const char *a, const char *b);
 /* Writes one buffer to path as an output (open, write, commit). */
 bool fio_write_file(const char *path, const void *data, size_t len, const char **why);
 

@@ -58,6 +58,23 @@ wait $reader
 check "-o FIFO delivers the source" grep -q "extern \"C\" __global__" "$tmp/from.fifo"
 check "-o FIFO is still a FIFO" test -p "$tmp/out.fifo"
 
+# an output that is an input, directly or through a link: refused, input intact
+cp "$model" "$tmp/same.arch"
+cp "$models/gpt2_small.arch" "$tmp/" # imported by gpt2_tiny
+cp "$tmp/same.arch" "$tmp/same.orig"
+expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/same.arch"
+ln -s same.arch "$tmp/same.link"
+expect 1 "shortc: error: output '$tmp/same.link' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/same.link"
+expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/ok.cu" --plan-out "$tmp/same.arch"
+check "-o over the input left the input intact" cmp -s "$tmp/same.arch" "$tmp/same.orig"
+cp "$tmp/ok.tokens" "$tmp/tok.copy"
+expect 1 "shortc: error: output '$tmp/tok.copy' is the same file as input '$tmp/tok.copy'; nothing written" \
+    run "$model" --backend ref --random-weights 1 --tokens "$tmp/tok.copy" --logits "$tmp/tok.copy"
+check "--logits over --tokens left the tokens intact" cmp -s "$tmp/tok.copy" "$tmp/ok.tokens"
+
 # ---- inputs -------------------------------------------------------------------
 mkfifo "$tmp/in.fifo" "$tmp/in.arch"
 fifo_why="not a regular file (a FIFO, socket or device)"
