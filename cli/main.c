@@ -289,10 +289,12 @@ static int read_tokens(const char *path, int32_t **out) {
         char *end;
         errno = 0;
         long long v = strtoll(word, &end, 10);
-        if (*end || errno || v < 0 || v > INT32_MAX) {
+        if (end == word || *end || (errno && errno != ERANGE) || v < 0 || errno == ERANGE || v > INT32_MAX) {
+            bool digits = end != word && !*end && v >= 0; /* a number, too large for a token id */
             fprintf(stderr, "shortc: error: %s: token %d ('", path, n + 1);
             print_escaped(stderr, word, wl);
-            fprintf(stderr, "') is not a non-negative integer\n");
+            fprintf(stderr, digits ? "') is out of range (token ids are at most %d)\n" : "') is not a non-negative integer\n",
+                    INT32_MAX);
             ok = 0;
             break;
         }

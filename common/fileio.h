@@ -6,7 +6,8 @@
  *
  * Reading: fio_open_regular opens with O_NONBLOCK (a FIFO without a writer
  * cannot block the open), checks with fstat that it is a regular file and
- * clears O_NONBLOCK. fio_read_file reads such a file whole, refusing one
+ * clears O_NONBLOCK. fio_read_file reads such a file to its end (the size
+ * fstat gives is only a first guess: procfs files say 0), refusing one
  * larger than a caller-given bound.
  *
  * Writing: an output whose path is absent or a regular file (directly or

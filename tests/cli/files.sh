@@ -88,6 +88,15 @@ expect 1 "shortc: error: cannot read tokens '$tmp/tokens.d': Is a directory" $ru
 printf '1 2 \001\033[31m\377x 4\n' >"$tmp/bin.tokens"
 expect 1 "shortc: error: $tmp/bin.tokens: token 3 ('\\x01\\x1b[31m\\xffx') is not a non-negative integer" \
     $run_ref --tokens "$tmp/bin.tokens"
+# a procfs file says its size is 0: it is read to its end all the same
+expect 1 "shortc: error: /proc/self/status: token 1 ('Name:') is not a non-negative integer" \
+    $run_ref --tokens /proc/self/status
+echo "1 99999999999999999999999" >"$tmp/big.tokens"
+expect 1 "shortc: error: $tmp/big.tokens: token 2 ('99999999999999999999999') is out of range (token ids are at most 2147483647)" \
+    $run_ref --tokens "$tmp/big.tokens"
+echo "2147483648" >"$tmp/big.tokens"
+expect 1 "shortc: error: $tmp/big.tokens: token 1 ('2147483648') is out of range (token ids are at most 2147483647)" \
+    $run_ref --tokens "$tmp/big.tokens"
 : >"$tmp/empty.tokens"
 expect 1 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only whitespace)" \
     $run_ref --tokens "$tmp/empty.tokens"
