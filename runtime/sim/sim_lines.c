@@ -62,6 +62,10 @@ void sim_source_line(const void *pc, char *buf, size_t len) {
     char *fn = out, *nl = strchr(out, '\n');
     if (!nl) return;
     *nl = 0;
+    /* a kernel inlined into its trampoline (shortsim_abi.h) is named as the kernel */
+    static const char *const tramps[] = {"shortsim_plain_", "shortsim_tramp_"};
+    for (int i = 0; i < 2; i++)
+        if (strncmp(fn, tramps[i], strlen(tramps[i])) == 0 && fn[strlen(tramps[i])]) fn += strlen(tramps[i]);
     char *loc = nl + 1, *end = strchr(loc, '\n');
     if (end) *end = 0;
     char *disc = strstr(loc, " (discriminator");

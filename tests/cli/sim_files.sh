@@ -7,6 +7,7 @@
 #   - #include "x.cuh" next to the .cu, and -I DIR, compile; editing an included
 #     header changes the cache key (no stale object from the cache);
 #   - a compile error quotes the user's own line (the file is compiled unchanged);
+#   - an unchecked fault names the kernel, not its trampoline;
 #   - outputs are all or nothing: one output that cannot be written means none is
 #     (checked before the launch).
 set -u
@@ -75,4 +76,10 @@ grep -q "no/such/dir/o.npy" "$tmp/err" || fail "the unwritable output is not nam
 sim faults.cu --kernel global_load --grid 1 --block 1 --arg buf:$in:ok1.npy --arg buf:$in:ok2.npy --arg i32:0 ||
     fail "two writable outputs"
 [ -f ok1.npy ] && [ -f ok2.npy ] || fail "outputs missing after a successful run"
+
+# ---- an unchecked fault names the kernel, not the simulator's trampoline ----
+printf '__global__ void gidx(float *x) {\n    __shared__ float s[4];\n    s[threadIdx.x] = 1.0f;\n    x[0] = s[0];\n}\n' > gidx.cu
+sim gidx.cu --kernel gidx --grid 1 --block 5 --arg buf:$in && fail "the overrun was not reported"
+grep -q "\[in gidx" "$tmp/err" || fail "the fault does not name the kernel"
+grep -q "shortsim_" "$tmp/err" && fail "the fault names a simulator-internal symbol"
 echo PASS
