@@ -11,7 +11,8 @@
  *
  *   [extern] [qualifiers] __shared__ [qualifiers] TYPE NAME[dims]... ;
  *
- * (one declarator, no initializer) is replaced, on the same line (line
+ * (no initializer; several declarators `a[32], b[32]` are split into one
+ * declaration each, sharing the type) is replaced, on the same line (line
  * numbers are kept), by the prelude's macros SHORTSIM_EXTERN_SHARED /
  * SHORTSIM_STATIC_SHARED (block scope) or their namespace-scope forms.
  * Static declarations are numbered in source order: number K is the K-th
@@ -160,7 +161,7 @@ static int parse_decl(const char *s, const RwTok *t, int nt, RwDecl *d) {
         } else if (c == ')' || c == ']') {
             depth--;
         } else if (depth == 0 && (c == '=' || c == ',' || c == '{' || c == '}' || c == '&')) {
-            return 0; /* initializer, several declarators, a reference */
+            return 0; /* initializer, several declarators (split_decls), a reference */
         } else if (depth == 0 && first_br < 0 && is_id0(c) && !tok_is(s, &t[i], "__shared__") &&
                    !tok_is(s, &t[i], "__align__") && !tok_is(s, &t[i], "__attribute__")) {
             last_id = i;
@@ -226,6 +227,52 @@ static void put_decl(RwOut *o, const char *s, const RwTok *t, const RwDecl *d, i
     out_put(o, ");", 2);
 }
 
+#define RW_MAX_DECLS 16 /* declarators in one declaration (`__shared__ float a[32], b[32];`) */
+
+/* One declarator of a declaration, as a declaration of its own: the shared
+ * type prefix, the declarator's tokens and the ';'. */
+typedef struct RwSplit {
+    RwTok toks[RW_MAX_TOKS]; /* the tokens */
+    int nt;                  /* their count */
+    RwDecl d;                /* parsed */
+} RwSplit;
+
+/* Splits the declaration t[0..nt) (ending in ';') at its top-level commas
+ * into one declaration per declarator, each parsed by parse_decl; the count,
+ * or 0 when any part is not a recognised form (a pointer or reference
+ * declarator, an initializer: then the declaration is left alone). */
+static int split_decls(const char *s, const RwTok *t, int nt, RwSplit *out) {
+    int cuts[RW_MAX_DECLS + 1], ncut = 0, depth = 0;
+    for (int i = 0; i < nt - 1; i++) {
+        char c = s[t[i].b];
+        depth += c == '(' || c == '[' ? 1 : c == ')' || c == ']' ? -1 : 0;
+        if (depth == 0 && c == ',') {
+            if (ncut == RW_MAX_DECLS - 1) return 0;
+            cuts[ncut++] = i;
+        }
+    }
+    cuts[ncut] = nt - 1; /* the ';' */
+    /* the first declarator's own declaration gives the type prefix: tokens before its name */
+    RwSplit *first = &out[0];
+    first->nt = cuts[0] + 1;
+    memcpy(first->toks, t, (size_t)cuts[0] * sizeof *t);
+    first->toks[cuts[0]] = t[nt - 1];
+    if (!parse_decl(s, first->toks, first->nt, &first->d)) return 0;
+    int prefix = first->d.name;
+    if (ncut > 0 && (prefix == 0 || !is_id(s[t[prefix - 1].e - 1]))) return 0; /* `float *a, b` */
+    for (int k = 1; k <= ncut; k++) {
+        RwSplit *sp = &out[k];
+        int from = cuts[k - 1] + 1, len = cuts[k] - from;
+        if (len <= 0 || prefix + len + 1 > RW_MAX_TOKS) return 0;
+        memcpy(sp->toks, t, (size_t)prefix * sizeof *t);
+        memcpy(sp->toks + prefix, t + from, (size_t)len * sizeof *t);
+        sp->toks[prefix + len] = t[nt - 1];
+        sp->nt = prefix + len + 1;
+        if (!parse_decl(s, sp->toks, sp->nt, &sp->d) || sp->d.name != prefix) return 0;
+    }
+    return ncut + 1;
+}
+
 #define RW_PREV 16 /* tokens remembered before a '{' */
 
 /* 1 when the tokens before a '{' (prev, newest first) open a namespace:
@@ -249,6 +296,8 @@ enum { RW_NS, RW_BLOCK };
 
 char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic) {
     RwOut o = {0};
+    RwSplit *parts = malloc(RW_MAX_DECLS * sizeof *parts); /* 34 KiB: not on the stack */
+    if (!parts) return NULL;
     unsigned char kinds[RW_MAX_DEPTH];
     int depth = 0, index = 0;
     RwTok prev[RW_PREV]; /* the last tokens, newest first */
@@ -275,13 +324,16 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
                 toks[nt++] = u;
                 if (s[u.b] == ';' || s[u.b] == '{' || s[u.b] == '}') break;
             }
-            RwDecl d;
             int ns = depth == 0 || (depth <= RW_MAX_DEPTH && kinds[depth - 1] == RW_NS);
-            if (nt > 0 && s[toks[nt - 1].b] == ';' && parse_decl(s, toks, nt, &d) &&
-                (d.is_extern || d.dims >= 0 || !ns)) { /* a namespace-scope scalar stays thread-local */
+            int np = nt > 0 && s[toks[nt - 1].b] == ';' ? split_decls(s, toks, nt, parts) : 0;
+            for (int k = 0; k < np; k++) /* a namespace-scope scalar stays thread-local */
+                if (!parts[k].d.is_extern && parts[k].d.dims < 0 && ns) np = 0;
+            if (np > 0) {
                 out_put(&o, s + copied, toks[0].b - copied);
-                put_decl(&o, s, toks, &d, ns, d.is_extern ? -1 : index);
-                if (!d.is_extern) index++;
+                for (int k = 0; k < np; k++) {
+                    put_decl(&o, s, parts[k].toks, &parts[k].d, ns, parts[k].d.is_extern ? -1 : index);
+                    if (!parts[k].d.is_extern) index++;
+                }
                 for (size_t i = toks[0].b; i < toks[nt - 1].e; i++) /* keep the line count */
                     if (s[i] == '\n') out_put(&o, "\n", 1);
                 copied = pos = decl_start = toks[nt - 1].e;
@@ -292,6 +344,7 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
         push_prev(prev, t);
     }
     out_put(&o, s + copied, n - copied);
+    free(parts);
     if (o.oom || !o.s) {
         free(o.s);
         return NULL;

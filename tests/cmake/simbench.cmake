@@ -56,6 +56,8 @@ shortc_simbench(fault_static_overrun fault "thread (32,0,0)" "0 bytes past the e
   ${F} --kernel static_overrun --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_static_overrun_unchecked fault "0 bytes past the end of static shared array `s'" --
   ${F} --kernel static_overrun --grid 1 --block 33 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+shortc_simbench(fault_two_declarators fault "thread (32,0,0)" "0 bytes past the end of static shared array `a' (128 bytes" --
+  ${F} --kernel two_declarators --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_dynamic_overrun fault "thread (0,0,0)" "0 bytes past the end of the 4004-byte dynamic shared memory" "faults.cu:19 in dynamic_overrun" --
   ${F} --kernel dynamic_overrun --grid 1 --block 1001 --smem 4004 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy --arg i32:1001)
 shortc_simbench(fault_global_store fault "kernel global_store: block (0,0,0), thread (1001,0,0)" "0 bytes past the end of allocation #1" "4004 bytes" "faults.cu:24 in global_store" --

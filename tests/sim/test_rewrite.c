@@ -47,6 +47,12 @@ static void test_forms(void) {
     o = rw("namespace a::b { __shared__ float t[4]; __device__ void f() { __shared__ float v[2]; } }", &ns);
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(1, 1, v, \"v\", float [2]);");
+    /* several declarators: one slot each, sharing the type and alignment, on the same line */
+    o = rw("void f() {\n  __shared__ __align__(16) float a[32], b[8][4],\n    c;\n}\n", &ns);
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(0, 16, a, \"a\", float [32]);");
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(1, 16, b, \"b\", float [8][4]);");
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(2, 16, c, \"c\", float );");
+    CHECK(ns == 3 && count_lines(o) == 4);
 }
 
 static void test_left_alone(void) {
@@ -54,7 +60,7 @@ static void test_left_alone(void) {
     const char *src = "// __shared__ float a[1];\n/* extern __shared__ float b[]; */\n"
                       "const char *s = \"__shared__ float c[2];\";\n"
                       "#define DECL extern __shared__ float d[]\n"
-                      "void f() { __shared__ float e[2], g[2]; __shared__ int h = 0; __shared__ float (*p)[4]; }\n";
+                      "void f() { __shared__ float *e, g[2]; __shared__ int h = 0, i[2]; __shared__ float (*p)[4]; }\n";
     const char *o = rw(src, &ns);
     CHECK(strcmp(o, src) == 0);
     CHECK(ns == 0);
