@@ -291,13 +291,57 @@ static void push_prev(RwTok *prev, RwTok t) {
     prev[0] = t;
 }
 
+#define RW_MAX_NS_EXTERN 16 /* namespace-scope `extern __shared__` names replaced in later uses */
+
+/* A namespace-scope `extern __shared__ T name[];`: later uses of name become
+ * `(shortsim::dyn_smem<T>())`, a plain pointer (reinterpret_cast, arithmetic
+ * and indexing work as on the GPU; one object at namespace scope cannot stand
+ * for every block's memory). */
+typedef struct RwNsExtern {
+    char name[64];  /* the declared name */
+    char type[192]; /* its element type as written */
+} RwNsExtern;
+
+/* Records declaration d (a namespace-scope extern) in v; 0 when it does not fit (then left as the object form). */
+static int note_ns_extern(RwNsExtern *v, int *nv, const char *s, const RwTok *t, const RwDecl *d) {
+    size_t nl = t[d->name].e - t[d->name].b;
+    if (*nv == RW_MAX_NS_EXTERN || nl >= sizeof v->name) return 0;
+    RwOut ty = {0};
+    put_type(&ty, s, t, d);
+    int ok = !ty.oom && ty.s && ty.n < sizeof v->type;
+    if (ok) {
+        memcpy(v[*nv].name, s + t[d->name].b, nl);
+        v[*nv].name[nl] = 0;
+        memcpy(v[*nv].type, ty.s, ty.n + 1);
+        (*nv)++;
+    }
+    free(ty.s);
+    return ok;
+}
+
+/* The recorded extern that token t uses (not a member `x.name`, `x->name` or a qualified `a::name`), or NULL. */
+static const RwNsExtern *uses_ns_extern(const char *s, const RwTok *t, const RwTok *prev, const RwNsExtern *v, int nv) {
+    if (!is_id0(s[t->b]) || (prev[0].e > prev[0].b && (tok_is(s, &prev[0], ".") || tok_is(s, &prev[0], "::") ||
+                                                       (tok_is(s, &prev[0], ">") && tok_is(s, &prev[1], "-")))))
+        return NULL;
+    for (int i = 0; i < nv; i++)
+        if (t->e - t->b == strlen(v[i].name) && memcmp(s + t->b, v[i].name, t->e - t->b) == 0) return &v[i];
+    return NULL;
+}
+
 /* Brace kinds: namespace scope (namespace, extern "C" blocks) or anything else. */
 enum { RW_NS, RW_BLOCK };
 
 char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic) {
     RwOut o = {0};
     RwSplit *parts = malloc(RW_MAX_DECLS * sizeof *parts); /* 34 KiB: not on the stack */
-    if (!parts) return NULL;
+    RwNsExtern *ext = malloc(RW_MAX_NS_EXTERN * sizeof *ext);
+    int next = 0;
+    if (!parts || !ext) {
+        free(parts);
+        free(ext);
+        return NULL;
+    }
     unsigned char kinds[RW_MAX_DEPTH];
     int depth = 0, index = 0;
     RwTok prev[RW_PREV]; /* the last tokens, newest first */
@@ -331,6 +375,7 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
             if (np > 0) {
                 out_put(&o, s + copied, toks[0].b - copied);
                 for (int k = 0; k < np; k++) {
+                    if (ns && parts[k].d.is_extern) note_ns_extern(ext, &next, s, parts[k].toks, &parts[k].d);
                     put_decl(&o, s, parts[k].toks, &parts[k].d, ns, parts[k].d.is_extern ? -1 : index);
                     if (!parts[k].d.is_extern) index++;
                 }
@@ -341,10 +386,17 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
                 continue;
             }
         }
+        const RwNsExtern *use = uses_ns_extern(s, &t, prev, ext, next);
+        if (use) {
+            out_put(&o, s + copied, t.b - copied);
+            out_fmt(&o, "(shortsim::dyn_smem<%s>())", use->type);
+            copied = t.e;
+        }
         push_prev(prev, t);
     }
     out_put(&o, s + copied, n - copied);
     free(parts);
+    free(ext);
     if (o.oom || !o.s) {
         free(o.s);
         return NULL;

@@ -48,6 +48,11 @@ shortc_simbench(softmax close ${SIMBENCH_DATA}/softmax_expected.npy 1e-5 1e-7 --
 shortc_simbench(global_store_unchecked exact ${SIMBENCH_DATA}/fault_twos.npy --
   ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
 
+# namespace-scope `extern __shared__ unsigned char raw[];` through reinterpret_cast<float *>
+shortc_simbench(ns_extern_cast exact ${SIMBENCH_DATA}/fault_twos.npy --
+  ${SIMBENCH}/ns_extern.cu --kernel ns_extern --grid 1 --block 1001 --smem 4004 --checked
+  --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy --arg i32:1001)
+
 # ---- kernels the simulator must report ----
 set(F ${SIMBENCH}/faults.cu)
 shortc_simbench(fault_divergent_barrier fault "kernel divergent_barrier: block (0,0,0)" "divergence" --

@@ -43,6 +43,11 @@ static void test_forms(void) {
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(1, 1, u, \"u\", int [2]);");
     CHECK_HAS(o, "__shared__ int scalar;"); /* a namespace-scope scalar stays thread-local */
+    /* later uses of a namespace-scope extern are a plain pointer (reinterpret_cast works); members are not */
+    o = rw("extern __shared__ unsigned char raw[];\nvoid f() { float *p = reinterpret_cast<float *>(raw); s.raw = 1; q->raw = 2; }\n",
+           &ns);
+    CHECK_HAS(o, "reinterpret_cast<float *>((shortsim::dyn_smem< unsigned char>()))");
+    CHECK_HAS(o, "s.raw = 1; q->raw = 2;");
     /* nested namespace names; a function body inside a namespace is block scope */
     o = rw("namespace a::b { __shared__ float t[4]; __device__ void f() { __shared__ float v[2]; } }", &ns);
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
