@@ -406,14 +406,77 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
     return o.s;
 }
 
-int sim_scan_kernels(const char *s, size_t n, char ***names) {
+/* Adds name (len bytes) after the namespace prefix qual to v, or counts one more body for it;
+ * -1 when out of memory. */
+static int add_kernel(char ***v, int **defs, int *nv, const char *qual, const char *name, size_t len, int body) {
+    size_t ql = strlen(qual);
+    for (int i = 0; i < *nv; i++) /* a declaration, then the definition; or an overload */
+        if (strlen((*v)[i]) == ql + len && !memcmp((*v)[i], qual, ql) && !memcmp((*v)[i] + ql, name, len)) {
+            (*defs)[i] += body;
+            return 0;
+        }
+    char *nm = malloc(ql + len + 1);
+    char **nv2 = nm ? realloc(*v, (size_t)(*nv + 1) * sizeof **v) : NULL;
+    if (nv2) *v = nv2;
+    int *nd2 = nv2 ? realloc(*defs, (size_t)(*nv + 1) * sizeof **defs) : NULL;
+    if (!nd2) {
+        free(nm);
+        return -1;
+    }
+    *defs = nd2;
+    memcpy(nm, qual, ql);
+    memcpy(nm + ql, name, len);
+    nm[ql + len] = 0;
+    (*v)[*nv] = nm;
+    (*defs)[*nv] = body;
+    (*nv)++;
+    return 0;
+}
+
+/* Appends the name of the namespace that the '{' after prev opens ("" for extern "C") to qual. */
+static void push_namespace(char *qual, size_t cap, const char *s, const RwTok *prev) {
+    int k = 0; /* prev[k] is `namespace`; the tokens before it are names and "::" */
+    while (k < RW_PREV && prev[k].e > prev[k].b && !tok_is(s, &prev[k], "namespace") &&
+           (is_id0(s[prev[k].b]) || tok_is(s, &prev[k], "::")))
+        k++;
+    if (k == RW_PREV || !tok_is(s, &prev[k], "namespace")) return; /* extern "C" { */
+    size_t ql = strlen(qual);
+    if (k == 0) snprintf(qual + ql, cap - ql, "(anonymous namespace)::");
+    for (int i = k - 1; i >= 0; i--) {
+        ql = strlen(qual);
+        snprintf(qual + ql, cap - ql, "%.*s%s", (int)(prev[i].e - prev[i].b), s + prev[i].b, i == 0 ? "::" : "");
+    }
+}
+
+/* The parameter list's end: the token after the ')' matching the '(' just read. */
+static int after_params(const char *s, size_t n, size_t *pos, RwTok *t) {
+    int depth = 1;
+    while (depth > 0 && next_tok(s, n, pos, t)) depth += s[t->b] == '(' ? 1 : s[t->b] == ')' ? -1 : 0;
+    return next_tok(s, n, pos, t);
+}
+
+int sim_scan_kernels(const char *s, size_t n, char ***names, int **bodies) {
     char **v = NULL;
+    int *defs = NULL;
     int nv = 0;
     size_t pos = 0;
     RwTok t;
     int after_global = 0; /* tokens since __global__ while looking for NAME ( */
     RwTok last = {0, 0};
+    RwTok prev[RW_PREV]; /* the last tokens, newest first (namespace names) */
+    memset(prev, 0, sizeof prev);
+    char qual[512] = "";          /* the enclosing namespaces, "a::b::" */
+    unsigned short qlen[RW_MAX_DEPTH]; /* qual's length when each open brace was opened */
+    int depth = 0;
     while (next_tok(s, n, &pos, &t)) {
+        if (s[t.b] == '{') {
+            if (depth < RW_MAX_DEPTH) qlen[depth] = (unsigned short)strlen(qual);
+            if (opens_namespace(s, prev)) push_namespace(qual, sizeof qual, s, prev);
+            depth++;
+        } else if (s[t.b] == '}' && depth > 0 && --depth < RW_MAX_DEPTH) {
+            qual[qlen[depth]] = 0;
+        }
+        push_prev(prev, t);
         if (tok_is(s, &t, "__global__")) {
             after_global = 1;
             continue;
@@ -422,34 +485,34 @@ int sim_scan_kernels(const char *s, size_t n, char ***names) {
         if (s[t.b] == '(' && (tok_is(s, &last, "__launch_bounds__") || tok_is(s, &last, "__attribute__") ||
                               tok_is(s, &last, "__align__"))) {
             after_global = 1; /* an annotation's parentheses, not the parameter list */
-            int depth = 1;
-            while (depth > 0 && next_tok(s, n, &pos, &t)) depth += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
+            int d = 1;
+            while (d > 0 && next_tok(s, n, &pos, &t)) d += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
             last = t;
             continue;
         }
         if (s[t.b] == '(' && last.e > last.b && is_id0(s[last.b])) {
-            int dup = 0; /* a declaration, then the definition */
-            for (int i = 0; i < nv && !dup; i++) dup = strlen(v[i]) == last.e - last.b && !memcmp(v[i], s + last.b, last.e - last.b);
-            if (dup) {
-                after_global = 0;
-                continue;
-            }
-            char *nm = strndup(s + last.b, last.e - last.b);
-            char **nv2 = nm ? realloc(v, (size_t)(nv + 1) * sizeof *v) : NULL;
-            if (!nv2) {
-                free(nm);
+            RwTok end;
+            int body = after_params(s, n, &pos, &end) && s[end.b] == '{';
+            if (add_kernel(&v, &defs, &nv, qual, s + last.b, last.e - last.b, body) != 0) {
                 for (int i = 0; i < nv; i++) free(v[i]);
                 free(v);
+                free(defs);
                 return -1;
             }
-            v = nv2;
-            v[nv++] = nm;
             after_global = 0;
+            t = end; /* the '{' or ';' after the parameters: braces are counted */
+            if (s[t.b] == '{') {
+                if (depth < RW_MAX_DEPTH) qlen[depth] = (unsigned short)strlen(qual);
+                depth++;
+            }
+            push_prev(prev, t);
         } else if (s[t.b] == ';' || s[t.b] == '{' || ++after_global > 64) {
             after_global = 0;
         }
         last = t;
     }
     *names = v;
+    if (bodies) *bodies = defs;
+    else free(defs);
     return nv;
 }

@@ -27,25 +27,40 @@ static void run_free(SimRun *r) {
     if (r->mod) r->d.moduleUnload(r->mod);
 }
 
-/* SRT_ERR_INVALID naming the kernels src has, when kernel is not one of them. */
+/* SRT_ERR_INVALID naming the kernels src has, when kernel is not one of them, or saying why it
+ * cannot be run: in a namespace, or overloaded (the simulator finds kernels by their plain name). */
 static srt_status check_kernel(srt_context *ctx, const srt_sim_launch *l, const char *file) {
     char **names = NULL;
-    int n = sim_scan_kernels(l->source, l->len, &names);
+    int *bodies = NULL;
+    int n = sim_scan_kernels(l->source, l->len, &names, &bodies);
     if (n < 0) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    int found = 0;
+    int found = -1;
     char list[1024] = "";
     size_t used = 0;
     for (int i = 0; i < n; i++) {
-        found |= strcmp(names[i], l->kernel) == 0;
+        if (strcmp(names[i], l->kernel) == 0) found = i;
         if (used < sizeof list)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
-        free(names[i]);
     }
+    srt_status st = SRT_OK;
+    if (found >= 0 && strstr(l->kernel, "::"))
+        st = rt_error(ctx, SRT_ERR_INVALID,
+                      "%s: kernel `%s' is in a namespace; the simulator runs kernels declared at global scope "
+                      "(or in extern \"C\"): move it out, or add a global kernel that calls it",
+                      file, l->kernel);
+    else if (found >= 0 && bodies[found] > 1)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: kernel `%s' is overloaded (%d definitions); the simulator needs a "
+                      "kernel name with one definition", file, l->kernel, bodies[found]);
+    else if (found < 0 && !l->kernel[0] && n > 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel named; its kernels: %s", file, list);
+    else if (found < 0 && n == 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no __global__ function (kernel `%s' not found)", file, l->kernel);
+    else if (found < 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel `%s'; its kernels: %s", file, l->kernel, list);
+    for (int i = 0; i < n; i++) free(names[i]);
     free(names);
-    if (found) return SRT_OK;
-    if (!l->kernel[0] && n > 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel named; its kernels: %s", file, list);
-    if (n == 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: no __global__ function (kernel `%s' not found)", file, l->kernel);
-    return rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel `%s'; its kernels: %s", file, l->kernel, list);
+    free(bodies);
+    return st;
 }
 
 /* Checks the arguments against the kernel's parameter letters (shortsim_abi.h). */

@@ -7,6 +7,7 @@
 #   - #include "x.cuh" next to the .cu, and -I DIR, compile; editing an included
 #     header changes the cache key (no stale object from the cache);
 #   - a compile error quotes the user's own line (the file is compiled unchanged);
+#   - a namespaced or overloaded kernel gets a clear error;
 #   - an unchecked fault names the kernel, not its trampoline;
 #   - outputs are all or nothing: one output that cannot be written means none is
 #     (checked before the launch).
@@ -76,6 +77,15 @@ grep -q "no/such/dir/o.npy" "$tmp/err" || fail "the unwritable output is not nam
 sim faults.cu --kernel global_load --grid 1 --block 1 --arg buf:$in:ok1.npy --arg buf:$in:ok2.npy --arg i32:0 ||
     fail "two writable outputs"
 [ -f ok1.npy ] && [ -f ok2.npy ] || fail "outputs missing after a successful run"
+
+# ---- kernels the simulator cannot find by name: a clear error ----
+printf 'namespace ops {\n__global__ void nk(float *x) { x[0] = 1.0f; }\n}\n__global__ void ov(float *x) { x[0] = 1.0f; }\n__global__ void ov(int *x) { x[0] = 1; }\n' > odd.cu
+sim odd.cu --kernel nk --grid 1 --block 1 --arg buf:$in && fail "an unqualified namespaced kernel ran"
+grep -q "no kernel \`nk'; its kernels: ops::nk, ov" "$tmp/err" || fail "the kernel list does not qualify ops::nk"
+sim odd.cu --kernel ops::nk --grid 1 --block 1 --arg buf:$in && fail "a namespaced kernel ran"
+grep -q "kernel \`ops::nk' is in a namespace" "$tmp/err" || fail "no clear error for a namespaced kernel"
+sim odd.cu --kernel ov --grid 1 --block 1 --arg buf:$in && fail "an overloaded kernel ran"
+grep -q "kernel \`ov' is overloaded (2 definitions)" "$tmp/err" || fail "no clear error for an overloaded kernel"
 
 # ---- an unchecked fault names the kernel, not the simulator's trampoline ----
 printf '__global__ void gidx(float *x) {\n    __shared__ float s[4];\n    s[threadIdx.x] = 1.0f;\n    x[0] = s[0];\n}\n' > gidx.cu

@@ -85,14 +85,32 @@ static void test_scan(void) {
                       "extern \"C\" __global__ void __launch_bounds__(256) b(float *y) {}\n"
                       "__global__ void a(int *x) { }\n// __global__ void c(void)\n";
     char **names = NULL;
-    int n = sim_scan_kernels(src, strlen(src), &names);
+    int *bodies = NULL;
+    int n = sim_scan_kernels(src, strlen(src), &names, &bodies);
     CHECK(n == 2);
     if (n == 2) {
-        CHECK(strcmp(names[0], "a") == 0);
-        CHECK(strcmp(names[1], "b") == 0);
+        CHECK(strcmp(names[0], "a") == 0 && bodies[0] == 1);
+        CHECK(strcmp(names[1], "b") == 0 && bodies[1] == 1);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+    free(bodies);
+    /* namespaces qualify the name (extern "C" does not); two bodies of one name are overloads */
+    src = "namespace ops { __global__ void nk(float *x) { if (x) { } } namespace in { __global__ void k2() {} } }\n"
+          "namespace { __global__ void anon() {} }\nextern \"C\" { __global__ void c1() {} }\n"
+          "__global__ void ov(int *x) {}\n__global__ void ov(float *x) {}\n__global__ void top() {}\n";
+    n = sim_scan_kernels(src, strlen(src), &names, &bodies);
+    CHECK(n == 6);
+    const char *want[] = {"ops::nk", "ops::in::k2", "(anonymous namespace)::anon", "c1", "ov", "top"};
+    const int want_bodies[] = {1, 1, 1, 1, 2, 1};
+    for (int i = 0; i < n && i < 6; i++) {
+        if (strcmp(names[i], want[i]) != 0) fprintf(stderr, "scan: got %s, want %s\n", names[i], want[i]);
+        CHECK(strcmp(names[i], want[i]) == 0);
+        CHECK(bodies[i] == want_bodies[i]);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    free(bodies);
 }
 
 int main(void) {
