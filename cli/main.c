@@ -44,6 +44,7 @@ static const char usage_text[] =
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
     "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
+    "                  [--sim-threads N] [-I DIR]...\n"
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"

@@ -181,7 +181,7 @@ typedef struct srt_sim_arg {
 typedef struct srt_sim_launch {
     const char *source;     /* the .cu text */
     size_t len;             /* its length */
-    const char *name;       /* file name for diagnostics (NULL: "kernel") */
+    const char *name;       /* the file's path: diagnostics, and #include searches its directory (NULL: "kernel") */
     const char *kernel;     /* the __global__ function to run */
     unsigned grid[3];       /* gridDim */
     unsigned block[3];      /* blockDim */
