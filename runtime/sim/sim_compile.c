@@ -241,7 +241,11 @@ static void build_argv(const RtCompileRequest *req, const Build *b, const char *
         argv[n++] = "-include";
         argv[n++] = "shortsim_prelude.h";
     }
-    for (int i = 0; i < req->ninclude_dirs && k < nown - 1; i++) {
+    /* each directory twice: -iquote puts it before the toolkit's for #include "..." (as nvcc
+     * searches the file's own directory first), -I makes it searched by #include <...> too */
+    for (int i = 0; i < req->ninclude_dirs && k < nown - 2; i++) {
+        snprintf(own[k], sizeof own[k], "-iquote%s", req->include_dirs[i]);
+        argv[n++] = own[k++];
         snprintf(own[k], sizeof own[k], "-I%s", req->include_dirs[i]);
         argv[n++] = own[k++];
     }
@@ -260,8 +264,8 @@ static void build_argv(const RtCompileRequest *req, const Build *b, const char *
 static srt_status run_compiler(const RtCompileRequest *req, const Build *b, const char *const *extra, char *err,
                                size_t errlen) {
     const char *argv[MAX_ARGS + 2 * MAX_INCLUDE_DIRS + 16];
-    char own[MAX_INCLUDE_DIRS + 1][1200];
-    build_argv(req, b, argv, own, MAX_INCLUDE_DIRS + 1, extra);
+    char own[2 * MAX_INCLUDE_DIRS + 1][1200];
+    build_argv(req, b, argv, own, 2 * MAX_INCLUDE_DIRS + 1, extra);
     RunFail why;
     int rc = run_cmd(argv, b->dir, b->p_log, &why);
     if (rc == 0) return SRT_OK;
