@@ -5,10 +5,13 @@
  *
  * The compiler is $SHORTC_SIM_CXX if set, else the C++ compiler CMake
  * found (SHORTC_CXX); it runs through posix_spawn (no shell) and its
- * diagnostics become the error message. The cache key hashes the source,
- * the kernel names, the command line, the compiler's --version text, the
- * arch and the simulator's own headers (shortsim_prelude.h, shortsim_abi.h),
- * which the library embeds (sim_headers.c) and writes next to the .cu.
+ * diagnostics become the error message. The cache key hashes the source
+ * (for a request with include directories whose source has #include: the
+ * preprocessed text, so an edited header is a new key), the kernel names,
+ * the command line, the compiler's --version text, the arch and the
+ * simulator's own headers (shortsim_prelude.h, shortsim_abi.h), which the
+ * library embeds (sim_headers.c) and writes next to the .cu. All paths are
+ * absolute: the compiler runs inside the build directory.
  *
  * A cached object is used only when its bytes match the meta's hash and it
  * is a whole ELF file for this host (rt_elf_check); exec.c asks again with

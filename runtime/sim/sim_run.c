@@ -1,7 +1,10 @@
 /*
  * sim_run.c — srt_sim_run(): one kernel of an arbitrary CUDA source run on
  * the simulator through its driver table (compile, load, buffers in,
- * launch, buffers out), for `shortc sim` and other test drivers.
+ * launch, buffers out), for `shortc sim` and other test drivers. The file
+ * is compiled unchanged, the prelude included first by the compiler, so
+ * its diagnostics quote the user's own lines; #include searches the file's
+ * directory and the launch's include directories.
  */
 #include "rt_internal.h"
 #include "sim.h"
