@@ -4,12 +4,14 @@
  * (docs/simulator.md):
  *
  *   shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]
- *              [--smem BYTES] [--checked] [--sim-threads N]
+ *              [--smem BYTES] [--checked] [--sim-threads N] [-I DIR]...
  *              --arg buf:IN.npy[:OUT.npy] --arg i32:7 --arg u32:7 --arg f32:0.5 ...
  *
  * One --arg per kernel parameter, in order. Exit status 0 when the launch
  * completed (outputs written), 1 on any error or simulator fault (report on
- * stderr, no output written). The work is srt_sim_run's; this file parses
+ * stderr, no output written). Every output is opened before the launch and
+ * renamed into place only once all of them are written (fileio.h), so an
+ * output that cannot be written means that none is. The work is srt_sim_run's; this file parses
  * flags and moves files.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -34,7 +36,10 @@
 
 static const char sim_usage[] =
     "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
-    "                  [--sim-threads N] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
+    "                  [--sim-threads N] [-I DIR]... --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
+
+/* Most -I directories (srt_sim_launch takes 15). */
+#define SIM_MAX_INCLUDES 15
 
 /* A buffer argument's files. */
 typedef struct SimBufFiles {
@@ -42,6 +47,8 @@ typedef struct SimBufFiles {
     const char *out;  /* .npy it is written to after the launch, or NULL */
     srt_dtype dtype;  /* the input's dtype (the output gets the same) */
     int64_t count;    /* its elements */
+    FioOut fo;        /* the output, open from before the launch until commit or abort */
+    bool fo_open;     /* fo is open */
 } SimBufFiles;
 
 /* Everything the command line says. */
@@ -57,6 +64,8 @@ typedef struct SimCli {
     srt_sim_arg args[SIM_MAX_ARGS];   /* --arg, in order */
     SimBufFiles files[SIM_MAX_ARGS];  /* files of the buffer arguments */
     int nargs;                        /* --arg count */
+    const char *includes[SIM_MAX_INCLUDES]; /* -I directories, in order */
+    int nincludes;                    /* their count */
 } SimCli;
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...) {
@@ -189,6 +198,11 @@ static bool parse_cli(int argc, char **argv, SimCli *c) {
             } else if (!parse_arg(c, argv[i])) {
                 return false;
             }
+        } else if (strncmp(a, "-I", 2) == 0) {
+            const char *d = a[2] ? a + 2 : has_val ? argv[++i] : NULL;
+            if (!d || !*d) return fail("-I needs a directory"), false;
+            if (c->nincludes == SIM_MAX_INCLUDES) return fail("more than %d -I directories", SIM_MAX_INCLUDES), false;
+            c->includes[c->nincludes++] = d;
         } else if (a[0] == '-' && a[1]) {
             return fail("unknown option '%s'\n%s", a, sim_usage), false;
         } else if (c->file) {
@@ -221,12 +235,45 @@ static bool read_buffers(srt_context *ctx, SimCli *c) {
     return true;
 }
 
-static bool write_buffers(srt_context *ctx, const SimCli *c) {
+/* Opens every output before the launch: one that cannot be written fails the command before any work. */
+static bool open_outputs(SimCli *c) {
     for (int i = 0; i < c->nargs; i++) {
-        const SimBufFiles *bf = &c->files[i];
+        SimBufFiles *bf = &c->files[i];
+        const char *why;
         if (c->args[i].kind != SRT_SIM_ARG_BUF || !bf->out) continue;
-        if (srt_npy_write(ctx, bf->out, bf->dtype, c->args[i].data, &bf->count, 1) != SRT_OK)
+        if (!fio_out_open(&bf->fo, bf->out, &why)) return fail("cannot write '%s': %s", bf->out, why), false;
+        bf->fo_open = true;
+    }
+    return true;
+}
+
+/* Gives up every output still open (no file is replaced). */
+static void abort_outputs(SimCli *c) {
+    for (int i = 0; i < c->nargs; i++)
+        if (c->files[i].fo_open) {
+            fio_out_abort(&c->files[i].fo);
+            c->files[i].fo_open = false;
+        }
+}
+
+/* Writes every output, then commits them all; on any failure aborts those not yet committed. */
+static bool write_outputs(srt_context *ctx, SimCli *c) {
+    for (int i = 0; i < c->nargs; i++) {
+        SimBufFiles *bf = &c->files[i];
+        if (!bf->fo_open) continue;
+        void *bytes;
+        size_t len;
+        if (srt_npy_encode(ctx, bf->dtype, c->args[i].data, &bf->count, 1, &bytes, &len) != SRT_OK)
             return fail("%s", srt_last_error(ctx)), false;
+        fio_out_write(&bf->fo, bytes, len);
+        srt_free(ctx, bytes);
+    }
+    for (int i = 0; i < c->nargs; i++) {
+        SimBufFiles *bf = &c->files[i];
+        const char *why;
+        if (!bf->fo_open) continue;
+        bf->fo_open = false;
+        if (!fio_out_commit(&bf->fo, &why)) return fail("cannot write '%s': %s", bf->out, why), false;
     }
     return true;
 }
@@ -256,10 +303,12 @@ int sim_main(int argc, char **argv) {
     int rc = 1;
     size_t len = 0;
     char *src = NULL;
-    if (!parse_cli(argc, argv, c) || !(src = read_source(c->file, &len)) || !read_buffers(ctx, c)) goto out;
+    if (!parse_cli(argc, argv, c) || !(src = read_source(c->file, &len)) || !read_buffers(ctx, c) || !open_outputs(c))
+        goto out;
     srt_sim_launch l = {
         .source = src, .len = len, .name = c->file, .kernel = c->kernel, .smem = (unsigned)c->smem,
         .checked = c->checked, .threads = c->threads, .cache_dir = NULL, .args = c->args, .nargs = c->nargs,
+        .include_dirs = c->includes, .ninclude_dirs = c->nincludes,
     };
     memcpy(l.grid, c->grid, sizeof l.grid);
     memcpy(l.block, c->block, sizeof l.block);
@@ -267,8 +316,9 @@ int sim_main(int argc, char **argv) {
         fail("%s", srt_last_error(ctx));
         goto out;
     }
-    if (write_buffers(ctx, c)) rc = 0;
+    if (write_outputs(ctx, c)) rc = 0;
 out:
+    abort_outputs(c);
     for (int i = 0; i < c->nargs; i++)
         if (c->args[i].kind == SRT_SIM_ARG_BUF) srt_free(ctx, c->args[i].data);
     free(src);

@@ -49,6 +49,7 @@ static const char usage_text[] =
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
     "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
+    "                  [--sim-threads N] [-I DIR]...\n"
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
     "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg]\n"
@@ -81,6 +82,19 @@ static bool parse_flag_int(const char *flag, const char *s, long long lo, long l
         return false;
     }
     *out = v;
+    return true;
+}
+
+/* false (message printed) when an output names the same regular file as an input: writing it
+ * would replace what is being read (NULL entries and "-" are skipped). */
+static bool outputs_apart(const char *const *outs, int nouts, const char *const *ins, int nins) {
+    for (int o = 0; o < nouts; o++)
+        for (int i = 0; i < nins && outs[o] && strcmp(outs[o], "-") != 0; i++)
+            if (ins[i] && fio_same_file(outs[o], ins[i])) {
+                fprintf(stderr, "shortc: error: output '%s' is the same file as input '%s'; nothing written\n",
+                        outs[o], ins[i]);
+                return false;
+            }
     return true;
 }
 
@@ -149,6 +163,8 @@ static int check_existing_cu(const char *path) {
 
 static int compile_main(const CompileArgs *ca) {
     if (ca->check && ends_with(ca->input, ".cu")) return check_existing_cu(ca->input);
+    const char *const outs[] = {ca->output, ca->plan_out}, *const ins[] = {ca->input};
+    if (!outputs_apart(outs, 2, ins, 1)) return 1;
     Arena a;
     arena_init(&a);
     Diag d;
@@ -287,10 +303,12 @@ static int read_tokens(const char *path, int32_t **out) {
         char *end;
         errno = 0;
         long long v = strtoll(word, &end, 10);
-        if (*end || errno || v < 0 || v > INT32_MAX) {
+        if (end == word || *end || (errno && errno != ERANGE) || v < 0 || errno == ERANGE || v > INT32_MAX) {
+            bool digits = end != word && !*end && v >= 0; /* a number, too large for a token id */
             fprintf(stderr, "shortc: error: %s: token %d ('", path, n + 1);
             print_escaped(stderr, word, wl);
-            fprintf(stderr, "') is not a non-negative integer\n");
+            fprintf(stderr, digits ? "') is out of range (token ids are at most %d)\n" : "') is not a non-negative integer\n",
+                    INT32_MAX);
             ok = 0;
             break;
         }
@@ -604,6 +622,8 @@ static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
 static int run_main(int argc, char **argv) {
     RunArgs ra = {.seed = -1};
     if (!parse_run_args(argc, argv, false, &ra)) return 1;
+    const char *const outs[] = {ra.logits}, *const ins[] = {ra.model_path, ra.weights, ra.tokens};
+    if (!outputs_apart(outs, 1, ins, 3)) return 1;
     int32_t *tokens = NULL;
     int n;
     if (ra.tokens) {

@@ -47,6 +47,50 @@ int fio_open_regular(const char *path, struct stat *st, const char **why) {
     return fd;
 }
 
+/* Reads fd to its end into a malloc'd, NUL-terminated buffer of at most max bytes; the size from
+ * fstat is only the first guess (procfs and sysfs files say 0). NULL with *why on failure. */
+static char *read_to_eof(int fd, size_t guess, size_t max, size_t *len, const char **why) {
+    size_t cap = guess < 4096 ? 4096 : guess, n = 0;
+    if (cap > max) cap = max;
+    char *buf = malloc(cap + 1);
+    for (;;) {
+        if (!buf) {
+            *why = strerror(ENOMEM);
+            return NULL;
+        }
+        if (n == cap) { /* full: one more byte than max means too large */
+            char probe;
+            ssize_t r = read(fd, &probe, 1);
+            if (r < 0 && errno == EINTR) continue;
+            if (r == 0) break;
+            if (r < 0 || cap == max) {
+                *why = r < 0 ? strerror(errno) : fio_too_large;
+                free(buf);
+                return NULL;
+            }
+            size_t ncap = cap > max / 2 ? max : cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) free(buf);
+            buf = nb;
+            if (buf) buf[n++] = probe;
+            cap = ncap;
+            continue;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) {
+            *why = strerror(errno);
+            free(buf);
+            return NULL;
+        }
+        if (r == 0) break;
+        n += (size_t)r;
+    }
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
 char *fio_read_file(const char *path, size_t max, size_t *len, const char **why) {
     struct stat st;
     int fd = fio_open_regular(path, &st, why);
@@ -56,27 +100,8 @@ char *fio_read_file(const char *path, size_t max, size_t *len, const char **why)
         close(fd);
         return NULL;
     }
-    size_t size = (size_t)st.st_size, n = 0;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        *why = strerror(ENOMEM);
-        close(fd);
-        return NULL;
-    }
-    while (n < size) {
-        ssize_t r = read(fd, buf + n, size - n);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            *why = r < 0 ? strerror(errno) : "file shrank while reading";
-            free(buf);
-            close(fd);
-            return NULL;
-        }
-        n += (size_t)r;
-    }
+    char *buf = read_to_eof(fd, (size_t)st.st_size, max, len, why);
     close(fd);
-    buf[n] = 0;
-    if (len) *len = n;
     return buf;
 }
 
@@ -226,4 +251,10 @@ bool fio_write_file(const char *path, const void *data, size_t len, const char *
     if (!fio_out_open(&o, path, why)) return false;
     fio_out_write(&o, data, len);
     return fio_out_commit(&o, why);
+}
+
+bool fio_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -6,7 +6,8 @@
  *
  * Reading: fio_open_regular opens with O_NONBLOCK (a FIFO without a writer
  * cannot block the open), checks with fstat that it is a regular file and
- * clears O_NONBLOCK. fio_read_file reads such a file whole, refusing one
+ * clears O_NONBLOCK. fio_read_file reads such a file to its end (the size
+ * fstat gives is only a first guess: procfs files say 0), refusing one
  * larger than a caller-given bound.
  *
  * Writing: an output whose path is absent or a regular file (directly or
@@ -52,6 +53,9 @@ bool fio_out_commit(FioOut *o, const char **why);
 /* Gives up: closes and removes the temporary file (the target is untouched). */
 void fio_out_abort(FioOut *o);
 
+/* true when both paths exist and name the same regular file (device and inode, links followed):
+ * an output that would replace an input. */
+bool fio_same_file(const char *a, const char *b);
 /* Writes one buffer to path as an output (open, write, commit). */
 bool fio_write_file(const char *path, const void *data, size_t len, const char **why);
 

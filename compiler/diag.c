@@ -11,7 +11,10 @@
  * range on that line. Tabs of the source line are kept in the caret line so
  * the caret lines up in any tab width; UTF-8 continuation bytes take no
  * column. Lines longer than SHOW_MAX bytes are shown as a window around the
- * location, with "..." where text was cut. Control bytes are shown as '?'.
+ * location, with "..." where text was cut. Valid UTF-8 is shown as is (one
+ * column per character); control bytes, C1 controls (U+0080..U+009F, which
+ * terminals obey like ESC) and bytes that are not valid UTF-8 are shown as
+ * \xHH, and the caret line counts their four columns.
  *
  * After max_errors errors one "too many errors" line is printed and later
  * errors, warnings and notes are only counted.
@@ -102,6 +105,44 @@ void diag_linecol(const Diag *d, Loc loc, int *line, int *col) {
 
 static bool is_continuation(unsigned char c) { return (c & 0xC0) == 0x80; }
 
+/* One displayed unit of a source line: the bytes t[i..i+n) and how they are shown. */
+typedef struct ExcerptUnit {
+    size_t n;     /* bytes of the source it covers */
+    char text[8]; /* what is printed */
+    int cols;     /* columns it takes (a tab counts as one and is kept in the caret line) */
+} ExcerptUnit;
+
+/* Bytes of the valid, printable UTF-8 character at t[i] (before end), or 0 (an invalid or overlong
+ * sequence, a surrogate, or a C1 control). */
+static size_t utf8_char_len(const unsigned char *t, size_t i, size_t end) {
+    unsigned char c = t[i];
+    size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    if (n == 0 || i + n > end) return 0;
+    for (size_t k = 1; k < n; k++)
+        if (!is_continuation(t[i + k])) return 0;
+    unsigned cp = n == 2 ? (c & 0x1Fu) << 6 | (t[i + 1] & 0x3Fu)
+                  : n == 3 ? (c & 0x0Fu) << 12 | (t[i + 1] & 0x3Fu) << 6 | (t[i + 2] & 0x3Fu)
+                           : (c & 0x07u) << 18 | (t[i + 1] & 0x3Fu) << 12 | (t[i + 2] & 0x3Fu) << 6 | (t[i + 3] & 0x3Fu);
+    bool bad = cp < 0xA0 || (n == 3 && cp < 0x800) || (cp >= 0xD800 && cp <= 0xDFFF) || (n == 4 && (cp < 0x10000 || cp > 0x10FFFF));
+    return bad ? 0 : n;
+}
+
+/* The unit of the line starting at t[i] (before end). */
+static ExcerptUnit excerpt_unit(const unsigned char *t, size_t i, size_t end) {
+    ExcerptUnit u = {.n = 1, .cols = 1};
+    unsigned char c = t[i];
+    if (c == '\t' || (c >= 0x20 && c < 0x7f)) {
+        u.text[0] = (char)c;
+    } else if (c >= 0x80 && (u.n = utf8_char_len(t, i, end)) > 0) {
+        memcpy(u.text, t + i, u.n);
+    } else {
+        u.n = 1;
+        u.cols = 4;
+        snprintf(u.text, sizeof u.text, "\\x%02x", c);
+    }
+    return u;
+}
+
 /* The source line holding loc.begin and the caret line under it. */
 static void show_excerpt(const Diag *d, Loc loc) {
     const Source *s = loc_source(d, loc);
@@ -124,20 +165,29 @@ static void show_excerpt(const Diag *d, Loc loc) {
     const char *pre = ws > ls ? "..." : "";
     FILE *o = d->out;
     fputs(pre, o);
-    for (size_t i = ws; i < we; i++) {
-        unsigned char c = t[i];
-        fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', o);
+    for (size_t i = ws; i < we;) {
+        ExcerptUnit u = excerpt_unit(t, i, we);
+        fputs(u.text, o);
+        i += u.n;
     }
     if (we < le) fputs("...", o);
     fputc('\n', o);
     fputs(*pre ? "   " : "", o);
-    for (size_t i = ws; i < begin; i++) {
+    size_t i = ws;
+    while (i < begin) {
+        ExcerptUnit u = excerpt_unit(t, i, we);
         if (t[i] == '\t') fputc('\t', o);
-        else if (!is_continuation(t[i])) fputc(' ', o);
+        else fprintf(o, "%*s", u.cols, "");
+        i += u.n;
     }
     fputc('^', o);
-    for (size_t i = begin + 1; i < end && i < we; i++)
-        if (!is_continuation(t[i])) fputc('~', o);
+    int first = 1;
+    while (i < end && i < we) {
+        ExcerptUnit u = excerpt_unit(t, i, we);
+        for (int k = first; k < u.cols; k++) fputc('~', o); /* the caret is the first unit's first column */
+        first = 0;
+        i += u.n;
+    }
     fputc('\n', o);
 }
 

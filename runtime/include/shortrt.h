@@ -165,6 +165,9 @@ srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, vo
                         int64_t *shape, int *rank /* in: capacity of shape, out: rank */);
 srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, const void *data,
                          const int64_t *shape, int rank);
+/* The bytes srt_npy_write would write, in memory (*bytes: free with srt_free). */
+srt_status srt_npy_encode(srt_context *ctx, srt_dtype dtype, const void *data, const int64_t *shape, int rank,
+                          void **bytes, size_t *len);
 srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data,
                              const int64_t *shape, int rank);
 srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data,
@@ -197,7 +200,7 @@ typedef struct srt_sim_arg {
 typedef struct srt_sim_launch {
     const char *source;     /* the .cu text */
     size_t len;             /* its length */
-    const char *name;       /* file name for diagnostics (NULL: "kernel") */
+    const char *name;       /* the file's path: diagnostics, and #include searches its directory (NULL: "kernel") */
     const char *kernel;     /* the __global__ function to run */
     unsigned grid[3];       /* gridDim */
     unsigned block[3];      /* blockDim */
@@ -207,6 +210,8 @@ typedef struct srt_sim_launch {
     const char *cache_dir;  /* kernel cache; NULL: $SHORTC_CACHE or ~/.cache/shortc */
     srt_sim_arg *args;      /* one per kernel parameter, in order */
     int nargs;              /* their count */
+    const char *const *include_dirs; /* directories #include searches after the file's own (-I), or NULL */
+    int ninclude_dirs;      /* their count (at most 15) */
 } srt_sim_launch;
 srt_status srt_sim_run(srt_context *ctx, const srt_sim_launch *launch);
 

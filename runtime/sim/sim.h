@@ -152,8 +152,10 @@ void sim_source_line(const void *pc, char *buf, size_t len);
  * memory). *nstatic: the static declarations placed in slots. */
 char *sim_rewrite_shared(const char *src, size_t len, size_t *out_len, int *nstatic);
 /* The names of src's __global__ functions (*names: malloc'd array of
- * malloc'd strings, in source order); the count, or -1 when out of memory. */
-int sim_scan_kernels(const char *src, size_t len, char ***names);
+ * malloc'd strings, in source order), qualified ("ops::k") inside a named
+ * namespace; *bodies (malloc'd, may be NULL): the definitions seen of each
+ * (more than one: overloaded). The count, or -1 when out of memory. */
+int sim_scan_kernels(const char *src, size_t len, char ***names, int **bodies);
 
 /* Describes where addr lies relative to the device allocations (sim_driver.c). */
 void sim_describe_address(const void *addr, char *buf, size_t len);

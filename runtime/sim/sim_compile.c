@@ -5,10 +5,13 @@
  *
  * The compiler is $SHORTC_SIM_CXX if set, else the C++ compiler CMake
  * found (SHORTC_CXX); it runs through posix_spawn (no shell) and its
- * diagnostics become the error message. The cache key hashes the source,
- * the kernel names, the command line, the compiler's --version text, the
- * arch and the simulator's own headers (shortsim_prelude.h, shortsim_abi.h),
- * which the library embeds (sim_headers.c) and writes next to the .cu.
+ * diagnostics become the error message. The cache key hashes the source
+ * (for a request with include directories whose source has #include: the
+ * preprocessed text, so an edited header is a new key), the kernel names,
+ * the command line, the compiler's --version text, the arch and the
+ * simulator's own headers (shortsim_prelude.h, shortsim_abi.h), which the
+ * library embeds (sim_headers.c) and writes next to the .cu. All paths are
+ * absolute: the compiler runs inside the build directory.
  *
  * A cached object is used only when its bytes match the meta's hash and it
  * is a whole ELF file for this host (rt_elf_check); exec.c asks again with
@@ -54,24 +57,41 @@ static char *dupstr(const char *s) {
     return d ? d : (char *)"";
 }
 
+/* Why run_cmd returned -1: the log could not be created, or the program not started. */
+typedef enum RunFail {
+    RUN_FAIL_LOG,   /* out_path could not be opened (errno says why) */
+    RUN_FAIL_SPAWN, /* the program could not be started (errno says why) */
+} RunFail;
+
 /* Runs argv in directory cwd (NULL: ours) with stdout and stderr into
- * out_path; returns the exit status (or -1). */
-static int run_cmd(const char *const *argv, const char *cwd, const char *out_path) {
+ * out_path (opened here, before the child changes directory); returns the
+ * exit status, or -1 with errno and *why. */
+static int run_cmd(const char *const *argv, const char *cwd, const char *out_path, RunFail *why) {
+    int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        *why = RUN_FAIL_LOG;
+        return -1;
+    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    posix_spawn_file_actions_adddup2(&fa, fd, 1);
+    posix_spawn_file_actions_adddup2(&fa, fd, 2);
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
+    close(fd);
     if (rc != 0) {
+        *why = RUN_FAIL_SPAWN;
         errno = rc;
         return -1;
     }
     int st;
     while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
+        if (errno != EINTR) {
+            *why = RUN_FAIL_SPAWN;
+            return -1;
+        }
     if (WIFEXITED(st)) return WEXITSTATUS(st);
     return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
@@ -109,7 +129,8 @@ static void init_flags(void) {
     if (fd >= 0) {
         close(fd);
         const char *av[] = {C.argv[0], "--version", NULL};
-        if (run_cmd(av, NULL, tmpl) == 0) C.version = rt_read_all(tmpl, NULL);
+        RunFail why;
+        if (run_cmd(av, NULL, tmpl, &why) == 0) C.version = rt_read_all(tmpl, NULL);
         unlink(tmpl);
     }
     if (!C.version) C.version = dupstr("unknown compiler");
@@ -164,35 +185,206 @@ static const char *const checked_flags[] = {"-DSHORTSIM_CHECKED",
                                             "--param=asan-globals=0",
                                             NULL};
 
+/* The build directory and the files in it. */
+typedef struct Build {
+    char dir[1100];      /* absolute path of the private build directory ("" until made) */
+    char cu_name[160];   /* the source's file name, <model>.cu */
+    const char *names[5];/* every file the build may leave, for rm_tree_flat */
+    char p_so[1400];     /* absolute path of the object */
+    char p_log[1400];    /* absolute path of the compiler's log */
+} Build;
+
+static const char main_name[] = "shortsim_main.cpp", so_name[] = "kernels.so", log_name[] = "compile.log",
+                  pre_name[] = "preprocessed.ii";
+
+/* Makes the private build directory (inside the cache directory, or in $TMPDIR) and writes the
+ * source, the trampoline unit and the simulator's headers into it. */
+static srt_status make_build(const RtCompileRequest *req, const char *cache_dir, int arch, Build *b, char *err,
+                             size_t errlen) {
+    char tmpl[1100];
+    const char *tmpdir = getenv("TMPDIR");
+    if (cache_dir) snprintf(tmpl, sizeof tmpl, "%s/tmp-sim-XXXXXX", cache_dir);
+    else snprintf(tmpl, sizeof tmpl, "%s/shortc-sim-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    /* absolute: the compiler runs inside it, and the paths below must mean the same there */
+    if (rt_abs_path(tmpl, b->dir, sizeof b->dir) != 0 || !mkdtemp(b->dir)) {
+        snprintf(err, errlen, "sim compile: cannot create a directory %s: %s", tmpl, strerror(errno));
+        b->dir[0] = 0;
+        return SRT_ERR_IO;
+    }
+    char base[101]; /* at most 100 characters of the model's name */
+    rt_cache_safe_name(req->name && *req->name ? req->name : "model", base, sizeof base);
+    snprintf(b->cu_name, sizeof b->cu_name, "%s.cu", base);
+    const char *names[] = {b->cu_name, main_name, so_name, log_name, pre_name};
+    memcpy(b->names, names, sizeof names);
+    char p_cu[1400], p_main[1400];
+    snprintf(p_cu, sizeof p_cu, "%s/%s", b->dir, b->cu_name);
+    snprintf(p_main, sizeof p_main, "%s/%s", b->dir, main_name);
+    snprintf(b->p_so, sizeof b->p_so, "%s/%s", b->dir, so_name);
+    snprintf(b->p_log, sizeof b->p_log, "%s/%s", b->dir, log_name);
+    int ok = 1;
+    FILE *f = fopen(p_cu, "wb");
+    if (!f || fwrite(req->source, 1, req->len, f) != req->len) ok = 0;
+    if (f && fclose(f) != 0) ok = 0;
+    if (ok && (f = fopen(p_main, "w")) != NULL) {
+        fprintf(f, "// generated by sim_compile.c: the emitted source, then one trampoline pair per kernel\n");
+        fprintf(f, "#include \"%s\"\n", b->cu_name);
+        for (int i = 0; i < req->nkernels; i++) fprintf(f, "SHORTSIM_KERNEL(%s)\n", req->kernel_names[i]);
+        fprintf(f, "SHORTSIM_MODULE()\n");
+        fprintf(f, "SHORTSIM_EXPORT const int shortsim_abi = SHORTSIM_ABI_VERSION;\n");
+        fprintf(f, "SHORTSIM_EXPORT const int shortsim_arch = %d;\n", arch);
+        if (fclose(f) != 0) ok = 0;
+    } else ok = 0;
+    if (ok && sim_headers_write(b->dir) == 0) return SRT_OK;
+    snprintf(err, errlen, "sim compile: cannot write sources in %s", b->dir);
+    rm_tree_flat(b->dir, b->names, 5, NULL);
+    b->dir[0] = 0;
+    return SRT_ERR_IO;
+}
+
+/* The compiler's command line: the flags, checked mode's, the request's, then extra (NULL-terminated). */
+static void build_argv(const RtCompileRequest *req, const Build *b, const char **argv, char (*own)[1200], int nown,
+                       const char *const *extra) {
+    const char *const *argv0 = sim_compile_flags();
+    int n = 0, k = 0;
+    for (; argv0[n]; n++) argv[n] = argv0[n];
+    for (int i = 0; sim_checked() && checked_flags[i]; i++) argv[n++] = checked_flags[i];
+    if (req->sim_prelude) {
+        argv[n++] = "-include";
+        argv[n++] = "shortsim_prelude.h";
+    }
+    /* each directory twice: -iquote puts it before the toolkit's for #include "..." (as nvcc
+     * searches the file's own directory first), -I makes it searched by #include <...> too */
+    for (int i = 0; i < req->ninclude_dirs && k < nown - 2; i++) {
+        snprintf(own[k], sizeof own[k], "-iquote%s", req->include_dirs[i]);
+        argv[n++] = own[k++];
+        snprintf(own[k], sizeof own[k], "-I%s", req->include_dirs[i]);
+        argv[n++] = own[k++];
+    }
+    /* the build directory's name must not reach the object (debug info): the
+     * same key builds the same bytes wherever it was built */
+    snprintf(own[k], sizeof own[k], "-ffile-prefix-map=%s=.", b->dir);
+    argv[n++] = own[k];
+    for (int i = 0; extra[i]; i++) argv[n++] = extra[i];
+    argv[n] = NULL;
+}
+
+#define MAX_INCLUDE_DIRS 16
+
+/* Runs the compiler with extra (relative names in the build directory: diagnostics and __FILE__
+ * say "<model>.cu"); SRT_OK when it exits 0, else the error with its log. */
+static srt_status run_compiler(const RtCompileRequest *req, const Build *b, const char *const *extra, char *err,
+                               size_t errlen) {
+    const char *argv[MAX_ARGS + 2 * MAX_INCLUDE_DIRS + 24]; /* flags, checked flags, includes, extra */
+    char own[2 * MAX_INCLUDE_DIRS + 1][1200];
+    build_argv(req, b, argv, own, 2 * MAX_INCLUDE_DIRS + 1, extra);
+    RunFail why;
+    int rc = run_cmd(argv, b->dir, b->p_log, &why);
+    if (rc == 0) return SRT_OK;
+    if (rc < 0 && why == RUN_FAIL_LOG)
+        snprintf(err, errlen, "sim compile: cannot create the compiler's log %s: %s", b->p_log, strerror(errno));
+    else if (rc < 0)
+        snprintf(err, errlen, "sim compile: cannot run the host compiler %s: %s", argv[0], strerror(errno));
+    else {
+        size_t ln = 0;
+        char *log = rt_read_all(b->p_log, &ln);
+        snprintf(err, errlen, "sim compile: %s failed (exit %d) for %s:\n%s", argv[0], rc, b->cu_name, log ? log : "");
+        free(log);
+    }
+    return SRT_ERR_COMPILE;
+}
+
+/* 1 when text has a #include directive (at a line's start, after blanks). */
+static int has_include(const char *text, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && text[i - 1] != '\n') continue;
+        size_t j = i;
+        while (j < len && (text[j] == ' ' || text[j] == '\t')) j++;
+        if (j >= len || text[j] != '#') continue;
+        j++;
+        while (j < len && (text[j] == ' ' || text[j] == '\t')) j++;
+        if (len - j >= 7 && memcmp(text + j, "include", 7) == 0) return 1;
+    }
+    return 0;
+}
+
+/* The source's part of the cache key: its text, or, when it includes files from the request's
+ * directories, the preprocessed text (what the compiler will see, so an edited header is a new key). */
+static srt_status hash_source(const RtCompileRequest *req, const Build *b, uint64_t *h, char *err, size_t errlen) {
+    if (!b->dir[0]) {
+        *h = rt_hash64(*h, req->source, req->len);
+        return SRT_OK;
+    }
+    const char *const extra[] = {"-E", "-fno-working-directory", "-o", pre_name, main_name, NULL};
+    srt_status st = run_compiler(req, b, extra, err, errlen);
+    if (st != SRT_OK) return st;
+    char p_pre[1400];
+    snprintf(p_pre, sizeof p_pre, "%s/%s", b->dir, pre_name);
+    size_t n = 0;
+    char *pre = rt_read_all(p_pre, &n);
+    if (!pre) {
+        snprintf(err, errlen, "sim compile: cannot read the preprocessed source %s", p_pre);
+        return SRT_ERR_IO;
+    }
+    *h = rt_hash64(*h, pre, n);
+    free(pre);
+    unlink(p_pre);
+    return SRT_OK;
+}
+
+/* The cache key of the request: source (hash_source), kernels, command line, compiler, arch, headers. */
+static srt_status cache_key(const RtCompileRequest *req, const Build *b, int arch, char *key, size_t keylen,
+                            char *err, size_t errlen) {
+    const char *const *argv0 = sim_compile_flags();
+    uint64_t h = RT_HASH_SEED;
+    h = rt_hash64(h, "shortsim-so-2", 13);
+    srt_status st = hash_source(req, b, &h, err, errlen);
+    if (st != SRT_OK) return st;
+    for (int i = 0; i < req->nkernels; i++) h = rt_hash64(h, req->kernel_names[i], strlen(req->kernel_names[i]) + 1);
+    for (int i = 0; argv0[i]; i++) h = rt_hash64(h, argv0[i], strlen(argv0[i]) + 1);
+    for (int i = 0; sim_checked() && checked_flags[i]; i++) h = rt_hash64(h, checked_flags[i], strlen(checked_flags[i]) + 1);
+    h = rt_hash64(h, &req->sim_prelude, sizeof req->sim_prelude);
+    for (int i = 0; i < req->ninclude_dirs; i++) h = rt_hash64(h, req->include_dirs[i], strlen(req->include_dirs[i]) + 1);
+    h = rt_hash64(h, C.version, strlen(C.version));
+    h = rt_hash64(h, &arch, sizeof arch);
+    h = sim_headers_hash(h);
+    snprintf(key, keylen, "sim-%016llx", (unsigned long long)h);
+    return SRT_OK;
+}
+
+/* Appends a sentence to out->note ("; " between). */
+static void note_append(RtCompiled *out, const char *text) {
+    size_t n = strlen(out->note);
+    snprintf(out->note + n, sizeof out->note - n, "%s%s", n ? "; " : "", text);
+}
+
+/* Hands the path of a cached or built object to out. */
+static srt_status give_image(RtCompiled *out, const char *path) {
+    out->image = strdup(path);
+    if (!out->image) return SRT_ERR_NOMEM;
+    out->image_len = strlen(path) + 1;
+    return SRT_OK;
+}
+
 static srt_status compile_so(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
-    if (err && errlen) err[0] = 0;
+    char dummy[1];
+    if (!err || !errlen) err = dummy, errlen = sizeof dummy;
+    err[0] = 0;
     if (!req || !out || !req->source) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: NULL request");
+        snprintf(err, errlen, "sim compile: NULL request");
         return SRT_ERR_INVALID;
     }
     memset(out, 0, sizeof *out);
     for (int i = 0; i < req->nkernels; i++)
         if (!is_ident(req->kernel_names[i])) {
-            if (err && errlen) snprintf(err, errlen, "sim compile: kernel name `%s' is not an identifier",
-                                        req->kernel_names[i] ? req->kernel_names[i] : "(null)");
+            snprintf(err, errlen, "sim compile: kernel name `%s' is not an identifier",
+                     req->kernel_names[i] ? req->kernel_names[i] : "(null)");
             return SRT_ERR_INVALID;
         }
-    const char *const *argv0 = sim_compile_flags();
+    if (req->ninclude_dirs > MAX_INCLUDE_DIRS) {
+        snprintf(err, errlen, "sim compile: more than %d include directories", MAX_INCLUDE_DIRS);
+        return SRT_ERR_INVALID;
+    }
     int arch = req->arch > 0 ? req->arch : 80;
-
-    /* cache key */
-    uint64_t h = RT_HASH_SEED;
-    h = rt_hash64(h, "shortsim-so-1", 13);
-    h = rt_hash64(h, req->source, req->len);
-    for (int i = 0; i < req->nkernels; i++) h = rt_hash64(h, req->kernel_names[i], strlen(req->kernel_names[i]) + 1);
-    for (int i = 0; argv0[i]; i++) h = rt_hash64(h, argv0[i], strlen(argv0[i]) + 1);
-    for (int i = 0; sim_checked() && checked_flags[i]; i++) h = rt_hash64(h, checked_flags[i], strlen(checked_flags[i]) + 1);
-    h = rt_hash64(h, C.version, strlen(C.version));
-    h = rt_hash64(h, &arch, sizeof arch);
-    h = sim_headers_hash(h);
-    char key[64];
-    snprintf(key, sizeof key, "sim-%016llx", (unsigned long long)h);
-
     const char *dir = req->cache_dir;
     char defdir[1024];
     if (!dir || !*dir) {
@@ -203,122 +395,63 @@ static srt_status compile_so(const RtCompileRequest *req, RtCompiled *out, char 
      * needs a file to dlopen, so it is built in a private temporary directory. */
     RtCache cache;
     int have_cache = rt_cache_open(&cache, dir, out->note, sizeof out->note) == 0;
-    char path[2048];
-    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "so");
-    else if (have_cache && rt_cache_load(&cache, key, "so", check_host_elf, path, sizeof path, NULL, NULL)) {
-        out->image = strdup(path);
-        if (!out->image) return SRT_ERR_NOMEM;
-        out->image_len = strlen(path) + 1;
-        out->cache_hit = 1;
-        return SRT_OK;
-    }
-    out->cache_corrupt = have_cache && cache.corrupt > 0;
-
-    /* build in a private temporary directory inside the cache directory, or in $TMPDIR */
+    const char *build_in = have_cache ? cache.dir : NULL;
+    Build b = {.dir = ""};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    char tmp[1100];
-    const char *tmpdir = getenv("TMPDIR");
-    if (have_cache) snprintf(tmp, sizeof tmp, "%s/tmp-sim-XXXXXX", cache.dir);
-    else snprintf(tmp, sizeof tmp, "%s/shortc-sim-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(tmp)) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: cannot create a directory %s: %s", tmp, strerror(errno));
-        return SRT_ERR_IO;
-    }
-    char base[101]; /* at most 100 characters of the model's name */
-    rt_cache_safe_name(req->name && *req->name ? req->name : "model", base, sizeof base);
-    char cu_name[160], main_name[] = "shortsim_main.cpp", so_name[] = "kernels.so", log_name[] = "compile.log";
-    snprintf(cu_name, sizeof cu_name, "%s.cu", base);
-    const char *names[] = {cu_name, main_name, so_name, log_name};
-    char p_cu[1400], p_main[1400], p_so[1400], p_log[1400];
-    snprintf(p_cu, sizeof p_cu, "%s/%s", tmp, cu_name);
-    snprintf(p_main, sizeof p_main, "%s/%s", tmp, main_name);
-    snprintf(p_so, sizeof p_so, "%s/%s", tmp, so_name);
-    snprintf(p_log, sizeof p_log, "%s/%s", tmp, log_name);
-
+    /* a source that includes files is keyed by its preprocessed text, which needs the build directory first */
     srt_status st = SRT_OK;
-    FILE *f = fopen(p_cu, "wb");
-    if (!f || fwrite(req->source, 1, req->len, f) != req->len) st = SRT_ERR_IO;
-    if (f && fclose(f) != 0) st = SRT_ERR_IO;
-    if (st == SRT_OK) {
-        f = fopen(p_main, "w");
-        if (!f) st = SRT_ERR_IO;
-        else {
-            fprintf(f, "// generated by sim_compile.c: the emitted source, then one trampoline pair per kernel\n");
-            fprintf(f, "#include \"%s\"\n", cu_name);
-            for (int i = 0; i < req->nkernels; i++) fprintf(f, "SHORTSIM_KERNEL(%s)\n", req->kernel_names[i]);
-            fprintf(f, "SHORTSIM_MODULE()\n");
-            fprintf(f, "SHORTSIM_EXPORT const int shortsim_abi = SHORTSIM_ABI_VERSION;\n");
-            fprintf(f, "SHORTSIM_EXPORT const int shortsim_arch = %d;\n", arch);
-            if (fclose(f) != 0) st = SRT_ERR_IO;
-        }
-    }
-    if (st == SRT_OK && sim_headers_write(tmp) != 0) st = SRT_ERR_IO;
+    if (req->ninclude_dirs > 0 && has_include(req->source, req->len)) st = make_build(req, build_in, arch, &b, err, errlen);
+    char key[64], path[2048];
+    if (st == SRT_OK) st = cache_key(req, &b, arch, key, sizeof key, err, errlen);
     if (st != SRT_OK) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: cannot write sources in %s", tmp);
-        rm_tree_flat(tmp, names, 4, NULL);
+        if (b.dir[0]) rm_tree_flat(b.dir, b.names, 5, NULL);
         return st;
     }
-    const char *argv[MAX_ARGS + 11];
-    int n = 0;
-    for (; argv0[n]; n++) argv[n] = argv0[n];
-    for (int i = 0; sim_checked() && checked_flags[i]; i++) argv[n++] = checked_flags[i];
-    /* the build directory's name must not reach the object (debug info): the
-     * same key builds the same bytes wherever it was built */
-    char prefix_map[1200];
-    snprintf(prefix_map, sizeof prefix_map, "-ffile-prefix-map=%s=.", tmp);
-    argv[n++] = prefix_map;
-    /* relative names in the build directory: diagnostics and __FILE__ say "<model>.cu" */
-    argv[n++] = "-o";
-    argv[n++] = so_name;
-    argv[n++] = main_name;
-    argv[n] = NULL;
-    int rc = run_cmd(argv, tmp, p_log);
-    if (rc != 0) {
-        size_t ln = 0;
-        char *log = rt_read_all(p_log, &ln);
-        if (err && errlen) {
-            if (rc < 0)
-                snprintf(err, errlen, "sim compile: cannot run the host compiler %s: %s", argv[0], strerror(errno));
-            else
-                snprintf(err, errlen, "sim compile: %s failed (exit %d) for %s:\n%s", argv[0], rc, cu_name,
-                         log ? log : "");
-        }
-        free(log);
-        rm_tree_flat(tmp, names, 4, NULL);
-        return SRT_ERR_COMPILE;
+    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "so");
+    else if (have_cache && rt_cache_load(&cache, key, "so", check_host_elf, path, sizeof path, NULL, NULL)) {
+        if (b.dir[0]) rm_tree_flat(b.dir, b.names, 5, NULL);
+        out->cache_hit = 1;
+        return give_image(out, path);
+    }
+    out->cache_corrupt = have_cache && cache.corrupt > 0;
+    if (!b.dir[0] && (st = make_build(req, build_in, arch, &b, err, errlen)) != SRT_OK) return st;
+    const char *const extra[] = {"-o", so_name, main_name, NULL};
+    if ((st = run_compiler(req, &b, extra, err, errlen)) != SRT_OK) {
+        rm_tree_flat(b.dir, b.names, 5, NULL);
+        return st;
     }
     size_t so_len = 0;
-    char *so = rt_read_all(p_so, &so_len);
+    char *so = rt_read_all(b.p_so, &so_len);
     if (!so) {
-        if (err && errlen) snprintf(err, errlen, "sim compile: the host compiler wrote no kernel object %s", p_so);
-        rm_tree_flat(tmp, names, 4, NULL);
+        snprintf(err, errlen, "sim compile: the host compiler wrote no kernel object %s", b.p_so);
+        rm_tree_flat(b.dir, b.names, 5, NULL);
         return SRT_ERR_IO;
     }
     int stored = have_cache && rt_cache_store(&cache, key, "so", so, so_len, path, sizeof path) == 0;
     int store_errno = errno;
     free(so);
-    if (stored) rm_tree_flat(tmp, names, 4, NULL);
+    if (stored) rm_tree_flat(b.dir, b.names, 5, NULL);
     else {
         /* no cache, or a store that failed (a directory in the way, a full disk): load the object
          * from the build directory, which rt_compiled_release removes once it is loaded */
-        if (have_cache)
-            snprintf(out->note, sizeof out->note, "kernel cache %s: cannot store the kernel object: %s", cache.dir,
+        if (have_cache) {
+            char why[1400];
+            snprintf(why, sizeof why, "kernel cache %s: cannot store the kernel object: %s", cache.dir,
                      strerror(store_errno));
-        rm_tree_flat(tmp, names, 4, so_name);
-        snprintf(path, sizeof path, "%s", p_so);
-        if (!(out->private_dir = strdup(tmp))) {
-            unlink(p_so);
-            rmdir(tmp);
+            note_append(out, why);
+        }
+        rm_tree_flat(b.dir, b.names, 5, so_name);
+        snprintf(path, sizeof path, "%s", b.p_so);
+        if (!(out->private_dir = strdup(b.dir))) {
+            unlink(b.p_so);
+            rmdir(b.dir);
             return SRT_ERR_NOMEM;
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    out->image = strdup(path);
-    if (!out->image) return SRT_ERR_NOMEM;
-    out->image_len = strlen(path) + 1;
     out->compile_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-    return SRT_OK;
+    return give_image(out, path);
 }
 
 srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {

@@ -86,6 +86,10 @@ void sim_source_line(const void *pc, char *buf, size_t len) {
         }
     }
     if (!fn) return;
+    /* a kernel inlined into its trampoline (shortsim_abi.h) is named as the kernel */
+    static const char *const tramps[] = {"shortsim_plain_", "shortsim_tramp_"};
+    for (int i = 0; i < 2; i++)
+        if (strncmp(fn, tramps[i], strlen(tramps[i])) == 0 && fn[strlen(tramps[i])]) fn += strlen(tramps[i]);
     char *disc = strstr(loc, " (discriminator");
     if (disc) *disc = 0;
     const char *slash = strrchr(loc, '/');

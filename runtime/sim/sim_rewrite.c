@@ -11,7 +11,8 @@
  *
  *   [extern] [qualifiers] __shared__ [qualifiers] TYPE NAME[dims]... ;
  *
- * (one declarator, no initializer) is replaced, on the same line (line
+ * (no initializer; several declarators `a[32], b[32]` are split into one
+ * declaration each, sharing the type) is replaced, on the same line (line
  * numbers are kept), by the prelude's macros SHORTSIM_EXTERN_SHARED /
  * SHORTSIM_STATIC_SHARED (block scope) or their namespace-scope forms.
  * Static declarations are numbered in source order: number K is the K-th
@@ -160,7 +161,7 @@ static int parse_decl(const char *s, const RwTok *t, int nt, RwDecl *d) {
         } else if (c == ')' || c == ']') {
             depth--;
         } else if (depth == 0 && (c == '=' || c == ',' || c == '{' || c == '}' || c == '&')) {
-            return 0; /* initializer, several declarators, a reference */
+            return 0; /* initializer, several declarators (split_decls), a reference */
         } else if (depth == 0 && first_br < 0 && is_id0(c) && !tok_is(s, &t[i], "__shared__") &&
                    !tok_is(s, &t[i], "__align__") && !tok_is(s, &t[i], "__attribute__")) {
             last_id = i;
@@ -226,6 +227,52 @@ static void put_decl(RwOut *o, const char *s, const RwTok *t, const RwDecl *d, i
     out_put(o, ");", 2);
 }
 
+#define RW_MAX_DECLS 16 /* declarators in one declaration (`__shared__ float a[32], b[32];`) */
+
+/* One declarator of a declaration, as a declaration of its own: the shared
+ * type prefix, the declarator's tokens and the ';'. */
+typedef struct RwSplit {
+    RwTok toks[RW_MAX_TOKS]; /* the tokens */
+    int nt;                  /* their count */
+    RwDecl d;                /* parsed */
+} RwSplit;
+
+/* Splits the declaration t[0..nt) (ending in ';') at its top-level commas
+ * into one declaration per declarator, each parsed by parse_decl; the count,
+ * or 0 when any part is not a recognised form (a pointer or reference
+ * declarator, an initializer: then the declaration is left alone). */
+static int split_decls(const char *s, const RwTok *t, int nt, RwSplit *out) {
+    int cuts[RW_MAX_DECLS + 1], ncut = 0, depth = 0;
+    for (int i = 0; i < nt - 1; i++) {
+        char c = s[t[i].b];
+        depth += c == '(' || c == '[' ? 1 : c == ')' || c == ']' ? -1 : 0;
+        if (depth == 0 && c == ',') {
+            if (ncut == RW_MAX_DECLS - 1) return 0;
+            cuts[ncut++] = i;
+        }
+    }
+    cuts[ncut] = nt - 1; /* the ';' */
+    /* the first declarator's own declaration gives the type prefix: tokens before its name */
+    RwSplit *first = &out[0];
+    first->nt = cuts[0] + 1;
+    memcpy(first->toks, t, (size_t)cuts[0] * sizeof *t);
+    first->toks[cuts[0]] = t[nt - 1];
+    if (!parse_decl(s, first->toks, first->nt, &first->d)) return 0;
+    int prefix = first->d.name;
+    if (ncut > 0 && (prefix == 0 || !is_id(s[t[prefix - 1].e - 1]))) return 0; /* `float *a, b` */
+    for (int k = 1; k <= ncut; k++) {
+        RwSplit *sp = &out[k];
+        int from = cuts[k - 1] + 1, len = cuts[k] - from;
+        if (len <= 0 || prefix + len + 1 > RW_MAX_TOKS) return 0;
+        memcpy(sp->toks, t, (size_t)prefix * sizeof *t);
+        memcpy(sp->toks + prefix, t + from, (size_t)len * sizeof *t);
+        sp->toks[prefix + len] = t[nt - 1];
+        sp->nt = prefix + len + 1;
+        if (!parse_decl(s, sp->toks, sp->nt, &sp->d) || sp->d.name != prefix) return 0;
+    }
+    return ncut + 1;
+}
+
 #define RW_PREV 16 /* tokens remembered before a '{' */
 
 /* 1 when the tokens before a '{' (prev, newest first) open a namespace:
@@ -244,11 +291,57 @@ static void push_prev(RwTok *prev, RwTok t) {
     prev[0] = t;
 }
 
+#define RW_MAX_NS_EXTERN 16 /* namespace-scope `extern __shared__` names replaced in later uses */
+
+/* A namespace-scope `extern __shared__ T name[];`: later uses of name become
+ * `(shortsim::dyn_smem<T>())`, a plain pointer (reinterpret_cast, arithmetic
+ * and indexing work as on the GPU; one object at namespace scope cannot stand
+ * for every block's memory). */
+typedef struct RwNsExtern {
+    char name[64];  /* the declared name */
+    char type[192]; /* its element type as written */
+} RwNsExtern;
+
+/* Records declaration d (a namespace-scope extern) in v; 0 when it does not fit (then left as the object form). */
+static int note_ns_extern(RwNsExtern *v, int *nv, const char *s, const RwTok *t, const RwDecl *d) {
+    size_t nl = t[d->name].e - t[d->name].b;
+    if (*nv == RW_MAX_NS_EXTERN || nl >= sizeof v->name) return 0;
+    RwOut ty = {0};
+    put_type(&ty, s, t, d);
+    int ok = !ty.oom && ty.s && ty.n < sizeof v->type;
+    if (ok) {
+        memcpy(v[*nv].name, s + t[d->name].b, nl);
+        v[*nv].name[nl] = 0;
+        memcpy(v[*nv].type, ty.s, ty.n + 1);
+        (*nv)++;
+    }
+    free(ty.s);
+    return ok;
+}
+
+/* The recorded extern that token t uses (not a member `x.name`, `x->name` or a qualified `a::name`), or NULL. */
+static const RwNsExtern *uses_ns_extern(const char *s, const RwTok *t, const RwTok *prev, const RwNsExtern *v, int nv) {
+    if (!is_id0(s[t->b]) || (prev[0].e > prev[0].b && (tok_is(s, &prev[0], ".") || tok_is(s, &prev[0], "::") ||
+                                                       (tok_is(s, &prev[0], ">") && tok_is(s, &prev[1], "-")))))
+        return NULL;
+    for (int i = 0; i < nv; i++)
+        if (t->e - t->b == strlen(v[i].name) && memcmp(s + t->b, v[i].name, t->e - t->b) == 0) return &v[i];
+    return NULL;
+}
+
 /* Brace kinds: namespace scope (namespace, extern "C" blocks) or anything else. */
 enum { RW_NS, RW_BLOCK };
 
 char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic) {
     RwOut o = {0};
+    RwSplit *parts = malloc(RW_MAX_DECLS * sizeof *parts); /* 34 KiB: not on the stack */
+    RwNsExtern *ext = malloc(RW_MAX_NS_EXTERN * sizeof *ext);
+    int next = 0;
+    if (!parts || !ext) {
+        free(parts);
+        free(ext);
+        return NULL;
+    }
     unsigned char kinds[RW_MAX_DEPTH];
     int depth = 0, index = 0;
     RwTok prev[RW_PREV]; /* the last tokens, newest first */
@@ -275,13 +368,17 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
                 toks[nt++] = u;
                 if (s[u.b] == ';' || s[u.b] == '{' || s[u.b] == '}') break;
             }
-            RwDecl d;
             int ns = depth == 0 || (depth <= RW_MAX_DEPTH && kinds[depth - 1] == RW_NS);
-            if (nt > 0 && s[toks[nt - 1].b] == ';' && parse_decl(s, toks, nt, &d) &&
-                (d.is_extern || d.dims >= 0 || !ns)) { /* a namespace-scope scalar stays thread-local */
+            int np = nt > 0 && s[toks[nt - 1].b] == ';' ? split_decls(s, toks, nt, parts) : 0;
+            for (int k = 0; k < np; k++) /* a namespace-scope scalar stays thread-local */
+                if (!parts[k].d.is_extern && parts[k].d.dims < 0 && ns) np = 0;
+            if (np > 0) {
                 out_put(&o, s + copied, toks[0].b - copied);
-                put_decl(&o, s, toks, &d, ns, d.is_extern ? -1 : index);
-                if (!d.is_extern) index++;
+                for (int k = 0; k < np; k++) {
+                    if (ns && parts[k].d.is_extern) note_ns_extern(ext, &next, s, parts[k].toks, &parts[k].d);
+                    put_decl(&o, s, parts[k].toks, &parts[k].d, ns, parts[k].d.is_extern ? -1 : index);
+                    if (!parts[k].d.is_extern) index++;
+                }
                 for (size_t i = toks[0].b; i < toks[nt - 1].e; i++) /* keep the line count */
                     if (s[i] == '\n') out_put(&o, "\n", 1);
                 copied = pos = decl_start = toks[nt - 1].e;
@@ -289,9 +386,17 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
                 continue;
             }
         }
+        const RwNsExtern *use = uses_ns_extern(s, &t, prev, ext, next);
+        if (use) {
+            out_put(&o, s + copied, t.b - copied);
+            out_fmt(&o, "(shortsim::dyn_smem<%s>())", use->type);
+            copied = t.e;
+        }
         push_prev(prev, t);
     }
     out_put(&o, s + copied, n - copied);
+    free(parts);
+    free(ext);
     if (o.oom || !o.s) {
         free(o.s);
         return NULL;
@@ -301,14 +406,77 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
     return o.s;
 }
 
-int sim_scan_kernels(const char *s, size_t n, char ***names) {
+/* Adds name (len bytes) after the namespace prefix qual to v, or counts one more body for it;
+ * -1 when out of memory. */
+static int add_kernel(char ***v, int **defs, int *nv, const char *qual, const char *name, size_t len, int body) {
+    size_t ql = strlen(qual);
+    for (int i = 0; i < *nv; i++) /* a declaration, then the definition; or an overload */
+        if (strlen((*v)[i]) == ql + len && !memcmp((*v)[i], qual, ql) && !memcmp((*v)[i] + ql, name, len)) {
+            (*defs)[i] += body;
+            return 0;
+        }
+    char *nm = malloc(ql + len + 1);
+    char **nv2 = nm ? realloc(*v, (size_t)(*nv + 1) * sizeof **v) : NULL;
+    if (nv2) *v = nv2;
+    int *nd2 = nv2 ? realloc(*defs, (size_t)(*nv + 1) * sizeof **defs) : NULL;
+    if (!nd2) {
+        free(nm);
+        return -1;
+    }
+    *defs = nd2;
+    memcpy(nm, qual, ql);
+    memcpy(nm + ql, name, len);
+    nm[ql + len] = 0;
+    (*v)[*nv] = nm;
+    (*defs)[*nv] = body;
+    (*nv)++;
+    return 0;
+}
+
+/* Appends the name of the namespace that the '{' after prev opens ("" for extern "C") to qual. */
+static void push_namespace(char *qual, size_t cap, const char *s, const RwTok *prev) {
+    int k = 0; /* prev[k] is `namespace`; the tokens before it are names and "::" */
+    while (k < RW_PREV && prev[k].e > prev[k].b && !tok_is(s, &prev[k], "namespace") &&
+           (is_id0(s[prev[k].b]) || tok_is(s, &prev[k], "::")))
+        k++;
+    if (k == RW_PREV || !tok_is(s, &prev[k], "namespace")) return; /* extern "C" { */
+    size_t ql = strlen(qual);
+    if (k == 0) snprintf(qual + ql, cap - ql, "(anonymous namespace)::");
+    for (int i = k - 1; i >= 0; i--) {
+        ql = strlen(qual);
+        snprintf(qual + ql, cap - ql, "%.*s%s", (int)(prev[i].e - prev[i].b), s + prev[i].b, i == 0 ? "::" : "");
+    }
+}
+
+/* The parameter list's end: the token after the ')' matching the '(' just read. */
+static int after_params(const char *s, size_t n, size_t *pos, RwTok *t) {
+    int depth = 1;
+    while (depth > 0 && next_tok(s, n, pos, t)) depth += s[t->b] == '(' ? 1 : s[t->b] == ')' ? -1 : 0;
+    return next_tok(s, n, pos, t);
+}
+
+int sim_scan_kernels(const char *s, size_t n, char ***names, int **bodies) {
     char **v = NULL;
+    int *defs = NULL;
     int nv = 0;
     size_t pos = 0;
     RwTok t;
     int after_global = 0; /* tokens since __global__ while looking for NAME ( */
     RwTok last = {0, 0};
+    RwTok prev[RW_PREV]; /* the last tokens, newest first (namespace names) */
+    memset(prev, 0, sizeof prev);
+    char qual[512] = "";          /* the enclosing namespaces, "a::b::" */
+    unsigned short qlen[RW_MAX_DEPTH]; /* qual's length when each open brace was opened */
+    int depth = 0;
     while (next_tok(s, n, &pos, &t)) {
+        if (s[t.b] == '{') {
+            if (depth < RW_MAX_DEPTH) qlen[depth] = (unsigned short)strlen(qual);
+            if (opens_namespace(s, prev)) push_namespace(qual, sizeof qual, s, prev);
+            depth++;
+        } else if (s[t.b] == '}' && depth > 0 && --depth < RW_MAX_DEPTH) {
+            qual[qlen[depth]] = 0;
+        }
+        push_prev(prev, t);
         if (tok_is(s, &t, "__global__")) {
             after_global = 1;
             continue;
@@ -317,34 +485,34 @@ int sim_scan_kernels(const char *s, size_t n, char ***names) {
         if (s[t.b] == '(' && (tok_is(s, &last, "__launch_bounds__") || tok_is(s, &last, "__attribute__") ||
                               tok_is(s, &last, "__align__"))) {
             after_global = 1; /* an annotation's parentheses, not the parameter list */
-            int depth = 1;
-            while (depth > 0 && next_tok(s, n, &pos, &t)) depth += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
+            int d = 1;
+            while (d > 0 && next_tok(s, n, &pos, &t)) d += s[t.b] == '(' ? 1 : s[t.b] == ')' ? -1 : 0;
             last = t;
             continue;
         }
         if (s[t.b] == '(' && last.e > last.b && is_id0(s[last.b])) {
-            int dup = 0; /* a declaration, then the definition */
-            for (int i = 0; i < nv && !dup; i++) dup = strlen(v[i]) == last.e - last.b && !memcmp(v[i], s + last.b, last.e - last.b);
-            if (dup) {
-                after_global = 0;
-                continue;
-            }
-            char *nm = strndup(s + last.b, last.e - last.b);
-            char **nv2 = nm ? realloc(v, (size_t)(nv + 1) * sizeof *v) : NULL;
-            if (!nv2) {
-                free(nm);
+            RwTok end;
+            int body = after_params(s, n, &pos, &end) && s[end.b] == '{';
+            if (add_kernel(&v, &defs, &nv, qual, s + last.b, last.e - last.b, body) != 0) {
                 for (int i = 0; i < nv; i++) free(v[i]);
                 free(v);
+                free(defs);
                 return -1;
             }
-            v = nv2;
-            v[nv++] = nm;
             after_global = 0;
+            t = end; /* the '{' or ';' after the parameters: braces are counted */
+            if (s[t.b] == '{') {
+                if (depth < RW_MAX_DEPTH) qlen[depth] = (unsigned short)strlen(qual);
+                depth++;
+            }
+            push_prev(prev, t);
         } else if (s[t.b] == ';' || s[t.b] == '{' || ++after_global > 64) {
             after_global = 0;
         }
         last = t;
     }
     *names = v;
+    if (bodies) *bodies = defs;
+    else free(defs);
     return nv;
 }

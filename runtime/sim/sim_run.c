@@ -1,7 +1,10 @@
 /*
  * sim_run.c — srt_sim_run(): one kernel of an arbitrary CUDA source run on
  * the simulator through its driver table (compile, load, buffers in,
- * launch, buffers out), for `shortc sim` and other test drivers.
+ * launch, buffers out), for `shortc sim` and other test drivers. The file
+ * is compiled unchanged, the prelude included first by the compiler, so
+ * its diagnostics quote the user's own lines; #include searches the file's
+ * directory and the launch's include directories.
  */
 #include "rt_internal.h"
 #include "sim.h"
@@ -27,25 +30,40 @@ static void run_free(SimRun *r) {
     if (r->mod) r->d.moduleUnload(r->mod);
 }
 
-/* SRT_ERR_INVALID naming the kernels src has, when kernel is not one of them. */
+/* SRT_ERR_INVALID naming the kernels src has, when kernel is not one of them, or saying why it
+ * cannot be run: in a namespace, or overloaded (the simulator finds kernels by their plain name). */
 static srt_status check_kernel(srt_context *ctx, const srt_sim_launch *l, const char *file) {
     char **names = NULL;
-    int n = sim_scan_kernels(l->source, l->len, &names);
+    int *bodies = NULL;
+    int n = sim_scan_kernels(l->source, l->len, &names, &bodies);
     if (n < 0) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    int found = 0;
+    int found = -1;
     char list[1024] = "";
     size_t used = 0;
     for (int i = 0; i < n; i++) {
-        found |= strcmp(names[i], l->kernel) == 0;
+        if (strcmp(names[i], l->kernel) == 0) found = i;
         if (used < sizeof list)
             used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", names[i]);
-        free(names[i]);
     }
+    srt_status st = SRT_OK;
+    if (found >= 0 && strstr(l->kernel, "::"))
+        st = rt_error(ctx, SRT_ERR_INVALID,
+                      "%s: kernel `%s' is in a namespace; the simulator runs kernels declared at global scope "
+                      "(or in extern \"C\"): move it out, or add a global kernel that calls it",
+                      file, l->kernel);
+    else if (found >= 0 && bodies[found] > 1)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: kernel `%s' is overloaded (%d definitions); the simulator needs a "
+                      "kernel name with one definition", file, l->kernel, bodies[found]);
+    else if (found < 0 && !l->kernel[0] && n > 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel named; its kernels: %s", file, list);
+    else if (found < 0 && n == 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no __global__ function (kernel `%s' not found)", file, l->kernel);
+    else if (found < 0)
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel `%s'; its kernels: %s", file, l->kernel, list);
+    for (int i = 0; i < n; i++) free(names[i]);
     free(names);
-    if (found) return SRT_OK;
-    if (!l->kernel[0] && n > 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel named; its kernels: %s", file, list);
-    if (n == 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: no __global__ function (kernel `%s' not found)", file, l->kernel);
-    return rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel `%s'; its kernels: %s", file, l->kernel, list);
+    free(bodies);
+    return st;
 }
 
 /* Checks the arguments against the kernel's parameter letters (shortsim_abi.h). */
@@ -70,6 +88,27 @@ static srt_status check_args(srt_context *ctx, const srt_sim_launch *l, const ch
     return SRT_OK;
 }
 
+/* The include directories of the compile: the file's own directory, then the launch's, all absolute
+ * (the compiler runs in a build directory); dirs[i] point into store. */
+static srt_status include_dirs(srt_context *ctx, const srt_sim_launch *l, const char *file, char store[][1024],
+                               const char **dirs, int *n) {
+    if (l->ninclude_dirs < 0 || l->ninclude_dirs > 15 || (l->ninclude_dirs > 0 && !l->include_dirs))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_sim_run: 0 to 15 include directories");
+    char own[1024];
+    const char *slash = strrchr(file, '/');
+    if (!slash) snprintf(own, sizeof own, ".");
+    else snprintf(own, sizeof own, "%.*s", slash == file ? 1 : (int)(slash - file), file);
+    *n = 0;
+    for (int i = -1; i < l->ninclude_dirs; i++) {
+        const char *d = i < 0 ? own : l->include_dirs[i];
+        if (!d || rt_abs_path(d, store[*n], 1024) != 0)
+            return rt_error(ctx, SRT_ERR_INVALID, "include directory '%s' is not usable", d ? d : "(null)");
+        dirs[*n] = store[*n];
+        (*n)++;
+    }
+    return SRT_OK;
+}
+
 /* Loads the kernel: compile (or cache), load, find, check the arguments. */
 static srt_status load_kernel(srt_context *ctx, SimRun *r, const srt_sim_launch *l, const char *file, CUfunction *f) {
     const char *names[1] = {l->kernel};
@@ -78,27 +117,21 @@ static srt_status load_kernel(srt_context *ctx, SimRun *r, const srt_sim_launch 
     snprintf(base, sizeof base, "%s", slash ? slash + 1 : file);
     size_t bl = strlen(base);
     if (bl > 3 && strcmp(base + bl - 3, ".cu") == 0) base[bl - 3] = 0;
-    for (char *c = base; *c; c++) /* it goes into a #line string literal */
-        if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_') *c = '_';
-    /* the simulator's prelude first (CUDA's built-ins), then the file with its own line numbers */
-    char head[400];
-    int hl = snprintf(head, sizeof head, "#include \"shortsim_prelude.h\"\n#line 1 \"%s.cu\"\n", base);
-    char *src = malloc((size_t)hl + l->len + 1), *err = malloc(65536);
-    if (!src || !err) {
-        free(src);
-        free(err);
-        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    }
-    memcpy(src, head, (size_t)hl);
-    memcpy(src + hl, l->source, l->len);
-    src[hl + l->len] = 0;
-    RtCompileRequest req = {.source = src, .len = (size_t)hl + l->len, .name = base, .arch = 80,
-                            .cache_dir = l->cache_dir, .kernel_names = names, .nkernels = 1};
+    char dir_store[16][1024];
+    const char *dirs[16];
+    int ndirs = 0;
+    srt_status st = include_dirs(ctx, l, file, dir_store, dirs, &ndirs);
+    if (st != SRT_OK) return st;
+    char *err = malloc(65536);
+    if (!err) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    /* the file unchanged (its lines are the compiler's lines), the simulator's prelude included first */
+    RtCompileRequest req = {.source = l->source, .len = l->len, .name = base, .arch = 80, .cache_dir = l->cache_dir,
+                            .kernel_names = names, .nkernels = 1, .sim_prelude = 1, .include_dirs = dirs,
+                            .ninclude_dirs = ndirs};
     RtCompiled out = {0};
     CUresult cr;
-    srt_status st = rt_compile_and_load(&r->d, &req, &out, &r->mod, &cr, err, 65536);
+    st = rt_compile_and_load(&r->d, &req, &out, &r->mod, &cr, err, 65536);
     rt_compiled_release(&out);
-    free(src);
     if (st != SRT_OK) {
         st = rt_error(ctx, st, "%s", err);
         free(err);

@@ -69,6 +69,8 @@ void rt_cache_safe_name(const char *name, char *out, size_t len) {
     if (len) out[j] = 0;
 }
 
+void rt_fallback_cache_dir(char *buf, size_t len) { snprintf(buf, len, "/tmp/shortc-cache-%ld", (long)geteuid()); }
+
 /* mkdir -p, new directories 0700; 0 on success. */
 static int mkdirs(const char *dir) {
     char buf[1024];
@@ -106,13 +108,22 @@ static int check_private_dir(const char *dir, char *why, size_t whylen) {
     return 0;
 }
 
+int rt_abs_path(const char *path, char *out, size_t len) {
+    if (!path || !*path || !len) return -1;
+    if (path[0] == '/') return snprintf(out, len, "%s", path) < (int)len ? 0 : -1;
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd)) return -1;
+    int n = snprintf(out, len, "%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", path);
+    return n >= 0 && (size_t)n < len ? 0 : -1;
+}
+
 int rt_cache_init(RtCache *c, const char *dir) {
     memset(c, 0, sizeof *c);
-    if (!dir || !*dir || strlen(dir) >= sizeof c->dir) {
+    /* absolute, so that the compiler's working directory (a build directory) does not change what it names */
+    if (rt_abs_path(dir, c->dir, sizeof c->dir) != 0) {
         snprintf(c->why, sizeof c->why, "no usable directory name");
         return -1;
     }
-    snprintf(c->dir, sizeof c->dir, "%s", dir);
     /* strip trailing slashes (keep "/") */
     size_t n = strlen(c->dir);
     while (n > 1 && c->dir[n - 1] == '/') c->dir[--n] = 0;
@@ -126,7 +137,11 @@ int rt_cache_open(RtCache *c, const char *dir, char *note, size_t notelen) {
     char first[1300];
     snprintf(first, sizeof first, "kernel cache %s not used: %s", dir ? dir : "(none)", c->why);
     char fallback[64];
-    snprintf(fallback, sizeof fallback, "/tmp/shortc-cache-%ld", (long)geteuid());
+    rt_fallback_cache_dir(fallback, sizeof fallback);
+    if (strcmp(c->dir, fallback) == 0) { /* dir was the fallback already: no second try */
+        snprintf(note, notelen, "%s", first);
+        return -1;
+    }
     if (rt_cache_init(c, fallback) == 0) {
         snprintf(note, notelen, "%s; using %s", first, fallback);
         return 0;

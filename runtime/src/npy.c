@@ -29,17 +29,17 @@ srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *da
     return srt_npy_write(ctx, path, SRT_DTYPE_F32, data, shape, rank);
 }
 
-srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, const void *data, const int64_t *shape,
-                         int rank) {
+srt_status srt_npy_encode(srt_context *ctx, srt_dtype dtype, const void *data, const int64_t *shape, int rank,
+                          void **bytes, size_t *len) {
     if (!ctx) return SRT_ERR_INVALID;
-    if (!path || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape) ||
+    if (!bytes || !len || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape) ||
         (unsigned)dtype > SRT_DTYPE_U32)
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write: bad arguments");
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_encode: bad arguments");
     char dict[1024];
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr[dtype]);
     size_t count = 1;
     for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write: negative dimension %lld", (long long)shape[i]);
+        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_encode: negative dimension %lld", (long long)shape[i]);
         count *= (size_t)shape[i];
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i], rank == 1 ? "," : i + 1 < rank ? ", " : "");
     }
@@ -47,23 +47,34 @@ srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, co
     size_t total = 10 + (size_t)n + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hlen = (size_t)n + pad + 1;
-    unsigned char pre[10];
-    memcpy(pre, NPY_MAGIC, 6);
-    pre[6] = 1;
-    pre[7] = 0;
-    pre[8] = (unsigned char)(hlen & 0xff);
-    pre[9] = (unsigned char)(hlen >> 8);
+    unsigned char *out = rt_alloc(ctx, total + pad + count * 4);
+    if (!out) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    memcpy(out, NPY_MAGIC, 6);
+    out[6] = 1;
+    out[7] = 0;
+    out[8] = (unsigned char)(hlen & 0xff);
+    out[9] = (unsigned char)(hlen >> 8);
+    memcpy(out + 10, dict, (size_t)n);
+    memset(out + 10 + n, ' ', pad);
+    out[10 + (size_t)n + pad] = '\n';
+    if (count) memcpy(out + total + pad, data, count * 4); /* x86-64 / aarch64: little-endian */
+    *bytes = out;
+    *len = total + pad + count * 4;
+    return SRT_OK;
+}
 
-    FioOut out;
+srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, const void *data, const int64_t *shape,
+                         int rank) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!path) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_write: bad arguments");
+    void *bytes;
+    size_t len;
+    srt_status st = srt_npy_encode(ctx, dtype, data, shape, rank, &bytes, &len);
+    if (st != SRT_OK) return st;
     const char *why;
-    if (!fio_out_open(&out, path, &why)) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
-    static const char spaces[64] = "                                                               ";
-    fio_out_write(&out, pre, 10);
-    fio_out_write(&out, dict, (size_t)n);
-    fio_out_write(&out, spaces, pad);
-    fio_out_write(&out, "\n", 1);
-    fio_out_write(&out, data, count * 4); /* x86-64 / aarch64: little-endian */
-    if (!fio_out_commit(&out, &why)) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    bool ok = fio_write_file(path, bytes, len, &why);
+    srt_free(ctx, bytes);
+    if (!ok) return rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
     return SRT_OK;
 }
 

@@ -33,6 +33,11 @@ typedef struct RtCompileRequest {
     const char *const *kernel_names; /* every kernel symbol in the plan (sim trampolines) */
     int nkernels;             /* count */
     int rebuild;              /* 1: the cached image failed to load: evict it, build and store again */
+    int sim_prelude;          /* sim: 1 when the source is plain CUDA that does not include the simulator's
+                                 prelude itself: the compiler includes it first (-include) */
+    const char *const *include_dirs; /* sim: directories the source's #include searches (-I), absolute;
+                                 with any, a source that has #include is keyed by its preprocessed text */
+    int ninclude_dirs;        /* entries of include_dirs */
 } RtCompileRequest;
 
 /* What compile_module produced. */
@@ -122,8 +127,13 @@ typedef struct RtCache {
     int misses;       /* lookups that found nothing */
     int corrupt;      /* lookups that found a corrupt or half-stored entry */
 } RtCache;
-/* The default cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc, else /tmp/shortc-cache-UID. */
+/* The default cache directory: $SHORTC_CACHE, else $HOME/.cache/shortc when $HOME is an existing absolute
+ * directory other than "/", else /tmp/shortc-cache-EUID (rt_fallback_cache_dir). */
 void rt_default_cache_dir(char *buf, size_t len);
+/* The cache directory used when the chosen one is unusable: /tmp/shortc-cache-EUID. */
+void rt_fallback_cache_dir(char *buf, size_t len);
+/* path made absolute against the working directory (unchanged when it is); 0 on success, -1 when too long. */
+int rt_abs_path(const char *path, char *out, size_t len);
 /* Creates dir (0700) and checks it is a private directory of this user; 0 on success, else -1 and c->why. */
 int rt_cache_init(RtCache *c, const char *dir);
 /* rt_cache_init on dir, else on /tmp/shortc-cache-UID; note says why dir was not used ("" if it was). 0 on success. */

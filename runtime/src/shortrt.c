@@ -122,12 +122,19 @@ srt_status rt_read_file(srt_context *ctx, const char *path, char **data, size_t 
     return SRT_OK;
 }
 
+/* 1 when $HOME names an existing directory other than "/", absolute: the cache is made below it,
+ * never the home directory itself. */
+static int usable_home(const char *home) {
+    struct stat st;
+    return home && home[0] == '/' && home[strspn(home, "/")] != 0 && stat(home, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 void rt_default_cache_dir(char *buf, size_t len) {
     const char *env = getenv("SHORTC_CACHE");
     const char *home = getenv("HOME");
     if (env && *env) snprintf(buf, len, "%s", env);
-    else if (home && *home) snprintf(buf, len, "%s/.cache/shortc", home);
-    else snprintf(buf, len, "/tmp/shortc-cache-%ld", (long)getuid());
+    else if (usable_home(home)) snprintf(buf, len, "%s/.cache/shortc", home);
+    else rt_fallback_cache_dir(buf, len);
 }
 
 double rt_now_ms(void) {

@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     snprintf(src, len, "%s\n%s", prelude, KERNELS);
     const char *names[] = {"b_axpb", "b_gelu", "b_barriers"};
     const char *cache = getenv("SHORTC_CACHE") ? getenv("SHORTC_CACHE") : "/tmp/shortc-bench-cache";
-    RtCompileRequest req = {src, strlen(src), "bench_sim", 80, cache, names, 3, 0};
+    RtCompileRequest req = {.source = src, .len = strlen(src), .name = "bench_sim", .arch = 80, .cache_dir = cache, .kernel_names = names, .nkernels = 3};
     RtCompiled out;
     if (d.compile_module(&req, &out, err, sizeof err) != SRT_OK) {
         fprintf(stderr, "%s\n", err);

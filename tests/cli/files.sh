@@ -58,6 +58,23 @@ wait $reader
 check "-o FIFO delivers the source" grep -q "extern \"C\" __global__" "$tmp/from.fifo"
 check "-o FIFO is still a FIFO" test -p "$tmp/out.fifo"
 
+# an output that is an input, directly or through a link: refused, input intact
+cp "$model" "$tmp/same.arch"
+cp "$models/gpt2_small.arch" "$tmp/" # imported by gpt2_tiny
+cp "$tmp/same.arch" "$tmp/same.orig"
+expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/same.arch"
+ln -s same.arch "$tmp/same.link"
+expect 1 "shortc: error: output '$tmp/same.link' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/same.link"
+expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/ok.cu" --plan-out "$tmp/same.arch"
+check "-o over the input left the input intact" cmp -s "$tmp/same.arch" "$tmp/same.orig"
+cp "$tmp/ok.tokens" "$tmp/tok.copy"
+expect 1 "shortc: error: output '$tmp/tok.copy' is the same file as input '$tmp/tok.copy'; nothing written" \
+    run "$model" --backend ref --random-weights 1 --tokens "$tmp/tok.copy" --logits "$tmp/tok.copy"
+check "--logits over --tokens left the tokens intact" cmp -s "$tmp/tok.copy" "$tmp/ok.tokens"
+
 # ---- inputs -------------------------------------------------------------------
 mkfifo "$tmp/in.fifo" "$tmp/in.arch"
 fifo_why="not a regular file (a FIFO, socket or device)"
@@ -71,6 +88,15 @@ expect 1 "shortc: error: cannot read tokens '$tmp/tokens.d': Is a directory" $ru
 printf '1 2 \001\033[31m\377x 4\n' >"$tmp/bin.tokens"
 expect 1 "shortc: error: $tmp/bin.tokens: token 3 ('\\x01\\x1b[31m\\xffx') is not a non-negative integer" \
     $run_ref --tokens "$tmp/bin.tokens"
+# a procfs file says its size is 0: it is read to its end all the same
+expect 1 "shortc: error: /proc/self/status: token 1 ('Name:') is not a non-negative integer" \
+    $run_ref --tokens /proc/self/status
+echo "1 99999999999999999999999" >"$tmp/big.tokens"
+expect 1 "shortc: error: $tmp/big.tokens: token 2 ('99999999999999999999999') is out of range (token ids are at most 2147483647)" \
+    $run_ref --tokens "$tmp/big.tokens"
+echo "2147483648" >"$tmp/big.tokens"
+expect 1 "shortc: error: $tmp/big.tokens: token 1 ('2147483648') is out of range (token ids are at most 2147483647)" \
+    $run_ref --tokens "$tmp/big.tokens"
 : >"$tmp/empty.tokens"
 expect 1 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only whitespace)" \
     $run_ref --tokens "$tmp/empty.tokens"

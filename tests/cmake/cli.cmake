@@ -32,3 +32,15 @@ target_include_directories(compare_json PRIVATE ${TESTS_DIR})
 add_test(NAME cli_compare COMMAND sh ${TESTS_DIR}/cli/compare.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}
                                      $<TARGET_FILE:compare_json>)
 set_tests_properties(cli_compare PROPERTIES LABELS cli)
+
+# `shortc sim` with relative cache and temporary directories, a missing $HOME, #include and -I
+# (and the cache key over included headers), compile errors quoting the user's line, all-or-nothing
+# outputs (tests/cli/sim_files.sh).
+add_test(NAME cli_sim_files COMMAND sh ${TESTS_DIR}/cli/sim_files.sh ${SHORTC_BIN} ${TESTS_DIR}/simbench/data)
+set_tests_properties(cli_sim_files PROPERTIES LABELS "cli;sim" TIMEOUT 300)
+
+# every subcommand and option of `shortc --help` and `shortc sim --help` is in docs/man/shortc.1,
+# every function of shortrt.h in docs/man/shortrt.3
+add_test(NAME cli_man_usage COMMAND sh ${TESTS_DIR}/cli/man_usage.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/docs/man/shortc.1
+         ${CMAKE_SOURCE_DIR}/runtime/include/shortrt.h ${CMAKE_SOURCE_DIR}/docs/man/shortrt.3)
+set_tests_properties(cli_man_usage PROPERTIES LABELS cli)

@@ -49,3 +49,17 @@ shortc_sim_program(sim_attn_grid ${TESTS_DIR}/sim/test_attn_grid.c)
 target_link_libraries(sim_attn_grid PRIVATE shortc_core)
 add_test(NAME sim_attn_grid COMMAND sim_attn_grid)
 set_tests_properties(sim_attn_grid PROPERTIES LABELS sim ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
+
+# The simulator under valgrind with the options `ctest -T memcheck` uses: no memory error and no
+# definite or indirect leak on a barrier kernel (fiber stacks registered, docs/fuzzing.md). Only when
+# valgrind and its header were there at build time; not under the sanitizers (they do not mix).
+find_program(VALGRIND_BIN valgrind)
+include(CheckIncludeFile)
+check_include_file(valgrind/valgrind.h SHORTC_HAVE_VALGRIND_H)
+if(VALGRIND_BIN AND SHORTC_HAVE_VALGRIND_H AND NOT SHORTC_SANITIZE)
+  separate_arguments(SHORTC_MEMCHECK_OPTS UNIX_COMMAND "${MEMORYCHECK_COMMAND_OPTIONS}")
+  add_test(NAME sim_valgrind_barrier_sum
+           COMMAND ${VALGRIND_BIN} ${SHORTC_MEMCHECK_OPTS} --error-exitcode=1 $<TARGET_FILE:sim_kernels> barrier_sum)
+  set_tests_properties(sim_valgrind_barrier_sum PROPERTIES LABELS "sim;no-sanitize" ENVIRONMENT "${SHORTC_SIM_ENV}"
+                       TIMEOUT 300 DEPENDS sim_kernels_compile)
+endif()

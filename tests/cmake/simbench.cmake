@@ -48,6 +48,11 @@ shortc_simbench(softmax close ${SIMBENCH_DATA}/softmax_expected.npy 1e-5 1e-7 --
 shortc_simbench(global_store_unchecked exact ${SIMBENCH_DATA}/fault_twos.npy --
   ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
 
+# namespace-scope `extern __shared__ unsigned char raw[];` through reinterpret_cast<float *>
+shortc_simbench(ns_extern_cast exact ${SIMBENCH_DATA}/fault_twos.npy --
+  ${SIMBENCH}/ns_extern.cu --kernel ns_extern --grid 1 --block 1001 --smem 4004 --checked
+  --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy --arg i32:1001)
+
 # ---- kernels the simulator must report ----
 set(F ${SIMBENCH}/faults.cu)
 shortc_simbench(fault_divergent_barrier fault "kernel divergent_barrier: block (0,0,0)" "divergence" --
@@ -56,6 +61,8 @@ shortc_simbench(fault_static_overrun fault "thread (32,0,0)" "0 bytes past the e
   ${F} --kernel static_overrun --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_static_overrun_unchecked fault "0 bytes past the end of static shared array `s'" --
   ${F} --kernel static_overrun --grid 1 --block 33 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+shortc_simbench(fault_two_declarators fault "thread (32,0,0)" "0 bytes past the end of static shared array `a' (128 bytes" --
+  ${F} --kernel two_declarators --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_dynamic_overrun fault "thread (0,0,0)" "0 bytes past the end of the 4004-byte dynamic shared memory" "faults.cu:19 in dynamic_overrun" --
   ${F} --kernel dynamic_overrun --grid 1 --block 1001 --smem 4004 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy --arg i32:1001)
 shortc_simbench(fault_global_store fault "kernel global_store: block (0,0,0), thread (1001,0,0)" "0 bytes past the end of allocation #1" "4004 bytes" "faults.cu:24 in global_store" --

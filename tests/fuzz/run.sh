@@ -9,7 +9,7 @@
 #                     emitted .cu
 # Exit 77 (ctest: skipped) when clang is missing; 1 on a crash, leak or hang
 # (the reproducer is kept under BUILD_DIR/findings and its path printed).
-# Long runs: docs/checks.md, "Fuzzing".
+# Long runs: docs/fuzzing.md.
 set -u
 src=$1 build=$2 shortc=$3 secs=$4
 shift 4

@@ -55,6 +55,39 @@ static void test_private_dirs(const char *dir) {
     CHECK(rt_cache_open(&c, p, note, sizeof note) == 0 && note[0] == 0 && strcmp(c.dir, p) == 0);
 }
 
+/* The default directory: below an existing absolute $HOME other than "/", else the fallback (never
+ * $HOME itself created); a relative directory is made absolute (the compiler runs elsewhere). */
+static void test_default_and_relative(const char *dir) {
+    char *old_cache = getenv("SHORTC_CACHE") ? strdup(getenv("SHORTC_CACHE")) : NULL;
+    char *old_home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+    char got[1024], fallback[64], want[400];
+    rt_fallback_cache_dir(fallback, sizeof fallback);
+    unsetenv("SHORTC_CACHE");
+    setenv("HOME", dir, 1);
+    rt_default_cache_dir(got, sizeof got);
+    snprintf(want, sizeof want, "%s/.cache/shortc", dir);
+    CHECK(strcmp(got, want) == 0);
+    const char *bad_homes[] = {"/", "//", "relative/home", "/nonexistent-home-of-shortc-tests"};
+    for (int i = 0; i < 4; i++) {
+        setenv("HOME", bad_homes[i], 1);
+        rt_default_cache_dir(got, sizeof got);
+        CHECK(strcmp(got, fallback) == 0);
+    }
+    /* relative: absolute against the working directory */
+    char cwd[1024];
+    RtCache c;
+    CHECK(getcwd(cwd, sizeof cwd) != NULL && chdir(dir) == 0);
+    CHECK(rt_cache_init(&c, "rel/cache") == 0);
+    snprintf(want, sizeof want, "%s/rel/cache", dir);
+    CHECK(strcmp(c.dir, want) == 0);
+    CHECK(chdir(cwd) == 0);
+    if (old_cache) setenv("SHORTC_CACHE", old_cache, 1);
+    if (old_home) setenv("HOME", old_home, 1);
+    else unsetenv("HOME");
+    free(old_cache);
+    free(old_home);
+}
+
 /* An entry (with a meta claiming a length) that is a FIFO or a link to /dev/zero is corrupt, never a hang. */
 static void test_special_entries(const char *dir) {
     char p[400], path[1200], meta[1300];
@@ -121,6 +154,7 @@ int main(void) {
     RtCache c;
     CHECK(rt_cache_init(&c, sub) == 0);
     CHECK(strcmp(c.dir + strlen(c.dir) - 4, "/a/b") == 0);
+    test_default_and_relative(dir);
 
     char path[1200];
     const char data[] = "some artifact bytes\0with a nul";

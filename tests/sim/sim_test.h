@@ -59,7 +59,7 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
         check_failures++;
         return NULL;
     }
-    RtCompileRequest req = {src, len, "simtest", arch, sim_test_cache(), names, n, 0};
+    RtCompileRequest req = {.source = src, .len = len, .name = "simtest", .arch = arch, .cache_dir = sim_test_cache(), .kernel_names = names, .nkernels = n};
     static char err[65536];
     RtCompiled local;
     if (!out) out = &local;

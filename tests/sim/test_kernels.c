@@ -494,7 +494,7 @@ static void test_determinism(void) {
 static void test_compile(void) {
     size_t len = 0;
     char *src = sim_test_source("basic.cu", &len);
-    RtCompileRequest req = {src, len, "simtest", 80, sim_test_cache(), NAMES, NNAMES, 0};
+    RtCompileRequest req = {.source = src, .len = len, .name = "simtest", .arch = 80, .cache_dir = sim_test_cache(), .kernel_names = NAMES, .nkernels = NNAMES};
     RtCompiled out;
     static char err[65536];
     CHECK(D.compile_module(&req, &out, err, sizeof err) == SRT_OK);
@@ -503,19 +503,19 @@ static void test_compile(void) {
     rt_compiled_release(&out);
     /* a kernel name that is not in the source: the compiler's message comes back */
     const char *bad_names[] = {"k_scale", "k_no_such_kernel"};
-    RtCompileRequest r2 = {src, len, "simtest_bad", 80, sim_test_cache(), bad_names, 2, 0};
+    RtCompileRequest r2 = {.source = src, .len = len, .name = "simtest_bad", .arch = 80, .cache_dir = sim_test_cache(), .kernel_names = bad_names, .nkernels = 2};
     CHECK(D.compile_module(&r2, &out, err, sizeof err) == SRT_ERR_COMPILE);
     CHECK_HAS(err, "k_no_such_kernel");
     /* a syntax error, with the file name of the model */
     char *broken = malloc(len + 64);
     memcpy(broken, src, len);
     strcpy(broken + len, "\nthis is not C++;\n");
-    RtCompileRequest r3 = {broken, strlen(broken), "broken_model", 80, sim_test_cache(), NAMES, 1, 0};
+    RtCompileRequest r3 = {.source = broken, .len = strlen(broken), .name = "broken_model", .arch = 80, .cache_dir = sim_test_cache(), .kernel_names = NAMES, .nkernels = 1};
     CHECK(D.compile_module(&r3, &out, err, sizeof err) == SRT_ERR_COMPILE);
     CHECK_HAS(err, "broken_model.cu");
     CHECK_HAS(err, "error");
     const char *evil[] = {"k_scale); system(\"true\""};
-    RtCompileRequest r4 = {src, len, "x", 80, sim_test_cache(), evil, 1, 0};
+    RtCompileRequest r4 = {.source = src, .len = len, .name = "x", .arch = 80, .cache_dir = sim_test_cache(), .kernel_names = evil, .nkernels = 1};
     CHECK(D.compile_module(&r4, &out, err, sizeof err) == SRT_ERR_INVALID);
     free(broken);
     free(src);

@@ -43,10 +43,21 @@ static void test_forms(void) {
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(1, 1, u, \"u\", int [2]);");
     CHECK_HAS(o, "__shared__ int scalar;"); /* a namespace-scope scalar stays thread-local */
+    /* later uses of a namespace-scope extern are a plain pointer (reinterpret_cast works); members are not */
+    o = rw("extern __shared__ unsigned char raw[];\nvoid f() { float *p = reinterpret_cast<float *>(raw); s.raw = 1; q->raw = 2; }\n",
+           &ns);
+    CHECK_HAS(o, "reinterpret_cast<float *>((shortsim::dyn_smem< unsigned char>()))");
+    CHECK_HAS(o, "s.raw = 1; q->raw = 2;");
     /* nested namespace names; a function body inside a namespace is block scope */
     o = rw("namespace a::b { __shared__ float t[4]; __device__ void f() { __shared__ float v[2]; } }", &ns);
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED_NS(0, 1, t, \"t\", float [4]);");
     CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(1, 1, v, \"v\", float [2]);");
+    /* several declarators: one slot each, sharing the type and alignment, on the same line */
+    o = rw("void f() {\n  __shared__ __align__(16) float a[32], b[8][4],\n    c;\n}\n", &ns);
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(0, 16, a, \"a\", float [32]);");
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(1, 16, b, \"b\", float [8][4]);");
+    CHECK_HAS(o, "SHORTSIM_STATIC_SHARED(2, 16, c, \"c\", float );");
+    CHECK(ns == 3 && count_lines(o) == 4);
 }
 
 static void test_left_alone(void) {
@@ -54,7 +65,7 @@ static void test_left_alone(void) {
     const char *src = "// __shared__ float a[1];\n/* extern __shared__ float b[]; */\n"
                       "const char *s = \"__shared__ float c[2];\";\n"
                       "#define DECL extern __shared__ float d[]\n"
-                      "void f() { __shared__ float e[2], g[2]; __shared__ int h = 0; __shared__ float (*p)[4]; }\n";
+                      "void f() { __shared__ float *e, g[2]; __shared__ int h = 0, i[2]; __shared__ float (*p)[4]; }\n";
     const char *o = rw(src, &ns);
     CHECK(strcmp(o, src) == 0);
     CHECK(ns == 0);
@@ -74,14 +85,32 @@ static void test_scan(void) {
                       "extern \"C\" __global__ void __launch_bounds__(256) b(float *y) {}\n"
                       "__global__ void a(int *x) { }\n// __global__ void c(void)\n";
     char **names = NULL;
-    int n = sim_scan_kernels(src, strlen(src), &names);
+    int *bodies = NULL;
+    int n = sim_scan_kernels(src, strlen(src), &names, &bodies);
     CHECK(n == 2);
     if (n == 2) {
-        CHECK(strcmp(names[0], "a") == 0);
-        CHECK(strcmp(names[1], "b") == 0);
+        CHECK(strcmp(names[0], "a") == 0 && bodies[0] == 1);
+        CHECK(strcmp(names[1], "b") == 0 && bodies[1] == 1);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
+    free(bodies);
+    /* namespaces qualify the name (extern "C" does not); two bodies of one name are overloads */
+    src = "namespace ops { __global__ void nk(float *x) { if (x) { } } namespace in { __global__ void k2() {} } }\n"
+          "namespace { __global__ void anon() {} }\nextern \"C\" { __global__ void c1() {} }\n"
+          "__global__ void ov(int *x) {}\n__global__ void ov(float *x) {}\n__global__ void top() {}\n";
+    n = sim_scan_kernels(src, strlen(src), &names, &bodies);
+    CHECK(n == 6);
+    const char *want[] = {"ops::nk", "ops::in::k2", "(anonymous namespace)::anon", "c1", "ov", "top"};
+    const int want_bodies[] = {1, 1, 1, 1, 2, 1};
+    for (int i = 0; i < n && i < 6; i++) {
+        if (strcmp(names[i], want[i]) != 0) fprintf(stderr, "scan: got %s, want %s\n", names[i], want[i]);
+        CHECK(strcmp(names[i], want[i]) == 0);
+        CHECK(bodies[i] == want_bodies[i]);
+    }
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+    free(bodies);
 }
 
 int main(void) {

@@ -36,3 +36,12 @@ __global__ void aligned_vector_load(float *out, const float *x) {
     a = a * b;
     out[threadIdx.x] = a[0] + a[1] + a[2] + a[3];
 }
+// Two arrays in one declaration, 33 threads: one element past the first is reported (not a
+// silent store into the second, as when the declaration fell back to thread-local storage).
+__global__ void two_declarators(float *out) {
+    __shared__ float a[32], b[32];
+    b[threadIdx.x % 32] = 0.0f;
+    a[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[0] = a[0] + b[0];
+}
