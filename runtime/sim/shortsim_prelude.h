@@ -599,7 +599,9 @@ __attribute__((flatten)) static inline void run_plain(void (*)(A...), void **p, 
  * NULL until the core has loaded the object (static initialisers run
  * unchecked). The hooks themselves are not instrumented. */
 #if defined(SHORTSIM_CHECKED)
-SHORTSIM_EXPORT ShortsimCheckFn shortsim_checker = nullptr;
+extern "C" {
+__attribute__((visibility("default"))) ShortsimCheckFn shortsim_checker = nullptr;
+}
 namespace shortsim {
 static inline __attribute__((always_inline, no_sanitize_address)) void check(const void *p, unsigned long n, int store,
                                                                              const void *pc) {
@@ -611,14 +613,17 @@ static inline __attribute__((always_inline, no_sanitize_address)) void check(con
     fn(p, n, store, pc);
 }
 } // namespace shortsim
+/* The address of the instrumented access's call: the return address is the
+ * next instruction, which may belong to the next source line. */
+#define SHORTSIM_CALL_SITE() ((const char *)__builtin_return_address(0) - 1)
 #define SHORTSIM_CHECK_HOOKS(N)                                                                         \
     extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void                \
         __asan_load##N##_noabort(void *p) {                                                             \
-        shortsim::check(p, N, 0, __builtin_return_address(0));                                          \
+        shortsim::check(p, N, 0, SHORTSIM_CALL_SITE());                                          \
     }                                                                                                   \
     extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void                \
         __asan_store##N##_noabort(void *p) {                                                            \
-        shortsim::check(p, N, 1, __builtin_return_address(0));                                          \
+        shortsim::check(p, N, 1, SHORTSIM_CALL_SITE());                                          \
     }
 SHORTSIM_CHECK_HOOKS(1)
 SHORTSIM_CHECK_HOOKS(2)
@@ -628,11 +633,11 @@ SHORTSIM_CHECK_HOOKS(16)
 #undef SHORTSIM_CHECK_HOOKS
 extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void __asan_loadN_noabort(void *p,
                                                                                                        long n) {
-    shortsim::check(p, (unsigned long)n, 0, __builtin_return_address(0));
+    shortsim::check(p, (unsigned long)n, 0, SHORTSIM_CALL_SITE());
 }
 extern "C" __attribute__((visibility("hidden"), no_sanitize_address, noinline)) void __asan_storeN_noabort(void *p,
                                                                                                         long n) {
-    shortsim::check(p, (unsigned long)n, 1, __builtin_return_address(0));
+    shortsim::check(p, (unsigned long)n, 1, SHORTSIM_CALL_SITE());
 }
 extern "C" __attribute__((visibility("hidden"))) void __asan_handle_no_return(void) {}
 #endif

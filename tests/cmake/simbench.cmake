@@ -118,3 +118,6 @@ shortc_simbench(checked_in_bounds exact ${SIMBENCH_DATA}/in_bounds_expected.npy 
   ${U} --kernel in_bounds --grid 1 --block 33 --smem 132 --checked --arg buf:${SIMBENCH_DATA}/reduce_in.npy:out.npy --arg i32:1000)
 shortc_simbench(fault_atomic_underrun fault "4 bytes before the start of allocation #1" "underruns.cu:54 in atomic_underrun" --
   ${U} --kernel atomic_underrun --grid 1 --block 1 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy --arg i32:-1)
+# a checked fault names the access's own line, not the next statement's (the hook's call site, not its return address)
+shortc_simbench(fault_multiline_line fault "4 bytes before the start of allocation #1" "underruns.cu:59 in multiline_underrun" --
+  ${U} --kernel multiline_underrun --grid 1 --block 4 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)

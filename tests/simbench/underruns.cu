@@ -53,3 +53,10 @@ __global__ void in_bounds(float *x, int n) {
 __global__ void atomic_underrun(float *x, int i) {
     atomicAdd(&x[i], 1.0f);
 }
+// A read followed by more statements: the report names the read's line (59), not the next one.
+__global__ void multiline_underrun(float *a) {
+    int t = threadIdx.x;
+    float v = a[t - 1];
+    v = v * 2.0f + 1.0f;
+    a[t] = v;
+}
