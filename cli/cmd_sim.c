@@ -66,6 +66,7 @@ typedef struct SimCli {
     int nargs;                        /* --arg count */
     const char *includes[SIM_MAX_INCLUDES]; /* -I directories, in order */
     int nincludes;                    /* their count */
+    char cache_note[1536];            /* why the kernel cache was not used (srt_sim_launch.cache_note) */
 } SimCli;
 
 __attribute__((format(printf, 1, 2))) static int fail(const char *fmt, ...) {
@@ -235,8 +236,19 @@ static bool read_buffers(srt_context *ctx, SimCli *c) {
     return true;
 }
 
-/* Opens every output before the launch: one that cannot be written fails the command before any work. */
+/* Opens every output before the launch: one that cannot be written, or that would replace the .cu,
+ * an input or another output, fails the command before any work. */
 static bool open_outputs(SimCli *c) {
+    const char *outs[SIM_MAX_ARGS], *ins[SIM_MAX_ARGS + 1], *clash = NULL;
+    int nins = 0;
+    ins[nins++] = c->file;
+    for (int i = 0; i < c->nargs; i++) {
+        bool buf = c->args[i].kind == SRT_SIM_ARG_BUF;
+        outs[i] = buf ? c->files[i].out : NULL;
+        if (buf) ins[nins++] = c->files[i].in;
+    }
+    int o = fio_first_clash(outs, c->nargs, ins, nins, &clash);
+    if (o >= 0) return fail("output '%s' is the same file as '%s'; nothing written", outs[o], clash), false;
     for (int i = 0; i < c->nargs; i++) {
         SimBufFiles *bf = &c->files[i];
         const char *why;
@@ -309,10 +321,13 @@ int sim_main(int argc, char **argv) {
         .source = src, .len = len, .name = c->file, .kernel = c->kernel, .smem = (unsigned)c->smem,
         .checked = c->checked, .threads = c->threads, .cache_dir = NULL, .args = c->args, .nargs = c->nargs,
         .include_dirs = c->includes, .ninclude_dirs = c->nincludes,
+        .cache_note = c->cache_note, .cache_note_len = sizeof c->cache_note,
     };
     memcpy(l.grid, c->grid, sizeof l.grid);
     memcpy(l.block, c->block, sizeof l.block);
-    if (srt_sim_run(ctx, &l) != SRT_OK) {
+    srt_status st = srt_sim_run(ctx, &l);
+    if (c->cache_note[0]) fprintf(stderr, "shortc: warning: %s\n", c->cache_note);
+    if (st != SRT_OK) {
         fail("%s", srt_last_error(ctx));
         goto out;
     }

@@ -88,14 +88,43 @@ static bool parse_flag_int(const char *flag, const char *s, long long lo, long l
 /* false (message printed) when an output names the same regular file as an input: writing it
  * would replace what is being read (NULL entries and "-" are skipped). */
 static bool outputs_apart(const char *const *outs, int nouts, const char *const *ins, int nins) {
-    for (int o = 0; o < nouts; o++)
-        for (int i = 0; i < nins && outs[o] && strcmp(outs[o], "-") != 0; i++)
-            if (ins[i] && fio_same_file(outs[o], ins[i])) {
-                fprintf(stderr, "shortc: error: output '%s' is the same file as input '%s'; nothing written\n",
-                        outs[o], ins[i]);
-                return false;
-            }
+    const char *clash = NULL;
+    int o = fio_first_clash(outs, nouts, ins, nins, &clash);
+    if (o < 0) return true;
+    bool input = false;
+    for (int i = 0; i < nins; i++) input |= clash == ins[i];
+    fprintf(stderr, "shortc: error: output '%s' is the same file as %s '%s'; nothing written\n", outs[o],
+            input ? "input" : "output", clash);
+    return false;
+}
+
+/* outputs_apart against every file a compile read (the model and its imports, d's source table). */
+static bool outputs_apart_from_sources(const char *const *outs, int nouts, const Diag *d) {
+    for (int i = 0; i < d->nsources; i++)
+        if (!outputs_apart(outs, nouts, &d->sources[i]->path, 1)) return false;
     return true;
+}
+
+/* outputs_apart against a .arch model's files (itself and its imports), found by a front-end pass
+ * whose diagnostics are dropped: the real load reports them. Other models (.cu) are one file. */
+static bool outputs_apart_from_model(const char *const *outs, int nouts, const char *path, const char *model) {
+    if (!ends_with(path, ".arch")) return outputs_apart(outs, nouts, &path, 1);
+    Arena a;
+    arena_init(&a);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *sink = open_memstream(&text, &len);
+    Diag d;
+    diag_init(&d, &a, sink);
+    CompileOptions co = {.path = path, .model = model, .stop = COMPILE_STOP_AFTER_SEMA};
+    CompileResult cr;
+    shortc_compile(&a, &d, &co, &cr);
+    compile_result_free(&cr);
+    bool ok = outputs_apart(outs, nouts, &path, 1) && outputs_apart_from_sources(outs, nouts, &d);
+    if (sink) fclose(sink);
+    free(text);
+    arena_free(&a);
+    return ok;
 }
 
 /* Writes up to two output files (fileio.h: atomically when they are regular files or absent, through
@@ -178,6 +207,7 @@ static int compile_main(const CompileArgs *ca) {
     CompileResult cr;
     if (!shortc_compile(&a, &d, &co, &cr)) goto done;
     if (!want_cuda) { rc = 0; goto done; }
+    if (!outputs_apart_from_sources(outs, 2, &d)) goto done; /* an import is an input too */
     const EmitResult *er = &cr.emit;
     if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0)
         goto done;
@@ -622,8 +652,8 @@ static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
 static int run_main(int argc, char **argv) {
     RunArgs ra = {.seed = -1};
     if (!parse_run_args(argc, argv, false, &ra)) return 1;
-    const char *const outs[] = {ra.logits}, *const ins[] = {ra.model_path, ra.weights, ra.tokens};
-    if (!outputs_apart(outs, 1, ins, 3)) return 1;
+    const char *const outs[] = {ra.logits}, *const ins[] = {ra.weights, ra.tokens};
+    if (!outputs_apart(outs, 1, ins, 2) || !outputs_apart_from_model(outs, 1, ra.model_path, ra.model_name)) return 1;
     int32_t *tokens = NULL;
     int n;
     if (ra.tokens) {

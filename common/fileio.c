@@ -258,3 +258,31 @@ bool fio_same_file(const char *a, const char *b) {
     if (!a || !b || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
     return S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
+
+/* true for an output entry that names a file (not NULL, not stdout). */
+static bool names_file(const char *p) { return p && strcmp(p, "-") != 0; }
+
+/* true when a and b are one file to be replaced: the same regular file, or the same path of a
+ * regular or absent file (a device or FIFO written twice replaces nothing). */
+static bool one_file(const char *a, const char *b) {
+    struct stat st;
+    if (strcmp(a, b) == 0) return stat(a, &st) != 0 || S_ISREG(st.st_mode);
+    return fio_same_file(a, b);
+}
+
+int fio_first_clash(const char *const *outs, int nouts, const char *const *ins, int nins, const char **clash) {
+    for (int o = 0; o < nouts; o++) {
+        if (!names_file(outs[o])) continue;
+        for (int i = 0; i < nins; i++)
+            if (ins[i] && one_file(outs[o], ins[i])) {
+                *clash = ins[i];
+                return o;
+            }
+        for (int e = 0; e < o; e++)
+            if (names_file(outs[e]) && one_file(outs[o], outs[e])) {
+                *clash = outs[e];
+                return o;
+            }
+    }
+    return -1;
+}

@@ -56,6 +56,10 @@ void fio_out_abort(FioOut *o);
 /* true when both paths exist and name the same regular file (device and inode, links followed):
  * an output that would replace an input. */
 bool fio_same_file(const char *a, const char *b);
+/* The first output that would replace an input or another output (the same path of a regular or
+ * absent file, or the same regular file by fio_same_file): its index in outs, with *clash the path it collides with; -1 when
+ * every output stands apart. NULL entries and "-" (stdout) are skipped. */
+int fio_first_clash(const char *const *outs, int nouts, const char *const *ins, int nins, const char **clash);
 /* Writes one buffer to path as an output (open, write, commit). */
 bool fio_write_file(const char *path, const void *data, size_t len, const char **why);
 

@@ -212,6 +212,9 @@ typedef struct srt_sim_launch {
     int nargs;              /* their count */
     const char *const *include_dirs; /* directories #include searches after the file's own (-I), or NULL */
     int ninclude_dirs;      /* their count (at most 15) */
+    char *cache_note;       /* out, optional: why the kernel cache was not used or not written ("" if it
+                               was; like srt_model_info.cache_note), cache_note_len bytes; NULL: not wanted */
+    size_t cache_note_len;  /* bytes at cache_note */
 } srt_sim_launch;
 srt_status srt_sim_run(srt_context *ctx, const srt_sim_launch *launch);
 

@@ -131,6 +131,7 @@ static srt_status load_kernel(srt_context *ctx, SimRun *r, const srt_sim_launch 
     RtCompiled out = {0};
     CUresult cr;
     st = rt_compile_and_load(&r->d, &req, &out, &r->mod, &cr, err, 65536);
+    if (l->cache_note && l->cache_note_len) snprintf(l->cache_note, l->cache_note_len, "%s", out.note);
     rt_compiled_release(&out);
     if (st != SRT_OK) {
         st = rt_error(ctx, st, "%s", err);

@@ -74,6 +74,16 @@ cp "$tmp/ok.tokens" "$tmp/tok.copy"
 expect 1 "shortc: error: output '$tmp/tok.copy' is the same file as input '$tmp/tok.copy'; nothing written" \
     run "$model" --backend ref --random-weights 1 --tokens "$tmp/tok.copy" --logits "$tmp/tok.copy"
 check "--logits over --tokens left the tokens intact" cmp -s "$tmp/tok.copy" "$tmp/ok.tokens"
+# an imported .arch is an input too; two outputs must be two files
+cp "$tmp/gpt2_small.arch" "$tmp/small.orig"
+expect 1 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/gpt2_small.arch"
+expect 1 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
+    run "$tmp/same.arch" --backend ref --random-weights 1 --tokens "$tmp/ok.tokens" --logits "$tmp/gpt2_small.arch"
+check "outputs over an import left it intact" cmp -s "$tmp/gpt2_small.arch" "$tmp/small.orig"
+expect 1 "shortc: error: output '$tmp/two.cu' is the same file as output '$tmp/two.cu'; nothing written" \
+    "$tmp/same.arch" -o "$tmp/two.cu" --plan-out "$tmp/two.cu"
+check "-o and --plan-out on one file wrote nothing" test ! -e "$tmp/two.cu"
 
 # ---- inputs -------------------------------------------------------------------
 mkfifo "$tmp/in.fifo" "$tmp/in.arch"

@@ -92,4 +92,17 @@ printf '__global__ void gidx(float *x) {\n    __shared__ float s[4];\n    s[thre
 sim gidx.cu --kernel gidx --grid 1 --block 5 --arg buf:$in && fail "the overrun was not reported"
 grep -q "\[in gidx" "$tmp/err" || fail "the fault does not name the kernel"
 grep -q "shortsim_" "$tmp/err" && fail "the fault names a simulator-internal symbol"
+
+# ---- a cache that is not used is said so (the issue: "say so"); an output over an input is refused ----
+mkdir -m 700 gw && chmod 777 gw
+SHORTC_CACHE=gw sim src/store.cu -I src/inc --kernel store --grid 1 --block 1001 --arg buf:$in:g.npy ||
+    fail "world-writable cache"
+grep -q "shortc: warning: kernel cache gw not used" "$tmp/err" || fail "no warning about the unusable cache"
+cp src/store.cu store.orig
+sim src/store.cu -I src/inc --kernel store --grid 1 --block 1001 --arg buf:$in:src/store.cu &&
+    fail "an output over the .cu was accepted"
+grep -q "output 'src/store.cu' is the same file as 'src/store.cu'; nothing written" "$tmp/err" ||
+    fail "no clear error for an output over the .cu"
+cmp -s src/store.cu store.orig || fail "the .cu was overwritten"
+
 echo PASS
