@@ -154,8 +154,11 @@ char *sim_rewrite_shared(const char *src, size_t len, size_t *out_len, int *nsta
 /* The names of src's __global__ functions (*names: malloc'd array of
  * malloc'd strings, in source order), qualified ("ops::k") inside a named
  * namespace; *bodies (malloc'd, may be NULL): the definitions seen of each
- * (more than one: overloaded). The count, or -1 when out of memory. */
+ * (more than one: overloaded), with SIM_KERNEL_TEMPLATE or'd in for a
+ * template kernel. The count, or -1 when out of memory. */
 int sim_scan_kernels(const char *src, size_t len, char ***names, int **bodies);
+/* Bit of sim_scan_kernels' *bodies: the kernel is a template (no plain name to run). */
+#define SIM_KERNEL_TEMPLATE 0x10000
 
 /* Describes where addr lies relative to the device allocations (sim_driver.c). */
 void sim_describe_address(const void *addr, char *buf, size_t len);

@@ -406,13 +406,15 @@ char *sim_rewrite_shared(const char *s, size_t n, size_t *out_len, int *nstatic)
     return o.s;
 }
 
-/* Adds name (len bytes) after the namespace prefix qual to v, or counts one more body for it;
- * -1 when out of memory. */
-static int add_kernel(char ***v, int **defs, int *nv, const char *qual, const char *name, size_t len, int body) {
+/* Adds name (len bytes) after the namespace prefix qual to v, or counts one more body for it
+ * (templ: it is a template kernel); -1 when out of memory. */
+static int add_kernel(char ***v, int **defs, int *nv, const char *qual, const char *name, size_t len, int body,
+                      int templ) {
     size_t ql = strlen(qual);
     for (int i = 0; i < *nv; i++) /* a declaration, then the definition; or an overload */
         if (strlen((*v)[i]) == ql + len && !memcmp((*v)[i], qual, ql) && !memcmp((*v)[i] + ql, name, len)) {
             (*defs)[i] += body;
+            if (templ) (*defs)[i] |= SIM_KERNEL_TEMPLATE;
             return 0;
         }
     char *nm = malloc(ql + len + 1);
@@ -428,7 +430,7 @@ static int add_kernel(char ***v, int **defs, int *nv, const char *qual, const ch
     memcpy(nm + ql, name, len);
     nm[ql + len] = 0;
     (*v)[*nv] = nm;
-    (*defs)[*nv] = body;
+    (*defs)[*nv] = body | (templ ? SIM_KERNEL_TEMPLATE : 0);
     (*nv)++;
     return 0;
 }
@@ -462,6 +464,7 @@ int sim_scan_kernels(const char *s, size_t n, char ***names, int **bodies) {
     size_t pos = 0;
     RwTok t;
     int after_global = 0; /* tokens since __global__ while looking for NAME ( */
+    int templ = 0;        /* `template` seen since the last ';', '{' or '}' */
     RwTok last = {0, 0};
     RwTok prev[RW_PREV]; /* the last tokens, newest first (namespace names) */
     memset(prev, 0, sizeof prev);
@@ -477,6 +480,8 @@ int sim_scan_kernels(const char *s, size_t n, char ***names, int **bodies) {
             qual[qlen[depth]] = 0;
         }
         push_prev(prev, t);
+        if (tok_is(s, &t, "template")) templ = 1;
+        else if (s[t.b] == ';' || s[t.b] == '{' || s[t.b] == '}') templ = 0;
         if (tok_is(s, &t, "__global__")) {
             after_global = 1;
             continue;
@@ -493,7 +498,7 @@ int sim_scan_kernels(const char *s, size_t n, char ***names, int **bodies) {
         if (s[t.b] == '(' && last.e > last.b && is_id0(s[last.b])) {
             RwTok end;
             int body = after_params(s, n, &pos, &end) && s[end.b] == '{';
-            if (add_kernel(&v, &defs, &nv, qual, s + last.b, last.e - last.b, body) != 0) {
+            if (add_kernel(&v, &defs, &nv, qual, s + last.b, last.e - last.b, body, templ) != 0) {
                 for (int i = 0; i < nv; i++) free(v[i]);
                 free(v);
                 free(defs);

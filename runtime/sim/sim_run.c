@@ -31,7 +31,7 @@ static void run_free(SimRun *r) {
 }
 
 /* SRT_ERR_INVALID naming the kernels src has, when kernel is not one of them, or saying why it
- * cannot be run: in a namespace, or overloaded (the simulator finds kernels by their plain name). */
+ * cannot be run: in a namespace, a template, or overloaded (the simulator finds kernels by their plain name). */
 static srt_status check_kernel(srt_context *ctx, const srt_sim_launch *l, const char *file) {
     char **names = NULL;
     int *bodies = NULL;
@@ -51,9 +51,12 @@ static srt_status check_kernel(srt_context *ctx, const srt_sim_launch *l, const 
                       "%s: kernel `%s' is in a namespace; the simulator runs kernels declared at global scope "
                       "(or in extern \"C\"): move it out, or add a global kernel that calls it",
                       file, l->kernel);
-    else if (found >= 0 && bodies[found] > 1)
+    else if (found >= 0 && (bodies[found] & SIM_KERNEL_TEMPLATE))
+        st = rt_error(ctx, SRT_ERR_INVALID, "%s: kernel `%s' is a template; the simulator runs kernels with a plain "
+                      "name: add a non-template kernel that calls the instantiation you want", file, l->kernel);
+    else if (found >= 0 && (bodies[found] & ~SIM_KERNEL_TEMPLATE) > 1)
         st = rt_error(ctx, SRT_ERR_INVALID, "%s: kernel `%s' is overloaded (%d definitions); the simulator needs a "
-                      "kernel name with one definition", file, l->kernel, bodies[found]);
+                      "kernel name with one definition", file, l->kernel, bodies[found] & ~SIM_KERNEL_TEMPLATE);
     else if (found < 0 && !l->kernel[0] && n > 0)
         st = rt_error(ctx, SRT_ERR_INVALID, "%s: no kernel named; its kernels: %s", file, list);
     else if (found < 0 && n == 0)

@@ -7,7 +7,7 @@
 #   - #include "x.cuh" next to the .cu, and -I DIR, compile; editing an included
 #     header changes the cache key (no stale object from the cache);
 #   - a compile error quotes the user's own line (the file is compiled unchanged);
-#   - a namespaced or overloaded kernel gets a clear error;
+#   - a namespaced, template or overloaded kernel gets a clear error;
 #   - an unchecked fault names the kernel, not its trampoline;
 #   - outputs are all or nothing: one output that cannot be written means none is
 #     (checked before the launch).
@@ -86,6 +86,9 @@ sim odd.cu --kernel ops::nk --grid 1 --block 1 --arg buf:$in && fail "a namespac
 grep -q "kernel \`ops::nk' is in a namespace" "$tmp/err" || fail "no clear error for a namespaced kernel"
 sim odd.cu --kernel ov --grid 1 --block 1 --arg buf:$in && fail "an overloaded kernel ran"
 grep -q "kernel \`ov' is overloaded (2 definitions)" "$tmp/err" || fail "no clear error for an overloaded kernel"
+printf 'template <int B> __global__ void tk(float *x) { x[threadIdx.x] = B; }\ntemplate __global__ void tk<2>(float *);\n' > tk.cu
+sim tk.cu --kernel tk --grid 1 --block 1 --arg buf:$in && fail "a template kernel ran"
+grep -q "kernel \`tk' is a template" "$tmp/err" || fail "no clear error for a template kernel"
 
 # ---- an unchecked fault names the kernel, not the simulator's trampoline ----
 printf '__global__ void gidx(float *x) {\n    __shared__ float s[4];\n    s[threadIdx.x] = 1.0f;\n    x[0] = s[0];\n}\n' > gidx.cu

@@ -98,12 +98,14 @@ static void test_scan(void) {
     /* namespaces qualify the name (extern "C" does not); two bodies of one name are overloads */
     src = "namespace ops { __global__ void nk(float *x) { if (x) { } } namespace in { __global__ void k2() {} } }\n"
           "namespace { __global__ void anon() {} }\nextern \"C\" { __global__ void c1() {} }\n"
-          "__global__ void ov(int *x) {}\n__global__ void ov(float *x) {}\n__global__ void top() {}\n";
+          "__global__ void ov(int *x) {}\n__global__ void ov(float *x) {}\n__global__ void top() {}\n"
+          "template <int B> __global__ void tk(float *x) {}\ntemplate __global__ void tk<4>(float *);\n"
+          "__global__ void after() {}\n";
     n = sim_scan_kernels(src, strlen(src), &names, &bodies);
-    CHECK(n == 6);
-    const char *want[] = {"ops::nk", "ops::in::k2", "(anonymous namespace)::anon", "c1", "ov", "top"};
-    const int want_bodies[] = {1, 1, 1, 1, 2, 1};
-    for (int i = 0; i < n && i < 6; i++) {
+    CHECK(n == 8);
+    const char *want[] = {"ops::nk", "ops::in::k2", "(anonymous namespace)::anon", "c1", "ov", "top", "tk", "after"};
+    const int want_bodies[] = {1, 1, 1, 1, 2, 1, 1 | SIM_KERNEL_TEMPLATE, 1};
+    for (int i = 0; i < n && i < 8; i++) {
         if (strcmp(names[i], want[i]) != 0) fprintf(stderr, "scan: got %s, want %s\n", names[i], want[i]);
         CHECK(strcmp(names[i], want[i]) == 0);
         CHECK(bodies[i] == want_bodies[i]);
