@@ -85,8 +85,8 @@ static bool parse_flag_int(const char *flag, const char *s, long long lo, long l
     return true;
 }
 
-/* false (message printed) when an output names the same regular file as an input: writing it
- * would replace what is being read (NULL entries and "-" are skipped). */
+/* false (message printed) when an output names the same file as an input (writing it would replace
+ * what is being read) or as another output (fio_first_clash; NULL entries and "-" are skipped). */
 static bool outputs_apart(const char *const *outs, int nouts, const char *const *ins, int nins) {
     const char *clash = NULL;
     int o = fio_first_clash(outs, nouts, ins, nins, &clash);
