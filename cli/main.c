@@ -120,7 +120,7 @@ static bool outputs_apart_from_model(const char *const *outs, int nouts, const c
     CompileResult cr;
     shortc_compile(&a, &d, &co, &cr);
     compile_result_free(&cr);
-    bool ok = outputs_apart(outs, nouts, &path, 1) && outputs_apart_from_sources(outs, nouts, &d);
+    bool ok = outputs_apart_from_sources(outs, nouts, &d); /* a model that cannot be read fails its load */
     if (sink) fclose(sink);
     free(text);
     arena_free(&a);
@@ -192,8 +192,7 @@ static int check_existing_cu(const char *path) {
 
 static int compile_main(const CompileArgs *ca) {
     if (ca->check && ends_with(ca->input, ".cu")) return check_existing_cu(ca->input);
-    const char *const outs[] = {ca->output, ca->plan_out}, *const ins[] = {ca->input};
-    if (!outputs_apart(outs, 2, ins, 1)) return 1;
+    const char *const outs[] = {ca->output, ca->plan_out};
     Arena a;
     arena_init(&a);
     Diag d;
@@ -207,7 +206,7 @@ static int compile_main(const CompileArgs *ca) {
     CompileResult cr;
     if (!shortc_compile(&a, &d, &co, &cr)) goto done;
     if (!want_cuda) { rc = 0; goto done; }
-    if (!outputs_apart_from_sources(outs, 2, &d)) goto done; /* an import is an input too */
+    if (!outputs_apart_from_sources(outs, 2, &d)) goto done; /* the model and its imports */
     const EmitResult *er = &cr.emit;
     if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0)
         goto done;
