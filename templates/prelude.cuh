@@ -11,7 +11,15 @@
 //   float shortc_ld(const T *p)         load one element as float (T = float, __half, __nv_bfloat16)
 //   void  shortc_st(T *p, float v)      store one float, rounded to nearest even
 //   shortc_mma_m16n8k16_f16f32(d, a, b, c)   warp-wide tensor-core MMA, fp16 in, fp32 accumulate
+//   shortc_mma_m16n8k16_bf16f32(d, a, b, c)  the same with bf16 inputs
 //   shortc_ldmatrix_x4(r, smem)              warp-wide load of four 8x8 b16 matrices
+//   shortc_ldmatrix_x2(r, smem)              two matrices (row addresses from lanes 0-15)
+//   shortc_ldmatrix_x4_trans / _x2_trans     the same, each matrix transposed
+//   shortc_cp_async_16(smem, gmem)           asynchronous 16-byte global -> shared copy
+//   shortc_cp_async_commit()                 closes the group of copies issued so far
+//   shortc_cp_async_wait<N>()                waits until at most N groups are pending
+//   uint4 shortc_ld128(const void *p)        one 128-bit global/shared load (16-byte aligned)
+//   shortc_st128(void *p, uint4 v)           one 128-bit store (16-byte aligned)
 // ---------------------------------------------------------------------------
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -44,19 +52,79 @@ __device__ __forceinline__ void shortc_mma_m16n8k16_f16f32(float d[4], const uns
 #endif
 }
 
-// Loads four 8x8 matrices of 16-bit elements from shared memory; each lane
-// passes the address of one row (lanes 0-7 matrix 0, 8-15 matrix 1, ...).
-__device__ __forceinline__ void shortc_ldmatrix_x4(unsigned r[4], const void *smem) {
+// d = a * b + c with bf16 inputs; fragments as for the fp16 form.
+__device__ __forceinline__ void shortc_mma_m16n8k16_bf16f32(float d[4], const unsigned a[4],
+                                                            const unsigned b[2], const float c[4]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    unsigned addr = (unsigned)__cvta_generic_to_shared(smem);
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(addr));
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
 #else
-    (void)r; (void)smem;
+    (void)d; (void)a; (void)b; (void)c;
     __trap();  // shortc targets sm_80 and newer
 #endif
 }
+
+// ldmatrix: lanes 8i..8i+7 pass the addresses (16-byte aligned, shared) of
+// rows 0-7 of matrix i; lane l receives r[i] = row l/4, columns 2(l%4) and
+// 2(l%4)+1 of matrix i (low half first). The _trans forms deliver each matrix
+// transposed: r[i] = rows 2(l%4) and 2(l%4)+1 of column l/4. x2 reads the
+// addresses of lanes 0-15 only (every lane still passes a valid one).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define SHORTC_LDMATRIX4(r, smem, op)                                                    \
+    asm volatile(op " {%0, %1, %2, %3}, [%4];\n"                                        \
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])                        \
+                 : "r"((unsigned)__cvta_generic_to_shared(smem)))
+#define SHORTC_LDMATRIX2(r, smem, op)                                                    \
+    asm volatile(op " {%0, %1}, [%2];\n"                                                \
+                 : "=r"(r[0]), "=r"(r[1])                                                \
+                 : "r"((unsigned)__cvta_generic_to_shared(smem)))
+#else
+#define SHORTC_LDMATRIX4(r, smem, op) ((void)(r), (void)(smem), __trap())
+#define SHORTC_LDMATRIX2(r, smem, op) ((void)(r), (void)(smem), __trap())
+#endif
+__device__ __forceinline__ void shortc_ldmatrix_x4(unsigned r[4], const void *smem) {
+    SHORTC_LDMATRIX4(r, smem, "ldmatrix.sync.aligned.m8n8.x4.shared.b16");
+}
+__device__ __forceinline__ void shortc_ldmatrix_x4_trans(unsigned r[4], const void *smem) {
+    SHORTC_LDMATRIX4(r, smem, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16");
+}
+__device__ __forceinline__ void shortc_ldmatrix_x2(unsigned r[2], const void *smem) {
+    SHORTC_LDMATRIX2(r, smem, "ldmatrix.sync.aligned.m8n8.x2.shared.b16");
+}
+__device__ __forceinline__ void shortc_ldmatrix_x2_trans(unsigned r[2], const void *smem) {
+    SHORTC_LDMATRIX2(r, smem, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16");
+}
+
+// cp.async.cg: 16 bytes from global to shared without passing through
+// registers (both addresses 16-byte aligned); complete only after a
+// commit and a wait that covers its group.
+__device__ __forceinline__ void shortc_cp_async_16(void *smem, const void *gmem) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n"
+                 :: "r"((unsigned)__cvta_generic_to_shared(smem)), "l"(gmem) : "memory");
+#else
+    (void)smem; (void)gmem;
+    __trap();
+#endif
+}
+__device__ __forceinline__ void shortc_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void shortc_cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group %0;\n" :: "n"(N) : "memory");
+#endif
+}
+
+// 128-bit accesses (standard CUDA: a uint4 access compiles to one LDG/STG/LDS.128).
+__device__ __forceinline__ uint4 shortc_ld128(const void *p) { return *static_cast<const uint4 *>(p); }
+__device__ __forceinline__ void shortc_st128(void *p, uint4 v) { *static_cast<uint4 *>(p) = v; }
 
 #else
 #include "shortsim_prelude.h"

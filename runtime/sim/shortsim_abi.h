@@ -21,7 +21,7 @@
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 6
+#define SHORTSIM_ABI_VERSION 7
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -75,7 +75,8 @@ enum {
     SHORTSIM_OP_ALL,            /* in: int predicate   out: int */
     SHORTSIM_OP_SYNCWARP,       /* in: -               out: - */
     SHORTSIM_OP_MMA_F16F32,     /* in: ShortsimMmaIn   out: float[4] */
-    SHORTSIM_OP_LDMATRIX_X4,    /* in: const void *    out: unsigned[4] */
+    SHORTSIM_OP_MMA_BF16F32,    /* in: ShortsimMmaIn   out: float[4] (bf16 inputs) */
+    SHORTSIM_OP_LDMATRIX,       /* in: ShortsimLdmIn   out: unsigned[num] */
     SHORTSIM_OP_COUNT
 };
 
@@ -98,6 +99,12 @@ typedef struct ShortsimMmaIn {
     unsigned b[2];              /* B fragment: 4 halves */
     float c[4];                 /* accumulators */
 } ShortsimMmaIn;
+
+typedef struct ShortsimLdmIn {
+    const void *row;            /* this lane's row address (shared memory, 16-byte aligned) */
+    int num;                    /* matrices: 1, 2 or 4 (.x1/.x2/.x4) */
+    int trans;                  /* nonzero: .trans (each matrix delivered transposed) */
+} ShortsimLdmIn;
 
 typedef struct ShortsimApi {
     int version;                /* SHORTSIM_ABI_VERSION */

@@ -313,34 +313,77 @@ static inline void shortc_st(float *p, float v) { *p = v; }
 static inline void shortc_st(__half *p, float v) { *p = __float2half_rn(v); }
 static inline void shortc_st(__nv_bfloat16 *p, float v) { *p = __float2bfloat16_rn(v); }
 
-/* mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, fragments per the PTX ISA. */
-static inline void shortsim_mma_m16n8k16_f16f32(int line, float d[4], const unsigned a[4], const unsigned b[2],
-                                                const float c[4]) {
+/* mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.f32 (op), fragments per the PTX ISA. */
+static inline void shortsim_mma_m16n8k16(int op, int line, float d[4], const unsigned a[4], const unsigned b[2],
+                                         const float c[4]) {
     ShortsimMmaIn in;
     for (int i = 0; i < 4; i++) in.a[i] = a[i], in.c[i] = c[i];
     in.b[0] = b[0];
     in.b[1] = b[1];
     float out[4];
     SHORTSIM_MEMBAR();
-    shortsim_call_warp(SHORTSIM_OP_MMA_F16F32, 0xffffffffu, line, &in, out);
+    shortsim_call_warp(op, 0xffffffffu, line, &in, out);
     SHORTSIM_MEMBAR();
     for (int i = 0; i < 4; i++) d[i] = out[i];
 }
-/* ldmatrix.sync.aligned.m8n8.x4.shared.b16: lane l passes the row address
- * of row l%8 of matrix l/8 and receives r[i] = matrix i, row l/4, cols 2(l%4), 2(l%4)+1. */
-static inline void shortsim_ldmatrix_x4(int line, unsigned r[4], const void *smem) {
+/* ldmatrix.sync.aligned.m8n8.x{num}[.trans].shared.b16: lane l passes the row
+ * address of row l%8 of matrix l/8 and receives r[i] = matrix i, row l/4, cols
+ * 2(l%4), 2(l%4)+1 (with trans: rows 2(l%4), 2(l%4)+1 of column l/4). */
+static inline void shortsim_ldmatrix(int line, unsigned *r, const void *smem, int num, int trans) {
+    ShortsimLdmIn in = {smem, num, trans};
     unsigned out[4];
     SHORTSIM_MEMBAR();
-    shortsim_call_warp(SHORTSIM_OP_LDMATRIX_X4, 0xffffffffu, line, &smem, out);
+    shortsim_call_warp(SHORTSIM_OP_LDMATRIX, 0xffffffffu, line, &in, out);
     SHORTSIM_MEMBAR();
-    for (int i = 0; i < 4; i++) r[i] = out[i];
+    for (int i = 0; i < num; i++) r[i] = out[i];
 }
 static inline void shortc_mma_m16n8k16_f16f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
-    shortsim_mma_m16n8k16_f16f32(0, d, a, b, c);
+    shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_F16F32, 0, d, a, b, c);
 }
-static inline void shortc_ldmatrix_x4(unsigned r[4], const void *smem) { shortsim_ldmatrix_x4(0, r, smem); }
-#define shortc_mma_m16n8k16_f16f32(d, a, b, c) shortsim_mma_m16n8k16_f16f32(__LINE__, (d), (a), (b), (c))
-#define shortc_ldmatrix_x4(r, smem) shortsim_ldmatrix_x4(__LINE__, (r), (smem))
+static inline void shortc_mma_m16n8k16_bf16f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+    shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, 0, d, a, b, c);
+}
+static inline void shortc_ldmatrix_x4(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 0); }
+static inline void shortc_ldmatrix_x4_trans(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 1); }
+static inline void shortc_ldmatrix_x2(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 0); }
+static inline void shortc_ldmatrix_x2_trans(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 1); }
+#define shortc_mma_m16n8k16_f16f32(d, a, b, c) shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_F16F32, __LINE__, (d), (a), (b), (c))
+#define shortc_mma_m16n8k16_bf16f32(d, a, b, c) \
+    shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, __LINE__, (d), (a), (b), (c))
+#define shortc_ldmatrix_x4(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 4, 0)
+#define shortc_ldmatrix_x4_trans(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 4, 1)
+#define shortc_ldmatrix_x2(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 2, 0)
+#define shortc_ldmatrix_x2_trans(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 2, 1)
+
+/* Faults (abandoning the launch) unless p is 16-byte aligned; what names the access. */
+static inline void shortsim_check_align16(const void *p, const char *what) {
+    if ((uintptr_t)p & 15) {
+        char msg[160];
+        std::snprintf(msg, sizeof msg, "%s: address %p is not 16-byte aligned", what, p);
+        shortsim_fault(msg);
+    }
+}
+/* cp.async: the simulator copies at once. A copy may complete any time
+ * before the wait that covers it, so this is one of the GPU's legal orders;
+ * it does not find a missing wait. */
+static inline void shortc_cp_async_16(void *smem, const void *gmem) {
+    shortsim_check_align16(smem, "shortc_cp_async_16 (shared)");
+    shortsim_check_align16(gmem, "shortc_cp_async_16 (global)");
+    std::memcpy(smem, gmem, 16);
+}
+static inline void shortc_cp_async_commit() {}
+template <int N> static inline void shortc_cp_async_wait() { static_assert(N >= 0, "wait_group takes N >= 0"); }
+/* 128-bit accesses (a misaligned one faults on the GPU too). */
+static inline uint4 shortc_ld128(const void *p) {
+    shortsim_check_align16(p, "shortc_ld128");
+    uint4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+static inline void shortc_st128(void *p, uint4 v) {
+    shortsim_check_align16(p, "shortc_st128");
+    std::memcpy(p, &v, sizeof v);
+}
 
 /* ---- atomics (real atomics: blocks run on several workers) --------------- */
 #define SHORTSIM_ATOMIC_INT(T)                                                                         \

@@ -33,6 +33,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,7 +313,8 @@ static const char *op_name(int op) {
     case SHORTSIM_OP_ALL: return "__all_sync";
     case SHORTSIM_OP_SYNCWARP: return "__syncwarp";
     case SHORTSIM_OP_MMA_F16F32: return "shortc_mma_m16n8k16_f16f32";
-    case SHORTSIM_OP_LDMATRIX_X4: return "shortc_ldmatrix_x4";
+    case SHORTSIM_OP_MMA_BF16F32: return "shortc_mma_m16n8k16_bf16f32";
+    case SHORTSIM_OP_LDMATRIX: return "shortc_ldmatrix";
     default: return "warp collective";
     }
 }
@@ -585,6 +587,69 @@ static int api_barrier(int kind, int pred, int line) {
 /* warp collectives                                                     */
 /* ------------------------------------------------------------------ */
 
+/* One b16 element of an MMA operand as float: fp16 or bf16 bits. */
+static float mma_elem(uint32_t reg, int half, bool bf16) {
+    uint16_t h = (uint16_t)(reg >> (16 * half));
+    return bf16 ? rt_bf16_to_f32(h) : rt_f16_to_f32(h);
+}
+
+/* mma.m16n8k16.row.col with fp32 accumulators over the 32 lanes T (PTX ISA
+ * fragment layouts: groupID = lane/4, t = lane%4; A rows groupID and
+ * groupID+8, k pairs 2t and 2t+8; B k pairs 2t and 2t+8 of column groupID;
+ * C/D rows groupID and groupID+8, columns 2t, 2t+1). Products are exact in
+ * fp32; the sum runs in k order. */
+static void warp_mma(SimThread *T, bool bf16) {
+    float A[16][16], B[16][8], C[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const ShortsimMmaIn *in = T[l].in;
+        unsigned gr = l >> 2, t2 = (l & 3) * 2;
+        for (int h = 0; h < 2; h++) {
+            A[gr][t2 + h] = mma_elem(in->a[0], h, bf16);
+            A[gr + 8][t2 + h] = mma_elem(in->a[1], h, bf16);
+            A[gr][t2 + 8 + h] = mma_elem(in->a[2], h, bf16);
+            A[gr + 8][t2 + 8 + h] = mma_elem(in->a[3], h, bf16);
+            B[t2 + h][gr] = mma_elem(in->b[0], h, bf16);
+            B[t2 + 8 + h][gr] = mma_elem(in->b[1], h, bf16);
+            C[gr][t2 + h] = in->c[h];
+            C[gr + 8][t2 + h] = in->c[2 + h];
+        }
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, t2 = (l & 3) * 2;
+        float *d = T[l].out;
+        for (int r = 0; r < 4; r++) {
+            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
+            float acc = C[row][col];
+            for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
+            d[r] = acc;
+        }
+    }
+}
+
+/* ldmatrix.m8n8.x{num}[.trans].b16 over the 32 lanes T: matrix i's row j is
+ * at the address lane 8i+j passed; lane l gets, per matrix, the b16 pair at
+ * row l/4, columns 2(l%4) and +1 (trans: rows 2(l%4) and +1 of column l/4). */
+static void warp_ldmatrix(SimThread *T) {
+    const ShortsimLdmIn *in0 = T[0].in;
+    int num = in0->num, trans = in0->trans;
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned *r = T[l].out;
+        for (int i = 0; i < num; i++) {
+            if (!trans) {
+                const unsigned char *row = ((const ShortsimLdmIn *)T[8 * i + (l >> 2)].in)->row;
+                memcpy(&r[i], row + 4 * (l & 3), 4);
+                continue;
+            }
+            uint16_t lo, hi;
+            const unsigned char *r0 = ((const ShortsimLdmIn *)T[8 * i + 2 * (l & 3)].in)->row;
+            const unsigned char *r1 = ((const ShortsimLdmIn *)T[8 * i + 2 * (l & 3) + 1].in)->row;
+            memcpy(&lo, r0 + 2 * (l >> 2), 2);
+            memcpy(&hi, r1 + 2 * (l >> 2), 2);
+            r[i] = (unsigned)lo | (unsigned)hi << 16;
+        }
+    }
+}
+
 static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
     SimThread *T = &wk->threads[warp * 32];
     unsigned mask = g->mask;
@@ -624,45 +689,20 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
             if (mask >> l & 1) *(unsigned *)T[l].out = r;
         break;
     }
-    case SHORTSIM_OP_MMA_F16F32: {
-        float A[16][16], B[16][8], C[16][8];
-        for (unsigned l = 0; l < 32; l++) {
-            const ShortsimMmaIn *in = T[l].in;
-            unsigned gr = l >> 2, t2 = (l & 3) * 2;
-            for (int h = 0; h < 2; h++) {
-                A[gr][t2 + h] = rt_f16_to_f32((uint16_t)(in->a[0] >> (16 * h)));
-                A[gr + 8][t2 + h] = rt_f16_to_f32((uint16_t)(in->a[1] >> (16 * h)));
-                A[gr][t2 + 8 + h] = rt_f16_to_f32((uint16_t)(in->a[2] >> (16 * h)));
-                A[gr + 8][t2 + 8 + h] = rt_f16_to_f32((uint16_t)(in->a[3] >> (16 * h)));
-                B[t2 + h][gr] = rt_f16_to_f32((uint16_t)(in->b[0] >> (16 * h)));
-                B[t2 + 8 + h][gr] = rt_f16_to_f32((uint16_t)(in->b[1] >> (16 * h)));
-                C[gr][t2 + h] = in->c[h];
-                C[gr + 8][t2 + h] = in->c[2 + h];
-            }
-        }
-        for (unsigned l = 0; l < 32; l++) {
-            unsigned gr = l >> 2, t2 = (l & 3) * 2;
-            float *d = T[l].out;
-            for (int r = 0; r < 4; r++) {
-                unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
-                float acc = C[row][col];
-                for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
-                d[r] = acc;
-            }
-        }
-        break;
-    }
-    case SHORTSIM_OP_LDMATRIX_X4: {
-        const unsigned char *rows[32];
-        for (unsigned l = 0; l < 32; l++) rows[l] = *(const unsigned char *const *)T[l].in;
-        for (unsigned l = 0; l < 32; l++) {
-            unsigned *r = T[l].out;
-            for (int i = 0; i < 4; i++) memcpy(&r[i], rows[8 * i + (l >> 2)] + 4 * (l & 3), 4);
-        }
-        break;
-    }
+    case SHORTSIM_OP_MMA_F16F32:
+    case SHORTSIM_OP_MMA_BF16F32: warp_mma(T, g->op == SHORTSIM_OP_MMA_BF16F32); break;
+    case SHORTSIM_OP_LDMATRIX: warp_ldmatrix(T); break;
     default: break;
     }
+}
+
+/* Faults on a bad ldmatrix operand: a shape other than x1/x2/x4, or a row
+ * address that the shape reads (lanes below 8*num) and is not 16-byte aligned. */
+static void ldmatrix_check(SimWorker *wk, const ShortsimLdmIn *in, unsigned lane, const char *la) {
+    if (in->num != 1 && in->num != 2 && in->num != 4)
+        block_fault(wk, "shortc_ldmatrix%s: %d matrices (must be 1, 2 or 4)", la, in->num);
+    if (lane < 8u * (unsigned)in->num && ((uintptr_t)in->row & 15))
+        block_fault(wk, "shortc_ldmatrix%s: row address %p of lane %u is not 16-byte aligned", la, in->row, lane);
 }
 
 static void api_warp(int op, unsigned mask, int line, const void *in, void *out) {
@@ -684,13 +724,11 @@ static void api_warp(int op, unsigned mask, int line, const void *in, void *out)
             line_str(line, la);
             block_fault(wk, "%s%s with width %d (must be a power of two <= 32)", op_name(op), la, width);
         }
-    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_LDMATRIX_X4) {
+    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_MMA_BF16F32 || op == SHORTSIM_OP_LDMATRIX) {
         line_str(line, la);
         if (em != 0xffffffffu)
             block_fault(wk, "%s%s needs all 32 lanes of the warp (block of %u threads)", op_name(op), la, n);
-        if (op == SHORTSIM_OP_LDMATRIX_X4 && ((uintptr_t)(*(const void *const *)in) & 15))
-            block_fault(wk, "%s%s: row address %p is not 16-byte aligned", op_name(op), la,
-                        *(const void *const *)in);
+        if (op == SHORTSIM_OP_LDMATRIX) ldmatrix_check(wk, (const ShortsimLdmIn *)in, lane, la);
     }
     SimThread *T = &wk->threads[base];
     if (em & wk->warp_exited[warp]) {

@@ -3,6 +3,7 @@
 #define SIM_TEST_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,34 +28,52 @@ static inline const char *sim_test_cache(void) {
     return e && *e ? e : "/tmp/shortc-sim-test-cache";
 }
 
-/* templates/prelude.cuh followed by tests/sim/kernels/<file>, as an emitted .cu would be (malloc'd). */
-static inline char *sim_test_source(const char *file, size_t *len) {
-    char p1[1024], p2[1024];
-    snprintf(p1, sizeof p1, "%s/templates/prelude.cuh", SHORTC_SOURCE_DIR);
-    snprintf(p2, sizeof p2, "%s/tests/sim/kernels/%s", SHORTC_SOURCE_DIR, file);
-    size_t n1 = 0, n2 = 0;
-    char *a = check_read_file(p1, &n1), *b = check_read_file(p2, &n2);
-    if (!a || !b) {
-        fprintf(stderr, "cannot read %s or %s\n", p1, p2);
-        free(a);
-        free(b);
-        return NULL;
+/* Appends the file at path to *s (length *n); false when it cannot be read. */
+static inline bool sim_test_append(char **s, size_t *n, const char *path) {
+    size_t k = 0;
+    char *t = check_read_file(path, &k);
+    char *ns = t ? realloc(*s, *n + k + 2) : NULL;
+    if (!ns) {
+        fprintf(stderr, "cannot read %s\n", path);
+        free(t);
+        return false;
     }
-    char *s = malloc(n1 + n2 + 2);
-    memcpy(s, a, n1);
-    s[n1] = '\n';
-    memcpy(s + n1 + 1, b, n2 + 1);
-    *len = n1 + 1 + n2;
-    free(a);
-    free(b);
-    return s;
+    memcpy(ns + *n, t, k);
+    ns[*n + k] = '\n';
+    ns[*n + k + 1] = '\0';
+    *s = ns;
+    *n += k + 1;
+    free(t);
+    return true;
 }
 
-/* Compiles tests/sim/kernels/<file> for kernels names[n] and loads it through d. */
-static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char *const *names, int n, int arch,
-                                       RtCompiled *out) {
+/* templates/prelude.cuh, then templates/<extra> when extra is not NULL, then
+ * tests/sim/kernels/<file>, as an emitted .cu would be (malloc'd). */
+static inline char *sim_test_source_with(const char *extra, const char *file, size_t *len) {
+    char path[1024];
+    char *s = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/templates/prelude.cuh", SHORTC_SOURCE_DIR);
+    bool ok = sim_test_append(&s, &n, path);
+    if (ok && extra) {
+        snprintf(path, sizeof path, "%s/templates/%s", SHORTC_SOURCE_DIR, extra);
+        ok = sim_test_append(&s, &n, path);
+    }
+    snprintf(path, sizeof path, "%s/tests/sim/kernels/%s", SHORTC_SOURCE_DIR, file);
+    if (!ok || !sim_test_append(&s, &n, path)) {
+        free(s);
+        return NULL;
+    }
+    *len = n;
+    return s;
+}
+static inline char *sim_test_source(const char *file, size_t *len) { return sim_test_source_with(NULL, file, len); }
+
+/* Compiles templates/prelude.cuh [+ templates/<extra>] + tests/sim/kernels/<file> for kernels names[n] and loads it through d. */
+static inline CUmodule sim_test_module_with(RtDriver *d, const char *extra, const char *file, const char *const *names,
+                                            int n, int arch, RtCompiled *out) {
     size_t len = 0;
-    char *src = sim_test_source(file, &len);
+    char *src = sim_test_source_with(extra, file, &len);
     if (!src) {
         check_failures++;
         return NULL;
@@ -79,6 +98,11 @@ static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char
     }
     if (out == &local) rt_compiled_release(&local);
     return m;
+}
+
+static inline CUmodule sim_test_module(RtDriver *d, const char *file, const char *const *names, int n, int arch,
+                                       RtCompiled *out) {
+    return sim_test_module_with(d, NULL, file, names, n, arch, out);
 }
 
 static inline CUfunction sim_test_fn(RtDriver *d, CUmodule m, const char *name) {

@@ -1,0 +1,157 @@
+// ---------------------------------------------------------------------------
+// mma_frag.cuh: warp-level tensor-core building blocks for a
+// FlashAttention-2-style kernel, on the named intrinsics of prelude.cuh
+// (pasted after the prelude; standard CUDA C++ otherwise, so the simulator
+// runs it as it is).
+//
+// One warp owns 16 query rows. Tiles live in shared memory, row-major, with
+// a row stride `ld` in elements (a multiple of 8, so every 8-element row
+// segment is 16-byte aligned for ldmatrix). Element type T is __half or
+// __nv_bfloat16; accumulators are fp32 in the mma C/D layout: for an n8
+// column block j, acc[j][0..1] = row g, columns 2t and 2t+1, acc[j][2..3] =
+// row g+8, where g = lane/4 and t = lane%4 (the quad of lanes 4g..4g+3
+// holds rows g and g+8).
+//
+//   shortc_frag_load_a(a, tile, ld)         16x16 A fragment (Q, or P staged in shared)
+//   shortc_frag_load_kt(b, k, ld)           B fragments of Kᵀ for 16 keys x 16 dims
+//   shortc_frag_load_v(b, v, ld)            B fragments of V for 16 keys x 16 dims (ldmatrix.trans)
+//   shortc_frag_mma(T, d, a, b)             d += a·b (fp16 or bf16 form, chosen by T)
+//   shortc_frag_qk<T, DK, NK>(s, q, ldq, k, ldk)   S[16 x NK] = Q[16 x DK] · K[NK x DK]ᵀ
+//   shortc_frag_row_max / _row_sum<NB>(acc, m)     per-row max / sum over the quad
+//   shortc_frag_pack_p<T>(a, s0, s1)         two n8 blocks of P (fp32) -> one A fragment, in registers
+//   shortc_frag_pv<T, NK, DV>(o, p, v, ldv)  O[16 x DV] += P[16 x NK] · V[NK x DV]
+//   shortc_frag_rescale<NB>(acc, f)          acc rows g / g+8 times f[0] / f[1]
+// ---------------------------------------------------------------------------
+
+// Two floats as one register of two b16 values (lo in the low half), rounded to nearest even.
+__device__ __forceinline__ unsigned shortc_pack2(__half, float lo, float hi) {
+    return (unsigned)__half_as_ushort(__float2half_rn(lo)) | (unsigned)__half_as_ushort(__float2half_rn(hi)) << 16;
+}
+__device__ __forceinline__ unsigned shortc_pack2(__nv_bfloat16, float lo, float hi) {
+    return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
+           (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+}
+
+// d += a·b for one m16n8k16 tile; the element type picks the fp16 or bf16 instruction.
+__device__ __forceinline__ void shortc_frag_mma(__half, float d[4], const unsigned a[4], const unsigned b[2]) {
+    shortc_mma_m16n8k16_f16f32(d, a, b, d);
+}
+__device__ __forceinline__ void shortc_frag_mma(__nv_bfloat16, float d[4], const unsigned a[4], const unsigned b[2]) {
+    shortc_mma_m16n8k16_bf16f32(d, a, b, d);
+}
+
+// A fragment of the 16x16 block at tile: lanes 0-15 address rows 0-15 at
+// column 0, lanes 16-31 the same rows at column 8 (matrices 0-3 = a[0..3]).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_load_a(unsigned a[4], const T *tile, int ld) {
+    const int l = threadIdx.x & 31;
+    shortc_ldmatrix_x4(a, tile + (l & 15) * ld + (l >> 4) * 8);
+}
+
+// K stored [key][dim]: Kᵀ as the column-major B operand. b[0..1] = keys 0-7,
+// b[2..3] = keys 8-15, each over dims 0-15 (k pairs 2t and 2t+8).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_load_kt(unsigned b[4], const T *k, int ld) {
+    const int l = threadIdx.x & 31;
+    shortc_ldmatrix_x4(b, k + ((l & 7) + (l >> 4) * 8) * ld + ((l >> 3) & 1) * 8);
+}
+
+// V stored [key][dim] is the row-major B operand; ldmatrix.trans turns it.
+// b[0..1] = dims 0-7, b[2..3] = dims 8-15, each over keys 0-15.
+template <typename T>
+__device__ __forceinline__ void shortc_frag_load_v(unsigned b[4], const T *v, int ld) {
+    const int l = threadIdx.x & 31;
+    shortc_ldmatrix_x4_trans(b, v + ((l & 7) + ((l >> 3) & 1) * 8) * ld + (l >> 4) * 8);
+}
+
+// S = Q·Kᵀ for the warp's 16 rows: q is 16 x DK, k is NK x DK (both [row][dim]).
+// s[j] is the n8 block of keys 8j..8j+7. DK and NK multiples of 16.
+template <typename T, int DK, int NK>
+__device__ __forceinline__ void shortc_frag_qk(float s[NK / 8][4], const T *q, int ldq, const T *k, int ldk) {
+#pragma unroll
+    for (int j = 0; j < NK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < DK; kk += 16) {
+        unsigned a[4];
+        shortc_frag_load_a(a, q + kk, ldq);
+#pragma unroll
+        for (int n = 0; n < NK; n += 16) {
+            unsigned b[4];
+            shortc_frag_load_kt(b, k + n * ldk + kk, ldk);
+            shortc_frag_mma(T(), s[n / 8], a, b);
+            shortc_frag_mma(T(), s[n / 8 + 1], a, b + 2);
+        }
+    }
+}
+
+// Per-row maximum of NB n8 blocks, combined with m (m[0]: row g, m[1]: row
+// g+8); every lane of the quad gets the result.
+template <int NB>
+__device__ __forceinline__ void shortc_frag_row_max(const float acc[NB][4], float m[2]) {
+#pragma unroll
+    for (int j = 0; j < NB; j++) {
+        m[0] = fmaxf(m[0], fmaxf(acc[j][0], acc[j][1]));
+        m[1] = fmaxf(m[1], fmaxf(acc[j][2], acc[j][3]));
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], 1));
+        m[h] = fmaxf(m[h], __shfl_xor_sync(0xffffffffu, m[h], 2));
+    }
+}
+
+// Per-row sum of NB n8 blocks (sum[0]: row g, sum[1]: row g+8), over the quad.
+template <int NB>
+__device__ __forceinline__ void shortc_frag_row_sum(const float acc[NB][4], float sum[2]) {
+    sum[0] = sum[1] = 0.0f;
+#pragma unroll
+    for (int j = 0; j < NB; j++) {
+        sum[0] += acc[j][0] + acc[j][1];
+        sum[1] += acc[j][2] + acc[j][3];
+    }
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 1);
+        sum[h] += __shfl_xor_sync(0xffffffffu, sum[h], 2);
+    }
+}
+
+// The accumulator layout of two adjacent n8 blocks is the A layout of one
+// k16 block: P stays in registers between Q·Kᵀ and P·V.
+template <typename T>
+__device__ __forceinline__ void shortc_frag_pack_p(unsigned a[4], const float s0[4], const float s1[4]) {
+    a[0] = shortc_pack2(T(), s0[0], s0[1]);
+    a[1] = shortc_pack2(T(), s0[2], s0[3]);
+    a[2] = shortc_pack2(T(), s1[0], s1[1]);
+    a[3] = shortc_pack2(T(), s1[2], s1[3]);
+}
+
+// O += P·V for the warp's 16 rows: p holds NK/8 n8 blocks of probabilities
+// (fp32, as shortc_frag_qk left them), v is NK x DV ([key][dim]).
+template <typename T, int NK, int DV>
+__device__ __forceinline__ void shortc_frag_pv(float o[DV / 8][4], const float p[NK / 8][4], const T *v, int ldv) {
+#pragma unroll
+    for (int kk = 0; kk < NK; kk += 16) {
+        unsigned a[4];
+        shortc_frag_pack_p<T>(a, p[kk / 8], p[kk / 8 + 1]);
+#pragma unroll
+        for (int n = 0; n < DV; n += 16) {
+            unsigned b[4];
+            shortc_frag_load_v(b, v + kk * ldv + n, ldv);
+            shortc_frag_mma(T(), o[n / 8], a, b);
+            shortc_frag_mma(T(), o[n / 8 + 1], a, b + 2);
+        }
+    }
+}
+
+// Online-softmax rescale: rows g times f[0], rows g+8 times f[1].
+template <int NB>
+__device__ __forceinline__ void shortc_frag_rescale(float acc[NB][4], const float f[2]) {
+#pragma unroll
+    for (int j = 0; j < NB; j++) {
+        acc[j][0] *= f[0];
+        acc[j][1] *= f[0];
+        acc[j][2] *= f[1];
+        acc[j][3] *= f[1];
+    }
+}

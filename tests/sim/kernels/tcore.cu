@@ -1,0 +1,149 @@
+// Tensor-core building blocks under test (tests/sim/test_tcore.c): the
+// harness pastes templates/prelude.cuh and templates/mma_frag.cuh in front,
+// as the emitter would. One warp per block; every kernel has an fp16 and a
+// bf16 instance. The same file compiles with NVRTC for sm_80 and sm_90
+// (tests/tools/nvrtc_gate, tests/cmake/tcore.cmake) and its SASS must hold
+// HMMA and LDSM (tests/gate/tcore_sass.sh).
+
+// Row stride of the shared tiles: 64 columns + 8 padding (144 bytes, 16-byte aligned rows).
+// The shared tiles are declared in the kernels themselves (the simulator sizes
+// a kernel's static shared memory from the declarations in its own body).
+#define TC_LD 72
+
+// rows x 64 elements from global (row-major, 64 per row) into shared with
+// 16-byte cp.async copies, then a full wait.
+template <typename T>
+__device__ __forceinline__ void tc_stage(T *dst, const T *src, int rows) {
+    const int l = threadIdx.x & 31;
+    for (int c = l; c < rows * 8; c += 32) {
+        int r = c >> 3, col = (c & 7) * 8;
+        shortc_cp_async_16(dst + r * TC_LD + col, src + r * 64 + col);
+    }
+    shortc_cp_async_commit();
+    shortc_cp_async_wait<0>();
+    __syncwarp();
+}
+
+// S[16 x 16] = Q[16 x 64] · K[16 x 64]ᵀ, written row-major.
+template <typename T>
+__device__ __forceinline__ void tc_qk(float *S, const T *Q, const T *K, T *q, T *k) {
+    tc_stage(q, Q, 16);
+    tc_stage(k, K, 16);
+    float s[2][4];
+    shortc_frag_qk<T, 64, 16>(s, q, TC_LD, k, TC_LD);
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    for (int j = 0; j < 2; j++) {
+        S[g * 16 + 8 * j + 2 * t] = s[j][0];
+        S[g * 16 + 8 * j + 2 * t + 1] = s[j][1];
+        S[(g + 8) * 16 + 8 * j + 2 * t] = s[j][2];
+        S[(g + 8) * 16 + 8 * j + 2 * t + 1] = s[j][3];
+    }
+}
+extern "C" __global__ void k_tc_qk_f16(float *S, const __half *Q, const __half *K) {
+    __shared__ __half q[16 * TC_LD], k[16 * TC_LD];
+    tc_qk(S, Q, K, q, k);
+}
+extern "C" __global__ void k_tc_qk_bf16(float *S, const __nv_bfloat16 *Q, const __nv_bfloat16 *K) {
+    __shared__ __nv_bfloat16 q[16 * TC_LD], k[16 * TC_LD];
+    tc_qk(S, Q, K, q, k);
+}
+
+// O[16 x 64] = P[16 x 16] · V[16 x 64]; P row-major fp32 read into the
+// accumulator layout, packed to A fragments in registers, V via ldmatrix.trans.
+template <typename T>
+__device__ __forceinline__ void tc_pv(float *O, const float *P, const T *V, T *v) {
+    tc_stage(v, V, 16);
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    float p[2][4], o[8][4];
+    for (int j = 0; j < 2; j++) {
+        p[j][0] = P[g * 16 + 8 * j + 2 * t];
+        p[j][1] = P[g * 16 + 8 * j + 2 * t + 1];
+        p[j][2] = P[(g + 8) * 16 + 8 * j + 2 * t];
+        p[j][3] = P[(g + 8) * 16 + 8 * j + 2 * t + 1];
+    }
+    for (int j = 0; j < 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    shortc_frag_pv<T, 16, 64>(o, p, v, TC_LD);
+    for (int j = 0; j < 8; j++) {
+        O[g * 64 + 8 * j + 2 * t] = o[j][0];
+        O[g * 64 + 8 * j + 2 * t + 1] = o[j][1];
+        O[(g + 8) * 64 + 8 * j + 2 * t] = o[j][2];
+        O[(g + 8) * 64 + 8 * j + 2 * t + 1] = o[j][3];
+    }
+}
+extern "C" __global__ void k_tc_pv_f16(float *O, const float *P, const __half *V) {
+    __shared__ __half v[16 * TC_LD];
+    tc_pv(O, P, V, v);
+}
+extern "C" __global__ void k_tc_pv_bf16(float *O, const float *P, const __nv_bfloat16 *V) {
+    __shared__ __nv_bfloat16 v[16 * TC_LD];
+    tc_pv(O, P, V, v);
+}
+
+// One FlashAttention-2 pass of 16 queries over 64 keys in two key tiles of
+// 32 (online softmax: running max, rescale, running sum), head dim 64:
+// O = softmax(scale · Q·Kᵀ) · V, written row-major [16 x 64].
+template <typename T>
+__device__ __forceinline__ void tc_attn(float *O, const T *Q, const T *K, const T *V, float scale, T *q, T *k, T *v) {
+    tc_stage(q, Q, 16);
+    tc_stage(k, K, 64);
+    tc_stage(v, V, 64);
+    float o[8][4], m[2] = {-1e30f, -1e30f}, l_sum[2] = {0.0f, 0.0f};
+    for (int j = 0; j < 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    for (int kt = 0; kt < 64; kt += 32) {
+        float s[4][4], m_new[2] = {m[0], m[1]}, f[2], rs[2];
+        shortc_frag_qk<T, 64, 32>(s, q, TC_LD, k + kt * TC_LD, TC_LD);
+        for (int j = 0; j < 4; j++)
+            for (int e = 0; e < 4; e++) s[j][e] *= scale;
+        shortc_frag_row_max<4>(s, m_new);
+        for (int j = 0; j < 4; j++)
+            for (int e = 0; e < 4; e++) s[j][e] = __expf(s[j][e] - m_new[e >> 1]);
+        for (int h = 0; h < 2; h++) f[h] = __expf(m[h] - m_new[h]), m[h] = m_new[h];
+        shortc_frag_rescale<8>(o, f);
+        shortc_frag_row_sum<4>(s, rs);
+        for (int h = 0; h < 2; h++) l_sum[h] = l_sum[h] * f[h] + rs[h];
+        shortc_frag_pv<T, 32, 64>(o, s, v + kt * TC_LD, TC_LD);
+    }
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    for (int j = 0; j < 8; j++) {
+        O[g * 64 + 8 * j + 2 * t] = o[j][0] / l_sum[0];
+        O[g * 64 + 8 * j + 2 * t + 1] = o[j][1] / l_sum[0];
+        O[(g + 8) * 64 + 8 * j + 2 * t] = o[j][2] / l_sum[1];
+        O[(g + 8) * 64 + 8 * j + 2 * t + 1] = o[j][3] / l_sum[1];
+    }
+}
+extern "C" __global__ void k_tc_attn_f16(float *O, const __half *Q, const __half *K, const __half *V, float scale) {
+    __shared__ __half q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
+    tc_attn(O, Q, K, V, scale, q, k, v);
+}
+extern "C" __global__ void k_tc_attn_bf16(float *O, const __nv_bfloat16 *Q, const __nv_bfloat16 *K,
+                                          const __nv_bfloat16 *V, float scale) {
+    __shared__ __nv_bfloat16 q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
+    tc_attn(O, Q, K, V, scale, q, k, v);
+}
+
+// The raw ldmatrix forms on a 32 x 8 matrix of 16-bit values M (row-major,
+// staged with 128-bit loads and stores): lane l passes row l, so matrix i is
+// rows 8i..8i+7. out[l*12 + 0..3] = x4, 4..7 = x4.trans, 8..9 = x2,
+// 10..11 = x2.trans.
+extern "C" __global__ void k_tc_ldmatrix(unsigned *out, const unsigned short *M) {
+    __shared__ unsigned short m[32 * 8];
+    const int l = threadIdx.x & 31;
+    shortc_st128(&m[l * 8], shortc_ld128(&M[l * 8]));
+    __syncwarp();
+    unsigned *r = out + l * 12;
+    shortc_ldmatrix_x4(r, &m[l * 8]);
+    shortc_ldmatrix_x4_trans(r + 4, &m[l * 8]);
+    shortc_ldmatrix_x2(r + 8, &m[l * 8]);
+    shortc_ldmatrix_x2_trans(r + 10, &m[l * 8]);
+}
+
+// A misaligned ldmatrix row address faults (the GPU's misaligned-address error).
+extern "C" __global__ void k_tc_ldmatrix_misaligned(unsigned *out) {
+    __shared__ unsigned short m[32 * 8 + 8];
+    const int l = threadIdx.x & 31;
+    for (int i = 0; i < 8; i++) m[l * 8 + i + 1] = (unsigned short)(l * 8 + i);
+    __syncwarp();
+    unsigned r[4];
+    shortc_ldmatrix_x4(r, &m[l * 8 + 1]);
+    for (int i = 0; i < 4; i++) out[l * 4 + i] = r[i];
+}

@@ -1,0 +1,242 @@
+/*
+ * test_tcore.c — the tensor-core intrinsics of templates/prelude.cuh and the
+ * fragment building blocks of templates/mma_frag.cuh on the simulator:
+ * tests/sim/kernels/tcore.cu runs one warp per launch and every result is
+ * compared with plain C on the same (fp16- or bf16-rounded) inputs.
+ *
+ *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, misaligned) or all
+ */
+#include "sim_test.h"
+
+#include "half.h"
+
+static RtDriver D;
+static CUmodule M;
+static char errbuf[4096];
+
+static const char *const NAMES[] = {
+    "k_tc_qk_f16",   "k_tc_qk_bf16",   "k_tc_pv_f16",   "k_tc_pv_bf16", "k_tc_attn_f16", "k_tc_attn_bf16",
+    "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned",
+};
+#define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
+
+/* The two 16-bit element types of the kernels. */
+typedef enum { TC_F16, TC_BF16 } TcType;
+
+static const char *type_name(TcType t) { return t == TC_F16 ? "f16" : "bf16"; }
+
+/* x rounded to t, as bits. */
+static uint16_t to_bits(TcType t, float x) { return t == TC_F16 ? rt_f32_to_f16(x) : rt_f32_to_bf16(x); }
+/* bits of t as float. */
+static float from_bits(TcType t, uint16_t h) { return t == TC_F16 ? rt_f16_to_f32(h) : rt_bf16_to_f32(h); }
+
+/* n random values in [-amp, amp) rounded to t: bits into h, their exact values into f. */
+static void fill_rounded(TcType t, uint16_t *h, float *f, size_t n, unsigned seed, float amp) {
+    sim_test_fill(f, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to_bits(t, f[i] * amp);
+        f[i] = from_bits(t, h[i]);
+    }
+}
+
+static CUdeviceptr upload(const void *h, size_t n) {
+    CUdeviceptr d = 0;
+    CHECK_CU(D.memAlloc(&d, n));
+    if (h) CHECK_CU(D.memcpyHtoD(d, h, n));
+    return d;
+}
+
+static CUresult launch_warp(const char *name, void **params) {
+    CUfunction f = sim_test_fn(&D, M, name);
+    if (!f) return CUDA_ERROR_NOT_FOUND;
+    return D.launchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, params, NULL);
+}
+
+/* The kernel name `base`_f16 or `base`_bf16. */
+static const char *kname(const char *base, TcType t) {
+    static char buf[64];
+    snprintf(buf, sizeof buf, "%s_%s", base, type_name(t));
+    return buf;
+}
+
+/* Largest |got - want| over n values, relative to max(1, max |want|). */
+static double rel_err(const float *got, const double *want, int n) {
+    double scale = 1.0, err = 0.0;
+    for (int i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (int i = 0; i < n; i++) err = fmax(err, fabs(got[i] - want[i]));
+    return err / scale;
+}
+
+/* ldmatrix x4 / x4.trans / x2 / x2.trans on a 32 x 8 matrix whose element (r, c) is r * 8 + c. */
+static void test_ldmatrix(void) {
+    uint16_t m[256];
+    unsigned out[32 * 12];
+    for (int i = 0; i < 256; i++) m[i] = (uint16_t)i;
+    CUdeviceptr dm = upload(m, sizeof m), dout = upload(NULL, sizeof out);
+    void *p[] = {&dout, &dm};
+    CHECK_CU(launch_warp("k_tc_ldmatrix", p));
+    CHECK_CU(D.memcpyDtoH(out, dout, sizeof out));
+    for (unsigned l = 0; l < 32; l++) {
+        const unsigned *r = out + l * 12;
+        unsigned row = l / 4, col = 2 * (l % 4);
+        for (unsigned i = 0; i < 4; i++) {
+            /* matrix i is rows 8i..8i+7 of m */
+            unsigned plain = m[(8 * i + row) * 8 + col] | (unsigned)m[(8 * i + row) * 8 + col + 1] << 16;
+            unsigned trans = m[(8 * i + col) * 8 + row] | (unsigned)m[(8 * i + col + 1) * 8 + row] << 16;
+            CHECK(r[i] == plain);
+            CHECK(r[4 + i] == trans);
+            if (i < 2) CHECK(r[8 + i] == plain);
+            if (i < 2) CHECK(r[10 + i] == trans);
+        }
+    }
+    D.memFree(dm);
+    D.memFree(dout);
+}
+
+/* S = Q·Kᵀ for Q 16 x 64, K 16 x 64. */
+static void check_qk(TcType t) {
+    uint16_t qh[16 * 64], kh[16 * 64];
+    float qf[16 * 64], kf[16 * 64], s[256];
+    double want[256];
+    fill_rounded(t, qh, qf, 1024, 11, 1.0f);
+    fill_rounded(t, kh, kf, 1024, 12, 1.0f);
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 16; c++) {
+            double acc = 0.0;
+            for (int k = 0; k < 64; k++) acc += (double)qf[r * 64 + k] * kf[c * 64 + k];
+            want[r * 16 + c] = acc;
+        }
+    CUdeviceptr ds = upload(NULL, sizeof s), dq = upload(qh, sizeof qh), dk = upload(kh, sizeof kh);
+    void *p[] = {&ds, &dq, &dk};
+    CHECK_CU(launch_warp(kname("k_tc_qk", t), p));
+    CHECK_CU(D.memcpyDtoH(s, ds, sizeof s));
+    double e = rel_err(s, want, 256);
+    printf("  qk %s: max relative error %.3g\n", type_name(t), e);
+    CHECK(e < 1e-5); /* products are exact in fp32; only the fp32 sum rounds */
+    D.memFree(ds);
+    D.memFree(dq);
+    D.memFree(dk);
+}
+static void test_qk(void) {
+    check_qk(TC_F16);
+    check_qk(TC_BF16);
+}
+
+/* O = P·V for P 16 x 16 (values exact in t), V 16 x 64. */
+static void check_pv(TcType t) {
+    uint16_t ph[256], vh[16 * 64];
+    float pf[256], vf[16 * 64], o[16 * 64];
+    double want[16 * 64];
+    fill_rounded(t, ph, pf, 256, 21, 1.0f);
+    fill_rounded(t, vh, vf, 1024, 22, 1.0f);
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 64; c++) {
+            double acc = 0.0;
+            for (int k = 0; k < 16; k++) acc += (double)pf[r * 16 + k] * vf[k * 64 + c];
+            want[r * 64 + c] = acc;
+        }
+    CUdeviceptr dO = upload(NULL, sizeof o), dp = upload(pf, sizeof pf), dv = upload(vh, sizeof vh);
+    void *p[] = {&dO, &dp, &dv};
+    CHECK_CU(launch_warp(kname("k_tc_pv", t), p));
+    CHECK_CU(D.memcpyDtoH(o, dO, sizeof o));
+    double e = rel_err(o, want, 16 * 64);
+    printf("  pv %s: max relative error %.3g\n", type_name(t), e);
+    CHECK(e < 1e-5);
+    D.memFree(dO);
+    D.memFree(dp);
+    D.memFree(dv);
+}
+static void test_pv(void) {
+    check_pv(TC_F16);
+    check_pv(TC_BF16);
+}
+
+/* softmax(scale·Q·Kᵀ)·V in double for 16 queries, 64 keys, head dim 64. */
+static void attn_ref(const float *q, const float *k, const float *v, double scale, double *out) {
+    for (int r = 0; r < 16; r++) {
+        double s[64], mx = -INFINITY, sum = 0.0;
+        for (int j = 0; j < 64; j++) {
+            double acc = 0.0;
+            for (int d = 0; d < 64; d++) acc += (double)q[r * 64 + d] * k[j * 64 + d];
+            s[j] = acc * scale;
+            mx = fmax(mx, s[j]);
+        }
+        for (int j = 0; j < 64; j++) sum += s[j] = exp(s[j] - mx);
+        for (int d = 0; d < 64; d++) {
+            double acc = 0.0;
+            for (int j = 0; j < 64; j++) acc += s[j] * v[j * 64 + d];
+            out[r * 64 + d] = acc / sum;
+        }
+    }
+}
+
+/* One FlashAttention-2 tile pass (two key tiles, online softmax) against the double reference. */
+static void check_attn(TcType t) {
+    enum { NQ = 16 * 64, NK = 64 * 64 };
+    static uint16_t qh[NQ], kh[NK], vh[NK];
+    static float qf[NQ], kf[NK], vf[NK], o[NQ];
+    static double want[NQ];
+    /* scores spread over several units so that the max and the rescale matter */
+    fill_rounded(t, qh, qf, NQ, 31, 2.0f);
+    fill_rounded(t, kh, kf, NK, 32, 2.0f);
+    fill_rounded(t, vh, vf, NK, 33, 1.0f);
+    float scale = 0.125f; /* 1/sqrt(64) */
+    attn_ref(qf, kf, vf, scale, want);
+    CUdeviceptr dO = upload(NULL, sizeof o), dq = upload(qh, sizeof qh), dk = upload(kh, sizeof kh),
+                dv = upload(vh, sizeof vh);
+    void *p[] = {&dO, &dq, &dk, &dv, &scale};
+    CHECK_CU(launch_warp(kname("k_tc_attn", t), p));
+    CHECK_CU(D.memcpyDtoH(o, dO, sizeof o));
+    double e = rel_err(o, want, NQ);
+    printf("  attn %s: max relative error %.3g\n", type_name(t), e);
+    /* P is rounded to t before P·V: about 2^-11 (f16) or 2^-8 (bf16) per probability */
+    CHECK(e < (t == TC_F16 ? 5e-4 : 4e-3));
+    D.memFree(dO);
+    D.memFree(dq);
+    D.memFree(dk);
+    D.memFree(dv);
+}
+static void test_attn(void) {
+    check_attn(TC_F16);
+    check_attn(TC_BF16);
+}
+
+static void test_misaligned(void) {
+    CUdeviceptr dout = upload(NULL, 32 * 4 * sizeof(unsigned));
+    void *p[] = {&dout};
+    CUresult r = launch_warp("k_tc_ldmatrix_misaligned", p);
+    CHECK(r == CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_HAS(D.last_fault(), "not 16-byte aligned");
+    CHECK_HAS(D.last_fault(), "shortc_ldmatrix");
+    printf("  misaligned -> %s\n", D.last_fault());
+    D.memFree(dout);
+}
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} CASES[] = {
+    {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"misaligned", test_misaligned},
+};
+
+int main(int argc, char **argv) {
+    if (rt_driver_sim(&D, 2, 1, errbuf, sizeof errbuf) != SRT_OK) {
+        fprintf(stderr, "rt_driver_sim: %s\n", errbuf);
+        return 1;
+    }
+    M = sim_test_module_with(&D, "mma_frag.cuh", "tcore.cu", NAMES, NNAMES, 80, NULL);
+    if (!M) return check_done("sim_tcore");
+    int ran = 0;
+    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
+        if (argc > 1 && strcmp(argv[1], CASES[i].name) != 0) continue;
+        int before = check_failures;
+        CASES[i].fn();
+        printf("%s: %s\n", CASES[i].name, check_failures == before ? "ok" : "FAILED");
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "");
+        return 2;
+    }
+    return check_done("sim_tcore");
+}
