@@ -220,9 +220,10 @@ static void launch_shape(const cJSON *steps, const char *name, int *block, int *
 static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, Costed *out, const char *name) {
     KernelFacts *f = calloc(MAX_KERNEL_FACTS, sizeof *f);
     cJSON *plan = cJSON_Parse(em->plan_json);
-    char err[2048];
-    int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err) : -1;
+    char err[2048], note[2048];
+    int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err, note, sizeof note) : -1;
     if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
+    else if (note[0]) fprintf(stderr, "shortc: note: %s: %s\n", name, note);
     out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
     const cJSON *steps = plan ? cJSON_GetObjectItemCaseSensitive(plan, "steps") : NULL;
     for (int i = 0; out->kernels && i < n; i++) {
@@ -431,6 +432,25 @@ static void print_groups(FILE *f, const ModelCost *m, const DeviceSpec *dev) {
     }
 }
 
+/* --kernels: the SASS instruction mix of each kernel of one model (when cuobjdump was found). */
+static void print_sass(FILE *f, const Costed *c, int arch) {
+    bool any = false;
+    for (int k = 0; k < c->nkernels; k++) any |= c->kernels[k].f.has_sass;
+    if (!any) return;
+    fprintf(f, "\nSASS instruction mix of %s, sm_%d (static counts in the cubin; ldl/stl: local memory):\n",
+            c->cost->name, arch);
+    fprintf(f, "%-44s %5s %5s %5s %5s %5s %5s %5s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "mma", "ffma", "hfma",
+            "ldg16", "ldg32", "ldg64", "ldg128", "ldgsts", "lds", "ldsm", "sts", "shfl", "bar", "ldl", "stl");
+    for (int k = 0; k < c->nkernels; k++) {
+        const KernelRow *r = &c->kernels[k];
+        const SassMix *m = &r->f.sass;
+        if (!r->f.has_sass) continue;
+        fprintf(f, "%-44.44s %5d %5d %5d %5d %5d %5d %5d %6d %5d %5d %5d %5d %5d %5d %5d\n", r->f.name, m->mma, m->ffma,
+                m->hfma, m->ld_global_16, m->ld_global_32, m->ld_global_64, m->ld_global_128, m->cp_async, m->ld_shared,
+                m->ldsm, m->st_shared, m->shfl, m->bar, m->ld_local, m->st_local);
+    }
+}
+
 /* --kernels: one line per kernel of each model. */
 static void print_kernels(FILE *f, const Costed *c, int n, int arch, const DeviceSpec *dev) {
     for (int i = 0; i < n; i++) {
@@ -445,6 +465,7 @@ static void print_kernels(FILE *f, const Costed *c, int n, int arch, const Devic
                     r->f.smem, r->dyn_smem, r->f.spill_st + r->f.spill_ld, r->f.barriers, r->block, 100 * r->occupancy,
                     m->mma, m->ffma, m->hfma, m->ld_global_32, m->ld_global_64, m->ld_global_128, m->ld_shared);
         }
+        print_sass(f, &c[i], arch);
     }
 }
 
@@ -523,6 +544,21 @@ static cJSON *steps_json(const ModelCost *m, const DeviceSpec *dev) {
     return a;
 }
 
+/* A kernel's SASS mix (static counts in the cubin). */
+static cJSON *sass_json(const SassMix *m) {
+    cJSON *o = cJSON_CreateObject();
+    const struct { const char *key; int v; } f[] = {
+        {"instructions", m->total}, {"mma", m->mma},          {"ffma", m->ffma},
+        {"hfma", m->hfma},          {"ld_global_16", m->ld_global_16}, {"ld_global_32", m->ld_global_32},
+        {"ld_global_64", m->ld_global_64}, {"ld_global_128", m->ld_global_128}, {"cp_async", m->cp_async},
+        {"ld_shared", m->ld_shared}, {"ldmatrix", m->ldsm},   {"st_shared", m->st_shared},
+        {"shfl", m->shfl},          {"bar", m->bar},          {"ld_local", m->ld_local},
+        {"st_local", m->st_local},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) cJSON_AddNumberToObject(o, f[i].key, f[i].v);
+    return o;
+}
+
 static cJSON *kernels_json(const Costed *c, int arch) {
     cJSON *o = cJSON_CreateObject();
     char archs[16];
@@ -553,6 +589,7 @@ static cJSON *kernels_json(const Costed *c, int arch) {
         cJSON_AddNumberToObject(m, "ld_global_128", r->f.mix.ld_global_128);
         cJSON_AddNumberToObject(m, "ld_shared", r->f.mix.ld_shared);
         cJSON_AddNumberToObject(m, "bar_sync", r->f.mix.bar);
+        if (r->f.has_sass) cJSON_AddItemToObject(e, "sass", sass_json(&r->f.sass));
         cJSON_AddItemToArray(list, e);
     }
     return o;

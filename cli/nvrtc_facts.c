@@ -1,12 +1,14 @@
 /*
  * nvrtc_facts.c — compiles an emitted .cu with NVRTC for one architecture
  * and reads the static facts of its kernels: ptxas -v (registers, spills,
- * shared memory, barriers) and the PTX instruction mix, both parsed by
- * compiler/kernel_facts.c. NVRTC runs on the host; no driver is loaded.
+ * shared memory, barriers), the PTX instruction mix and, when cuobjdump is
+ * there (cli/sass_tool.c), the SASS instruction mix of the cubin; all parsed
+ * by compiler/kernel_facts.c. NVRTC runs on the host; no driver is loaded.
  * The CUDA headers are looked up in $SHORTC_CUDA_INCLUDE, else the toolkit
  * the build found.
  */
 #include "nvrtc_facts.h"
+#include "sass_tool.h"
 
 #include <nvrtc.h>
 #include <stdio.h>
@@ -31,7 +33,27 @@ static char *program_text(nvrtcProgram prog, bool ptx) {
     return s;
 }
 
-int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen) {
+/* The SASS mix of the program's cubin into t (n entries at arch); a note on why not otherwise. */
+static void add_sass(nvrtcProgram prog, int arch, KernelFacts *t, int n, char *note, size_t notelen) {
+    char tool[1024], err[1024];
+    size_t len = 0;
+    if (!sass_tool_find(tool, sizeof tool)) {
+        snprintf(note, notelen, "SASS mix not shown: %s", sass_tool_missing);
+        return;
+    }
+    char *cubin = nvrtcGetCUBINSize(prog, &len) == NVRTC_SUCCESS && len ? malloc(len) : NULL;
+    char *text = cubin && nvrtcGetCUBIN(prog, cubin) == NVRTC_SUCCESS ? sass_disassemble(tool, cubin, len, err, sizeof err)
+                                                                       : NULL;
+    if (!cubin) snprintf(note, notelen, "SASS mix not shown: NVRTC gave no cubin for sm_%d", arch);
+    else if (!text) snprintf(note, notelen, "SASS mix not shown: %s", err);
+    else if (sass_count_mix(text, arch, t, n) < 0) snprintf(note, notelen, "SASS mix not shown: %s listed no function", tool);
+    free(text);
+    free(cubin);
+}
+
+int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen, char *note,
+                       size_t notelen) {
+    if (notelen) note[0] = '\0';
     char arch_opt[64], inc_opt[1100];
     const char *inc = getenv("SHORTC_CUDA_INCLUDE");
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", arch);
@@ -52,7 +74,10 @@ int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *
     else if ((entries = ptxas_parse_log(log, arch, t, &n, max)) <= 0) {
         snprintf(err, errlen, "NVRTC sm_%d: no kernel in the ptxas report (unexpected log format?)", arch);
         entries = -1;
-    } else ptx_count_mix(ptx, t, n);
+    } else {
+        ptx_count_mix(ptx, t, n);
+        add_sass(prog, arch, t, n, note, notelen);
+    }
     free(log);
     free(ptx);
     nvrtcDestroyProgram(&prog);

@@ -7,9 +7,12 @@
 /*
  * Compiles the .cu text for sm_<arch> with NVRTC (no GPU needed) and fills t
  * (at most max entries) with what ptxas reports per function and each
- * kernel's PTX instruction mix. Returns the number of entries, or -1 with a
- * message in err (compile error, unreadable log, too many functions).
+ * kernel's PTX instruction mix, and its SASS mix when cuobjdump is found
+ * (has_sass; otherwise note says why, else note is ""). Returns the number of
+ * entries, or -1 with a message in err (compile error, unreadable log, too
+ * many functions).
  */
-int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen);
+int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen, char *note,
+                       size_t notelen);
 
 #endif

@@ -9,6 +9,8 @@
  *   ptx_count_mix     a static count of instruction kinds per kernel in the PTX
  *                     (tensor-core MMA, fp32 FMA, half FMA, global loads by width,
  *                     shared loads, barriers)
+ *   sass_count_mix    the same from the SASS (`cuobjdump -sass` of the cubin): what
+ *                     the GPU runs, incl. LDSM, cp.async, shuffles and local memory
  *   occupancy_blocks  resident blocks per SM from the per-SM limits of a device
  */
 #include "shortc.h"
@@ -168,6 +170,99 @@ void ptx_count_mix(const char *ptx, KernelFacts *t, int n) {
             count_instruction(s, cur);
         }
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* SASS instruction mix                                                 */
+/* ------------------------------------------------------------------ */
+
+/* True when the opcode `op` (NUL-terminated, modifiers included) has the dot-separated part `part`. */
+static bool has_part(const char *op, const char *part) {
+    size_t n = strlen(part);
+    for (const char *p = strchr(op, '.'); p; p = strchr(p + 1, '.'))
+        if (strncmp(p + 1, part, n) == 0 && (p[1 + n] == '.' || p[1 + n] == '\0')) return true;
+    return false;
+}
+
+/* True when op is `base` or `base.`-something. */
+static bool is_op(const char *op, const char *base) {
+    size_t n = strlen(base);
+    return strncmp(op, base, n) == 0 && (op[n] == '\0' || op[n] == '.');
+}
+
+/* One SASS opcode counted into m. */
+static void count_sass(const char *op, SassMix *m) {
+    if (is_op(op, "NOP")) return;
+    m->total++;
+    if (is_op(op, "HMMA") || is_op(op, "HGMMA") || is_op(op, "IMMA")) m->mma++;
+    else if (is_op(op, "FFMA")) m->ffma++;
+    else if (is_op(op, "HFMA2")) m->hfma++;
+    else if (is_op(op, "LDG")) {
+        if (has_part(op, "128")) m->ld_global_128++;
+        else if (has_part(op, "64")) m->ld_global_64++;
+        else if (has_part(op, "U16") || has_part(op, "S16") || has_part(op, "U8") || has_part(op, "S8")) m->ld_global_16++;
+        else m->ld_global_32++;
+    } else if (is_op(op, "LDGSTS")) m->cp_async++;
+    else if (is_op(op, "LDSM")) m->ldsm++;
+    else if (is_op(op, "LDS")) m->ld_shared++;
+    else if (is_op(op, "STS")) m->st_shared++;
+    else if (is_op(op, "SHFL")) m->shfl++;
+    else if (is_op(op, "BAR")) m->bar++;
+    else if (is_op(op, "LDL")) m->ld_local++;
+    else if (is_op(op, "STL")) m->st_local++;
+}
+
+/* The opcode of a SASS line into op: the line starts with the address as a
+ * comment (hex digits between slash-star and star-slash), then an optional
+ * predicate, then the opcode: `@!P0 LDG.E.128 R4, desc[UR4][R2.64] ;`.
+ * False on other lines (encoding comments hold 0x..., not bare hex). */
+static bool sass_opcode(const char *line, char *op, size_t cap) {
+    const char *s = line + strspn(line, " \t");
+    if (strncmp(s, "/*", 2) != 0) return false;
+    const char *e = s + 2;
+    while ((*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'f')) e++;
+    if (e == s + 2 || strncmp(e, "*/", 2) != 0) return false; /* an encoding comment, not an address */
+    s = e + 2;
+    s += strspn(s, " \t");
+    if (*s == '@') s += strcspn(s, " \t"), s += strspn(s, " \t"); /* predicate */
+    size_t k = strcspn(s, " \t;");
+    if (k == 0 || k >= cap) return false;
+    memcpy(op, s, k);
+    op[k] = '\0';
+    return true;
+}
+
+int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n) {
+    KernelFacts *cur = NULL;
+    int found = 0, functions = 0;
+    char buf[1024], op[64];
+    while (next_line(&sass, buf, sizeof buf)) {
+        const char *fn = strstr(buf, "Function : ");
+        if (fn) {
+            fn += strlen("Function : ");
+            size_t len = strcspn(fn, " \t\r");
+            cur = NULL;
+            functions++;
+            for (int i = 0; i < n; i++)
+                if (t[i].entry && t[i].arch == arch && strlen(t[i].name) == len && strncmp(t[i].name, fn, len) == 0)
+                    cur = &t[i];
+            if (cur) {
+                memset(&cur->sass, 0, sizeof cur->sass);
+                cur->has_sass = true;
+                found++;
+            }
+        } else if (cur && sass_opcode(buf, op, sizeof op)) {
+            if (strncmp(op, "BRA", 3) == 0 && strstr(buf, "BRA 0x") && cur->sass.total > 0) {
+                /* the branch-to-self that pads the end of a function is not code */
+                char self[32];
+                const char *a = buf + strspn(buf, " \t") + 2;
+                snprintf(self, sizeof self, "BRA 0x%x", (unsigned)strtoul(a, NULL, 16));
+                if (strstr(buf, self)) continue;
+            }
+            count_sass(op, &cur->sass);
+        }
+    }
+    return functions ? found : -1;
 }
 
 /* ------------------------------------------------------------------ */

@@ -766,6 +766,26 @@ typedef struct PtxMix {
     int bar;             /* bar.sync / barrier.sync */
 } PtxMix;
 
+/* Static count of instruction kinds in one kernel's SASS (cuobjdump -sass of the NVRTC cubin). */
+typedef struct SassMix {
+    int total;           /* instructions (NOP and the trailing branch-to-self excluded) */
+    int mma;             /* tensor-core HMMA / HGMMA / IMMA */
+    int ffma;            /* FFMA (fp32 fused multiply-add) */
+    int hfma;            /* HFMA2 (fp16/bf16 pairs) */
+    int ld_global_16;    /* LDG of 8 or 16 bits (one half or bf16 element) */
+    int ld_global_32;    /* LDG of 32 bits */
+    int ld_global_64;    /* LDG.64 */
+    int ld_global_128;   /* LDG.128 */
+    int cp_async;        /* LDGSTS (cp.async global -> shared) */
+    int ld_shared;       /* LDS */
+    int ldsm;            /* LDSM (ldmatrix) */
+    int st_shared;       /* STS */
+    int shfl;            /* SHFL */
+    int bar;             /* BAR (block barriers) */
+    int ld_local;        /* LDL: spill reloads or stack arrays */
+    int st_local;        /* STL: spill stores or stack arrays */
+} SassMix;
+
 /* What ptxas reported for one function at one arch, and its PTX mix. */
 typedef struct KernelFacts {
     char name[256];      /* symbol (extern "C" kernels: their plain name) */
@@ -778,6 +798,8 @@ typedef struct KernelFacts {
     int spill_ld;        /* spill loads, bytes */
     int stack;           /* stack frame, bytes */
     PtxMix mix;          /* entries only: ptx_count_mix */
+    bool has_sass;       /* sass was counted (a SASS disassembler was found) */
+    SassMix sass;        /* entries only: sass_count_mix */
 } KernelFacts;
 
 /* Adds the functions of a `--ptxas-options=-v` log for `arch` to t (n in use, max room);
@@ -785,6 +807,9 @@ typedef struct KernelFacts {
 int ptxas_parse_log(const char *log, int arch, KernelFacts *t, int *n, int max);
 /* Counts the instruction mix of each entry of t (n entries) in the PTX text. */
 void ptx_count_mix(const char *ptx, KernelFacts *t, int n);
+/* Counts the SASS mix of the entries of t at arch from `cuobjdump -sass` text (sets has_sass on
+ * each kernel found); returns the number of kernels found, -1 when the text lists none. */
+int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n);
 /* Resident blocks per SM of a kernel (regs per thread, smem bytes per block incl. dynamic,
  * block_threads) under dev's per-SM limits; 0 for an empty block. */
 int occupancy_blocks(const DeviceSpec *dev, int regs, int smem, int block_threads);

@@ -38,7 +38,10 @@ set_tests_properties(${gate_check_tests} PROPERTIES LABELS gate)
 
 # ---- NVRTC gate and the kernel baseline --------------------------------------
 if(TARGET CUDA::nvrtc)
-  add_executable(nvrtc_gate ${TESTS_DIR}/tools/nvrtc_gate.c)
+  add_executable(nvrtc_gate ${TESTS_DIR}/tools/nvrtc_gate.c ${PROJECT_SOURCE_DIR}/cli/sass_tool.c)
+  target_include_directories(nvrtc_gate PRIVATE ${PROJECT_SOURCE_DIR}/cli)
+  set_source_files_properties(${PROJECT_SOURCE_DIR}/cli/sass_tool.c TARGET_DIRECTORY nvrtc_gate PROPERTIES
+                              COMPILE_DEFINITIONS SHORTC_CUDA_BIN="${CUDAToolkit_BIN_DIR}")
   list(GET CUDAToolkit_INCLUDE_DIRS 0 GATE_CUDA_INCLUDE)
   target_compile_definitions(nvrtc_gate PRIVATE SHORTC_CUDA_INCLUDE="${GATE_CUDA_INCLUDE}")
   target_link_libraries(nvrtc_gate PRIVATE CUDA::nvrtc shortc_core)

@@ -5,3 +5,24 @@ foreach(case ldmatrix qk pv attn misaligned)
   add_test(NAME sim_tcore_${case} COMMAND sim_tcore ${case})
   set_tests_properties(sim_tcore_${case} PROPERTIES LABELS "sim;tcore" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
 endforeach()
+
+# The static tensor-core gate (docs/checks.md), from the NVRTC cubins' SASS at sm_80 and sm_90
+# (needs cuobjdump, the PyPI wheel nvidia-cuda-cuobjdump that .ci/setup installs; skipped without):
+#   gate_tcore_sass            the test kernels compile without spills and contain HMMA, LDSM and LDGSTS
+#   gate_tensor_core_<model>   fp16/bf16 attention kernels: HMMA, 128-bit loads (tests/gate/tensor_core.allow)
+#   gate_tensor_core_selftest  the gate fails on today's scalar fp16 kernel and on a stale allow entry
+if(TARGET CUDA::nvrtc)
+  set(TCORE_OUT ${CMAKE_CURRENT_BINARY_DIR}/tcore)
+  add_test(NAME gate_tcore_sass COMMAND sh ${GATE_DIR}/tcore_sass.sh ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT})
+  add_test(NAME gate_tensor_core_selftest
+           COMMAND sh ${GATE_DIR}/tensor_core_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/self)
+  set(tcore_gate_tests gate_tcore_sass gate_tensor_core_selftest)
+  foreach(model ${GATE_MODELS})
+    get_filename_component(name ${model} NAME_WE)
+    add_test(NAME gate_tensor_core_${name}
+             COMMAND sh ${GATE_DIR}/tensor_core_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCORE_OUT}
+                     --allow ${GATE_DIR}/tensor_core.allow ${model})
+    list(APPEND tcore_gate_tests gate_tensor_core_${name})
+  endforeach()
+  set_tests_properties(${tcore_gate_tests} PROPERTIES LABELS "gate;tcore;no-sanitize" SKIP_RETURN_CODE 77)
+endif()

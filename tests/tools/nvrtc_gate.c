@@ -2,7 +2,7 @@
  * nvrtc_gate — compiles an emitted .cu with NVRTC for real GPU architectures
  * and reports what ptxas says about every kernel (docs/checks.md).
  *
- *   nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... FILE.cu
+ *   nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... [--sass] FILE.cu
  *   nvrtc_gate --version          prints `nvrtc MAJOR.MINOR`
  *
  * Archs default to sm_80 and sm_90; each is compiled once. Prints one row per
@@ -17,14 +17,21 @@
  * --ptxas-options=-v, read by ptxas_parse_log (compiler/kernel_facts.c, shared
  * with `shortc report --kernels`).
  *
+ * With --sass the table is instead the SASS instruction mix of each kernel
+ * (cuobjdump -sass of the cubin, cli/sass_tool.c; counted by sass_count_mix):
+ *
+ *   [model] kernel arch mma ffma hfma ldg16 ldg32 ldg64 ldg128 ldgsts lds ldsm sts shfl bar ldl stl
+ *
  * Exit status: 0 fine; 1 some kernel (or a device function it calls) spills;
  * 2 a compile error (the log is printed) or a log this tool cannot read;
- * 3 usage or I/O error. No GPU is needed: NVRTC runs on the host.
+ * 3 usage or I/O error; 4 --sass without cuobjdump (a message says where it
+ * was looked for). No GPU is needed: NVRTC runs on the host.
  */
 #define _GNU_SOURCE /* memmem */
 #include <nvrtc.h>
 
-#include "shortc.h" /* ptxas_parse_log (compiler/kernel_facts.c) */
+#include "sass_tool.h" /* cli/sass_tool.c */
+#include "shortc.h"    /* ptxas_parse_log, sass_count_mix (compiler/kernel_facts.c) */
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -96,7 +103,40 @@ static int cmp_func(const void *a, const void *b) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... FILE.cu\n");
+    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... [--sass] FILE.cu\n");
+}
+
+/* The SASS mix of prog's cubin into funcs (arch index a); false with the error printed. */
+static bool count_sass(nvrtcProgram prog, const char *tool, int a, const char *arch, KernelFacts *funcs, int nfuncs) {
+    size_t len = 0;
+    char err[2048];
+    char *cubin = nvrtcGetCUBINSize(prog, &len) == NVRTC_SUCCESS && len ? malloc(len) : NULL;
+    char *text = cubin && nvrtcGetCUBIN(prog, cubin) == NVRTC_SUCCESS ? sass_disassemble(tool, cubin, len, err, sizeof err)
+                                                                       : NULL;
+    int found = text ? sass_count_mix(text, a, funcs, nfuncs) : -1;
+    if (!cubin) fprintf(stderr, "nvrtc_gate: no cubin for %s\n", arch);
+    else if (!text) fprintf(stderr, "nvrtc_gate: %s\n", err);
+    else if (found <= 0) fprintf(stderr, "nvrtc_gate: %s: no kernel in the SASS listing of %s\n", tool, arch);
+    free(text);
+    free(cubin);
+    return found > 0;
+}
+
+/* The --sass table: one row per kernel and arch. */
+static void print_sass(const KernelFacts *funcs, int nfuncs, const char *const *archs, const char *model) {
+    if (model) printf("%-20s ", "# model");
+    printf("%-48s %-6s %5s %5s %5s %5s %5s %5s %6s %6s %5s %5s %5s %5s %5s %5s %5s\n", model ? "kernel" : "# kernel",
+           "arch", "mma", "ffma", "hfma", "ldg16", "ldg32", "ldg64", "ldg128", "ldgsts", "lds", "ldsm", "sts", "shfl",
+           "bar", "ldl", "stl");
+    for (int i = 0; i < nfuncs; i++) {
+        const KernelFacts *f = &funcs[i];
+        const SassMix *m = &f->sass;
+        if (!f->entry || !f->has_sass) continue;
+        if (model) printf("%-20s ", model);
+        printf("%-48s %-6s %5d %5d %5d %5d %5d %5d %6d %6d %5d %5d %5d %5d %5d %5d %5d\n", f->name, archs[f->arch],
+               m->mma, m->ffma, m->hfma, m->ld_global_16, m->ld_global_32, m->ld_global_64, m->ld_global_128,
+               m->cp_async, m->ld_shared, m->ldsm, m->st_shared, m->shfl, m->bar, m->ld_local, m->st_local);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -105,6 +145,8 @@ int main(int argc, char **argv) {
     const char *extra[MAX_OPTS];
     int nextra = 0;
     const char *model = NULL, *path = NULL;
+    bool sass = false;
+    char tool[1024] = "";
     if (argc == 2 && strcmp(argv[1], "--version") == 0) {
         int major = 0, minor = 0;
         if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return 3;
@@ -115,11 +157,16 @@ int main(int argc, char **argv) {
         if (strcmp(argv[i], "--arch") == 0 && i + 1 < argc && narchs < MAX_ARCHS) archs[narchs++] = argv[++i];
         else if (strcmp(argv[i], "--opt") == 0 && i + 1 < argc && nextra < MAX_OPTS) extra[nextra++] = argv[++i];
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[++i];
+        else if (strcmp(argv[i], "--sass") == 0) sass = true;
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else { usage(); return 3; }
     }
     if (!path) { usage(); return 3; }
     if (narchs == 0) { archs[0] = "sm_80"; archs[1] = "sm_90"; narchs = 2; }
+    if (sass && !sass_tool_find(tool, sizeof tool)) {
+        fprintf(stderr, "nvrtc_gate: SASS check skipped: %s\n", sass_tool_missing);
+        return 4;
+    }
 
     size_t len = 0;
     char *src = read_file(path, &len);
@@ -164,13 +211,18 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "nvrtc_gate: %s: %s: no kernel found in the ptxas report (unexpected log format?)\n%s\n",
                         path, archs[a], log);
                 rc = 2;
+            } else if (sass && !count_sass(prog, tool, a, archs[a], funcs, nfuncs)) {
+                rc = 2;
             }
         }
         free(log);
         nvrtcDestroyProgram(&prog);
     }
 
-    if (rc == 0) {
+    if (rc == 0 && sass) {
+        qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
+        print_sass(funcs, nfuncs, archs, model);
+    } else if (rc == 0) {
         qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
         if (model) printf("%-20s ", "# model");
         printf("%-48s %-6s %5s %6s %8s %8s %6s\n", model ? "kernel" : "# kernel", "arch", "regs", "smem",
