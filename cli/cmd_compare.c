@@ -439,13 +439,13 @@ static void print_sass(FILE *f, const Costed *c, int arch) {
     if (!any) return;
     fprintf(f, "\nSASS instruction mix of %s, sm_%d (static counts in the cubin; ldl/stl: local memory):\n",
             c->cost->name, arch);
-    fprintf(f, "%-44s %5s %5s %5s %5s %5s %5s %5s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "mma", "ffma", "hfma",
+    fprintf(f, "%-44s %5s %5s %5s %5s %5s %5s %6s %6s %5s %5s %5s %5s %5s %5s %5s\n", "kernel", "mma", "ffma", "hfma",
             "ldg16", "ldg32", "ldg64", "ldg128", "ldgsts", "lds", "ldsm", "sts", "shfl", "bar", "ldl", "stl");
     for (int k = 0; k < c->nkernels; k++) {
         const KernelRow *r = &c->kernels[k];
         const SassMix *m = &r->f.sass;
         if (!r->f.has_sass) continue;
-        fprintf(f, "%-44.44s %5d %5d %5d %5d %5d %5d %5d %6d %5d %5d %5d %5d %5d %5d %5d\n", r->f.name, m->mma, m->ffma,
+        fprintf(f, "%-44.44s %5d %5d %5d %5d %5d %5d %6d %6d %5d %5d %5d %5d %5d %5d %5d\n", r->f.name, m->mma, m->ffma,
                 m->hfma, m->ld_global_16, m->ld_global_32, m->ld_global_64, m->ld_global_128, m->cp_async, m->ld_shared,
                 m->ldsm, m->st_shared, m->shfl, m->bar, m->ld_local, m->st_local);
     }

@@ -190,13 +190,13 @@ static bool is_op(const char *op, const char *base) {
     return strncmp(op, base, n) == 0 && (op[n] == '\0' || op[n] == '.');
 }
 
-/* One SASS opcode counted into m. */
-static void count_sass(const char *op, SassMix *m) {
+/* One SASS instruction (opcode op of the listing line) counted into m. */
+static void count_sass(const char *op, const char *line, SassMix *m) {
     if (is_op(op, "NOP")) return;
     m->total++;
     if (is_op(op, "HMMA") || is_op(op, "HGMMA") || is_op(op, "IMMA")) m->mma++;
     else if (is_op(op, "FFMA")) m->ffma++;
-    else if (is_op(op, "HFMA2")) m->hfma++;
+    else if (is_op(op, "HFMA2") && !strstr(line, "-RZ, RZ,")) m->hfma++; /* -RZ * RZ + c: a constant move */
     else if (is_op(op, "LDG")) {
         if (has_part(op, "128")) m->ld_global_128++;
         else if (has_part(op, "64")) m->ld_global_64++;
@@ -259,7 +259,7 @@ int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n) {
                 snprintf(self, sizeof self, "BRA 0x%x", (unsigned)strtoul(a, NULL, 16));
                 if (strstr(buf, self)) continue;
             }
-            count_sass(op, &cur->sass);
+            count_sass(op, buf, &cur->sass);
         }
     }
     return functions ? found : -1;

@@ -771,7 +771,7 @@ typedef struct SassMix {
     int total;           /* instructions (NOP and the trailing branch-to-self excluded) */
     int mma;             /* tensor-core HMMA / HGMMA / IMMA */
     int ffma;            /* FFMA (fp32 fused multiply-add) */
-    int hfma;            /* HFMA2 (fp16/bf16 pairs) */
+    int hfma;            /* HFMA2 (fp16/bf16 pairs), not HFMA2 -RZ, RZ (a constant move) */
     int ld_global_16;    /* LDG of 8 or 16 bits (one half or bf16 element) */
     int ld_global_32;    /* LDG of 32 bits */
     int ld_global_64;    /* LDG.64 */

@@ -218,6 +218,47 @@ static void test_kernel_facts(void) {
     CHECK(occupancy_blocks(h, 16, 0, 0) == 0);
 }
 
+/* sass_count_mix on a cuobjdump -sass listing of two kernels (lines as cuobjdump prints them). */
+static void test_sass_mix(void) {
+    static const char sass[] =
+        "\n\tcode for sm_90\n\t\tFunction : k_tc\n"
+        "\t.headerflags\t@\"EF_CUDA_SM90 EF_CUDA_VIRTUAL_SM(EF_CUDA_SM90)\"\n"
+        "        /*0000*/                   LDC R1, c[0x0][0x28] ;             /* 0x00000a00ff017b82 */\n"
+        "                                                                      /* 0x000ff00000000800 */\n"
+        "        /*0010*/                   LDG.E.128 R4, desc[UR4][R2.64] ;   /* 0x0000000402047981 */\n"
+        "        /*0020*/               @!P0 LDG.E.64 R8, desc[UR4][R2.64] ;   /* 0x0000000402087981 */\n"
+        "        /*0030*/                   LDG.E.U16 R9, desc[UR4][R2.64] ;   /* 0x0000000402097981 */\n"
+        "        /*0040*/                   LDG.E R10, desc[UR4][R2.64] ;      /* 0x00000004020a7981 */\n"
+        "        /*0050*/                   LDGSTS.E.BYPASS.128 [R3], desc[UR4][R4.64] ; /* 0x0 */\n"
+        "        /*0060*/                   LDSM.16.M88.4 R12, [R3] ;          /* 0x0 */\n"
+        "        /*0070*/                   LDSM.16.MT88.4 R16, [R3] ;         /* 0x0 */\n"
+        "        /*0080*/                   HMMA.16816.F32.BF16 R20, R12, R16, R20 ; /* 0x0 */\n"
+        "        /*0090*/                   LDS R5, [R3] ;                     /* 0x0 */\n"
+        "        /*00a0*/                   STS.128 [R3], R4 ;                 /* 0x0 */\n"
+        "        /*00b0*/                   SHFL.BFLY PT, R6, R5, 0x1, 0x1f ;  /* 0x0 */\n"
+        "        /*00c0*/                   BAR.SYNC.DEFER_BLOCKING 0x0 ;      /* 0x0 */\n"
+        "        /*00d0*/                   FFMA R7, R6, R5, R7 ;              /* 0x0 */\n"
+        "        /*00e0*/                   HFMA2 R7, R6, R5, R7 ;             /* 0x0 */\n"
+        "        /*00e8*/                   HFMA2.MMA R8, -RZ, RZ, 1.875, 0 ;  /* 0x0 */\n"
+        "        /*00f0*/                   STL [R1], R7 ;                     /* 0x0 */\n"
+        "        /*0100*/                   LDL R7, [R1] ;                     /* 0x0 */\n"
+        "        /*0110*/                   EXIT ;                             /* 0x0 */\n"
+        "        /*0120*/                   BRA 0x120;                         /* 0x0 */\n"
+        "        /*0130*/                   NOP;                               /* 0x0 */\n"
+        "\t\t..........\n\n\t\tFunction : k_other\n"
+        "        /*0000*/                   FFMA R7, R6, R5, R7 ;              /* 0x0 */\n";
+    KernelFacts t[3] = {{.name = "k_tc", .entry = true, .arch = 90}, {.name = "k_tc", .entry = true, .arch = 80},
+                        {.name = "k_gone", .entry = true, .arch = 90}};
+    CHECK(sass_count_mix(sass, 90, t, 3) == 1);
+    const SassMix *m = &t[0].sass;
+    CHECK(t[0].has_sass && !t[1].has_sass && !t[2].has_sass);
+    CHECK(m->total == 19); /* LDC .. EXIT; the branch-to-self and the NOP are padding */
+    CHECK(m->ld_global_128 == 1 && m->ld_global_64 == 1 && m->ld_global_16 == 1 && m->ld_global_32 == 1);
+    CHECK(m->cp_async == 1 && m->ldsm == 2 && m->mma == 1 && m->ld_shared == 1 && m->st_shared == 1);
+    CHECK(m->shfl == 1 && m->bar == 1 && m->ffma == 1 && m->hfma == 1 /* not the constant move */ && m->st_local == 1 && m->ld_local == 1);
+    CHECK(sass_count_mix("no listing here\n", 90, t, 3) == -1);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -229,5 +270,6 @@ int main(int argc, char **argv) {
     test_bad_options();
     test_roofline();
     test_kernel_facts();
+    test_sass_mix();
     return check_done("cost_unit");
 }
