@@ -115,6 +115,35 @@ static inline CUfunction sim_test_fn(RtDriver *d, CUmodule m, const char *name) 
     return f;
 }
 
+/* One named case of a test program. */
+typedef struct SimTestCase {
+    const char *name;   /* the argument that selects it */
+    void (*fn)(void);   /* runs it, counting failures in check_failures */
+} SimTestCase;
+
+/*
+ * Runs the n cases (only the one named `only` when it is not NULL), each after
+ * before_each() when that is not NULL, printing "name: ok" or "name: FAILED";
+ * returns check_done(prog), or 2 when no case has that name.
+ */
+static inline int sim_test_run_cases(const char *prog, const SimTestCase *cases, size_t n, const char *only,
+                                     void (*before_each)(void)) {
+    int ran = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (only && strcmp(only, cases[i].name) != 0) continue;
+        int before = check_failures;
+        if (before_each) before_each();
+        cases[i].fn();
+        printf("%s: %s\n", cases[i].name, check_failures == before ? "ok" : "FAILED");
+        ran++;
+    }
+    if (!ran) {
+        fprintf(stderr, "no case named %s\n", only ? only : "");
+        return 2;
+    }
+    return check_done(prog);
+}
+
 /* Deterministic pseudo-random floats in [-1, 1). */
 static inline void sim_test_fill(float *x, size_t n, unsigned seed) {
     unsigned long long s = seed * 0x9E3779B97F4A7C15ull + 1;

@@ -549,10 +549,7 @@ static void test_events(void) {
     CHECK_CU(D.streamDestroy(s));
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} CASES[] = {
+static const SimTestCase CASES[] = {
     {"fast_path", test_fast_path},     {"barrier_sum", test_barrier_sum},
     {"prelude_sum", test_prelude_sum}, {"shuffles", test_shuffles},
     {"halfwarps", test_halfwarps},     {"late_collective", test_late_collective},
@@ -565,20 +562,11 @@ static const struct {
     {"compile", test_compile},         {"events", test_events},
 };
 
+/* Before each case: a fresh driver (two workers, checked), the module loaded once. */
+static void setup_case(void) { setup(2, 1); }
+
 int main(int argc, char **argv) {
     if (setup(2, 1) != 0) return check_done("sim_kernels");
-    int ran = 0;
-    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
-        if (argc > 1 && strcmp(argv[1], CASES[i].name) != 0) continue;
-        int before = check_failures;
-        setup(2, 1);
-        CASES[i].fn();
-        printf("%s: %s\n", CASES[i].name, check_failures == before ? "ok" : "FAILED");
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    return check_done("sim_kernels");
+    return sim_test_run_cases("sim_kernels", CASES, sizeof CASES / sizeof *CASES, argc > 1 ? argv[1] : NULL,
+                              setup_case);
 }

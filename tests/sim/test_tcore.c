@@ -93,62 +93,53 @@ static void test_ldmatrix(void) {
     D.memFree(dout);
 }
 
-/* S = Q·Kᵀ for Q 16 x 64, K 16 x 64. */
-static void check_qk(TcType t) {
-    uint16_t qh[16 * 64], kh[16 * 64];
-    float qf[16 * 64], kf[16 * 64], s[256];
-    double want[256];
-    fill_rounded(t, qh, qf, 1024, 11, 1.0f);
-    fill_rounded(t, kh, kf, 1024, 12, 1.0f);
-    for (int r = 0; r < 16; r++)
-        for (int c = 0; c < 16; c++) {
+/* want[M x N] = A[M x K] · B in double; B is K x N row-major, or N x K (bt: B transposed, as K). */
+static void ref_gemm(const float *a, const float *b, bool bt, int m, int n, int k, double *want) {
+    for (int r = 0; r < m; r++)
+        for (int c = 0; c < n; c++) {
             double acc = 0.0;
-            for (int k = 0; k < 64; k++) acc += (double)qf[r * 64 + k] * kf[c * 64 + k];
-            want[r * 16 + c] = acc;
+            for (int i = 0; i < k; i++) acc += (double)a[r * k + i] * (bt ? b[c * k + i] : b[i * n + c]);
+            want[r * n + c] = acc;
         }
-    CUdeviceptr ds = upload(NULL, sizeof s), dq = upload(qh, sizeof qh), dk = upload(kh, sizeof kh);
-    void *p[] = {&ds, &dq, &dk};
-    CHECK_CU(launch_warp(kname("k_tc_qk", t), p));
-    CHECK_CU(D.memcpyDtoH(s, ds, sizeof s));
-    double e = rel_err(s, want, 256);
-    printf("  qk %s: max relative error %.3g\n", type_name(t), e);
-    CHECK(e < 1e-5); /* products are exact in fp32; only the fp32 sum rounds */
-    D.memFree(ds);
-    D.memFree(dq);
-    D.memFree(dk);
-}
-static void test_qk(void) {
-    check_qk(TC_F16);
-    check_qk(TC_BF16);
 }
 
-/* O = P·V for P 16 x 16 (values exact in t), V 16 x 64. */
-static void check_pv(TcType t) {
-    uint16_t ph[256], vh[16 * 64];
-    float pf[256], vf[16 * 64], o[16 * 64];
-    double want[16 * 64];
-    fill_rounded(t, ph, pf, 256, 21, 1.0f);
-    fill_rounded(t, vh, vf, 1024, 22, 1.0f);
-    for (int r = 0; r < 16; r++)
-        for (int c = 0; c < 64; c++) {
-            double acc = 0.0;
-            for (int k = 0; k < 16; k++) acc += (double)pf[r * 16 + k] * vf[k * 64 + c];
-            want[r * 64 + c] = acc;
-        }
-    CUdeviceptr dO = upload(NULL, sizeof o), dp = upload(pf, sizeof pf), dv = upload(vh, sizeof vh);
-    void *p[] = {&dO, &dp, &dv};
-    CHECK_CU(launch_warp(kname("k_tc_pv", t), p));
-    CHECK_CU(D.memcpyDtoH(o, dO, sizeof o));
-    double e = rel_err(o, want, 16 * 64);
-    printf("  pv %s: max relative error %.3g\n", type_name(t), e);
+/*
+ * One product kernel (`base`_f16/_bf16: out[16 x n], A given as a (t bits, or
+ * fp32 when a_f32) 16 x k, B as t bits) against ref_gemm on the same rounded
+ * inputs; products are exact in fp32, so only the fp32 sum rounds.
+ */
+static void check_product(const char *base, TcType t, bool a_f32, bool bt, int n, int k) {
+    enum { MAXE = 16 * 64 };
+    uint16_t ah[MAXE], bh[MAXE];
+    float af[MAXE], bf[MAXE], out[MAXE];
+    double want[MAXE];
+    fill_rounded(t, ah, af, (size_t)16 * k, 11, 1.0f);
+    fill_rounded(t, bh, bf, (size_t)n * k, 12, 1.0f);
+    ref_gemm(af, bf, bt, 16, n, k, want);
+    CUdeviceptr dout = upload(NULL, sizeof(float) * 16 * n);
+    CUdeviceptr da = a_f32 ? upload(af, sizeof(float) * 16 * k) : upload(ah, sizeof(uint16_t) * 16 * k);
+    CUdeviceptr db = upload(bh, sizeof(uint16_t) * n * k);
+    void *p[] = {&dout, &da, &db};
+    CHECK_CU(launch_warp(kname(base, t), p));
+    CHECK_CU(D.memcpyDtoH(out, dout, sizeof(float) * 16 * n));
+    double e = rel_err(out, want, 16 * n);
+    printf("  %s %s: max relative error %.3g\n", base, type_name(t), e);
     CHECK(e < 1e-5);
-    D.memFree(dO);
-    D.memFree(dp);
-    D.memFree(dv);
+    D.memFree(dout);
+    D.memFree(da);
+    D.memFree(db);
 }
+
+/* S = Q·Kᵀ for Q 16 x 64, K 16 x 64. */
+static void test_qk(void) {
+    check_product("k_tc_qk", TC_F16, false, true, 16, 64);
+    check_product("k_tc_qk", TC_BF16, false, true, 16, 64);
+}
+
+/* O = P·V for P 16 x 16 (fp32 values exact in t), V 16 x 64. */
 static void test_pv(void) {
-    check_pv(TC_F16);
-    check_pv(TC_BF16);
+    check_product("k_tc_pv", TC_F16, true, false, 64, 16);
+    check_product("k_tc_pv", TC_BF16, true, false, 64, 16);
 }
 
 /* softmax(scale·Q·Kᵀ)·V in double for 16 queries, 64 keys, head dim 64. */
@@ -212,10 +203,7 @@ static void test_misaligned(void) {
     D.memFree(dout);
 }
 
-static const struct {
-    const char *name;
-    void (*fn)(void);
-} CASES[] = {
+static const SimTestCase CASES[] = {
     {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"misaligned", test_misaligned},
 };
 
@@ -226,17 +214,5 @@ int main(int argc, char **argv) {
     }
     M = sim_test_module_with(&D, "mma_frag.cuh", "tcore.cu", NAMES, NNAMES, 80, NULL);
     if (!M) return check_done("sim_tcore");
-    int ran = 0;
-    for (size_t i = 0; i < sizeof CASES / sizeof *CASES; i++) {
-        if (argc > 1 && strcmp(argv[1], CASES[i].name) != 0) continue;
-        int before = check_failures;
-        CASES[i].fn();
-        printf("%s: %s\n", CASES[i].name, check_failures == before ? "ok" : "FAILED");
-        ran++;
-    }
-    if (!ran) {
-        fprintf(stderr, "no case named %s\n", argc > 1 ? argv[1] : "");
-        return 2;
-    }
-    return check_done("sim_tcore");
+    return sim_test_run_cases("sim_tcore", CASES, sizeof CASES / sizeof *CASES, argc > 1 ? argv[1] : NULL, NULL);
 }

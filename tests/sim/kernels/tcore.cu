@@ -24,6 +24,19 @@ __device__ __forceinline__ void tc_stage(T *dst, const T *src, int rows) {
     __syncwarp();
 }
 
+// Accumulators (NB n8 blocks in the mma C layout) to out, row-major with row
+// stride ld; rows g times f0, rows g+8 times f1.
+template <int NB>
+__device__ __forceinline__ void tc_store_acc(float *out, int ld, const float acc[NB][4], float f0, float f1) {
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    for (int j = 0; j < NB; j++) {
+        out[g * ld + 8 * j + 2 * t] = acc[j][0] * f0;
+        out[g * ld + 8 * j + 2 * t + 1] = acc[j][1] * f0;
+        out[(g + 8) * ld + 8 * j + 2 * t] = acc[j][2] * f1;
+        out[(g + 8) * ld + 8 * j + 2 * t + 1] = acc[j][3] * f1;
+    }
+}
+
 // S[16 x 16] = Q[16 x 64] · K[16 x 64]ᵀ, written row-major.
 template <typename T>
 __device__ __forceinline__ void tc_qk(float *S, const T *Q, const T *K, T *q, T *k) {
@@ -31,13 +44,7 @@ __device__ __forceinline__ void tc_qk(float *S, const T *Q, const T *K, T *q, T 
     tc_stage(k, K, 16);
     float s[2][4];
     shortc_frag_qk<T, 64, 16>(s, q, TC_LD, k, TC_LD);
-    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
-    for (int j = 0; j < 2; j++) {
-        S[g * 16 + 8 * j + 2 * t] = s[j][0];
-        S[g * 16 + 8 * j + 2 * t + 1] = s[j][1];
-        S[(g + 8) * 16 + 8 * j + 2 * t] = s[j][2];
-        S[(g + 8) * 16 + 8 * j + 2 * t + 1] = s[j][3];
-    }
+    tc_store_acc<2>(S, 16, s, 1.0f, 1.0f);
 }
 extern "C" __global__ void k_tc_qk_f16(float *S, const __half *Q, const __half *K) {
     __shared__ __half q[16 * TC_LD], k[16 * TC_LD];
@@ -63,12 +70,7 @@ __device__ __forceinline__ void tc_pv(float *O, const float *P, const T *V, T *v
     }
     for (int j = 0; j < 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
     shortc_frag_pv<T, 16, 64>(o, p, v, TC_LD);
-    for (int j = 0; j < 8; j++) {
-        O[g * 64 + 8 * j + 2 * t] = o[j][0];
-        O[g * 64 + 8 * j + 2 * t + 1] = o[j][1];
-        O[(g + 8) * 64 + 8 * j + 2 * t] = o[j][2];
-        O[(g + 8) * 64 + 8 * j + 2 * t + 1] = o[j][3];
-    }
+    tc_store_acc<8>(O, 64, o, 1.0f, 1.0f);
 }
 extern "C" __global__ void k_tc_pv_f16(float *O, const float *P, const __half *V) {
     __shared__ __half v[16 * TC_LD];
@@ -103,13 +105,7 @@ __device__ __forceinline__ void tc_attn(float *O, const T *Q, const T *K, const 
         for (int h = 0; h < 2; h++) l_sum[h] = l_sum[h] * f[h] + rs[h];
         shortc_frag_pv<T, 32, 64>(o, s, v + kt * TC_LD, TC_LD);
     }
-    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
-    for (int j = 0; j < 8; j++) {
-        O[g * 64 + 8 * j + 2 * t] = o[j][0] / l_sum[0];
-        O[g * 64 + 8 * j + 2 * t + 1] = o[j][1] / l_sum[0];
-        O[(g + 8) * 64 + 8 * j + 2 * t] = o[j][2] / l_sum[1];
-        O[(g + 8) * 64 + 8 * j + 2 * t + 1] = o[j][3] / l_sum[1];
-    }
+    tc_store_acc<8>(O, 64, o, 1.0f / l_sum[0], 1.0f / l_sum[1]);
 }
 extern "C" __global__ void k_tc_attn_f16(float *O, const __half *Q, const __half *K, const __half *V, float scale) {
     __shared__ __half q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
