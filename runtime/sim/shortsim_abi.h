@@ -80,6 +80,13 @@ enum {
     SHORTSIM_OP_COUNT
 };
 
+/* cp.async operations (ShortsimApi.cp_async). */
+enum {
+    SHORTSIM_CP_COPY16 = 0,     /* issue a 16-byte copy global -> shared */
+    SHORTSIM_CP_COMMIT,         /* close the group of the copies issued since the last commit */
+    SHORTSIM_CP_WAIT            /* complete all but the n most recent committed groups */
+};
+
 /* Block-wide barriers (ShortsimApi.barrier). */
 enum {
     SHORTSIM_BAR_SYNC = 0,      /* __syncthreads */
@@ -116,6 +123,8 @@ typedef struct ShortsimApi {
     void (*fault)(const char *what);
     /* lanes of the caller's warp that have not exited */
     unsigned (*activemask)(void);
+    /* the calling thread's cp.async: SHORTSIM_CP_COPY16 (dst, src), _COMMIT, _WAIT (n: groups left pending) */
+    void (*cp_async)(int op, void *dst, const void *src, int n);
 } ShortsimApi;
 
 /*

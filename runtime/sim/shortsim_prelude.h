@@ -363,16 +363,21 @@ static inline void shortsim_check_align16(const void *p, const char *what) {
         shortsim_fault(msg);
     }
 }
-/* cp.async: the simulator copies at once. A copy may complete any time
- * before the wait that covers it, so this is one of the GPU's legal orders;
- * it does not find a missing wait. */
+/* cp.async: the core reads the source at issue and writes the destination
+ * only at the wait_group that covers the copy's group, so a read of the
+ * destination before its wait sees the old bytes (the latest legal order). */
 static inline void shortc_cp_async_16(void *smem, const void *gmem) {
     shortsim_check_align16(smem, "shortc_cp_async_16 (shared)");
     shortsim_check_align16(gmem, "shortc_cp_async_16 (global)");
-    std::memcpy(smem, gmem, 16);
+    shortsim_w->api->cp_async(SHORTSIM_CP_COPY16, smem, gmem, 0);
 }
-static inline void shortc_cp_async_commit() {}
-template <int N> static inline void shortc_cp_async_wait() { static_assert(N >= 0, "wait_group takes N >= 0"); }
+static inline void shortc_cp_async_commit() { shortsim_w->api->cp_async(SHORTSIM_CP_COMMIT, nullptr, nullptr, 0); }
+template <int N> static inline void shortc_cp_async_wait() {
+    static_assert(N >= 0, "wait_group takes N >= 0");
+    SHORTSIM_MEMBAR();
+    shortsim_w->api->cp_async(SHORTSIM_CP_WAIT, nullptr, nullptr, N);
+    SHORTSIM_MEMBAR();
+}
 /* 128-bit accesses (a misaligned one faults on the GPU too). */
 static inline uint4 shortc_ld128(const void *p) {
     shortsim_check_align16(p, "shortc_ld128");

@@ -138,6 +138,13 @@ enum { TS_NEW, TS_RUN, TS_BAR, TS_WARP, TS_DONE };
 enum { MODE_PLAIN, MODE_FIBER };
 enum { JOB_KERNEL, JOB_TASKS };
 
+/* One cp.async copy of a thread that has not completed: its source bytes, read at issue. */
+typedef struct SimCopy {
+    unsigned char *dst;   /* shared-memory destination */
+    unsigned group;       /* the commit group it belongs to (the thread's commits before it) */
+    unsigned char data[16]; /* the 16 source bytes */
+} SimCopy;
+
 typedef struct SimThread {
     SimFiberCtx ctx;      /* saved context while it does not run */
     char *stack;          /* low end of its stack */
@@ -148,6 +155,11 @@ typedef struct SimThread {
     int bar_result;       /* __syncthreads_count/and/or result handed over at release */
     const void *in;       /* its warp operands (on its stack) */
     void *out;            /* where the warp operation's result goes */
+    SimCopy *cp;          /* cp.async copies not yet completed (malloc'd, cp_cap entries) */
+    unsigned ncp;         /* entries in use */
+    unsigned cp_cap;      /* entries allocated */
+    unsigned cp_commits;  /* commit_group calls so far in this block */
+    uint64_t cp_block;    /* the worker's block_serial the fields above belong to */
 } SimThread;
 
 typedef struct SimGroup {
@@ -202,6 +214,7 @@ typedef struct SimWorker {
     uint64_t blk_end;      /* end of the claimed chunk */
     /* block */
     int mode;              /* MODE_PLAIN or MODE_FIBER */
+    uint64_t block_serial; /* blocks started on this worker (cp.async state of older blocks is void) */
     int plain_done;        /* the plain fiber found no block left */
     unsigned cur;          /* fiber mode: the running thread */
     unsigned nlive;        /* threads that have not exited */
@@ -494,6 +507,7 @@ static void plain_main(void *arg) {
         }
         prev = b;
         have_prev = 1;
+        wk->block_serial++;
         wk->w.tid.x = wk->w.tid.y = wk->w.tid.z = 0;
         wk->w.converted = 0;
         wk->mode = MODE_PLAIN;
@@ -798,12 +812,55 @@ static unsigned api_activemask(void) {
     return m;
 }
 
+/* Most cp.async copies one thread may have pending. */
+enum { SIM_MAX_PENDING_COPIES = 1 << 16 };
+
+/* cp.async: a copy reads its 16 source bytes at issue and writes shared
+ * memory only when a wait_group covers its group, so code that reads the
+ * destination before waiting sees the old bytes (as it may on the GPU).
+ * Copies not committed to a group are not waited for; those left at the end
+ * of the block are dropped. */
+static void api_cp_async(int op, void *dst, const void *src, int n) {
+    SimWorker *wk = tl_worker;
+    unsigned me = wk->mode == MODE_PLAIN ? linear_tid(wk) : wk->cur;
+    SimThread *t = &wk->threads[me];
+    if (t->cp_block != wk->block_serial) t->ncp = t->cp_commits = 0, t->cp_block = wk->block_serial;
+    if (op == SHORTSIM_CP_COPY16) {
+        if (t->ncp == t->cp_cap) {
+            unsigned cap = t->cp_cap ? 2 * t->cp_cap : 16;
+            SimCopy *nc = cap <= SIM_MAX_PENDING_COPIES ? realloc(t->cp, cap * sizeof *nc) : NULL;
+            if (!nc)
+                block_fault(wk, "shortc_cp_async_16: more than %u copies pending in one thread (no wait_group)",
+                            t->cp_cap);
+            t->cp = nc;
+            t->cp_cap = cap;
+        }
+        SimCopy *c = &t->cp[t->ncp++];
+        c->dst = dst;
+        c->group = t->cp_commits;
+        memcpy(c->data, src, 16);
+    } else if (op == SHORTSIM_CP_COMMIT) {
+        t->cp_commits++;
+    } else if (op == SHORTSIM_CP_WAIT) {
+        unsigned keep = 0;
+        for (unsigned i = 0; i < t->ncp; i++) {
+            SimCopy *c = &t->cp[i];
+            if (c->group < t->cp_commits && t->cp_commits - c->group > (unsigned)n) memcpy(c->dst, c->data, 16);
+            else t->cp[keep++] = *c;
+        }
+        t->ncp = keep;
+    } else {
+        block_fault(wk, "unknown cp.async operation %d", op);
+    }
+}
+
 static const ShortsimApi sim_api = {
     .version = SHORTSIM_ABI_VERSION,
     .barrier = api_barrier,
     .warp = api_warp,
     .fault = api_fault,
     .activemask = api_activemask,
+    .cp_async = api_cp_async,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1071,6 +1128,7 @@ static void *pool_main(void *arg) {
 
 static void worker_free(SimWorker *wk) {
     for (int s = 0; s < wk->slots_ready; s++) VALGRIND_STACK_DEREGISTER(wk->vg_stack[s]);
+    for (int i = 0; i < SIM_MAX_THREADS; i++) free(wk->threads[i].cp);
     munmap(wk->region, wk->region_len);
     munmap(wk->smem_map, wk->smem_map_len);
     if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);

@@ -4,7 +4,7 @@
  * tests/sim/kernels/tcore.cu runs one warp per launch and every result is
  * compared with plain C on the same (fp16- or bf16-rounded) inputs.
  *
- *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, misaligned) or all
+ *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, misaligned, cp_async) or all
  */
 #include "sim_test.h"
 
@@ -16,7 +16,7 @@ static char errbuf[4096];
 
 static const char *const NAMES[] = {
     "k_tc_qk_f16",   "k_tc_qk_bf16",   "k_tc_pv_f16",   "k_tc_pv_bf16", "k_tc_attn_f16", "k_tc_attn_bf16",
-    "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned",
+    "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned", "k_tc_cp_async",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -203,8 +203,27 @@ static void test_misaligned(void) {
     D.memFree(dout);
 }
 
+/* cp.async completes at the wait_group that covers its group, not before. */
+static void test_cp_async(void) {
+    unsigned src[64 * 4], out[32 * 4];
+    for (int i = 0; i < 64 * 4; i++) src[i] = 1000u + (unsigned)i;
+    CUdeviceptr ds = upload(src, sizeof src), dout = upload(NULL, sizeof out);
+    void *p[] = {&dout, &ds};
+    CHECK_CU(launch_warp("k_tc_cp_async", p));
+    CHECK_CU(D.memcpyDtoH(out, dout, sizeof out));
+    for (int l = 0; l < 32; l++) {
+        CHECK(out[l * 4 + 0] == 0);                 /* not before a wait */
+        CHECK(out[l * 4 + 1] == src[l * 4]);        /* wait<1>: the older group is complete */
+        CHECK(out[l * 4 + 2] == 0);                 /* ... the newer one may still be pending */
+        CHECK(out[l * 4 + 3] == src[(32 + l) * 4]); /* wait<0>: all complete */
+    }
+    D.memFree(ds);
+    D.memFree(dout);
+}
+
 static const SimTestCase CASES[] = {
     {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"misaligned", test_misaligned},
+    {"cp_async", test_cp_async},
 };
 
 int main(int argc, char **argv) {

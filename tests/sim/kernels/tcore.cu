@@ -143,3 +143,27 @@ extern "C" __global__ void k_tc_ldmatrix_misaligned(unsigned *out) {
     shortc_ldmatrix_x4(r, &m[l * 8 + 1]);
     for (int i = 0; i < 4; i++) out[l * 4 + i] = r[i];
 }
+
+// cp.async groups: two committed groups of one 16-byte copy per lane, the
+// destination read before any wait, after wait_group 1 and after wait_group 0.
+// out[l*4 + 0..3] = first copy before waiting, first copy after wait<1>,
+// second copy after wait<1>, second copy after wait<0> (the .x word each).
+// Reading before the wait is a race on the GPU; the simulator completes a copy
+// at the wait that covers it (tests/sim/test_tcore.c checks that order).
+extern "C" __global__ void k_tc_cp_async(unsigned *out, const uint4 *src) {
+    __shared__ uint4 buf[64];
+    const int l = threadIdx.x & 31;
+    buf[l] = make_uint4(0, 0, 0, 0);
+    buf[32 + l] = make_uint4(0, 0, 0, 0);
+    __syncwarp();
+    shortc_cp_async_16(&buf[l], &src[l]);
+    shortc_cp_async_commit();
+    shortc_cp_async_16(&buf[32 + l], &src[32 + l]);
+    shortc_cp_async_commit();
+    out[l * 4 + 0] = buf[l].x;
+    shortc_cp_async_wait<1>();
+    out[l * 4 + 1] = buf[l].x;
+    out[l * 4 + 2] = buf[32 + l].x;
+    shortc_cp_async_wait<0>();
+    out[l * 4 + 3] = buf[32 + l].x;
+}
