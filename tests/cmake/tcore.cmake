@@ -8,15 +8,18 @@ endforeach()
 
 # The static tensor-core gate (docs/checks.md), from the NVRTC cubins' SASS at sm_80 and sm_90
 # (needs cuobjdump, the PyPI wheel nvidia-cuda-cuobjdump that .ci/setup installs; skipped without):
-#   gate_tcore_sass            the test kernels compile without spills and contain HMMA, LDSM and LDGSTS
+#   gate_tcore_nvrtc           the test kernels compile at sm_80 and sm_90 without spills (no cuobjdump needed)
+#   gate_tcore_sass            ... and their SASS contains HMMA, LDSM and LDGSTS
 #   gate_tensor_core_<model>   fp16/bf16 attention kernels: HMMA, 128-bit loads (tests/gate/tensor_core.allow)
 #   gate_tensor_core_selftest  the gate fails on today's scalar fp16 kernel and on a stale allow entry
 if(TARGET CUDA::nvrtc)
   set(TCORE_OUT ${CMAKE_CURRENT_BINARY_DIR}/tcore)
+  add_test(NAME gate_tcore_nvrtc
+           COMMAND sh ${GATE_DIR}/tcore_sass.sh --compile-only ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/nvrtc)
   add_test(NAME gate_tcore_sass COMMAND sh ${GATE_DIR}/tcore_sass.sh ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT})
   add_test(NAME gate_tensor_core_selftest
            COMMAND sh ${GATE_DIR}/tensor_core_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/self)
-  set(tcore_gate_tests gate_tcore_sass gate_tensor_core_selftest)
+  set(tcore_gate_tests gate_tcore_nvrtc gate_tcore_sass gate_tensor_core_selftest)
   foreach(model ${GATE_MODELS})
     get_filename_component(name ${model} NAME_WE)
     add_test(NAME gate_tensor_core_${name}

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tcore_sass.sh — the tensor-core test kernels on real compilers (docs/checks.md):
 #
-#   tcore_sass.sh GATE_BIN SRC_DIR OUT_DIR
+#   tcore_sass.sh [--compile-only] GATE_BIN SRC_DIR OUT_DIR
 #
 # Builds the .cu the emitter would (templates/prelude.cuh, templates/mma_frag.cuh,
 # tests/sim/kernels/tcore.cu), compiles it with NVRTC for sm_80 and sm_90 through
@@ -9,12 +9,16 @@
 # (nvrtc_gate --sass) and requires tensor-core MMA (HMMA) and ldmatrix (LDSM) in
 # every k_tc_qk/k_tc_pv/k_tc_attn kernel, cp.async (LDGSTS) where tiles are staged,
 # and LDSM in k_tc_ldmatrix. Exit 77 (skipped) when cuobjdump is absent.
+# --compile-only stops after the NVRTC compile (no cuobjdump needed).
 set -u
+compile_only=0
+[ "${1:-}" = --compile-only ] && { compile_only=1; shift; }
 gate=$1 src=$2 out=$3
 mkdir -p "$out" || exit 2
 cu="$out/tcore_full.cu"
 cat "$src/templates/prelude.cuh" "$src/templates/mma_frag.cuh" "$src/tests/sim/kernels/tcore.cu" > "$cu" || exit 2
 "$gate" "$cu" || { echo "tcore_sass: NVRTC compile of the tensor-core test kernels failed or spills" >&2; exit 1; }
+[ "$compile_only" = 1 ] && { echo "tcore_sass: the tensor-core test kernels compile at sm_80 and sm_90 without spills"; exit 0; }
 "$gate" --sass "$cu" > "$out/tcore.sass"
 rc=$?
 [ "$rc" -eq 4 ] && exit 77
