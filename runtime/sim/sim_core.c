@@ -643,9 +643,15 @@ static void warp_mma(SimThread *T, bool bf16) {
 /* ldmatrix.m8n8.x{num}[.trans].b16 over the 32 lanes T: matrix i's row j is
  * at the address lane 8i+j passed; lane l gets, per matrix, the b16 pair at
  * row l/4, columns 2(l%4) and +1 (trans: rows 2(l%4) and +1 of column l/4). */
-static void warp_ldmatrix(SimThread *T) {
+static void warp_ldmatrix(SimWorker *wk, SimThread *T) {
     const ShortsimLdmIn *in0 = T[0].in;
     int num = in0->num, trans = in0->trans;
+    for (unsigned l = 1; l < 32; l++) {
+        const ShortsimLdmIn *in = T[l].in;
+        if (in->num != num || in->trans != trans)
+            block_fault(wk, "divergence: shortc_ldmatrix with x%d%s in lane 0 but x%d%s in lane %u", num,
+                        trans ? ".trans" : "", in->num, in->trans ? ".trans" : "", l);
+    }
     for (unsigned l = 0; l < 32; l++) {
         unsigned *r = T[l].out;
         for (int i = 0; i < num; i++) {
@@ -705,7 +711,7 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
     }
     case SHORTSIM_OP_MMA_F16F32:
     case SHORTSIM_OP_MMA_BF16F32: warp_mma(T, g->op == SHORTSIM_OP_MMA_BF16F32); break;
-    case SHORTSIM_OP_LDMATRIX: warp_ldmatrix(T); break;
+    case SHORTSIM_OP_LDMATRIX: warp_ldmatrix(wk, T); break;
     default: break;
     }
 }

@@ -4,7 +4,7 @@
  * tests/sim/kernels/tcore.cu runs one warp per launch and every result is
  * compared with plain C on the same (fp16- or bf16-rounded) inputs.
  *
- *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, misaligned, cp_async) or all
+ *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, faults, cp_async) or all
  */
 #include "sim_test.h"
 
@@ -16,7 +16,7 @@ static char errbuf[4096];
 
 static const char *const NAMES[] = {
     "k_tc_qk_f16",   "k_tc_qk_bf16",   "k_tc_pv_f16",   "k_tc_pv_bf16", "k_tc_attn_f16", "k_tc_attn_bf16",
-    "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned", "k_tc_cp_async",
+    "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned", "k_tc_cp_async", "k_tc_ldmatrix_mixed",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -192,7 +192,7 @@ static void test_attn(void) {
     check_attn(TC_BF16);
 }
 
-static void test_misaligned(void) {
+static void test_faults(void) {
     CUdeviceptr dout = upload(NULL, 32 * 4 * sizeof(unsigned));
     void *p[] = {&dout};
     CUresult r = launch_warp("k_tc_ldmatrix_misaligned", p);
@@ -200,6 +200,11 @@ static void test_misaligned(void) {
     CHECK_HAS(D.last_fault(), "not 16-byte aligned");
     CHECK_HAS(D.last_fault(), "shortc_ldmatrix");
     printf("  misaligned -> %s\n", D.last_fault());
+    /* every lane must ask for the same shape */
+    r = launch_warp("k_tc_ldmatrix_mixed", p);
+    CHECK(r == CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_HAS(D.last_fault(), "shortc_ldmatrix with x4 in lane 0 but x4.trans in lane 16");
+    printf("  mixed shapes -> %s\n", D.last_fault());
     D.memFree(dout);
 }
 
@@ -222,7 +227,7 @@ static void test_cp_async(void) {
 }
 
 static const SimTestCase CASES[] = {
-    {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"misaligned", test_misaligned},
+    {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"faults", test_faults},
     {"cp_async", test_cp_async},
 };
 

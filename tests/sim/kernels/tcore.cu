@@ -144,6 +144,18 @@ extern "C" __global__ void k_tc_ldmatrix_misaligned(unsigned *out) {
     for (int i = 0; i < 4; i++) out[l * 4 + i] = r[i];
 }
 
+// Half the warp asks for ldmatrix.x4, the other half for .x4.trans: a fault.
+extern "C" __global__ void k_tc_ldmatrix_mixed(unsigned *out) {
+    __shared__ unsigned short m[32 * 8];
+    const int l = threadIdx.x & 31;
+    for (int i = 0; i < 8; i++) m[l * 8 + i] = (unsigned short)(l * 8 + i);
+    __syncwarp();
+    unsigned r[4];
+    if (l < 16) shortc_ldmatrix_x4(r, &m[l * 8]);
+    else shortc_ldmatrix_x4_trans(r, &m[l * 8]);
+    out[l] = r[0];
+}
+
 // cp.async groups: two committed groups of one 16-byte copy per lane, the
 // destination read before any wait, after wait_group 1 and after wait_group 0.
 // out[l*4 + 0..3] = first copy before waiting, first copy after wait<1>,
