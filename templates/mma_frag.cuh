@@ -21,6 +21,8 @@
 //   shortc_frag_pack_p<T>(a, s0, s1)         two n8 blocks of P (fp32) -> one A fragment, in registers
 //   shortc_frag_pv<T, NK, DV>(o, p, v, ldv)  O[16 x DV] += P[16 x NK] · V[NK x DV]
 //   shortc_frag_rescale<NB>(acc, f)          acc rows g / g+8 times f[0] / f[1]
+//   shortc_frag_softmax_tile<NB, NO>(s, o, m, l, scale)   one key tile of the online softmax
+//   shortc_frag_neg_inf()                    the score of a masked key
 // ---------------------------------------------------------------------------
 
 // Two floats as one register of two b16 values (lo in the low half), rounded to nearest even.
@@ -154,4 +156,40 @@ __device__ __forceinline__ void shortc_frag_rescale(float acc[NB][4], const floa
         acc[j][2] *= f[1];
         acc[j][3] *= f[1];
     }
+}
+
+// The score of a masked (invisible) key.
+__device__ __forceinline__ float shortc_frag_neg_inf() { return __int_as_float(0xff800000); }
+
+// One key tile of the online softmax for the warp's 16 rows. s holds NB n8
+// blocks of raw scores (masked keys: shortc_frag_neg_inf()); on return it holds
+// P = exp(scale·s − m) for the new row maximum m (0 for masked keys), ready for
+// shortc_frag_pv. m (row maximum of scale·s so far; start at
+// shortc_frag_neg_inf()), l (row sum of P so far; start at 0) and the NO
+// output blocks o are brought to the new maximum. A row with no visible key
+// yet keeps m = -inf, l = 0, o = 0 (no NaN). scale > 0.
+template <int NB, int NO>
+__device__ __forceinline__ void shortc_frag_softmax_tile(float s[NB][4], float o[NO][4], float m[2], float l[2],
+                                                         float scale) {
+    float m_new[2] = {m[0], m[1]}, base[2], f[2], rs[2];
+#pragma unroll
+    for (int j = 0; j < NB; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) s[j][e] *= scale;
+    shortc_frag_row_max<NB>(s, m_new);
+#pragma unroll
+    for (int h = 0; h < 2; h++) base[h] = m_new[h] == shortc_frag_neg_inf() ? 0.0f : m_new[h];
+#pragma unroll
+    for (int j = 0; j < NB; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) s[j][e] = __expf(s[j][e] - base[e >> 1]);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        f[h] = __expf(m[h] - base[h]);
+        m[h] = m_new[h];
+    }
+    shortc_frag_rescale<NO>(o, f);
+    shortc_frag_row_sum<NB>(s, rs);
+#pragma unroll
+    for (int h = 0; h < 2; h++) l[h] = l[h] * f[h] + rs[h];
 }

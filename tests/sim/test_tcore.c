@@ -142,27 +142,29 @@ static void test_pv(void) {
     check_product("k_tc_pv", TC_BF16, true, false, 64, 16);
 }
 
-/* softmax(scale·Q·Kᵀ)·V in double for 16 queries, 64 keys, head dim 64. */
-static void attn_ref(const float *q, const float *k, const float *v, double scale, double *out) {
+/* softmax(scale·Q·Kᵀ)·V in double for 16 queries, 64 keys, head dim 64; query i sees keys j <= i + off. */
+static void attn_ref(const float *q, const float *k, const float *v, double scale, int off, double *out) {
     for (int r = 0; r < 16; r++) {
         double s[64], mx = -INFINITY, sum = 0.0;
-        for (int j = 0; j < 64; j++) {
+        int n = r + off + 1 < 64 ? r + off + 1 : 64;
+        for (int j = 0; j < n; j++) {
             double acc = 0.0;
             for (int d = 0; d < 64; d++) acc += (double)q[r * 64 + d] * k[j * 64 + d];
             s[j] = acc * scale;
             mx = fmax(mx, s[j]);
         }
-        for (int j = 0; j < 64; j++) sum += s[j] = exp(s[j] - mx);
+        for (int j = 0; j < n; j++) sum += s[j] = exp(s[j] - mx);
         for (int d = 0; d < 64; d++) {
             double acc = 0.0;
-            for (int j = 0; j < 64; j++) acc += s[j] * v[j * 64 + d];
+            for (int j = 0; j < n; j++) acc += s[j] * v[j * 64 + d];
             out[r * 64 + d] = acc / sum;
         }
     }
 }
 
-/* One FlashAttention-2 tile pass (two key tiles, online softmax) against the double reference. */
-static void check_attn(TcType t) {
+/* One FlashAttention-2 tile pass (two key tiles, online softmax; query i sees keys j <= i + off)
+ * against the double reference. */
+static void check_attn(TcType t, int off) {
     enum { NQ = 16 * 64, NK = 64 * 64 };
     static uint16_t qh[NQ], kh[NK], vh[NK];
     static float qf[NQ], kf[NK], vf[NK], o[NQ];
@@ -172,14 +174,15 @@ static void check_attn(TcType t) {
     fill_rounded(t, kh, kf, NK, 32, 2.0f);
     fill_rounded(t, vh, vf, NK, 33, 1.0f);
     float scale = 0.125f; /* 1/sqrt(64) */
-    attn_ref(qf, kf, vf, scale, want);
+    attn_ref(qf, kf, vf, scale, off, want);
     CUdeviceptr dO = upload(NULL, sizeof o), dq = upload(qh, sizeof qh), dk = upload(kh, sizeof kh),
                 dv = upload(vh, sizeof vh);
-    void *p[] = {&dO, &dq, &dk, &dv, &scale};
+    void *p[] = {&dO, &dq, &dk, &dv, &scale, &off};
     CHECK_CU(launch_warp(kname("k_tc_attn", t), p));
     CHECK_CU(D.memcpyDtoH(o, dO, sizeof o));
     double e = rel_err(o, want, NQ);
-    printf("  attn %s: max relative error %.3g\n", type_name(t), e);
+    printf("  attn %s (keys j <= i + %d): max relative error %.3g\n", type_name(t), off, e);
+    for (int i = 0; i < NQ; i++) CHECK(isfinite(o[i]));
     /* P is rounded to t before P·V: about 2^-11 (f16) or 2^-8 (bf16) per probability */
     CHECK(e < (t == TC_F16 ? 5e-4 : 4e-3));
     D.memFree(dO);
@@ -188,8 +191,10 @@ static void check_attn(TcType t) {
     D.memFree(dv);
 }
 static void test_attn(void) {
-    check_attn(TC_F16);
-    check_attn(TC_BF16);
+    check_attn(TC_F16, 1 << 20); /* no mask */
+    check_attn(TC_BF16, 1 << 20);
+    check_attn(TC_F16, 20);      /* keys 32-63, processed first, are masked for queries 0-11 */
+    check_attn(TC_BF16, 20);
 }
 
 static void test_faults(void) {

@@ -82,39 +82,39 @@ extern "C" __global__ void k_tc_pv_bf16(float *O, const float *P, const __nv_bfl
 }
 
 // One FlashAttention-2 pass of 16 queries over 64 keys in two key tiles of
-// 32 (online softmax: running max, rescale, running sum), head dim 64:
-// O = softmax(scale · Q·Kᵀ) · V, written row-major [16 x 64].
+// 32, the later tile first (online softmax: running max, rescale, running
+// sum), head dim 64: O = softmax(scale · Q·Kᵀ) · V, written row-major [16 x 64].
+// Query i sees key j when j <= i + off (off >= 0; a large off: no mask), so
+// with a small off the first tile is wholly masked for the first rows.
 template <typename T>
-__device__ __forceinline__ void tc_attn(float *O, const T *Q, const T *K, const T *V, float scale, T *q, T *k, T *v) {
+__device__ __forceinline__ void tc_attn(float *O, const T *Q, const T *K, const T *V, float scale, int off, T *q, T *k,
+                                        T *v) {
     tc_stage(q, Q, 16);
     tc_stage(k, K, 64);
     tc_stage(v, V, 64);
-    float o[8][4], m[2] = {-1e30f, -1e30f}, l_sum[2] = {0.0f, 0.0f};
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    float o[8][4], m[2] = {shortc_frag_neg_inf(), shortc_frag_neg_inf()}, l[2] = {0.0f, 0.0f};
     for (int j = 0; j < 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    for (int kt = 0; kt < 64; kt += 32) {
-        float s[4][4], m_new[2] = {m[0], m[1]}, f[2], rs[2];
+    for (int kt = 32; kt >= 0; kt -= 32) {
+        float s[4][4];
         shortc_frag_qk<T, 64, 32>(s, q, TC_LD, k + kt * TC_LD, TC_LD);
         for (int j = 0; j < 4; j++)
-            for (int e = 0; e < 4; e++) s[j][e] *= scale;
-        shortc_frag_row_max<4>(s, m_new);
-        for (int j = 0; j < 4; j++)
-            for (int e = 0; e < 4; e++) s[j][e] = __expf(s[j][e] - m_new[e >> 1]);
-        for (int h = 0; h < 2; h++) f[h] = __expf(m[h] - m_new[h]), m[h] = m_new[h];
-        shortc_frag_rescale<8>(o, f);
-        shortc_frag_row_sum<4>(s, rs);
-        for (int h = 0; h < 2; h++) l_sum[h] = l_sum[h] * f[h] + rs[h];
+            for (int e = 0; e < 4; e++)
+                if (kt + 8 * j + 2 * t + (e & 1) > g + 8 * (e >> 1) + off) s[j][e] = shortc_frag_neg_inf();
+        shortc_frag_softmax_tile<4, 8>(s, o, m, l, scale);
         shortc_frag_pv<T, 32, 64>(o, s, v + kt * TC_LD, TC_LD);
     }
-    tc_store_acc<8>(O, 64, o, 1.0f / l_sum[0], 1.0f / l_sum[1]);
+    tc_store_acc<8>(O, 64, o, 1.0f / l[0], 1.0f / l[1]);
 }
-extern "C" __global__ void k_tc_attn_f16(float *O, const __half *Q, const __half *K, const __half *V, float scale) {
+extern "C" __global__ void k_tc_attn_f16(float *O, const __half *Q, const __half *K, const __half *V, float scale,
+                                         int off) {
     __shared__ __half q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
-    tc_attn(O, Q, K, V, scale, q, k, v);
+    tc_attn(O, Q, K, V, scale, off, q, k, v);
 }
 extern "C" __global__ void k_tc_attn_bf16(float *O, const __nv_bfloat16 *Q, const __nv_bfloat16 *K,
-                                          const __nv_bfloat16 *V, float scale) {
+                                          const __nv_bfloat16 *V, float scale, int off) {
     __shared__ __nv_bfloat16 q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
-    tc_attn(O, Q, K, V, scale, q, k, v);
+    tc_attn(O, Q, K, V, scale, off, q, k, v);
 }
 
 // The raw ldmatrix forms on a 32 x 8 matrix of 16-bit values M (row-major,
