@@ -16,6 +16,10 @@
  * alpha/beta). Every result is checked; a failure names the step, its
  * kernel and its .arch line. Then synchronize and copy the logits out.
  * rt_exec_step runs one step the same way, for checking tools.
+ *
+ * rt_backend_device is the table shortrt.c calls for sim and cuda. On a plan
+ * without persistent state a session keeps its token history and a
+ * continuing forward re-runs the sequence so far.
  */
 #include "rt_internal.h"
 
@@ -185,7 +189,7 @@ static srt_status check_gemm_types(srt_model *m) {
     return SRT_OK;
 }
 
-srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
+static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
     srt_status st = check_gemm_types(m);
@@ -250,7 +254,7 @@ srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, si
     return SRT_OK;
 }
 
-void rt_exec_close(srt_model *m) {
+static void rt_exec_close(srt_model *m) {
     if (!m->have_driver) return;
     RtDriver *d = &m->drv;
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
@@ -265,7 +269,7 @@ void rt_exec_close(srt_model *m) {
     m->have_driver = false;
 }
 
-srt_status rt_exec_upload_weights(srt_model *m, float *const *vals) {
+static srt_status upload_weights(srt_model *m, float *const *vals) {
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
     if (p->weight_bytes == 0) return SRT_OK;
@@ -291,7 +295,7 @@ srt_status rt_exec_upload_weights(srt_model *m, float *const *vals) {
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
-srt_status rt_exec_session_create(srt_session *s) {
+static srt_status rt_exec_session_create(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -300,7 +304,8 @@ srt_status rt_exec_session_create(srt_session *s) {
     s->state = rt_alloc(m->ctx, sizeof *s->state * (size_t)(p->nstate ? p->nstate : 1));
     s->params = rt_alloc(m->ctx, sizeof *s->params * (size_t)(p->max_args ? p->max_args : 1));
     s->vals = rt_alloc(m->ctx, sizeof *s->vals * (size_t)(p->max_args ? p->max_args : 1));
-    if (!s->state || !s->params || !s->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    s->history = rt_alloc(m->ctx, sizeof *s->history * (size_t)p->segment);
+    if (!s->state || !s->params || !s->vals || !s->history) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     for (int a = 0; a < p->max_args; a++) s->params[a] = &s->vals[a]; /* fixed; launches fill vals */
     if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
         s->arena = 0;
@@ -320,9 +325,10 @@ srt_status rt_exec_session_create(srt_session *s) {
     return SRT_OK;
 }
 
-srt_status rt_exec_session_reset(srt_session *s) {
+static srt_status rt_exec_session_reset(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
+    s->nhistory = 0;
     CUresult r = m->drv.ctxSetCurrent(m->cuctx);
     if (r == CUDA_SUCCESS && s->have_stream) r = m->drv.streamSynchronize(s->stream);
     for (int i = 0; i < p->nstate && r == CUDA_SUCCESS; i++) {
@@ -331,7 +337,7 @@ srt_status rt_exec_session_reset(srt_session *s) {
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
 }
 
-void rt_exec_session_destroy(srt_session *s) {
+static void rt_exec_session_destroy(srt_session *s) {
     srt_model *m = s->m;
     RtDriver *d = &m->drv;
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
@@ -348,6 +354,7 @@ void rt_exec_session_destroy(srt_session *s) {
     rt_free(m->ctx, s->state);
     rt_free(m->ctx, s->params);
     rt_free(m->ctx, s->vals);
+    rt_free(m->ctx, s->history);
 }
 
 /* ------------------------------------------------------------------ */
@@ -524,7 +531,7 @@ srt_status rt_exec_step(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int first_row, float *logits) {
+static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int first_row, float *logits) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -554,3 +561,74 @@ srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int fir
         return cu_fail(m, r, "copying the logits from the device");
     return SRT_OK;
 }
+
+/* ------------------------------------------------------------------ */
+/* The backend table                                                   */
+/* ------------------------------------------------------------------ */
+
+/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
+ * forward runs only its tokens and the plan's steps continue from that state. */
+static bool plan_keeps_state(const RtPlan *p) {
+    for (int i = 0; i < p->nstate; i++)
+        if (p->state[i].persistent) return true;
+    return false;
+}
+
+/*
+ * A forward on a plan without persistent state runs the whole sequence so
+ * far (history + the new tokens, at most a segment) and copies the new
+ * rows; the history grows only when the forward succeeds. With state, only
+ * the new tokens run.
+ */
+static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+    srt_model *m = s->m;
+    int P = s->nhistory;
+    if (plan_keeps_state(&m->plan)) {
+        srt_status st = rt_exec_forward(s, tokens, ntokens, first_row, logits);
+        if (st == SRT_OK) s->nhistory = P + ntokens;
+        return st;
+    }
+    if (P + ntokens > m->plan.segment)
+        return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                        "%d tokens at position %d go past the %d positions the model can address on backend '%s' "
+                        "(its segment: this backend re-runs the sequence so far); reset the session to start a new "
+                        "sequence",
+                        ntokens, P, m->plan.segment, srt_backend_name(m->backend));
+    memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
+    srt_status st = rt_exec_forward(s, s->history, P + ntokens, P + first_row, logits);
+    if (st == SRT_OK) s->nhistory = P + ntokens;
+    return st;
+}
+
+static srt_status device_install_weights(srt_model *m, float **vals) {
+    srt_status st = upload_weights(m, vals);
+    for (int i = 0; i < m->plan.nweights; i++) rt_free(m->ctx, vals[i]);
+    rt_free(m->ctx, vals);
+    return st;
+}
+
+static size_t device_session_state_bytes(const srt_session *s) { return s->m->plan.state_bytes; }
+
+static int device_session_position(const srt_session *s) { return s->nhistory; }
+
+static size_t device_state_bytes(const srt_model *m) { return m->plan.state_bytes; }
+
+static bool device_kv_cache(const srt_model *m) { return plan_keeps_state(&m->plan); }
+
+static int device_max_positions(const srt_model *m) { return m->plan.segment; }
+
+const RtBackend rt_backend_device = {
+    .keeps_ir = false,
+    .open = rt_exec_open,
+    .close = rt_exec_close,
+    .install_weights = device_install_weights,
+    .session_create = rt_exec_session_create,
+    .session_destroy = rt_exec_session_destroy,
+    .session_reset = rt_exec_session_reset,
+    .forward = device_forward,
+    .session_state_bytes = device_session_state_bytes,
+    .session_position = device_session_position,
+    .model_state_bytes = device_state_bytes,
+    .max_positions = device_max_positions,
+    .kv_cache = device_kv_cache,
+};

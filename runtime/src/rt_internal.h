@@ -2,8 +2,8 @@
  * rt_internal.h — what the runtime's source files share: the context and
  * its allocator, the plan as C structs (plan_load.c), the safetensors reader
  * and weight binding (weights.c), random weights (random_weights.c), the plan
- * executor (exec.c), the reference backend (backend_ref.c) and the NVRTC
- * compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
+ * executor and device backend table (exec.c), the reference backend and its
+ * table (backend_ref.c) and the NVRTC compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
  */
 #ifndef RT_INTERNAL_H
 #define RT_INTERNAL_H
@@ -227,10 +227,12 @@ void rt_encode(DType t, const float *src, size_t n, void *dst);
 /* ------------------------------------------------------------------ */
 
 typedef struct RtRefModel RtRefModel;   /* backend_ref.c */
+typedef struct RtBackend RtBackend;     /* a backend's functions (below) */
 
 struct srt_model {
     srt_context *ctx;         /* owner: allocator and error message */
-    srt_backend backend;      /* backend in use (never AUTO) */
+    srt_backend backend;      /* backend in use (never AUTO once open) */
+    const RtBackend *ops;     /* the backend's functions (every call goes through them) */
     char *path;               /* as opened */
     char *plan_json;          /* the plan text (NUL-terminated) */
     RtPlan plan;              /* plan_json parsed */
@@ -259,9 +261,9 @@ struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
     struct InterpSession *ref_state; /* ref backend: the interpreter's session (KV caches, fill); NULL otherwise */
-    int32_t *history;         /* sim, cuda: the tokens of the sequence so far (plan.segment entries); the plan
-                                 has no state yet, so a continuing forward re-runs them (shortrt.c) */
-    int nhistory;             /* sim, cuda: tokens in history (the position of the next forward) */
+    int32_t *history;         /* sim, cuda on a plan without persistent state: the tokens of the sequence so far
+                                 (plan.segment entries), which a continuing forward re-runs (exec.c) */
+    int nhistory;             /* sim, cuda: the position of the next forward */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
@@ -274,18 +276,46 @@ struct srt_session {
     } *vals;                  /* argument values params point at */
 };
 
-/* Device backends (exec.c). */
-srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len);
-srt_status rt_exec_upload_weights(srt_model *m, float *const *vals);
-srt_status rt_exec_session_create(srt_session *s);
-srt_status rt_exec_session_reset(srt_session *s);
-/* logits receives rows first_row..ntokens-1 only (srt_forward_rows). */
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
-/* Runs step i of the plan alone at token count T, exactly as rt_exec_forward does, and synchronizes
+/*
+ * A backend: what srt_model_open, the weight loaders, sessions and
+ * srt_forward call, so shortrt.c routes every call through the model's table
+ * and never asks which backend it runs. rt_backend_ref (backend_ref.c) runs
+ * the compiler's IR in the interpreter; rt_backend_device (exec.c) runs the
+ * plan through an RtDriver (sim or cuda, picked at open).
+ */
+struct RtBackend {
+    bool keeps_ir;        /* needs the compiler's IR: compiling an .arch keeps it in m->ref */
+    /* After the plan is parsed (m->plan, m->plan_json; m->ref when keeps_ir and the model is an .arch). */
+    srt_status (*open)(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len);
+    /* Frees what open made; also after a failed open. */
+    void (*close)(srt_model *m);
+    /* Weight values per plan weight (rt_weights_from_st); takes vals and every vals[i], also on failure. */
+    srt_status (*install_weights)(srt_model *m, float **vals);
+    /* A session's state; session_destroy also cleans up after a failed create. */
+    srt_status (*session_create)(srt_session *s);
+    void (*session_destroy)(srt_session *s);
+    /* Back to position 0 with every state fill 0. */
+    srt_status (*session_reset)(srt_session *s);
+    /* Continues the sequence with tokens (already validated); logits gets rows first_row..ntokens-1. */
+    srt_status (*forward)(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
+    /* Bytes the session keeps between forwards. */
+    size_t (*session_state_bytes)(const srt_session *s);
+    /* Position of the session's next token. */
+    int (*session_position)(const srt_session *s);
+    /* Bytes of state one session of the model keeps (srt_model_info.state_bytes). */
+    size_t (*model_state_bytes)(const srt_model *m);
+    /* Positions a session holds before it must be reset. */
+    int (*max_positions)(const srt_model *m);
+    /* A continuing forward runs only its tokens against the state (srt_model_info.kv_cache). */
+    bool (*kv_cache)(const srt_model *m);
+};
+
+extern const RtBackend rt_backend_ref;    /* backend_ref.c */
+extern const RtBackend rt_backend_device; /* exec.c: sim and cuda */
+
+/* Runs step i of the plan alone at token count T, exactly as a forward does, and synchronizes
  * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs must already be in place. */
 srt_status rt_exec_step(srt_session *s, int i, int T);
-void rt_exec_session_destroy(srt_session *s);
-void rt_exec_close(srt_model *m);
 
 /*
  * Compiles an .arch through the compiler library. On success fills the
@@ -295,21 +325,6 @@ void rt_exec_close(srt_model *m);
  */
 srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
                            char **plan_json, RtRefModel **ref);
-
-/* Reference backend (backend_ref.c). */
-srt_status rt_ref_bind_weights(srt_model *m, float **vals);   /* takes ownership of vals[i] */
-srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
-void rt_ref_free(srt_context *ctx, RtRefModel *r);
-/* The ref backend's per-session state: the interpreter's session over the model's graph. */
-srt_status rt_ref_session_create(srt_session *s);
-void rt_ref_session_destroy(srt_session *s);
-void rt_ref_session_reset(srt_session *s);
-size_t rt_ref_session_state_bytes(const srt_session *s);
-int rt_ref_session_position(const srt_session *s);
-/* Bytes of state one session of the model keeps (its KV caches at capacity). */
-size_t rt_ref_state_bytes(const srt_model *m);
-/* The most positions a session of the model holds before it must be reset. */
-int rt_ref_max_positions(const srt_model *m);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */
