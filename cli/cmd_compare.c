@@ -22,6 +22,7 @@
 
 #include "fileio.h"
 #include "nvrtc_facts.h"
+#include "plan_schema.h"
 #include "shortc.h"
 
 #include <cjson/cJSON.h>
@@ -224,7 +225,7 @@ static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, C
     int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err) : -1;
     if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
     out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
-    const cJSON *steps = plan ? cJSON_GetObjectItemCaseSensitive(plan, "steps") : NULL;
+    const cJSON *steps = plan ? plan_program_steps(plan, NULL) : NULL; /* the general program */
     for (int i = 0; out->kernels && i < n; i++) {
         if (!f[i].entry) continue;
         KernelRow *k = &out->kernels[out->nkernels++];

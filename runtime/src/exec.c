@@ -189,6 +189,21 @@ static srt_status check_gemm_types(srt_model *m) {
     return SRT_OK;
 }
 
+/* The plan's constant tables into one device block, each at its offset (once per model). */
+static srt_status upload_constants(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    if (p->const_bytes == 0) return SRT_OK;
+    CUresult r = d->memAlloc(&m->dconsts, p->const_bytes);
+    if (r != CUDA_SUCCESS) {
+        m->dconsts = 0;
+        return cu_fail(m, r, "allocating %zu bytes of device memory for the plan's constants", p->const_bytes);
+    }
+    for (int i = 0; i < p->nconsts && r == CUDA_SUCCESS; i++)
+        r = d->memcpyHtoD(m->dconsts + p->consts[i].offset, p->consts[i].data, p->consts[i].bytes);
+    return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "copying the plan's constants to the device");
+}
+
 static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
@@ -249,6 +264,7 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
         m->blas = NULL;
         return blas_fail(m, bs, "%s backend: cublasCreate", d->name);
     }
+    if ((st = upload_constants(m)) != SRT_OK) return st;
     const char *sync = getenv("SHORTC_SYNC_STEPS");
     m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
     return SRT_OK;
@@ -260,6 +276,7 @@ static void rt_exec_close(srt_model *m) {
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
     if (m->blas) d->blasDestroy(m->blas);
     if (m->dweights) d->memFree(m->dweights);
+    if (m->dconsts) d->memFree(m->dconsts);
     if (m->module) d->moduleUnload(m->module);
     if (m->cuctx) d->primaryCtxRelease(m->dev);
     rt_free(m->ctx, m->funcs);
@@ -361,12 +378,28 @@ static void rt_exec_session_destroy(srt_session *s) {
 /* Forward                                                             */
 /* ------------------------------------------------------------------ */
 
+/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
+ * forward runs only its tokens and the plan's steps continue from that state. */
+static bool plan_keeps_state(const RtPlan *p) {
+    for (int i = 0; i < p->nstate; i++)
+        if (p->state[i].persistent) return true;
+    return false;
+}
+
+/* The run-time scalars of a call of T tokens at position P (a KV cache's fill is its position). */
+static SymEnv call_env(int T, int P) { return (SymEnv){.T = T, .P = P, .fill = P, .B = 1}; }
+
+/* Where the session's next tokens go in the plan's terms: its position when the plan keeps state, else 0
+ * (the sequence so far is run again from position 0). */
+static int plan_position(const srt_session *s) { return plan_keeps_state(&s->m->plan) ? s->nhistory : 0; }
+
 static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
     const srt_model *m = s->m;
     switch (r.kind) {
     case RT_REF_ARENA: return s->arena + (CUdeviceptr)r.offset;
     case RT_REF_WEIGHT: return m->dweights + (CUdeviceptr)m->plan.weights[r.index].offset + (CUdeviceptr)r.offset;
     case RT_REF_STATE: return s->state[r.index] + (CUdeviceptr)r.offset;
+    case RT_REF_CONST: return m->dconsts + (CUdeviceptr)m->plan.consts[r.index].offset + (CUdeviceptr)r.offset;
     }
     return 0;
 }
@@ -378,6 +411,7 @@ static size_t ref_room(const srt_model *m, RtRef r) {
     case RT_REF_ARENA: return p->arena_bytes - (size_t)r.offset;
     case RT_REF_WEIGHT: return p->weights[r.index].bytes - (size_t)r.offset;
     case RT_REF_STATE: return p->state[r.index].bytes - (size_t)r.offset;
+    case RT_REF_CONST: return p->consts[r.index].bytes - (size_t)r.offset;
     }
     return 0;
 }
@@ -402,21 +436,21 @@ static bool gemm_fits(const srt_model *m, RtRef r, DType t, int64_t rows, int64_
     return (size_t)*need <= ref_room(m, r);
 }
 
-static srt_status run_gemm(srt_session *s, int i, int T) {
+static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     srt_model *m = s->m;
     const RtStep *st = &m->plan.steps[i];
     char label[512];
-    int64_t M = rt_dim_eval(st->m, T), N = rt_dim_eval(st->n, T), K = rt_dim_eval(st->k, T);
-    int64_t lda = rt_dim_eval(st->lda, T), ldb = rt_dim_eval(st->ldb, T), ldc = rt_dim_eval(st->ldc, T);
-    int64_t sa = rt_dim_eval(st->strideA, T), sb = rt_dim_eval(st->strideB, T), sc = rt_dim_eval(st->strideC, T);
-    int64_t batch = rt_dim_eval(st->batch, T);
+    int64_t M = symdim_eval(st->m, env), N = symdim_eval(st->n, env), K = symdim_eval(st->k, env);
+    int64_t lda = symdim_eval(st->lda, env), ldb = symdim_eval(st->ldb, env), ldc = symdim_eval(st->ldc, env);
+    int64_t sa = symdim_eval(st->strideA, env), sb = symdim_eval(st->strideB, env), sc = symdim_eval(st->strideC, env);
+    int64_t batch = symdim_eval(st->batch, env);
     const int64_t big = 0x7fffffff;
     if (M < 0 || N < 0 || K < 0 || M > big || N > big || K > big || lda < 1 || ldb < 1 || ldc < 1 || lda > big || ldb > big ||
         ldc > big || batch < 1 || batch > big || sa < 0 || sb < 0 || sc < 0) {
         step_label(m, i, label, sizeof label);
         return rt_error(m->ctx, SRT_ERR_INVALID,
-                        "%s: parameters out of range at T=%d: m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld", label,
-                        T, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
+                        "%s: parameters out of range at T=%ld P=%ld: m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld",
+                        label, env->T, env->P, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
                         (long long)batch);
     }
     /* op(A) is M x K: stored M x K (N) or K x M (T); op(B) is K x N; C is M x N */
@@ -428,8 +462,8 @@ static srt_status run_gemm(srt_session *s, int i, int T) {
     if (which) {
         RtRef r = *which == 'A' ? st->A : *which == 'B' ? st->B : st->C;
         step_label(m, i, label, sizeof label);
-        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%d but its buffer has %zu from that offset",
-                        label, which, (long long)need, T, ref_room(m, r));
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%ld P=%ld but its buffer has %zu from that offset",
+                        label, which, (long long)need, env->T, env->P, ref_room(m, r));
     }
     if (M == 0 || N == 0) return SRT_OK;
     RtDriver *d = &m->drv;
@@ -456,20 +490,20 @@ static srt_status run_gemm(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-static srt_status run_launch(srt_session *s, int i, int T) {
+static srt_status run_launch(srt_session *s, int i, const SymEnv *env) {
     srt_model *m = s->m;
     const RtStep *st = &m->plan.steps[i];
     RtDriver *d = &m->drv;
     char label[512];
-    int64_t g[3], b[3], smem = rt_dim_eval(st->smem, T);
+    int64_t g[3], b[3], smem = symdim_eval(st->smem, env);
     for (int k = 0; k < 3; k++) {
-        g[k] = rt_dim_eval(st->grid[k], T);
-        b[k] = rt_dim_eval(st->block[k], T);
+        g[k] = symdim_eval(st->grid[k], env);
+        b[k] = symdim_eval(st->block[k], env);
     }
     if (g[0] < 1 || g[1] < 1 || g[2] < 1 || g[0] > 0x7fffffff || g[1] > 65535 || g[2] > 65535 || smem < 0 || smem > (1 << 30)) {
         step_label(m, i, label, sizeof label);
-        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: grid [%lld, %lld, %lld] or shared memory %lld bytes out of range at T=%d",
-                        label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, T);
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: grid [%lld, %lld, %lld] or shared memory %lld bytes out of range at T=%ld P=%ld",
+                        label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, env->T, env->P);
     }
     CUfunction f = m->funcs[st->kernel];
     if (smem > m->smem_set[st->kernel]) {
@@ -487,7 +521,7 @@ static srt_status run_launch(srt_session *s, int i, int T) {
             s->vals[a].p = ref_addr(s, arg->ref);
             break;
         case RT_ARG_INT: {
-            int64_t v = rt_dim_eval(arg->dim, T);
+            int64_t v = symdim_eval(arg->dim, env);
             if (v < INT32_MIN || v > INT32_MAX) {
                 step_label(m, i, label, sizeof label);
                 return rt_error(m->ctx, SRT_ERR_INVALID, "%s: argument %d = %lld does not fit an int", label, a, (long long)v);
@@ -522,7 +556,8 @@ srt_status rt_exec_step(srt_session *s, int i, int T) {
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+    SymEnv env = call_env(T, plan_position(s));
+    srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
     if (st != SRT_OK) return st;
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
         step_label(m, i, label, sizeof label);
@@ -531,7 +566,8 @@ srt_status rt_exec_step(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int first_row, float *logits) {
+/* Runs the program for T tokens at position P (the plan's P: 0 when the plan keeps no state). */
+static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int P, int first_row, float *logits) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -542,8 +578,10 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
         return cu_fail(m, r, "copying %d token ids to the device", T);
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    for (int i = 0; i < p->nsteps; i++) {
-        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+    const RtProgram *pg = rt_plan_program(p, T);
+    SymEnv env = call_env(T, P);
+    for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
+        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
         if (st != SRT_OK) return st;
         if (m->sync_steps && (r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
             step_label(m, i, label, sizeof label);
@@ -552,9 +590,9 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
     }
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS)
         return cu_fail(m, r,
-                       "running the %d steps of '%s' (kernels run asynchronously: set SHORTC_SYNC_STEPS=1 to find the "
-                       "failing step)",
-                       p->nsteps, p->model);
+                       "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
+                       "SHORTC_SYNC_STEPS=1 to find the failing step)",
+                       pg->nsteps, pg->name, p->model);
     size_t row = (size_t)p->vocab * sizeof(float);
     if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits) + (size_t)first_row * row, (size_t)(T - first_row) * row)) !=
         CUDA_SUCCESS)
@@ -566,12 +604,9 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
 /* The backend table                                                   */
 /* ------------------------------------------------------------------ */
 
-/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
- * forward runs only its tokens and the plan's steps continue from that state. */
-static bool plan_keeps_state(const RtPlan *p) {
-    for (int i = 0; i < p->nstate; i++)
-        if (p->state[i].persistent) return true;
-    return false;
+/* With state: the plan's range of P (its positions); without, the segment the sequence is re-run in. */
+static int device_max_positions(const srt_model *m) {
+    return plan_keeps_state(&m->plan) ? (int)m->plan.scalar_max[1] + 1 : m->plan.segment;
 }
 
 /*
@@ -584,7 +619,13 @@ static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntok
     srt_model *m = s->m;
     int P = s->nhistory;
     if (plan_keeps_state(&m->plan)) {
-        srt_status st = rt_exec_forward(s, tokens, ntokens, first_row, logits);
+        int limit = device_max_positions(m);
+        if (P + ntokens > limit)
+            return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                            "%d tokens at position %d go past the %d positions the model can address (its state's "
+                            "capacity); reset the session to start a new sequence",
+                            ntokens, P, limit);
+        srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, logits);
         if (st == SRT_OK) s->nhistory = P + ntokens;
         return st;
     }
@@ -595,7 +636,7 @@ static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntok
                         "sequence",
                         ntokens, P, m->plan.segment, srt_backend_name(m->backend));
     memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
-    srt_status st = rt_exec_forward(s, s->history, P + ntokens, P + first_row, logits);
+    srt_status st = rt_exec_forward(s, s->history, P + ntokens, 0, P + first_row, logits);
     if (st == SRT_OK) s->nhistory = P + ntokens;
     return st;
 }
@@ -615,7 +656,6 @@ static size_t device_state_bytes(const srt_model *m) { return m->plan.state_byte
 
 static bool device_kv_cache(const srt_model *m) { return plan_keeps_state(&m->plan); }
 
-static int device_max_positions(const srt_model *m) { return m->plan.segment; }
 
 const RtBackend rt_backend_device = {
     .keeps_ir = false,

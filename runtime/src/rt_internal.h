@@ -55,18 +55,19 @@ double rt_now_ms(void);
 /* The plan (plan_load.c)                                               */
 /* ------------------------------------------------------------------ */
 
-/* ceil((t*T + c) / div). A constant is {0, c, 1}. */
-typedef struct RtDim {
-    int64_t t;    /* coefficient of T */
-    int64_t c;    /* constant term */
-    int64_t div;  /* divisor (> 0), rounding up */
-} RtDim;
-int64_t rt_dim_eval(RtDim d, int T);
+/* A plan DIM: the shared symbolic dimension (SymDim), evaluated per call with symdim_eval and the call's
+ * run-time scalars (SymEnv: T, P, fill, B). */
+typedef SymDim RtDim;
 
-typedef enum RtRefKind { RT_REF_ARENA, RT_REF_WEIGHT, RT_REF_STATE } RtRefKind;
+typedef enum RtRefKind {
+    RT_REF_ARENA,     /* the session's activation arena */
+    RT_REF_WEIGHT,    /* a weight of the model's weight block */
+    RT_REF_STATE,     /* a state tensor of the session */
+    RT_REF_CONST,     /* a table of the model's constants block */
+} RtRefKind;
 typedef struct RtRef {
     RtRefKind kind;   /* which base */
-    int index;        /* weight or state index */
+    int index;        /* weight, state or constant index */
     int64_t offset;   /* bytes from the base */
 } RtRef;
 
@@ -117,10 +118,32 @@ typedef struct RtPlanWeight {
 
 typedef struct RtPlanState {
     char *name;           /* e.g. kv.0 */
+    int role;             /* index in plan_state_roles ("none", "kv_cache", ...) */
+    int rank;             /* dimensions of shape */
+    int64_t shape[MAX_RANK]; /* its shape at capacity */
+    int capacity;         /* rows (positions) it holds */
     size_t bytes;         /* device bytes */
     DType dtype;          /* element type */
     bool persistent;      /* survives between forwards; zeroed by reset */
 } RtPlanState;
+
+/* A compile-time table (plan "constants"), uploaded once per model. */
+typedef struct RtPlanConst {
+    char *name;           /* what it is */
+    DType dtype;          /* DT_I32 or DT_F32 */
+    int count;            /* entries */
+    void *data;           /* count entries of dtype, as uploaded */
+    size_t bytes;         /* count * 4 */
+    size_t offset;        /* offset in the device constants block (256-aligned) */
+} RtPlanConst;
+
+/* A named program: the steps run for a call whose T lies in [tmin, tmax]. */
+typedef struct RtProgram {
+    char *name;           /* e.g. "forward", "decode" */
+    int tmin, tmax;       /* the T it runs */
+    int first;            /* index of its first step in RtPlan.steps */
+    int nsteps;           /* its steps */
+} RtProgram;
 
 typedef struct RtPlanKernel {
     char *name;           /* extern "C" symbol */
@@ -148,12 +171,18 @@ typedef struct RtPlan {
     RtPlanState *state;   /* per-session tensors */
     int nstate;           /* count */
     size_t state_bytes;   /* their total */
+    RtPlanConst *consts;  /* compile-time tables */
+    int nconsts;          /* count */
+    size_t const_bytes;   /* device constants block size */
+    int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
+    RtProgram *programs;  /* named programs; their steps are consecutive ranges of steps */
+    int nprograms;        /* count */
     RtPlanKernel *kernels; /* distinct kernels */
     int nkernels;         /* count */
-    RtStep *steps;        /* the forward pass in order */
+    RtStep *steps;        /* every program's steps, program after program */
     int nsteps;           /* count */
-    int nlaunches;        /* launch steps */
-    int ngemms;           /* gemm steps */
+    int nlaunches;        /* launch steps of the program a whole segment runs */
+    int ngemms;           /* gemm steps of that program */
     int max_args;         /* most arguments of any launch */
 } RtPlan;
 
@@ -163,6 +192,9 @@ srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, s
 /* Parses and validates plan JSON into p (all memory from ctx). what names the file in messages. */
 srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *p);
 void rt_plan_free(srt_context *ctx, RtPlan *p);
+/* The program a call of T tokens runs: the narrowest range holding T (the first such); every T from 1 to the
+ * segment has one (checked at load). */
+const RtProgram *rt_plan_program(const RtPlan *p, int T);
 
 /* ------------------------------------------------------------------ */
 /* Random weights (random_weights.c)                                             */
@@ -249,6 +281,7 @@ struct srt_model {
     int *smem_set;            /* per plan kernel: dynamic smem limit raised to (bytes) */
     cublasHandle_t blas;      /* cuBLAS handle (set to the session's stream per forward) */
     CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */
+    CUdeviceptr dconsts;      /* constants block (plan.const_bytes; 0 when there are none) */
     int arch;                 /* compute capability * 10 */
     double compile_ms;        /* kernel build time (0 on a cache hit) */
     int cache_hit;            /* module image came from the cache */

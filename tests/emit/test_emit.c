@@ -21,6 +21,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "emit.h"
+#include "plan_schema.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -275,7 +276,7 @@ static void check_model(const char *path, bool no_fuse) {
     CHECK(strcmp(cJSON_GetObjectItem(plan, "format")->valuestring, "shortc-plan") == 0);
     double arena_bytes = cJSON_GetObjectItem(plan, "arena_bytes")->valuedouble;
     int nweights = cJSON_GetArraySize(cJSON_GetObjectItem(plan, "weights"));
-    const cJSON *kernels = cJSON_GetObjectItem(plan, "kernels"), *steps = cJSON_GetObjectItem(plan, "steps");
+    const cJSON *kernels = cJSON_GetObjectItem(plan, "kernels"), *steps = plan_program_steps(plan, NULL);
     CHECK(cJSON_GetArraySize(kernels) == er.nkernels);
     const cJSON *k, *st, *a;
     cJSON_ArrayForEach(k, kernels) {
