@@ -22,7 +22,6 @@
 
 #include "fileio.h"
 #include "nvrtc_facts.h"
-#include "plan_schema.h"
 #include "shortc.h"
 
 #include <cjson/cJSON.h>
@@ -225,12 +224,13 @@ static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, C
     int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err) : -1;
     if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
     out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
-    const cJSON *steps = plan ? plan_program_steps(plan, NULL) : NULL; /* the general program */
+    const cJSON *programs = plan ? cJSON_GetObjectItemCaseSensitive(plan, "programs") : NULL, *pg;
     for (int i = 0; out->kernels && i < n; i++) {
         if (!f[i].entry) continue;
         KernelRow *k = &out->kernels[out->nkernels++];
         k->f = f[i];
-        launch_shape(steps, f[i].name, &k->block, &k->dyn_smem);
+        cJSON_ArrayForEach(pg, programs) /* a kernel may be launched by one program only (decode) */
+            launch_shape(cJSON_GetObjectItemCaseSensitive(pg, "steps"), f[i].name, &k->block, &k->dyn_smem);
         k->blocks_per_sm = occupancy_blocks(dev, k->f.regs, k->f.smem + k->dyn_smem, k->block);
         k->occupancy = (double)k->blocks_per_sm * ((k->block + 31) / 32) / dev->sm_warps;
     }

@@ -153,7 +153,10 @@ typedef struct EmitState {
     int ngemms;             /* gemm steps */
     size_t staging_offset;  /* GEMM staging area (fp32 copies for mixed-type GEMMs): arena offset */
     size_t staging_bytes[3];/* bytes of its A, B and C parts (0: unused); they follow each other */
-    size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging area */
+    size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging and decode areas */
+    int nforward;           /* steps[0..nforward): program "forward" (T 1..segment); the rest: "decode" (T = 1) */
+    size_t decode_offset;   /* decode attention's partial softmaxes (attn_decode.cuh): arena offset */
+    size_t decode_bytes;    /* their bytes (0: no decode program) */
 } EmitState;
 
 /* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */

@@ -139,6 +139,16 @@ static cJSON *buffers_json(const EmitState *st) {
         cJSON_AddItemToArray(a, b);
         off += st->staging_bytes[p];
     }
+    if (st->decode_bytes) { /* decode attention's partial softmaxes (emit.c, spec_attention_decode) */
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "value", "%attn_decode.partials");
+        cJSON_AddNumberToObject(b, "offset", (double)st->decode_offset);
+        cJSON_AddNumberToObject(b, "bytes", (double)st->decode_bytes);
+        cJSON_AddStringToObject(b, "dtype", "f32");
+        int n = (int)(st->decode_bytes / 4);
+        cJSON_AddItemToObject(b, "shape", shape_json(&n, 1, 0));
+        cJSON_AddItemToArray(a, b);
+    }
     return a;
 }
 
@@ -296,13 +306,14 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     return o;
 }
 
-static cJSON *program_json(const EmitState *st, const char *name, int tmin, int tmax) {
+/* One program: its name, the T it runs, and the steps [first, last). */
+static cJSON *program_json(const EmitState *st, const char *name, int tmin, int tmax, int first, int last) {
     cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateArray(), *steps = cJSON_CreateArray();
     cJSON_AddStringToObject(o, "name", name);
     cJSON_AddItemToArray(t, cJSON_CreateNumber(tmin));
     cJSON_AddItemToArray(t, cJSON_CreateNumber(tmax));
     cJSON_AddItemToObject(o, "t", t);
-    for (int i = 0; i < st->nsteps; i++) {
+    for (int i = first; i < last; i++) {
         const Step *sp = &st->steps[i];
         cJSON_AddItemToArray(steps, sp->kind == STEP_GEMM ? gemm_json(st, sp) : launch_json(st, sp));
     }
@@ -346,7 +357,8 @@ char *plan_build(const EmitState *st) {
     cJSON_AddItemToObject(root, "state", state_json(st));
     cJSON_AddItemToObject(root, "kernels", kernels_json(st));
     cJSON *programs = cJSON_CreateArray();
-    cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment));
+    cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment, 0, st->nforward));
+    if (st->nsteps > st->nforward) cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */

@@ -108,8 +108,9 @@ typedef struct srt_model_info {
     int stateful;              /* 1: a session keeps its sequence, so each srt_forward continues it (every
                                   backend today) */
     int kv_cache;              /* 1: a continuing forward computes only the new tokens against cached keys and
-                                  values (ref); 0: it re-runs the sequence so far (sim and cuda until their
-                                  plans carry state), which limits a sequence to one segment */
+                                  values (every backend on an emitted plan: ref in the interpreter, sim and cuda
+                                  in the plan's state); 0: it re-runs the sequence so far (a plan without
+                                  persistent state), which limits a sequence to one segment */
     int max_positions;         /* positions a session holds before it must be reset (with a KV cache: the
                                   model's position limit, e.g. GPT-2's learned positions; otherwise the segment) */
 } srt_model_info;
@@ -122,7 +123,7 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out);
 void srt_session_destroy(srt_session *s);
 /* Clears caches, memories and recurrence state: the next forward starts a new sequence at position 0. */
 srt_status srt_session_reset(srt_session *s);
-/* Bytes of state the session keeps between forwards (the ref backend: its KV caches at capacity). */
+/* Bytes of state the session keeps between forwards (its KV caches at capacity). */
 size_t srt_session_state_bytes(const srt_session *s);
 /* Positions the session has consumed: the position of the next forward's first token (0 after a
  * reset). */

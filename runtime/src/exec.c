@@ -389,9 +389,6 @@ static bool plan_keeps_state(const RtPlan *p) {
 /* The run-time scalars of a call of T tokens at position P (a KV cache's fill is its position). */
 static SymEnv call_env(int T, int P) { return (SymEnv){.T = T, .P = P, .fill = P, .B = 1}; }
 
-/* Where the session's next tokens go in the plan's terms: its position when the plan keeps state, else 0
- * (the sequence so far is run again from position 0). */
-static int plan_position(const srt_session *s) { return plan_keeps_state(&s->m->plan) ? s->nhistory : 0; }
 
 static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
     const srt_model *m = s->m;
@@ -545,18 +542,19 @@ static srt_status run_launch(srt_session *s, int i, const SymEnv *env) {
     return SRT_OK;
 }
 
-srt_status rt_exec_step(srt_session *s, int i, int T) {
+srt_status rt_exec_step(srt_session *s, int i, int T, int P) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
     char label[512];
-    if (i < 0 || i >= p->nsteps || T < 1 || T > p->segment)
-        return rt_error(m->ctx, SRT_ERR_INVALID, "rt_exec_step: step %d of %d at T=%d (1 to %d)", i, p->nsteps, T, p->segment);
+    if (i < 0 || i >= p->nsteps || T < 1 || T > p->segment || P < 0 || P > p->scalar_max[1])
+        return rt_error(m->ctx, SRT_ERR_INVALID, "rt_exec_step: step %d of %d at T=%d (1 to %d), P=%d (0 to %lld)", i,
+                        p->nsteps, T, p->segment, P, (long long)p->scalar_max[1]);
     CUresult r = d->ctxSetCurrent(m->cuctx);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    SymEnv env = call_env(T, plan_position(s));
+    SymEnv env = call_env(T, P);
     srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
     if (st != SRT_OK) return st;
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {

@@ -346,9 +346,10 @@ struct RtBackend {
 extern const RtBackend rt_backend_ref;    /* backend_ref.c */
 extern const RtBackend rt_backend_device; /* exec.c: sim and cuda */
 
-/* Runs step i of the plan alone at token count T, exactly as a forward does, and synchronizes
- * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs must already be in place. */
-srt_status rt_exec_step(srt_session *s, int i, int T);
+/* Runs step i of the plan alone for T tokens at position P, exactly as a forward does, and synchronizes
+ * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs (arena and state) must already
+ * be in place. */
+srt_status rt_exec_step(srt_session *s, int i, int T, int P);
 
 /*
  * Compiles an .arch through the compiler library. On success fills the

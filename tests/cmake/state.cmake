@@ -1,3 +1,12 @@
 # Sessions and state (issue 6): the backend table, plan v2, KV state on sim and cuda.
 add_test(NAME state_backend_table COMMAND sh ${TESTS_DIR}/tools/check_backend_table.sh ${CMAKE_SOURCE_DIR})
 set_tests_properties(state_backend_table PROPERTIES LABELS "layering")
+
+
+# One call == chunks of 1 == chunks of 7 on ref and sim for every bundled tiny model, reset == a fresh
+# session, kv_cache / position limit / state bytes reported, and the sim session's KV state equal to
+# the interpreter's after a call (tests/sim/test_state.c).
+shortc_sim_program(state_sessions ${TESTS_DIR}/sim/test_state.c)
+target_link_libraries(state_sessions PRIVATE shortc_core)
+add_test(NAME state_sessions COMMAND state_sessions)
+set_tests_properties(state_sessions PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
