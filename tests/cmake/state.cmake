@@ -10,3 +10,8 @@ shortc_sim_program(state_sessions ${TESTS_DIR}/sim/test_state.c)
 target_link_libraries(state_sessions PRIVATE shortc_core)
 add_test(NAME state_sessions COMMAND state_sessions)
 set_tests_properties(state_sessions PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+
+# bench_decode (tests/bench/bench_decode.c): simulator time and cost-model FLOPs per generated token with the
+# KV cache vs re-running the prefix. Prints figures; run by hand, not a test.
+shortc_sim_program(bench_decode ${TESTS_DIR}/bench/bench_decode.c)
+target_link_libraries(bench_decode PRIVATE shortc_core)
