@@ -342,6 +342,21 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
 
 enum { SMEM_STATIC_LIMIT = 48 * 1024 };
 
+/* The name suffix and the template values every attention kernel of node n shares (attn_causal.cuh,
+ * attn_decode.cuh): H, HD, SCALE, the qkv/KV/output types and the KV layout. */
+static void attn_common(Emit *e, const Node *n, KSpec *k, int H, int hd, char *sfx, size_t sfxlen) {
+    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    dtype_suffix(sfx, sfxlen, y->dtype, 0, NULL, 1, kv->dtype);
+    if (qkv->dtype != y->dtype) append_dtype(sfx, sfxlen, "_in", qkv->dtype);
+    set_int(e, k, "H", H);
+    set_int(e, k, "HD", hd);
+    tmpl_set(&k->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
+    set_dtype(k, "T_QKV", qkv->dtype);
+    set_dtype(k, "T_KV", kv->dtype);
+    set_dtype(k, "T_OUT", y->dtype);
+    set_flag(k, "KV_HTD", kv->order == ORD_HEADS_TOKENS_DIM);
+}
+
 static bool add_launch(Emit *e, const Node *n, const KSpec *ks);
 
 /* Keys per chunk of decode attention (attn_decode.cuh): one per thread of a block. */
@@ -355,30 +370,22 @@ static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 
  * decode area, launched here, and the combine kernel (grid H) left in ks for the caller.
  */
 static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
-    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *kv = val(e, n->in[1]);
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
-    dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
-    if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
     int maxs = decode_chunks(kv);
     StepArg part = {.kind = ARG_ARENA, .offset = e->st.decode_offset};
     KSpec pk;
     memset(&pk, 0, sizeof pk);
     for (int combine = 0; combine < 2; combine++) {
         KSpec *k = combine ? ks : &pk;
+        attn_common(e, n, k, H, hd, sfx, sizeof sfx);
         k->tmpl = "attn_decode.cuh";
         k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s_h%d_hd%d%s%s", combine ? "combine" : "partial", H,
                                hd, sfx, htd ? "" : "_thd");
-        set_int(e, k, "H", H);
-        set_int(e, k, "HD", hd);
         set_int(e, k, "KPS", DECODE_KPS);
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
-        tmpl_set(&k->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
-        set_dtype(k, "T_QKV", qkv->dtype);
-        set_dtype(k, "T_KV", kv->dtype);
-        set_dtype(k, "T_OUT", y->dtype);
-        set_flag(k, "KV_HTD", htd);
         set_flag(k, "COMBINE", combine);
         k->block = DECODE_KPS;
     }
@@ -412,7 +419,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "attention kind '%s' has no template", attn_kind_name(n->attn.kind));
         return false;
     }
-    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
         internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
@@ -439,21 +446,13 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
-    dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
-    if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
+    attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = "attn_causal.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
     int qt = warps * qpw;
-    set_int(e, ks, "H", H);
-    set_int(e, ks, "HD", hd);
     set_int(e, ks, "WARPS", warps);
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
-    tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
-    set_dtype(ks, "T_QKV", qkv->dtype);
-    set_dtype(ks, "T_KV", kv->dtype);
-    set_dtype(ks, "T_OUT", y->dtype);
-    set_flag(ks, "KV_HTD", htd);
     ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;

@@ -20,6 +20,7 @@
  */
 #include "rt_internal.h"
 #include "shortc.h"
+#include "../suite/weights_by_value.h"
 #include "sim.h"
 
 #include <math.h>
@@ -86,14 +87,7 @@ static void check_state(const char *model, const Graph *g, srt_model *m, srt_ses
     Diag d;
     diag_init(&d, &a, stderr);
     bool ok = pvals && wts && logits && is && rt_weights_random(m->ctx, p, 3, pvals) == SRT_OK;
-    for (int v = 0; ok && v < g->nvalues; v++) {
-        const Value *val = g->values[v];
-        if (val->cls != VC_WEIGHT) continue;
-        const char *name = val->weight_name ? val->weight_name : val->name;
-        if (name[0] == '@') name++;
-        for (int i = 0; i < p->nweights; i++)
-            if (strcmp(p->weights[i].name, name) == 0) wts[v] = pvals[i];
-    }
+    if (ok) weights_by_value(g, p, pvals, wts);
     ok = ok && interp_forward(is, &d, wts, tokens, n, logits, NULL);
     CHECK(ok, "%s: the interpreter's run failed", model);
     int compared = 0;

@@ -40,6 +40,7 @@
  */
 #include "rt_internal.h"
 #include "shortc.h"
+#include "weights_by_value.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -368,14 +369,7 @@ int main(int argc, char **argv) {
     }
     const float **wts = calloc((size_t)g->nvalues, sizeof *wts);
     if (!wts) goto done;
-    for (int v = 0; v < g->nvalues; v++) {
-        const Value *val = g->values[v];
-        if (val->cls != VC_WEIGHT) continue;
-        const char *name = val->weight_name ? val->weight_name : val->name;
-        if (name[0] == '@') name++;
-        for (int i = 0; i < p->nweights; i++)
-            if (strcmp(p->weights[i].name, name) == 0) wts[v] = pvals[i];
-    }
+    weights_by_value(g, p, pvals, wts);
     RtRng rng = {seed ^ 0x5eedull};
     for (int t = 0; t < P; t++) prefix[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
     for (int t = 0; t < T; t++) tokens[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
