@@ -293,6 +293,9 @@ struct srt_model {
 struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
+    int batch;                /* sequences the session holds (srt_session_create) */
+    srt_session **lanes;      /* batch > 1: one backend session per sequence (this one then holds no backend
+                                 state itself); NULL for batch 1 */
     struct InterpSession *ref_state; /* ref backend: the interpreter's session (KV caches, fill); NULL otherwise */
     int32_t *history;         /* sim, cuda on a plan without persistent state: the tokens of the sequence so far
                                  (plan.segment entries), which a continuing forward re-runs (exec.c) */

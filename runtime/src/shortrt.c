@@ -346,21 +346,59 @@ const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ?
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
-srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
-    if (out) *out = NULL;
-    if (!m) return SRT_ERR_INVALID;
-    if (!out) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: out is NULL");
-    if (batch != 1)
-        return rt_error(m->ctx, batch < 1 ? SRT_ERR_INVALID : SRT_ERR_UNSUPPORTED,
-                        "srt_session_create: batch %d is not supported (only batch 1 for now)", batch);
+/* Most sequences one session holds. */
+#define RT_MAX_BATCH 256
+
+/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated. */
+static srt_status lane_create(srt_model *m, srt_session **out) {
     srt_session *s = rt_alloc(m->ctx, sizeof *s);
     if (!s) return nomem(m->ctx);
     s->m = m;
+    s->batch = 1;
     srt_status st = m->ops->session_create(s);
     if (st != SRT_OK) {
         m->ops->session_destroy(s);
         rt_free(m->ctx, s);
         return st;
+    }
+    *out = s;
+    return SRT_OK;
+}
+
+static void lane_destroy(srt_session *s) {
+    s->m->ops->session_destroy(s);
+    rt_free(s->m->ctx, s);
+}
+
+/* Sequence b of s (s itself when it holds one). */
+static srt_session *lane(const srt_session *s, int b) { return s->lanes ? s->lanes[b] : (srt_session *)s; }
+
+srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
+    if (out) *out = NULL;
+    if (!m) return SRT_ERR_INVALID;
+    if (!out) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: out is NULL");
+    if (batch < 1 || batch > RT_MAX_BATCH)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: batch %d (expected 1 to %d sequences)", batch,
+                        RT_MAX_BATCH);
+    srt_session *s = NULL;
+    srt_status st;
+    if (batch == 1) {
+        if ((st = lane_create(m, &s)) != SRT_OK) return st;
+    } else {
+        if (!(s = rt_alloc(m->ctx, sizeof *s)) || !(s->lanes = rt_alloc(m->ctx, sizeof *s->lanes * (size_t)batch))) {
+            rt_free(m->ctx, s);
+            return nomem(m->ctx);
+        }
+        s->m = m;
+        s->batch = batch;
+        for (int b = 0; b < batch; b++) {
+            if ((st = lane_create(m, &s->lanes[b])) != SRT_OK) {
+                while (b-- > 0) lane_destroy(s->lanes[b]);
+                rt_free(m->ctx, s->lanes);
+                rt_free(m->ctx, s);
+                return st;
+            }
+        }
     }
     s->next = m->sessions;
     m->sessions = s;
@@ -377,27 +415,63 @@ void srt_session_destroy(srt_session *s) {
             break;
         }
     }
-    m->ops->session_destroy(s);
+    if (!s->lanes) {
+        lane_destroy(s);
+        return;
+    }
+    for (int b = 0; b < s->batch; b++) lane_destroy(s->lanes[b]);
+    rt_free(m->ctx, s->lanes);
     rt_free(m->ctx, s);
 }
 
 srt_status srt_session_reset(srt_session *s) {
     if (!s) return SRT_ERR_INVALID;
-    return s->m->ops->session_reset(s);
+    for (int b = 0; b < s->batch; b++) {
+        srt_status st = s->m->ops->session_reset(lane(s, b));
+        if (st != SRT_OK) return st;
+    }
+    return SRT_OK;
 }
 
 size_t srt_session_state_bytes(const srt_session *s) {
     if (!s) return 0;
-    return s->m->ops->session_state_bytes(s);
+    size_t bytes = 0;
+    for (int b = 0; b < s->batch; b++) bytes += s->m->ops->session_state_bytes(lane(s, b));
+    return bytes;
 }
 
-int srt_session_position(const srt_session *s) {
-    if (!s) return 0;
-    return s->m->ops->session_position(s);
+int srt_session_position(const srt_session *s) { return srt_session_position_of(s, 0); }
+
+int srt_session_position_of(const srt_session *s, int b) {
+    if (!s || b < 0 || b >= s->batch) return 0;
+    return s->m->ops->session_position(lane(s, b));
 }
+
+int srt_session_batch(const srt_session *s) { return s ? s->batch : 0; }
 
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
     return srt_forward_rows(s, tokens, ntokens, 0, logits);
+}
+
+/* The checks every forward makes of one sequence's tokens (what: the caller, for messages). */
+static srt_status check_tokens(const srt_model *m, const char *what, const int32_t *tokens, int ntokens) {
+    srt_context *ctx = m->ctx;
+    if (ntokens < 1 || ntokens > m->plan.segment)
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: %d tokens; model '%s' takes 1 to %d per forward", what, ntokens,
+                        m->plan.model, m->plan.segment);
+    for (int i = 0; i < ntokens; i++) {
+        if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: token %d (position %d) is outside the vocabulary [0, %d)", what,
+                            (int)tokens[i], i, m->plan.vocab);
+    }
+    return SRT_OK;
+}
+
+static srt_status check_weights(const srt_model *m, const char *what) {
+    if (m->weights_loaded) return SRT_OK;
+    return rt_error(m->ctx, SRT_ERR_INVALID,
+                    "%s: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)", what,
+                    m->plan.model);
 }
 
 srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
@@ -405,20 +479,43 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
     srt_model *m = s->m;
     srt_context *ctx = m->ctx;
     if (!tokens || !logits) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: tokens and logits must not be NULL");
-    if (ntokens < 1 || ntokens > m->plan.segment)
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: %d tokens; model '%s' takes 1 to %d per forward", ntokens,
-                        m->plan.model, m->plan.segment);
+    if (s->batch != 1)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: the session holds %d sequences; use srt_forward_batch",
+                        s->batch);
+    srt_status st = check_tokens(m, "srt_forward", tokens, ntokens);
+    if (st != SRT_OK) return st;
     if (first_row < 0 || first_row >= ntokens)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_rows: first row %d of %d tokens (expected 0 to %d)", first_row,
                         ntokens, ntokens - 1);
-    for (int i = 0; i < ntokens; i++) {
-        if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
-            return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: token %d (position %d) is outside the vocabulary [0, %d)",
-                            (int)tokens[i], i, m->plan.vocab);
-    }
-    if (!m->weights_loaded)
-        return rt_error(ctx, SRT_ERR_INVALID,
-                        "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
-                        m->plan.model);
+    if ((st = check_weights(m, "srt_forward")) != SRT_OK) return st;
     return m->ops->forward(s, tokens, ntokens, first_row, logits);
+}
+
+srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits) {
+    if (!s) return SRT_ERR_INVALID;
+    srt_model *m = s->m;
+    srt_context *ctx = m->ctx;
+    if (!tokens || !ntokens || !logits)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: tokens, ntokens and logits must not be NULL");
+    srt_status st = check_weights(m, "srt_forward_batch");
+    int limit = m->ops->max_positions(m), any = 0;
+    /* every sequence is checked before any runs */
+    for (int b = 0; b < s->batch && st == SRT_OK; b++) {
+        if (ntokens[b] == 0) continue; /* this sequence sits the call out */
+        char what[64];
+        snprintf(what, sizeof what, "srt_forward_batch: sequence %d", b);
+        if (!tokens[b] || !logits[b]) return rt_error(ctx, SRT_ERR_INVALID, "%s: tokens and logits must not be NULL", what);
+        if ((st = check_tokens(m, what, tokens[b], ntokens[b])) != SRT_OK) return st;
+        int P = m->ops->session_position(lane(s, b));
+        if (P + ntokens[b] > limit)
+            return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                            "%s: %d tokens at position %d go past the %d positions the model can address; reset the "
+                            "session to start new sequences",
+                            what, ntokens[b], P, limit);
+        any = 1;
+    }
+    if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: every sequence has 0 tokens");
+    for (int b = 0; b < s->batch && st == SRT_OK; b++)
+        if (ntokens[b] > 0) st = m->ops->forward(lane(s, b), tokens[b], ntokens[b], 0, logits[b]);
+    return st;
 }

@@ -65,7 +65,12 @@ static srt_status cycle(srt_context *ctx, const char *cu) {
     if (st == SRT_OK) st = srt_forward(s, tok, 2, logits);
     if (st == SRT_OK) st = srt_session_reset(s);
     if (st == SRT_OK && (st = srt_session_create(m, 1, &s)) == SRT_OK) st = srt_forward(s, tok, 1, logits);
-    srt_model_close(m); /* closes both sessions */
+    /* a session of 3 sequences: one call runs two of them */
+    const int32_t *toks[3] = {tok, NULL, tok + 1};
+    int lens[3] = {2, 0, 1};
+    float l2[16], *outs[3] = {logits, NULL, l2};
+    if (st == SRT_OK && (st = srt_session_create(m, 3, &s)) == SRT_OK) st = srt_forward_batch(s, toks, lens, outs);
+    srt_model_close(m); /* closes the three sessions */
     return st;
 }
 
@@ -108,7 +113,8 @@ int main(void) {
     CHECK(strstr(srt_model_plan_json(m), "\"toy_embed\"") != NULL);
 
     srt_session *s;
-    CHECK(srt_session_create(m, 2, &s) == SRT_ERR_UNSUPPORTED);
+    CHECK(srt_session_create(m, 0, &s) == SRT_ERR_INVALID);
+    CHECK(srt_session_create(m, 257, &s) == SRT_ERR_INVALID);
     CHECK(srt_session_create(m, 1, &s) == SRT_OK);
     CHECK(srt_session_state_bytes(s) == 64);
     int32_t tok[3] = {1, 5, 2};

@@ -8,6 +8,9 @@
  *     position follows;
  *   - srt_session_reset gives exactly what a fresh session gives;
  *   - the backend reports kv_cache 1, the position limit and the state bytes;
+ *   - a session of 3 sequences fed with srt_forward_batch (different lengths,
+ *     in two calls, one sequence sitting a call out) gives each sequence the
+ *     logits of a single-sequence session;
  * and on sim, after a call, every KV state buffer of the session equals the
  * interpreter's session state on the rows written (0..N-1, strided by the
  * capacity), within the golden suite's tolerance for the KV dtype.
@@ -184,6 +187,62 @@ static void check_decode_launches(srt_context *ctx, const char *path) {
     srt_model_close(m);
 }
 
+/* A batch of 3 sequences of different lengths, in two calls, against three single runs. */
+static void check_batch(srt_context *ctx, const char *model, srt_model *m, srt_session *single, const int32_t *tokens,
+                        int n, int vocab) {
+    const char *bn = srt_backend_name(m->backend);
+    srt_session *s = NULL;
+    const int len[3] = {n, 13 < n ? 13 : n, 5 < n ? 5 : n};
+    const int first[2][3] = {{n / 2, len[1], 0}, {n - n / 2, 0, len[2]}}; /* tokens per call */
+    float *want[3], *got[3];
+    bool ok = srt_session_create(m, 3, &s) == SRT_OK && srt_session_batch(s) == 3;
+    for (int b = 0; b < 3; b++) {
+        want[b] = malloc(sizeof(float) * (size_t)len[b] * (size_t)vocab);
+        got[b] = malloc(sizeof(float) * (size_t)len[b] * (size_t)vocab);
+        ok = ok && want[b] && got[b];
+    }
+    /* sequence b: len[b] tokens from offset 3*b (each a different sequence; 3*b + len[b] <= n for n >= 16) */
+    for (int b = 0; ok && b < 3; b++)
+        ok = srt_session_reset(single) == SRT_OK && feed(single, tokens + 3 * b, len[b], len[b], vocab, want[b]) == SRT_OK;
+    int done[3] = {0, 0, 0};
+    for (int call = 0; ok && call < 2; call++) {
+        const int32_t *tk[3];
+        float *lg[3];
+        for (int b = 0; b < 3; b++) {
+            tk[b] = tokens + 3 * b + done[b];
+            lg[b] = got[b] + (size_t)done[b] * (size_t)vocab;
+        }
+        ok = srt_forward_batch(s, tk, first[call], lg) == SRT_OK;
+        for (int b = 0; b < 3; b++) done[b] += first[call][b];
+    }
+    CHECK(ok, "%s on %s: batch of 3: %s", model, bn, srt_last_error(ctx));
+    for (int b = 0; ok && b < 3; b++) {
+        double d = max_rel(got[b], want[b], (size_t)len[b] * (size_t)vocab);
+        CHECK(d <= 1e-5 && srt_session_position_of(s, b) == len[b],
+              "%s on %s: batch sequence %d differs from a single run by %.3g (position %d, want %d)", model, bn, b, d,
+              srt_session_position_of(s, b), len[b]);
+    }
+    /* a bad sequence stops the whole call before any runs; single-sequence calls are refused */
+    if (ok) {
+        int32_t bad[2] = {1, (int32_t)vocab};
+        const int32_t *tk[3] = {tokens, tokens, bad};
+        const int lens[3] = {0, 1, 2}; /* sequence 0 may already be at the position limit */
+        float *lg[3] = {got[0], got[1], got[2]};
+        CHECK(srt_forward_batch(s, tk, lens, lg) == SRT_ERR_INVALID &&
+                  strstr(srt_last_error(ctx), "sequence 2: token") && srt_session_position_of(s, 0) == len[0] &&
+                  srt_session_position_of(s, 1) == len[1],
+              "%s on %s: a bad sequence in a batch: %s", model, bn, srt_last_error(ctx));
+        CHECK(srt_forward(s, tokens, 1, got[0]) == SRT_ERR_INVALID, "%s on %s: srt_forward on a batch session", model, bn);
+    }
+    if (ok) printf("%s on %s: a batch of 3 sequences (%d, %d, %d tokens in two calls) = 3 single runs\n", model, bn, len[0],
+                   len[1], len[2]);
+    for (int b = 0; b < 3; b++) {
+        free(want[b]);
+        free(got[b]);
+    }
+    srt_session_destroy(s);
+}
+
 /* The checks on one backend; g (the compiled IR) only for sim's state comparison. */
 static void check_backend(srt_context *ctx, const char *model, const char *path, srt_backend b, const Graph *g) {
     srt_options opt;
@@ -232,6 +291,7 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
     ok = ok && srt_session_reset(s) == SRT_OK && feed(s, tokens, n, n, vocab, again) == SRT_OK &&
          feed(fresh, tokens, n, n, vocab, c1) == SRT_OK;
     CHECK(ok && memcmp(again, c1, sizeof *c1 * cnt) == 0, "%s on %s: reset is not a fresh session", model, bn);
+    if (ok) check_batch(ctx, model, m, s, tokens, n, vocab);
     free(tokens);
     free(one);
     free(c1);
