@@ -15,3 +15,14 @@ set_tests_properties(state_sessions PROPERTIES LABELS "sim;state" ENVIRONMENT "$
 # KV cache vs re-running the prefix. Prints figures; run by hand, not a test.
 shortc_sim_program(bench_decode ${TESTS_DIR}/bench/bench_decode.c)
 target_link_libraries(bench_decode PRIVATE shortc_core)
+
+# A plan of version 1 gets a clear error from the checker and from the runtime.
+add_test(NAME state_plan_v1_check
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --fail
+                 --grep "plan version 1 \\(from an older shortc, before state and programs\\) is not supported; emit the \\.cu again"
+                 -- ${SHORTC_BIN} --check ${TESTS_DIR}/gate/plan_v1.cu)
+add_test(NAME state_plan_v1_run
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --fail
+                 --grep "plan_v1\\.cu: plan: version: plan version 1 \\(from an older shortc, before state and programs\\) is not supported"
+                 -- ${SHORTC_BIN} run ${TESTS_DIR}/gate/plan_v1.cu --backend sim --random-weights 1 --tokens ${TESTS_DIR}/golden/gpt2_tiny.tokens)
+set_tests_properties(state_plan_v1_check state_plan_v1_run PROPERTIES LABELS "state")
