@@ -91,6 +91,7 @@ const struct cJSON *plan_program_steps(const struct cJSON *root, const char *nam
 /* The roles a state entry may have, in the order of the compiler's StateRole ("none", "kv_cache", ...). */
 #define PLAN_NSTATE_ROLES 5
 extern const char *const plan_state_roles[PLAN_NSTATE_ROLES];
+#define PLAN_ROLE_KV_CACHE 1 /* the index of "kv_cache" in plan_state_roles */
 
 /* The run-time scalars a DIM may use, in the order of SymDim's fields (their plan names). */
 extern const char *const plan_scalar_names[4];

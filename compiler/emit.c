@@ -496,6 +496,9 @@ static Step *new_step(Emit *e, const Node *n, StepKind kind) {
     return s;
 }
 
+/* Whether an argument is passed as a device pointer (a value, the arena's staging or decode area, a constant). */
+static bool arg_is_pointer(ArgKind k) { return k == ARG_VALUE || k == ARG_ARENA || k == ARG_CONST; }
+
 static bool same_args(const TmplArgs *a, const TmplArgs *b) {
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++)
@@ -522,7 +525,7 @@ static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
         bool same = first->nsargs == ks->nsargs;
         for (int i = 0; same && i < ks->nsargs; i++) {
             ArgKind a = first->sargs[i].kind, b = ks->sargs[i].kind;
-            same = a == b || ((a == ARG_VALUE || a == ARG_ARENA) && (b == ARG_VALUE || b == ARG_ARENA));
+            same = a == b || (arg_is_pointer(a) && arg_is_pointer(b));
         }
         if (!same) {
             internal(e, n, "kernel %s launched with two different parameter lists", ks->name);

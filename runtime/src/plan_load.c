@@ -370,6 +370,10 @@ static srt_status parse_state(P *p, const cJSON *root) {
         for (int d = 0; d < ps->rank; d++) want *= ps->shape[d];
         if (bytes != want)
             return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+        /* a KV cache takes a row per position: the plan's P range must fit (kernels index rows P..P+T-1) */
+        if (ps->persistent && ps->role == PLAN_ROLE_KV_CACHE && ps->capacity < pl->scalar_max[1] + 1)
+            return perr(p, "capacity", "%d rows cannot hold the positions the plan allows (P up to %lld)", ps->capacity,
+                        (long long)pl->scalar_max[1]);
         ps->bytes = (size_t)bytes;
         pl->state_bytes += ps->bytes;
         leave(p, saved);

@@ -44,7 +44,7 @@ int main(void) {
         CHECK(p.vocab == 8 && p.segment == 4 && p.d_model == 4 && p.arena_bytes == 512);
         CHECK(p.nweights == 4 && p.nstate == 1 && p.nkernels == 1 && p.nsteps == 2 && p.nprograms == 1);
         CHECK(strcmp(p.programs[0].name, "forward") == 0 && p.programs[0].tmin == 1 && p.programs[0].tmax == 4);
-        CHECK(p.scalar_min[0] == 1 && p.scalar_max[0] == 4 && p.scalar_max[1] == 63 && p.scalar_max[3] == 1);
+        CHECK(p.scalar_min[0] == 1 && p.scalar_max[0] == 4 && p.scalar_max[1] == 15 && p.scalar_max[3] == 1);
         CHECK(p.nconsts == 1 && p.consts[0].dtype == DT_F32 && p.consts[0].count == 2 && p.const_bytes == 256);
         CHECK(((const float *)p.consts[0].data)[0] == 2.0f && ((const float *)p.consts[0].data)[1] == 0.5f);
         CHECK(p.state[0].role == 1 && p.state[0].capacity == 16 && p.state[0].rank == 1 && p.state[0].shape[0] == 16);
@@ -136,13 +136,14 @@ int main(void) {
     mutate("\"params\": [\"ptr\"", "\"params\": [1", "kernels[0].params[0]: expected \"ptr\", \"int\" or \"float\", got a number");
 
     /* v2: scalars, constants, state entries, programs */
-    mutate(", {\"name\": \"P\", \"min\": 0, \"max\": 63}", "", "scalars: no entry for 'P'");
+    mutate(", {\"name\": \"P\", \"min\": 0, \"max\": 15}", "", "scalars: no entry for 'P'");
     mutate("\"name\": \"B\"", "\"name\": \"T\"", "scalars[3].name: 'T' is listed twice");
     mutate("\"name\": \"B\"", "\"name\": \"Q\"", "scalars[3].name: expected \"T\", \"P\", \"fill\" or \"B\"");
     mutate("\"max\": 4}", "\"max\": 5}", "scalars: T must range over 1 to the segment (4)");
     mutate("\"bytes\": 64,", "\"bytes\": 60,", "state[0].bytes: 60 bytes, but its shape and dtype take 64");
     mutate("\"kv_cache\"", "\"kvcache\"", "state[0].role: unknown role 'kvcache'");
     mutate("\"capacity\": 16, ", "", "state[0].capacity: missing");
+    mutate("\"capacity\": 16, ", "\"capacity\": 15, ", "state[0].capacity: 15 rows cannot hold the positions the plan allows (P up to 15)");
     mutate("\"dtype\": \"f32\", \"values\"", "\"dtype\": \"f16\", \"values\"", "constants[0].dtype: constants are i32 or f32");
     mutate("\"values\": [2.0, 0.5]", "\"values\": []", "constants[0].values: an empty table");
     mutate("\"dtype\": \"f32\", \"values\": [2.0, 0.5]", "\"dtype\": \"i32\", \"values\": [2.0, 0.5]",

@@ -29,8 +29,8 @@
     "  {\"name\": \"h.0.mlp.c_fc.weight\", \"shape\": [4, 6], \"dtype\": \"f16\", \"file_shape\": [6, 4], \"transpose\": true, \"optional\": false},\n" \
     "  {\"name\": \"ln_f.weight\", \"shape\": [4], \"dtype\": \"bf16\", \"file_shape\": [4], \"transpose\": false, \"optional\": false},\n" \
     "  {\"name\": \"ln_f.bias\", \"shape\": [4], \"dtype\": \"f32\", \"file_shape\": [4], \"transpose\": false, \"optional\": true}],\n" \
-    " \"scalars\": [{\"name\": \"T\", \"min\": 1, \"max\": 4}, {\"name\": \"P\", \"min\": 0, \"max\": 63},\n" \
-    "   {\"name\": \"fill\", \"min\": 0, \"max\": 63}, {\"name\": \"B\", \"min\": 1, \"max\": 1}],\n"     \
+    " \"scalars\": [{\"name\": \"T\", \"min\": 1, \"max\": 4}, {\"name\": \"P\", \"min\": 0, \"max\": 15},\n" \
+    "   {\"name\": \"fill\", \"min\": 0, \"max\": 15}, {\"name\": \"B\", \"min\": 1, \"max\": 1}],\n"     \
     " \"constants\": [{\"name\": \"toy.start\", \"dtype\": \"f32\", \"values\": [2.0, 0.5]}],\n"          \
     " \"state\": [{\"name\": \"kv.0\", \"role\": \"kv_cache\", \"shape\": [16], \"capacity\": 16, \"bytes\": 64,\n" \
     "   \"dtype\": \"f32\", \"persistent\": true}],\n"                                                   \
