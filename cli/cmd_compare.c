@@ -225,12 +225,13 @@ static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, C
     if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
     else if (note[0]) fprintf(stderr, "shortc: note: %s: %s\n", name, note);
     out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
-    const cJSON *steps = plan ? cJSON_GetObjectItemCaseSensitive(plan, "steps") : NULL;
+    const cJSON *programs = plan ? cJSON_GetObjectItemCaseSensitive(plan, "programs") : NULL, *pg;
     for (int i = 0; out->kernels && i < n; i++) {
         if (!f[i].entry) continue;
         KernelRow *k = &out->kernels[out->nkernels++];
         k->f = f[i];
-        launch_shape(steps, f[i].name, &k->block, &k->dyn_smem);
+        cJSON_ArrayForEach(pg, programs) /* a kernel may be launched by one program only (decode) */
+            launch_shape(cJSON_GetObjectItemCaseSensitive(pg, "steps"), f[i].name, &k->block, &k->dyn_smem);
         k->blocks_per_sm = occupancy_blocks(dev, k->f.regs, k->f.smem + k->dyn_smem, k->block);
         k->occupancy = (double)k->blocks_per_sm * ((k->block + 31) / 32) / dev->sm_warps;
     }

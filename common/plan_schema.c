@@ -24,9 +24,11 @@ const PlanField plan_schema[] = {
     OBJ(PO_ROOT, "logits", PO_LOGITS, true),
     ARR(PO_ROOT, "buffers", PT_OBJECT, PO_BUFFER, false),
     ARR(PO_ROOT, "weights", PT_OBJECT, PO_WEIGHT, true),
-    ARR(PO_ROOT, "state", PT_OBJECT, PO_STATE, false),
+    ARR(PO_ROOT, "scalars", PT_OBJECT, PO_SCALAR, true),
+    ARR(PO_ROOT, "constants", PT_OBJECT, PO_CONSTANT, true),
+    ARR(PO_ROOT, "state", PT_OBJECT, PO_STATE, true),
     ARR(PO_ROOT, "kernels", PT_OBJECT, PO_KERNEL, true),
-    ARR(PO_ROOT, "steps", PT_STEP, PO_NONE, true),
+    ARR(PO_ROOT, "programs", PT_OBJECT, PO_PROGRAM, true),
 
     F(PO_CONFIG, "vocab", PT_INT, true),
     F(PO_CONFIG, "d_model", PT_INT, false),
@@ -58,10 +60,25 @@ const PlanField plan_schema[] = {
     F(PO_WEIGHT, "transpose", PT_BOOL, false),
     F(PO_WEIGHT, "optional", PT_BOOL, false),
 
+    F(PO_SCALAR, "name", PT_STRING, true),
+    F(PO_SCALAR, "min", PT_INT, true),
+    F(PO_SCALAR, "max", PT_INT, true),
+
+    F(PO_CONSTANT, "name", PT_STRING, true),
+    F(PO_CONSTANT, "dtype", PT_STRING, true),
+    ARR(PO_CONSTANT, "values", PT_NUMBER, PO_NONE, true),
+
     F(PO_STATE, "name", PT_STRING, true),
+    F(PO_STATE, "role", PT_STRING, true),
+    ARR(PO_STATE, "shape", PT_INT, PO_NONE, true),
+    F(PO_STATE, "capacity", PT_INT, true),
     F(PO_STATE, "bytes", PT_INT, true),
     F(PO_STATE, "dtype", PT_STRING, true),
-    F(PO_STATE, "persistent", PT_BOOL, false),
+    F(PO_STATE, "persistent", PT_BOOL, true),
+
+    F(PO_PROGRAM, "name", PT_STRING, true),
+    ARR(PO_PROGRAM, "t", PT_INT, PO_NONE, true),
+    ARR(PO_PROGRAM, "steps", PT_STEP, PO_NONE, true),
 
     F(PO_KERNEL, "name", PT_STRING, true),
     F(PO_KERNEL, "barriers", PT_BOOL, false),
@@ -105,7 +122,10 @@ const PlanField plan_schema[] = {
     F(PO_GEMM, "layer", PT_INT, false),
     F(PO_GEMM, "node", PT_INT, false),
 
-    F(PO_DIM, "t", PT_INT, true),
+    F(PO_DIM, "t", PT_INT, false),
+    F(PO_DIM, "p", PT_INT, false),
+    F(PO_DIM, "fill", PT_INT, false),
+    F(PO_DIM, "b", PT_INT, false),
     F(PO_DIM, "c", PT_INT, false),
     F(PO_DIM, "div", PT_INT, false),
 
@@ -113,11 +133,38 @@ const PlanField plan_schema[] = {
     F(PO_REF_WEIGHT, "weight", PT_INT, true),
     F(PO_REF_STATE, "state", PT_INT, true),
     F(PO_REF_STATE, "offset", PT_INT, false),
+    F(PO_REF_CONST, "const", PT_INT, true),
+    F(PO_REF_CONST, "offset", PT_INT, false),
 
     F(PO_ARG_INT, "int", PT_DIM, true),
     F(PO_ARG_FLOAT, "float", PT_NUMBER, true),
 };
 const int plan_schema_nfields = (int)(sizeof plan_schema / sizeof *plan_schema);
+
+const char *plan_version_message(int version) {
+    if (version == 1)
+        return "plan version 1 (from an older shortc, before state and programs) is not supported; emit the .cu "
+               "again with this shortc (it writes and reads version " SHORTC_PLAN_VERSION_TEXT ")";
+    return version > SHORTC_PLAN_VERSION ? "plan version is newer than this shortc reads (version " SHORTC_PLAN_VERSION_TEXT "); use the shortc "
+                                           "that emitted it"
+                                         : "plan version is not supported (this shortc reads version " SHORTC_PLAN_VERSION_TEXT ")";
+}
+
+const char *const plan_state_roles[PLAN_NSTATE_ROLES] = {"none", "kv_cache", "layer_input", "memory", "recurrent"};
+
+const char *const plan_scalar_names[4] = {"T", "P", "fill", "B"};
+
+const cJSON *plan_program_steps(const cJSON *root, const char *name) {
+    const cJSON *progs = cJSON_GetObjectItemCaseSensitive(root, "programs"), *pg;
+    cJSON_ArrayForEach(pg, progs) {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(pg, "name");
+        if (!name || (cJSON_IsString(n) && strcmp(n->valuestring, name) == 0)) {
+            const cJSON *steps = cJSON_GetObjectItemCaseSensitive(pg, "steps");
+            return cJSON_IsArray(steps) ? steps : NULL;
+        }
+    }
+    return NULL;
+}
 
 const PlanField *plan_schema_field(PlanObject obj, const char *key) {
     for (int i = 0; i < plan_schema_nfields; i++)
@@ -181,7 +228,8 @@ static PlanObject ref_kind(const cJSON *j) {
     if (!cJSON_IsObject(j) || !j->child || !j->child->string) return PO_NONE;
     const char *k = j->child->string;
     return strcmp(k, "arena") == 0 ? PO_REF_ARENA : strcmp(k, "weight") == 0 ? PO_REF_WEIGHT
-                                                : strcmp(k, "state") == 0  ? PO_REF_STATE : PO_NONE;
+                                                : strcmp(k, "state") == 0  ? PO_REF_STATE
+                                                : strcmp(k, "const") == 0  ? PO_REF_CONST : PO_NONE;
 }
 
 static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, PlanObject kind) {
@@ -196,7 +244,7 @@ static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, Pla
         return check_object(c, j, PO_DIM);
     case PT_REF: {
         PlanObject k = ref_kind(j);
-        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\": ...}), got %s", plan_json_kind(j));
+        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\"|\"const\": ...}), got %s", plan_json_kind(j));
     }
     case PT_ARG:
         if (cJSON_IsObject(j) && j->child && j->child->string && strcmp(j->child->string, "int") == 0)
@@ -248,5 +296,10 @@ bool plan_schema_check(const cJSON *root, char *why, size_t whylen) {
     Check c = {.why = why, .whylen = whylen};
     if (whylen) why[0] = '\0';
     if (!cJSON_IsObject(root)) return bad(&c, "expected an object, got %s", plan_json_kind(root));
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "version");
+    if (is_int(v) && v->valuedouble != SHORTC_PLAN_VERSION) {
+        snprintf(why, whylen, "version: %s", plan_version_message((int)v->valuedouble));
+        return false;
+    }
     return check_object(&c, root, PO_ROOT);
 }

@@ -17,7 +17,8 @@ struct cJSON;
 
 /* The plan's "format" and the "version" this code writes and reads. */
 #define SHORTC_PLAN_FORMAT "shortc-plan"
-#define SHORTC_PLAN_VERSION 1
+#define SHORTC_PLAN_VERSION 2
+#define SHORTC_PLAN_VERSION_TEXT "2" /* the same, in messages */
 
 /* The kinds of object in a plan. */
 typedef enum PlanObject {
@@ -27,14 +28,18 @@ typedef enum PlanObject {
     PO_LOGITS,      /* "logits": a REF with dtype and shape */
     PO_BUFFER,      /* an element of "buffers" */
     PO_WEIGHT,      /* an element of "weights" */
+    PO_SCALAR,      /* an element of "scalars": a run-time scalar (T, P, fill, B) and its range */
+    PO_CONSTANT,    /* an element of "constants": a compile-time table uploaded once per model */
     PO_STATE,       /* an element of "state" */
+    PO_PROGRAM,     /* an element of "programs": named steps for a range of T */
     PO_KERNEL,      /* an element of "kernels" */
     PO_LAUNCH,      /* a step with "op": "launch" */
     PO_GEMM,        /* a step with "op": "gemm" */
-    PO_DIM,         /* a DIM written as an object: {"t", "c", "div"} */
+    PO_DIM,         /* a DIM written as an object: {"t", "p", "fill", "b", "c", "div"} */
     PO_REF_ARENA,   /* REF {"arena": OFFSET} */
     PO_REF_WEIGHT,  /* REF {"weight": I} */
     PO_REF_STATE,   /* REF {"state": I, "offset": B} */
+    PO_REF_CONST,   /* REF {"const": I, "offset": B} */
     PO_ARG_INT,     /* kernel argument {"int": DIM} */
     PO_ARG_FLOAT,   /* kernel argument {"float": x} */
     PO_COUNT        /* number of kinds (not a kind) */
@@ -76,6 +81,20 @@ const char *plan_json_kind(const struct cJSON *j);
 
 /* The keys of object kind obj in schema order, NULL-terminated, in out (max entries with the NULL). */
 void plan_schema_keys(PlanObject obj, const char **out, int max);
+
+/* Why a plan of this version cannot be read (version != SHORTC_PLAN_VERSION), in words. */
+const char *plan_version_message(int version);
+
+/* The steps array of the program called name (NULL: the first program); NULL when there is none. */
+const struct cJSON *plan_program_steps(const struct cJSON *root, const char *name);
+
+/* The roles a state entry may have, in the order of the compiler's StateRole ("none", "kv_cache", ...). */
+#define PLAN_NSTATE_ROLES 5
+extern const char *const plan_state_roles[PLAN_NSTATE_ROLES];
+#define PLAN_ROLE_KV_CACHE 1 /* the index of "kv_cache" in plan_state_roles */
+
+/* The run-time scalars a DIM may use, in the order of SymDim's fields (their plan names). */
+extern const char *const plan_scalar_names[4];
 
 /*
  * Checks a parsed plan against the schema: every object has only its

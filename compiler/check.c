@@ -572,6 +572,43 @@ static char arg_kind(const cJSON *arg) {
     return '?';
 }
 
+/* The launches of one program's steps (steps[i] is "plan step i+1" in messages) against the kernels. */
+static void check_launches(Checker *c, const KernelList *kl, const cJSON *steps, const char *b, const char *e) {
+    char msg[1024];
+    int si = 0;
+    const cJSON *st;
+    cJSON_ArrayForEach(st, steps) {
+        si++;
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(st, "op");
+        if (!cJSON_IsString(op) || strcmp(op->valuestring, "launch") != 0) continue;
+        const cJSON *jn = cJSON_GetObjectItemCaseSensitive(st, "kernel");
+        const cJSON *args = cJSON_GetObjectItemCaseSensitive(st, "args");
+        const char *name = cJSON_IsString(jn) ? jn->valuestring : "?";
+        const KernelDecl *k = find_kernel(kl, name);
+        if (!k) {
+            snprintf(msg, sizeof msg, "step %d launches kernel '%s', which the .cu does not define", si, name);
+            report_plan(c, plan_loc_of(c, b, e, name), msg);
+            continue;
+        }
+        int nargs = cJSON_GetArraySize(args);
+        if (!cJSON_IsArray(args) || nargs != k->nparams) {
+            snprintf(msg, sizeof msg, "plan step %d launches '%s' with %d arguments; the kernel takes %d", si, name,
+                     nargs, k->nparams);
+            report(c, true, k->line, k->col, msg);
+            continue;
+        }
+        for (int j = 0; j < nargs; j++) {
+            char ak = arg_kind(cJSON_GetArrayItem(args, j));
+            if (ak == k->params[j].kind || k->params[j].kind == '?') continue;
+            snprintf(msg, sizeof msg,
+                     "plan step %d passes %s as argument %d of '%s', but parameter '%s' has type '%s'", si,
+                     ak == '?' ? "an unknown value" : kind_word(ak), j + 1, name, k->params[j].name,
+                     k->params[j].type);
+            report(c, true, k->params[j].line, k->params[j].col, msg);
+        }
+    }
+}
+
 static void check_contract(Checker *c, const KernelList *kl) {
     char msg[1024];
     const char *b = strstr(c->cu.text, SHORTC_PLAN_BEGIN);
@@ -596,9 +633,9 @@ static void check_contract(Checker *c, const KernelList *kl) {
         report_plan(c, plan_loc_of(c, b, e, ""), msg); /* and the kernel contract is still checked */
     }
     const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(plan, "kernels");
-    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(plan, "steps");
-    if (!cJSON_IsArray(kernels) || !cJSON_IsArray(steps)) {
-        report_plan(c, plan_loc_of(c, b, e, ""), "no \"kernels\" or \"steps\" array");
+    const cJSON *programs = cJSON_GetObjectItemCaseSensitive(plan, "programs");
+    if (!cJSON_IsArray(kernels) || !cJSON_IsArray(programs)) {
+        report_plan(c, plan_loc_of(c, b, e, ""), "no \"kernels\" or \"programs\" array");
         cJSON_Delete(plan);
         return;
     }
@@ -673,39 +710,9 @@ static void check_contract(Checker *c, const KernelList *kl) {
             }
     }
 
-    /* every launch passes what the kernel takes */
-    int si = 0;
-    const cJSON *st;
-    cJSON_ArrayForEach(st, steps) {
-        si++;
-        const cJSON *op = cJSON_GetObjectItemCaseSensitive(st, "op");
-        if (!cJSON_IsString(op) || strcmp(op->valuestring, "launch") != 0) continue;
-        const cJSON *jn = cJSON_GetObjectItemCaseSensitive(st, "kernel");
-        const cJSON *args = cJSON_GetObjectItemCaseSensitive(st, "args");
-        const char *name = cJSON_IsString(jn) ? jn->valuestring : "?";
-        const KernelDecl *k = find_kernel(kl, name);
-        if (!k) {
-            snprintf(msg, sizeof msg, "step %d launches kernel '%s', which the .cu does not define", si, name);
-            report_plan(c, plan_loc_of(c, b, e, name), msg);
-            continue;
-        }
-        int nargs = cJSON_GetArraySize(args);
-        if (!cJSON_IsArray(args) || nargs != k->nparams) {
-            snprintf(msg, sizeof msg, "plan step %d launches '%s' with %d arguments; the kernel takes %d", si, name,
-                     nargs, k->nparams);
-            report(c, true, k->line, k->col, msg);
-            continue;
-        }
-        for (int j = 0; j < nargs; j++) {
-            char ak = arg_kind(cJSON_GetArrayItem(args, j));
-            if (ak == k->params[j].kind || k->params[j].kind == '?') continue;
-            snprintf(msg, sizeof msg,
-                     "plan step %d passes %s as argument %d of '%s', but parameter '%s' has type '%s'", si,
-                     ak == '?' ? "an unknown value" : kind_word(ak), j + 1, name, k->params[j].name,
-                     k->params[j].type);
-            report(c, true, k->params[j].line, k->params[j].col, msg);
-        }
-    }
+    /* every launch of every program passes what the kernel takes */
+    const cJSON *pg;
+    cJSON_ArrayForEach(pg, programs) check_launches(c, kl, cJSON_GetObjectItemCaseSensitive(pg, "steps"), b, e);
     cJSON_Delete(plan);
 }
 

@@ -86,6 +86,7 @@ typedef struct Emit {
     KernelInfo *info;       /* parallel to st.kernels */
     int cap_kernels;        /* allocated entries of st.kernels and info */
     int cap_steps;          /* allocated entries of st.steps */
+    bool decode;            /* emitting the "decode" program (T = 1): attention uses attn_decode.cuh */
 } Emit;
 
 static void internal(Emit *e, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -103,6 +104,10 @@ static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
 
 static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
 static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
+/* P, the position of the call's first token. */
+static StepArg arg_position(void) { return (StepArg){.kind = ARG_INT, .dim = {.p = 1, .div = 1}}; }
+/* The rows a key/value state holds: its capacity, the stride between its heads (or parts). */
+static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = DIM_CONST(kv->capacity)}; }
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
@@ -168,6 +173,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
     per_token_launch(e, n, ks, threads);
+    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
     return true;
 }
 
@@ -325,14 +331,86 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     ks->grid[0] = DIM_TOKENS;
     ks->grid[1] = DIM_CONST(2);
     ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (T, 2, 1), block %d", threads);
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 2, 1), block %d: rows P..P+T-1 of the state", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_position();
+    ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
     return true;
 }
 
 enum { SMEM_STATIC_LIMIT = 48 * 1024 };
+
+/* The name suffix and the template values every attention kernel of node n shares (attn_causal.cuh,
+ * attn_decode.cuh): H, HD, SCALE, the qkv/KV/output types and the KV layout. */
+static void attn_common(Emit *e, const Node *n, KSpec *k, int H, int hd, char *sfx, size_t sfxlen) {
+    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    dtype_suffix(sfx, sfxlen, y->dtype, 0, NULL, 1, kv->dtype);
+    if (qkv->dtype != y->dtype) append_dtype(sfx, sfxlen, "_in", qkv->dtype);
+    set_int(e, k, "H", H);
+    set_int(e, k, "HD", hd);
+    tmpl_set(&k->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
+    set_dtype(k, "T_QKV", qkv->dtype);
+    set_dtype(k, "T_KV", kv->dtype);
+    set_dtype(k, "T_OUT", y->dtype);
+    set_flag(k, "KV_HTD", kv->order == ORD_HEADS_TOKENS_DIM);
+}
+
+static bool add_launch(Emit *e, const Node *n, const KSpec *ks);
+
+/* Keys per chunk of decode attention (attn_decode.cuh): one per thread of a block. */
+enum { DECODE_KPS = 64 };
+/* Chunks of decode attention over a key/value state: its capacity in chunks of DECODE_KPS keys. */
+static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 1) / DECODE_KPS; }
+
+/*
+ * Decode attention (the "decode" program, T = 1): a partial kernel over chunks of DECODE_KPS keys
+ * (grid ceil((P+1)/KPS) x H, so the launch covers exactly the keys the query sees) into the arena's
+ * decode area, launched here, and the combine kernel (grid H) left in ks for the caller.
+ */
+static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
+    const Value *kv = val(e, n->in[1]);
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    char sfx[64];
+    int maxs = decode_chunks(kv);
+    StepArg part = {.kind = ARG_ARENA, .offset = e->st.decode_offset};
+    KSpec pk;
+    memset(&pk, 0, sizeof pk);
+    for (int combine = 0; combine < 2; combine++) {
+        KSpec *k = combine ? ks : &pk;
+        attn_common(e, n, k, H, hd, sfx, sizeof sfx);
+        k->tmpl = "attn_decode.cuh";
+        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s_h%d_hd%d%s%s", combine ? "combine" : "partial", H,
+                               hd, sfx, htd ? "" : "_thd");
+        set_int(e, k, "KPS", DECODE_KPS);
+        set_int(e, k, "MAXS", maxs);
+        set_int(e, k, "THREADS", DECODE_KPS);
+        set_flag(k, "COMBINE", combine);
+        k->block = DECODE_KPS;
+    }
+    pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
+    pk.grid[1] = DIM_CONST(H);
+    pk.geometry = arena_printf(e->st.arena,
+                               "grid (ceil((P+1)/%d), %d, 1), block %d: one query (T = 1), a chunk of %d keys of one "
+                               "head per block; partial softmaxes to the arena",
+                               DECODE_KPS, H, DECODE_KPS, DECODE_KPS);
+    pk.sargs[pk.nsargs++] = arg_value(n->in[0]);
+    pk.sargs[pk.nsargs++] = arg_value(n->in[1]);
+    pk.sargs[pk.nsargs++] = part;
+    pk.sargs[pk.nsargs++] = arg_tokens();
+    pk.sargs[pk.nsargs++] = arg_position();
+    pk.sargs[pk.nsargs++] = arg_kv_rows(kv);
+    if (!add_launch(e, n, &pk)) return false;
+    ks->grid[0] = DIM_CONST(H);
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: combines the chunks of one head per block",
+                                H, DECODE_KPS);
+    ks->sargs[ks->nsargs++] = part;
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_position();
+    return true;
+}
 
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
@@ -341,12 +419,13 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "attention kind '%s' has no template", attn_kind_name(n->attn.kind));
         return false;
     }
-    const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
         internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
         return false;
     }
+    if (e->decode) return spec_attention_decode(e, n, ks, H, hd);
     /* Tile sizes: the largest that fit the static shared memory limit. */
     const int warps = 4;
     static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
@@ -367,21 +446,13 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
-    dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
-    if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
+    attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = "attn_causal.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
     int qt = warps * qpw;
-    set_int(e, ks, "H", H);
-    set_int(e, ks, "HD", hd);
     set_int(e, ks, "WARPS", warps);
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
-    tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
-    set_dtype(ks, "T_QKV", qkv->dtype);
-    set_dtype(ks, "T_KV", kv->dtype);
-    set_dtype(ks, "T_OUT", y->dtype);
-    set_flag(ks, "KV_HTD", htd);
     ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;
@@ -393,6 +464,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_position();
+    ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
     return true;
 }
 
@@ -423,6 +496,9 @@ static Step *new_step(Emit *e, const Node *n, StepKind kind) {
     return s;
 }
 
+/* Whether an argument is passed as a device pointer (a value, the arena's staging or decode area, a constant). */
+static bool arg_is_pointer(ArgKind k) { return k == ARG_VALUE || k == ARG_ARENA || k == ARG_CONST; }
+
 static bool same_args(const TmplArgs *a, const TmplArgs *b) {
     if (a->n != b->n) return false;
     for (int i = 0; i < a->n; i++)
@@ -449,7 +525,7 @@ static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
         bool same = first->nsargs == ks->nsargs;
         for (int i = 0; same && i < ks->nsargs; i++) {
             ArgKind a = first->sargs[i].kind, b = ks->sargs[i].kind;
-            same = a == b || ((a == ARG_VALUE || a == ARG_ARENA) && (b == ARG_VALUE || b == ARG_ARENA));
+            same = a == b || (arg_is_pointer(a) && arg_is_pointer(b));
         }
         if (!same) {
             internal(e, n, "kernel %s launched with two different parameter lists", ks->name);
@@ -578,6 +654,15 @@ static bool size_staging(Emit *e) {
     st->staging_offset = align_up(g->arena_bytes);
     size_t total = st->staging_bytes[0] + st->staging_bytes[1] + st->staging_bytes[2];
     st->arena_bytes = total ? st->staging_offset + total : g->arena_bytes;
+    /* decode attention's partials: H x MAXS chunks x (HD + 2) floats for the widest attention */
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (n->dead || n->op != OP_ATTENTION || n->nin != 2 || n->attn.kind != ATTN_CAUSAL) continue;
+        size_t need = (size_t)n->heads * (size_t)decode_chunks(val(e, n->in[1])) * ((size_t)n->head_dim + 2) * 4;
+        if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
+    }
+    st->decode_offset = align_up(st->arena_bytes);
+    if (st->decode_bytes) st->arena_bytes = st->decode_offset + st->decode_bytes;
     return true;
 }
 
@@ -963,6 +1048,14 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
     if (!size_staging(&e)) return false;
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    /* the "decode" program: the same steps for T = 1, attention split over key chunks (flash-decoding) */
+    e.st.nforward = e.st.nsteps;
+    int nlaunches = e.st.nlaunches, ngemms = e.st.ngemms;
+    e.decode = e.st.decode_bytes > 0;
+    for (int i = 0; e.decode && i < g->nnodes; i++)
+        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    e.st.nlaunches = nlaunches; /* per forward of a segment: the forward program's */
+    e.st.ngemms = ngemms;
     if (d->errors > errors0 || !check_refs(&e) || !render_kernels(&e)) return false;
 
     char *plan = plan_build(&e.st);

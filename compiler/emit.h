@@ -90,13 +90,14 @@ typedef enum ArgKind {
     ARG_ARENA,   /* a pointer into the arena's GEMM staging area (no value of its own) */
     ARG_INT,     /* a 32-bit int DIM (the token count, or a row count) */
     ARG_FLOAT,   /* a 32-bit float */
+    ARG_CONST,   /* a pointer into a compile-time table of the plan's constants (value: its index) */
 } ArgKind;
 
 /* One kernel argument or GEMM operand. */
 typedef struct StepArg {
     ArgKind kind;   /* which member below is meaningful */
-    int value;      /* ARG_VALUE: value id */
-    size_t offset;  /* ARG_ARENA: byte offset in the arena */
+    int value;      /* ARG_VALUE: value id; ARG_CONST: index in EmitState.consts */
+    size_t offset;  /* ARG_ARENA: byte offset in the arena; ARG_CONST: byte offset in the table */
     Dim dim;        /* ARG_INT */
     double f;       /* ARG_FLOAT */
 } StepArg;
@@ -125,6 +126,14 @@ typedef struct Step {
     DType atype, btype, ctype; /* operand types (compute is always f32) */
 } Step;
 
+/* A compile-time table the plan carries in its "constants" (e.g. an attention engine's key-tile lists). */
+typedef struct EmitConstant {
+    const char *name;       /* what it is, for tools and messages */
+    DType dtype;            /* DT_I32 or DT_F32 */
+    const double *values;   /* its entries (integral for DT_I32) */
+    int count;              /* entries in values */
+} EmitConstant;
+
 /* Everything plan.c needs from emit.c. */
 typedef struct EmitState {
     Graph *g;               /* the graph being emitted */
@@ -138,11 +147,16 @@ typedef struct EmitState {
     int nweights;           /* entries in the plan's weights */
     int *state_index;       /* value id -> index in the plan's state, -1 */
     int nstate;             /* entries in the plan's state */
+    const EmitConstant *consts; /* compile-time tables, uploaded once per model (plan "constants") */
+    int nconsts;            /* entries in consts */
     int nlaunches;          /* launch steps */
     int ngemms;             /* gemm steps */
     size_t staging_offset;  /* GEMM staging area (fp32 copies for mixed-type GEMMs): arena offset */
     size_t staging_bytes[3];/* bytes of its A, B and C parts (0: unused); they follow each other */
-    size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging area */
+    size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging and decode areas */
+    int nforward;           /* steps[0..nforward): program "forward" (T 1..segment); the rest: "decode" (T = 1) */
+    size_t decode_offset;   /* decode attention's partial softmaxes (attn_decode.cuh): arena offset */
+    size_t decode_bytes;    /* their bytes (0: no decode program) */
 } EmitState;
 
 /* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */

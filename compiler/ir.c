@@ -4,6 +4,7 @@
  * documented in docs/ir.md.
  */
 #include "shortc.h"
+#include "plan_schema.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,8 +110,7 @@ int ir_position_limit(const ModelSpec *s) {
 }
 
 const char *state_role_name(StateRole r) {
-    static const char *const names[] = {"none", "kv_cache", "layer_input", "memory", "recurrent"};
-    return (unsigned)r < sizeof names / sizeof *names ? names[r] : "?";
+    return (unsigned)r < PLAN_NSTATE_ROLES ? plan_state_roles[r] : "?"; /* the plan's names (plan_schema.c) */
 }
 
 /* ------------------------------------------------------------------ */

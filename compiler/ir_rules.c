@@ -28,10 +28,10 @@ DType ir_expected_dtype(const Graph *g, const Value *v) {
 /* The activation arena (docs/ir.md, "buffers")                         */
 /* ------------------------------------------------------------------ */
 
-/* Causal attention keeps nothing between forwards: its KV is scratch. */
+/* A value with a state role lives in the session's state (at its capacity), not in the arena. */
 static bool kv_persistent(const Graph *g, const Value *v) {
-    if (v->def < 0 || v->def >= g->nnodes) return false;
-    return g->nodes[v->def]->attn.kind != ATTN_CAUSAL;
+    (void)g;
+    return v->role != STATE_NONE;
 }
 
 bool ir_value_in_arena(const Graph *g, const Value *v) {

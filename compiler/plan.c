@@ -1,8 +1,9 @@
 /*
  * plan.c — the JSON plan embedded at the top of every emitted .cu
  * (docs/plan.md): model configuration, arena size, where the tokens and
- * logits live, the buffers, the weights the loader must provide, per-session
- * state, the kernels and the steps of one forward pass. Built with cJSON and
+ * logits live, the buffers, the weights the loader must provide, the run-time
+ * scalars, compile-time constants, per-session state (role, shape, capacity),
+ * the kernels and the named programs (steps of one forward for a range of T). Built with cJSON and
  * pretty-printed by it; key order is fixed, so output is deterministic.
  */
 #include "emit.h"
@@ -12,12 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DIM: a plain integer, or {"t": a, "c": b, "div": d} with defaults left out. */
+/* DIM: a plain integer, or {"t": a, "p": b, "fill": f, "b": k, "c": c, "div": d} with zero terms and
+ * defaults left out. */
 static cJSON *dim_json(Dim d) {
-    if (d.t == 0 && (d.div == 1 || d.div == 0)) return cJSON_CreateNumber((double)d.c);
-    if (d.t == 0) return cJSON_CreateNumber((double)((d.c + d.div - 1) / d.div));
+    if (symdim_is_const(d)) return cJSON_CreateNumber((double)symdim_eval(d, NULL));
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "t", (double)d.t);
+    const long coef[4] = {d.t, d.p, d.fill, d.b};
+    static const char *const keys[4] = {"t", "p", "fill", "b"}; /* plan_scalar_names, as DIM keys */
+    for (int i = 0; i < 4; i++)
+        if (coef[i] != 0) cJSON_AddNumberToObject(o, keys[i], (double)coef[i]);
     if (d.c != 0) cJSON_AddNumberToObject(o, "c", (double)d.c);
     if (d.div != 1) cJSON_AddNumberToObject(o, "div", (double)d.div);
     return o;
@@ -47,10 +51,15 @@ static cJSON *ref_json(const EmitState *st, int id) {
     return o;
 }
 
-/* REF for a kernel argument or GEMM operand (ARG_VALUE or ARG_ARENA). */
+/* REF for a kernel argument or GEMM operand (ARG_VALUE, ARG_ARENA or ARG_CONST). */
 static cJSON *arg_ref_json(const EmitState *st, const StepArg *a) {
     if (a->kind == ARG_VALUE) return ref_json(st, a->value);
     cJSON *o = cJSON_CreateObject();
+    if (a->kind == ARG_CONST) {
+        cJSON_AddNumberToObject(o, "const", a->value);
+        cJSON_AddNumberToObject(o, "offset", (double)a->offset);
+        return o;
+    }
     cJSON_AddNumberToObject(o, "arena", (double)a->offset);
     return o;
 }
@@ -130,24 +139,67 @@ static cJSON *buffers_json(const EmitState *st) {
         cJSON_AddItemToArray(a, b);
         off += st->staging_bytes[p];
     }
+    if (st->decode_bytes) { /* decode attention's partial softmaxes (emit.c, spec_attention_decode) */
+        cJSON *b = cJSON_CreateObject();
+        cJSON_AddStringToObject(b, "value", "%attn_decode.partials");
+        cJSON_AddNumberToObject(b, "offset", (double)st->decode_offset);
+        cJSON_AddNumberToObject(b, "bytes", (double)st->decode_bytes);
+        cJSON_AddStringToObject(b, "dtype", "f32");
+        int n = (int)(st->decode_bytes / 4);
+        cJSON_AddItemToObject(b, "shape", shape_json(&n, 1, 0));
+        cJSON_AddItemToArray(a, b);
+    }
     return a;
 }
 
+/* State entries: each state value at its capacity (docs/plan.md, "State"). */
 static cJSON *state_json(const EmitState *st) {
     const Graph *g = st->g;
-    int seg = g->spec ? g->spec->segment : 0;
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < g->nvalues; i++) {
         if (st->state_index[i] < 0) continue;
         const Value *v = g->values[i];
-        size_t bytes = (size_t)dtype_size(v->dtype);
-        for (int k = 0; k < v->rank; k++) bytes *= (size_t)(v->dims[k] == DIM_T ? seg : v->dims[k]);
+        int shape[MAX_RANK];
+        for (int k = 0; k < v->rank; k++) shape[k] = v->dims[k] == DIM_T ? v->capacity : v->dims[k];
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "name", v->name[0] == '%' ? v->name + 1 : v->name);
-        cJSON_AddNumberToObject(s, "bytes", (double)bytes);
+        cJSON_AddStringToObject(s, "role", state_role_name(v->role));
+        cJSON_AddItemToObject(s, "shape", shape_json(shape, v->rank, 0));
+        cJSON_AddNumberToObject(s, "capacity", v->capacity);
+        cJSON_AddNumberToObject(s, "bytes", (double)(ir_state_numel(v) * (size_t)dtype_size(v->dtype)));
         cJSON_AddStringToObject(s, "dtype", dtype_plan_name(v->dtype));
-        cJSON_AddBoolToObject(s, "persistent", false);
+        cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
         cJSON_AddItemToArray(a, s);
+    }
+    return a;
+}
+
+/* The run-time scalars and their ranges: T new tokens, P the first one's position, fill the state's rows
+ * before the call (= P for a KV cache), B sequences per call. */
+static cJSON *scalars_json(const ModelSpec *s) {
+    int limit = ir_position_limit(s);
+    const long lo[4] = {1, 0, 0, 1}, hi[4] = {s->segment, limit - 1, limit - 1, 1};
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < 4; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", plan_scalar_names[i]);
+        cJSON_AddNumberToObject(o, "min", (double)lo[i]);
+        cJSON_AddNumberToObject(o, "max", (double)hi[i]);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static cJSON *constants_json(const EmitState *st) {
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < st->nconsts; i++) {
+        const EmitConstant *k = &st->consts[i];
+        cJSON *o = cJSON_CreateObject(), *vals = cJSON_CreateArray();
+        cJSON_AddStringToObject(o, "name", k->name);
+        cJSON_AddStringToObject(o, "dtype", dtype_plan_name(k->dtype));
+        for (int j = 0; j < k->count; j++) cJSON_AddItemToArray(vals, cJSON_CreateNumber(k->values[j]));
+        cJSON_AddItemToObject(o, "values", vals);
+        cJSON_AddItemToArray(a, o);
     }
     return a;
 }
@@ -203,7 +255,7 @@ static cJSON *launch_json(const EmitState *st, const Step *s) {
     for (int i = 0; i < s->nargs; i++) {
         const StepArg *a = &s->args[i];
         cJSON *x;
-        if (a->kind == ARG_VALUE || a->kind == ARG_ARENA) {
+        if (a->kind == ARG_VALUE || a->kind == ARG_ARENA || a->kind == ARG_CONST) {
             x = arg_ref_json(st, a);
         } else if (a->kind == ARG_INT) {
             x = cJSON_CreateObject();
@@ -254,6 +306,21 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     return o;
 }
 
+/* One program: its name, the T it runs, and the steps [first, last). */
+static cJSON *program_json(const EmitState *st, const char *name, int tmin, int tmax, int first, int last) {
+    cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateArray(), *steps = cJSON_CreateArray();
+    cJSON_AddStringToObject(o, "name", name);
+    cJSON_AddItemToArray(t, cJSON_CreateNumber(tmin));
+    cJSON_AddItemToArray(t, cJSON_CreateNumber(tmax));
+    cJSON_AddItemToObject(o, "t", t);
+    for (int i = first; i < last; i++) {
+        const Step *sp = &st->steps[i];
+        cJSON_AddItemToArray(steps, sp->kind == STEP_GEMM ? gemm_json(st, sp) : launch_json(st, sp));
+    }
+    cJSON_AddItemToObject(o, "steps", steps);
+    return o;
+}
+
 char *plan_build(const EmitState *st) {
     const Graph *g = st->g;
     const ModelSpec *s = g->spec;
@@ -285,14 +352,14 @@ char *plan_build(const EmitState *st) {
     cJSON_AddItemToObject(root, "logits", logits);
     cJSON_AddItemToObject(root, "buffers", buffers_json(st));
     cJSON_AddItemToObject(root, "weights", weights_json(st));
+    cJSON_AddItemToObject(root, "scalars", scalars_json(s));
+    cJSON_AddItemToObject(root, "constants", constants_json(st));
     cJSON_AddItemToObject(root, "state", state_json(st));
     cJSON_AddItemToObject(root, "kernels", kernels_json(st));
-    cJSON *steps = cJSON_CreateArray();
-    for (int i = 0; i < st->nsteps; i++) {
-        const Step *sp = &st->steps[i];
-        cJSON_AddItemToArray(steps, sp->kind == STEP_GEMM ? gemm_json(st, sp) : launch_json(st, sp));
-    }
-    cJSON_AddItemToObject(root, "steps", steps);
+    cJSON *programs = cJSON_CreateArray();
+    cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment, 0, st->nforward));
+    if (st->nsteps > st->nforward) cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nsteps));
+    cJSON_AddItemToObject(root, "programs", programs);
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */
         diag_plain_error(st->d, "internal error: plan: does not conform to the plan schema: %s", why);

@@ -1,6 +1,7 @@
 //! attn_causal.cuh — causal softmax attention, y = softmax(q k^T / sqrt(HD)) v
-//! with query i seeing keys 0..i. Online softmax over key tiles, so any
-//! T works with a fixed amount of shared memory.
+//! with query i (at position P+i) seeing keys 0..P+i: the P cached ones and
+//! the new ones up to itself. Online softmax over key tiles, so any T and P
+//! work with a fixed amount of shared memory.
 //!
 //! Grid: (ceil(T / QT), H), block WARPS*32 threads. A block owns QT = WARPS*QPW
 //! consecutive queries of one head (tiles with more keys are scheduled first);
@@ -10,7 +11,8 @@
 //!   softmax: running max m and sum l per query, rescaling the accumulator;
 //!   output:  each lane owns output dims lane, lane+32, ...; p is broadcast by shuffle.
 //!
-//! The KV value is dense for the call's T (docs/ir.md): its strides depend on T.
+//! The key/value state holds kv_rows rows (its capacity; rows 0..P+T-1 are
+//! written): its strides depend on kv_rows, never on the call's T.
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE
 //!               T_QKV T_KV T_OUT KV_HTD (0/1)
@@ -18,9 +20,11 @@
 // Causal softmax attention with an online softmax over key tiles (templates/attn_causal.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]: q | k | v, head-major
-    const {{T_KV}} *__restrict__ kv,  // [2, H, T, HD] or [2, T, H, HD]: keys, values
+    const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
     {{T_OUT}} *__restrict__ y,  // [T, H*HD]
-    int T)
+    int T,  // new tokens (queries)
+    int P,  // position of the first query: keys 0..P-1 are cached
+    int kv_rows)  // rows the state holds (its capacity)
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
@@ -55,26 +59,26 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         for (int d = 0; d < DPL; d++) o[i][d] = 0.0f;
     }
 
-    const int kend = min(q0 + QT, T);  // the block needs keys [0, kend)
+    const int kend = P + min(q0 + QT, T);  // the block needs keys [0, kend)
     for (int k0 = 0; k0 < kend; k0 += KT) {
         __syncthreads();  // q_s written / previous tile consumed
         for (int i = threadIdx.x; i < KT * HD; i += WARPS * 32) {
             const int r = i / HD, j = i % HD, t = k0 + r;
             float kval = 0.0f, vval = 0.0f;
-            if (t < T) {
+            if (t < kend) {
 {{#if KV_HTD}}
-                kval = shortc_ld(kv + ((size_t)(0 * H + h) * T + t) * HD + j);
-                vval = shortc_ld(kv + ((size_t)(1 * H + h) * T + t) * HD + j);
+                kval = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + t) * HD + j);
+                vval = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + t) * HD + j);
 {{#else}}
-                kval = shortc_ld(kv + ((size_t)(0 * T + t) * H + h) * HD + j);
-                vval = shortc_ld(kv + ((size_t)(1 * T + t) * H + h) * HD + j);
+                kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * H + h) * HD + j);
+                vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * H + h) * HD + j);
 {{#endif}}
             }
             k_s[r][j] = kval;
             v_s[r][j] = vval;
         }
         __syncthreads();
-        if (k0 > qw + QPW - 1) continue;  // every key of the tile is in this warp's future
+        if (k0 > P + qw + QPW - 1) continue;  // every key of the tile is in this warp's future
 
         // Scores of key k0 + lane against the warp's queries.
         float s[QPW];
@@ -93,7 +97,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         const int key = k0 + lane;
 #pragma unroll
         for (int i = 0; i < QPW; i++) {
-            const float si = (lane < KT && key <= qw + i && key < T) ? s[i] * SCALE : MASKED;
+            const float si = (lane < KT && key <= P + qw + i && key < P + T) ? s[i] * SCALE : MASKED;
             const float m_new = fmaxf(m[i], shortc_warp_max(si));
             const float corr = expf(m[i] - m_new);
             s[i] = si == MASKED ? 0.0f : expf(si - m_new);

@@ -1,6 +1,8 @@
 //! embed.cuh — token embedding plus positions, one block per token.
 //!
-//!   x[t, c] = wte[tokens[t], c] (+ wpe[t, c] | + sinusoid(t, c))
+//!   x[t, c] = wte[tokens[t], c] (+ wpe[P+t, c] | + sinusoid(P+t, c))
+//!
+//! Token t of the call is at position P + t (P: the session's position).
 //!
 //! Sinusoidal positions are interleaved: channel 2i holds sin(t * w_i) and
 //! channel 2i+1 holds cos(t * w_i), w_i = 10000^(-2i/D) (computed in double).
@@ -17,7 +19,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_WPE}} *__restrict__ wpe,  // [positions, D]
 {{#endif}}
     {{T_OUT}} *__restrict__ x,  // [T, D]
-    int T)
+    int T,  // tokens
+    int P)  // position of the first
 {
     constexpr int D = {{D}};
     constexpr int VOCAB = {{VOCAB}};
@@ -28,7 +31,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     tok = tok < 0 ? 0 : (tok >= VOCAB ? VOCAB - 1 : tok);
     const {{T_WTE}} *emb = wte + (size_t)tok * D;
 {{#if POS_LEARNED}}
-    const {{T_WPE}} *pos = wpe + (size_t)t * D;
+    const {{T_WPE}} *pos = wpe + (size_t)(P + t) * D;
 {{#endif}}
     {{T_OUT}} *out = x + (size_t)t * D;
     for (int c = threadIdx.x; c < D; c += THREADS) {
@@ -38,7 +41,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
 {{#if POS_SINUSOIDAL}}
         const double freq = exp(-(double)(c & ~1) * (9.210340371976184 / D));  // 10000^(-2i/D)
-        const double angle = (double)t * freq;
+        const double angle = (double)(P + t) * freq;
         v += (float)((c & 1) ? cos(angle) : sin(angle));
 {{#endif}}
         shortc_st(out + c, v);

@@ -1,18 +1,21 @@
-//! kv_write.cuh — copies the key and value blocks of qkv into the key/value
-//! state in its layout and dtype. Grid: (T, 2) — one block per token and
-//! part (0 = keys, 1 = values).
+//! kv_write.cuh — commits the key and value blocks of qkv into the session's
+//! key/value state, in its layout and dtype, at rows P..P+T-1. Grid: (T, 2) —
+//! one block per token and part (0 = keys, 1 = values).
 //!
-//!   qkv[t, (1 + p)*H*HD + h*HD + j]  ->  kv[p][h][t][j]   ([heads, tokens, dim], KV_HTD = 1)
-//!                                    ->  kv[p][t][h][j]   ([tokens, heads, dim], KV_HTD = 0)
-//! The KV value is dense for the call's T (docs/ir.md): its strides depend on T.
+//!   qkv[t, (1 + p)*H*HD + h*HD + j]  ->  kv[p][h][P+t][j]   ([heads, rows, dim], KV_HTD = 1)
+//!                                    ->  kv[p][P+t][h][j]   ([rows, heads, dim], KV_HTD = 0)
+//! The state holds kv_rows rows (its capacity): its strides depend on kv_rows,
+//! never on the call's T (docs/ir.md, "State").
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD THREADS T_QKV T_KV KV_HTD (0/1)
 {{COMMENT}}
 // Keys and values from qkv into the key/value layout (templates/kv_write.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]
-    {{T_KV}} *__restrict__ kv,  // [2, H, T, HD] or [2, T, H, HD]
-    int T)
+    {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]
+    int T,  // new tokens
+    int P,  // position of the first: the row it is written to
+    int kv_rows)  // rows the state holds (its capacity)
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
@@ -25,9 +28,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         const int h = c / HD;
         const int j = c % HD;
 {{#if KV_HTD}}
-        const size_t dst = (((size_t)p * H + h) * T + t) * HD + j;
+        const size_t dst = (((size_t)p * H + h) * kv_rows + P + t) * HD + j;
 {{#else}}
-        const size_t dst = (((size_t)p * T + t) * H + h) * HD + j;
+        const size_t dst = (((size_t)p * kv_rows + P + t) * H + h) * HD + j;
 {{#endif}}
         shortc_st(kv + dst, shortc_ld(src + c));
     }

@@ -108,8 +108,9 @@ typedef struct srt_model_info {
     int stateful;              /* 1: a session keeps its sequence, so each srt_forward continues it (every
                                   backend today) */
     int kv_cache;              /* 1: a continuing forward computes only the new tokens against cached keys and
-                                  values (ref); 0: it re-runs the sequence so far (sim and cuda until their
-                                  plans carry state), which limits a sequence to one segment */
+                                  values (every backend on an emitted plan: ref in the interpreter, sim and cuda
+                                  in the plan's state); 0: it re-runs the sequence so far (a plan without
+                                  persistent state), which limits a sequence to one segment */
     int max_positions;         /* positions a session holds before it must be reset (with a KV cache: the
                                   model's position limit, e.g. GPT-2's learned positions; otherwise the segment) */
 } srt_model_info;
@@ -117,16 +118,24 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */
 const char *srt_model_plan_json(const srt_model *m);
 
-/* Sessions: batch is 1 for now (larger values are rejected with SRT_ERR_UNSUPPORTED). */
+/*
+ * Sessions: batch is the number of sequences the session holds (1 to 256), each with its own state and
+ * position; a session of more than one is run with srt_forward_batch (the sequences of one call run one
+ * after another through the plan; they are not yet fused into one launch).
+ */
 srt_status srt_session_create(srt_model *m, int batch, srt_session **out);
+/* Sequences the session holds. */
+int srt_session_batch(const srt_session *s);
 void srt_session_destroy(srt_session *s);
 /* Clears caches, memories and recurrence state: the next forward starts a new sequence at position 0. */
 srt_status srt_session_reset(srt_session *s);
-/* Bytes of state the session keeps between forwards (the ref backend: its KV caches at capacity). */
+/* Bytes of state the session keeps between forwards (its KV caches at capacity). */
 size_t srt_session_state_bytes(const srt_session *s);
 /* Positions the session has consumed: the position of the next forward's first token (0 after a
  * reset). */
 int srt_session_position(const srt_session *s);
+/* The same for sequence b of a batch session (srt_session_position is sequence 0's). */
+int srt_session_position_of(const srt_session *s, int b);
 
 /*
  * Runs tokens[ntokens] (1 <= ntokens <= segment) -> logits [ntokens,
@@ -141,6 +150,13 @@ srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float
 /* srt_forward that copies only the logits rows first_row..ntokens-1 ((ntokens - first_row) x vocab) to
  * logits: decoding asks for the last row (first_row = ntokens - 1) and copies 1 x vocab, not T x vocab. */
 srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
+/*
+ * Several sequences in one call: sequence b of the session continues with ntokens[b] tokens (0 to segment;
+ * 0: it sits the call out) from tokens[b], writing ntokens[b] x vocab logits to logits[b]. Every sequence is
+ * checked (token ids, lengths, position limits) before any runs; a check failing leaves the session as it
+ * was. srt_forward and srt_forward_rows take only single-sequence sessions.
+ */
+srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits);
 
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
 typedef struct srt_compile_info {

@@ -15,12 +15,15 @@
  *
  * Each session keeps an interpreter session (InterpSession: the KV caches
  * and their fill), so consecutive srt_forward calls continue one sequence
- * and srt_session_reset starts over.
+ * and srt_session_reset starts over. rt_backend_ref is the table shortrt.c
+ * calls; opened on an emitted .cu, it recompiles the .arch the plan names and
+ * checks that it still gives the .cu's plan.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 #include "shortc.h" /* the one runtime file that sees the compiler (docs/architecture.md, "Layering") */
 
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +39,7 @@ struct RtRefModel {
     const float **by_value; /* per IR value id: its weight values or NULL */
 };
 
-void rt_ref_free(srt_context *ctx, RtRefModel *r) {
+static void rt_ref_free(srt_context *ctx, RtRefModel *r) {
     if (!r) return;
     for (int i = 0; i < r->nplan; i++) rt_free(ctx, r->plan_vals[i]);
     rt_free(ctx, r->plan_vals);
@@ -93,7 +96,8 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     return st;
 }
 
-srt_status rt_ref_bind_weights(srt_model *m, float **vals) {
+/* Takes ownership of vals[i] (freed on failure). */
+static srt_status bind_weights(srt_model *m, float **vals) {
     srt_context *ctx = m->ctx;
     RtRefModel *r = m->ref;
     const RtPlan *p = &m->plan;
@@ -143,7 +147,7 @@ srt_status rt_ref_bind_weights(srt_model *m, float **vals) {
     return SRT_OK;
 }
 
-srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+static srt_status ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
     RtRefModel *r = m->ref;
     size_t row = (size_t)r->g->spec->vocab;
@@ -173,22 +177,123 @@ srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, in
     return st;
 }
 
-srt_status rt_ref_session_create(srt_session *s) {
+static srt_status ref_session_create(srt_session *s) {
     s->ref_state = interp_session_new(s->m->ref->g);
     return s->ref_state ? SRT_OK : rt_error(s->m->ctx, SRT_ERR_NOMEM, "out of memory");
 }
 
-void rt_ref_session_destroy(srt_session *s) {
+static void ref_session_destroy(srt_session *s) {
     interp_session_free(s->ref_state);
     s->ref_state = NULL;
 }
 
-void rt_ref_session_reset(srt_session *s) { interp_session_reset(s->ref_state); }
+static srt_status ref_session_reset(srt_session *s) {
+    interp_session_reset(s->ref_state);
+    return SRT_OK;
+}
 
-size_t rt_ref_session_state_bytes(const srt_session *s) { return interp_session_state_bytes(s->ref_state); }
+static size_t ref_session_state_bytes(const srt_session *s) { return interp_session_state_bytes(s->ref_state); }
 
-int rt_ref_session_position(const srt_session *s) { return interp_session_fill(s->ref_state); }
+static int ref_session_position(const srt_session *s) { return interp_session_fill(s->ref_state); }
 
-int rt_ref_max_positions(const srt_model *m) { return ir_position_limit(m->ref->g->spec); }
+static int ref_max_positions(const srt_model *m) { return ir_position_limit(m->ref->g->spec); }
 
-size_t rt_ref_state_bytes(const srt_model *m) { return ir_state_bytes(m->ref->g); }
+static size_t ref_state_bytes(const srt_model *m) { return ir_state_bytes(m->ref->g); }
+
+static bool ref_kv_cache(const srt_model *m) {
+    (void)m;
+    return true;
+}
+
+/* The .arch a .cu's plan names: as written, else relative to the .cu's directory. NULL if neither exists. */
+static char *find_source_arch(srt_context *ctx, const char *cu_path, const char *source) {
+    if (!source || !*source) return NULL;
+    if (access(source, R_OK) == 0) return rt_strdup(ctx, source);
+    if (source[0] == '/') return NULL;
+    const char *slash = strrchr(cu_path, '/');
+    if (!slash) return NULL;
+    size_t dn = (size_t)(slash - cu_path) + 1, n = dn + strlen(source) + 1;
+    char *p = rt_alloc(ctx, n);
+    if (!p) return NULL;
+    memcpy(p, cu_path, dn);
+    strcpy(p + dn, source);
+    if (access(p, R_OK) == 0) return p;
+    rt_free(ctx, p);
+    return NULL;
+}
+
+/* Two plan texts describe the same program ("source" aside: it records how the .arch was named). */
+static bool same_plan(const char *a, const char *b) {
+    cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b);
+    bool same = false;
+    if (ja && jb) {
+        cJSON_DeleteItemFromObjectCaseSensitive(ja, "source");
+        cJSON_DeleteItemFromObjectCaseSensitive(jb, "source");
+        same = cJSON_Compare(ja, jb, 1);
+    }
+    cJSON_Delete(ja);
+    cJSON_Delete(jb);
+    return same;
+}
+
+/*
+ * The ref backend on a .cu: the interpreter runs the compiler's IR, so the
+ * .arch the plan names is compiled again; it must still give the .cu's plan.
+ */
+static srt_status ref_from_cu(srt_model *m, const char *model_name) {
+    srt_context *ctx = m->ctx;
+    const char *source = m->plan.source;
+    char *arch = find_source_arch(ctx, m->path, source);
+    if (!arch)
+        return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                        "the ref backend runs the compiler's IR and needs the model's .arch, but '%s' was compiled from "
+                        "'%s', which cannot be found; open the .arch instead",
+                        m->path, *source ? source : "(no source recorded)");
+    char *cu = NULL, *json = NULL;
+    size_t cu_len = 0;
+    srt_status st = rt_compile_arch(ctx, arch, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
+    if (st == SRT_OK && !same_plan(m->plan_json, json))
+        st = rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                      "the ref backend recompiled '%s' for '%s', but it no longer gives the plan embedded in the .cu "
+                      "(the .arch or the compiler changed since); emit the .cu again or open the .arch",
+                      arch, m->path);
+    rt_free(ctx, cu);
+    rt_free(ctx, json);
+    rt_free(ctx, arch);
+    return st;
+}
+
+/* An .arch compile kept the IR already; a .cu is compiled again from the .arch its plan names. */
+static srt_status ref_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
+    (void)cu;
+    (void)cu_len;
+    m->backend = SRT_BACKEND_REF;
+    return m->ref ? SRT_OK : ref_from_cu(m, opt->model_name);
+}
+
+static void ref_close(srt_model *m) {
+    rt_ref_free(m->ctx, m->ref);
+    m->ref = NULL;
+}
+
+static srt_status ref_install_weights(srt_model *m, float **vals) {
+    srt_status st = bind_weights(m, vals); /* owns vals[i] from here */
+    rt_free(m->ctx, vals);
+    return st;
+}
+
+const RtBackend rt_backend_ref = {
+    .keeps_ir = true,
+    .open = ref_open,
+    .close = ref_close,
+    .install_weights = ref_install_weights,
+    .session_create = ref_session_create,
+    .session_destroy = ref_session_destroy,
+    .session_reset = ref_session_reset,
+    .forward = ref_forward,
+    .session_state_bytes = ref_session_state_bytes,
+    .session_position = ref_session_position,
+    .model_state_bytes = ref_state_bytes,
+    .max_positions = ref_max_positions,
+    .kv_cache = ref_kv_cache,
+};

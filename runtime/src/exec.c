@@ -16,6 +16,10 @@
  * alpha/beta). Every result is checked; a failure names the step, its
  * kernel and its .arch line. Then synchronize and copy the logits out.
  * rt_exec_step runs one step the same way, for checking tools.
+ *
+ * rt_backend_device is the table shortrt.c calls for sim and cuda. On a plan
+ * without persistent state a session keeps its token history and a
+ * continuing forward re-runs the sequence so far.
  */
 #include "rt_internal.h"
 
@@ -185,7 +189,22 @@ static srt_status check_gemm_types(srt_model *m) {
     return SRT_OK;
 }
 
-srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
+/* The plan's constant tables into one device block, each at its offset (once per model). */
+static srt_status upload_constants(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    if (p->const_bytes == 0) return SRT_OK;
+    CUresult r = d->memAlloc(&m->dconsts, p->const_bytes);
+    if (r != CUDA_SUCCESS) {
+        m->dconsts = 0;
+        return cu_fail(m, r, "allocating %zu bytes of device memory for the plan's constants", p->const_bytes);
+    }
+    for (int i = 0; i < p->nconsts && r == CUDA_SUCCESS; i++)
+        r = d->memcpyHtoD(m->dconsts + p->consts[i].offset, p->consts[i].data, p->consts[i].bytes);
+    return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "copying the plan's constants to the device");
+}
+
+static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
     srt_status st = check_gemm_types(m);
@@ -245,17 +264,19 @@ srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, si
         m->blas = NULL;
         return blas_fail(m, bs, "%s backend: cublasCreate", d->name);
     }
+    if ((st = upload_constants(m)) != SRT_OK) return st;
     const char *sync = getenv("SHORTC_SYNC_STEPS");
     m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
     return SRT_OK;
 }
 
-void rt_exec_close(srt_model *m) {
+static void rt_exec_close(srt_model *m) {
     if (!m->have_driver) return;
     RtDriver *d = &m->drv;
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
     if (m->blas) d->blasDestroy(m->blas);
     if (m->dweights) d->memFree(m->dweights);
+    if (m->dconsts) d->memFree(m->dconsts);
     if (m->module) d->moduleUnload(m->module);
     if (m->cuctx) d->primaryCtxRelease(m->dev);
     rt_free(m->ctx, m->funcs);
@@ -265,7 +286,7 @@ void rt_exec_close(srt_model *m) {
     m->have_driver = false;
 }
 
-srt_status rt_exec_upload_weights(srt_model *m, float *const *vals) {
+static srt_status upload_weights(srt_model *m, float *const *vals) {
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
     if (p->weight_bytes == 0) return SRT_OK;
@@ -291,7 +312,7 @@ srt_status rt_exec_upload_weights(srt_model *m, float *const *vals) {
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
-srt_status rt_exec_session_create(srt_session *s) {
+static srt_status rt_exec_session_create(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -300,7 +321,8 @@ srt_status rt_exec_session_create(srt_session *s) {
     s->state = rt_alloc(m->ctx, sizeof *s->state * (size_t)(p->nstate ? p->nstate : 1));
     s->params = rt_alloc(m->ctx, sizeof *s->params * (size_t)(p->max_args ? p->max_args : 1));
     s->vals = rt_alloc(m->ctx, sizeof *s->vals * (size_t)(p->max_args ? p->max_args : 1));
-    if (!s->state || !s->params || !s->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    s->history = rt_alloc(m->ctx, sizeof *s->history * (size_t)p->segment);
+    if (!s->state || !s->params || !s->vals || !s->history) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     for (int a = 0; a < p->max_args; a++) s->params[a] = &s->vals[a]; /* fixed; launches fill vals */
     if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
         s->arena = 0;
@@ -320,9 +342,10 @@ srt_status rt_exec_session_create(srt_session *s) {
     return SRT_OK;
 }
 
-srt_status rt_exec_session_reset(srt_session *s) {
+static srt_status rt_exec_session_reset(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
+    s->nhistory = 0;
     CUresult r = m->drv.ctxSetCurrent(m->cuctx);
     if (r == CUDA_SUCCESS && s->have_stream) r = m->drv.streamSynchronize(s->stream);
     for (int i = 0; i < p->nstate && r == CUDA_SUCCESS; i++) {
@@ -331,7 +354,7 @@ srt_status rt_exec_session_reset(srt_session *s) {
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
 }
 
-void rt_exec_session_destroy(srt_session *s) {
+static void rt_exec_session_destroy(srt_session *s) {
     srt_model *m = s->m;
     RtDriver *d = &m->drv;
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
@@ -348,11 +371,24 @@ void rt_exec_session_destroy(srt_session *s) {
     rt_free(m->ctx, s->state);
     rt_free(m->ctx, s->params);
     rt_free(m->ctx, s->vals);
+    rt_free(m->ctx, s->history);
 }
 
 /* ------------------------------------------------------------------ */
 /* Forward                                                             */
 /* ------------------------------------------------------------------ */
+
+/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
+ * forward runs only its tokens and the plan's steps continue from that state. */
+static bool plan_keeps_state(const RtPlan *p) {
+    for (int i = 0; i < p->nstate; i++)
+        if (p->state[i].persistent) return true;
+    return false;
+}
+
+/* The run-time scalars of a call of T tokens at position P (a KV cache's fill is its position). */
+static SymEnv call_env(int T, int P) { return (SymEnv){.T = T, .P = P, .fill = P, .B = 1}; }
+
 
 static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
     const srt_model *m = s->m;
@@ -360,6 +396,7 @@ static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
     case RT_REF_ARENA: return s->arena + (CUdeviceptr)r.offset;
     case RT_REF_WEIGHT: return m->dweights + (CUdeviceptr)m->plan.weights[r.index].offset + (CUdeviceptr)r.offset;
     case RT_REF_STATE: return s->state[r.index] + (CUdeviceptr)r.offset;
+    case RT_REF_CONST: return m->dconsts + (CUdeviceptr)m->plan.consts[r.index].offset + (CUdeviceptr)r.offset;
     }
     return 0;
 }
@@ -371,6 +408,7 @@ static size_t ref_room(const srt_model *m, RtRef r) {
     case RT_REF_ARENA: return p->arena_bytes - (size_t)r.offset;
     case RT_REF_WEIGHT: return p->weights[r.index].bytes - (size_t)r.offset;
     case RT_REF_STATE: return p->state[r.index].bytes - (size_t)r.offset;
+    case RT_REF_CONST: return p->consts[r.index].bytes - (size_t)r.offset;
     }
     return 0;
 }
@@ -395,21 +433,21 @@ static bool gemm_fits(const srt_model *m, RtRef r, DType t, int64_t rows, int64_
     return (size_t)*need <= ref_room(m, r);
 }
 
-static srt_status run_gemm(srt_session *s, int i, int T) {
+static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     srt_model *m = s->m;
     const RtStep *st = &m->plan.steps[i];
     char label[512];
-    int64_t M = rt_dim_eval(st->m, T), N = rt_dim_eval(st->n, T), K = rt_dim_eval(st->k, T);
-    int64_t lda = rt_dim_eval(st->lda, T), ldb = rt_dim_eval(st->ldb, T), ldc = rt_dim_eval(st->ldc, T);
-    int64_t sa = rt_dim_eval(st->strideA, T), sb = rt_dim_eval(st->strideB, T), sc = rt_dim_eval(st->strideC, T);
-    int64_t batch = rt_dim_eval(st->batch, T);
+    int64_t M = symdim_eval(st->m, env), N = symdim_eval(st->n, env), K = symdim_eval(st->k, env);
+    int64_t lda = symdim_eval(st->lda, env), ldb = symdim_eval(st->ldb, env), ldc = symdim_eval(st->ldc, env);
+    int64_t sa = symdim_eval(st->strideA, env), sb = symdim_eval(st->strideB, env), sc = symdim_eval(st->strideC, env);
+    int64_t batch = symdim_eval(st->batch, env);
     const int64_t big = 0x7fffffff;
     if (M < 0 || N < 0 || K < 0 || M > big || N > big || K > big || lda < 1 || ldb < 1 || ldc < 1 || lda > big || ldb > big ||
         ldc > big || batch < 1 || batch > big || sa < 0 || sb < 0 || sc < 0) {
         step_label(m, i, label, sizeof label);
         return rt_error(m->ctx, SRT_ERR_INVALID,
-                        "%s: parameters out of range at T=%d: m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld", label,
-                        T, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
+                        "%s: parameters out of range at T=%ld P=%ld: m=%lld n=%lld k=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld",
+                        label, env->T, env->P, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
                         (long long)batch);
     }
     /* op(A) is M x K: stored M x K (N) or K x M (T); op(B) is K x N; C is M x N */
@@ -421,8 +459,8 @@ static srt_status run_gemm(srt_session *s, int i, int T) {
     if (which) {
         RtRef r = *which == 'A' ? st->A : *which == 'B' ? st->B : st->C;
         step_label(m, i, label, sizeof label);
-        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%d but its buffer has %zu from that offset",
-                        label, which, (long long)need, T, ref_room(m, r));
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%ld P=%ld but its buffer has %zu from that offset",
+                        label, which, (long long)need, env->T, env->P, ref_room(m, r));
     }
     if (M == 0 || N == 0) return SRT_OK;
     RtDriver *d = &m->drv;
@@ -449,20 +487,20 @@ static srt_status run_gemm(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-static srt_status run_launch(srt_session *s, int i, int T) {
+static srt_status run_launch(srt_session *s, int i, const SymEnv *env) {
     srt_model *m = s->m;
     const RtStep *st = &m->plan.steps[i];
     RtDriver *d = &m->drv;
     char label[512];
-    int64_t g[3], b[3], smem = rt_dim_eval(st->smem, T);
+    int64_t g[3], b[3], smem = symdim_eval(st->smem, env);
     for (int k = 0; k < 3; k++) {
-        g[k] = rt_dim_eval(st->grid[k], T);
-        b[k] = rt_dim_eval(st->block[k], T);
+        g[k] = symdim_eval(st->grid[k], env);
+        b[k] = symdim_eval(st->block[k], env);
     }
     if (g[0] < 1 || g[1] < 1 || g[2] < 1 || g[0] > 0x7fffffff || g[1] > 65535 || g[2] > 65535 || smem < 0 || smem > (1 << 30)) {
         step_label(m, i, label, sizeof label);
-        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: grid [%lld, %lld, %lld] or shared memory %lld bytes out of range at T=%d",
-                        label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, T);
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: grid [%lld, %lld, %lld] or shared memory %lld bytes out of range at T=%ld P=%ld",
+                        label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, env->T, env->P);
     }
     CUfunction f = m->funcs[st->kernel];
     if (smem > m->smem_set[st->kernel]) {
@@ -480,7 +518,7 @@ static srt_status run_launch(srt_session *s, int i, int T) {
             s->vals[a].p = ref_addr(s, arg->ref);
             break;
         case RT_ARG_INT: {
-            int64_t v = rt_dim_eval(arg->dim, T);
+            int64_t v = symdim_eval(arg->dim, env);
             if (v < INT32_MIN || v > INT32_MAX) {
                 step_label(m, i, label, sizeof label);
                 return rt_error(m->ctx, SRT_ERR_INVALID, "%s: argument %d = %lld does not fit an int", label, a, (long long)v);
@@ -504,18 +542,20 @@ static srt_status run_launch(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-srt_status rt_exec_step(srt_session *s, int i, int T) {
+srt_status rt_exec_step(srt_session *s, int i, int T, int P) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
     char label[512];
-    if (i < 0 || i >= p->nsteps || T < 1 || T > p->segment)
-        return rt_error(m->ctx, SRT_ERR_INVALID, "rt_exec_step: step %d of %d at T=%d (1 to %d)", i, p->nsteps, T, p->segment);
+    if (i < 0 || i >= p->nsteps || T < 1 || T > p->segment || P < 0 || P > p->scalar_max[1])
+        return rt_error(m->ctx, SRT_ERR_INVALID, "rt_exec_step: step %d of %d at T=%d (1 to %d), P=%d (0 to %lld)", i,
+                        p->nsteps, T, p->segment, P, (long long)p->scalar_max[1]);
     CUresult r = d->ctxSetCurrent(m->cuctx);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+    SymEnv env = call_env(T, P);
+    srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
     if (st != SRT_OK) return st;
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
         step_label(m, i, label, sizeof label);
@@ -524,7 +564,8 @@ srt_status rt_exec_step(srt_session *s, int i, int T) {
     return SRT_OK;
 }
 
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int first_row, float *logits) {
+/* Runs the program for T tokens at position P (the plan's P: 0 when the plan keeps no state). */
+static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int P, int first_row, float *logits) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -535,8 +576,10 @@ srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int fir
         return cu_fail(m, r, "copying %d token ids to the device", T);
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    for (int i = 0; i < p->nsteps; i++) {
-        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, T) : run_gemm(s, i, T);
+    const RtProgram *pg = rt_plan_program(p, T);
+    SymEnv env = call_env(T, P);
+    for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
+        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
         if (st != SRT_OK) return st;
         if (m->sync_steps && (r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
             step_label(m, i, label, sizeof label);
@@ -545,12 +588,85 @@ srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int fir
     }
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS)
         return cu_fail(m, r,
-                       "running the %d steps of '%s' (kernels run asynchronously: set SHORTC_SYNC_STEPS=1 to find the "
-                       "failing step)",
-                       p->nsteps, p->model);
+                       "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
+                       "SHORTC_SYNC_STEPS=1 to find the failing step)",
+                       pg->nsteps, pg->name, p->model);
     size_t row = (size_t)p->vocab * sizeof(float);
     if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits) + (size_t)first_row * row, (size_t)(T - first_row) * row)) !=
         CUDA_SUCCESS)
         return cu_fail(m, r, "copying the logits from the device");
     return SRT_OK;
 }
+
+/* ------------------------------------------------------------------ */
+/* The backend table                                                   */
+/* ------------------------------------------------------------------ */
+
+/* With state: the plan's range of P (its positions); without, the segment the sequence is re-run in. */
+static int device_max_positions(const srt_model *m) {
+    return plan_keeps_state(&m->plan) ? (int)m->plan.scalar_max[1] + 1 : m->plan.segment;
+}
+
+/*
+ * A forward on a plan without persistent state runs the whole sequence so
+ * far (history + the new tokens, at most a segment) and copies the new
+ * rows; the history grows only when the forward succeeds. With state, only
+ * the new tokens run.
+ */
+static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+    srt_model *m = s->m;
+    int P = s->nhistory;
+    if (plan_keeps_state(&m->plan)) {
+        int limit = device_max_positions(m);
+        if (P + ntokens > limit)
+            return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                            "%d tokens at position %d go past the %d positions the model can address (its state's "
+                            "capacity); reset the session to start a new sequence",
+                            ntokens, P, limit);
+        srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, logits);
+        if (st == SRT_OK) s->nhistory = P + ntokens;
+        return st;
+    }
+    if (P + ntokens > m->plan.segment)
+        return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
+                        "%d tokens at position %d go past the %d positions the model can address on backend '%s' "
+                        "(its segment: this backend re-runs the sequence so far); reset the session to start a new "
+                        "sequence",
+                        ntokens, P, m->plan.segment, srt_backend_name(m->backend));
+    memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
+    srt_status st = rt_exec_forward(s, s->history, P + ntokens, 0, P + first_row, logits);
+    if (st == SRT_OK) s->nhistory = P + ntokens;
+    return st;
+}
+
+static srt_status device_install_weights(srt_model *m, float **vals) {
+    srt_status st = upload_weights(m, vals);
+    for (int i = 0; i < m->plan.nweights; i++) rt_free(m->ctx, vals[i]);
+    rt_free(m->ctx, vals);
+    return st;
+}
+
+static size_t device_session_state_bytes(const srt_session *s) { return s->m->plan.state_bytes; }
+
+static int device_session_position(const srt_session *s) { return s->nhistory; }
+
+static size_t device_state_bytes(const srt_model *m) { return m->plan.state_bytes; }
+
+static bool device_kv_cache(const srt_model *m) { return plan_keeps_state(&m->plan); }
+
+
+const RtBackend rt_backend_device = {
+    .keeps_ir = false,
+    .open = rt_exec_open,
+    .close = rt_exec_close,
+    .install_weights = device_install_weights,
+    .session_create = rt_exec_session_create,
+    .session_destroy = rt_exec_session_destroy,
+    .session_reset = rt_exec_session_reset,
+    .forward = device_forward,
+    .session_state_bytes = device_session_state_bytes,
+    .session_position = device_session_position,
+    .model_state_bytes = device_state_bytes,
+    .max_positions = device_max_positions,
+    .kv_cache = device_kv_cache,
+};

@@ -16,11 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-int64_t rt_dim_eval(RtDim d, int T) {
-    int64_t num = d.t * (int64_t)T + d.c;
-    /* ceil for any sign: div > 0 (checked at load) */
-    int64_t q = num / d.div, r = num % d.div;
-    return (r != 0 && num > 0) ? q + 1 : q;
+const RtProgram *rt_plan_program(const RtPlan *p, int T) {
+    const RtProgram *best = NULL;
+    for (int i = 0; i < p->nprograms; i++) {
+        const RtProgram *g = &p->programs[i];
+        if (T >= g->tmin && T <= g->tmax && (!best || g->tmax - g->tmin < best->tmax - best->tmin)) best = g;
+    }
+    return best;
 }
 
 srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, size_t len, const char **json,
@@ -182,14 +184,14 @@ static void enter_field(P *p, char *saved, const char *field) {
     snprintf(p->path + n, sizeof p->path - n, "%s%s", n && field[0] != '[' ? "." : "", field);
 }
 
-#define DIM_FORM "an integer or {\"t\": a, \"c\": b, \"div\": d}"
+#define DIM_FORM "an integer or {\"t\": a, \"p\": b, \"fill\": f, \"b\": k, \"c\": c, \"div\": d}"
 
 static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim *d) {
     if (!j) return perr(p, field, "missing (expected " DIM_FORM ")");
     if (cJSON_IsNumber(j)) {
         if (j->valuedouble != floor(j->valuedouble) || fabs(j->valuedouble) > 4e18)
             return perr(p, field, "expected " DIM_FORM ", got %g", j->valuedouble);
-        *d = (RtDim){0, (int64_t)j->valuedouble, 1};
+        *d = (RtDim){.c = (long)j->valuedouble, .div = 1};
         return SRT_OK;
     }
     if (!cJSON_IsObject(j)) return perr(p, field, "expected " DIM_FORM ", got %s", plan_json_kind(j));
@@ -199,9 +201,13 @@ static srt_status parse_dim_json(P *p, const char *field, const cJSON *j, RtDim 
     /* read the members with the field as a path prefix */
     char saved[256];
     enter_field(p, saved, field);
-    srt_status st = get_int(p, j, "t", -(1 << 30), 1 << 30, true, 0, &d->t);
-    if (st == SRT_OK) st = get_int(p, j, "c", -((int64_t)1 << 40), (int64_t)1 << 40, false, 0, &d->c);
-    if (st == SRT_OK) st = get_int(p, j, "div", 1, 1 << 30, false, 1, &d->div);
+    int64_t v[6];
+    static const char *const terms[4] = {"t", "p", "fill", "b"}; /* SymDim's coefficients in order */
+    srt_status st = SRT_OK;
+    for (int i = 0; i < 4 && st == SRT_OK; i++) st = get_int(p, j, terms[i], -(1 << 30), 1 << 30, false, 0, &v[i]);
+    if (st == SRT_OK) st = get_int(p, j, "c", -((int64_t)1 << 40), (int64_t)1 << 40, false, 0, &v[4]);
+    if (st == SRT_OK) st = get_int(p, j, "div", 1, 1 << 30, false, 1, &v[5]);
+    *d = (RtDim){.t = (long)v[0], .p = (long)v[1], .fill = (long)v[2], .b = (long)v[3], .c = (long)v[4], .div = (long)v[5]};
     leave(p, saved);
     return st;
 }
@@ -210,7 +216,7 @@ static srt_status get_dim(P *p, const cJSON *obj, const char *key, RtDim *d) {
     return parse_dim_json(p, key, cJSON_GetObjectItemCaseSensitive(obj, key), d);
 }
 
-#define REF_FORM "{\"arena\": OFFSET}, {\"weight\": I} or {\"state\": I, \"offset\": B}"
+#define REF_FORM "{\"arena\": OFFSET}, {\"weight\": I}, {\"state\": I, \"offset\": B} or {\"const\": I, \"offset\": B}"
 
 static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef *r) {
     if (!j) return perr(p, field, "missing (expected " REF_FORM ")");
@@ -240,6 +246,14 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
         if (st == SRT_OK) st = get_int(p, j, "state", 0, pl->nstate - 1, true, 0, &v);
         if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->state[v].bytes - 1, false, 0, &off);
         *r = (RtRef){RT_REF_STATE, (int)v, off};
+    } else if (cJSON_GetObjectItemCaseSensitive(j, "const")) {
+        const char *keys[4];
+        plan_schema_keys(PO_REF_CONST, keys, 4);
+        int64_t off = 0;
+        st = only_keys(p, "", j, keys, REF_FORM);
+        if (st == SRT_OK) st = get_int(p, j, "const", 0, pl->nconsts - 1, true, 0, &v);
+        if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->consts[v].bytes - 1, false, 0, &off);
+        *r = (RtRef){RT_REF_CONST, (int)v, off};
     } else {
         st = perr(p, "", "expected " REF_FORM);
     }
@@ -316,29 +330,126 @@ static srt_status parse_weights(P *p, const cJSON *root) {
     return SRT_OK;
 }
 
+/* A state entry's "role": one of plan_state_roles. */
+static srt_status get_role(P *p, const cJSON *obj, int *role) {
+    char *name;
+    TRY(get_str(p, obj, "role", true, &name));
+    *role = -1;
+    for (int r = 0; r < PLAN_NSTATE_ROLES; r++)
+        if (strcmp(name, plan_state_roles[r]) == 0) *role = r;
+    srt_status st = *role >= 0 ? SRT_OK
+                               : perr(p, "role", "unknown role '%s' (expected none, kv_cache, layer_input, memory or "
+                                                 "recurrent)", name);
+    rt_free(p->ctx, name);
+    return st;
+}
+
 static srt_status parse_state(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
     int n;
-    TRY(get_array(p, root, "state", false, &arr, &n));
+    TRY(get_array(p, root, "state", true, &arr, &n));
     pl->state = rt_alloc(p->ctx, sizeof *pl->state * (size_t)(n ? n : 1));
     if (!pl->state) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
     pl->nstate = n;
     int i = 0;
-    for (const cJSON *s = arr ? arr->child : NULL; s; s = s->next, i++) {
+    for (const cJSON *s = arr->child; s; s = s->next, i++) {
         char saved[256];
         enter(p, saved, "state", i);
         RtPlanState *ps = &pl->state[i];
         if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", plan_json_kind(s));
         int64_t bytes;
         TRY(get_str(p, s, "name", true, &ps->name));
+        TRY(get_role(p, s, &ps->role));
+        TRY(parse_shape(p, s, "shape", &ps->rank, ps->shape));
+        TRY(get_i32(p, s, "capacity", 1, 1 << 30, true, 0, &ps->capacity));
         TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
         TRY(get_dtype(p, s, "dtype", false, &ps->dtype));
         TRY(get_bool(p, s, "persistent", false, &ps->persistent));
+        int64_t want = dtype_size(ps->dtype);
+        for (int d = 0; d < ps->rank; d++) want *= ps->shape[d];
+        if (bytes != want)
+            return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+        /* a KV cache takes a row per position: the plan's P range must fit (kernels index rows P..P+T-1) */
+        if (ps->persistent && ps->role == PLAN_ROLE_KV_CACHE && ps->capacity < pl->scalar_max[1] + 1)
+            return perr(p, "capacity", "%d rows cannot hold the positions the plan allows (P up to %lld)", ps->capacity,
+                        (long long)pl->scalar_max[1]);
         ps->bytes = (size_t)bytes;
         pl->state_bytes += ps->bytes;
         leave(p, saved);
     }
+    return SRT_OK;
+}
+
+/* "scalars": T, P, fill and B, each once, with the range a call may give it. */
+static srt_status parse_scalars(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "scalars", true, &arr, &n));
+    bool seen[4] = {false, false, false, false};
+    int i = 0;
+    for (const cJSON *s = arr->child; s; s = s->next, i++) {
+        char saved[256];
+        enter(p, saved, "scalars", i);
+        if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", plan_json_kind(s));
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
+        int k = -1;
+        for (int j = 0; j < 4 && cJSON_IsString(name); j++)
+            if (strcmp(name->valuestring, plan_scalar_names[j]) == 0) k = j;
+        if (k < 0) return perr(p, "name", "expected \"T\", \"P\", \"fill\" or \"B\"");
+        if (seen[k]) return perr(p, "name", "'%s' is listed twice", plan_scalar_names[k]);
+        seen[k] = true;
+        TRY(get_int(p, s, "min", 0, (int64_t)1 << 30, true, 0, &pl->scalar_min[k]));
+        TRY(get_int(p, s, "max", pl->scalar_min[k], (int64_t)1 << 30, true, 0, &pl->scalar_max[k]));
+        leave(p, saved);
+    }
+    for (int k = 0; k < 4; k++)
+        if (!seen[k]) return perr(p, "scalars", "no entry for '%s'", plan_scalar_names[k]);
+    if (pl->scalar_min[0] != 1 || pl->scalar_max[0] != pl->segment)
+        return perr(p, "scalars", "T must range over 1 to the segment (%d)", pl->segment);
+    return SRT_OK;
+}
+
+/* "constants": compile-time tables of i32 or f32 entries, packed 256-aligned into one block. */
+static srt_status parse_constants(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "constants", true, &arr, &n));
+    pl->consts = rt_alloc(p->ctx, sizeof *pl->consts * (size_t)(n ? n : 1));
+    if (!pl->consts) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nconsts = n;
+    size_t off = 0;
+    int i = 0;
+    for (const cJSON *c = arr->child; c; c = c->next, i++) {
+        char saved[256];
+        enter(p, saved, "constants", i);
+        RtPlanConst *pc = &pl->consts[i];
+        if (!cJSON_IsObject(c)) return perr(p, "", "expected an object, got %s", plan_json_kind(c));
+        TRY(get_str(p, c, "name", true, &pc->name));
+        TRY(get_dtype(p, c, "dtype", true, &pc->dtype));
+        if (pc->dtype != DT_I32 && pc->dtype != DT_F32) return perr(p, "dtype", "constants are i32 or f32");
+        const cJSON *vals;
+        TRY(get_array(p, c, "values", true, &vals, &pc->count));
+        if (pc->count < 1) return perr(p, "values", "an empty table");
+        pc->bytes = 4u * (size_t)pc->count;
+        if (!(pc->data = rt_alloc(p->ctx, pc->bytes))) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+        int k = 0;
+        for (const cJSON *v = vals->child; v; v = v->next, k++) {
+            bool ok = cJSON_IsNumber(v) && (pc->dtype == DT_F32 || (v->valuedouble == floor(v->valuedouble) &&
+                                                                     fabs(v->valuedouble) <= 2147483647.0));
+            if (!ok)
+                return perr(p, "values", "entry %d: expected %s, got %s", k, pc->dtype == DT_F32 ? "a number" : "a 32-bit integer",
+                            plan_json_kind(v));
+            if (pc->dtype == DT_F32) ((float *)pc->data)[k] = (float)v->valuedouble;
+            else ((int32_t *)pc->data)[k] = (int32_t)v->valuedouble;
+        }
+        pc->offset = off;
+        off = (off + pc->bytes + 255) & ~(size_t)255;
+        leave(p, saved);
+    }
+    pl->const_bytes = off;
     return SRT_OK;
 }
 
@@ -437,13 +548,13 @@ static srt_status parse_launch(P *p, const cJSON *s, RtStep *st) {
     TRY(parse_dim3(p, s, "block", st->block));
     int64_t threads = 1;
     for (int d = 0; d < 3; d++) {
-        if (st->block[d].t != 0 || st->block[d].c < 1)
+        if (!symdim_is_const(st->block[d]) || st->block[d].c < 1 || st->block[d].div != 1)
             return perr(p, "block", "block dimensions must be positive constants");
         threads *= st->block[d].c;
     }
     if (threads > 1024) return perr(p, "block", "%lld threads per block (at most 1024)", (long long)threads);
     if (cJSON_GetObjectItemCaseSensitive(s, "smem")) TRY(get_dim(p, s, "smem", &st->smem));
-    else st->smem = (RtDim){0, 0, 1};
+    else st->smem = (RtDim){.div = 1};
     const cJSON *args;
     int n;
     TRY(get_array(p, s, "args", true, &args, &n));
@@ -522,8 +633,8 @@ static srt_status parse_gemm(P *p, const cJSON *s, RtStep *st) {
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "compute");
     if (c && !(cJSON_IsString(c) && strcmp(c->valuestring, "f32") == 0))
         return perr(p, "compute", "only \"f32\" (CUBLAS_COMPUTE_32F) is supported");
-    st->batch = (RtDim){0, 1, 1};
-    st->strideA = st->strideB = st->strideC = (RtDim){0, 0, 1};
+    st->batch = (RtDim){.c = 1, .div = 1};
+    st->strideA = st->strideB = st->strideC = (RtDim){.div = 1};
     if (cJSON_GetObjectItemCaseSensitive(s, "batch")) TRY(get_dim(p, s, "batch", &st->batch));
     if (cJSON_GetObjectItemCaseSensitive(s, "strideA")) TRY(get_dim(p, s, "strideA", &st->strideA));
     if (cJSON_GetObjectItemCaseSensitive(s, "strideB")) TRY(get_dim(p, s, "strideB", &st->strideB));
@@ -531,20 +642,14 @@ static srt_status parse_gemm(P *p, const cJSON *s, RtStep *st) {
     return SRT_OK;
 }
 
-static srt_status parse_steps(P *p, const cJSON *root) {
+/* One program's steps, appended to pl->steps at index base (room was made by the caller). */
+static srt_status parse_steps(P *p, const cJSON *arr, int base) {
     RtPlan *pl = p->plan;
-    const cJSON *arr;
-    int n;
-    TRY(get_array(p, root, "steps", true, &arr, &n));
-    if (n == 0) return perr(p, "steps", "no steps");
-    pl->steps = rt_alloc(p->ctx, sizeof *pl->steps * (size_t)n);
-    if (!pl->steps) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
-    pl->nsteps = n;
     int i = 0;
     for (const cJSON *s = arr->child; s; s = s->next, i++) {
         char saved[256];
         enter(p, saved, "steps", i);
-        RtStep *st = &pl->steps[i];
+        RtStep *st = &pl->steps[base + i];
         p->step = i;
         if (!cJSON_IsObject(s)) return perr(p, "", "expected an object, got %s", plan_json_kind(s));
         char *op;
@@ -561,14 +666,68 @@ static srt_status parse_steps(P *p, const cJSON *root) {
         TRY(get_i32(p, s, "node", -1, 1 << 30, false, -1, &st->node));
         if (launch) {
             st->op = RT_STEP_LAUNCH;
-            pl->nlaunches++;
             TRY(parse_launch(p, s, st));
         } else {
             st->op = RT_STEP_GEMM;
-            pl->ngemms++;
             TRY(parse_gemm(p, s, st));
         }
         leave(p, saved);
+    }
+    return SRT_OK;
+}
+
+/* "programs": named step lists, each for a range of T; together they cover 1 to the segment. */
+static srt_status parse_programs(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    TRY(get_array(p, root, "programs", true, &arr, &n));
+    if (n == 0) return perr(p, "programs", "no programs");
+    int total = 0;
+    for (const cJSON *g = arr->child; g; g = g->next) {
+        const cJSON *steps = cJSON_IsObject(g) ? cJSON_GetObjectItemCaseSensitive(g, "steps") : NULL;
+        total += cJSON_IsArray(steps) ? cJSON_GetArraySize(steps) : 0;
+    }
+    pl->programs = rt_alloc(p->ctx, sizeof *pl->programs * (size_t)n);
+    pl->steps = rt_alloc(p->ctx, sizeof *pl->steps * (size_t)(total ? total : 1));
+    if (!pl->programs || !pl->steps) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nprograms = n;
+    pl->nsteps = total;
+    int i = 0, base = 0;
+    for (const cJSON *g = arr->child; g; g = g->next, i++) {
+        char saved[256];
+        enter(p, saved, "programs", i);
+        RtProgram *pg = &pl->programs[i];
+        if (!cJSON_IsObject(g)) return perr(p, "", "expected an object, got %s", plan_json_kind(g));
+        TRY(get_str(p, g, "name", true, &pg->name));
+        if (!pg->name[0]) return perr(p, "name", "empty program name");
+        for (int j = 0; j < i; j++)
+            if (strcmp(pl->programs[j].name, pg->name) == 0) return perr(p, "name", "'%s' is listed twice", pg->name);
+        const cJSON *t, *steps;
+        int nt, ns;
+        TRY(get_array(p, g, "t", true, &t, &nt));
+        if (nt != 2 || !cJSON_IsNumber(t->child) || !cJSON_IsNumber(t->child->next))
+            return perr(p, "t", "expected [first, last], the token counts the program runs");
+        pg->tmin = (int)t->child->valuedouble;
+        pg->tmax = (int)t->child->next->valuedouble;
+        if (t->child->valuedouble != pg->tmin || t->child->next->valuedouble != pg->tmax || pg->tmin < 1 ||
+            pg->tmax < pg->tmin || pg->tmax > pl->segment)
+            return perr(p, "t", "expected [first, last] with 1 <= first <= last <= %d (the segment)", pl->segment);
+        TRY(get_array(p, g, "steps", true, &steps, &ns));
+        if (ns == 0) return perr(p, "steps", "no steps");
+        pg->first = base;
+        pg->nsteps = ns;
+        TRY(parse_steps(p, steps, base));
+        base += ns;
+        leave(p, saved);
+    }
+    for (int T = 1; T <= pl->segment; T++)
+        if (!rt_plan_program(pl, T)) return perr(p, "programs", "no program runs %d tokens (T 1 to %d must be covered)", T, pl->segment);
+    /* what srt_model_info reports per forward: the program of a whole segment */
+    const RtProgram *full = rt_plan_program(pl, pl->segment);
+    for (int k = full->first; k < full->first + full->nsteps; k++) {
+        pl->nlaunches += pl->steps[k].op == RT_STEP_LAUNCH;
+        pl->ngemms += pl->steps[k].op == RT_STEP_GEMM;
     }
     return SRT_OK;
 }
@@ -581,9 +740,7 @@ static srt_status parse_root(P *p, const cJSON *root) {
         return perr(p, "format", "expected \"" SHORTC_PLAN_FORMAT "\"");
     int version;
     TRY(get_i32(p, root, "version", 0, 1 << 20, true, 0, &version));
-    if (version != SHORTC_PLAN_VERSION)
-        return perr(p, "version", "plan version %d is not supported by this runtime (it reads version %d)", version,
-                    SHORTC_PLAN_VERSION);
+    if (version != SHORTC_PLAN_VERSION) return perr(p, "version", "%s", plan_version_message(version));
     TRY(get_str(p, root, "model", true, &pl->model));
     TRY(get_str(p, root, "source", false, &pl->source));
     const cJSON *cfg;
@@ -601,7 +758,9 @@ static srt_status parse_root(P *p, const cJSON *root) {
     int64_t ab;
     TRY(get_int(p, root, "arena_bytes", 1, (int64_t)1 << 42, true, 0, &ab));
     pl->arena_bytes = (size_t)ab;
-    /* state and weights first: REFs are checked against them */
+    /* scalars, constants, state and weights first: REFs and DIMs are checked against them */
+    TRY(parse_scalars(p, root));
+    TRY(parse_constants(p, root));
     TRY(parse_state(p, root));
     TRY(parse_weights(p, root));
     TRY(parse_kernels(p, root));
@@ -623,7 +782,8 @@ static srt_status parse_root(P *p, const cJSON *root) {
         if (n != 2) return perr(p, "shape", "expected [{\"t\": 1}, vocab]");
         TRY(parse_dim_json(p, "shape[0]", shape->child, &rows));
         TRY(parse_dim_json(p, "shape[1]", shape->child->next, &cols));
-        if (rows.t != 1 || rows.c != 0 || rows.div != 1 || cols.t != 0 || cols.c != pl->vocab)
+        if (rows.t != 1 || rows.p || rows.fill || rows.b || rows.c != 0 || rows.div != 1 || !symdim_is_const(cols) ||
+            cols.c != pl->vocab || cols.div != 1)
             return perr(p, "shape", "expected [{\"t\": 1}, %d] (T rows of vocab floats)", pl->vocab);
         leave(p, saved);
     }
@@ -644,7 +804,7 @@ static srt_status parse_root(P *p, const cJSON *root) {
     if ((size_t)pl->logits.offset + 4u * (size_t)pl->segment * (size_t)pl->vocab > pl->arena_bytes)
         return perr(p, "logits", "%d x %d logits at offset %lld overrun the %zu-byte arena", pl->segment, pl->vocab,
                     (long long)pl->logits.offset, pl->arena_bytes);
-    return parse_steps(p, root);
+    return parse_programs(p, root);
 }
 
 srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *plan) {
@@ -678,6 +838,13 @@ void rt_plan_free(srt_context *ctx, RtPlan *p) {
     rt_free(ctx, p->weights);
     for (int i = 0; i < p->nstate; i++) rt_free(ctx, p->state[i].name);
     rt_free(ctx, p->state);
+    for (int i = 0; i < p->nconsts; i++) {
+        rt_free(ctx, p->consts[i].name);
+        rt_free(ctx, p->consts[i].data);
+    }
+    rt_free(ctx, p->consts);
+    for (int i = 0; i < p->nprograms; i++) rt_free(ctx, p->programs[i].name);
+    rt_free(ctx, p->programs);
     for (int i = 0; i < p->nkernels; i++) {
         rt_free(ctx, p->kernels[i].name);
         rt_free(ctx, p->kernels[i].params);

@@ -2,8 +2,8 @@
  * rt_internal.h — what the runtime's source files share: the context and
  * its allocator, the plan as C structs (plan_load.c), the safetensors reader
  * and weight binding (weights.c), random weights (random_weights.c), the plan
- * executor (exec.c), the reference backend (backend_ref.c) and the NVRTC
- * compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
+ * executor and device backend table (exec.c), the reference backend and its
+ * table (backend_ref.c) and the NVRTC compile path (backend_cuda.c). Not installed; the public API is shortrt.h.
  */
 #ifndef RT_INTERNAL_H
 #define RT_INTERNAL_H
@@ -55,18 +55,19 @@ double rt_now_ms(void);
 /* The plan (plan_load.c)                                               */
 /* ------------------------------------------------------------------ */
 
-/* ceil((t*T + c) / div). A constant is {0, c, 1}. */
-typedef struct RtDim {
-    int64_t t;    /* coefficient of T */
-    int64_t c;    /* constant term */
-    int64_t div;  /* divisor (> 0), rounding up */
-} RtDim;
-int64_t rt_dim_eval(RtDim d, int T);
+/* A plan DIM: the shared symbolic dimension (SymDim), evaluated per call with symdim_eval and the call's
+ * run-time scalars (SymEnv: T, P, fill, B). */
+typedef SymDim RtDim;
 
-typedef enum RtRefKind { RT_REF_ARENA, RT_REF_WEIGHT, RT_REF_STATE } RtRefKind;
+typedef enum RtRefKind {
+    RT_REF_ARENA,     /* the session's activation arena */
+    RT_REF_WEIGHT,    /* a weight of the model's weight block */
+    RT_REF_STATE,     /* a state tensor of the session */
+    RT_REF_CONST,     /* a table of the model's constants block */
+} RtRefKind;
 typedef struct RtRef {
     RtRefKind kind;   /* which base */
-    int index;        /* weight or state index */
+    int index;        /* weight, state or constant index */
     int64_t offset;   /* bytes from the base */
 } RtRef;
 
@@ -117,10 +118,32 @@ typedef struct RtPlanWeight {
 
 typedef struct RtPlanState {
     char *name;           /* e.g. kv.0 */
+    int role;             /* index in plan_state_roles ("none", "kv_cache", ...) */
+    int rank;             /* dimensions of shape */
+    int64_t shape[MAX_RANK]; /* its shape at capacity */
+    int capacity;         /* rows (positions) it holds */
     size_t bytes;         /* device bytes */
     DType dtype;          /* element type */
     bool persistent;      /* survives between forwards; zeroed by reset */
 } RtPlanState;
+
+/* A compile-time table (plan "constants"), uploaded once per model. */
+typedef struct RtPlanConst {
+    char *name;           /* what it is */
+    DType dtype;          /* DT_I32 or DT_F32 */
+    int count;            /* entries */
+    void *data;           /* count entries of dtype, as uploaded */
+    size_t bytes;         /* count * 4 */
+    size_t offset;        /* offset in the device constants block (256-aligned) */
+} RtPlanConst;
+
+/* A named program: the steps run for a call whose T lies in [tmin, tmax]. */
+typedef struct RtProgram {
+    char *name;           /* e.g. "forward", "decode" */
+    int tmin, tmax;       /* the T it runs */
+    int first;            /* index of its first step in RtPlan.steps */
+    int nsteps;           /* its steps */
+} RtProgram;
 
 typedef struct RtPlanKernel {
     char *name;           /* extern "C" symbol */
@@ -148,12 +171,18 @@ typedef struct RtPlan {
     RtPlanState *state;   /* per-session tensors */
     int nstate;           /* count */
     size_t state_bytes;   /* their total */
+    RtPlanConst *consts;  /* compile-time tables */
+    int nconsts;          /* count */
+    size_t const_bytes;   /* device constants block size */
+    int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
+    RtProgram *programs;  /* named programs; their steps are consecutive ranges of steps */
+    int nprograms;        /* count */
     RtPlanKernel *kernels; /* distinct kernels */
     int nkernels;         /* count */
-    RtStep *steps;        /* the forward pass in order */
+    RtStep *steps;        /* every program's steps, program after program */
     int nsteps;           /* count */
-    int nlaunches;        /* launch steps */
-    int ngemms;           /* gemm steps */
+    int nlaunches;        /* launch steps of the program a whole segment runs */
+    int ngemms;           /* gemm steps of that program */
     int max_args;         /* most arguments of any launch */
 } RtPlan;
 
@@ -163,6 +192,9 @@ srt_status rt_plan_extract(srt_context *ctx, const char *what, const char *cu, s
 /* Parses and validates plan JSON into p (all memory from ctx). what names the file in messages. */
 srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *p);
 void rt_plan_free(srt_context *ctx, RtPlan *p);
+/* The program a call of T tokens runs: the narrowest range holding T (the first such); every T from 1 to the
+ * segment has one (checked at load). */
+const RtProgram *rt_plan_program(const RtPlan *p, int T);
 
 /* ------------------------------------------------------------------ */
 /* Random weights (random_weights.c)                                             */
@@ -227,10 +259,12 @@ void rt_encode(DType t, const float *src, size_t n, void *dst);
 /* ------------------------------------------------------------------ */
 
 typedef struct RtRefModel RtRefModel;   /* backend_ref.c */
+typedef struct RtBackend RtBackend;     /* a backend's functions (below) */
 
 struct srt_model {
     srt_context *ctx;         /* owner: allocator and error message */
-    srt_backend backend;      /* backend in use (never AUTO) */
+    srt_backend backend;      /* backend in use (never AUTO once open) */
+    const RtBackend *ops;     /* the backend's functions (every call goes through them) */
     char *path;               /* as opened */
     char *plan_json;          /* the plan text (NUL-terminated) */
     RtPlan plan;              /* plan_json parsed */
@@ -247,6 +281,7 @@ struct srt_model {
     int *smem_set;            /* per plan kernel: dynamic smem limit raised to (bytes) */
     cublasHandle_t blas;      /* cuBLAS handle (set to the session's stream per forward) */
     CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */
+    CUdeviceptr dconsts;      /* constants block (plan.const_bytes; 0 when there are none) */
     int arch;                 /* compute capability * 10 */
     double compile_ms;        /* kernel build time (0 on a cache hit) */
     int cache_hit;            /* module image came from the cache */
@@ -258,10 +293,13 @@ struct srt_model {
 struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
+    int batch;                /* sequences the session holds (srt_session_create) */
+    srt_session **lanes;      /* batch > 1: one backend session per sequence (this one then holds no backend
+                                 state itself); NULL for batch 1 */
     struct InterpSession *ref_state; /* ref backend: the interpreter's session (KV caches, fill); NULL otherwise */
-    int32_t *history;         /* sim, cuda: the tokens of the sequence so far (plan.segment entries); the plan
-                                 has no state yet, so a continuing forward re-runs them (shortrt.c) */
-    int nhistory;             /* sim, cuda: tokens in history (the position of the next forward) */
+    int32_t *history;         /* sim, cuda on a plan without persistent state: the tokens of the sequence so far
+                                 (plan.segment entries), which a continuing forward re-runs (exec.c) */
+    int nhistory;             /* sim, cuda: the position of the next forward */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
@@ -274,18 +312,47 @@ struct srt_session {
     } *vals;                  /* argument values params point at */
 };
 
-/* Device backends (exec.c). */
-srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len);
-srt_status rt_exec_upload_weights(srt_model *m, float *const *vals);
-srt_status rt_exec_session_create(srt_session *s);
-srt_status rt_exec_session_reset(srt_session *s);
-/* logits receives rows first_row..ntokens-1 only (srt_forward_rows). */
-srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
-/* Runs step i of the plan alone at token count T, exactly as rt_exec_forward does, and synchronizes
- * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs must already be in place. */
-srt_status rt_exec_step(srt_session *s, int i, int T);
-void rt_exec_session_destroy(srt_session *s);
-void rt_exec_close(srt_model *m);
+/*
+ * A backend: what srt_model_open, the weight loaders, sessions and
+ * srt_forward call, so shortrt.c routes every call through the model's table
+ * and never asks which backend it runs. rt_backend_ref (backend_ref.c) runs
+ * the compiler's IR in the interpreter; rt_backend_device (exec.c) runs the
+ * plan through an RtDriver (sim or cuda, picked at open).
+ */
+struct RtBackend {
+    bool keeps_ir;        /* needs the compiler's IR: compiling an .arch keeps it in m->ref */
+    /* After the plan is parsed (m->plan, m->plan_json; m->ref when keeps_ir and the model is an .arch). */
+    srt_status (*open)(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len);
+    /* Frees what open made; also after a failed open. */
+    void (*close)(srt_model *m);
+    /* Weight values per plan weight (rt_weights_from_st); takes vals and every vals[i], also on failure. */
+    srt_status (*install_weights)(srt_model *m, float **vals);
+    /* A session's state; session_destroy also cleans up after a failed create. */
+    srt_status (*session_create)(srt_session *s);
+    void (*session_destroy)(srt_session *s);
+    /* Back to position 0 with every state fill 0. */
+    srt_status (*session_reset)(srt_session *s);
+    /* Continues the sequence with tokens (already validated); logits gets rows first_row..ntokens-1. */
+    srt_status (*forward)(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
+    /* Bytes the session keeps between forwards. */
+    size_t (*session_state_bytes)(const srt_session *s);
+    /* Position of the session's next token. */
+    int (*session_position)(const srt_session *s);
+    /* Bytes of state one session of the model keeps (srt_model_info.state_bytes). */
+    size_t (*model_state_bytes)(const srt_model *m);
+    /* Positions a session holds before it must be reset. */
+    int (*max_positions)(const srt_model *m);
+    /* A continuing forward runs only its tokens against the state (srt_model_info.kv_cache). */
+    bool (*kv_cache)(const srt_model *m);
+};
+
+extern const RtBackend rt_backend_ref;    /* backend_ref.c */
+extern const RtBackend rt_backend_device; /* exec.c: sim and cuda */
+
+/* Runs step i of the plan alone for T tokens at position P, exactly as a forward does, and synchronizes
+ * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs (arena and state) must already
+ * be in place. */
+srt_status rt_exec_step(srt_session *s, int i, int T, int P);
 
 /*
  * Compiles an .arch through the compiler library. On success fills the
@@ -295,21 +362,6 @@ void rt_exec_close(srt_model *m);
  */
 srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
                            char **plan_json, RtRefModel **ref);
-
-/* Reference backend (backend_ref.c). */
-srt_status rt_ref_bind_weights(srt_model *m, float **vals);   /* takes ownership of vals[i] */
-srt_status rt_ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
-void rt_ref_free(srt_context *ctx, RtRefModel *r);
-/* The ref backend's per-session state: the interpreter's session over the model's graph. */
-srt_status rt_ref_session_create(srt_session *s);
-void rt_ref_session_destroy(srt_session *s);
-void rt_ref_session_reset(srt_session *s);
-size_t rt_ref_session_state_bytes(const srt_session *s);
-int rt_ref_session_position(const srt_session *s);
-/* Bytes of state one session of the model keeps (its KV caches at capacity). */
-size_t rt_ref_state_bytes(const srt_model *m);
-/* The most positions a session of the model holds before it must be reset. */
-int rt_ref_max_positions(const srt_model *m);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */

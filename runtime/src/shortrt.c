@@ -3,19 +3,18 @@
  * open/close with backend selection, weights, sessions and forward passes.
  * The work is done by plan_load.c (the plan), weights.c (weights),
  * exec.c (sim and cuda backends) and backend_ref.c (the reference
- * interpreter); this file routes calls and enforces the API's rules.
+ * interpreter); this file checks the API's rules and routes every call
+ * through the model's backend table (RtBackend, picked once at open).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 /* ------------------------------------------------------------------ */
 /* Allocation                                                          */
@@ -209,63 +208,13 @@ const char *srt_last_error(const srt_context *ctx) {
 /* Models                                                              */
 /* ------------------------------------------------------------------ */
 
-/* The .arch a .cu's plan names: as written, else relative to the .cu's directory. NULL if neither exists. */
-static char *find_source_arch(srt_context *ctx, const char *cu_path, const char *source) {
-    if (!source || !*source) return NULL;
-    if (access(source, R_OK) == 0) return rt_strdup(ctx, source);
-    if (source[0] == '/') return NULL;
-    const char *slash = strrchr(cu_path, '/');
-    if (!slash) return NULL;
-    size_t dn = (size_t)(slash - cu_path) + 1, n = dn + strlen(source) + 1;
-    char *p = rt_alloc(ctx, n);
-    if (!p) return NULL;
-    memcpy(p, cu_path, dn);
-    strcpy(p + dn, source);
-    if (access(p, R_OK) == 0) return p;
-    rt_free(ctx, p);
-    return NULL;
-}
-
-/* Two plan texts describe the same program ("source" aside: it records how the .arch was named). */
-static bool same_plan(const char *a, const char *b) {
-    cJSON *ja = cJSON_Parse(a), *jb = cJSON_Parse(b);
-    bool same = false;
-    if (ja && jb) {
-        cJSON_DeleteItemFromObjectCaseSensitive(ja, "source");
-        cJSON_DeleteItemFromObjectCaseSensitive(jb, "source");
-        same = cJSON_Compare(ja, jb, 1);
-    }
-    cJSON_Delete(ja);
-    cJSON_Delete(jb);
-    return same;
-}
-
-/*
- * The ref backend on a .cu: the interpreter runs the compiler's IR, so the
- * .arch the plan names is compiled again; it must still give the .cu's plan.
- */
-static srt_status ref_from_cu(srt_model *m, const char *model_name) {
-    srt_context *ctx = m->ctx;
-    const char *source = m->plan.source;
-    char *arch = find_source_arch(ctx, m->path, source);
-    if (!arch)
-        return rt_error(ctx, SRT_ERR_UNSUPPORTED,
-                        "the ref backend runs the compiler's IR and needs the model's .arch, but '%s' was compiled from "
-                        "'%s', which cannot be found; open the .arch instead",
-                        m->path, *source ? source : "(no source recorded)");
-    char *cu = NULL, *json = NULL;
-    size_t cu_len = 0;
-    srt_status st = rt_compile_arch(ctx, arch, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
-    if (st == SRT_OK && !same_plan(m->plan_json, json))
-        st = rt_error(ctx, SRT_ERR_UNSUPPORTED,
-                      "the ref backend recompiled '%s' for '%s', but it no longer gives the plan embedded in the .cu "
-                      "(the .arch or the compiler changed since); emit the .cu again or open the .arch",
-                      arch, m->path);
-    rt_free(ctx, cu);
-    rt_free(ctx, json);
-    rt_free(ctx, arch);
-    return st;
-}
+/* Each backend's functions; AUTO picks cuda or sim when the device backend opens. */
+static const RtBackend *const backend_table[] = {
+    [SRT_BACKEND_AUTO] = &rt_backend_device,
+    [SRT_BACKEND_REF] = &rt_backend_ref,
+    [SRT_BACKEND_SIM] = &rt_backend_device,
+    [SRT_BACKEND_CUDA] = &rt_backend_device,
+};
 
 srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt_in, srt_model **out) {
     if (out) *out = NULL;
@@ -284,6 +233,7 @@ srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options 
     if (!m) return nomem(ctx);
     m->ctx = ctx;
     m->backend = opt.backend;
+    m->ops = backend_table[opt.backend];
     m->allow_nonfinite = opt.allow_nonfinite_weights != 0;
     char *cu = NULL;
     size_t cu_len = 0;
@@ -297,17 +247,13 @@ srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options 
         if ((st = rt_plan_extract(ctx, path, cu, cu_len, &json, &json_len)) != SRT_OK) goto fail;
         if (!(m->plan_json = rt_strndup(ctx, json, json_len))) { st = nomem(ctx); goto fail; }
         if ((st = rt_plan_parse(ctx, path, m->plan_json, json_len, &m->plan)) != SRT_OK) goto fail;
-        if (m->backend == SRT_BACKEND_REF && (st = ref_from_cu(m, opt.model_name)) != SRT_OK) goto fail;
     } else {
-        st = rt_compile_arch(ctx, path, opt.model_name, &cu, &cu_len, &m->plan_json,
-                             m->backend == SRT_BACKEND_REF ? &m->ref : NULL);
+        st = rt_compile_arch(ctx, path, opt.model_name, &cu, &cu_len, &m->plan_json, m->ops->keeps_ir ? &m->ref : NULL);
         if (st != SRT_OK) goto fail;
         if ((st = rt_plan_parse(ctx, path, m->plan_json, strlen(m->plan_json), &m->plan)) != SRT_OK) goto fail;
     }
 
-    if (m->backend != SRT_BACKEND_REF) {
-        if ((st = rt_exec_open(m, &opt, cu, cu_len)) != SRT_OK) goto fail;
-    }
+    if ((st = m->ops->open(m, &opt, cu, cu_len)) != SRT_OK) goto fail;
     rt_free(ctx, cu);
     *out = m;
     return SRT_OK;
@@ -321,31 +267,16 @@ void srt_model_close(srt_model *m) {
     if (!m) return;
     srt_context *ctx = m->ctx;
     while (m->sessions) srt_session_destroy(m->sessions);
-    if (m->backend != SRT_BACKEND_REF) rt_exec_close(m);
-    rt_ref_free(ctx, m->ref);
+    m->ops->close(m);
     rt_plan_free(ctx, &m->plan);
     rt_free(ctx, m->plan_json);
     rt_free(ctx, m->path);
     rt_free(ctx, m);
 }
 
-static void free_vals(srt_context *ctx, float **vals, int n) {
-    if (!vals) return;
-    for (int i = 0; i < n; i++) rt_free(ctx, vals[i]);
-    rt_free(ctx, vals);
-}
-
 /* Hands weight values to the backend (which keeps them for ref, uploads them otherwise). */
 static srt_status install_weights(srt_model *m, float **vals) {
-    srt_status st;
-    if (m->backend == SRT_BACKEND_REF) {
-        st = rt_ref_bind_weights(m, vals); /* owns vals[i] from here */
-        rt_free(m->ctx, vals);
-        if (st == SRT_OK) m->weights_loaded = true;
-        return st;
-    }
-    st = rt_exec_upload_weights(m, vals);
-    free_vals(m->ctx, vals, m->plan.nweights);
+    srt_status st = m->ops->install_weights(m, vals);
     if (st == SRT_OK) m->weights_loaded = true;
     return st;
 }
@@ -399,13 +330,13 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->ngemms = p->ngemms;
     info->weight_bytes = p->weight_bytes;
     info->activation_bytes = p->arena_bytes;
-    info->state_bytes = m->backend == SRT_BACKEND_REF ? rt_ref_state_bytes(m) : p->state_bytes;
+    info->state_bytes = m->ops->model_state_bytes(m);
     info->compile_ms = m->compile_ms;
     info->cache_hit = m->cache_hit;
     info->cache_note = m->cache_note;
     info->stateful = 1;
-    info->kv_cache = m->backend == SRT_BACKEND_REF;
-    info->max_positions = info->kv_cache ? rt_ref_max_positions(m) : p->segment;
+    info->kv_cache = m->ops->kv_cache(m);
+    info->max_positions = m->ops->max_positions(m);
     return SRT_OK;
 }
 
@@ -415,26 +346,58 @@ const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ?
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
+/* Most sequences one session holds. */
+#define RT_MAX_BATCH 256
+
+/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated. */
+static srt_status lane_create(srt_model *m, srt_session **out) {
+    srt_session *s = rt_alloc(m->ctx, sizeof *s);
+    if (!s) return nomem(m->ctx);
+    s->m = m;
+    s->batch = 1;
+    srt_status st = m->ops->session_create(s);
+    if (st != SRT_OK) {
+        m->ops->session_destroy(s);
+        rt_free(m->ctx, s);
+        return st;
+    }
+    *out = s;
+    return SRT_OK;
+}
+
+static void lane_destroy(srt_session *s) {
+    s->m->ops->session_destroy(s);
+    rt_free(s->m->ctx, s);
+}
+
+/* Sequence b of s (s itself when it holds one). */
+static srt_session *lane(const srt_session *s, int b) { return s->lanes ? s->lanes[b] : (srt_session *)s; }
+
 srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
     if (out) *out = NULL;
     if (!m) return SRT_ERR_INVALID;
     if (!out) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: out is NULL");
-    if (batch != 1)
-        return rt_error(m->ctx, batch < 1 ? SRT_ERR_INVALID : SRT_ERR_UNSUPPORTED,
-                        "srt_session_create: batch %d is not supported (only batch 1 for now)", batch);
-    srt_session *s = rt_alloc(m->ctx, sizeof *s);
-    if (!s) return nomem(m->ctx);
-    s->m = m;
-    {
-        bool ref = m->backend == SRT_BACKEND_REF;
-        srt_status st = ref ? rt_ref_session_create(s) : rt_exec_session_create(s);
-        if (st == SRT_OK && !ref && !(s->history = rt_alloc(m->ctx, sizeof *s->history * (size_t)m->plan.segment)))
-            st = nomem(m->ctx);
-        if (st != SRT_OK) {
-            if (ref) rt_ref_session_destroy(s);
-            else rt_exec_session_destroy(s);
+    if (batch < 1 || batch > RT_MAX_BATCH)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "srt_session_create: batch %d (expected 1 to %d sequences)", batch,
+                        RT_MAX_BATCH);
+    srt_session *s = NULL;
+    srt_status st;
+    if (batch == 1) {
+        if ((st = lane_create(m, &s)) != SRT_OK) return st;
+    } else {
+        if (!(s = rt_alloc(m->ctx, sizeof *s)) || !(s->lanes = rt_alloc(m->ctx, sizeof *s->lanes * (size_t)batch))) {
             rt_free(m->ctx, s);
-            return st;
+            return nomem(m->ctx);
+        }
+        s->m = m;
+        s->batch = batch;
+        for (int b = 0; b < batch; b++) {
+            if ((st = lane_create(m, &s->lanes[b])) != SRT_OK) {
+                while (b-- > 0) lane_destroy(s->lanes[b]);
+                rt_free(m->ctx, s->lanes);
+                rt_free(m->ctx, s);
+                return st;
+            }
         }
     }
     s->next = m->sessions;
@@ -452,64 +415,63 @@ void srt_session_destroy(srt_session *s) {
             break;
         }
     }
-    if (m->backend == SRT_BACKEND_REF) rt_ref_session_destroy(s);
-    else rt_exec_session_destroy(s);
-    rt_free(m->ctx, s->history);
+    if (!s->lanes) {
+        lane_destroy(s);
+        return;
+    }
+    for (int b = 0; b < s->batch; b++) lane_destroy(s->lanes[b]);
+    rt_free(m->ctx, s->lanes);
     rt_free(m->ctx, s);
 }
 
 srt_status srt_session_reset(srt_session *s) {
     if (!s) return SRT_ERR_INVALID;
-    if (s->m->backend == SRT_BACKEND_REF) {
-        rt_ref_session_reset(s);
-        return SRT_OK;
+    for (int b = 0; b < s->batch; b++) {
+        srt_status st = s->m->ops->session_reset(lane(s, b));
+        if (st != SRT_OK) return st;
     }
-    s->nhistory = 0;
-    return rt_exec_session_reset(s);
+    return SRT_OK;
 }
 
 size_t srt_session_state_bytes(const srt_session *s) {
     if (!s) return 0;
-    if (s->m->backend == SRT_BACKEND_REF) return rt_ref_session_state_bytes(s);
-    return s->m->plan.state_bytes;
+    size_t bytes = 0;
+    for (int b = 0; b < s->batch; b++) bytes += s->m->ops->session_state_bytes(lane(s, b));
+    return bytes;
 }
 
-int srt_session_position(const srt_session *s) {
-    if (!s) return 0;
-    return s->m->backend == SRT_BACKEND_REF ? rt_ref_session_position(s) : s->nhistory;
+int srt_session_position(const srt_session *s) { return srt_session_position_of(s, 0); }
+
+int srt_session_position_of(const srt_session *s, int b) {
+    if (!s || b < 0 || b >= s->batch) return 0;
+    return s->m->ops->session_position(lane(s, b));
 }
 
-/* Whether the plan carries its own state between forwards (a `persistent` state entry): then each
- * forward runs only its tokens and the plan's steps continue from that state. */
-static bool plan_keeps_state(const RtPlan *p) {
-    for (int i = 0; i < p->nstate; i++)
-        if (p->state[i].persistent) return true;
-    return false;
-}
-
-/*
- * sim and cuda on a plan without state (every emitted plan today): a
- * forward that continues a sequence runs the whole sequence so far
- * (history + the new tokens, at most a segment) and copies the new rows;
- * the history grows only when the forward succeeds.
- */
-static srt_status forward_prefix(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
-    srt_model *m = s->m;
-    int P = s->nhistory;
-    if (P + ntokens > m->plan.segment)
-        return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
-                        "%d tokens at position %d go past the %d positions the model can address on backend '%s' "
-                        "(its segment: this backend re-runs the sequence so far); reset the session to start a new "
-                        "sequence",
-                        ntokens, P, m->plan.segment, srt_backend_name(m->backend));
-    memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
-    srt_status st = rt_exec_forward(s, s->history, P + ntokens, P + first_row, logits);
-    if (st == SRT_OK) s->nhistory = P + ntokens;
-    return st;
-}
+int srt_session_batch(const srt_session *s) { return s ? s->batch : 0; }
 
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
     return srt_forward_rows(s, tokens, ntokens, 0, logits);
+}
+
+/* The checks every forward makes of one sequence's tokens (what: the caller, for messages). */
+static srt_status check_tokens(const srt_model *m, const char *what, const int32_t *tokens, int ntokens) {
+    srt_context *ctx = m->ctx;
+    if (ntokens < 1 || ntokens > m->plan.segment)
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: %d tokens; model '%s' takes 1 to %d per forward", what, ntokens,
+                        m->plan.model, m->plan.segment);
+    for (int i = 0; i < ntokens; i++) {
+        if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: token %d (position %d) is outside the vocabulary [0, %d)", what,
+                            (int)tokens[i], i, m->plan.vocab);
+    }
+    return SRT_OK;
+}
+
+static srt_status check_weights(const srt_model *m, const char *what) {
+    if (m->weights_loaded) return SRT_OK;
+    return rt_error(m->ctx, SRT_ERR_INVALID,
+                    "%s: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)", what,
+                    m->plan.model);
 }
 
 srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
@@ -517,22 +479,43 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
     srt_model *m = s->m;
     srt_context *ctx = m->ctx;
     if (!tokens || !logits) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: tokens and logits must not be NULL");
-    if (ntokens < 1 || ntokens > m->plan.segment)
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: %d tokens; model '%s' takes 1 to %d per forward", ntokens,
-                        m->plan.model, m->plan.segment);
+    if (s->batch != 1)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: the session holds %d sequences; use srt_forward_batch",
+                        s->batch);
+    srt_status st = check_tokens(m, "srt_forward", tokens, ntokens);
+    if (st != SRT_OK) return st;
     if (first_row < 0 || first_row >= ntokens)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_rows: first row %d of %d tokens (expected 0 to %d)", first_row,
                         ntokens, ntokens - 1);
-    for (int i = 0; i < ntokens; i++) {
-        if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
-            return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: token %d (position %d) is outside the vocabulary [0, %d)",
-                            (int)tokens[i], i, m->plan.vocab);
+    if ((st = check_weights(m, "srt_forward")) != SRT_OK) return st;
+    return m->ops->forward(s, tokens, ntokens, first_row, logits);
+}
+
+srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits) {
+    if (!s) return SRT_ERR_INVALID;
+    srt_model *m = s->m;
+    srt_context *ctx = m->ctx;
+    if (!tokens || !ntokens || !logits)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: tokens, ntokens and logits must not be NULL");
+    srt_status st = check_weights(m, "srt_forward_batch");
+    int limit = m->ops->max_positions(m), any = 0;
+    /* every sequence is checked before any runs */
+    for (int b = 0; b < s->batch && st == SRT_OK; b++) {
+        if (ntokens[b] == 0) continue; /* this sequence sits the call out */
+        char what[64];
+        snprintf(what, sizeof what, "srt_forward_batch: sequence %d", b);
+        if (!tokens[b] || !logits[b]) return rt_error(ctx, SRT_ERR_INVALID, "%s: tokens and logits must not be NULL", what);
+        if ((st = check_tokens(m, what, tokens[b], ntokens[b])) != SRT_OK) return st;
+        int P = m->ops->session_position(lane(s, b));
+        if (P + ntokens[b] > limit)
+            return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                            "%s: %d tokens at position %d go past the %d positions the model can address; reset the "
+                            "session to start new sequences",
+                            what, ntokens[b], P, limit);
+        any = 1;
     }
-    if (!m->weights_loaded)
-        return rt_error(ctx, SRT_ERR_INVALID,
-                        "srt_forward: model '%s' has no weights (call srt_model_load_weights or srt_model_random_weights)",
-                        m->plan.model);
-    if (m->backend == SRT_BACKEND_REF) return rt_ref_forward(s, tokens, ntokens, first_row, logits);
-    if (plan_keeps_state(&m->plan)) return rt_exec_forward(s, tokens, ntokens, first_row, logits);
-    return forward_prefix(s, tokens, ntokens, first_row, logits);
+    if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: every sequence has 0 tokens");
+    for (int b = 0; b < s->batch && st == SRT_OK; b++)
+        if (ntokens[b] > 0) st = m->ops->forward(lane(s, b), tokens[b], ntokens[b], 0, logits[b]);
+    return st;
 }

@@ -21,6 +21,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "emit.h"
+#include "plan_schema.h"
 
 #include <cjson/cJSON.h>
 #include <stdlib.h>
@@ -141,6 +142,9 @@ static const TmplCase tmpl_cases[] = {
     {"attn_causal.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
      {"KV_HTD"}},
+    {"attn_decode.cuh",
+     "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
+     {"KV_HTD", "COMBINE"}},
 };
 
 static void test_templates(void) {
@@ -224,11 +228,17 @@ static size_t count(const char *hay, const char *needle) {
     return n;
 }
 
-static double dim_at(const cJSON *d, int T) {
+/* A plan DIM at T tokens, position P (a KV cache's fill is P), batch 1. */
+static double dim_at(const cJSON *d, int T, int P) {
     if (cJSON_IsNumber(d)) return d->valuedouble;
-    const cJSON *t = cJSON_GetObjectItem(d, "t"), *c = cJSON_GetObjectItem(d, "c"), *v = cJSON_GetObjectItem(d, "div");
-    long a = t ? (long)t->valuedouble : 0, b = c ? (long)c->valuedouble : 0, dv = v ? (long)v->valuedouble : 1;
-    return (double)((a * T + b + dv - 1) / dv);
+    static const char *const keys[6] = {"t", "p", "fill", "b", "c", "div"};
+    long k[6] = {0, 0, 0, 0, 0, 1};
+    for (int i = 0; i < 6; i++) {
+        const cJSON *x = cJSON_GetObjectItem(d, keys[i]);
+        if (x) k[i] = (long)x->valuedouble;
+    }
+    return (double)symdim_eval((SymDim){.t = k[0], .p = k[1], .fill = k[2], .b = k[3], .c = k[4], .div = k[5]},
+                               &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});
 }
 
 /* A REF's arena offset must lie inside the arena. */
@@ -236,7 +246,7 @@ static void check_ref(const cJSON *r, double arena_bytes, int nweights) {
     const cJSON *x;
     if ((x = cJSON_GetObjectItem(r, "arena"))) CHECK(x->valuedouble >= 0 && x->valuedouble < arena_bytes);
     else if ((x = cJSON_GetObjectItem(r, "weight"))) CHECK(x->valuedouble >= 0 && x->valuedouble < nweights);
-    else CHECK(cJSON_GetObjectItem(r, "state") != NULL);
+    else CHECK(cJSON_GetObjectItem(r, "state") != NULL || cJSON_GetObjectItem(r, "const") != NULL);
 }
 
 static bool cublas_ok(const char *a, const char *b, const char *c) {
@@ -279,7 +289,7 @@ static void check_model(const char *path, bool no_fuse) {
     CHECK(strcmp(cJSON_GetObjectItem(plan, "format")->valuestring, "shortc-plan") == 0);
     double arena_bytes = cJSON_GetObjectItem(plan, "arena_bytes")->valuedouble;
     int nweights = cJSON_GetArraySize(cJSON_GetObjectItem(plan, "weights"));
-    const cJSON *kernels = cJSON_GetObjectItem(plan, "kernels"), *steps = cJSON_GetObjectItem(plan, "steps");
+    const cJSON *kernels = cJSON_GetObjectItem(plan, "kernels"), *steps = plan_program_steps(plan, NULL);
     CHECK(cJSON_GetArraySize(kernels) == er.nkernels);
     const cJSON *k, *st, *a;
     cJSON_ArrayForEach(k, kernels) {
@@ -287,8 +297,9 @@ static void check_model(const char *path, bool no_fuse) {
         char def[256];
         snprintf(def, sizeof def, "extern \"C\" __global__ void %s(", name);
         CHECK(count(er.cu, def) == 1);
-        int launches = 0;
-        cJSON_ArrayForEach(st, steps) {
+        int launches = 0; /* over every program ("uses" counts them all) */
+        const cJSON *prog;
+        cJSON_ArrayForEach(prog, cJSON_GetObjectItem(plan, "programs")) cJSON_ArrayForEach(st, cJSON_GetObjectItem(prog, "steps")) {
             const cJSON *kn = cJSON_GetObjectItem(st, "kernel");
             if (kn && strcmp(kn->valuestring, name) == 0) {
                 launches++;
@@ -313,11 +324,11 @@ static void check_model(const char *path, bool no_fuse) {
         if (strcmp(op, "launch") == 0) {
             nlaunch++;
             cJSON_ArrayForEach(a, cJSON_GetObjectItem(st, "args")) {
-                if (cJSON_GetObjectItem(a, "int")) CHECK(dim_at(cJSON_GetObjectItem(a, "int"), 7) > 0);
+                if (cJSON_GetObjectItem(a, "int")) CHECK(dim_at(cJSON_GetObjectItem(a, "int"), 7, 3) > 0);
                 else check_ref(a, arena_bytes, nweights);
             }
             const cJSON *grid = cJSON_GetObjectItem(st, "grid");
-            for (int i = 0; i < 3; i++) CHECK(dim_at(cJSON_GetArrayItem(grid, i), 1) >= 1);
+            for (int i = 0; i < 3; i++) CHECK(dim_at(cJSON_GetArrayItem(grid, i), 1, 0) >= 1);
             CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(st, "block"), 0)->valuedouble <= 1024);
         } else {
             ngemm++;

@@ -1,9 +1,9 @@
 /* SHORTC-PLAN-BEGIN
-{"format": "shortc-plan", "version": 1, "model": "x", "source": "x.arch",
+{"format": "shortc-plan", "version": 2, "model": "x", "source": "x.arch",
  "kernels": [{"name": "shortc_scale_f32", "barriers": false, "line": 12, "uses": 1, "params": ["ptr", "ptr", "float", "int"]},
              {"name": "shortc_missing_f32", "barriers": false, "line": 14, "uses": 1, "params": []}],
- "steps": [{"op": "launch", "kernel": "shortc_scale_f32", "grid": [{"t": 1}, 1, 1], "block": [64, 1, 1], "smem": 0,
-            "args": [{"arena": 0}, {"arena": 256}, {"float": 0.5}, {"int": {"t": 1}}], "line": 12, "layer": -1}]}
+ "programs": [{"name": "forward", "t": [1, 128], "steps": [{"op": "launch", "kernel": "shortc_scale_f32", "grid": [{"t": 1}, 1, 1], "block": [64, 1, 1], "smem": 0,
+            "args": [{"arena": 0}, {"arena": 256}, {"float": 0.5}, {"int": {"t": 1}}], "line": 12, "layer": -1}]}]}
 SHORTC-PLAN-END */
 // Fixture for `shortc --check`: compiles cleanly, but the kernels do not
 // match the plan: the launch passes (float, int) where the kernel takes

@@ -68,7 +68,7 @@ int main(void) {
     CHECK_HAS(srt_last_error(ctx), "noplan.cu: no plan found");
 
     snprintf(path, sizeof path, "%s/bad.cu", dir);
-    const char *badcu = "/* SHORTC-PLAN-BEGIN\n{\"format\": \"shortc-plan\", \"version\": 1}\nSHORTC-PLAN-END */\n";
+    const char *badcu = "/* SHORTC-PLAN-BEGIN\n{\"format\": \"shortc-plan\", \"version\": 2}\nSHORTC-PLAN-END */\n";
     rt_test_write(path, badcu, strlen(badcu));
     CHECK(open_with(ctx, path, SRT_BACKEND_CUDA) == SRT_ERR_FORMAT);
     CHECK_HAS(srt_last_error(ctx), "bad.cu: plan: model: missing");

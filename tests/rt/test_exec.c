@@ -65,7 +65,12 @@ static srt_status cycle(srt_context *ctx, const char *cu) {
     if (st == SRT_OK) st = srt_forward(s, tok, 2, logits);
     if (st == SRT_OK) st = srt_session_reset(s);
     if (st == SRT_OK && (st = srt_session_create(m, 1, &s)) == SRT_OK) st = srt_forward(s, tok, 1, logits);
-    srt_model_close(m); /* closes both sessions */
+    /* a session of 3 sequences: one call runs two of them */
+    const int32_t *toks[3] = {tok, NULL, tok + 1};
+    int lens[3] = {2, 0, 1};
+    float l2[16], *outs[3] = {logits, NULL, l2};
+    if (st == SRT_OK && (st = srt_session_create(m, 3, &s)) == SRT_OK) st = srt_forward_batch(s, toks, lens, outs);
+    srt_model_close(m); /* closes the three sessions */
     return st;
 }
 
@@ -108,7 +113,8 @@ int main(void) {
     CHECK(strstr(srt_model_plan_json(m), "\"toy_embed\"") != NULL);
 
     srt_session *s;
-    CHECK(srt_session_create(m, 2, &s) == SRT_ERR_UNSUPPORTED);
+    CHECK(srt_session_create(m, 0, &s) == SRT_ERR_INVALID);
+    CHECK(srt_session_create(m, 257, &s) == SRT_ERR_INVALID);
     CHECK(srt_session_create(m, 1, &s) == SRT_OK);
     CHECK(srt_session_state_bytes(s) == 64);
     int32_t tok[3] = {1, 5, 2};
@@ -120,6 +126,8 @@ int main(void) {
     float wte[32];
     int64_t wshape[2] = {8, 4};
     rt_random_tensor(11, "wte.weight", 2, wshape, wte, 32);
+    float wte0[32]; /* the seed-11 table (wte is overwritten below) */
+    memcpy(wte0, wte, sizeof wte0);
     CHECK(srt_forward(s, tok, 3, logits) == SRT_OK);
     expected(wte, tok, 3, 0.0f, want);
     CHECK(close_to(logits, want, 24));
@@ -197,7 +205,22 @@ int main(void) {
     CHECK(srt_model_open(ctx, cu, &opt, &m) == SRT_OK);
     CHECK(srt_model_random_weights(m, 1) == SRT_OK && srt_session_create(m, 1, &s) == SRT_OK);
     CHECK(srt_forward(s, tok, 3, logits) == SRT_ERR_INVALID);
-    CHECK_HAS(srt_last_error(ctx), "step 1 of 2 (gemm, toy.arch line 7): matrix C needs 544 bytes at T=3 but its buffer has 256");
+    CHECK_HAS(srt_last_error(ctx), "step 1 of 2 (gemm, toy.arch line 7): matrix C needs 544 bytes at T=3 P=0 but its buffer has 256");
+    srt_model_close(m);
+
+    /* programs: one token runs "decode", whose launch reads its counter from the uploaded constant table */
+    p2 = rt_test_replace(TOY_PLAN_JSON, "\"programs\": [", "\"programs\": [" TOY_DECODE_PROGRAM);
+    write_cu(cu, p2, toy_kernel);
+    free(p2);
+    CHECK(srt_model_open(ctx, cu, &opt, &m) == SRT_OK);
+    CHECK(srt_model_random_weights(m, 11) == SRT_OK && srt_session_create(m, 1, &s) == SRT_OK);
+    CHECK(srt_forward(s, tok, 1, logits) == SRT_OK);
+    expected(wte0, tok, 1, 2.0f, want); /* constants[0][0] = 2.0 */
+    CHECK(close_to(logits, want, 8));
+    CHECK(srt_forward(s, tok, 2, logits) == SRT_OK); /* "forward": the state's counter, still 0 */
+    expected(wte0, tok, 2, 0.0f, want);
+    CHECK(close_to(logits, want, 16));
+    CHECK(srt_session_position(s) == 3);
     srt_model_close(m);
 
     /* a plan kernel missing from the module */

@@ -2,7 +2,7 @@
  * step_check.c — every step of a plan, alone, against the reference
  * interpreter (issue 3: each template checked in isolation at odd shapes).
  *
- *   step_check MODEL.arch NTOKENS [--seed S] [--perturb STEP] [--skip STEP]
+ *   step_check MODEL.arch NTOKENS [--position P] [--seed S] [--perturb STEP] [--skip STEP]
  *
  * The model is compiled in memory (load, lower, passes, emit) for the IR and
  * opened on the simulator backend (srt_model_open: the same emitted .cu
@@ -10,9 +10,18 @@
  * Weights are the runtime's seeded random weights (srt_model_random_weights
  * uploads them; rt_weights_random gives the interpreter the same fp32
  * values, rounded to each stored dtype); token ids are seeded random too.
- * interp_run_values computes every IR value on the host.
+ * An interpreter session computes every IR value on the host: with
+ * --position P it first consumes P seeded random tokens, so the checked call
+ * continues a sequence (its positions are P..P+T-1 and attention reads the
+ * P cached keys).
  *
- * Then, node by node (the plan's per-step "node" field; a node is one
+ * State values (the KV caches) live in the session's state buffers, strided
+ * by their capacity: a node reading one gets the interpreter's whole state
+ * after the call (rows 0..P+T-1), a node writing one is compared on the rows
+ * it commits (P..P+T-1), the rest of the buffer poisoned like the arena.
+ *
+ * Then, node by node over the program a call of NTOKENS runs (NTOKENS = 1: "decode", with its split-key
+ * attention) (the plan's per-step "node" field; a node is one
  * launch, one GEMM, or a GEMM with its staging conversions and epilogue,
  * consecutive steps checked as a group): the whole arena is filled with
  * 0xff bytes (NaN in f32/f16/bf16), the token ids and the interpreter's
@@ -31,6 +40,7 @@
  */
 #include "rt_internal.h"
 #include "shortc.h"
+#include "weights_by_value.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -43,9 +53,11 @@ typedef struct Check {
     srt_model *m;          /* the simulator model */
     srt_session *s;        /* its session */
     const char *cu;        /* the emitted .cu (for template names) */
-    float **vals;          /* interpreter values per value id (weights: the plan's arrays) */
+    float **vals;          /* interpreter values per value id (weights: the plan's arrays; state: the call's window) */
+    const InterpSession *is; /* the interpreter's session after the call (its state: rows 0..P+T-1) */
     const int32_t *tokens; /* token ids */
     int T;                 /* token count */
+    int P;                 /* position of the first */
     int perturb;           /* step whose node's output is perturbed (-1: none) */
     int skip;              /* step that is not run (-1: none) */
 } Check;
@@ -92,6 +104,39 @@ static CUresult put(Check *c, size_t offset, const void *data, size_t bytes) {
     return c->m->drv.memcpyHtoD(c->s->arena + offset, data, bytes);
 }
 
+/* The plan's state entry of state value v (matched by name), or -1. */
+static int state_of(const Check *c, const Value *v) {
+    const RtPlan *p = &c->m->plan;
+    const char *name = v->name[0] == '%' ? v->name + 1 : v->name;
+    for (int i = 0; i < p->nstate; i++)
+        if (strcmp(p->state[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* Element i of a state value's window ([.., T, ..] dense) in its state at capacity: row P + t. */
+static size_t state_elem(const Check *c, const Value *v, size_t i) {
+    size_t inner = 1;
+    int axis = 0;
+    for (int k = 0; k < v->rank; k++)
+        if (v->dims[k] == DIM_T) axis = k;
+    for (int k = axis + 1; k < v->rank; k++) inner *= (size_t)v->dims[k];
+    size_t row = (i / inner) % (size_t)c->T, outer = i / inner / (size_t)c->T;
+    return (outer * (size_t)v->capacity + (size_t)c->P + row) * inner + i % inner;
+}
+
+/* Writes the interpreter's whole state of v (capacity rows) to its state buffer; false on failure. */
+static bool put_state(Check *c, const Value *v, int idx) {
+    int cap = 0;
+    const float *st = interp_session_state(c->is, v->id, &cap);
+    size_t cnt = ir_state_numel(v), bytes = cnt * (size_t)dtype_size(v->dtype);
+    void *buf = st && cap == v->capacity ? malloc(bytes) : NULL;
+    if (!buf) return false;
+    rt_encode(v->dtype, st, cnt, buf);
+    CUresult r = c->m->drv.memcpyHtoD(c->s->state[idx], buf, bytes);
+    free(buf);
+    return r == CUDA_SUCCESS;
+}
+
 /* Poisons the arena and writes the token ids and node n's activation inputs; false with a message. */
 static bool stage_inputs(Check *c, const Node *n, char *why, size_t len) {
     const RtPlan *p = &c->m->plan;
@@ -100,6 +145,11 @@ static bool stage_inputs(Check *c, const Node *n, char *why, size_t len) {
         snprintf(why, len, "poisoning the arena failed");
         return false;
     }
+    for (int i = 0; i < p->nstate; i++)
+        if (d->memsetD8(c->s->state[i], 0xff, p->state[i].bytes) != CUDA_SUCCESS) {
+            snprintf(why, len, "poisoning state '%s' failed", p->state[i].name);
+            return false;
+        }
     if (put(c, (size_t)p->tokens.offset, c->tokens, sizeof(int32_t) * (size_t)c->T) != CUDA_SUCCESS) {
         snprintf(why, len, "writing the token ids failed");
         return false;
@@ -107,8 +157,17 @@ static bool stage_inputs(Check *c, const Node *n, char *why, size_t len) {
     for (int k = 0; k < n->nin; k++) {
         const Value *v = c->g->values[n->in[k]];
         if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) continue; /* uploaded weights; tokens written above */
+        if (v->role != STATE_NONE) {
+            int idx = state_of(c, v);
+            if (idx < 0 || !put_state(c, v, idx)) {
+                snprintf(why, len, "writing state input %s failed (no plan state of that name, or no interpreter state)",
+                         v->name);
+                return false;
+            }
+            continue;
+        }
         if (!ir_value_in_arena(c->g, v)) {
-            snprintf(why, len, "input %s is not in the activation arena (state is not supported here)", v->name);
+            snprintf(why, len, "input %s is neither in the activation arena nor a state", v->name);
             return false;
         }
         if (!c->vals[v->id]) {
@@ -132,18 +191,25 @@ static bool stage_inputs(Check *c, const Node *n, char *why, size_t len) {
     return true;
 }
 
-/* Reads value v from the arena as fp32 (malloc'd), or NULL. */
+/* Reads value v as fp32 (malloc'd), or NULL: from the arena, or a state value's window (rows P..P+T-1). */
 static float *fetch(Check *c, const Value *v) {
-    size_t cnt = ir_numel(v, c->T), bytes = cnt * (size_t)dtype_size(v->dtype);
+    bool state = v->role != STATE_NONE;
+    int idx = state ? state_of(c, v) : -1;
+    if (state && idx < 0) return NULL;
+    size_t cnt = ir_numel(v, c->T), all = state ? ir_state_numel(v) : cnt, bytes = all * (size_t)dtype_size(v->dtype);
     void *raw = malloc(bytes ? bytes : 1);
-    float *out = malloc(sizeof *out * (cnt ? cnt : 1));
-    if (!raw || !out || c->m->drv.memcpyDtoH(raw, c->s->arena + v->offset, bytes) != CUDA_SUCCESS) {
+    float *full = malloc(sizeof *full * (all ? all : 1)), *out = malloc(sizeof *out * (cnt ? cnt : 1));
+    CUdeviceptr src = state ? c->s->state[idx] : c->s->arena + v->offset;
+    if (!raw || !full || !out || c->m->drv.memcpyDtoH(raw, src, bytes) != CUDA_SUCCESS) {
         free(raw);
+        free(full);
         free(out);
         return NULL;
     }
-    decode(v->dtype, raw, cnt, out);
+    decode(v->dtype, raw, all, full);
+    for (size_t i = 0; i < cnt; i++) out[i] = full[state ? state_elem(c, v, i) : i];
     free(raw);
+    free(full);
     return out;
 }
 
@@ -154,7 +220,9 @@ static bool perturb_output(Check *c, const Value *v) {
     float x = want + 8.0f * (float)(tol_abs(v->dtype) * (1.0 + fabs(want)));
     unsigned char enc[4];
     rt_encode(v->dtype, &x, 1, enc);
-    return put(c, v->offset + i * sz, enc, sz) == CUDA_SUCCESS;
+    if (v->role == STATE_NONE) return put(c, v->offset + i * sz, enc, sz) == CUDA_SUCCESS;
+    int idx = state_of(c, v);
+    return idx >= 0 && c->m->drv.memcpyHtoD(c->s->state[idx] + state_elem(c, v, i) * sz, enc, sz) == CUDA_SUCCESS;
 }
 
 /* Runs and checks the steps [first, last] of node n; prints one line; true when it passed. */
@@ -180,9 +248,9 @@ static bool check_node(Check *c, int first, int last, const Node *n) {
     printf("%s node %d %s value %s %s", what, n->id, op_name(n->op), o->name, shape);
 
     bool ok = true;
-    if (!ir_value_in_arena(c->g, o)) {
+    if (!ir_value_in_arena(c->g, o) && o->role == STATE_NONE) {
         ok = false;
-        snprintf(why, sizeof why, "output %s is not in the activation arena (state is not supported here)", o->name);
+        snprintf(why, sizeof why, "output %s is neither in the activation arena nor a state", o->name);
     } else if (!c->vals[o->id]) {
         ok = false;
         snprintf(why, sizeof why, "the interpreter did not compute %s", o->name);
@@ -191,7 +259,7 @@ static bool check_node(Check *c, int first, int last, const Node *n) {
     }
     for (int i = first; ok && i <= last; i++) {
         if (i == c->skip) continue;
-        if (rt_exec_step(c->s, i, c->T) != SRT_OK) {
+        if (rt_exec_step(c->s, i, c->T, c->P) != SRT_OK) {
             ok = false;
             snprintf(why, sizeof why, "%s", srt_last_error(c->m->ctx));
         }
@@ -230,20 +298,21 @@ static bool check_node(Check *c, int first, int last, const Node *n) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: step_check MODEL.arch NTOKENS [--seed S] [--perturb STEP] [--skip STEP]\n");
+    fprintf(stderr, "usage: step_check MODEL.arch NTOKENS [--position P] [--seed S] [--perturb STEP] [--skip STEP]\n");
     return 2;
 }
 
 int main(int argc, char **argv) {
     if (argc < 3) return usage();
     const char *path = argv[1];
-    int T = atoi(argv[2]), perturb = -1, skip = -1;
+    int T = atoi(argv[2]), P = 0, perturb = -1, skip = -1;
     uint64_t seed = 7;
     for (int i = 3; i < argc; i++) {
         if (i + 1 >= argc) return usage();
         if (strcmp(argv[i], "--seed") == 0) seed = strtoull(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--perturb") == 0) perturb = atoi(argv[++i]);
         else if (strcmp(argv[i], "--skip") == 0) skip = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--position") == 0) P = atoi(argv[++i]);
         else return usage();
     }
 
@@ -257,13 +326,15 @@ int main(int argc, char **argv) {
     srt_model *m = NULL;
     srt_session *s = NULL;
     float **vals = NULL, **pvals = NULL, *logits = NULL;
-    int32_t *tokens = NULL;
+    int32_t *tokens = NULL, *prefix = NULL;
+    InterpSession *is = NULL;
     int status = 1, passed = 0, failed = 0;
     const Graph *g = shortc_compile(&arena, &diag, &co, &cr) ? cr.graph : NULL;
     const EmitResult er = cr.emit;
     if (!g) goto done;
-    if (T < 1 || T > g->spec->segment) {
-        fprintf(stderr, "step_check: %d tokens: 1 to %d (the segment)\n", T, g->spec->segment);
+    if (T < 1 || T > g->spec->segment || P < 0 || P > g->spec->segment || P + T > ir_position_limit(g->spec)) {
+        fprintf(stderr, "step_check: %d tokens at position %d: 1 to %d (the segment) tokens, P + T at most %d\n", T, P,
+                g->spec->segment, ir_position_limit(g->spec));
         goto done;
     }
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) goto done;
@@ -289,35 +360,36 @@ int main(int argc, char **argv) {
     pvals = calloc((size_t)(p->nweights ? p->nweights : 1), sizeof *pvals);
     vals = calloc((size_t)g->nvalues, sizeof *vals);
     tokens = malloc(sizeof *tokens * (size_t)T);
-    logits = malloc(sizeof *logits * (size_t)T * (size_t)g->spec->vocab);
-    if (!pvals || !vals || !tokens || !logits || rt_weights_random(ctx, p, seed, pvals) != SRT_OK) {
+    prefix = malloc(sizeof *prefix * (size_t)(P ? P : 1));
+    logits = malloc(sizeof *logits * (size_t)(T > P ? T : P) * (size_t)g->spec->vocab);
+    is = interp_session_new(g);
+    if (!pvals || !vals || !tokens || !prefix || !logits || !is || rt_weights_random(ctx, p, seed, pvals) != SRT_OK) {
         fprintf(stderr, "step_check: preparing the weights failed: %s\n", srt_last_error(ctx));
         goto done;
     }
     const float **wts = calloc((size_t)g->nvalues, sizeof *wts);
     if (!wts) goto done;
-    for (int v = 0; v < g->nvalues; v++) {
-        const Value *val = g->values[v];
-        if (val->cls != VC_WEIGHT) continue;
-        const char *name = val->weight_name ? val->weight_name : val->name;
-        if (name[0] == '@') name++;
-        for (int i = 0; i < p->nweights; i++)
-            if (strcmp(p->weights[i].name, name) == 0) wts[v] = pvals[i];
-    }
+    weights_by_value(g, p, pvals, wts);
     RtRng rng = {seed ^ 0x5eedull};
+    for (int t = 0; t < P; t++) prefix[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
     for (int t = 0; t < T; t++) tokens[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
-    bool ran = interp_run_values(g, &diag, wts, tokens, T, logits, vals);
+    bool ran = (P == 0 || interp_forward(is, &diag, wts, prefix, P, logits, NULL)) &&
+               interp_forward(is, &diag, wts, tokens, T, logits, vals);
     free(wts);
     if (!ran) goto done;
 
-    printf("%s: %d steps (%d launches, %d GEMMs) of %s at T=%d, seed %llu\n", path, p->nsteps, p->nlaunches, p->ngemms,
-           p->model, T, (unsigned long long)seed);
-    Check c = {.g = g, .m = m, .s = s, .cu = er.cu, .vals = vals, .tokens = tokens, .T = T, .perturb = perturb, .skip = skip};
+    printf("%s: %d steps (%d launches, %d GEMMs) of %s at T=%d P=%d, seed %llu\n", path, p->nsteps, p->nlaunches,
+           p->ngemms, p->model, T, P, (unsigned long long)seed);
+    Check c = {.g = g, .m = m, .s = s, .cu = er.cu, .vals = vals, .is = is, .tokens = tokens, .T = T, .P = P,
+               .perturb = perturb, .skip = skip};
     bool *seen = calloc((size_t)g->nnodes + 1, sizeof *seen);
     if (!seen) goto done;
-    for (int i = 0; i < p->nsteps;) {
+    const RtProgram *pg = rt_plan_program(p, T); /* the program a call of T tokens runs (T = 1: "decode") */
+    printf("program '%s': steps %d to %d\n", pg->name, pg->first, pg->first + pg->nsteps - 1);
+    int end = pg->first + pg->nsteps;
+    for (int i = pg->first; i < end;) {
         int node = p->steps[i].node, j = i;
-        while (j + 1 < p->nsteps && p->steps[j + 1].node == node) j++;
+        while (j + 1 < end && p->steps[j + 1].node == node) j++;
         if (node < 0 || node >= g->nnodes || g->nodes[node]->dead || seen[node]) {
             printf("step %d: node %d %s: cannot be checked FAIL\n", i, node,
                    node < 0 || node >= g->nnodes ? "is not a node of the graph"
@@ -347,7 +419,9 @@ done:
         for (int i = 0; i < m->plan.nweights; i++) rt_free(ctx, pvals[i]);
     free(pvals);
     free(tokens);
+    free(prefix);
     free(logits);
+    interp_session_free(is);
     srt_model_close(m);
     srt_context_destroy(ctx);
     compile_result_free(&cr);

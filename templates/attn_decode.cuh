@@ -1,0 +1,131 @@
+//! attn_decode.cuh — causal attention for one new query (T = 1, decoding),
+//! flash-decoding style: the P+1 keys the query sees (the P cached ones and
+//! its own) are split into chunks of KPS keys, one block per chunk and head,
+//! so a single query still fills the device; a second, small kernel combines
+//! the chunks' partial softmaxes.
+//!
+//! COMBINE = 0, the partial kernel. Grid (ceil((P+1)/KPS), H), block THREADS
+//! (= KPS, one key per thread). Block (s, h) computes over keys
+//! k in [s*KPS, min((s+1)*KPS, P+1)):
+//!   m = max_k score_k,  l = sum_k exp(score_k - m),  o = sum_k exp(score_k - m) v_k
+//! with score_k = q . key_k / sqrt(HD), and writes (m, l, o[0..HD)) to
+//! part[(h*MAXS + s)*(HD+2) ..].
+//!
+//! COMBINE = 1, the combine kernel. Grid (H), block THREADS. For head h over
+//! the S = ceil((P+1)/KPS) chunks: M = max_s m_s, L = sum_s l_s exp(m_s - M),
+//!   y[h*HD + j] = sum_s o_s[j] exp(m_s - M) / L.
+//!
+//! The key/value state holds kv_rows rows (its capacity): its strides depend
+//! on kv_rows, never on T.
+//!
+//! Placeholders: COMMENT KERNEL_NAME H HD KPS MAXS THREADS SCALE T_QKV T_KV
+//!               T_OUT KV_HTD (0/1) COMBINE (0/1)
+{{COMMENT}}
+{{#if COMBINE}}
+// Combines the partial softmaxes of the key chunks of one query (templates/attn_decode.cuh).
+extern "C" __global__ void {{KERNEL_NAME}}(
+    const float *__restrict__ part,  // [H, MAXS, HD + 2]: m, l, o per chunk
+    {{T_OUT}} *__restrict__ y,  // [1, H*HD]
+    int T,  // new tokens (1)
+    int P)  // position of the query: P + 1 keys
+{
+    constexpr int H = {{H}};
+    constexpr int HD = {{HD}};
+    constexpr int KPS = {{KPS}};
+    constexpr int MAXS = {{MAXS}};
+    constexpr int THREADS = {{THREADS}};
+    const int h = blockIdx.x;
+    const int nsplit = (P + 1 + KPS - 1) / KPS;
+    if (T != 1 || h >= H || nsplit > MAXS) return;
+    const float *ph = part + (size_t)h * MAXS * (HD + 2);
+    float M = -1.0e30f;
+    for (int s = 0; s < nsplit; s++) M = fmaxf(M, ph[(size_t)s * (HD + 2)]);
+    float L = 0.0f;
+    for (int s = 0; s < nsplit; s++) L += ph[(size_t)s * (HD + 2) + 1] * expf(ph[(size_t)s * (HD + 2)] - M);
+    for (int j = threadIdx.x; j < HD; j += THREADS) {
+        float acc = 0.0f;
+        for (int s = 0; s < nsplit; s++) acc += ph[(size_t)s * (HD + 2) + 2 + j] * expf(ph[(size_t)s * (HD + 2)] - M);
+        shortc_st(y + (size_t)h * HD + j, acc / L);
+    }
+}
+{{#else}}
+// Partial softmax of one query over one chunk of keys, for one head (templates/attn_decode.cuh).
+extern "C" __global__ void {{KERNEL_NAME}}(
+    const {{T_QKV}} *__restrict__ qkv,  // [1, 3*H*HD]: q | k | v, head-major
+    const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
+    float *__restrict__ part,  // [H, MAXS, HD + 2]: m, l, o per chunk
+    int T,  // new tokens (1)
+    int P,  // position of the query: keys 0..P
+    int kv_rows)  // rows the state holds (its capacity)
+{
+    constexpr int H = {{H}};
+    constexpr int HD = {{HD}};
+    constexpr int KPS = {{KPS}};  // keys per chunk: one per thread
+    constexpr int MAXS = {{MAXS}};  // chunks the scratch holds: ceil(capacity / KPS)
+    constexpr int THREADS = {{THREADS}};
+    constexpr float SCALE = {{SCALE}};  // 1 / sqrt(HD)
+    constexpr float MASKED = -1.0e30f;
+    __shared__ float q_s[HD];
+    __shared__ float p_s[KPS];
+    __shared__ float red[THREADS / 32];
+
+    const int s = blockIdx.x, h = blockIdx.y;
+    if (T != 1 || s >= MAXS) return;
+    const int k0 = s * KPS, kend = min(k0 + KPS, P + 1);
+    for (int j = threadIdx.x; j < HD; j += THREADS) q_s[j] = shortc_ld(qkv + h * HD + j);
+    __syncthreads();
+
+    // score of key k0 + thread
+    const int k = k0 + (int)threadIdx.x;
+    float score = MASKED;
+    if (k < kend) {
+        float acc = 0.0f;
+        for (int j = 0; j < HD; j++) {
+{{#if KV_HTD}}
+            const float kj = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + k) * HD + j);
+{{#else}}
+            const float kj = shortc_ld(kv + ((size_t)(0 * kv_rows + k) * H + h) * HD + j);
+{{#endif}}
+            acc += q_s[j] * kj;
+        }
+        score = acc * SCALE;
+    }
+
+    // m = block max of the scores
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    float m = shortc_warp_max(score);
+    if (lane == 0) red[warp] = m;
+    __syncthreads();
+    m = red[0];
+    for (int w = 1; w < THREADS / 32; w++) m = fmaxf(m, red[w]);
+    __syncthreads();
+
+    // p = exp(score - m), l = block sum
+    const float p = k < kend ? expf(score - m) : 0.0f;
+    p_s[threadIdx.x] = p;
+    float l = shortc_warp_sum(p);
+    if (lane == 0) red[warp] = l;
+    __syncthreads();
+    l = 0.0f;
+    for (int w = 0; w < THREADS / 32; w++) l += red[w];
+
+    // o = sum_k p_k v_k, one output dim per thread
+    float *out = part + ((size_t)h * MAXS + s) * (HD + 2);
+    for (int j = threadIdx.x; j < HD; j += THREADS) {
+        float acc = 0.0f;
+        for (int kk = 0; kk < kend - k0; kk++) {
+{{#if KV_HTD}}
+            const float vj = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + j);
+{{#else}}
+            const float vj = shortc_ld(kv + ((size_t)(1 * kv_rows + k0 + kk) * H + h) * HD + j);
+{{#endif}}
+            acc += p_s[kk] * vj;
+        }
+        out[2 + j] = acc;
+    }
+    if (threadIdx.x == 0) {
+        out[0] = m;
+        out[1] = l;
+    }
+}
+{{#endif}}

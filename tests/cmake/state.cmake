@@ -1,0 +1,28 @@
+# Sessions and state (issue 6): the backend table, plan v2, KV state on sim and cuda.
+add_test(NAME state_backend_table COMMAND sh ${TESTS_DIR}/tools/check_backend_table.sh ${CMAKE_SOURCE_DIR})
+set_tests_properties(state_backend_table PROPERTIES LABELS "layering")
+
+
+# One call == chunks of 1 == chunks of 7 on ref and sim for every bundled tiny model, reset == a fresh
+# session, kv_cache / position limit / state bytes reported, and the sim session's KV state equal to
+# the interpreter's after a call (tests/sim/test_state.c).
+shortc_sim_program(state_sessions ${TESTS_DIR}/sim/test_state.c)
+target_link_libraries(state_sessions PRIVATE shortc_core)
+add_test(NAME state_sessions COMMAND state_sessions)
+set_tests_properties(state_sessions PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+
+# bench_decode (tests/bench/bench_decode.c): simulator time and cost-model FLOPs per generated token with the
+# KV cache vs re-running the prefix. Prints figures; run by hand, not a test.
+shortc_sim_program(bench_decode ${TESTS_DIR}/bench/bench_decode.c)
+target_link_libraries(bench_decode PRIVATE shortc_core)
+
+# A plan of version 1 gets a clear error from the checker and from the runtime.
+add_test(NAME state_plan_v1_check
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --fail
+                 --grep "plan version 1 \\(from an older shortc, before state and programs\\) is not supported; emit the \\.cu again"
+                 -- ${SHORTC_BIN} --check ${TESTS_DIR}/gate/plan_v1.cu)
+add_test(NAME state_plan_v1_run
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --fail
+                 --grep "plan_v1\\.cu: plan: version: plan version 1 \\(from an older shortc, before state and programs\\) is not supported"
+                 -- ${SHORTC_BIN} run ${TESTS_DIR}/gate/plan_v1.cu --backend sim --random-weights 1 --tokens ${TESTS_DIR}/golden/gpt2_tiny.tokens)
+set_tests_properties(state_plan_v1_check state_plan_v1_run PROPERTIES LABELS "state")
