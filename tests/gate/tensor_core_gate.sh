@@ -7,7 +7,9 @@
 #
 # Emits INPUT (a .cu is used as it is), reads the SASS of its NVRTC cubins at
 # sm_80 and sm_90 (nvrtc_gate --sass) and checks every kernel whose name
-# matches ERE (default: fp16/bf16 attention kernels, ^shortc_attn_.*_b?f16(_|$)):
+# matches ERE (default: fp16/bf16 attention kernels, ^shortc_attn_.*_b?f16(_|$)),
+# except the flash-decoding combine kernels (_decode_combine_: they merge the
+# partial softmax results and multiply no matrices):
 #   - it contains tensor-core MMA (HMMA);
 #   - it has no 8/16-bit global load (element-wise loads of half data) and at
 #     least one 128-bit global load or cp.async (LDGSTS): K and V come in
@@ -17,7 +19,7 @@
 # with the reason); one that passes while listed fails the test, so that the
 # list only shrinks. Exit 77 (skipped) when cuobjdump is absent.
 set -u
-shortc="" gate="" out="" allow="" kernels='^shortc_attn_.*_b?f16(_|$)'
+shortc="" gate="" out="" allow="" kernels='^shortc_attn_.*_b?f16(_|$)' skip='_decode_combine_'
 while [ $# -gt 1 ]; do
   case "$1" in
     --shortc) shortc=$2; shift 2 ;;
@@ -49,9 +51,9 @@ rc=$?
 [ "$rc" -eq 4 ] && exit 77
 [ "$rc" -eq 0 ] || { echo "tensor_core_gate: $name: nvrtc_gate --sass failed (exit $rc)" >&2; exit 1; }
 # columns: kernel arch mma ffma hfma ldg16 ldg32 ldg64 ldg128 ldgsts lds ldsm sts shfl bar ldl stl
-awk -v re="$kernels" -v model="$name" -v allowfile="$allow" '
+awk -v re="$kernels" -v skip="$skip" -v model="$name" -v allowfile="$allow" '
   FILENAME == allowfile { if ($0 !~ /^#/ && NF) allowed[$1] = 1; next }
-  /^#/ || !NF || $1 !~ re { next }
+  /^#/ || !NF || $1 !~ re || $1 ~ skip { next }
   {
     checked++
     fail = ""
