@@ -46,6 +46,21 @@ static int imin(int a, int b) { return a < b ? a : b; }
 /* Threads for a one-dimensional loop over n elements: a multiple of 32, at most 256. */
 static int threads_for(int n) { return imin(256, round_up(n > 0 ? n : 1, 32)); }
 
+/*
+ * Elements per vector access (the templates' VEC) for rows of n elements whose
+ * pointers have the given dtypes: enough that the narrowest dtype fills one
+ * 16-byte (128-bit) access, halved until it divides n, so every row start
+ * stays aligned (values and weights start 256-byte aligned); 1 is scalar.
+ */
+static int vec_width(int n, int ndt, const DType *dts) {
+    int narrowest = 16;
+    for (int i = 0; i < ndt; i++)
+        if (dtype_size(dts[i]) < narrowest) narrowest = dtype_size(dts[i]);
+    int vec = 16 / (narrowest > 0 ? narrowest : 1);
+    while (vec > 1 && n % vec != 0) vec /= 2;
+    return vec;
+}
+
 /* A float literal that C++ accepts: 1e-05f, 0.125f, 1.0f. */
 static const char *float_literal(Arena *a, double x) {
     char buf[64];
@@ -158,8 +173,11 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
     ks->tmpl = "embed.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
-    int threads = threads_for(D);
+    DType dts[3] = {wd[0], wd[1], x->dtype};
+    int vec = vec_width(D, 3, dts);
+    int threads = threads_for(D / vec);
     set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "VOCAB", wte->dims[0]);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_WTE", wte->dtype);
@@ -189,8 +207,11 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
     ks->tmpl = "norm.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", norm_kind_name(n->norm), D, sfx);
-    int threads = threads_for(D);
+    DType dts[4] = {x->dtype, wd[0], wd[1], y->dtype};
+    int vec = vec_width(D, 4, dts);
+    int threads = threads_for(D / vec);
     set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "THREADS", threads);
     tmpl_set(&ks->args, "EPS", float_literal(e->st.arena, n->eps));
     set_dtype(ks, "T_IN", x->dtype);
@@ -245,8 +266,12 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     ks->tmpl = "epilogue.cuh";
     ks->name = convert ? arena_printf(e->st.arena, "shortc_convert_n%d%s", N, sfx)
                        : arena_printf(e->st.arena, "shortc_epilogue%s_n%d%s", parts, N, sfx);
-    int threads = threads_for(N);
+    DType dts[4] = {ep->xdt, ep->ydt, ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt,
+                    ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt};
+    int vec = vec_width(N, 4, dts);
+    int threads = threads_for(N / vec);
     set_int(e, ks, "N", N);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_X", ep->xdt);
     set_dtype(ks, "T_Y", ep->ydt);
@@ -257,7 +282,7 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     set_flag(ks, "ACT_RELU", ep->act == ACT_RELU);
     set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
     set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
-    int bx = (N + threads - 1) / threads;
+    int bx = (N / vec + threads - 1) / threads;
     ks->grid[0] = DIM_CONST(bx);
     ks->grid[1] = ep->rows;
     ks->block = threads;

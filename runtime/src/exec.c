@@ -302,11 +302,14 @@ srt_status rt_exec_session_create(srt_session *s) {
     s->vals = rt_alloc(m->ctx, sizeof *s->vals * (size_t)(p->max_args ? p->max_args : 1));
     if (!s->state || !s->params || !s->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     for (int a = 0; a < p->max_args; a++) s->params[a] = &s->vals[a]; /* fixed; launches fill vals */
-    if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
+    /* A whole number of 256-byte blocks: vector accesses need aligned value starts, and the
+     * checked simulator places an allocation flush against its guard page (its size sets the alignment). */
+    size_t arena_alloc = (p->arena_bytes + 255) & ~(size_t)255;
+    if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
         s->arena = 0;
         return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
     }
-    if ((r = d->memsetD8(s->arena, 0, p->arena_bytes)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
+    if ((r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
     for (int i = 0; i < p->nstate; i++) {
         if ((r = d->memAlloc(&s->state[i], p->state[i].bytes)) != CUDA_SUCCESS) {
             s->state[i] = 0;
