@@ -103,7 +103,15 @@ void cost_embed(const Graph *g, const Node *n, int T, OpCost *c) {
 }
 
 void cost_norm(const Graph *g, const Node *n, int T, OpCost *c) {
-    count_all_operands(g, n, T, c);
+    if (n->norm_add) { /* the add fused in: its operands read, its sum written (not read) */
+        const Value *sum = in_value(g, n, 0);
+        for (int k = 1; k < n->nin; k++) count_read(c, in_value(g, n, k), (double)ir_numel(in_value(g, n, k), T));
+        count_written(c, sum, (double)ir_numel(sum, T));
+        count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
+        c->other_ops += (double)ir_numel(sum, T);
+    } else {
+        count_all_operands(g, n, T, c);
+    }
     c->other_ops += (double)ir_numel(out_value(g, n), T) * (n->norm == NORM_LAYERNORM ? OPS_LAYERNORM : OPS_RMSNORM);
 }
 
@@ -123,6 +131,7 @@ void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
 
 /* Unfused bias, activation and residual add: one pass over the output. */
 void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
+    if (n->by_norm) return; /* counted with the norm that computes it */
     count_all_operands(g, n, T, c);
     double per = n->op == OP_ACT ? act_ops(n->act) : 1;
     c->other_ops += per * (double)ir_numel(out_value(g, n), T);

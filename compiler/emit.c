@@ -189,15 +189,22 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
+/*
+ * LayerNorm / RMSNorm of x (input 0) with gamma (and beta). A norm with an
+ * add fused in (norm_add) also takes the add's operands a and b (the last two
+ * inputs) and writes x = a + b itself before normalizing it.
+ */
 static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     bool ln = n->norm == NORM_LAYERNORM;
-    if (n->nin != (ln ? 3 : 2)) {
+    int nparams = ln ? 2 : 1;
+    if (n->nin != 1 + nparams + (n->norm_add ? 2 : 0)) {
         internal(e, n, "%s with %d inputs", norm_kind_name(n->norm), n->nin);
         return false;
     }
     const Value *x = val(e, n->in[0]), *gamma = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *a = n->norm_add ? val(e, n->in[n->nin - 2]) : x, *b = n->norm_add ? val(e, n->in[n->nin - 1]) : x;
     int D = act_width(x);
-    if (!D || act_width(y) != D) {
+    if (!D || act_width(y) != D || act_width(a) != D || act_width(b) != D) {
         internal(e, n, "unexpected norm shapes");
         return false;
     }
@@ -205,10 +212,14 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 0, DT_F32);
     if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
+    if (a->dtype != x->dtype || b->dtype != x->dtype) {
+        append_dtype(sfx, sizeof sfx, "_a", a->dtype);
+        append_dtype(sfx, sizeof sfx, "_b", b->dtype);
+    }
     ks->tmpl = "norm.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", norm_kind_name(n->norm), D, sfx);
-    DType dts[4] = {x->dtype, wd[0], wd[1], y->dtype};
-    int vec = vec_width(D, 4, dts);
+    ks->name = arena_printf(e->st.arena, "shortc_norm_%s%s_d%d%s", norm_kind_name(n->norm), n->norm_add ? "_add" : "", D, sfx);
+    DType dts[6] = {x->dtype, wd[0], wd[1], y->dtype, a->dtype, b->dtype};
+    int vec = vec_width(D, 6, dts);
     int threads = threads_for(D / vec);
     set_int(e, ks, "D", D);
     set_int(e, ks, "VEC", vec);
@@ -218,7 +229,12 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_GAMMA", gamma->dtype);
     if (ln) set_dtype(ks, "T_BETA", wd[1]);
     set_dtype(ks, "T_OUT", y->dtype);
+    if (n->norm_add) {
+        set_dtype(ks, "T_A", a->dtype);
+        set_dtype(ks, "T_B", b->dtype);
+    }
     set_flag(ks, "LAYERNORM", ln);
+    set_flag(ks, "ADD", n->norm_add);
     per_token_launch(e, n, ks, threads);
     return true;
 }
@@ -704,6 +720,7 @@ bool emit_act(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 
 bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     EpiSpec ep;
+    if (n->by_norm) return !(*launch = false); /* the norm after it writes its sum */
     return (*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) &&
                       spec_epilogue(e, n, ks, &ep));
 }

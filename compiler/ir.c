@@ -217,7 +217,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
         print_loc(out, d, n->src);
         if (stg >= STG_DEDUP) {
             if (n->kernel >= 0) fprintf(out, ", kernel %d", n->kernel);
-            else fputs(", gemm", out);
+            else fputs(n->by_norm ? ", in the next norm's kernel" : ", gemm", out);
         }
         if (o) print_arena(out, o);
         fputc('\n', out);

@@ -399,6 +399,9 @@ typedef struct Node {
     PosKind pos;         /* OP_EMBED */
     bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
     Epilogue epi;        /* OP_MATMUL after fusion */
+    bool norm_add;       /* OP_NORM after fusion: its last two inputs are the operands of the add that defines
+                            its first input; its kernel computes that add, writes it and normalizes it */
+    bool by_norm;        /* OP_ADD after fusion: computed by the norm that reads its output (no launch of its own) */
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */

@@ -6,15 +6,27 @@
 //!   layernorm: y = (x - mean) / sqrt(var + eps) * gamma + beta   (two passes: mean, then var)
 //!   rmsnorm:   y = x / sqrt(mean(x^2) + eps) * gamma
 //!
-//! Placeholders: COMMENT KERNEL_NAME D VEC THREADS EPS T_IN T_GAMMA T_BETA T_OUT
-//!               LAYERNORM (0/1: 0 = rmsnorm, no beta)
+//! With ADD (a residual add fused in) the kernel first computes x = a + b,
+//! rounded to x's dtype, writes it (the residual stream) and normalizes it:
+//! one pass instead of an add kernel and a norm kernel.
+//!
+//! Placeholders: COMMENT KERNEL_NAME D VEC THREADS EPS T_IN T_GAMMA T_BETA T_OUT T_A T_B
+//!               LAYERNORM (0/1: 0 = rmsnorm, no beta) ADD (0/1)
 {{COMMENT}}
 // Per-token normalization, one block per token, two block reductions (templates/norm.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
+{{#if ADD}}
+    {{T_IN}} *__restrict__ x,  // [T, D]: written here, a + b
+{{#else}}
     const {{T_IN}} *__restrict__ x,  // [T, D]
+{{#endif}}
     const {{T_GAMMA}} *__restrict__ gamma,  // [D]
 {{#if LAYERNORM}}
     const {{T_BETA}} *__restrict__ beta,  // [D]
+{{#endif}}
+{{#if ADD}}
+    const {{T_A}} *__restrict__ a,  // [T, D]
+    const {{T_B}} *__restrict__ b,  // [T, D]
 {{#endif}}
     {{T_OUT}} *__restrict__ y,  // [T, D]
     int T)
@@ -29,14 +41,23 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     __shared__ float scratch[32];
     const int t = blockIdx.x;
     if (t >= T) return;  // uniform over the block
-    const {{T_IN}} *row = x + (size_t)t * D;
+    const size_t row = (size_t)t * D;
 
     float v[PER_THREAD][VEC];
 #pragma unroll
     for (int i = 0; i < PER_THREAD; i++) {
         const int q = threadIdx.x + i * THREADS;
         if (q < CHUNKS) {
-            shortc_ld_vec<VEC>(row + q * VEC, v[i]);
+{{#if ADD}}
+            float bv[VEC];
+            shortc_ld_vec<VEC>(a + row + q * VEC, v[i]);
+            shortc_ld_vec<VEC>(b + row + q * VEC, bv);
+#pragma unroll
+            for (int k = 0; k < VEC; k++) v[i][k] = shortc_round<{{T_IN}}>(v[i][k] + bv[k]);
+            shortc_st_vec<VEC>(x + row + q * VEC, v[i]);
+{{#else}}
+            shortc_ld_vec<VEC>(x + row + q * VEC, v[i]);
+{{#endif}}
         } else {
 #pragma unroll
             for (int k = 0; k < VEC; k++) v[i][k] = 0.0f;
@@ -69,7 +90,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
     const float rstd = 1.0f / sqrtf(shortc_block_sum(sq, scratch) * (1.0f / D) + EPS);
 
-    {{T_OUT}} *out = y + (size_t)t * D;
+    {{T_OUT}} *out = y + row;
 #pragma unroll
     for (int i = 0; i < PER_THREAD; i++) {
         const int q = threadIdx.x + i * THREADS;

@@ -104,6 +104,7 @@ __device__ __forceinline__ float shortc_block_sum(float v, float *scratch) {
 //
 //   shortc_ld_vec<VEC>(const T *p, float out[VEC])   load VEC elements as floats
 //   shortc_st_vec<VEC>(T *p, const float v[VEC])     store VEC floats, each rounded to nearest even
+//   shortc_round<T>(float v)                         v rounded to T's precision (as a store and load would)
 // ---------------------------------------------------------------------------
 
 // An unsigned type of BYTES bytes (2, 4, 8 or 16) to move raw element bits in.
@@ -142,4 +143,10 @@ template <int VEC, typename T> __device__ __forceinline__ void shortc_st_vec(T *
         for (int j = 0; j < C::ELEMS; j++) shortc_st(e + j, v[k * C::ELEMS + j]);
         reinterpret_cast<typename C::Raw *>(p)[k] = raw;
     }
+}
+
+template <typename T> __device__ __forceinline__ float shortc_round(float v) {
+    T r;
+    shortc_st(&r, v);
+    return shortc_ld(&r);
 }

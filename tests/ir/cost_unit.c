@@ -68,9 +68,17 @@ static void test_gpt2_tiny(void) {
     CHECK(m->window == T && m->segment == T && m->layers == NL);
     /* GEMMs: 2 T N K FLOPs; bytes = x + w + bias (+ residual) read, y written, all fp32 */
     check_gemm(m, "matmul 128x192x64", NL, 2.0 * T * 3 * D * D, 4.0 * (T * D + D * 3 * D + 3 * D + T * 3 * D));
-    check_gemm(m, "matmul 128x64x64", NL, 2.0 * T * D * D, 4.0 * (T * D + D * D + D + T * D + T * D));
+    /* the projections' residual adds are fused into the next norm (pass_fuse), not into the GEMM */
+    check_gemm(m, "matmul 128x64x64", NL, 2.0 * T * D * D, 4.0 * (T * D + D * D + D + T * D));
     check_gemm(m, "matmul 128x256x64", NL, 2.0 * T * F * D, 4.0 * (T * D + D * F + F + T * F));
-    check_gemm(m, "matmul 128x64x256", NL, 2.0 * T * D * F, 4.0 * (T * F + F * D + D + T * D + T * D));
+    check_gemm(m, "matmul 128x64x256", NL, 2.0 * T * D * F, 4.0 * (T * F + F * D + D + T * D));
+    /* a norm with the add fused in: both operands, gamma and beta read; the sum and the result written */
+    const CostGroup *na = group(m, "norm.layernorm eps=1e-05 +add");
+    CHECK(na && na->uses == 2 * NL && !na->gemm);
+    CHECK(na && op_cost_bytes_read(&na->per_use) == 4.0 * (2 * T * D + 2 * D));
+    CHECK(na && op_cost_bytes_written(&na->per_use) == 4.0 * 2 * T * D);
+    const CostGroup *in_norm = group(m, "add in_norm");
+    CHECK(in_norm && op_cost_bytes_read(&in_norm->per_use) + op_cost_bytes_written(&in_norm->per_use) == 0);
     check_gemm(m, "logits 128x256x64", 1, 2.0 * T * V * D, 4.0 * (T * D + V * D + T * V));
     /* causal attention: T (T + 1) / 2 scores per head, 2 hd FLOPs each for q.k and for p.v */
     double scores = (double)T * (T + 1) / 2 * H;
