@@ -725,10 +725,19 @@ bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
                       spec_epilogue(e, n, ks, &ep));
 }
 
+/* The plan epilogue for a matmul epilogue the fuse pass put in the GEMM. */
+static PlanEpilogue plan_epilogue(const Epilogue *epi) {
+    switch (epi->act) {
+    case ACT_RELU: return epi->bias ? PLAN_EPI_BIAS_RELU : PLAN_EPI_RELU;
+    case ACT_GELU_TANH: return epi->bias ? PLAN_EPI_BIAS_GELU_TANH : PLAN_EPI_GELU_TANH;
+    default: return epi->bias ? PLAN_EPI_BIAS : PLAN_EPI_NONE;
+    }
+}
+
 /*
- * matmul and logits: the cuBLAS GEMM step, then (when the node has an
- * epilogue, or its result was staged in fp32) a launch of the epilogue or
- * conversion kernel from ks.
+ * matmul and logits: the cuBLAS GEMM step, its epilogue applied by cuBLASLt
+ * (in_gemm), or then (when the node has an epilogue, or its result was staged
+ * in fp32) a launch of the epilogue or conversion kernel from ks.
  */
 bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Epilogue *epi = &n->epi;
@@ -743,6 +752,15 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!add_gemm(e, n, &c, &ct)) return false;
     bool needs_kernel = ir_node_needs_kernel(n);
     bool staged = c.kind == ARG_ARENA;
+    if (!logits && epi->in_gemm) {
+        Step *s = &e->st.steps[e->st.nsteps - 1];
+        if (staged) {
+            internal(e, n, "an epilogue in the GEMM, but the GEMM is staged");
+            return false;
+        }
+        s->epi = plan_epilogue(epi);
+        if (epi->bias) s->bias = arg_value(n->in[2]);
+    }
     *launch = needs_kernel || staged;
     if (!*launch) return true;
     /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
@@ -933,6 +951,7 @@ static bool check_refs(Emit *e) {
             refs[n++] = s->a;
             refs[n++] = s->b;
             refs[n++] = s->c;
+            if (plan_epilogue_has_bias(s->epi)) refs[n++] = s->bias;
         } else {
             for (int k = 0; k < s->nargs; k++) refs[n++] = s->args[k];
         }

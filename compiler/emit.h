@@ -7,6 +7,7 @@
 #ifndef SHORTC_EMIT_H
 #define SHORTC_EMIT_H
 
+#include "plan_schema.h"
 #include "shortc.h"
 
 /* ------------------------------------------------------------------ */
@@ -123,6 +124,8 @@ typedef struct Step {
     StepArg a, b, c;        /* operands: ARG_VALUE or ARG_ARENA */
     Dim lda, ldb, ldc;      /* leading dimensions */
     DType atype, btype, ctype; /* operand types (compute is always f32) */
+    PlanEpilogue epi;       /* applied by cuBLASLt in the GEMM (PLAN_EPI_NONE: none) */
+    StepArg bias;           /* the epilogue's bias (epilogues with a bias) */
 } Step;
 
 /* Everything plan.c needs from emit.c. */

@@ -46,6 +46,7 @@ static void print_gemm(FILE *out, const Node *n) {
     if (n->epi.bias) { fputs("bias", out); sep = "+"; }
     if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
     if (n->epi.residual) fprintf(out, "%sresidual", sep);
+    if (n->epi.in_gemm) fputs(" in_gemm", out);
 }
 
 static void print_attn(FILE *out, const Node *n) {
@@ -77,8 +78,8 @@ static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
     return k;
 }
 
-/* A matmul needs a kernel only for its epilogue; the logits projection never does. */
-static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n); }
+/* A matmul needs a kernel only for an epilogue cuBLASLt does not apply; the logits projection never does. */
+static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n) && !n->epi.in_gemm; }
 static bool needs_kernel_never(const Node *n) { (void)n; return false; }
 /* An add computed by the norm after it has no kernel of its own. */
 static bool needs_kernel_add(const Node *n) { return !n->by_norm; }

@@ -20,6 +20,11 @@
  * norm runs. Its operands are then used twice, so the matmul chain below stops
  * at the bias and activation: the residual add is done by the norm instead of
  * an epilogue.
+ *
+ * Last, an epilogue cuBLASLt can apply inside the GEMM (bias, relu or tanh
+ * GELU, with or without the bias; no residual; the GEMM's types ones cuBLAS
+ * takes as they are and the bias of the output's type) is marked in_gemm:
+ * the plan's gemm step carries it and no epilogue kernel is launched.
  */
 #include "shortc.h"
 
@@ -55,6 +60,16 @@ static void fuse_add_norm(Graph *g, int *uses) {
         nm->norm_add = true;
         add->by_norm = true;
     }
+}
+
+/* Whether cuBLASLt can apply matmul m's epilogue inside its GEMM (see the file comment). */
+static bool epilogue_fits_gemm(const Graph *g, const Node *m) {
+    const Epilogue *e = &m->epi;
+    if (e->residual || (!e->bias && e->act == ACT_NONE) || (e->act != ACT_NONE && e->act != ACT_RELU && e->act != ACT_GELU_TANH))
+        return false;
+    DType x = g->values[m->in[0]]->dtype, w = g->values[m->in[1]]->dtype, y = g->values[m->out]->dtype;
+    if (x != w || (y != x && y != DT_F32)) return false; /* a staged (converted) GEMM */
+    return !e->bias || g->values[m->in[2]]->dtype == y;
 }
 
 bool pass_fuse(Graph *g, Diag *d) {
@@ -112,6 +127,7 @@ bool pass_fuse(Graph *g, Diag *d) {
             m->out = cur;
             g->values[cur]->def = m->id;
         }
+        m->epi.in_gemm = epilogue_fits_gemm(g, m);
     }
     free(uses);
     free(user);

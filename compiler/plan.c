@@ -244,6 +244,10 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     cJSON_AddItemToObject(o, "ldc", dim_json(s->ldc));
     cJSON_AddStringToObject(o, "ctype", dtype_plan_name(s->ctype));
     cJSON_AddStringToObject(o, "compute", "f32");
+    if (s->epi != PLAN_EPI_NONE) {
+        cJSON_AddStringToObject(o, "epilogue", plan_epilogue_name(s->epi));
+        if (plan_epilogue_has_bias(s->epi)) cJSON_AddItemToObject(o, "bias", arg_ref_json(st, &s->bias));
+    }
     cJSON_AddNumberToObject(o, "batch", 1);
     cJSON_AddNumberToObject(o, "strideA", 0);
     cJSON_AddNumberToObject(o, "strideB", 0);

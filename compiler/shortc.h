@@ -381,6 +381,7 @@ typedef struct Epilogue {
     bool bias;           /* add a bias vector (input slot 2) */
     Activation act;      /* then an activation */
     bool residual;       /* then add a residual tensor (last input) */
+    bool in_gemm;        /* applied by cuBLASLt inside the GEMM (fuse pass): no epilogue kernel */
 } Epilogue;
 
 typedef struct Node {

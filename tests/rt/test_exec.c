@@ -73,6 +73,7 @@ int main(void) {
     if (!rt_test_mkdtemp(dir, sizeof dir, "exec")) return check_done("test_exec");
     setenv("SHORTC_LIBCUDA", FAKE_CUDA_LIB, 1);
     setenv("SHORTC_LIBCUBLAS", FAKE_CUDA_LIB, 1);
+    setenv("SHORTC_LIBCUBLASLT", FAKE_CUDA_LIB, 1);
     char cache[300];
     snprintf(cache, sizeof cache, "%s/cache", dir);
     setenv("SHORTC_CACHE", cache, 1);

@@ -96,7 +96,10 @@ int main(void) {
     mutate("\"op\": \"gemm\"", "\"op\": \"conv\"", "steps[1].op: unknown op 'conv'");
     mutate("\"transa\": \"T\"", "\"transa\": \"C\"", "steps[1].transa: expected \"N\" or \"T\"");
     mutate("\"atype\": \"f32\"", "\"atype\": \"f64\"", "steps[1].atype: unknown dtype 'f64'");
-    mutate("\"compute\": \"f32\"", "\"compute\": \"f16\"", "steps[1].compute: only \"f32\"");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f16\"", "steps[1].compute: \"f32\" (CUBLAS_COMPUTE_32F) or");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"epilogue\": \"bias\"", "steps[1].bias: epilogue 'bias' needs a bias");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"epilogue\": \"tanh\"", "steps[1].epilogue: one of none, bias");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"bias\": {\"arena\": 0}", "steps[1].bias: a bias without an epilogue");
     mutate("\"C\": {\"arena\": 256}", "\"C\": 256", "steps[1].C: expected {\"arena\"");
     mutate("\"file_shape\": [6, 4]", "\"file_shape\": [6, 5]", "weights[1].file_shape: does not match shape transposed");
     mutate("\"shape\": [4], \"dtype\": \"bf16\"", "\"shape\": [0], \"dtype\": \"bf16\"", "weights[2].shape: element 0: expected a positive integer");
