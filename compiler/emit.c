@@ -695,6 +695,7 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     s->atype = at;
     s->btype = bt;
     s->ctype = ct;
+    s->tf32 = e->st.g->spec && e->st.g->spec->tf32 && at == DT_F32 && bt == DT_F32;
     e->st.ngemms++;
     *c_out = c;
     *c_type = ct;

@@ -125,6 +125,7 @@ typedef struct Step {
     Dim lda, ldb, ldc;      /* leading dimensions */
     DType atype, btype, ctype; /* operand types (compute is always f32) */
     PlanEpilogue epi;       /* applied by cuBLASLt in the GEMM (PLAN_EPI_NONE: none) */
+    bool tf32;              /* compute f32_fast_tf32 (`math tf32` and fp32 A and B) */
     StepArg bias;           /* the epilogue's bias (epilogues with a bias) */
 } Step;
 

@@ -243,7 +243,7 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     cJSON_AddItemToObject(o, "C", arg_ref_json(st, &s->c));
     cJSON_AddItemToObject(o, "ldc", dim_json(s->ldc));
     cJSON_AddStringToObject(o, "ctype", dtype_plan_name(s->ctype));
-    cJSON_AddStringToObject(o, "compute", "f32");
+    cJSON_AddStringToObject(o, "compute", s->tf32 ? "f32_fast_tf32" : "f32");
     if (s->epi != PLAN_EPI_NONE) {
         cJSON_AddStringToObject(o, "epilogue", plan_epilogue_name(s->epi));
         if (plan_epilogue_has_bias(s->epi)) cJSON_AddItemToObject(o, "bias", arg_ref_json(st, &s->bias));

@@ -267,7 +267,7 @@ typedef struct LayoutSpec {
 typedef enum SettingId {
     SET_VOCAB, SET_D_MODEL, SET_HEADS, SET_HEAD_DIM, SET_FFN, SET_NORM,
     SET_POSITIONS, SET_EMBEDDING, SET_SEGMENT, SET_LAYERS, SET_ATTENTION,
-    SET_WEIGHTS, SET_COUNT
+    SET_WEIGHTS, SET_MATH, SET_COUNT
 } SettingId;
 
 typedef struct ModelSpec {
@@ -291,6 +291,7 @@ typedef struct ModelSpec {
     LayerSpec *layers;        /* n_layers entries, overrides applied */
     LayoutSpec layout[TC_COUNT]; /* storage per tensor class */
     WeightNaming naming;      /* weight-name scheme */
+    bool tf32;                /* `math tf32`: GEMMs on fp32 operands use TF32 tensor cores (off by default) */
     Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
 } ModelSpec;
 

@@ -1,0 +1,6 @@
+# The forward outside attention (issue 12; docs/emission.md, docs/plan.md):
+#   fastpath_tf32   `math tf32`: the plan's fp32 GEMMs use TF32 compute, the
+#                   simulator shows its rounding, within the stated tolerance
+#                   (tests/fastpath/tf32.sh)
+add_test(NAME fastpath_tf32 COMMAND sh ${TESTS_DIR}/fastpath/tf32.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(fastpath_tf32 PROPERTIES LABELS "fastpath;sim")
