@@ -767,6 +767,7 @@ typedef struct PtxMix {
     int ld_global_32;    /* ld.global of at most 32 bits */
     int ld_global_64;    /* ld.global of 64 bits (.v2.f32, .f64 ...) */
     int ld_global_128;   /* ld.global of 128 bits (.v4.f32 ...) */
+    int st_global_128;   /* st.global of 128 bits (.v4.u32 ...): vectorized stores */
     int ld_shared;       /* ld.shared */
     int bar;             /* bar.sync / barrier.sync */
 } PtxMix;

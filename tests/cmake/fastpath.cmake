@@ -4,3 +4,8 @@
 #                   (tests/fastpath/tf32.sh)
 add_test(NAME fastpath_tf32 COMMAND sh ${TESTS_DIR}/fastpath/tf32.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(fastpath_tf32 PROPERTIES LABELS "fastpath;sim")
+#   fastpath_launches  launches per forward of gpt2_small from its plan: 4 L + 2
+#                   (was 8 L + 2), no epilogue or conversion kernel left
+#                   (tests/fastpath/launches.sh)
+add_test(NAME fastpath_launches COMMAND sh ${TESTS_DIR}/fastpath/launches.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(fastpath_launches PROPERTIES LABELS "fastpath")

@@ -207,12 +207,14 @@ static void test_kernel_facts(void) {
         "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f2};\n"
         "\tld.shared.f32 %f9, [%r5];\n"
         "\tbar.sync 0;\n}\n"
-        ".visible .entry k_copy(\n)\n{\n\tld.global.f32 %f1, [%rd1];\n}\n";
+        ".visible .entry k_copy(\n)\n{\n\tld.global.f32 %f1, [%rd1];\n"
+        "\tst.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};\n\tst.global.v2.f32 [%rd3], {%f1, %f2};\n}\n";
     ptx_count_mix(ptx, t, 2);
     const PtxMix *x = &t[0].mix;
     CHECK(x->ld_global_128 == 1 && x->ld_global_64 == 1 && x->ld_global_32 == 2);
     CHECK(x->ffma == 1 && x->hfma == 1 && x->mma == 1 && x->ld_shared == 1 && x->bar == 1);
     CHECK(t[1].mix.ld_global_32 == 1 && t[1].mix.ffma == 0);
+    CHECK(x->st_global_128 == 0 && t[1].mix.st_global_128 == 1); /* 128-bit stores only */
     const DeviceSpec *h = device_find("h100-sxm"), *a = device_find("a100-sxm");
     if (!h || !a) return;
     /* 72 regs x 32 lanes = 2304 per warp, 4 warps: 65536 / 9216 = 7 blocks (registers bind) */
