@@ -54,6 +54,7 @@ const PlanField plan_schema[] = {
     F(PO_WEIGHT, "name", PT_STRING, true),
     ARR(PO_WEIGHT, "shape", PT_INT, PO_NONE, true),
     F(PO_WEIGHT, "dtype", PT_STRING, true),
+    F(PO_WEIGHT, "round", PT_STRING, false),
     ARR(PO_WEIGHT, "file_shape", PT_INT, PO_NONE, true),
     F(PO_WEIGHT, "transpose", PT_BOOL, false),
     F(PO_WEIGHT, "optional", PT_BOOL, false),

@@ -12,12 +12,27 @@
 #include "shortc.h"
 
 /* The dtype a value must have after the layouts pass (docs/ir.md, "layouts"). */
+/* Whether weight v is the weight operand of a live GEMM whose activation input is fp32. */
+static bool gemm_weight_of_f32(const Graph *g, const Value *v) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!n->dead && op_is_gemm(n->op) && n->nin >= 2 && n->in[1] == v->id &&
+            g->values[n->in[0]]->cls == VC_ACTIVATION && ir_weight_layout_dtype(g) != DT_F32 &&
+            g->spec->layout[TC_ACTIVATIONS].dtype == DT_F32)
+            return true;
+    }
+    return false;
+}
+
+DType ir_weight_layout_dtype(const Graph *g) { return g->spec ? g->spec->layout[TC_WEIGHTS].dtype : DT_F32; }
+
 DType ir_expected_dtype(const Graph *g, const Value *v) {
     const ModelSpec *s = g->spec;
     switch (v->cls) {
     case VC_INPUT: return DT_I32;
     case VC_OUTPUT: return DT_F32;
-    case VC_WEIGHT: return s ? s->layout[TC_WEIGHTS].dtype : DT_F32;
+    case VC_WEIGHT: /* cuBLAS has no half x fp32 GEMM: such a weight is held in fp32, converted once at load */
+        return gemm_weight_of_f32(g, v) ? DT_F32 : ir_weight_layout_dtype(g);
     case VC_ACTIVATION: return s ? s->layout[TC_ACTIVATIONS].dtype : DT_F32;
     case VC_KV: return s ? s->layout[TC_KV].dtype : DT_F32;
     }

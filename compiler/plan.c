@@ -91,6 +91,8 @@ static cJSON *weights_json(const EmitState *st) {
         cJSON_AddStringToObject(w, "name", v->weight_name ? v->weight_name : v->name);
         cJSON_AddItemToObject(w, "shape", shape_json(dims, rank, 0));
         cJSON_AddStringToObject(w, "dtype", dtype_plan_name(v->dtype));
+        if (v->dtype != ir_weight_layout_dtype(g)) /* held wider: values rounded to the layout's dtype */
+            cJSON_AddStringToObject(w, "round", dtype_plan_name(ir_weight_layout_dtype(g)));
         cJSON_AddItemToObject(w, "file_shape", shape_json(file, rank, 0));
         cJSON_AddBoolToObject(w, "transpose", v->transposed_src && rank == 2);
         cJSON_AddBoolToObject(w, "optional", false);

@@ -528,6 +528,9 @@ void cost_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
 /* ir_rules.c: the dtype a value must have after the layouts pass. */
 DType ir_expected_dtype(const Graph *g, const Value *v);
+/* The `layout weights` dtype (fp32 without a spec): what every weight's values are rounded to. A weight
+ * a GEMM multiplies with fp32 activations is held in fp32 (ir_expected_dtype), converted once at load. */
+DType ir_weight_layout_dtype(const Graph *g);
 /* ops.c: whether a live node needs a generated kernel (pure GEMMs do not). */
 bool ir_node_needs_kernel(const Node *n);
 /* ir_rules.c: whether a value belongs in the activation arena; its live range [start, end] in node ids. */

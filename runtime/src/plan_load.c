@@ -292,6 +292,13 @@ static srt_status parse_weights(P *p, const cJSON *root) {
         int frank;
         TRY(parse_shape(p, w, "file_shape", &frank, pw->file_shape));
         TRY(get_dtype(p, w, "dtype", false, &pw->dtype));
+        pw->round = pw->dtype;
+        if (cJSON_GetObjectItemCaseSensitive(w, "round")) {
+            TRY(get_dtype(p, w, "round", false, &pw->round));
+            if (pw->round != pw->dtype && !(pw->dtype == DT_F32 && (pw->round == DT_F16 || pw->round == DT_BF16)))
+                return perr(p, "round", "values rounded to %s must be held in f32 (or in %s itself), not %s",
+                            dtype_plan_name(pw->round), dtype_plan_name(pw->round), dtype_plan_name(pw->dtype));
+        }
         TRY(get_bool(p, w, "transpose", false, &pw->transpose));
         TRY(get_bool(p, w, "optional", false, &pw->optional));
         if (frank != pw->rank) return perr(p, "file_shape", "rank %d differs from shape's rank %d", frank, pw->rank);

@@ -112,6 +112,8 @@ typedef struct RtPlanWeight {
     int64_t shape[MAX_RANK];       /* stored shape (device order) */
     int64_t file_shape[MAX_RANK];  /* shape in the weight file */
     DType dtype;          /* stored dtype */
+    DType round;          /* dtype its values are rounded to (plan "round"; = dtype when absent): a weight
+                             held wider than its layout, converted once at load */
     bool transpose;       /* 2-D: the file holds the transpose of the stored order */
     bool optional;        /* may be missing from a file (then zero) */
     size_t count;         /* elements */

@@ -9,3 +9,8 @@ set_tests_properties(fastpath_tf32 PROPERTIES LABELS "fastpath;sim")
 #                   (tests/fastpath/launches.sh)
 add_test(NAME fastpath_launches COMMAND sh ${TESTS_DIR}/fastpath/launches.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
 set_tests_properties(fastpath_launches PROPERTIES LABELS "fastpath")
+#   fastpath_weights_once  fp16 weights with fp32 activations: GEMM weights held
+#                   in fp32 (rounded to fp16) from load, no conversion launch
+#                   per forward (tests/fastpath/weights_once.sh)
+add_test(NAME fastpath_weights_once COMMAND sh ${TESTS_DIR}/fastpath/weights_once.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(fastpath_weights_once PROPERTIES LABELS "fastpath")

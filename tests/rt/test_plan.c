@@ -104,6 +104,8 @@ int main(void) {
     mutate("\"file_shape\": [6, 4]", "\"file_shape\": [6, 5]", "weights[1].file_shape: does not match shape transposed");
     mutate("\"shape\": [4], \"dtype\": \"bf16\"", "\"shape\": [0], \"dtype\": \"bf16\"", "weights[2].shape: element 0: expected a positive integer");
     mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf17\"", "weights[2].dtype: unknown dtype 'bf17'");
+    mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf16\", \"round\": \"f16\"", "weights[2].round: values rounded to f16 must be held in f32");
+    mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf16\", \"round\": \"f64\"", "weights[2].round: unknown dtype 'f64'");
     mutate("\"name\": \"ln_f.bias\"", "\"name\": \"ln_f.weight\"", "weights[3].name: 'ln_f.weight' is listed twice");
     mutate("\"logits\": {\"arena\": 256, \"dtype\": \"f32\"", "\"logits\": {\"arena\": 256, \"dtype\": \"f16\"", "logits.dtype: logits must be f32");
     mutate("\"shape\": [{\"t\": 1}, 8]", "\"shape\": [{\"t\": 1}, 9]", "logits.shape: expected [{\"t\": 1}, 8]");
