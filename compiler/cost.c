@@ -201,6 +201,33 @@ void cost_forward(const Graph *g, int T, OpCost *total) {
     }
 }
 
+/* Bytes of one matmul's epilogue kernel: its result read and written back, the bias and residual read. */
+static double epilogue_kernel_bytes(const Graph *g, const Node *n, int T) {
+    const Value *y = out_value(g, n);
+    double bytes = 2.0 * (double)ir_numel(y, T) * dtype_size(y->dtype);
+    int k = 2;
+    if (n->epi.bias) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype), k++;
+    if (n->epi.residual) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype);
+    return bytes;
+}
+
+void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum) {
+    *moved = *minimum = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n) || !ir_node_needs_kernel(n)) continue;
+        if (op_is_gemm(n->op)) {
+            *moved += epilogue_kernel_bytes(g, n, T);
+            continue;
+        }
+        OpCost c;
+        node_cost(g, n, T, &c);
+        double b = op_cost_bytes_read(&c) + op_cost_bytes_written(&c);
+        *moved += b;
+        *minimum += b;
+    }
+}
+
 /* Roofline seconds of one forward on T tokens, node by node. */
 static double forward_seconds(const Graph *g, int T, const DeviceSpec *dev) {
     double s = 0;

@@ -752,6 +752,11 @@ typedef struct ModelCost {
 
 /* Cost of the live nodes of g for one call on T tokens (T >= 1). */
 void cost_forward(const Graph *g, int T, OpCost *total);
+/* Bytes the generated kernels of one forward on T tokens read and write (*moved: every launch a node
+ * needs, a matmul's epilogue kernel reading its GEMM result, bias and residual and writing the result
+ * back), and the minimum (*minimum: the same without epilogue kernels, which a fused design does in
+ * the GEMM). GEMM operand traffic is in neither; a plan's staging conversions are not counted. */
+void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum);
 /*
  * The whole cost model of a graph after run_passes (allocated in g's arena).
  * Returns NULL with a message in why (window, stride or overlap out of range).

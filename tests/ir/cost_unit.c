@@ -228,6 +228,40 @@ static void test_kernel_facts(void) {
     CHECK(occupancy_blocks(h, 16, 0, 0) == 0);
 }
 
+/* Kernel traffic of gpt2_tiny at T = segment, fused or not. */
+static void kernel_traffic(bool no_fuse, double *moved, double *minimum) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    CompileOptions co = {.path = arena_printf(&a, "%s/gpt2_tiny.arch", models_dir), .stop = COMPILE_STOP_AFTER_PASSES,
+                         .no_fuse = no_fuse};
+    CompileResult cr;
+    bool ok = shortc_compile(&a, &d, &co, &cr);
+    CHECK(ok && cr.graph);
+    *moved = *minimum = -1;
+    if (ok && cr.graph) cost_kernel_traffic(cr.graph, cr.graph->spec->segment, moved, minimum);
+    compile_result_free(&cr);
+    arena_free(&a);
+}
+
+/* Fused, the generated kernels move the minimum (every epilogue in cuBLASLt, every residual add in a
+ * norm); unfused, the bias / activation / add kernels move more. */
+static void test_kernel_traffic(void) {
+    enum { T = 128, D = 64, F = 256, NL = 2 };
+    double moved, minimum, umoved, uminimum;
+    kernel_traffic(false, &moved, &minimum);
+    kernel_traffic(true, &umoved, &uminimum);
+    CHECK(moved == minimum && moved > 0);
+    /* the unfused graph's bias, act and add kernels: each reads and writes [T, width] (+ the bias) */
+    double extra = NL * 4.0 * (2.0 * T * 3 * D + 3 * D + 2.0 * T * D + D + 2.0 * T * F + F + 2.0 * T * D + D) /* biases */
+                   + NL * 4.0 * 2.0 * T * F                                                               /* gelu */
+                   + NL * 2 * 4.0 * 3.0 * T * D;                                                          /* adds */
+    /* fused, the sums are written by the norms (+1 write of [T, D] per add) and the norms read both operands */
+    double fused_norm_extra = NL * 2 * 4.0 * 2.0 * T * D;
+    CHECK(near(umoved, moved + extra - fused_norm_extra, 1e-12));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -239,5 +273,6 @@ int main(int argc, char **argv) {
     test_bad_options();
     test_roofline();
     test_kernel_facts();
+    test_kernel_traffic();
     return check_done("cost_unit");
 }
