@@ -721,7 +721,10 @@ bool emit_act(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 
 bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     EpiSpec ep;
-    if (n->by_norm) return !(*launch = false); /* the norm after it writes its sum */
+    if (n->by_norm) { /* the norm after it writes its sum */
+        *launch = false;
+        return true;
+    }
     return (*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) &&
                       spec_epilogue(e, n, ks, &ep));
 }
