@@ -103,10 +103,10 @@ void cost_embed(const Graph *g, const Node *n, int T, OpCost *c) {
 }
 
 void cost_norm(const Graph *g, const Node *n, int T, OpCost *c) {
-    if (n->norm_add) { /* the add fused in: its operands read, its sum written (not read) */
+    if (n->norm_add) { /* the add fused in: its operands read, its sum written (not read; not at all if unused) */
         const Value *sum = in_value(g, n, 0);
         for (int k = 1; k < n->nin; k++) count_read(c, in_value(g, n, k), (double)ir_numel(in_value(g, n, k), T));
-        count_written(c, sum, (double)ir_numel(sum, T));
+        if (!n->sum_unused) count_written(c, sum, (double)ir_numel(sum, T));
         count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
         c->other_ops += (double)ir_numel(sum, T);
     } else {

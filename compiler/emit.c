@@ -217,7 +217,8 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
         append_dtype(sfx, sizeof sfx, "_b", b->dtype);
     }
     ks->tmpl = "norm.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_norm_%s%s_d%d%s", norm_kind_name(n->norm), n->norm_add ? "_add" : "", D, sfx);
+    ks->name = arena_printf(e->st.arena, "shortc_norm_%s%s_d%d%s", norm_kind_name(n->norm),
+                            !n->norm_add ? "" : n->sum_unused ? "_addonly" : "_add", D, sfx);
     DType dts[6] = {x->dtype, wd[0], wd[1], y->dtype, a->dtype, b->dtype};
     int vec = vec_width(D, 6, dts);
     int threads = threads_for(D / vec);
@@ -235,6 +236,7 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     }
     set_flag(ks, "LAYERNORM", ln);
     set_flag(ks, "ADD", n->norm_add);
+    set_flag(ks, "STORE_SUM", n->norm_add && !n->sum_unused);
     per_token_launch(e, n, ks, threads);
     return true;
 }

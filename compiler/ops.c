@@ -31,7 +31,8 @@ static bool has_epilogue(const Node *n) { return n->epi.bias || n->epi.act != AC
 
 static void print_embed(FILE *out, const Node *n) { fprintf(out, ".%s", pos_kind_name(n->pos)); }
 static void print_norm(FILE *out, const Node *n) {
-    fprintf(out, ".%s eps=%g%s", norm_kind_name(n->norm), n->eps, n->norm_add ? " +add" : "");
+    fprintf(out, ".%s eps=%g%s%s", norm_kind_name(n->norm), n->eps, n->norm_add ? " +add" : "",
+            n->sum_unused ? " sum_unused" : "");
 }
 static void print_add(FILE *out, const Node *n) {
     if (n->by_norm) fputs(" in_norm", out);
@@ -62,7 +63,8 @@ static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos);
 }
 static size_t key_norm(char *buf, size_t n, size_t k, const Node *nd) {
-    return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g add=%d", (int)nd->norm, nd->eps, (int)nd->norm_add);
+    return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g add=%d store=%d", (int)nd->norm, nd->eps,
+                                (int)nd->norm_add, (int)!nd->sum_unused);
 }
 static size_t key_act(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act);

@@ -58,6 +58,7 @@ static void fuse_add_norm(Graph *g, int *uses) {
         uses[add->in[0]]++;
         uses[add->in[1]]++;
         nm->norm_add = true;
+        nm->sum_unused = uses[x->id] == 1; /* post-norm: only this norm reads the sum */
         add->by_norm = true;
     }
 }

@@ -404,6 +404,7 @@ typedef struct Node {
     bool norm_add;       /* OP_NORM after fusion: its last two inputs are the operands of the add that defines
                             its first input; its kernel computes that add, writes it and normalizes it */
     bool by_norm;        /* OP_ADD after fusion: computed by the norm that reads its output (no launch of its own) */
+    bool sum_unused;     /* OP_NORM with norm_add: no other node reads the sum, so its kernel does not store it */
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */

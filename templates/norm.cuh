@@ -7,11 +7,12 @@
 //!   rmsnorm:   y = x / sqrt(mean(x^2) + eps) * gamma
 //!
 //! With ADD (a residual add fused in) the kernel first computes x = a + b,
-//! rounded to x's dtype, writes it (the residual stream) and normalizes it:
-//! one pass instead of an add kernel and a norm kernel.
+//! rounded to x's dtype, writes it (the residual stream; with STORE_SUM 0,
+//! when nothing else reads it, it does not) and normalizes it: one pass
+//! instead of an add kernel and a norm kernel.
 //!
 //! Placeholders: COMMENT KERNEL_NAME D VEC THREADS EPS T_IN T_GAMMA T_BETA T_OUT T_A T_B
-//!               LAYERNORM (0/1: 0 = rmsnorm, no beta) ADD (0/1)
+//!               LAYERNORM (0/1: 0 = rmsnorm, no beta) ADD STORE_SUM (0/1)
 {{COMMENT}}
 // Per-token normalization, one block per token, two block reductions (templates/norm.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
@@ -54,7 +55,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             shortc_ld_vec<VEC>(b + row + q * VEC, bv);
 #pragma unroll
             for (int k = 0; k < VEC; k++) v[i][k] = shortc_round<{{T_IN}}>(v[i][k] + bv[k]);
+{{#if STORE_SUM}}
             shortc_st_vec<VEC>(x + row + q * VEC, v[i]);
+{{#endif}}
 {{#else}}
             shortc_ld_vec<VEC>(x + row + q * VEC, v[i]);
 {{#endif}}
