@@ -588,6 +588,7 @@ static cJSON *kernels_json(const Costed *c, int arch) {
         cJSON_AddNumberToObject(m, "ld_global_32", r->f.mix.ld_global_32);
         cJSON_AddNumberToObject(m, "ld_global_64", r->f.mix.ld_global_64);
         cJSON_AddNumberToObject(m, "ld_global_128", r->f.mix.ld_global_128);
+        cJSON_AddNumberToObject(m, "st_global_128", r->f.mix.st_global_128);
         cJSON_AddNumberToObject(m, "ld_shared", r->f.mix.ld_shared);
         cJSON_AddNumberToObject(m, "bar_sync", r->f.mix.bar);
         if (r->f.has_sass) cJSON_AddItemToObject(e, "sass", sass_json(&r->f.sass));

@@ -61,5 +61,16 @@ static inline uint16_t rt_f32_to_bf16(float f) {
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
+/* f rounded to TF32 (8-bit exponent, 10-bit mantissa) as the tensor cores
+ * read fp32 inputs under CUBLAS_COMPUTE_32F_FAST_TF32 (cvt.rna.tf32.f32:
+ * nearest, ties away from zero); NaN and infinity unchanged. */
+static inline float rt_round_tf32(float f) {
+    uint32_t x;
+    memcpy(&x, &f, 4);
+    if ((x & 0x7f800000u) == 0x7f800000u) return f;
+    x = (x + 0x1000u) & ~0x1fffu;
+    memcpy(&f, &x, 4);
+    return f;
+}
 
 #endif /* SHORTC_HALF_H */

@@ -56,6 +56,7 @@ const PlanField plan_schema[] = {
     F(PO_WEIGHT, "name", PT_STRING, true),
     ARR(PO_WEIGHT, "shape", PT_INT, PO_NONE, true),
     F(PO_WEIGHT, "dtype", PT_STRING, true),
+    F(PO_WEIGHT, "round", PT_STRING, false),
     ARR(PO_WEIGHT, "file_shape", PT_INT, PO_NONE, true),
     F(PO_WEIGHT, "transpose", PT_BOOL, false),
     F(PO_WEIGHT, "optional", PT_BOOL, false),
@@ -114,6 +115,8 @@ const PlanField plan_schema[] = {
     F(PO_GEMM, "ldc", PT_DIM, true),
     F(PO_GEMM, "ctype", PT_STRING, true),
     F(PO_GEMM, "compute", PT_STRING, false),
+    F(PO_GEMM, "epilogue", PT_STRING, false),
+    F(PO_GEMM, "bias", PT_REF, false),
     F(PO_GEMM, "batch", PT_DIM, false),
     F(PO_GEMM, "strideA", PT_DIM, false),
     F(PO_GEMM, "strideB", PT_DIM, false),
@@ -302,4 +305,19 @@ bool plan_schema_check(const cJSON *root, char *why, size_t whylen) {
         return false;
     }
     return check_object(&c, root, PO_ROOT);
+}
+
+static const char *const epilogue_names[PLAN_EPI_COUNT] = {"none", "bias", "relu", "bias_relu", "gelu_tanh",
+                                                            "bias_gelu_tanh"};
+
+const char *plan_epilogue_name(PlanEpilogue e) { return (unsigned)e < PLAN_EPI_COUNT ? epilogue_names[e] : "?"; }
+
+int plan_epilogue_from_name(const char *s) {
+    for (int i = 0; s && i < PLAN_EPI_COUNT; i++)
+        if (strcmp(s, epilogue_names[i]) == 0) return i;
+    return -1;
+}
+
+bool plan_epilogue_has_bias(PlanEpilogue e) {
+    return e == PLAN_EPI_BIAS || e == PLAN_EPI_BIAS_RELU || e == PLAN_EPI_BIAS_GELU_TANH;
 }

@@ -69,6 +69,24 @@ typedef struct PlanField {
     bool required;      /* must be present */
 } PlanField;
 
+/* A gemm step's "epilogue" (cuBLASLt, docs/plan.md): what is applied to the product in the GEMM. */
+typedef enum PlanEpilogue {
+    PLAN_EPI_NONE,           /* "none": plain GEMM (cublasGemmEx) */
+    PLAN_EPI_BIAS,           /* "bias": + bias[row] (CUBLASLT_EPILOGUE_BIAS) */
+    PLAN_EPI_RELU,           /* "relu" (CUBLASLT_EPILOGUE_RELU) */
+    PLAN_EPI_BIAS_RELU,      /* "bias_relu": relu(x + bias) (CUBLASLT_EPILOGUE_RELU_BIAS) */
+    PLAN_EPI_GELU_TANH,      /* "gelu_tanh": tanh-approximated GELU (CUBLASLT_EPILOGUE_GELU) */
+    PLAN_EPI_BIAS_GELU_TANH, /* "bias_gelu_tanh" (CUBLASLT_EPILOGUE_GELU_BIAS) */
+    PLAN_EPI_COUNT           /* number of epilogues (not one) */
+} PlanEpilogue;
+
+/* The plan name of an epilogue ("none", "bias", ...); "?" when out of range. */
+const char *plan_epilogue_name(PlanEpilogue e);
+/* The epilogue named s, or -1. */
+int plan_epilogue_from_name(const char *s);
+/* Whether an epilogue adds a bias (and the step then needs a "bias" REF). */
+bool plan_epilogue_has_bias(PlanEpilogue e);
+
 /* The schema: every field of every object, in document order. */
 extern const PlanField plan_schema[];
 extern const int plan_schema_nfields;

@@ -103,7 +103,15 @@ void cost_embed(const Graph *g, const Node *n, int T, OpCost *c) {
 }
 
 void cost_norm(const Graph *g, const Node *n, int T, OpCost *c) {
-    count_all_operands(g, n, T, c);
+    if (n->norm_add) { /* the add fused in: its operands read, its sum written (not read; not at all if unused) */
+        const Value *sum = in_value(g, n, 0);
+        for (int k = 1; k < n->nin; k++) count_read(c, in_value(g, n, k), (double)ir_numel(in_value(g, n, k), T));
+        if (!n->sum_unused) count_written(c, sum, (double)ir_numel(sum, T));
+        count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
+        c->other_ops += (double)ir_numel(sum, T);
+    } else {
+        count_all_operands(g, n, T, c);
+    }
     c->other_ops += (double)ir_numel(out_value(g, n), T) * (n->norm == NORM_LAYERNORM ? OPS_LAYERNORM : OPS_RMSNORM);
 }
 
@@ -123,6 +131,7 @@ void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
 
 /* Unfused bias, activation and residual add: one pass over the output. */
 void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
+    if (n->by_norm) return; /* counted with the norm that computes it */
     count_all_operands(g, n, T, c);
     double per = n->op == OP_ACT ? act_ops(n->act) : 1;
     c->other_ops += per * (double)ir_numel(out_value(g, n), T);
@@ -189,6 +198,33 @@ void cost_forward(const Graph *g, int T, OpCost *total) {
         OpCost c;
         node_cost(g, n, T, &c);
         op_cost_add(total, &c);
+    }
+}
+
+/* Bytes of one matmul's epilogue kernel: its result read and written back, the bias and residual read. */
+static double epilogue_kernel_bytes(const Graph *g, const Node *n, int T) {
+    const Value *y = out_value(g, n);
+    double bytes = 2.0 * (double)ir_numel(y, T) * dtype_size(y->dtype);
+    int k = 2;
+    if (n->epi.bias) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype), k++;
+    if (n->epi.residual) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype);
+    return bytes;
+}
+
+void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum) {
+    *moved = *minimum = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n) || !ir_node_needs_kernel(n)) continue;
+        if (op_is_gemm(n->op)) {
+            *moved += epilogue_kernel_bytes(g, n, T);
+            continue;
+        }
+        OpCost c;
+        node_cost(g, n, T, &c);
+        double b = op_cost_bytes_read(&c) + op_cost_bytes_written(&c);
+        *moved += b;
+        *minimum += b;
     }
 }
 

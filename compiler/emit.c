@@ -46,6 +46,21 @@ static int imin(int a, int b) { return a < b ? a : b; }
 /* Threads for a one-dimensional loop over n elements: a multiple of 32, at most 256. */
 static int threads_for(int n) { return imin(256, round_up(n > 0 ? n : 1, 32)); }
 
+/*
+ * Elements per vector access (the templates' VEC) for rows of n elements whose
+ * pointers have the given dtypes: enough that the narrowest dtype fills one
+ * 16-byte (128-bit) access, halved until it divides n, so every row start
+ * stays aligned (values and weights start 256-byte aligned); 1 is scalar.
+ */
+static int vec_width(int n, int ndt, const DType *dts) {
+    int narrowest = 16;
+    for (int i = 0; i < ndt; i++)
+        if (dtype_size(dts[i]) < narrowest) narrowest = dtype_size(dts[i]);
+    int vec = 16 / (narrowest > 0 ? narrowest : 1);
+    while (vec > 1 && n % vec != 0) vec /= 2;
+    return vec;
+}
+
 /* A float literal that C++ accepts: 1e-05f, 0.125f, 1.0f. */
 static const char *float_literal(Arena *a, double x) {
     char buf[64];
@@ -163,8 +178,11 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
     ks->tmpl = "embed.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
-    int threads = threads_for(D);
+    DType dts[3] = {wd[0], wd[1], x->dtype};
+    int vec = vec_width(D, 3, dts);
+    int threads = threads_for(D / vec);
     set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "VOCAB", wte->dims[0]);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_WTE", wte->dtype);
@@ -177,15 +195,22 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
+/*
+ * LayerNorm / RMSNorm of x (input 0) with gamma (and beta). A norm with an
+ * add fused in (norm_add) also takes the add's operands a and b (the last two
+ * inputs) and writes x = a + b itself before normalizing it.
+ */
 static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     bool ln = n->norm == NORM_LAYERNORM;
-    if (n->nin != (ln ? 3 : 2)) {
+    int nparams = ln ? 2 : 1;
+    if (n->nin != 1 + nparams + (n->norm_add ? 2 : 0)) {
         internal(e, n, "%s with %d inputs", norm_kind_name(n->norm), n->nin);
         return false;
     }
     const Value *x = val(e, n->in[0]), *gamma = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *a = n->norm_add ? val(e, n->in[n->nin - 2]) : x, *b = n->norm_add ? val(e, n->in[n->nin - 1]) : x;
     int D = act_width(x);
-    if (!D || act_width(y) != D) {
+    if (!D || act_width(y) != D || act_width(a) != D || act_width(b) != D) {
         internal(e, n, "unexpected norm shapes");
         return false;
     }
@@ -193,17 +218,31 @@ static bool spec_norm(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 0, DT_F32);
     if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
+    if (a->dtype != x->dtype || b->dtype != x->dtype) {
+        append_dtype(sfx, sizeof sfx, "_a", a->dtype);
+        append_dtype(sfx, sizeof sfx, "_b", b->dtype);
+    }
     ks->tmpl = "norm.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_norm_%s_d%d%s", norm_kind_name(n->norm), D, sfx);
-    int threads = threads_for(D);
+    ks->name = arena_printf(e->st.arena, "shortc_norm_%s%s_d%d%s", norm_kind_name(n->norm),
+                            !n->norm_add ? "" : n->sum_unused ? "_addonly" : "_add", D, sfx);
+    DType dts[6] = {x->dtype, wd[0], wd[1], y->dtype, a->dtype, b->dtype};
+    int vec = vec_width(D, 6, dts);
+    int threads = threads_for(D / vec);
     set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "THREADS", threads);
     tmpl_set(&ks->args, "EPS", float_literal(e->st.arena, n->eps));
     set_dtype(ks, "T_IN", x->dtype);
     set_dtype(ks, "T_GAMMA", gamma->dtype);
     if (ln) set_dtype(ks, "T_BETA", wd[1]);
     set_dtype(ks, "T_OUT", y->dtype);
+    if (n->norm_add) {
+        set_dtype(ks, "T_A", a->dtype);
+        set_dtype(ks, "T_B", b->dtype);
+    }
     set_flag(ks, "LAYERNORM", ln);
+    set_flag(ks, "ADD", n->norm_add);
+    set_flag(ks, "STORE_SUM", n->norm_add && !n->sum_unused);
     per_token_launch(e, n, ks, threads);
     return true;
 }
@@ -251,8 +290,12 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     ks->tmpl = "epilogue.cuh";
     ks->name = convert ? arena_printf(e->st.arena, "shortc_convert_n%d%s", N, sfx)
                        : arena_printf(e->st.arena, "shortc_epilogue%s_n%d%s", parts, N, sfx);
-    int threads = threads_for(N);
+    DType dts[4] = {ep->xdt, ep->ydt, ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt,
+                    ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt};
+    int vec = vec_width(N, 4, dts);
+    int threads = threads_for(N / vec);
     set_int(e, ks, "N", N);
+    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_X", ep->xdt);
     set_dtype(ks, "T_Y", ep->ydt);
@@ -263,7 +306,7 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     set_flag(ks, "ACT_RELU", ep->act == ACT_RELU);
     set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
     set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
-    int bx = (N + threads - 1) / threads;
+    int bx = (N / vec + threads - 1) / threads;
     ks->grid[0] = DIM_CONST(bx);
     ks->grid[1] = ep->rows;
     ks->block = threads;
@@ -739,6 +782,7 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     s->atype = at;
     s->btype = bt;
     s->ctype = ct;
+    s->tf32 = e->st.g->spec && e->st.g->spec->tf32 && at == DT_F32 && bt == DT_F32;
     e->st.ngemms++;
     *c_out = c;
     *c_type = ct;
@@ -764,14 +808,27 @@ bool emit_act(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 
 bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     EpiSpec ep;
+    if (n->by_norm) { /* the norm after it writes its sum */
+        *launch = false;
+        return true;
+    }
     return (*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, n->in[1]) &&
                       spec_epilogue(e, n, ks, &ep));
 }
 
+/* The plan epilogue for a matmul epilogue the fuse pass put in the GEMM. */
+static PlanEpilogue plan_epilogue(const Epilogue *epi) {
+    switch (epi->act) {
+    case ACT_RELU: return epi->bias ? PLAN_EPI_BIAS_RELU : PLAN_EPI_RELU;
+    case ACT_GELU_TANH: return epi->bias ? PLAN_EPI_BIAS_GELU_TANH : PLAN_EPI_GELU_TANH;
+    default: return epi->bias ? PLAN_EPI_BIAS : PLAN_EPI_NONE;
+    }
+}
+
 /*
- * matmul and logits: the cuBLAS GEMM step, then (when the node has an
- * epilogue, or its result was staged in fp32) a launch of the epilogue or
- * conversion kernel from ks.
+ * matmul and logits: the cuBLAS GEMM step, its epilogue applied by cuBLASLt
+ * (in_gemm), or then (when the node has an epilogue, or its result was staged
+ * in fp32) a launch of the epilogue or conversion kernel from ks.
  */
 bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Epilogue *epi = &n->epi;
@@ -786,6 +843,15 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!add_gemm(e, n, &c, &ct)) return false;
     bool needs_kernel = ir_node_needs_kernel(n);
     bool staged = c.kind == ARG_ARENA;
+    if (!logits && epi->in_gemm) {
+        Step *s = &e->st.steps[e->st.nsteps - 1];
+        if (staged) {
+            internal(e, n, "an epilogue in the GEMM, but the GEMM is staged");
+            return false;
+        }
+        s->epi = plan_epilogue(epi);
+        if (epi->bias) s->bias = arg_value(n->in[2]);
+    }
     *launch = needs_kernel || staged;
     if (!*launch) return true;
     /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
@@ -976,6 +1042,7 @@ static bool check_refs(Emit *e) {
             refs[n++] = s->a;
             refs[n++] = s->b;
             refs[n++] = s->c;
+            if (plan_epilogue_has_bias(s->epi)) refs[n++] = s->bias;
         } else {
             for (int k = 0; k < s->nargs; k++) refs[n++] = s->args[k];
         }

@@ -7,6 +7,7 @@
 #ifndef SHORTC_EMIT_H
 #define SHORTC_EMIT_H
 
+#include "plan_schema.h"
 #include "shortc.h"
 
 /* ------------------------------------------------------------------ */
@@ -124,6 +125,9 @@ typedef struct Step {
     StepArg a, b, c;        /* operands: ARG_VALUE or ARG_ARENA */
     Dim lda, ldb, ldc;      /* leading dimensions */
     DType atype, btype, ctype; /* operand types (compute is always f32) */
+    PlanEpilogue epi;       /* applied by cuBLASLt in the GEMM (PLAN_EPI_NONE: none) */
+    bool tf32;              /* compute f32_fast_tf32 (`math tf32` and fp32 A and B) */
+    StepArg bias;           /* the epilogue's bias (epilogues with a bias) */
 } Step;
 
 /* A compile-time table the plan carries in its "constants" (e.g. an attention engine's key-tile lists). */

@@ -90,7 +90,7 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
 
 bool interp_norm(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
-    const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->nin > 2 ? in(r, n, 2) : NULL;
+    const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->norm == NORM_LAYERNORM ? in(r, n, 2) : NULL;
     int D = val(r, n, 0)->dims[1];
     for (int t = 0; t < r->T; t++) {
         const float *xr = x + (size_t)t * D;

@@ -180,6 +180,9 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
         if (v->cls != VC_INPUT && v->cls != VC_WEIGHT) continue;
         fprintf(out, "%s %s:", v->cls == VC_INPUT ? "input" : "weight", v->name);
         print_type(out, g, v);
+        if (v->cls == VC_WEIGHT && v->dtype != DT_COUNT && ir_stage_index(g->stage) >= ir_stage_index("layouts") &&
+            v->dtype != ir_weight_layout_dtype(g))
+            fprintf(out, " round=%s", dtype_plan_name(ir_weight_layout_dtype(g)));
         if (shows_order(g, v)) fprintf(out, " %s", dim_order_name(v->order));
         if (v->transposed_src && v->rank == 2) {
             int fd[2] = {v->dims[1], v->dims[0]};
@@ -217,7 +220,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
         print_loc(out, d, n->src);
         if (stg >= STG_DEDUP) {
             if (n->kernel >= 0) fprintf(out, ", kernel %d", n->kernel);
-            else fputs(", gemm", out);
+            else fputs(n->by_norm ? ", in the next norm's kernel" : ", gemm", out);
         }
         if (o) print_arena(out, o);
         fputc('\n', out);

@@ -1,6 +1,7 @@
 /*
  * ir_rules.c — the IR's invariants that passes establish and the verifier
- * (ir.c), the emitter and the plan check: the dtype of each value class, which
+ * (ir.c), the emitter and the plan check: the dtype of each value class (a
+ * GEMM weight of fp32 activations under a half layout held in fp32), which
  * values the activation arena holds and their live ranges, and whether a
  * value got a place in it.
  *
@@ -11,13 +12,26 @@
  */
 #include "shortc.h"
 
+DType ir_weight_layout_dtype(const Graph *g) { return g->spec ? g->spec->layout[TC_WEIGHTS].dtype : DT_F32; }
+
+/* Whether weight v is the weight operand of a live GEMM under a half weight layout and fp32 activations. */
+static bool gemm_weight_of_f32(const Graph *g, const Value *v) {
+    if (ir_weight_layout_dtype(g) == DT_F32 || g->spec->layout[TC_ACTIVATIONS].dtype != DT_F32) return false;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!n->dead && op_is_gemm(n->op) && n->nin >= 2 && n->in[1] == v->id) return true;
+    }
+    return false;
+}
+
 /* The dtype a value must have after the layouts pass (docs/ir.md, "layouts"). */
 DType ir_expected_dtype(const Graph *g, const Value *v) {
     const ModelSpec *s = g->spec;
     switch (v->cls) {
     case VC_INPUT: return DT_I32;
     case VC_OUTPUT: return DT_F32;
-    case VC_WEIGHT: return s ? s->layout[TC_WEIGHTS].dtype : DT_F32;
+    case VC_WEIGHT: /* cuBLAS has no half x fp32 GEMM: such a weight is held in fp32, converted once at load */
+        return gemm_weight_of_f32(g, v) ? DT_F32 : ir_weight_layout_dtype(g);
     case VC_ACTIVATION: return s ? s->layout[TC_ACTIVATIONS].dtype : DT_F32;
     case VC_KV: return s ? s->layout[TC_KV].dtype : DT_F32;
     }

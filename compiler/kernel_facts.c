@@ -8,6 +8,7 @@
  *                     (also the NVRTC gate's reader, tests/tools/nvrtc_gate.c)
  *   ptx_count_mix     a static count of instruction kinds per kernel in the PTX
  *                     (tensor-core MMA, fp32 FMA, half FMA, global loads by width,
+ *                     128-bit global stores,
  *                     shared loads, barriers)
  *   sass_count_mix    the same from the SASS (`cuobjdump -sass` of the cubin): what
  *                     the GPU runs, incl. LDSM, cp.async, shuffles and local memory
@@ -141,7 +142,12 @@ static void count_instruction(const char *ins, KernelFacts *f) {
     else if (strncmp(ins, "fma.rn.f16", 10) == 0 || strncmp(ins, "fma.rn.bf16", 11) == 0) f->mix.hfma++;
     else if (strncmp(ins, "bar.sync", 8) == 0 || strncmp(ins, "barrier.sync", 12) == 0) f->mix.bar++;
     else if (strncmp(ins, "ld.shared", 9) == 0) f->mix.ld_shared++;
-    else if (strncmp(ins, "ld.global", 9) == 0) {
+    else if (strncmp(ins, "st.global", 9) == 0) {
+        size_t k = strcspn(ins, " \t");
+        char word[96];
+        snprintf(word, sizeof word, "%.*s", (int)(k < sizeof word ? k : sizeof word - 1), ins);
+        if (strstr(word, ".v4") && type_bits(word) >= 32) f->mix.st_global_128++;
+    } else if (strncmp(ins, "ld.global", 9) == 0) {
         char word[96];
         size_t k = strcspn(ins, " \t");
         snprintf(word, sizeof word, "%.*s", (int)(k < sizeof word ? k : sizeof word - 1), ins);

@@ -19,7 +19,8 @@
 /* ------------------------------------------------------------------ */
 
 static int ninputs_embed(const Node *n) { return n->pos == POS_LEARNED ? 3 : 2; }
-static int ninputs_norm(const Node *n) { return n->norm == NORM_LAYERNORM ? 3 : 2; }
+static int norm_params(const Node *n) { return n->norm == NORM_LAYERNORM ? 2 : 1; }  /* gamma (and beta) */
+static int ninputs_norm(const Node *n) { return 1 + norm_params(n) + (n->norm_add ? 2 : 0); }
 static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
 
 /* ------------------------------------------------------------------ */
@@ -29,7 +30,13 @@ static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n
 static bool has_epilogue(const Node *n) { return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual; }
 
 static void print_embed(FILE *out, const Node *n) { fprintf(out, ".%s", pos_kind_name(n->pos)); }
-static void print_norm(FILE *out, const Node *n) { fprintf(out, ".%s eps=%g", norm_kind_name(n->norm), n->eps); }
+static void print_norm(FILE *out, const Node *n) {
+    fprintf(out, ".%s eps=%g%s%s", norm_kind_name(n->norm), n->eps, n->norm_add ? " +add" : "",
+            n->sum_unused ? " sum_unused" : "");
+}
+static void print_add(FILE *out, const Node *n) {
+    if (n->by_norm) fputs(" in_norm", out);
+}
 static void print_act(FILE *out, const Node *n) { fprintf(out, ".%s", activation_name(n->act)); }
 
 static void print_gemm(FILE *out, const Node *n) {
@@ -40,6 +47,7 @@ static void print_gemm(FILE *out, const Node *n) {
     if (n->epi.bias) { fputs("bias", out); sep = "+"; }
     if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
     if (n->epi.residual) fprintf(out, "%sresidual", sep);
+    if (n->epi.in_gemm) fputs(" in_gemm", out);
 }
 
 static void print_attn(FILE *out, const Node *n) {
@@ -55,7 +63,8 @@ static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos);
 }
 static size_t key_norm(char *buf, size_t n, size_t k, const Node *nd) {
-    return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g", (int)nd->norm, nd->eps);
+    return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g add=%d store=%d", (int)nd->norm, nd->eps,
+                                (int)nd->norm_add, (int)!nd->sum_unused);
 }
 static size_t key_act(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act);
@@ -71,9 +80,11 @@ static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
     return k;
 }
 
-/* A matmul needs a kernel only for its epilogue; the logits projection never does. */
-static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n); }
+/* A matmul needs a kernel only for an epilogue cuBLASLt does not apply; the logits projection never does. */
+static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n) && !n->epi.in_gemm; }
 static bool needs_kernel_never(const Node *n) { (void)n; return false; }
+/* An add computed by the norm after it has no kernel of its own. */
+static bool needs_kernel_add(const Node *n) { return !n->by_norm; }
 
 /* ------------------------------------------------------------------ */
 /* Structural checks                                                    */
@@ -192,9 +203,12 @@ static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RA
     const char *s1 = in.s1;
     int D = act_width(a);
     if (!D) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    int params = norm_params(n);
     for (int k = 1; k < n->nin; k++) {
         const Value *w = input(g, n, k);
-        if (!shape_is(w, 1, (int[]){D})) FAIL("%s has a shape other than [%d]", w->name, D);
+        if (k <= params && !shape_is(w, 1, (int[]){D})) FAIL("%s has a shape other than [%d]", w->name, D);
+        if (k > params && !shape_is(w, 2, (int[]){DIM_T, D}))
+            FAIL("add operand %s has a shape other than [T,%d]", w->name, D);
     }
     return tokens_by(D, rank, dims);
 }
@@ -299,7 +313,8 @@ const OpInfo op_table[OP_COUNT] = {
                  .interp = interp_bias, .emit = emit_bias, .cost = cost_elementwise},
     [OP_ACT] = {.name = "act", .nin = 1, .out_class = VC_ACTIVATION, .print_attrs = print_act, .key_attrs = key_act,
                 .shape = shape_act, .interp = interp_act, .emit = emit_act, .cost = cost_elementwise},
-    [OP_ADD] = {.name = "add", .nin = 2, .out_class = VC_ACTIVATION, .shape = shape_add,
+    [OP_ADD] = {.name = "add", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_add,
+                .needs_kernel = needs_kernel_add, .shape = shape_add,
                 .interp = interp_add, .emit = emit_add, .cost = cost_elementwise},
     [OP_KV_WRITE] = {.name = "kv_write", .nin = 1, .out_class = VC_KV, .print_attrs = print_attn,
                      .key_attrs = key_attn, .verify = verify_kv_write, .shape = shape_kv_write,

@@ -100,6 +100,8 @@ static cJSON *weights_json(const EmitState *st) {
         cJSON_AddStringToObject(w, "name", v->weight_name ? v->weight_name : v->name);
         cJSON_AddItemToObject(w, "shape", shape_json(dims, rank, 0));
         cJSON_AddStringToObject(w, "dtype", dtype_plan_name(v->dtype));
+        if (v->dtype != ir_weight_layout_dtype(g)) /* held wider: values rounded to the layout's dtype */
+            cJSON_AddStringToObject(w, "round", dtype_plan_name(ir_weight_layout_dtype(g)));
         cJSON_AddItemToObject(w, "file_shape", shape_json(file, rank, 0));
         cJSON_AddBoolToObject(w, "transpose", v->transposed_src && rank == 2);
         cJSON_AddBoolToObject(w, "optional", false);
@@ -295,7 +297,11 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     cJSON_AddItemToObject(o, "C", arg_ref_json(st, &s->c));
     cJSON_AddItemToObject(o, "ldc", dim_json(s->ldc));
     cJSON_AddStringToObject(o, "ctype", dtype_plan_name(s->ctype));
-    cJSON_AddStringToObject(o, "compute", "f32");
+    cJSON_AddStringToObject(o, "compute", s->tf32 ? "f32_fast_tf32" : "f32");
+    if (s->epi != PLAN_EPI_NONE) {
+        cJSON_AddStringToObject(o, "epilogue", plan_epilogue_name(s->epi));
+        if (plan_epilogue_has_bias(s->epi)) cJSON_AddItemToObject(o, "bias", arg_ref_json(st, &s->bias));
+    }
     cJSON_AddNumberToObject(o, "batch", 1);
     cJSON_AddNumberToObject(o, "strideA", 0);
     cJSON_AddNumberToObject(o, "strideB", 0);

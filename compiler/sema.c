@@ -37,7 +37,7 @@
 /* What a statement sets. Each tensor class's layout is a key of its own. */
 typedef enum Key {
     K_VOCAB, K_D_MODEL, K_HEADS, K_HEAD_DIM, K_SEGMENT, K_LAYERS, K_FFN, K_NORM,
-    K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION,
+    K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION, K_MATH,
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -57,6 +57,7 @@ typedef struct Setting {
     WeightNaming naming;   /* weights */
     AttnSpec attn;         /* attention */
     LayoutSpec layout;     /* layout */
+    bool tf32;             /* math: tf32 */
 } Setting;
 
 typedef struct Sema Sema;
@@ -81,6 +82,7 @@ static bool check_embedding(Sema *S, const SettingDef *def, const AstStmt *st, S
 static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -99,6 +101,7 @@ static const SettingDef settings[] = {
     {"attention", K_ATTENTION, check_attention, "attention KIND [key=NUM ...]", true, false, 0},
     {"weights", K_WEIGHTS, check_weights, "weights hf_gpt2", false, false, 0},
     {"layout", K_LAYOUT, check_layout, "layout weights|activations|kv fp32|fp16|bf16 [ORDER]", false, false, 0},
+    {"math", K_MATH, check_math, "math fp32|tf32", false, false, 0},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -107,7 +110,7 @@ static const int key_setting_id[K_COUNT] = {
     [K_VOCAB] = SET_VOCAB, [K_D_MODEL] = SET_D_MODEL, [K_HEADS] = SET_HEADS,
     [K_HEAD_DIM] = SET_HEAD_DIM, [K_SEGMENT] = SET_SEGMENT, [K_LAYERS] = SET_LAYERS,
     [K_FFN] = SET_FFN, [K_NORM] = SET_NORM, [K_POSITIONS] = SET_POSITIONS,
-    [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION,
+    [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION, [K_MATH] = SET_MATH,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -404,6 +407,15 @@ static bool check_embedding(Sema *S, const SettingDef *def, const AstStmt *st, S
     int k = word_arg(S, def, st, 0, "embedding mode", kinds, 2);
     if (k < 0) return false;
     out->tied = k == 0;
+    return no_more(S, def, st, 1);
+}
+
+/* math fp32|tf32: how GEMMs on fp32 operands multiply (tf32: TF32 tensor cores, docs/language.md). */
+static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const modes[] = {"fp32", "tf32"};
+    int k = word_arg(S, def, st, 0, "math mode", modes, 2);
+    if (k < 0) return false;
+    out->tf32 = k == 1;
     return no_more(S, def, st, 1);
 }
 
@@ -827,6 +839,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->pos = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].pos : POS_NONE;
     s->max_pos = (int)eff[K_POSITIONS].max_pos;
     s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
+    s->tf32 = eff[K_MATH].stmt && eff[K_MATH].tf32;
     s->naming = NAMING_HF_GPT2;
     for (int key = 0; key < K_COUNT; key++)
         if (key_setting_id[key] >= 0) s->where[key_setting_id[key]] = eff[key].stmt ? eff[key].stmt->loc : LOC_NONE;

@@ -267,7 +267,7 @@ typedef struct LayoutSpec {
 typedef enum SettingId {
     SET_VOCAB, SET_D_MODEL, SET_HEADS, SET_HEAD_DIM, SET_FFN, SET_NORM,
     SET_POSITIONS, SET_EMBEDDING, SET_SEGMENT, SET_LAYERS, SET_ATTENTION,
-    SET_WEIGHTS, SET_COUNT
+    SET_WEIGHTS, SET_MATH, SET_COUNT
 } SettingId;
 
 typedef struct ModelSpec {
@@ -291,6 +291,7 @@ typedef struct ModelSpec {
     LayerSpec *layers;        /* n_layers entries, overrides applied */
     LayoutSpec layout[TC_COUNT]; /* storage per tensor class */
     WeightNaming naming;      /* weight-name scheme */
+    bool tf32;                /* `math tf32`: GEMMs on fp32 operands use TF32 tensor cores (off by default) */
     Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
 } ModelSpec;
 
@@ -381,6 +382,7 @@ typedef struct Epilogue {
     bool bias;           /* add a bias vector (input slot 2) */
     Activation act;      /* then an activation */
     bool residual;       /* then add a residual tensor (last input) */
+    bool in_gemm;        /* applied by cuBLASLt inside the GEMM (fuse pass): no epilogue kernel */
 } Epilogue;
 
 typedef struct Node {
@@ -399,6 +401,10 @@ typedef struct Node {
     PosKind pos;         /* OP_EMBED */
     bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
     Epilogue epi;        /* OP_MATMUL after fusion */
+    bool norm_add;       /* OP_NORM after fusion: its last two inputs are the operands of the add that defines
+                            its first input; its kernel computes that add, writes it and normalizes it */
+    bool by_norm;        /* OP_ADD after fusion: computed by the norm that reads its output (no launch of its own) */
+    bool sum_unused;     /* OP_NORM with norm_add: no other node reads the sum, so its kernel does not store it */
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */
@@ -523,6 +529,9 @@ void cost_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
 /* ir_rules.c: the dtype a value must have after the layouts pass. */
 DType ir_expected_dtype(const Graph *g, const Value *v);
+/* The `layout weights` dtype (fp32 without a spec): what every weight's values are rounded to. A weight
+ * a GEMM multiplies with fp32 activations is held in fp32 (ir_expected_dtype), converted once at load. */
+DType ir_weight_layout_dtype(const Graph *g);
 /* ops.c: whether a live node needs a generated kernel (pure GEMMs do not). */
 bool ir_node_needs_kernel(const Node *n);
 /* ir_rules.c: whether a value belongs in the activation arena; its live range [start, end] in node ids. */
@@ -744,6 +753,11 @@ typedef struct ModelCost {
 
 /* Cost of the live nodes of g for one call on T tokens (T >= 1). */
 void cost_forward(const Graph *g, int T, OpCost *total);
+/* Bytes the generated kernels of one forward on T tokens read and write (*moved: every launch a node
+ * needs, a matmul's epilogue kernel reading its GEMM result, bias and residual and writing the result
+ * back), and the minimum (*minimum: the same without epilogue kernels, which a fused design does in
+ * the GEMM). GEMM operand traffic is in neither; a plan's staging conversions are not counted. */
+void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum);
 /*
  * The whole cost model of a graph after run_passes (allocated in g's arena).
  * Returns NULL with a message in why (window, stride or overlap out of range).
@@ -762,6 +776,7 @@ typedef struct PtxMix {
     int ld_global_32;    /* ld.global of at most 32 bits */
     int ld_global_64;    /* ld.global of 64 bits (.v2.f32, .f64 ...) */
     int ld_global_128;   /* ld.global of 128 bits (.v4.f32 ...) */
+    int st_global_128;   /* st.global of 128 bits (.v4.u32 ...): vectorized stores */
     int ld_shared;       /* ld.shared */
     int bar;             /* bar.sync / barrier.sync */
 } PtxMix;

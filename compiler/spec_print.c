@@ -67,6 +67,7 @@ void spec_print(FILE *out, const ModelSpec *s) {
     for (int c = 0; c < TC_COUNT; c++)
         fprintf(out, "layout %s %s %s\n", class_names[c], dtype_name(s->layout[c].dtype),
                 dim_order_name(s->layout[c].order));
+    if (s->tf32) fprintf(out, "math tf32\n");
     for (int i = 0; i < s->n_layers;) {
         int j = i;
         while (j + 1 < s->n_layers && same_attn(&s->layers[j + 1].attn, &s->layers[i].attn)) j++;

@@ -1,4 +1,6 @@
-//! embed.cuh — token embedding plus positions, one block per token.
+//! embed.cuh — token embedding plus positions, one block per token; each
+//! thread moves VEC consecutive channels at a time (vector accesses: 128-bit
+//! where VEC elements fill 16 bytes; VEC divides D, VEC = 1 is scalar).
 //!
 //!   x[t, c] = wte[tokens[t], c] (+ wpe[P+t, c] | + sinusoid(P+t, c))
 //!
@@ -8,7 +10,7 @@
 //! channel 2i+1 holds cos(t * w_i), w_i = 10000^(-2i/D) (computed in double).
 //! Token ids outside [0, VOCAB) are clamped (the runtime validates them).
 //!
-//! Placeholders: COMMENT KERNEL_NAME D VOCAB THREADS T_WTE T_WPE T_OUT
+//! Placeholders: COMMENT KERNEL_NAME D VEC VOCAB THREADS T_WTE T_WPE T_OUT
 //!               POS_LEARNED POS_SINUSOIDAL (0/1)
 {{COMMENT}}
 // Token embedding plus positions, one block per token (templates/embed.cuh).
@@ -23,8 +25,10 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int P)  // position of the first
 {
     constexpr int D = {{D}};
+    constexpr int VEC = {{VEC}};
     constexpr int VOCAB = {{VOCAB}};
     constexpr int THREADS = {{THREADS}};
+    static_assert(D % VEC == 0, "VEC must divide the row");
     const int t = blockIdx.x;
     if (t >= T) return;
     int tok = tokens[t];
@@ -34,16 +38,24 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_WPE}} *pos = wpe + (size_t)(P + t) * D;
 {{#endif}}
     {{T_OUT}} *out = x + (size_t)t * D;
-    for (int c = threadIdx.x; c < D; c += THREADS) {
-        float v = shortc_ld(emb + c);
+    for (int c0 = threadIdx.x * VEC; c0 < D; c0 += THREADS * VEC) {
+        float v[VEC];
+        shortc_ld_vec<VEC>(emb + c0, v);
 {{#if POS_LEARNED}}
-        v += shortc_ld(pos + c);
+        float p[VEC];
+        shortc_ld_vec<VEC>(pos + c0, p);
+#pragma unroll
+        for (int k = 0; k < VEC; k++) v[k] += p[k];
 {{#endif}}
 {{#if POS_SINUSOIDAL}}
-        const double freq = exp(-(double)(c & ~1) * (9.210340371976184 / D));  // 10000^(-2i/D)
-        const double angle = (double)(P + t) * freq;
-        v += (float)((c & 1) ? cos(angle) : sin(angle));
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            const int c = c0 + k;
+            const double freq = exp(-(double)(c & ~1) * (9.210340371976184 / D));  // 10000^(-2i/D)
+            const double angle = (double)(P + t) * freq;
+            v[k] += (float)((c & 1) ? cos(angle) : sin(angle));
+        }
 {{#endif}}
-        shortc_st(out + c, v);
+        shortc_st_vec<VEC>(out + c0, v);
     }
 }

@@ -2,12 +2,14 @@
 //! cuBLAS wrote it: y = act(x + bias) + residual. For a fused matmul x and y
 //! are the same buffer (in place); unfused bias / activation / add nodes
 //! (--no-fuse) use the same kernel with x != y.
-//! Grid: (ceil(N / THREADS), T); one thread per element.
+//! Grid: (ceil(N / (VEC * THREADS)), T); each thread moves VEC consecutive
+//! elements with vector accesses (shortc_ld_vec / shortc_st_vec: 128-bit
+//! where VEC elements fill 16 bytes; VEC divides N, VEC = 1 is scalar).
 //!
-//! Placeholders: COMMENT KERNEL_NAME N THREADS T_X T_Y T_BIAS T_RES
+//! Placeholders: COMMENT KERNEL_NAME N VEC THREADS T_X T_Y T_BIAS T_RES
 //!               HAS_BIAS HAS_RESIDUAL ACT_RELU ACT_GELU ACT_GELU_TANH (0/1)
 {{COMMENT}}
-// Elementwise y = act(x + bias) + residual, one thread per element (templates/epilogue.cuh).
+// Elementwise y = act(x + bias) + residual, VEC elements per thread (templates/epilogue.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_X}} *x,  // [T, N]: the GEMM result (may be y)
     {{T_Y}} *y,  // [T, N]: the final value
@@ -20,26 +22,40 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int T)
 {
     constexpr int N = {{N}};
+    constexpr int VEC = {{VEC}};
     constexpr int THREADS = {{THREADS}};
-    const int c = blockIdx.x * THREADS + threadIdx.x;
+    static_assert(N % VEC == 0, "VEC must divide the row");
+    const int c = (blockIdx.x * THREADS + threadIdx.x) * VEC;
     const int t = blockIdx.y;
     if (c >= N || t >= T) return;
     const size_t i = (size_t)t * N + c;
-    float v = shortc_ld(x + i);
+    float v[VEC];
+    shortc_ld_vec<VEC>(x + i, v);
 {{#if HAS_BIAS}}
-    v += shortc_ld(bias + c);
-{{#endif}}
-{{#if ACT_RELU}}
-    v = fmaxf(v, 0.0f);
-{{#endif}}
-{{#if ACT_GELU}}
-    v = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));  // erf GELU
-{{#endif}}
-{{#if ACT_GELU_TANH}}
-    v = 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));  // tanh GELU
+    float b[VEC];
+    shortc_ld_vec<VEC>(bias + c, b);
 {{#endif}}
 {{#if HAS_RESIDUAL}}
-    v += shortc_ld(residual + i);
+    float r[VEC];
+    shortc_ld_vec<VEC>(residual + i, r);
 {{#endif}}
-    shortc_st(y + i, v);
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+{{#if HAS_BIAS}}
+        v[k] += b[k];
+{{#endif}}
+{{#if ACT_RELU}}
+        v[k] = fmaxf(v[k], 0.0f);
+{{#endif}}
+{{#if ACT_GELU}}
+        v[k] = 0.5f * v[k] * (1.0f + erff(v[k] * 0.70710678118654752f));  // erf GELU
+{{#endif}}
+{{#if ACT_GELU_TANH}}
+        v[k] = 0.5f * v[k] * (1.0f + tanhf(0.79788456080286536f * (v[k] + 0.044715f * v[k] * v[k] * v[k])));  // tanh GELU
+{{#endif}}
+{{#if HAS_RESIDUAL}}
+        v[k] += r[k];
+{{#endif}}
+    }
+    shortc_st_vec<VEC>(y + i, v);
 }

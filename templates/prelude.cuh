@@ -161,3 +161,60 @@ __device__ __forceinline__ float shortc_block_sum(float v, float *scratch) {
     v = lane < nwarps ? scratch[lane] : 0.0f;
     return shortc_warp_sum(v);       // every warp reduces the partial sums itself
 }
+
+// ---------------------------------------------------------------------------
+// Vector access (elementwise, norm and embedding kernels): VEC consecutive
+// elements of T moved as whole 16-byte pieces (uint4: one 128-bit load or
+// store each) when VEC * sizeof(T) >= 16, else as one narrower access.
+// The address must be aligned to min(16, VEC * sizeof(T)) bytes; the emitter
+// picks VEC so that every row start is (docs/emission.md, "Vector access").
+// Standard CUDA C++ only, so the simulator compiles it as it is.
+//
+//   shortc_ld_vec<VEC>(const T *p, float out[VEC])   load VEC elements as floats
+//   shortc_st_vec<VEC>(T *p, const float v[VEC])     store VEC floats, each rounded to nearest even
+//   shortc_round<T>(float v)                         v rounded to T's precision (as a store and load would)
+// ---------------------------------------------------------------------------
+
+// An unsigned type of BYTES bytes (2, 4, 8 or 16) to move raw element bits in.
+template <int BYTES> struct shortc_raw;
+template <> struct shortc_raw<2> { typedef unsigned short type; };
+template <> struct shortc_raw<4> { typedef unsigned type; };
+template <> struct shortc_raw<8> { typedef uint2 type; };
+template <> struct shortc_raw<16> { typedef uint4 type; };
+
+// Bytes moved by one access of a VEC-element vector of T: 16 at most.
+template <int VEC, typename T> struct shortc_vec_chunk {
+    static constexpr int BYTES = VEC * (int)sizeof(T) < 16 ? VEC * (int)sizeof(T) : 16;
+    static constexpr int ELEMS = BYTES / (int)sizeof(T);   // elements per access
+    static constexpr int COUNT = VEC / ELEMS;              // accesses per vector
+    typedef typename shortc_raw<BYTES>::type Raw;
+};
+
+template <int VEC, typename T> __device__ __forceinline__ void shortc_ld_vec(const T *p, float *out) {
+    typedef shortc_vec_chunk<VEC, T> C;
+#pragma unroll
+    for (int k = 0; k < C::COUNT; k++) {
+        const typename C::Raw raw = reinterpret_cast<const typename C::Raw *>(p)[k];
+        const T *e = reinterpret_cast<const T *>(&raw);
+#pragma unroll
+        for (int j = 0; j < C::ELEMS; j++) out[k * C::ELEMS + j] = shortc_ld(e + j);
+    }
+}
+
+template <int VEC, typename T> __device__ __forceinline__ void shortc_st_vec(T *p, const float *v) {
+    typedef shortc_vec_chunk<VEC, T> C;
+#pragma unroll
+    for (int k = 0; k < C::COUNT; k++) {
+        typename C::Raw raw;
+        T *e = reinterpret_cast<T *>(&raw);
+#pragma unroll
+        for (int j = 0; j < C::ELEMS; j++) shortc_st(e + j, v[k * C::ELEMS + j]);
+        reinterpret_cast<typename C::Raw *>(p)[k] = raw;
+    }
+}
+
+template <typename T> __device__ __forceinline__ float shortc_round(float v) {
+    T r;
+    shortc_st(&r, v);
+    return shortc_ld(&r);
+}

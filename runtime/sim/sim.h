@@ -190,7 +190,27 @@ const char *const *sim_compile_flags(void);
 uint64_t sim_headers_hash(uint64_t h);
 int sim_headers_write(const char *dir);
 void sim_headers_remove(const char *dir);
+/* The GEMM behind cublasGemmEx / cublasGemmStridedBatchedEx (and cublasLtMatmul), without a handle; fn names the caller in faults. */
+cublasStatus_t sim_gemm_run(const char *fn, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                            const void *alpha, const void *A, cudaDataType Atype, int lda, long long strideA,
+                            const void *B, cudaDataType Btype, int ldb, long long strideB, const void *beta, void *C,
+                            cudaDataType Ctype, int ldc, long long strideC, int batch, cublasComputeType_t compute);
 cublasStatus_t sim_blasCreate(cublasHandle_t *handle);
+/* cuBLASLt subset (sim_blaslt.c) */
+cublasStatus_t sim_ltCreate(cublasLtHandle_t *handle);
+cublasStatus_t sim_ltDestroy(cublasLtHandle_t handle);
+cublasStatus_t sim_ltMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeType_t compute, cudaDataType_t scale);
+cublasStatus_t sim_ltMatmulDescDestroy(cublasLtMatmulDesc_t desc);
+cublasStatus_t sim_ltMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
+                                            const void *buf, size_t size);
+cublasStatus_t sim_ltMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type, uint64_t rows, uint64_t cols,
+                                        int64_t ld);
+cublasStatus_t sim_ltMatrixLayoutDestroy(cublasLtMatrixLayout_t layout);
+cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
+                            cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+                            const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
+                            const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
+                            cudaStream_t stream);
 cublasStatus_t sim_blasDestroy(cublasHandle_t handle);
 cublasStatus_t sim_blasSetStream(cublasHandle_t handle, cudaStream_t stream);
 cublasStatus_t sim_gemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,

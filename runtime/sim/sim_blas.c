@@ -4,7 +4,8 @@
  * op = N, T or C (conjugate transpose = transpose for real types), lda/ldb/
  * ldc validated as cuBLAS does, beta == 0 means C is not read, alpha and
  * beta are host floats (CUBLAS_COMPUTE_32F and its _FAST_ variants, all
- * computed in fp32). Storage types CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF with
+ * computed in fp32; _FAST_TF32 with fp32 inputs first rounds A and B to TF32,
+ * rt_round_tf32, so the simulator shows TF32's numeric effect). Storage types CUDA_R_32F, CUDA_R_16F, CUDA_R_16BF with
  * cuBLAS's combinations: A and B of one type, C of that type or fp32.
  *
  * Numerics: every element of C is one fp32 dot product accumulated in
@@ -68,6 +69,7 @@ typedef struct Gemm {
     const unsigned char *A, *B; /* operands */
     unsigned char *C;        /* result */
     int at, bt, ct;          /* storage types: 0 f32, 1 f16, 2 bf16 */
+    int tf32;                /* CUBLAS_COMPUTE_32F_FAST_TF32 on fp32 inputs: A and B rounded to TF32 */
     long long lda, ldb, ldc; /* leading dimensions in elements */
     long long sA, sB, sC;    /* batch strides in elements */
     int mtasks, ntasks;      /* tasks along m and n */
@@ -150,6 +152,10 @@ SIM_CLONES static void gemm_block(const Gemm *g, int bi, int i0, int i1, int j0,
             }
         }
     }
+    if (g->tf32) { /* the tensor cores' view of fp32 inputs */
+        for (size_t i = 0; i < (size_t)mp * k * MR; i++) Ap[i] = rt_round_tf32(Ap[i]);
+        for (size_t i = 0; i < (size_t)np * k * NR; i++) Bp[i] = rt_round_tf32(Bp[i]);
+    }
     for (int qa = 0; qa < mp; qa++)
         for (int qb = 0; qb < np; qb++) {
             v8f acc[NR];
@@ -218,12 +224,10 @@ static int op_code(cublasOperation_t op) {
     }
 }
 
-static cublasStatus_t gemm_run(const char *fn, cublasHandle_t handle, cublasOperation_t transa,
-                               cublasOperation_t transb, int m, int n, int k, const void *alpha, const void *A,
-                               cudaDataType Atype, int lda, long long strideA, const void *B, cudaDataType Btype,
-                               int ldb, long long strideB, const void *beta, void *C, cudaDataType Ctype, int ldc,
-                               long long strideC, int batch, cublasComputeType_t compute) {
-    if (!handle || handle->magic != BLAS_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+cublasStatus_t sim_gemm_run(const char *fn, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                             const void *alpha, const void *A, cudaDataType Atype, int lda, long long strideA,
+                             const void *B, cudaDataType Btype, int ldb, long long strideB, const void *beta, void *C,
+                             cudaDataType Ctype, int ldc, long long strideC, int batch, cublasComputeType_t compute) {
     Gemm g;
     memset(&g, 0, sizeof g);
     g.ta = op_code(transa);
@@ -258,6 +262,7 @@ static cublasStatus_t gemm_run(const char *fn, cublasHandle_t handle, cublasOper
         return CUBLAS_STATUS_NOT_SUPPORTED;
     }
     if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    g.tf32 = compute == CUBLAS_COMPUTE_32F_FAST_TF32 && g.at == 0;
     memcpy(&g.alpha, alpha, sizeof(float));
     memcpy(&g.beta, beta, sizeof(float));
     g.m = m, g.n = n, g.k = k, g.batch = batch;
@@ -287,7 +292,8 @@ cublasStatus_t sim_gemmEx(cublasHandle_t handle, cublasOperation_t transa, cubla
                           cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc,
                           cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     (void)algo;
-    return gemm_run("cublasGemmEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta,
+    if (!handle || handle->magic != BLAS_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    return sim_gemm_run("cublasGemmEx", transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta,
                     C, Ctype, ldc, 0, 1, computeType);
 }
 
@@ -298,6 +304,7 @@ cublasStatus_t sim_gemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t
                                         long long strideC, int batchCount, cublasComputeType_t computeType,
                                         cublasGemmAlgo_t algo) {
     (void)algo;
-    return gemm_run("cublasGemmStridedBatchedEx", handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
+    if (!handle || handle->magic != BLAS_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    return sim_gemm_run("cublasGemmStridedBatchedEx", transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
                     Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType);
 }

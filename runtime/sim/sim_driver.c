@@ -590,6 +590,14 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->blasSetStream = sim_blasSetStream;
     d->gemmEx = sim_gemmEx;
     d->gemmStridedBatchedEx = sim_gemmStridedBatchedEx;
+    d->ltCreate = sim_ltCreate;
+    d->ltDestroy = sim_ltDestroy;
+    d->ltMatmulDescCreate = sim_ltMatmulDescCreate;
+    d->ltMatmulDescDestroy = sim_ltMatmulDescDestroy;
+    d->ltMatmulDescSetAttribute = sim_ltMatmulDescSetAttribute;
+    d->ltMatrixLayoutCreate = sim_ltMatrixLayoutCreate;
+    d->ltMatrixLayoutDestroy = sim_ltMatrixLayoutDestroy;
+    d->ltMatmul = sim_ltMatmul;
     d->last_fault = sim_last_fault;
     sim_configure(threads, checked);
     sim_clear_fault();

@@ -2,14 +2,14 @@
  * backend_cuda.c — the cuda driver table and the NVRTC compile path.
  *
  * Nothing here is linked against libcuda or libcublas: rt_driver_cuda
- * dlopens libcuda.so.1 and libcublas and dlsyms every entry of the RtDriver
+ * dlopens libcuda.so.1, libcublas and libcublasLt and dlsyms every entry of the RtDriver
  * table, so libshortrt loads (and the sim and ref backends run) on machines
  * without a driver. cuda.h and cublas_v2.h map many names to versioned
  * symbols (cuMemAlloc -> cuMemAlloc_v2, cublasCreate -> cublasCreate_v2);
  * SYM_NAME stringifies after macro expansion so the versioned name is looked
  * up, the one the header's prototype describes.
  *
- * $SHORTC_LIBCUDA and $SHORTC_LIBCUBLAS name other libraries to load (a
+ * $SHORTC_LIBCUDA, $SHORTC_LIBCUBLAS and $SHORTC_LIBCUBLASLT name other libraries to load (a
  * specific driver install; the tests' fake driver).
  *
  * compile_module is rt_nvrtc_compile: NVRTC (linked; it needs no driver)
@@ -192,6 +192,22 @@ srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, i
 /* The driver table                                                    */
 /* ------------------------------------------------------------------ */
 
+/* dlopens $env when set, else the first of names (n entries) that loads; NULL and the first error in why. */
+static void *open_library(const char *env, const char *const *names, size_t n, char *why, size_t whylen) {
+    const char *given = getenv(env);
+    if (given && *given) {
+        names = &given;
+        n = 1;
+    }
+    void *lib = NULL;
+    why[0] = '\0';
+    for (size_t i = 0; i < n && !lib; i++) {
+        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!lib && !why[0]) snprintf(why, whylen, "%s", dlerror());
+    }
+    return lib;
+}
+
 #define SYM_STR(x) #x
 #define SYM_NAME(x) SYM_STR(x) /* expands cuMemAlloc -> "cuMemAlloc_v2" first */
 
@@ -255,21 +271,15 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
         dlclose(cu);
         return SRT_ERR_NO_DEVICE;
     }
-    const char *blas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
-    size_t nblas = sizeof blas_names / sizeof *blas_names;
-    const char *blas_env = getenv("SHORTC_LIBCUBLAS");
-    if (blas_env && *blas_env) {
-        blas_names[0] = blas_env;
-        nblas = 1;
-    }
-    void *blas = NULL;
-    char blas_err[512] = "";
-    for (size_t i = 0; i < nblas && !blas; i++) {
-        blas = dlopen(blas_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!blas && !blas_err[0]) snprintf(blas_err, sizeof blas_err, "%s", dlerror());
-    }
-    if (!blas) {
-        snprintf(err, errlen, "cuBLAS not found (%s); use --backend sim to run on the CPU simulator", blas_err);
+    static const char *const blas_names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so"};
+    static const char *const lt_names[] = {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
+    char blas_err[512];
+    void *blas = open_library("SHORTC_LIBCUBLAS", blas_names, 3, blas_err, sizeof blas_err);
+    void *lt = blas ? open_library("SHORTC_LIBCUBLASLT", lt_names, 3, blas_err, sizeof blas_err) : NULL;
+    if (!blas || !lt) {
+        snprintf(err, errlen, "%s not found (%s); use --backend sim to run on the CPU simulator", blas ? "cuBLASLt" : "cuBLAS",
+                 blas_err);
+        if (blas) dlclose(blas);
         dlclose(cu);
         return SRT_ERR_NO_DEVICE;
     }
@@ -278,9 +288,18 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(blas, blasSetStream, cublasSetStream);
     LOAD(blas, gemmEx, cublasGemmEx);
     LOAD(blas, gemmStridedBatchedEx, cublasGemmStridedBatchedEx);
+    LOAD(lt, ltCreate, cublasLtCreate);
+    LOAD(lt, ltDestroy, cublasLtDestroy);
+    LOAD(lt, ltMatmulDescCreate, cublasLtMatmulDescCreate);
+    LOAD(lt, ltMatmulDescDestroy, cublasLtMatmulDescDestroy);
+    LOAD(lt, ltMatmulDescSetAttribute, cublasLtMatmulDescSetAttribute);
+    LOAD(lt, ltMatrixLayoutCreate, cublasLtMatrixLayoutCreate);
+    LOAD(lt, ltMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy);
+    LOAD(lt, ltMatmul, cublasLtMatmul);
 #undef LOAD
     if (missing) {
-        snprintf(err, errlen, "cuBLAS lacks %s; use --backend sim to run on the CPU simulator", missing);
+        snprintf(err, errlen, "cuBLAS/cuBLASLt lacks %s; use --backend sim to run on the CPU simulator", missing);
+        dlclose(lt);
         dlclose(blas);
         dlclose(cu);
         return SRT_ERR_NO_DEVICE;
@@ -291,5 +310,6 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     d->last_fault = NULL;
     d->lib_cuda = cu;
     d->lib_cublas = blas;
+    d->lib_cublaslt = lt;
     return SRT_OK;
 }

@@ -264,6 +264,10 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
         m->blas = NULL;
         return blas_fail(m, bs, "%s backend: cublasCreate", d->name);
     }
+    if ((bs = d->ltCreate(&m->blaslt)) != CUBLAS_STATUS_SUCCESS) {
+        m->blaslt = NULL;
+        return blas_fail(m, bs, "%s backend: cublasLtCreate", d->name);
+    }
     if ((st = upload_constants(m)) != SRT_OK) return st;
     const char *sync = getenv("SHORTC_SYNC_STEPS");
     m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
@@ -275,12 +279,14 @@ static void rt_exec_close(srt_model *m) {
     RtDriver *d = &m->drv;
     if (m->cuctx) d->ctxSetCurrent(m->cuctx);
     if (m->blas) d->blasDestroy(m->blas);
+    if (m->blaslt) d->ltDestroy(m->blaslt);
     if (m->dweights) d->memFree(m->dweights);
     if (m->dconsts) d->memFree(m->dconsts);
     if (m->module) d->moduleUnload(m->module);
     if (m->cuctx) d->primaryCtxRelease(m->dev);
     rt_free(m->ctx, m->funcs);
     rt_free(m->ctx, m->smem_set);
+    if (d->lib_cublaslt) dlclose(d->lib_cublaslt);
     if (d->lib_cublas) dlclose(d->lib_cublas);
     if (d->lib_cuda) dlclose(d->lib_cuda);
     m->have_driver = false;
@@ -324,11 +330,14 @@ static srt_status rt_exec_session_create(srt_session *s) {
     s->history = rt_alloc(m->ctx, sizeof *s->history * (size_t)p->segment);
     if (!s->state || !s->params || !s->vals || !s->history) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     for (int a = 0; a < p->max_args; a++) s->params[a] = &s->vals[a]; /* fixed; launches fill vals */
-    if ((r = d->memAlloc(&s->arena, p->arena_bytes)) != CUDA_SUCCESS) {
+    /* A whole number of 256-byte blocks: vector accesses need aligned value starts, and the
+     * checked simulator places an allocation flush against its guard page (its size sets the alignment). */
+    size_t arena_alloc = (p->arena_bytes + 255) & ~(size_t)255;
+    if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
         s->arena = 0;
         return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
     }
-    if ((r = d->memsetD8(s->arena, 0, p->arena_bytes)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
+    if ((r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
     for (int i = 0; i < p->nstate; i++) {
         if ((r = d->memAlloc(&s->state[i], p->state[i].bytes)) != CUDA_SUCCESS) {
             s->state[i] = 0;
@@ -456,8 +465,14 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     if (!gemm_fits(m, st->A, st->atype, st->transa ? K : M, st->transa ? M : K, lda, sa, batch, &need)) which = "A";
     else if (!gemm_fits(m, st->B, st->btype, st->transb ? N : K, st->transb ? K : N, ldb, sb, batch, &need)) which = "B";
     else if (!gemm_fits(m, st->C, st->ctype, M, N, ldc, sc, batch, &need)) which = "C";
+    else if (plan_epilogue_has_bias(st->epilogue) && !gemm_fits(m, st->bias, st->ctype, M, 1, M, 0, 1, &need)) which = "bias";
+    if (!which && st->epilogue != PLAN_EPI_NONE && batch != 1) {
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_INVALID, "%s: an epilogue needs batch 1 (batch is %lld at T=%ld P=%ld)", label,
+                        (long long)batch, env->T, env->P);
+    }
     if (which) {
-        RtRef r = *which == 'A' ? st->A : *which == 'B' ? st->B : st->C;
+        RtRef r = *which == 'A' ? st->A : *which == 'B' ? st->B : *which == 'C' ? st->C : st->bias;
         step_label(m, i, label, sizeof label);
         return rt_error(m->ctx, SRT_ERR_INVALID, "%s: matrix %s needs %lld bytes at T=%ld P=%ld but its buffer has %zu from that offset",
                         label, which, (long long)need, env->T, env->P, ref_room(m, r));
@@ -468,20 +483,30 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     float alpha = st->alpha, beta = st->beta;
     void *A = (void *)(uintptr_t)ref_addr(s, st->A), *B = (void *)(uintptr_t)ref_addr(s, st->B),
          *C = (void *)(uintptr_t)ref_addr(s, st->C);
+    cublasComputeType_t compute = st->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     cublasStatus_t bs;
-    if (batch == 1)
+    if (st->epilogue != PLAN_EPI_NONE) {
+        RtLtGemm g = {.ta = ta, .tb = tb, .m = M, .n = N, .k = K, .A = A, .B = B, .C = C, .lda = lda, .ldb = ldb,
+                      .ldc = ldc, .atype = cuda_type(st->atype), .btype = cuda_type(st->btype),
+                      .ctype = cuda_type(st->ctype), .compute = compute, .epilogue = st->epilogue,
+                      .bias = plan_epilogue_has_bias(st->epilogue) ? (void *)(uintptr_t)ref_addr(s, st->bias) : NULL,
+                      .stream = s->stream};
+        bs = rt_gemm_lt(d, m->blaslt, &g);
+    } else if (batch == 1)
         bs = d->gemmEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda, B,
-                       cuda_type(st->btype), (int)ldb, &beta, C, cuda_type(st->ctype), (int)ldc, CUBLAS_COMPUTE_32F,
+                       cuda_type(st->btype), (int)ldb, &beta, C, cuda_type(st->ctype), (int)ldc, compute,
                        CUBLAS_GEMM_DEFAULT);
     else
         bs = d->gemmStridedBatchedEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda,
                                      (long long)sa, B, cuda_type(st->btype), (int)ldb, (long long)sb, &beta, C,
-                                     cuda_type(st->ctype), (int)ldc, (long long)sc, (int)batch, CUBLAS_COMPUTE_32F,
+                                     cuda_type(st->ctype), (int)ldc, (long long)sc, (int)batch, compute,
                                      CUBLAS_GEMM_DEFAULT);
     if (bs != CUBLAS_STATUS_SUCCESS) {
         step_label(m, i, label, sizeof label);
         return blas_fail(m, bs, "%s: %s(m=%lld, n=%lld, k=%lld, batch=%lld)", label,
-                         batch == 1 ? "cublasGemmEx" : "cublasGemmStridedBatchedEx", (long long)M, (long long)N, (long long)K,
+                         st->epilogue != PLAN_EPI_NONE ? "cublasLtMatmul"
+                         : batch == 1                  ? "cublasGemmEx"
+                                                       : "cublasGemmStridedBatchedEx", (long long)M, (long long)N, (long long)K,
                          (long long)batch);
     }
     return SRT_OK;

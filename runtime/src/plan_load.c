@@ -306,6 +306,13 @@ static srt_status parse_weights(P *p, const cJSON *root) {
         int frank;
         TRY(parse_shape(p, w, "file_shape", &frank, pw->file_shape));
         TRY(get_dtype(p, w, "dtype", false, &pw->dtype));
+        pw->round = pw->dtype;
+        if (cJSON_GetObjectItemCaseSensitive(w, "round")) {
+            TRY(get_dtype(p, w, "round", false, &pw->round));
+            if (pw->round != pw->dtype && !(pw->dtype == DT_F32 && (pw->round == DT_F16 || pw->round == DT_BF16)))
+                return perr(p, "round", "values rounded to %s must be held in f32 (or in %s itself), not %s",
+                            dtype_plan_name(pw->round), dtype_plan_name(pw->round), dtype_plan_name(pw->dtype));
+        }
         TRY(get_bool(p, w, "transpose", false, &pw->transpose));
         TRY(get_bool(p, w, "optional", false, &pw->optional));
         if (frank != pw->rank) return perr(p, "file_shape", "rank %d differs from shape's rank %d", frank, pw->rank);
@@ -613,6 +620,21 @@ static srt_status parse_op(P *p, const cJSON *s, const char *key, bool *trans) {
     return perr(p, key, "expected \"N\" or \"T\"");
 }
 
+/* "epilogue" and "bias" of a gemm step (cuBLASLt; docs/plan.md). */
+static srt_status parse_gemm_epilogue(P *p, const cJSON *s, RtStep *st) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(s, "epilogue");
+    int k = e ? (cJSON_IsString(e) ? plan_epilogue_from_name(e->valuestring) : -1) : PLAN_EPI_NONE;
+    if (k < 0) return perr(p, "epilogue", "one of none, bias, relu, bias_relu, gelu_tanh, bias_gelu_tanh");
+    st->epilogue = (PlanEpilogue)k;
+    bool want_bias = plan_epilogue_has_bias(st->epilogue);
+    bool has_bias = cJSON_GetObjectItemCaseSensitive(s, "bias") != NULL;
+    if (want_bias != has_bias)
+        return perr(p, "bias", want_bias ? "epilogue '%s' needs a bias" : "a bias without an epilogue that adds it (%s)",
+                    plan_epilogue_name(st->epilogue));
+    if (has_bias) TRY(get_ref(p, s, "bias", &st->bias));
+    return SRT_OK;
+}
+
 static srt_status parse_gemm(P *p, const cJSON *s, RtStep *st) {
     TRY(parse_op(p, s, "transa", &st->transa));
     TRY(parse_op(p, s, "transb", &st->transb));
@@ -631,8 +653,12 @@ static srt_status parse_gemm(P *p, const cJSON *s, RtStep *st) {
     TRY(get_dtype(p, s, "btype", false, &st->btype));
     TRY(get_dtype(p, s, "ctype", false, &st->ctype));
     const cJSON *c = cJSON_GetObjectItemCaseSensitive(s, "compute");
-    if (c && !(cJSON_IsString(c) && strcmp(c->valuestring, "f32") == 0))
-        return perr(p, "compute", "only \"f32\" (CUBLAS_COMPUTE_32F) is supported");
+    st->tf32 = c && cJSON_IsString(c) && strcmp(c->valuestring, "f32_fast_tf32") == 0;
+    if (c && !st->tf32 && !(cJSON_IsString(c) && strcmp(c->valuestring, "f32") == 0))
+        return perr(p, "compute", "\"f32\" (CUBLAS_COMPUTE_32F) or \"f32_fast_tf32\" (CUBLAS_COMPUTE_32F_FAST_TF32)");
+    if (st->tf32 && !(st->atype == DT_F32 && st->btype == DT_F32))
+        return perr(p, "compute", "\"f32_fast_tf32\" needs fp32 A and B");
+    TRY(parse_gemm_epilogue(p, s, st));
     st->batch = (RtDim){.c = 1, .div = 1};
     st->strideA = st->strideB = st->strideC = (RtDim){.div = 1};
     if (cJSON_GetObjectItemCaseSensitive(s, "batch")) TRY(get_dim(p, s, "batch", &st->batch));

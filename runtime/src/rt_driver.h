@@ -4,8 +4,8 @@
  *
  * One execution path, two drivers: runtime/src/exec.c marshals launch
  * arguments and GEMM parameters exactly as for a GPU and calls them through
- * an RtDriver. backend_cuda.c fills the table from libcuda.so.1 and
- * libcublas.so (dlopen; nothing is linked, so the library loads on machines
+ * an RtDriver. backend_cuda.c fills the table from libcuda.so.1,
+ * libcublas.so and libcublasLt.so (dlopen; nothing is linked, so the library loads on machines
  * without a driver); runtime/sim/ fills it with the CPU simulator. Only how
  * a module image is produced differs (compile_module): NVRTC -> cubin for
  * cuda, the host C++ compiler -> shared object for sim.
@@ -17,6 +17,7 @@
 #define RT_DRIVER_H
 
 #include <cuda.h>
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -91,10 +92,20 @@ typedef struct RtDriver {
     __typeof__(&cublasSetStream) blasSetStream;
     __typeof__(&cublasGemmEx) gemmEx;
     __typeof__(&cublasGemmStridedBatchedEx) gemmStridedBatchedEx;
+    /* cuBLASLt subset: GEMMs with a fused epilogue (bias, relu, gelu) */
+    __typeof__(&cublasLtCreate) ltCreate;
+    __typeof__(&cublasLtDestroy) ltDestroy;
+    __typeof__(&cublasLtMatmulDescCreate) ltMatmulDescCreate;
+    __typeof__(&cublasLtMatmulDescDestroy) ltMatmulDescDestroy;
+    __typeof__(&cublasLtMatmulDescSetAttribute) ltMatmulDescSetAttribute;
+    __typeof__(&cublasLtMatrixLayoutCreate) ltMatrixLayoutCreate;
+    __typeof__(&cublasLtMatrixLayoutDestroy) ltMatrixLayoutDestroy;
+    __typeof__(&cublasLtMatmul) ltMatmul;
     /* simulator extension (NULL for cuda): the last fault message (divergent barrier, OOB, limits) */
     const char *(*last_fault)(void);
     void *lib_cuda;                                   /* dlopen handle (cuda) */
     void *lib_cublas;                                 /* dlopen handle (cuda) */
+    void *lib_cublaslt;                               /* dlopen handle (cuda) */
 } RtDriver;
 
 /* Compiles req with d and loads the image into *mod; a cached image that

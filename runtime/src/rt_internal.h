@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "fileio.h"
+#include "plan_schema.h"
 #include "rt_driver.h"
 #include "shortc_common.h"
 #include "shortrt.h"
@@ -101,6 +102,9 @@ typedef struct RtStep {
     float alpha, beta;    /* C = alpha op(A) op(B) + beta C */
     RtRef A, B, C;        /* operands */
     DType atype, btype, ctype; /* operand storage types */
+    PlanEpilogue epilogue; /* applied in the GEMM by cuBLASLt (PLAN_EPI_NONE: cublasGemmEx) */
+    RtRef bias;           /* the epilogue's bias, m elements of ctype (epilogues with a bias) */
+    bool tf32;            /* compute "f32_fast_tf32": CUBLAS_COMPUTE_32F_FAST_TF32 (inputs rounded to TF32) */
 } RtStep;
 
 typedef struct RtPlanWeight {
@@ -109,6 +113,8 @@ typedef struct RtPlanWeight {
     int64_t shape[MAX_RANK];       /* stored shape (device order) */
     int64_t file_shape[MAX_RANK];  /* shape in the weight file */
     DType dtype;          /* stored dtype */
+    DType round;          /* dtype its values are rounded to (plan "round"; = dtype when absent): a weight
+                             held wider than its layout, converted once at load */
     bool transpose;       /* 2-D: the file holds the transpose of the stored order */
     bool optional;        /* may be missing from a file (then zero) */
     size_t count;         /* elements */
@@ -280,6 +286,7 @@ struct srt_model {
     CUfunction *funcs;        /* per plan kernel */
     int *smem_set;            /* per plan kernel: dynamic smem limit raised to (bytes) */
     cublasHandle_t blas;      /* cuBLAS handle (set to the session's stream per forward) */
+    cublasLtHandle_t blaslt;  /* cuBLASLt handle (GEMMs with an epilogue; the stream is passed per call) */
     CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */
     CUdeviceptr dconsts;      /* constants block (plan.const_bytes; 0 when there are none) */
     int arch;                 /* compute capability * 10 */
@@ -376,5 +383,21 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
 
 /* Status name of a cuBLAS result. */
 const char *rt_cublas_status_name(cublasStatus_t s);
+
+/* One GEMM with a cuBLASLt epilogue (runtime/src/gemm_lt.c): column-major, C = epilogue(op(A) op(B)). */
+typedef struct RtLtGemm {
+    cublasOperation_t ta, tb;   /* op(A), op(B) */
+    int64_t m, n, k;            /* op(A) is m x k, op(B) k x n, C m x n */
+    const void *A, *B;          /* operands */
+    void *C;                    /* result (not read: beta = 0) */
+    int64_t lda, ldb, ldc;      /* leading dimensions */
+    cudaDataType atype, btype, ctype; /* storage types */
+    cublasComputeType_t compute;/* CUBLAS_COMPUTE_32F or its FAST_TF32 variant */
+    PlanEpilogue epilogue;      /* what is applied in the GEMM */
+    const void *bias;           /* m elements of ctype (epilogues with a bias) */
+    CUstream stream;            /* the session's stream */
+} RtLtGemm;
+/* Runs g through d's cuBLASLt entry points; the status of the first call that failed. */
+cublasStatus_t rt_gemm_lt(const RtDriver *d, cublasLtHandle_t h, const RtLtGemm *g);
 
 #endif /* RT_INTERNAL_H */

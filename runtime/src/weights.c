@@ -307,9 +307,9 @@ static void store(const RtPlanWeight *w, const float *file, float *out) {
     if (w->transpose) {
         size_t a = (size_t)w->file_shape[0], b = (size_t)w->file_shape[1];
         for (size_t i = 0; i < a; i++)
-            for (size_t j = 0; j < b; j++) out[j * a + i] = round_to_dtype(file[i * b + j], w->dtype);
+            for (size_t j = 0; j < b; j++) out[j * a + i] = round_to_dtype(file[i * b + j], w->round);
     } else {
-        for (size_t i = 0; i < w->count; i++) out[i] = round_to_dtype(file[i], w->dtype);
+        for (size_t i = 0; i < w->count; i++) out[i] = round_to_dtype(file[i], w->round);
     }
 }
 
@@ -333,8 +333,8 @@ static srt_status check_finite(srt_context *ctx, const RtPlanWeight *w, const ch
     for (size_t i = 0; i < w->count; i++) {
         char what[96];
         if (!isfinite(v[i])) snprintf(what, sizeof what, "%s", isnan(v[i]) ? "NaN" : v[i] > 0 ? "+Inf" : "-Inf");
-        else if (!isfinite(round_to_dtype(v[i], w->dtype)))
-            snprintf(what, sizeof what, "%g, which overflows its stored dtype %s,", v[i], dtype_name(w->dtype));
+        else if (!isfinite(round_to_dtype(v[i], w->round)))
+            snprintf(what, sizeof what, "%g, which overflows its stored dtype %s,", v[i], dtype_name(w->round));
         else continue;
         return rt_error(ctx, SRT_ERR_WEIGHTS,
                         "weight '%s' in %s holds %s at index %zu (refused; --allow-nonfinite-weights, or "

@@ -17,6 +17,7 @@ endforeach()
 # A host-memory libcuda/libcublas stand-in that rt_exec runs the executor on.
 add_library(rt_fake_cuda SHARED ${TESTS_DIR}/rt/fake_cuda.c)
 target_include_directories(rt_fake_cuda SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(rt_fake_cuda PRIVATE m)
 target_compile_definitions(rt_exec PRIVATE FAKE_CUDA_LIB="$<TARGET_FILE:rt_fake_cuda>")
 add_dependencies(rt_exec rt_fake_cuda)
 

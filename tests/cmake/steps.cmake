@@ -25,11 +25,11 @@ shortc_steps(gpt2_tiny_half ${CMAKE_SOURCE_DIR}/models/gpt2_tiny_half.arch 37)
 # The harness can fail: a perturbed output, and a step that is not run.
 set(STEPS_EXPECT ${TESTS_DIR}/gate/expect.sh)
 add_test(NAME steps_detects_perturbed_output
-         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 5 launch shortc_attn_causal_.* FAIL$"
+         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 4 launch shortc_attn_causal_.* FAIL$"
                  --grep "^[0-9]+ passed, 1 failed$"
-                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_half.arch 29 --perturb 5)
+                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_half.arch 29 --perturb 4)
 add_test(NAME steps_detects_skipped_step
-         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 4 launch shortc_attn_causal_.* FAIL$" --grep "^[0-9]+ passed, 1 failed$"
-                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_rms_sin.arch 43 --skip 4)
+         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 3 launch shortc_attn_causal_.* FAIL$" --grep "^[0-9]+ passed, 1 failed$"
+                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_rms_sin.arch 43 --skip 3)
 set_tests_properties(steps_detects_perturbed_output steps_detects_skipped_step PROPERTIES
                      LABELS "golden;sim;steps" ENVIRONMENT "${STEPS_ENV}" TIMEOUT 600)

@@ -7,8 +7,8 @@ shortc_steps(continue_odd_half ${TESTS_DIR}/suite/odd_half.arch 11 --position 17
 shortc_steps(continue_odd_rms_sin ${TESTS_DIR}/suite/odd_rms_sin.arch 13 --position 17)
 shortc_steps(continue_decode_mixed_tiny ${CMAKE_SOURCE_DIR}/models/mixed_tiny.arch 1 --position 38)
 add_test(NAME steps_continue_detects_perturbed_state
-         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 4 launch shortc_kv_write_.* FAIL$" --grep "^[0-9]+ passed, 1 failed$"
-                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_half.arch 11 --position 17 --perturb 4)
+         COMMAND sh ${STEPS_EXPECT} --fail --grep "^step 3 launch shortc_kv_write_.* FAIL$" --grep "^[0-9]+ passed, 1 failed$"
+                 -- $<TARGET_FILE:step_check> ${TESTS_DIR}/suite/odd_half.arch 11 --position 17 --perturb 3)
 set_tests_properties(steps_continue_detects_perturbed_state PROPERTIES LABELS "golden;sim;steps" ENVIRONMENT "${STEPS_ENV}"
                      TIMEOUT 600)
 

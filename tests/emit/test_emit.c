@@ -132,11 +132,11 @@ typedef struct TmplCase {
 } TmplCase;
 
 static const TmplCase tmpl_cases[] = {
-    {"embed.cuh", "COMMENT=// KERNEL_NAME=k D=64 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float",
+    {"embed.cuh", "COMMENT=// KERNEL_NAME=k D=64 VEC=8 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float",
      {"POS_LEARNED", "POS_SINUSOIDAL"}},
-    {"norm.cuh", "COMMENT=// KERNEL_NAME=k D=48 THREADS=64 EPS=1e-05f T_IN=float T_GAMMA=__half T_BETA=__half T_OUT=float",
-     {"LAYERNORM"}},
-    {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float",
+    {"norm.cuh", "COMMENT=// KERNEL_NAME=k D=48 VEC=4 THREADS=64 EPS=1e-05f T_IN=float T_GAMMA=__half T_BETA=__half T_OUT=float T_A=__half T_B=float",
+     {"LAYERNORM", "ADD", "STORE_SUM"}},
+    {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float",
      {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH"}},
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_causal.cuh",

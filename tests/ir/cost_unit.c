@@ -68,9 +68,20 @@ static void test_gpt2_tiny(void) {
     CHECK(m->window == T && m->segment == T && m->layers == NL);
     /* GEMMs: 2 T N K FLOPs; bytes = x + w + bias (+ residual) read, y written, all fp32 */
     check_gemm(m, "matmul 128x192x64", NL, 2.0 * T * 3 * D * D, 4.0 * (T * D + D * 3 * D + 3 * D + T * 3 * D));
-    check_gemm(m, "matmul 128x64x64", NL, 2.0 * T * D * D, 4.0 * (T * D + D * D + D + T * D + T * D));
+    /* the projections' residual adds are fused into the next norm (pass_fuse), not into the GEMM */
+    check_gemm(m, "matmul 128x64x64", NL, 2.0 * T * D * D, 4.0 * (T * D + D * D + D + T * D));
     check_gemm(m, "matmul 128x256x64", NL, 2.0 * T * F * D, 4.0 * (T * D + D * F + F + T * F));
-    check_gemm(m, "matmul 128x64x256", NL, 2.0 * T * D * F, 4.0 * (T * F + F * D + D + T * D + T * D));
+    check_gemm(m, "matmul 128x64x256", NL, 2.0 * T * D * F, 4.0 * (T * F + F * D + D + T * D));
+    /* a norm with the add fused in: both operands, gamma and beta read; the sum and the result written */
+    const CostGroup *na = group(m, "norm.layernorm eps=1e-05 +add [");
+    CHECK(na && na->uses == 2 * NL - 1 && !na->gemm);
+    CHECK(na && op_cost_bytes_read(&na->per_use) == 4.0 * (2 * T * D + 2 * D));
+    CHECK(na && op_cost_bytes_written(&na->per_use) == 4.0 * 2 * T * D);
+    /* the final norm's sum is read by nothing else: not stored */
+    const CostGroup *last = group(m, "norm.layernorm eps=1e-05 +add sum_unused");
+    CHECK(last && last->uses == 1 && op_cost_bytes_written(&last->per_use) == 4.0 * T * D);
+    const CostGroup *in_norm = group(m, "add in_norm");
+    CHECK(in_norm && op_cost_bytes_read(&in_norm->per_use) + op_cost_bytes_written(&in_norm->per_use) == 0);
     check_gemm(m, "logits 128x256x64", 1, 2.0 * T * V * D, 4.0 * (T * D + V * D + T * V));
     /* causal attention: T (T + 1) / 2 scores per head, 2 hd FLOPs each for q.k and for p.v */
     double scores = (double)T * (T + 1) / 2 * H;
@@ -199,12 +210,14 @@ static void test_kernel_facts(void) {
         "\tmma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f1}, {%r1}, {%r2}, {%f2};\n"
         "\tld.shared.f32 %f9, [%r5];\n"
         "\tbar.sync 0;\n}\n"
-        ".visible .entry k_copy(\n)\n{\n\tld.global.f32 %f1, [%rd1];\n}\n";
+        ".visible .entry k_copy(\n)\n{\n\tld.global.f32 %f1, [%rd1];\n"
+        "\tst.global.v4.u32 [%rd2], {%r1, %r2, %r3, %r4};\n\tst.global.v2.f32 [%rd3], {%f1, %f2};\n}\n";
     ptx_count_mix(ptx, t, 2);
     const PtxMix *x = &t[0].mix;
     CHECK(x->ld_global_128 == 1 && x->ld_global_64 == 1 && x->ld_global_32 == 2);
     CHECK(x->ffma == 1 && x->hfma == 1 && x->mma == 1 && x->ld_shared == 1 && x->bar == 1);
     CHECK(t[1].mix.ld_global_32 == 1 && t[1].mix.ffma == 0);
+    CHECK(x->st_global_128 == 0 && t[1].mix.st_global_128 == 1); /* 128-bit stores only */
     const DeviceSpec *h = device_find("h100-sxm"), *a = device_find("a100-sxm");
     if (!h || !a) return;
     /* 72 regs x 32 lanes = 2304 per warp, 4 warps: 65536 / 9216 = 7 blocks (registers bind) */
@@ -259,6 +272,41 @@ static void test_sass_mix(void) {
     CHECK(sass_count_mix("no listing here\n", 90, t, 3) == -1);
 }
 
+/* Kernel traffic of gpt2_tiny at T = segment, fused or not. */
+static void kernel_traffic(bool no_fuse, double *moved, double *minimum) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    CompileOptions co = {.path = arena_printf(&a, "%s/gpt2_tiny.arch", models_dir), .stop = COMPILE_STOP_AFTER_PASSES,
+                         .no_fuse = no_fuse};
+    CompileResult cr;
+    bool ok = shortc_compile(&a, &d, &co, &cr);
+    CHECK(ok && cr.graph);
+    *moved = *minimum = -1;
+    if (ok && cr.graph) cost_kernel_traffic(cr.graph, cr.graph->spec->segment, moved, minimum);
+    compile_result_free(&cr);
+    arena_free(&a);
+}
+
+/* Fused, the generated kernels move the minimum (every epilogue in cuBLASLt, every residual add in a
+ * norm); unfused, the bias / activation / add kernels move more. */
+static void test_kernel_traffic(void) {
+    enum { T = 128, D = 64, F = 256, NL = 2 };
+    double moved, minimum, umoved, uminimum;
+    kernel_traffic(false, &moved, &minimum);
+    kernel_traffic(true, &umoved, &uminimum);
+    CHECK(moved == minimum && moved > 0);
+    /* the unfused graph's bias, act and add kernels: each reads and writes [T, width] (+ the bias) */
+    double extra = NL * 4.0 * (2.0 * T * 3 * D + 3 * D + 2.0 * T * D + D + 2.0 * T * F + F + 2.0 * T * D + D) /* biases */
+                   + NL * 4.0 * 2.0 * T * F                                                               /* gelu */
+                   + NL * 2 * 4.0 * 3.0 * T * D;                                                          /* adds */
+    /* fused, the norms read both operands of each add and write its sum (+2 [T, D] per add), except the
+     * last add, whose sum only the final norm reads (+1) */
+    double fused_norm_extra = NL * 2 * 4.0 * 2.0 * T * D - 4.0 * T * D;
+    CHECK(near(umoved, moved + extra - fused_norm_extra, 1e-12));
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -271,5 +319,6 @@ int main(int argc, char **argv) {
     test_roofline();
     test_kernel_facts();
     test_sass_mix();
+    test_kernel_traffic();
     return check_done("cost_unit");
 }

@@ -32,7 +32,7 @@ static float **random_weights(const Graph *g, uint64_t seed) {
         w[i] = malloc(sizeof **w * n);
         bool gain = strstr(v->weight_name, "ln_") && strstr(v->weight_name, ".weight");
         for (size_t k = 0; w[i] && k < n; k++)
-            w[i][k] = round_to_dtype((float)((gain ? 1.0 : 0.0) + 0.2 * rt_rng_normal(&rng)), v->dtype);
+            w[i][k] = round_to_dtype((float)((gain ? 1.0 : 0.0) + 0.2 * rt_rng_normal(&rng)), ir_weight_layout_dtype(g));
     }
     return w;
 }

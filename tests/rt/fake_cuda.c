@@ -5,13 +5,18 @@
  * driver table (backend_cuda.c) run end to end without a GPU: device memory
  * is host memory, the module image must be a cubin (ELF) and its functions
  * are the host kernels below, GEMMs are computed in plain C with cuBLAS's
- * column-major semantics (f32 only). It exports the same versioned names the
+ * column-major semantics (f32 only), and the cuBLASLt subset the runtime uses
+ * (bias / relu / GELU epilogues, f32). It exports the same versioned names the
  * real libraries do, so the dlsym-after-macro-expansion path is exercised.
  *
  * Fault injection: fake_fail_launch(n) makes the n-th next launch fail.
  */
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,4 +173,75 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
         if (s != CUBLAS_STATUS_SUCCESS) return s;
     }
     return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ---- cuBLASLt (f32 only; the descriptors live in the opaque structs) ---- */
+typedef struct FakeDesc {
+    cublasComputeType_t compute;  /* compute type */
+    int32_t ta, tb;               /* TRANSA, TRANSB */
+    uint32_t epilogue;            /* EPILOGUE */
+    const float *bias;            /* BIAS_POINTER */
+} FakeDesc;
+typedef struct FakeLayout {
+    cudaDataType type;            /* element type */
+    uint64_t rows, cols;          /* shape */
+    int64_t ld;                   /* leading dimension */
+} FakeLayout;
+static int lt_token, lt_matmuls;
+int fake_lt_matmuls(void) { return lt_matmuls; }
+
+cublasStatus_t cublasLtCreate(cublasLtHandle_t *h) { *h = (cublasLtHandle_t)&lt_token; outstanding++; return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasLtDestroy(cublasLtHandle_t h) { (void)h; outstanding--; return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *d, cublasComputeType_t c, cudaDataType_t scale) {
+    if (scale != CUDA_R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    *d = calloc(1, sizeof **d);
+    if (!*d) return CUBLAS_STATUS_ALLOC_FAILED;
+    ((FakeDesc *)*d)->compute = c;
+    outstanding++;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t d) { free(d); outstanding--; return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t a, const void *buf,
+                                              size_t size) {
+    FakeDesc *f = (FakeDesc *)d;
+    void *dst = a == CUBLASLT_MATMUL_DESC_TRANSA ? (void *)&f->ta : a == CUBLASLT_MATMUL_DESC_TRANSB ? (void *)&f->tb
+              : a == CUBLASLT_MATMUL_DESC_EPILOGUE ? (void *)&f->epilogue : a == CUBLASLT_MATMUL_DESC_BIAS_POINTER ? (void *)&f->bias
+              : NULL;
+    size_t want = a == CUBLASLT_MATMUL_DESC_BIAS_POINTER ? sizeof f->bias : 4;
+    if (a == CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) return size == 4 && *(const int32_t *)buf == CUDA_R_32F ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!dst || size != want) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(dst, buf, size);
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataType t, uint64_t rows, uint64_t cols, int64_t ld) {
+    *l = calloc(1, sizeof **l);
+    if (!*l) return CUBLAS_STATUS_ALLOC_FAILED;
+    *(FakeLayout *)*l = (FakeLayout){t, rows, cols, ld};
+    outstanding++;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) { free(l); outstanding--; return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
+                              cublasLtMatrixLayout_t Ad, const void *B, cublasLtMatrixLayout_t Bd, const void *beta,
+                              const void *C, cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
+                              const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsb, cudaStream_t st) {
+    (void)h, (void)algo, (void)ws, (void)wsb, (void)st;
+    const FakeDesc *f = (const FakeDesc *)desc;
+    const FakeLayout *a = (const FakeLayout *)Ad, *b = (const FakeLayout *)Bd, *c = (const FakeLayout *)Cd, *d = (const FakeLayout *)Dd;
+    if (C != D || c->ld != d->ld || *(const float *)beta != 0) return CUBLAS_STATUS_NOT_SUPPORTED;
+    int m = (int)d->rows, n = (int)d->cols, k = (int)(f->ta == CUBLAS_OP_N ? a->cols : a->rows);
+    cublasStatus_t s = gemm((cublasOperation_t)f->ta, (cublasOperation_t)f->tb, m, n, k, alpha, A, a->type, (int)a->ld, B,
+                            b->type, (int)b->ld, beta, D, d->type, (int)d->ld, f->compute, CUBLAS_GEMM_DEFAULT);
+    bool bias = f->epilogue == CUBLASLT_EPILOGUE_BIAS || f->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS || f->epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+    bool relu = f->epilogue == CUBLASLT_EPILOGUE_RELU || f->epilogue == CUBLASLT_EPILOGUE_RELU_BIAS;
+    bool gelu = f->epilogue == CUBLASLT_EPILOGUE_GELU || f->epilogue == CUBLASLT_EPILOGUE_GELU_BIAS;
+    for (int j = 0; s == CUBLAS_STATUS_SUCCESS && j < n; j++)
+        for (int i = 0; i < m; i++) {
+            float *v = (float *)D + i + (size_t)j * (size_t)d->ld;
+            if (bias) *v += f->bias[i];
+            if (relu && *v < 0) *v = 0;
+            if (gelu) *v = 0.5f * *v * (1.0f + tanhf(0.79788456080286536f * (*v + 0.044715f * *v * *v * *v)));
+        }
+    if (s == CUBLAS_STATUS_SUCCESS) lt_matmuls++;
+    return s;
 }

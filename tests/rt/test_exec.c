@@ -27,6 +27,7 @@ static char dir[256];
 static long (*fake_outstanding)(void);
 static void (*fake_fail_launch)(int);
 static int (*fake_last_grid)(void);
+static int (*fake_lt_matmuls)(void);
 
 static void write_cu(const char *path, const char *plan, const char *kernel) {
     char *buf = malloc(strlen(plan) + strlen(kernel) + 128);
@@ -78,6 +79,7 @@ int main(void) {
     if (!rt_test_mkdtemp(dir, sizeof dir, "exec")) return check_done("test_exec");
     setenv("SHORTC_LIBCUDA", FAKE_CUDA_LIB, 1);
     setenv("SHORTC_LIBCUBLAS", FAKE_CUDA_LIB, 1);
+    setenv("SHORTC_LIBCUBLASLT", FAKE_CUDA_LIB, 1);
     char cache[300];
     snprintf(cache, sizeof cache, "%s/cache", dir);
     setenv("SHORTC_CACHE", cache, 1);
@@ -87,6 +89,7 @@ int main(void) {
     *(void **)&fake_outstanding = dlsym(fake, "fake_outstanding");
     *(void **)&fake_fail_launch = dlsym(fake, "fake_fail_launch");
     *(void **)&fake_last_grid = dlsym(fake, "fake_last_grid");
+    *(void **)&fake_lt_matmuls = dlsym(fake, "fake_lt_matmuls");
 
     char cu[300];
     snprintf(cu, sizeof cu, "%s/toy.cu", dir);
@@ -221,6 +224,25 @@ int main(void) {
     expected(wte0, tok, 2, 0.0f, want);
     CHECK(close_to(logits, want, 16));
     CHECK(srt_session_position(s) == 3);
+    srt_model_close(m);
+
+    /* a GEMM step with an epilogue runs as cublasLtMatmul (the fake's), its relu applied in the GEMM */
+    p2 = rt_test_replace(TOY_PLAN_JSON, "\"compute\": \"f32\"", "\"compute\": \"f32\", \"epilogue\": \"relu\"");
+    write_cu(cu, p2, toy_kernel);
+    free(p2);
+    CHECK(srt_model_open(ctx, cu, &opt, &m) == SRT_OK);
+    CHECK(srt_model_random_weights(m, 11) == SRT_OK && srt_session_create(m, 1, &s) == SRT_OK);
+    int lt_before = fake_lt_matmuls();
+    CHECK(srt_forward(s, tok, 3, logits) == SRT_OK);
+    CHECK(fake_lt_matmuls() == lt_before + 1);
+    rt_random_tensor(11, "wte.weight", 2, wshape, wte, 32);
+    expected(wte, tok, 3, 0.0f, want);
+    int negative = 0;
+    for (int i = 0; i < 24; i++) {
+        negative += want[i] < 0;
+        want[i] = want[i] > 0 ? want[i] : 0.0f;
+    }
+    CHECK(negative > 0 && close_to(logits, want, 24));
     srt_model_close(m);
 
     /* a plan kernel missing from the module */

@@ -108,11 +108,16 @@ int main(void) {
     mutate("\"op\": \"gemm\"", "\"op\": \"conv\"", "programs[0].steps[1].op: unknown op 'conv'");
     mutate("\"transa\": \"T\"", "\"transa\": \"C\"", "programs[0].steps[1].transa: expected \"N\" or \"T\"");
     mutate("\"atype\": \"f32\"", "\"atype\": \"f64\"", "programs[0].steps[1].atype: unknown dtype 'f64'");
-    mutate("\"compute\": \"f32\"", "\"compute\": \"f16\"", "programs[0].steps[1].compute: only \"f32\"");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f16\"", "programs[0].steps[1].compute: \"f32\" (CUBLAS_COMPUTE_32F) or");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"epilogue\": \"bias\"", "programs[0].steps[1].bias: epilogue 'bias' needs a bias");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"epilogue\": \"tanh\"", "programs[0].steps[1].epilogue: one of none, bias");
+    mutate("\"compute\": \"f32\"", "\"compute\": \"f32\", \"bias\": {\"arena\": 0}", "programs[0].steps[1].bias: a bias without an epilogue");
     mutate("\"C\": {\"arena\": 256}", "\"C\": 256", "programs[0].steps[1].C: expected {\"arena\"");
     mutate("\"file_shape\": [6, 4]", "\"file_shape\": [6, 5]", "weights[1].file_shape: does not match shape transposed");
     mutate("\"shape\": [4], \"dtype\": \"bf16\"", "\"shape\": [0], \"dtype\": \"bf16\"", "weights[2].shape: element 0: expected a positive integer");
     mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf17\"", "weights[2].dtype: unknown dtype 'bf17'");
+    mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf16\", \"round\": \"f16\"", "weights[2].round: values rounded to f16 must be held in f32");
+    mutate("\"dtype\": \"bf16\"", "\"dtype\": \"bf16\", \"round\": \"f64\"", "weights[2].round: unknown dtype 'f64'");
     mutate("\"name\": \"ln_f.bias\"", "\"name\": \"ln_f.weight\"", "weights[3].name: 'ln_f.weight' is listed twice");
     mutate("\"logits\": {\"arena\": 256, \"dtype\": \"f32\"", "\"logits\": {\"arena\": 256, \"dtype\": \"f16\"", "logits.dtype: logits must be f32");
     mutate("\"shape\": [{\"t\": 1}, 8]", "\"shape\": [{\"t\": 1}, 9]", "logits.shape: expected [{\"t\": 1}, 8]");

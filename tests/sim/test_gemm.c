@@ -6,6 +6,7 @@
  * (C not read) and beta != 0, fp16/bf16 storage, strided batches, argument
  * validation, and the time of a GPT-2-small-sized product.
  */
+#include "rt_internal.h"
 #include "sim_test.h"
 
 #include <time.h>
@@ -64,7 +65,7 @@ static int check_gemm(int ta, int tb, int m, int n, int k, int pad, float alpha,
                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     else
         st = D.gemmStridedBatchedEx(H, opa, opb, m, n, k, &alpha, A, TYPES[at], lda, sA, B, TYPES[at], ldb, sB, &beta,
-                                    C, TYPES[ct], ldc, sC, batch, CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_GEMM_DEFAULT);
+                                    C, TYPES[ct], ldc, sC, batch, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT);
     int bad = 0;
     if (st != CUBLAS_STATUS_SUCCESS) {
         fprintf(stderr, "gemm status %d: %s\n", (int)st, sim_last_fault());
@@ -216,6 +217,67 @@ static void test_speed(void) {
     free(Y);
 }
 
+/*
+ * cublasLtMatmul with each epilogue, through the runtime's rt_gemm_lt (as
+ * the executor calls it), against the double product + bias + activation
+ * (GELU: the tanh approximation); also TF32 compute on fp32 inputs, which
+ * must equal the product of the inputs rounded to 10 mantissa bits.
+ */
+static int check_lt(PlanEpilogue e, int ta, int tb, int t, bool tf32) {
+    int m = 37, n = 11, k = 29;
+    int arows = ta ? k : m, acols = ta ? m : k, brows = tb ? n : k, bcols = tb ? k : n;
+    void *A = malloc((size_t)arows * acols * esz(t)), *B = malloc((size_t)brows * bcols * esz(t));
+    void *C = malloc((size_t)m * n * esz(t)), *bias = malloc((size_t)m * esz(t));
+    for (int i = 0; i < arows * acols; i++) put(A, t, (size_t)i, rnd());
+    for (int i = 0; i < brows * bcols; i++) put(B, t, (size_t)i, rnd());
+    for (int i = 0; i < m; i++) put(bias, t, (size_t)i, rnd());
+    RtLtGemm g = {.ta = ta ? CUBLAS_OP_T : CUBLAS_OP_N, .tb = tb ? CUBLAS_OP_T : CUBLAS_OP_N, .m = m, .n = n, .k = k,
+                  .A = A, .B = B, .C = C, .lda = arows, .ldb = brows, .ldc = m, .atype = TYPES[t], .btype = TYPES[t],
+                  .ctype = TYPES[t], .compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
+                  .epilogue = e, .bias = bias};
+    cublasLtHandle_t h;
+    CHECK(D.ltCreate(&h) == CUBLAS_STATUS_SUCCESS);
+    CHECK(rt_gemm_lt(&D, h, &g) == CUBLAS_STATUS_SUCCESS);
+    CHECK(D.ltDestroy(h) == CUBLAS_STATUS_SUCCESS);
+    int bad = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double acc = 0;
+            for (int p = 0; p < k; p++) {
+                float a = opel(A, t, ta, arows, i, p), b = opel(B, t, tb, brows, p, j);
+                if (tf32) a = rt_round_tf32(a), b = rt_round_tf32(b);
+                acc += (double)a * b;
+            }
+            if (plan_epilogue_has_bias(e)) acc += get(bias, t, (size_t)i);
+            if (e == PLAN_EPI_RELU || e == PLAN_EPI_BIAS_RELU) acc = acc > 0 ? acc : 0;
+            if (e == PLAN_EPI_GELU_TANH || e == PLAN_EPI_BIAS_GELU_TANH)
+                acc = 0.5 * acc * (1.0 + tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)));
+            double got = get(C, t, (size_t)i + (size_t)j * m), tol = t == F32 ? 1e-5 : 4e-3;
+            if (!(fabs(got - acc) <= tol * (1.0 + fabs(acc)))) bad++;
+        }
+    free(A), free(B), free(C), free(bias);
+    return bad;
+}
+
+static void test_lt(void) {
+    for (int e = PLAN_EPI_BIAS; e < PLAN_EPI_COUNT; e++)
+        for (int t = F32; t <= BF16; t++)
+            for (int ta = 0; ta < 2; ta++) {
+                int bad = check_lt((PlanEpilogue)e, ta, 1 - ta, t, false);
+                CHECK(bad == 0);
+                if (bad) fprintf(stderr, "cublasLtMatmul epilogue %s type %d ta %d: %d elements off\n", plan_epilogue_name((PlanEpilogue)e), t, ta, bad);
+            }
+    CHECK(check_lt(PLAN_EPI_BIAS, 0, 0, F32, true) == 0);
+    /* an epilogue the simulator lacks is refused, with a fault message */
+    cublasLtMatmulDesc_t desc;
+    CHECK(D.ltMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F) == CUBLAS_STATUS_SUCCESS);
+    int32_t bad_attr = 0;
+    CHECK(D.ltMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, &bad_attr, sizeof bad_attr) ==
+          CUBLAS_STATUS_NOT_SUPPORTED);
+    CHECK(D.last_fault() && strstr(D.last_fault(), "not supported"));
+    CHECK(D.ltMatmulDescDestroy(desc) == CUBLAS_STATUS_SUCCESS);
+}
+
 int main(void) {
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
@@ -225,6 +287,7 @@ int main(void) {
     test_types();
     test_batched();
     test_edges();
+    test_lt();
     test_speed();
     CHECK(D.blasDestroy(H) == CUBLAS_STATUS_SUCCESS);
     return check_done("sim_gemm");
