@@ -3,7 +3,7 @@
  *
  *   shortc FILE.arch [-o OUT.cu] [options]   compile (the default command)
  *   shortc run MODEL [options]               run a model on a backend (libshortrt)
- *   shortc generate MODEL [options]          greedy generation through the session's state
+ *   shortc generate MODEL [options]          greedy or sampled generation through the session's state
  *   shortc eval MODEL [options]              NLL and perplexity under an inference mode (cmd_eval.c)
  *   shortc tokenize --tokenizer T ...        GPT-2 BPE text <-> ids (cmd_tokenize.c)
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
@@ -53,7 +53,7 @@ static const char usage_text[] =
     "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
     "                  (--tokens PROMPT | --prompt TEXT --tokenizer T) --max-new N [--backend B] [--model NAME]\n"
-    "                  [--report]\n"
+    "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report]\n"
     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
@@ -528,26 +528,54 @@ out:
     return rc;
 }
 
-/* The index of the largest value (the first of equal ones). */
-static int argmax(const float *row, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (row[i] > row[best]) best = i;
-    return best;
+/* Writes the generated ids[n]: their text through --tokenizer, else the ids space-separated. */
+static bool print_generated(const RunArgs *ra, const int32_t *ids, int n) {
+    if (!ra->tokenizer) {
+        for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", (int)ids[i]);
+        if (n) printf("\n");
+        return true;
+    }
+    srt_context *ctx = NULL;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return false;
+    srt_tokenizer *t = cli_tokenizer_open(ctx, ra->tokenizer);
+    char *text = NULL;
+    size_t len = 0;
+    srt_status st = t ? srt_tokenizer_decode(t, ids, (size_t)n, &text, &len) : SRT_ERR_INVALID;
+    if (t && st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
+    if (st == SRT_OK) printf("%.*s\n", (int)len, text);
+    srt_free(ctx, text);
+    srt_tokenizer_close(t);
+    srt_context_destroy(ctx);
+    return st == SRT_OK;
+}
+
+/* The sampler of generate's --temperature, --top-k, --top-p and --seed; prints the error. */
+static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om) {
+    srt_sampling cfg;
+    srt_sampling_init(&cfg);
+    cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
+    cfg.seed = (uint64_t)ra->sample_seed;
+    srt_sampler *sm = NULL;
+    srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
+    return sm;
 }
 
 /*
- * Greedy generation: the prompt through the state (in calls of at most a
- * segment), then one token per call, each the argmax of the last logits
- * row (the only row copied back: srt_forward_rows). The generated ids go
- * to stdout, nothing else.
+ * Generation: the prompt through the state (in calls of at most a
+ * segment), then one token per call, each drawn by the sampler (greedy by
+ * default) from the last logits row (the only row copied back:
+ * srt_forward_rows), until --max-new tokens or --eos. The generated ids (or
+ * their text with --tokenizer) go to stdout, nothing else.
  */
 static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt) {
     OpenModel om;
     if (!open_model(ra, &om)) return 1;
     const srt_model_info *mi = &om.mi;
-    int rc = 1, V = mi->vocab, L = mi->segment;
+    int rc = 1, V = mi->vocab, L = mi->segment, ngen = 0;
     float *logits = NULL;
+    int32_t *gen = NULL;
+    srt_sampler *sm = NULL;
     if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
         fprintf(stderr,
                 "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",
@@ -555,10 +583,12 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
         goto out;
     }
     logits = malloc(sizeof *logits * (size_t)V);
-    if (!logits) {
+    gen = malloc(sizeof *gen * (size_t)(ra->max_new + 1));
+    if (!logits || !gen) {
         fprintf(stderr, "shortc: error: out of memory\n");
         goto out;
     }
+    if (!(sm = make_sampler(ra, &om))) goto out;
     srt_status st = SRT_OK;
     double t0 = now_ms();
     for (int at = 0, k; at < nprompt && st == SRT_OK; at += k) {
@@ -567,23 +597,27 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     }
     double t1 = now_ms();
     for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
-        int32_t next = argmax(logits, V);
-        printf("%s%d", i ? " " : "", (int)next);
+        int32_t next;
+        if ((st = srt_sampler_next(sm, logits, &next)) != SRT_OK || next == ra->eos) break;
+        gen[ngen++] = next;
         if (i + 1 < ra->max_new) st = srt_forward_rows(om.s, &next, 1, 0, logits);
     }
-    if (ra->max_new > 0) printf("\n");
-    if (ra->report && st == SRT_OK)
-        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each\n",
-                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
-                nprompt, t1 - t0, ra->max_new > 0 ? ra->max_new - 1 : 0,
-                ra->max_new > 1 ? (now_ms() - t1) / (ra->max_new - 1) : 0.0);
+    double t2 = now_ms();
     if (st != SRT_OK) {
-        fflush(stdout);
         print_lib_error(st, srt_last_error(om.ctx));
         goto out;
     }
+    if (!print_generated(ra, gen, ngen)) goto out;
+    if (ra->report)
+        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each, "
+                "%d tokens generated, %.1f tokens/s\n",
+                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
+                nprompt, t1 - t0, ngen > 0 ? ngen - 1 : 0, ngen > 1 ? (t2 - t1) / (ngen - 1) : 0.0, ngen,
+                t2 > t0 ? ngen / ((t2 - t0) / 1e3) : 0.0);
     rc = fflush(stdout) == 0 ? 0 : 1;
 out:
+    srt_sampler_destroy(sm);
+    free(gen);
     free(logits);
     close_model(&om);
     return rc;

@@ -181,6 +181,27 @@ srt_status srt_eval_logits(srt_session *s, const srt_eval_options *o, const int3
 /* tokens[n] (n >= 2) -> nll[n - 1]: nll[i] = -log p(tokens[i + 1]) from row i of o's mode (srt_forward_nll). */
 srt_status srt_eval_nll(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *nll);
 
+/*
+ * Sampling the next token from a logits row: greedy at temperature 0 (the
+ * first largest logit), else a draw from softmax(logits / temperature) over
+ * the top_k most likely tokens (0: all), narrowed to the smallest set whose
+ * probability reaches top_p (nucleus). The draws come from a splitmix64
+ * stream seeded with seed, so the same seed and logits give the same tokens.
+ */
+typedef struct srt_sampling {
+    double temperature;   /* 0: greedy; > 0: softmax temperature */
+    int top_k;            /* keep the k most likely tokens (0: all; 1: greedy) */
+    double top_p;         /* nucleus mass, 0 < top_p <= 1 (1: all) */
+    uint64_t seed;        /* the stream's seed */
+} srt_sampling;
+typedef struct srt_sampler srt_sampler;
+/* Fills the defaults: greedy, top_k 0, top_p 1, seed 0. */
+void srt_sampling_init(srt_sampling *c);
+srt_status srt_sampler_create(srt_context *ctx, const srt_sampling *cfg, int vocab, srt_sampler **out);
+/* The next token of logits[vocab] (finite values). */
+srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token);
+void srt_sampler_destroy(srt_sampler *s);
+
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
 typedef struct srt_compile_info {
     double compile_ms;     /* NVRTC time (0 on a cache hit) */

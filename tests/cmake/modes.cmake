@@ -23,3 +23,16 @@ set_tests_properties(modes_ref modes_sim PROPERTIES LABELS "modes" TIMEOUT 600
 #               run's logits file for each mode, --json, text output, errors (tests/modes/eval.sh)
 add_test(NAME modes_eval COMMAND sh ${TESTS_DIR}/modes/eval.sh ${SHORTC_BIN} ${TESTS_DIR} ${PY3})
 set_tests_properties(modes_eval PROPERTIES LABELS "cli;modes" TIMEOUT 300)
+
+#   modes_sampler  srt_sampler_* against softmax / top-k / top-p distributions computed from their
+#                  definitions, seeds, errors (tests/modes/test_sampler.c)
+add_executable(test_sampler ${TESTS_DIR}/modes/test_sampler.c)
+target_link_libraries(test_sampler PRIVATE shortrt m)
+target_include_directories(test_sampler PRIVATE ${TESTS_DIR})
+add_test(NAME modes_sampler COMMAND test_sampler)
+set_tests_properties(modes_sampler PROPERTIES LABELS "modes")
+
+#   modes_generate  `shortc generate` sampling flags: greedy equivalents, seeds, --eos, --report's
+#                   tokens/s, errors (tests/modes/generate.sh)
+add_test(NAME modes_generate COMMAND sh ${TESTS_DIR}/modes/generate.sh ${SHORTC_BIN} ${TESTS_DIR})
+set_tests_properties(modes_generate PROPERTIES LABELS "cli;modes" TIMEOUT 300)

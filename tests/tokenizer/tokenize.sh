@@ -49,7 +49,8 @@ m=$dir/tok_tiny.arch
 "$bin" generate "$m" --backend ref --random-weights 1 --tokens "$data/ascii.ids" --max-new 3 >"$tmp/g1" || fail=1
 "$bin" generate "$m" --backend ref --random-weights 1 --tokenizer "$data/vocab.json" \
     --prompt "$(cat "$dir/cases/ascii.txt")" --max-new 3 >"$tmp/g2" || fail=1
-cmp -s "$tmp/g1" "$tmp/g2" || { echo "FAIL: generate --prompt differs from --tokens"; fail=1; }
+"$bin" tokenize --tokenizer "$data" --decode --tokens "$tmp/g1" >"$tmp/g1.txt" && echo >>"$tmp/g1.txt" || fail=1
+cmp -s "$tmp/g1.txt" "$tmp/g2" || { echo "FAIL: generate --prompt's text differs from --tokens' ids decoded"; fail=1; }
 
 # errors
 printf 'ok \377 bad' >"$tmp/bad.txt"
