@@ -36,3 +36,9 @@ set_tests_properties(modes_sampler PROPERTIES LABELS "modes")
 #                   tokens/s, errors (tests/modes/generate.sh)
 add_test(NAME modes_generate COMMAND sh ${TESTS_DIR}/modes/generate.sh ${SHORTC_BIN} ${TESTS_DIR})
 set_tests_properties(modes_generate PROPERTIES LABELS "cli;modes" TIMEOUT 300)
+
+# bench_modes: tokens/s of each mode on the test-size models (a benchmark run by hand,
+# tests/bench/README.md; not a test)
+add_executable(bench_modes ${TESTS_DIR}/bench/bench_modes.c)
+target_link_libraries(bench_modes PRIVATE shortrt)
+target_compile_definitions(bench_modes PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
