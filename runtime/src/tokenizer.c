@@ -212,8 +212,18 @@ typedef struct Scratch {
     char *word;        /* the pre-token's bytes mapped to characters (UTF-8) */
     Sym *syms;         /* its symbols */
     char *key;         /* "left right" lookup key */
+    int32_t *rank;     /* rank[i]: the merge rank of syms i, i + 1 (-1: none) */
+    int32_t *next;     /* the ranks after a merge pass */
+    int32_t *src;      /* during a pass: the old index of each new symbol, negative when it is a merge */
     size_t cap;        /* bytes of the pre-token these hold room for */
 } Scratch;
+
+/* Resizes *p to cap int32s (kept on failure). */
+static bool grow_ints(srt_context *ctx, int32_t **p, size_t cap) {
+    int32_t *q = rt_realloc(ctx, *p, sizeof *q * cap);
+    if (q) *p = q;
+    return q != NULL;
+}
 
 static bool scratch_fit(srt_context *ctx, Scratch *sc, size_t bytes) {
     if (bytes <= sc->cap) return true;
@@ -224,9 +234,20 @@ static bool scratch_fit(srt_context *ctx, Scratch *sc, size_t bytes) {
     if (s) sc->syms = s;
     char *k = rt_realloc(ctx, sc->key, cap * 2 + 2);
     if (k) sc->key = k;
-    if (!w || !s || !k) return false;
+    if (!w || !s || !k || !grow_ints(ctx, &sc->rank, cap) || !grow_ints(ctx, &sc->next, cap) ||
+        !grow_ints(ctx, &sc->src, cap))
+        return false;
     sc->cap = cap;
     return true;
+}
+
+static void scratch_free(srt_context *ctx, Scratch *sc) {
+    rt_free(ctx, sc->word);
+    rt_free(ctx, sc->syms);
+    rt_free(ctx, sc->key);
+    rt_free(ctx, sc->rank);
+    rt_free(ctx, sc->next);
+    rt_free(ctx, sc->src);
 }
 
 /* The merge rank of syms a, b of word, or -1. */
@@ -237,28 +258,37 @@ static int32_t pair_rank(const srt_tokenizer *t, Scratch *sc, Sym a, Sym b) {
     return map_get(&t->merges, sc->key, (size_t)a.len + 1 + b.len);
 }
 
-/* Merges syms[0..*n) in place until no adjacent pair has a rank. */
-static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
+/* Merges every pair of rank `best` in syms[0..*n), left to right without overlaps (a rank names one
+ * pair of strings: symbols hold no space), then updates the ranks: pairs of two untouched symbols
+ * keep theirs, the others are looked up. */
+static void merge_pass(const srt_tokenizer *t, Scratch *sc, size_t *n, int32_t best) {
     Sym *s = sc->syms;
+    size_t out = 0;
+    for (size_t i = 0; i < *n; i++, out++) {
+        s[out] = s[i];
+        sc->src[out] = (int32_t)i;
+        if (i + 1 < *n && sc->rank[i] == best) {
+            s[out].len += s[++i].len;
+            sc->src[out] = -1;
+        }
+    }
+    for (size_t k = 0; k + 1 < out; k++)
+        sc->next[k] = sc->src[k] >= 0 && sc->src[k + 1] >= 0 ? sc->rank[sc->src[k]] : pair_rank(t, sc, s[k], s[k + 1]);
+    int32_t *tmp = sc->rank;
+    sc->rank = sc->next;
+    sc->next = tmp;
+    *n = out;
+}
+
+/* Merges syms[0..*n) until no adjacent pair has a rank (GPT-2's bpe()). */
+static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
+    for (size_t i = 0; i + 1 < *n; i++) sc->rank[i] = pair_rank(t, sc, sc->syms[i], sc->syms[i + 1]);
     for (;;) {
         int32_t best = -1;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < *n; i++) {
-            int32_t r = pair_rank(t, sc, s[i], s[i + 1]);
-            if (r >= 0 && (best < 0 || r < best)) best = r, at = i;
-        }
+        for (size_t i = 0; i + 1 < *n; i++)
+            if (sc->rank[i] >= 0 && (best < 0 || sc->rank[i] < best)) best = sc->rank[i];
         if (best < 0) return;
-        Sym l = s[at], r = s[at + 1];
-        size_t out = 0;
-        for (size_t i = 0; i < *n; i++) {
-            bool match = i + 1 < *n && s[i].len == l.len && s[i + 1].len == r.len &&
-                         memcmp(sc->word + s[i].start, sc->word + l.start, l.len) == 0 &&
-                         memcmp(sc->word + s[i + 1].start, sc->word + r.start, r.len) == 0;
-            s[out] = s[i];
-            if (match) s[out].len += s[++i].len;
-            out++;
-        }
-        *n = out;
+        merge_pass(t, sc, n, best);
     }
 }
 
@@ -334,9 +364,7 @@ srt_status srt_tokenizer_encode(srt_tokenizer *t, const char *text, size_t len, 
     rt_free(ctx, cp);
     rt_free(ctx, cls);
     rt_free(ctx, off);
-    rt_free(ctx, sc.word);
-    rt_free(ctx, sc.syms);
-    rt_free(ctx, sc.key);
+    scratch_free(ctx, &sc);
     if (st != SRT_OK) {
         rt_free(ctx, out);
         return st;
