@@ -3,7 +3,9 @@
  *
  *   shortc FILE.arch [-o OUT.cu] [options]   compile (the default command)
  *   shortc run MODEL [options]               run a model on a backend (libshortrt)
- *   shortc generate MODEL [options]          greedy generation through the session's state
+ *   shortc generate MODEL [options]          greedy or sampled generation through the session's state
+ *   shortc eval MODEL [options]              NLL and perplexity under an inference mode (cmd_eval.c)
+ *   shortc tokenize --tokenizer T ...        GPT-2 BPE text <-> ids (cmd_tokenize.c)
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
  *   shortc demo [MODEL.arch]                  the README's main job
  *   shortc sim FILE.cu --kernel NAME ...      one kernel on the simulator (cmd_sim.c)
@@ -20,9 +22,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
+#include "cmd_eval.h"
 #include "cmd_sim.h"
+#include "cmd_tokenize.h"
 #include "datadir.h"
 #include "fileio.h"
+#include "run_common.h"
 #include "shortc.h"
 #include "shortrt.h"
 
@@ -41,10 +46,15 @@ static const char usage_text[] =
     "       shortc --check FILE.cu\n"
     "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
     "                  (--weights FILE.safetensors | --random-weights SEED)\n"
-    "                  [--tokens FILE] [--logits OUT.npy] [--top K] [--report] [--sim-threads N]\n"
-    "                  [--allow-nonfinite-weights] [--chunk K]\n"
+    "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
+    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K]\n"
+    "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
+    "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
+    "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
-    "                  --tokens PROMPT --max-new N [--backend B] [--model NAME] [--report]\n"
+    "                  (--tokens PROMPT | --prompt TEXT --tokenizer T) --max-new N [--backend B] [--model NAME]\n"
+    "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report]\n"
+    "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
@@ -59,9 +69,11 @@ static const char usage_text[] =
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
     "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
     "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n"
-    "ref continues a sequence from its KV cache; sim and cuda re-run the sequence so far (one segment).\n";
+    "ref continues a sequence from its KV cache; sim and cuda re-run the sequence so far (one segment).\n"
+    "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
+    "a vocab.json (merges.txt beside it) or their directory.\n";
 
-static double now_ms(void) {
+double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
@@ -260,22 +272,7 @@ static int parse_compile_args(int argc, char **argv, CompileArgs *ca) {
 /* run                                                                 */
 /* ------------------------------------------------------------------ */
 
-typedef struct RunArgs {
-    const char *model_path;    /* .arch or .cu */
-    const char *model_name;    /* --model */
-    const char *weights;       /* --weights */
-    long long seed;            /* --random-weights (-1: none) */
-    const char *tokens;        /* --tokens */
-    const char *logits;        /* --logits */
-    const char *backend;       /* --backend */
-    int top;                   /* --top K: print top-K next tokens */
-    int sim_threads;           /* --sim-threads */
-    bool report;               /* --report */
-    bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
-    bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
-    int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */
-    int max_new;               /* generate --max-new N: tokens to generate */
-} RunArgs;
+/* RunArgs, OpenModel and the functions shared with cmd_eval.c: run_common.h */
 
 /* "The quick brown fox jumps over the lazy dog." in GPT-2 token ids: the
  * prompt of `run` and `demo` without --tokens (ids are taken modulo the
@@ -407,7 +404,7 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
 
 /* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave
  * an overflow, which a user asking for logits would otherwise only find downstream. */
-static bool logits_finite(const float *logits, int ntokens, int vocab) {
+bool logits_finite(const float *logits, int ntokens, int vocab) {
     for (size_t i = 0; i < (size_t)ntokens * (size_t)vocab; i++)
         if (!isfinite(logits[i])) {
             fprintf(stderr,
@@ -421,7 +418,7 @@ static bool logits_finite(const float *logits, int ntokens, int vocab) {
 
 /* Prints a runtime error. A compile error of an .arch already has the compiler's own
  * "file:line:col: error:" lines, which stay first (no "shortc: error:" in front). */
-static void print_lib_error(srt_status st, const char *msg) {
+void print_lib_error(srt_status st, const char *msg) {
     const char *nl = strchr(msg, '\n');
     size_t first = nl ? (size_t)(nl - msg) : strlen(msg);
     const char *tag = strstr(msg, ": error: ");
@@ -431,15 +428,7 @@ static void print_lib_error(srt_status st, const char *msg) {
     else fprintf(stderr, "shortc: error: %s\n", msg);
 }
 
-/* An open model on the runtime, with its facts (run and generate). */
-typedef struct OpenModel {
-    srt_context *ctx;          /* the runtime context */
-    srt_model *m;              /* the model, weights loaded */
-    srt_session *s;            /* one session (batch 1) */
-    srt_model_info mi;         /* facts about the model */
-} OpenModel;
-
-static void close_model(OpenModel *om) {
+void close_model(OpenModel *om) {
     srt_session_destroy(om->s);
     srt_model_close(om->m);
     srt_context_destroy(om->ctx);
@@ -448,7 +437,7 @@ static void close_model(OpenModel *om) {
 
 /* Opens ra's model on its backend with its weights and a session; prints the error and returns false
  * (with nothing left open) on failure. */
-static bool open_model(const RunArgs *ra, OpenModel *om) {
+bool open_model(const RunArgs *ra, OpenModel *om) {
     memset(om, 0, sizeof *om);
     srt_options opt;
     srt_options_init(&opt);
@@ -511,7 +500,15 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
         goto out;
     }
     double t0 = now_ms();
-    if (!forward_segments(&om, tokens, ntokens, ra->chunk, logits)) goto out;
+    srt_eval_options eo;
+    if (args_name_mode(ra)) { /* a mode's rows through the runtime (srt_eval_logits) */
+        if (!eval_options_from_args(ra, &eo)) goto out;
+        srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
+        if (st != SRT_OK) {
+            print_lib_error(st, srt_last_error(om.ctx));
+            goto out;
+        }
+    } else if (!forward_segments(&om, tokens, ntokens, ra->chunk, logits)) goto out;
     double t1 = now_ms();
     if (!ra->allow_nonfinite && !logits_finite(logits, ntokens, mi->vocab)) goto out;
     if (ra->logits) {
@@ -531,26 +528,54 @@ out:
     return rc;
 }
 
-/* The index of the largest value (the first of equal ones). */
-static int argmax(const float *row, int n) {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (row[i] > row[best]) best = i;
-    return best;
+/* Writes the generated ids[n]: their text through --tokenizer, else the ids space-separated. */
+static bool print_generated(const RunArgs *ra, const int32_t *ids, int n) {
+    if (!ra->tokenizer) {
+        for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", (int)ids[i]);
+        if (n) printf("\n");
+        return true;
+    }
+    srt_context *ctx = NULL;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return false;
+    srt_tokenizer *t = cli_tokenizer_open(ctx, ra->tokenizer);
+    char *text = NULL;
+    size_t len = 0;
+    srt_status st = t ? srt_tokenizer_decode(t, ids, (size_t)n, &text, &len) : SRT_ERR_INVALID;
+    if (t && st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
+    if (st == SRT_OK) printf("%.*s\n", (int)len, text);
+    srt_free(ctx, text);
+    srt_tokenizer_close(t);
+    srt_context_destroy(ctx);
+    return st == SRT_OK;
+}
+
+/* The sampler of generate's --temperature, --top-k, --top-p and --seed; prints the error. */
+static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om) {
+    srt_sampling cfg;
+    srt_sampling_init(&cfg);
+    cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
+    cfg.seed = (uint64_t)ra->sample_seed;
+    srt_sampler *sm = NULL;
+    srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
+    return sm;
 }
 
 /*
- * Greedy generation: the prompt through the state (in calls of at most a
- * segment), then one token per call, each the argmax of the last logits
- * row (the only row copied back: srt_forward_rows). The generated ids go
- * to stdout, nothing else.
+ * Generation: the prompt through the state (in calls of at most a
+ * segment), then one token per call, each drawn by the sampler (greedy by
+ * default) from the last logits row (the only row copied back:
+ * srt_forward_rows), until --max-new tokens or --eos. The generated ids (or
+ * their text with --tokenizer) go to stdout, nothing else.
  */
 static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt) {
     OpenModel om;
     if (!open_model(ra, &om)) return 1;
     const srt_model_info *mi = &om.mi;
-    int rc = 1, V = mi->vocab, L = mi->segment;
+    int rc = 1, V = mi->vocab, L = mi->segment, ngen = 0;
     float *logits = NULL;
+    int32_t *gen = NULL;
+    srt_sampler *sm = NULL;
     if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
         fprintf(stderr,
                 "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",
@@ -558,10 +583,12 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
         goto out;
     }
     logits = malloc(sizeof *logits * (size_t)V);
-    if (!logits) {
+    gen = malloc(sizeof *gen * (size_t)(ra->max_new + 1));
+    if (!logits || !gen) {
         fprintf(stderr, "shortc: error: out of memory\n");
         goto out;
     }
+    if (!(sm = make_sampler(ra, &om))) goto out;
     srt_status st = SRT_OK;
     double t0 = now_ms();
     for (int at = 0, k; at < nprompt && st == SRT_OK; at += k) {
@@ -570,55 +597,116 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     }
     double t1 = now_ms();
     for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
-        int32_t next = argmax(logits, V);
-        printf("%s%d", i ? " " : "", (int)next);
+        int32_t next;
+        if ((st = srt_sampler_next(sm, logits, &next)) != SRT_OK || next == ra->eos) break;
+        gen[ngen++] = next;
         if (i + 1 < ra->max_new) st = srt_forward_rows(om.s, &next, 1, 0, logits);
     }
-    if (ra->max_new > 0) printf("\n");
-    if (ra->report && st == SRT_OK)
-        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each\n",
-                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
-                nprompt, t1 - t0, ra->max_new > 0 ? ra->max_new - 1 : 0,
-                ra->max_new > 1 ? (now_ms() - t1) / (ra->max_new - 1) : 0.0);
+    double t2 = now_ms();
     if (st != SRT_OK) {
-        fflush(stdout);
         print_lib_error(st, srt_last_error(om.ctx));
         goto out;
     }
+    if (!print_generated(ra, gen, ngen)) goto out;
+    if (ra->report)
+        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each, "
+                "%d tokens generated, %.1f tokens/s\n",
+                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
+                nprompt, t1 - t0, ngen > 0 ? ngen - 1 : 0, ngen > 1 ? (t2 - t1) / (ngen - 1) : 0.0, ngen,
+                t2 > t0 ? ngen / ((t2 - t0) / 1e3) : 0.0);
     rc = fflush(stdout) == 0 ? 0 : 1;
 out:
+    srt_sampler_destroy(sm);
+    free(gen);
     free(logits);
     close_model(&om);
     return rc;
 }
 
-/* Parses the flags of run (generate: also --max-new, without --chunk); prints the error and returns false. */
-static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
+/* Parses a number flag value lo..hi (decimal). Prints the error. */
+static bool parse_flag_double(const char *flag, const char *s, double lo, double hi, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end || errno || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "shortc: error: %s needs a number between %g and %g, found '%s'\n", flag, lo, hi, s);
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* One flag of run, generate or eval with its value at argv[*i + 1] when it takes one: 1 parsed, 0 not
+ * this command's flag, -1 a bad value (message printed). */
+static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra) {
+    const char *s = argv[*i];
+    if (*i + 1 >= argc) return 0;
+    const char *val = argv[*i + 1];
+    bool run = cmd == RUN_CMD_RUN, gen = cmd == RUN_CMD_GENERATE, modes = cmd != RUN_CMD_GENERATE;
+    long long v;
+    bool ok = true;
+    if (strcmp(s, "--backend") == 0) ra->backend = val;
+    else if (strcmp(s, "--model") == 0) ra->model_name = val;
+    else if (strcmp(s, "--weights") == 0) ra->weights = val;
+    else if (strcmp(s, "--random-weights") == 0) ok = parse_flag_int(s, val, 0, LLONG_MAX, &ra->seed);
+    else if (strcmp(s, "--tokens") == 0) ra->tokens = val;
+    else if (strcmp(s, "--text") == 0) ra->text = val;
+    else if (strcmp(s, "--tokenizer") == 0) ra->tokenizer = val;
+    else if (gen && strcmp(s, "--prompt") == 0) ra->prompt = val;
+    else if (run && strcmp(s, "--logits") == 0) ra->logits = val;
+    else if (modes && strcmp(s, "--mode") == 0) ra->mode = val;
+    else if (modes && strcmp(s, "--stride") == 0 && (ok = parse_flag_int(s, val, 1, INT_MAX, &v))) ra->stride = (int)v;
+    else if (modes && strcmp(s, "--overlap") == 0 && (ok = parse_flag_int(s, val, 0, INT_MAX, &v))) ra->overlap = (int)v;
+    else if (run && strcmp(s, "--top") == 0 && (ok = parse_flag_int(s, val, 0, INT_MAX, &v))) ra->top = (int)v;
+    else if (run && strcmp(s, "--chunk") == 0 && (ok = parse_flag_int(s, val, 1, INT_MAX, &v))) ra->chunk = (int)v;
+    else if (gen && strcmp(s, "--max-new") == 0 && (ok = parse_flag_int(s, val, 0, INT_MAX, &v))) ra->max_new = (int)v;
+    else if (gen && strcmp(s, "--temperature") == 0) ok = parse_flag_double(s, val, 0, 1e6, &ra->temperature);
+    else if (gen && strcmp(s, "--top-k") == 0 && (ok = parse_flag_int(s, val, 0, INT_MAX, &v))) ra->top_k = (int)v;
+    else if (gen && strcmp(s, "--top-p") == 0) ok = parse_flag_double(s, val, 1e-9, 1, &ra->top_p);
+    else if (gen && strcmp(s, "--seed") == 0) ok = parse_flag_int(s, val, 0, LLONG_MAX, &ra->sample_seed);
+    else if (gen && strcmp(s, "--eos") == 0) ok = parse_flag_int(s, val, 0, INT32_MAX, &ra->eos);
+    else if (strcmp(s, "--sim-threads") == 0 && (ok = parse_flag_int(s, val, 0, 4096, &v))) ra->sim_threads = (int)v;
+    else if (ok) return 0;
+    if (!ok) return -1;
+    (*i)++;
+    return 1;
+}
+
+/* The checks across flags of parse_run_args; prints the error and returns false. */
+static bool run_args_consistent(RunCmd cmd, RunArgs *ra) {
+    const char *name = cmd == RUN_CMD_GENERATE ? "generate" : cmd == RUN_CMD_EVAL ? "eval" : "run";
+    const char *err = NULL;
+    int inputs = !!ra->tokens + !!ra->text + !!ra->prompt;
+    if (!ra->model_path) {
+        fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu)\n%s", name, usage_text);
+        return false;
+    }
+    if (ra->weights && ra->seed >= 0) {
+        fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
+        return false;
+    }
+    if (!ra->weights && ra->seed < 0) err = "needs --weights FILE or --random-weights SEED";
+    else if (inputs > 1) err = cmd == RUN_CMD_GENERATE ? "takes one of --tokens, --text and --prompt" : "takes --tokens or --text, not both";
+    else if ((ra->text || ra->prompt) && !ra->tokenizer) err = "needs --tokenizer with --text or --prompt";
+    else if (cmd == RUN_CMD_GENERATE && (!inputs || ra->max_new < 0)) err = "needs --tokens PROMPT and --max-new N";
+    else if (cmd == RUN_CMD_EVAL && !inputs) err = "needs --tokens FILE or --text FILE";
+    else if (ra->chunk && (ra->mode || ra->stride || ra->overlap >= 0)) err = "takes --chunk only without --mode";
+    if (err) {
+        fprintf(stderr, "shortc: error: %s %s\n", name, err);
+        return false;
+    }
+    return true;
+}
+
+bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
     for (int i = 2; i < argc; i++) {
         const char *s = argv[i];
-        bool has_next = i + 1 < argc;
-        long long v;
-        if (strcmp(s, "--backend") == 0 && has_next) ra->backend = argv[++i];
-        else if (strcmp(s, "--model") == 0 && has_next) ra->model_name = argv[++i];
-        else if (strcmp(s, "--weights") == 0 && has_next) ra->weights = argv[++i];
-        else if (strcmp(s, "--random-weights") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 0, LLONG_MAX, &ra->seed)) return false;
-        } else if (strcmp(s, "--tokens") == 0 && has_next) ra->tokens = argv[++i];
-        else if (!generate && strcmp(s, "--logits") == 0 && has_next) ra->logits = argv[++i];
-        else if (!generate && strcmp(s, "--top") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return false;
-            ra->top = (int)v;
-        } else if (!generate && strcmp(s, "--chunk") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 1, INT_MAX, &v)) return false;
-            ra->chunk = (int)v;
-        } else if (generate && strcmp(s, "--max-new") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &v)) return false;
-            ra->max_new = (int)v;
-        } else if (strcmp(s, "--sim-threads") == 0 && has_next) {
-            if (!parse_flag_int(s, argv[++i], 0, 4096, &v)) return false;
-            ra->sim_threads = (int)v;
-        } else if (strcmp(s, "--report") == 0) ra->report = true;
+        int r = parse_run_flag(argv, argc, &i, cmd, ra);
+        if (r < 0) return false;
+        if (r > 0) continue;
+        if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
+        else if (cmd == RUN_CMD_EVAL && strcmp(s, "--json") == 0) ra->json = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
             return false;
@@ -628,35 +716,39 @@ static bool parse_run_args(int argc, char **argv, bool generate, RunArgs *ra) {
             return false;
         }
     }
-    const char *cmd = generate ? "generate" : "run";
-    if (!ra->model_path) {
-        fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu)\n%s", cmd, usage_text);
-        return false;
+    return run_args_consistent(cmd, ra);
+}
+
+int load_run_tokens(const RunArgs *ra, int32_t **out) {
+    if (ra->tokens) return read_tokens(ra->tokens, out);
+    if (ra->prompt) return cli_encode(ra->tokenizer, "the prompt", ra->prompt, strlen(ra->prompt), out);
+    const char *why;
+    size_t len = 0;
+    char *text = fio_read_file(ra->text, TOKENS_FILE_MAX, &len, &why);
+    if (!text) {
+        fprintf(stderr, "shortc: error: cannot read text '%s': %s\n", ra->text,
+                why == fio_too_large ? "larger than 64 MiB" : why);
+        return -1;
     }
-    if (!ra->weights && ra->seed < 0) {
-        fprintf(stderr, "shortc: error: %s needs --weights FILE or --random-weights SEED\n", cmd);
-        return false;
-    }
-    if (ra->weights && ra->seed >= 0) {
-        fprintf(stderr, "shortc: error: --weights and --random-weights are exclusive\n");
-        return false;
-    }
-    if (generate && (!ra->tokens || ra->max_new < 0)) {
-        fprintf(stderr, "shortc: error: generate needs --tokens PROMPT and --max-new N\n");
-        return false;
-    }
-    return true;
+    int n = cli_encode(ra->tokenizer, ra->text, text, len, out);
+    free(text);
+    return n;
+}
+
+bool run_outputs_apart(const RunArgs *ra, const char *const *outs, int nouts) {
+    const char *const ins[] = {ra->weights, ra->tokens, ra->text, ra->tokenizer};
+    return outputs_apart(outs, nouts, ins, 4) && outputs_apart_from_model(outs, nouts, ra->model_path, ra->model_name);
 }
 
 static int run_main(int argc, char **argv) {
-    RunArgs ra = {.seed = -1};
-    if (!parse_run_args(argc, argv, false, &ra)) return 1;
-    const char *const outs[] = {ra.logits}, *const ins[] = {ra.weights, ra.tokens};
-    if (!outputs_apart(outs, 1, ins, 2) || !outputs_apart_from_model(outs, 1, ra.model_path, ra.model_name)) return 1;
+    RunArgs ra = RUN_ARGS_INIT;
+    if (!parse_run_args(argc, argv, RUN_CMD_RUN, &ra)) return 1;
+    const char *const outs[] = {ra.logits};
+    if (!run_outputs_apart(&ra, outs, 1)) return 1;
     int32_t *tokens = NULL;
     int n;
-    if (ra.tokens) {
-        n = read_tokens(ra.tokens, &tokens);
+    if (ra.tokens || ra.text) {
+        n = load_run_tokens(&ra, &tokens);
         if (n < 0) return 1;
     } else {
         if ((n = default_tokens(&tokens)) < 0) return 1;
@@ -668,10 +760,10 @@ static int run_main(int argc, char **argv) {
 }
 
 static int generate_main(int argc, char **argv) {
-    RunArgs ra = {.seed = -1, .max_new = -1};
-    if (!parse_run_args(argc, argv, true, &ra)) return 1;
+    RunArgs ra = RUN_ARGS_INIT;
+    if (!parse_run_args(argc, argv, RUN_CMD_GENERATE, &ra)) return 1;
     int32_t *tokens = NULL;
-    int n = read_tokens(ra.tokens, &tokens);
+    int n = load_run_tokens(&ra, &tokens);
     if (n < 0) return 1;
     int rc = generate_model(&ra, tokens, n);
     free(tokens);
@@ -800,7 +892,8 @@ static int demo_main(int argc, char **argv) {
     /* 3. run the reference backend with seeded weights */
     printf("running on backend '%s' with --random-weights 1\n", backend);
     fflush(stdout);
-    RunArgs ra = {.model_path = model, .seed = 1, .backend = backend, .top = 5, .report = true};
+    RunArgs ra = RUN_ARGS_INIT;
+    ra.model_path = model, ra.seed = 1, ra.backend = backend, ra.top = 5, ra.report = true;
     int32_t *toks = NULL;
     int n;
     if (tokens) {
@@ -834,6 +927,8 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
     if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
     if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);
+    if (strcmp(argv[1], "tokenize") == 0) return tokenize_main(argc, argv);
+    if (strcmp(argv[1], "eval") == 0) return eval_main(argc, argv);
     if (strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
     if (strcmp(argv[1], "report") == 0) return report_main(argc, argv);
     CompileArgs ca;

@@ -158,6 +158,66 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
  */
 srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits);
 
+/* srt_forward_rows that returns, instead of the rows first_row..ntokens-1, their losses:
+ * nll[i] = -log softmax(row first_row + i)[targets[i]] (natural log; targets[ntokens - first_row], a
+ * negative target gives 0). The logits stay inside the library. */
+srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const int32_t *targets,
+                           float *nll);
+
+/*
+ * Inference modes over a sequence of any length (docs/runtime.md): windows of
+ * L tokens (the model's segment unless srt_eval_options.window says fewer),
+ * each run from a reset session, scoring only the rows after the previous
+ * window's end, so that every token is scored exactly once.
+ */
+typedef enum srt_mode {
+    SRT_MODE_NONOVERLAPPING = 0, /* consecutive windows of L tokens (the last may be shorter) */
+    SRT_MODE_SLIDING,            /* window n ends at e_n = min(L + nS, N), starts at max(0, e_n - L) (stride S) */
+    SRT_MODE_WINDOWS,            /* windows starting every L - K tokens (overlap K), the last one short */
+    SRT_MODE_TOKENWISE,          /* nonoverlapping windows fed one token per call through the session's state */
+    SRT_MODE_CACHED,             /* state carried across segments (models with a PIA cache or memories; none yet) */
+} srt_mode;
+const char *srt_mode_name(srt_mode m);
+/* "nonoverlapping", "sliding", "windows", "tokenwise" or "cached"; SRT_ERR_INVALID otherwise. */
+srt_status srt_mode_from_name(const char *name, srt_mode *out);
+/* Called after each window: done of total rows scored. */
+typedef void (*srt_progress_fn)(void *ud, int64_t done, int64_t total);
+typedef struct srt_eval_options {
+    srt_mode mode;            /* the mode (nonoverlapping by default) */
+    int stride;               /* sliding: S, 1 to L (0: L); other modes: 0 */
+    int overlap;              /* windows: K, 0 to L - 1; other modes: 0 */
+    int window;               /* L, 1 to the model's segment (0: the segment) */
+    srt_progress_fn progress; /* optional progress callback */
+    void *progress_ud;        /* its first argument */
+} srt_eval_options;
+void srt_eval_options_init(srt_eval_options *o);
+/* tokens[n] -> logits [n, vocab]: row i is the row o's mode scores token i with. The session is reset
+ * before each window and after the last. */
+srt_status srt_eval_logits(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *logits);
+/* tokens[n] (n >= 2) -> nll[n - 1]: nll[i] = -log p(tokens[i + 1]) from row i of o's mode (srt_forward_nll). */
+srt_status srt_eval_nll(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *nll);
+
+/*
+ * Sampling the next token from a logits row: greedy at temperature 0 (the
+ * first largest logit), else a draw from softmax(logits / temperature) over
+ * the top_k most likely tokens (0: all), narrowed to the smallest set whose
+ * probability reaches top_p (nucleus). The draws come from a splitmix64
+ * stream seeded with seed, so the same seed and logits give the same tokens.
+ */
+typedef struct srt_sampling {
+    double temperature;   /* 0: greedy; > 0: softmax temperature */
+    int top_k;            /* keep the k most likely tokens (0: all; 1: greedy) */
+    double top_p;         /* nucleus mass, 0 < top_p <= 1 (1: all) */
+    uint64_t seed;        /* the stream's seed */
+} srt_sampling;
+typedef struct srt_sampler srt_sampler;
+/* Fills the defaults: greedy, top_k 0, top_p 1, seed 0. */
+void srt_sampling_init(srt_sampling *c);
+srt_status srt_sampler_create(srt_context *ctx, const srt_sampling *cfg, int vocab, srt_sampler **out);
+/* The next token of logits[vocab] (finite values). */
+srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token);
+void srt_sampler_destroy(srt_sampler *s);
+
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
 typedef struct srt_compile_info {
     double compile_ms;     /* NVRTC time (0 on a cache hit) */
@@ -233,6 +293,23 @@ typedef struct srt_sim_launch {
     size_t cache_note_len;  /* bytes at cache_note */
 } srt_sim_launch;
 srt_status srt_sim_run(srt_context *ctx, const srt_sim_launch *launch);
+
+/*
+ * GPT-2's byte-level BPE tokenizer (docs/runtime.md): a Hugging Face
+ * tokenizer.json (merges_path NULL) or vocab.json with its merges.txt. Text
+ * must be UTF-8; encoding splits it with GPT-2's pre-tokenization pattern and
+ * merges by rank. Added tokens (e.g. <|endoftext|>) decode but are not split
+ * out of text. Arrays and strings returned are freed with srt_free.
+ */
+typedef struct srt_tokenizer srt_tokenizer;
+srt_status srt_tokenizer_open(srt_context *ctx, const char *path, const char *merges_path, srt_tokenizer **out);
+void srt_tokenizer_close(srt_tokenizer *t);
+/* Largest token id + 1. */
+int srt_tokenizer_vocab_size(const srt_tokenizer *t);
+/* text[len] -> *ids[*nids] (an empty text gives no ids; *ids may then be NULL). */
+srt_status srt_tokenizer_encode(srt_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *nids);
+/* ids[n] -> *text[*len] (NUL-terminated; the bytes need not be UTF-8 when a token splits a character). */
+srt_status srt_tokenizer_decode(srt_tokenizer *t, const int32_t *ids, size_t n, char **text, size_t *len);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,113 @@
+/*
+ * cmd_eval.c — `shortc eval`: the total negative log-likelihood (nats) of a
+ * token file's N - 1 next-token predictions under an inference mode,
+ * perplexity, tokens scored and tokens/s, as text or one JSON object. The
+ * losses come from the runtime (srt_eval_nll); the CLI only sums them. A
+ * progress bar with an ETA goes to stderr when stderr is a terminal.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "cmd_eval.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool args_name_mode(const RunArgs *ra) { return ra->mode || ra->stride || ra->overlap >= 0; }
+
+bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o) {
+    srt_eval_options_init(o);
+    if (ra->mode && srt_mode_from_name(ra->mode, &o->mode) != SRT_OK) {
+        fprintf(stderr, "shortc: error: unknown mode '%s' (expected nonoverlapping, sliding, windows, tokenwise or "
+                        "cached)\n", ra->mode);
+        return false;
+    }
+    if (!ra->mode && ra->stride) o->mode = SRT_MODE_SLIDING;
+    if (!ra->mode && ra->overlap >= 0) o->mode = SRT_MODE_WINDOWS;
+    if (ra->stride && ra->overlap >= 0) {
+        fprintf(stderr, "shortc: error: --stride (sliding) and --overlap (windows) are exclusive\n");
+        return false;
+    }
+    o->stride = ra->stride;
+    o->overlap = ra->overlap > 0 ? ra->overlap : 0;
+    if (ra->overlap >= 0 && o->mode != SRT_MODE_WINDOWS) {
+        fprintf(stderr, "shortc: error: --overlap applies to --mode windows only, not '%s'\n", srt_mode_name(o->mode));
+        return false;
+    }
+    return true;
+}
+
+/* The progress bar's clock. */
+typedef struct Progress {
+    double t0;      /* when the evaluation started (ms) */
+} Progress;
+
+static void show_progress(void *ud, int64_t done, int64_t total) {
+    const Progress *p = ud;
+    double el = (now_ms() - p->t0) / 1e3;
+    int width = 30, fill = (int)(width * done / (total ? total : 1));
+    double eta = done ? el * (double)(total - done) / (double)done : 0;
+    fprintf(stderr, "\r[%.*s%*s] %3d%% %lld/%lld tokens, ETA %.0f s ", fill, "##############################",
+            width - fill, "", (int)(100 * done / (total ? total : 1)), (long long)done, (long long)total, eta);
+    if (done == total) fputc('\n', stderr);
+}
+
+/* Prints the result as text or JSON. */
+static void print_result(const RunArgs *ra, const OpenModel *om, const srt_eval_options *o, double nll,
+                         int64_t scored, double seconds) {
+    double ppl = exp(nll / (double)scored), tps = seconds > 0 ? (double)scored / seconds : 0;
+    if (ra->json) {
+        printf("{\"model\": \"%s\", \"backend\": \"%s\", \"mode\": \"%s\", \"stride\": %d, \"overlap\": %d, "
+               "\"nll\": %.9g, \"tokens\": %lld, \"ppl\": %.9g, \"seconds\": %.6g, \"tokens_per_s\": %.6g}\n",
+               om->mi.name, srt_backend_name(om->mi.backend), srt_mode_name(o->mode), o->stride, o->overlap, nll,
+               (long long)scored, ppl, seconds, tps);
+        return;
+    }
+    printf("%s on %s, mode %s", om->mi.name, srt_backend_name(om->mi.backend), srt_mode_name(o->mode));
+    if (o->mode == SRT_MODE_SLIDING) printf(" (stride %d)", o->stride ? o->stride : om->mi.segment);
+    if (o->mode == SRT_MODE_WINDOWS) printf(" (overlap %d)", o->overlap);
+    printf(": nll %.6f nats over %lld tokens, ppl %.4f, %.1f tokens/s\n", nll, (long long)scored, ppl, tps);
+}
+
+int eval_main(int argc, char **argv) {
+    RunArgs ra = RUN_ARGS_INIT;
+    srt_eval_options o;
+    if (!parse_run_args(argc, argv, RUN_CMD_EVAL, &ra) || !eval_options_from_args(&ra, &o)) return 1;
+    int32_t *tokens = NULL;
+    int n = load_run_tokens(&ra, &tokens);
+    if (n < 0) return 1;
+    if (n < 2) {
+        fprintf(stderr, "shortc: error: eval needs at least 2 tokens (one prediction), found %d\n", n);
+        free(tokens);
+        return 1;
+    }
+    OpenModel om;
+    float *nll = malloc(sizeof *nll * (size_t)(n - 1));
+    if (!nll || !open_model(&ra, &om)) {
+        if (!nll) fprintf(stderr, "shortc: error: out of memory\n");
+        free(nll);
+        free(tokens);
+        return 1;
+    }
+    Progress pr = {now_ms()};
+    if (isatty(STDERR_FILENO)) o.progress = show_progress, o.progress_ud = &pr;
+    srt_status st = srt_eval_nll(om.s, &o, tokens, n, nll);
+    double seconds = (now_ms() - pr.t0) / 1e3;
+    int rc = 1;
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
+    else {
+        double total = 0;
+        for (int i = 0; i < n - 1; i++) total += nll[i];
+        if (!isfinite(total) && !ra.allow_nonfinite)
+            fprintf(stderr, "shortc: error: the loss is not finite (an overflow in the forward pass)\n");
+        else {
+            print_result(&ra, &om, &o, total, n - 1, seconds);
+            rc = fflush(stdout) == 0 ? 0 : 1;
+        }
+    }
+    close_model(&om);
+    free(nll);
+    free(tokens);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/*
+ * cmd_eval.h — `shortc eval` (cmd_eval.c) and the mode options run shares with it.
+ */
+#ifndef SHORTC_CMD_EVAL_H
+#define SHORTC_CMD_EVAL_H
+
+#include "run_common.h"
+
+int eval_main(int argc, char **argv);
+/* True when ra names a mode (--mode, --stride or --overlap). */
+bool args_name_mode(const RunArgs *ra);
+/* ra's --mode, --stride and --overlap as runtime options (the mode defaults to nonoverlapping, or to
+ * sliding with --stride and windows with --overlap). Prints the error and returns false. */
+bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * run_common.h — what the model-running commands share (cli/main.c: run,
+ * generate, demo; cmd_eval.c: eval): their parsed flags, the open model, the
+ * token inputs (--tokens ids, --text / --prompt through --tokenizer) and the
+ * error printer. Defined in cli/main.c.
+ */
+#ifndef SHORTC_RUN_COMMON_H
+#define SHORTC_RUN_COMMON_H
+
+#include "shortrt.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Which command's flags parse_run_args accepts. */
+typedef enum RunCmd {
+    RUN_CMD_RUN,       /* shortc run */
+    RUN_CMD_GENERATE,  /* shortc generate */
+    RUN_CMD_EVAL,      /* shortc eval */
+} RunCmd;
+
+typedef struct RunArgs {
+    const char *model_path;    /* .arch or .cu */
+    const char *model_name;    /* --model */
+    const char *weights;       /* --weights */
+    long long seed;            /* --random-weights (-1: none) */
+    const char *tokens;        /* --tokens */
+    const char *text;          /* --text FILE: UTF-8 text encoded with --tokenizer */
+    const char *tokenizer;     /* --tokenizer: tokenizer.json, vocab.json (merges.txt beside it) or their directory */
+    const char *prompt;        /* generate --prompt TEXT (with --tokenizer) */
+    const char *logits;        /* --logits */
+    const char *backend;       /* --backend */
+    const char *mode;          /* --mode NAME (run, eval; NULL: run's consecutive segments, eval's nonoverlapping) */
+    int stride;                /* --stride S (sliding; 0: not given) */
+    int overlap;               /* --overlap K (windows; -1: not given) */
+    bool json;                 /* eval --json */
+    int top;                   /* --top K: print top-K next tokens */
+    int sim_threads;           /* --sim-threads */
+    bool report;               /* --report */
+    bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
+    bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
+    int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */
+    int max_new;               /* generate --max-new N: tokens to generate */
+    double temperature;        /* generate --temperature (0: greedy) */
+    int top_k;                 /* generate --top-k (0: all) */
+    double top_p;              /* generate --top-p (1: all) */
+    long long sample_seed;     /* generate --seed of the sampler */
+    long long eos;             /* generate --eos ID (-1: none) */
+} RunArgs;
+
+/* The defaults of every field that is not zero. */
+#define RUN_ARGS_INIT {.seed = -1, .overlap = -1, .max_new = -1, .top_p = 1.0, .eos = -1}
+
+/* An open model on the runtime, with its facts (run, generate, eval). */
+typedef struct OpenModel {
+    srt_context *ctx;          /* the runtime context */
+    srt_model *m;              /* the model, weights loaded */
+    srt_session *s;            /* one session (batch 1) */
+    srt_model_info mi;         /* facts about the model */
+} OpenModel;
+
+double now_ms(void);
+/* Parses cmd's flags from argv[2..]; prints the error and returns false. */
+bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra);
+/* The input token ids: --tokens, --text or --prompt (encoded with --tokenizer); returns the count or
+ * -1 (message printed). *out is malloc'd. */
+int load_run_tokens(const RunArgs *ra, int32_t **out);
+bool open_model(const RunArgs *ra, OpenModel *om);
+void close_model(OpenModel *om);
+void print_lib_error(srt_status st, const char *msg);
+/* false (message printed, nothing written) when a logit is NaN or infinite. */
+bool logits_finite(const float *logits, int ntokens, int vocab);
+/* false (message printed) when an output names the same file as an input or another output. */
+bool run_outputs_apart(const RunArgs *ra, const char *const *outs, int nouts);
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * modes.c — inference modes over a long token sequence and per-token losses
+ * (srt_eval_*, srt_forward_nll in shortrt.h), on top of srt_forward_rows and
+ * the session's state only, so that they run on every backend.
+ *
+ * A mode is a sequence of windows [start, end) of at most L tokens (the
+ * window length, by default the model's segment). Each window is run from a
+ * reset session and scores the rows after the previous window's end, so that
+ * every token is scored exactly once:
+ *
+ *   nonoverlapping  start = nL, end = min(start + L, N)            (the last window may be short)
+ *   windows (K)     start = n(L - K), end = min(start + L, N)      (Yoshida et al. §4.2; K = 0 is nonoverlapping)
+ *   sliding (S)     end = min(L + nS, N), start = max(0, end - L)  (the last window end-aligned; S = L and
+ *                                                                   N a multiple of L is nonoverlapping)
+ *   tokenwise       nonoverlapping windows fed one token per call through the session's state
+ *   cached          state carried across segments: no model keeps such state yet, so it is refused
+ *
+ * The loss of row i is -log softmax(row i)[tokens[i + 1]] (natural log),
+ * computed from the rows srt_forward_rows returns: on the ref backend that is
+ * in-process; on sim and cuda the rows are copied to the host first (a device
+ * loss kernel needs programs the plan format does not carry yet).
+ */
+#include "rt_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The names of srt_mode, in its order. */
+static const char *const mode_names[] = {"nonoverlapping", "sliding", "windows", "tokenwise", "cached"};
+#define NMODES ((int)(sizeof mode_names / sizeof mode_names[0]))
+
+const char *srt_mode_name(srt_mode m) { return (int)m >= 0 && (int)m < NMODES ? mode_names[m] : "unknown"; }
+
+srt_status srt_mode_from_name(const char *name, srt_mode *out) {
+    for (int i = 0; name && out && i < NMODES; i++)
+        if (strcmp(name, mode_names[i]) == 0) {
+            *out = (srt_mode)i;
+            return SRT_OK;
+        }
+    return SRT_ERR_INVALID;
+}
+
+void srt_eval_options_init(srt_eval_options *o) {
+    memset(o, 0, sizeof *o);
+    o->mode = SRT_MODE_NONOVERLAPPING;
+}
+
+/* ------------------------------------------------------------------ */
+/* Windows                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Where the windows of one evaluation are. */
+typedef struct WindowPlan {
+    srt_mode mode;      /* the mode (cached is refused before a plan is made) */
+    int64_t n;          /* tokens */
+    int64_t len;        /* L: tokens per window */
+    int64_t step;       /* sliding: S; the others: L - K (K = 0 but for windows) */
+    int64_t index;      /* the next window's number */
+    int64_t prev_end;   /* the previous window's end (0 before the first) */
+} WindowPlan;
+
+/* One window: tokens [start, end), rows [score, end) scored. */
+typedef struct Window {
+    int64_t start;  /* first token fed */
+    int64_t end;    /* one past the last token fed */
+    int64_t score;  /* first row scored (the previous window's end) */
+} Window;
+
+/* The next window, or false after the last. */
+static bool next_window(WindowPlan *p, Window *w) {
+    if (p->prev_end >= p->n) return false;
+    if (p->mode == SRT_MODE_SLIDING) {
+        w->end = p->len + p->index * p->step < p->n ? p->len + p->index * p->step : p->n;
+        w->start = w->end > p->len ? w->end - p->len : 0;
+    } else {
+        w->start = p->index * p->step;
+        w->end = w->start + p->len < p->n ? w->start + p->len : p->n;
+    }
+    w->score = p->prev_end;
+    p->prev_end = w->end;
+    p->index++;
+    return true;
+}
+
+/* Checks the options against the model and fills the plan; errors name the option. */
+static srt_status make_plan(srt_session *s, const srt_eval_options *o, int64_t n, WindowPlan *p) {
+    srt_model *m = s->m;
+    srt_context *ctx = m->ctx;
+    srt_model_info mi;
+    srt_status st = srt_model_get_info(m, &mi);
+    if (st != SRT_OK) return st;
+    if ((int)o->mode < 0 || (int)o->mode >= NMODES) return rt_error(ctx, SRT_ERR_INVALID, "unknown mode %d", (int)o->mode);
+    if (n < 1) return rt_error(ctx, SRT_ERR_INVALID, "%s: no tokens", srt_mode_name(o->mode));
+    if (o->window < 0 || o->window > mi.segment)
+        return rt_error(ctx, SRT_ERR_INVALID, "window of %d tokens; model '%s' takes 1 to %d per forward", o->window,
+                        mi.name, mi.segment);
+    int64_t L = o->window ? o->window : mi.segment;
+    if (o->mode == SRT_MODE_CACHED)
+        return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                        "model '%s' keeps no state across segments (a PIA cache or memories), so mode 'cached' cannot "
+                        "run it; use nonoverlapping, sliding, windows or tokenwise", mi.name);
+    if (o->stride && o->mode != SRT_MODE_SLIDING)
+        return rt_error(ctx, SRT_ERR_INVALID, "a stride applies to mode 'sliding' only, not '%s'", srt_mode_name(o->mode));
+    if (o->overlap && o->mode != SRT_MODE_WINDOWS)
+        return rt_error(ctx, SRT_ERR_INVALID, "an overlap applies to mode 'windows' only, not '%s'",
+                        srt_mode_name(o->mode));
+    if (o->stride < 0 || o->stride > L)
+        return rt_error(ctx, SRT_ERR_INVALID, "stride %d of model '%s': expected 1 to its window of %lld tokens",
+                        o->stride, mi.name, (long long)L);
+    if (o->overlap < 0 || o->overlap >= L)
+        return rt_error(ctx, SRT_ERR_INVALID, "overlap %d of model '%s': expected 0 to %lld (less than its window)",
+                        o->overlap, mi.name, (long long)L - 1);
+    *p = (WindowPlan){.mode = o->mode, .n = n, .len = L,
+                      .step = o->mode == SRT_MODE_SLIDING ? (o->stride ? o->stride : L) : L - o->overlap};
+    return SRT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Losses                                                              */
+/* ------------------------------------------------------------------ */
+
+/* -log softmax(row)[target] in double. */
+static float row_nll(const float *row, int vocab, int32_t target) {
+    float mx = row[0];
+    for (int v = 1; v < vocab; v++) mx = row[v] > mx ? row[v] : mx;
+    double sum = 0;
+    for (int v = 0; v < vocab; v++) sum += exp((double)row[v] - mx);
+    return (float)(log(sum) + mx - row[target]);
+}
+
+/* srt_forward_nll with the caller's scratch for (ntokens - first_row) x vocab logits. */
+static srt_status forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                              const int32_t *targets, float *nll, float *rows, int vocab) {
+    int nrows = ntokens - first_row;
+    for (int i = 0; i < nrows; i++)
+        if (targets[i] >= vocab)
+            return rt_error(s->m->ctx, SRT_ERR_INVALID, "target %d (row %d) is outside the vocabulary [0, %d)",
+                            (int)targets[i], first_row + i, vocab);
+    srt_status st = srt_forward_rows(s, tokens, ntokens, first_row, rows);
+    for (int i = 0; st == SRT_OK && i < nrows; i++)
+        nll[i] = targets[i] < 0 ? 0.0f : row_nll(rows + (size_t)i * (size_t)vocab, vocab, targets[i]);
+    return st;
+}
+
+srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const int32_t *targets,
+                           float *nll) {
+    if (!s) return SRT_ERR_INVALID;
+    srt_context *ctx = s->m->ctx;
+    srt_model_info mi;
+    srt_status st = srt_model_get_info(s->m, &mi);
+    if (st != SRT_OK) return st;
+    if (!tokens || !targets || !nll) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_nll: NULL argument");
+    if (ntokens < 1 || ntokens > mi.segment || first_row < 0 || first_row >= ntokens)
+        return srt_forward_rows(s, tokens, ntokens, first_row, nll); /* its message for the bad count or row */
+    float *rows = rt_alloc(ctx, sizeof *rows * (size_t)(ntokens - first_row) * (size_t)mi.vocab);
+    if (!rows) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    st = forward_nll(s, tokens, ntokens, first_row, targets, nll, rows, mi.vocab);
+    rt_free(ctx, rows);
+    return st;
+}
+
+/* ------------------------------------------------------------------ */
+/* Evaluation                                                          */
+/* ------------------------------------------------------------------ */
+
+/* What one evaluation writes: logits rows, or per-token losses. */
+typedef struct EvalOut {
+    float *logits;      /* n x vocab rows, or NULL */
+    float *nll;         /* n - 1 losses, or NULL */
+    float *rows;        /* nll: scratch for a window's rows (L x vocab) */
+    float *win_nll;     /* nll: a window's losses (L) */
+    int32_t *targets;   /* nll: a window's targets (L) */
+    int vocab;          /* logits width */
+} EvalOut;
+
+/* Runs the rows [score, end) of window w (tokens [start, end)) from a reset session into out. */
+static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, Window w, bool tokenwise, EvalOut *out) {
+    srt_status st = srt_session_reset(s);
+    int len = (int)(w.end - w.start), first = (int)(w.score - w.start), nrows = len - first;
+    if (out->nll)
+        for (int i = 0; i < nrows; i++) out->targets[i] = w.score + i + 1 < n ? tokens[w.score + i + 1] : -1;
+    const int32_t *t = tokens + w.start;
+    float *logits = out->logits ? out->logits + (size_t)w.score * (size_t)out->vocab : NULL;
+    if (!tokenwise) {
+        if (st == SRT_OK && logits) st = srt_forward_rows(s, t, len, first, logits);
+        if (st == SRT_OK && out->nll)
+            st = forward_nll(s, t, len, first, out->targets, out->win_nll, out->rows, out->vocab);
+    }
+    for (int i = 0; tokenwise && st == SRT_OK && i < len; i++) { /* one query per call through the state */
+        int r = i - first;
+        if (out->nll && r >= 0) st = forward_nll(s, t + i, 1, 0, out->targets + r, out->win_nll + r, out->rows, out->vocab);
+        else st = srt_forward_rows(s, t + i, 1, 0, logits && r >= 0 ? logits + (size_t)r * (size_t)out->vocab : out->rows);
+    }
+    int64_t last = w.end < n ? w.end : n - 1; /* row n - 1 predicts nothing */
+    if (st == SRT_OK && out->nll && last > w.score)
+        memcpy(out->nll + w.score, out->win_nll, sizeof *out->nll * (size_t)(last - w.score));
+    return st;
+}
+
+/* Runs every window of o's mode over tokens[n] into out. */
+static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, EvalOut *out) {
+    WindowPlan p = {0};
+    srt_status st = make_plan(s, o, n, &p);
+    if (st != SRT_OK) return st;
+    srt_context *ctx = s->m->ctx;
+    if (out->nll) {
+        out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)p.len * (size_t)out->vocab);
+        out->win_nll = rt_alloc(ctx, sizeof *out->win_nll * (size_t)p.len);
+        out->targets = rt_alloc(ctx, sizeof *out->targets * (size_t)p.len);
+    } else out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)out->vocab); /* tokenwise's unscored rows */
+    if (!out->rows || (out->nll && (!out->win_nll || !out->targets))) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    Window w;
+    while (st == SRT_OK && next_window(&p, &w)) {
+        st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, out);
+        if (st == SRT_OK && o->progress) o->progress(o->progress_ud, w.end, n);
+    }
+    rt_free(ctx, out->rows);
+    rt_free(ctx, out->win_nll);
+    rt_free(ctx, out->targets);
+    srt_status rs = srt_session_reset(s);
+    return st != SRT_OK ? st : rs;
+}
+
+/* Common argument checks of srt_eval_logits and srt_eval_nll. */
+static srt_status eval_args(srt_session *s, const srt_eval_options *o, const int32_t *tokens, const void *out,
+                            const char *fn, EvalOut *eo) {
+    if (!s) return SRT_ERR_INVALID;
+    if (!o || !tokens || !out) return rt_error(s->m->ctx, SRT_ERR_INVALID, "%s: NULL argument", fn);
+    srt_model_info mi;
+    srt_status st = srt_model_get_info(s->m, &mi);
+    memset(eo, 0, sizeof *eo);
+    eo->vocab = mi.vocab;
+    return st;
+}
+
+srt_status srt_eval_logits(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *logits) {
+    EvalOut eo;
+    srt_status st = eval_args(s, o, tokens, logits, "srt_eval_logits", &eo);
+    if (st != SRT_OK) return st;
+    eo.logits = logits;
+    return evaluate(s, o, tokens, n, &eo);
+}
+
+srt_status srt_eval_nll(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *nll) {
+    EvalOut eo;
+    srt_status st = eval_args(s, o, tokens, nll, "srt_eval_nll", &eo);
+    if (st != SRT_OK) return st;
+    if (n < 2) return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_eval_nll: %lld tokens (a loss needs at least 2)", (long long)n);
+    eo.nll = nll;
+    return evaluate(s, o, tokens, n, &eo);
+}

@@ -1,0 +1,91 @@
+/*
+ * bench_modes.c — tokens/s of each inference mode (srt_eval_nll) on the test-size models (not a
+ * test; run by hand):
+ *
+ *   ./build/tests/bench_modes [BACKEND [MODEL.arch...]]
+ *
+ * BACKEND is sim (default) or ref; the models default to the bundled tiny ones. Each model is
+ * evaluated over 1.5 segments of seeded tokens with random weights in nonoverlapping, sliding
+ * (stride L/2 and 1), windows (overlap L/4) and tokenwise modes; the simulator's kernels are
+ * compiled once (the kernel cache) before timing. FLOPs per token of each mode are the cost
+ * model's (`shortc compare MODEL.arch`).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "shortrt.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Times one mode; prints a table row. */
+static void bench_mode(srt_session *s, srt_mode mode, int stride, int overlap,
+                       const int32_t *tok, int n, float *nll) {
+    srt_eval_options o;
+    srt_eval_options_init(&o);
+    o.mode = mode, o.stride = stride, o.overlap = overlap;
+    double t0 = now_s();
+    srt_status st = srt_eval_nll(s, &o, tok, n, nll);
+    double dt = now_s() - t0;
+    char what[64];
+    snprintf(what, sizeof what, "%s%s%d", srt_mode_name(mode), stride ? " S=" : overlap ? " K=" : "",
+             stride ? stride : overlap);
+    if (!stride && !overlap) what[strlen(srt_mode_name(mode))] = 0;
+    if (st != SRT_OK) printf("  %-22s failed\n", what);
+    else printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)\n", what, (n - 1) / dt, n - 1, dt);
+}
+
+static int bench_model(const char *path, srt_backend backend) {
+    srt_context *ctx = NULL;
+    srt_model *m = NULL;
+    srt_session *s = NULL;
+    srt_model_info mi;
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = backend;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
+    if (srt_model_open(ctx, path, &opt, &m) != SRT_OK || srt_model_random_weights(m, 1) != SRT_OK ||
+        srt_model_get_info(m, &mi) != SRT_OK || srt_session_create(m, 1, &s) != SRT_OK) {
+        fprintf(stderr, "bench_modes: %s: %s\n", path, srt_last_error(ctx));
+        srt_model_close(m);
+        srt_context_destroy(ctx);
+        return 1;
+    }
+    int L = mi.segment, n = L + L / 2;
+    int32_t *tok = malloc(sizeof *tok * (size_t)n);
+    float *nll = malloc(sizeof *nll * (size_t)n);
+    for (int i = 0; i < n; i++) tok[i] = (int32_t)((i * 7919 + 13) % mi.vocab);
+    printf("%s on %s (segment %d, vocab %d)\n", mi.name, srt_backend_name(mi.backend), L, mi.vocab);
+    srt_eval_options warm;
+    srt_eval_options_init(&warm);
+    srt_eval_nll(s, &warm, tok, 2, nll); /* warm-up: kernels compiled or taken from the cache */
+    bench_mode(s, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll);
+    bench_mode(s, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll);
+    bench_mode(s, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll);
+    bench_mode(s, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll);
+    bench_mode(s, SRT_MODE_SLIDING, 1, 0, tok, n, nll);
+    free(tok);
+    free(nll);
+    srt_session_destroy(s);
+    srt_model_close(m);
+    srt_context_destroy(ctx);
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    srt_backend b = argc > 1 && strcmp(argv[1], "ref") == 0 ? SRT_BACKEND_REF : SRT_BACKEND_SIM;
+    static const char *defaults[] = {SHORTC_SOURCE_DIR "/models/gpt2_tiny.arch",
+                                     SHORTC_SOURCE_DIR "/models/baseline_ba_tiny.arch",
+                                     SHORTC_SOURCE_DIR "/models/mixed_tiny.arch"};
+    int rc = 0;
+    if (argc > 2)
+        for (int i = 2; i < argc; i++) rc |= bench_model(argv[i], b);
+    else
+        for (int i = 0; i < 3; i++) rc |= bench_model(defaults[i], b);
+    return rc;
+}

@@ -1,0 +1,93 @@
+#!/bin/sh
+# tokenize.sh SHORTC TESTS_DIR [PYTHON3] — GPT-2 byte-level BPE through `shortc tokenize`:
+# every case text (ASCII, contractions, non-ASCII letters and numbers, Unicode spaces, whitespace
+# runs) encodes to the known answer make_bpe.py computed with Python's regex engine and GPT-2's
+# bpe() loop, from tokenizer.json (merges as strings and as pairs), vocab.json + merges.txt and
+# their directory; every answer decodes back to the exact text; --prompt equals --text; the files
+# and answers committed are what make_bpe.py writes (when python3 is there); run, eval and generate
+# take --text/--prompt; bad tokenizers, texts and ids are one-line errors.
+set -u
+bin=$1
+dir=$2/tokenizer
+py=${3:-}
+data=$dir/data
+tmp=$(mktemp -d) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+. "$2/cli/expect.sh"
+
+for c in "$dir"/cases/*.txt; do
+    n=$(basename "$c" .txt)
+    for t in "$data/tokenizer.json" "$data/pairs/tokenizer.json" "$data/vocab.json" "$data"; do
+        "$bin" tokenize --tokenizer "$t" --text "$c" >"$tmp/$n.ids" || fail=1
+        cmp -s "$tmp/$n.ids" "$data/$n.ids" || { echo "FAIL: $n with $t: $(cat "$tmp/$n.ids")"; fail=1; }
+    done
+    "$bin" tokenize --tokenizer "$data" --decode --tokens "$data/$n.ids" >"$tmp/$n.txt" || fail=1
+    cmp -s "$tmp/$n.txt" "$c" || { echo "FAIL: $n does not decode to its text"; fail=1; }
+done
+"$bin" tokenize --tokenizer "$data" --prompt "$(cat "$dir/cases/unicode.txt")" >"$tmp/p.ids" || fail=1
+cmp -s "$tmp/p.ids" "$data/unicode.ids" || { echo "FAIL: --prompt differs from --text"; fail=1; }
+# the special token decodes; a token that splits a character decodes to its bytes
+echo "376" >"$tmp/eot.ids"
+[ "$("$bin" tokenize --tokenizer "$data" --decode --tokens "$tmp/eot.ids")" = "<|endoftext|>" ] ||
+    { echo "FAIL: <|endoftext|> does not decode"; fail=1; }
+
+# the committed files are the script's output
+if [ -n "$py" ]; then
+    "$py" "$dir/make_bpe.py" "$tmp/gen" || fail=1
+    for f in tokenizer.json pairs/tokenizer.json vocab.json merges.txt $(cd "$data" && ls *.ids); do
+        cmp -s "$tmp/gen/$f" "$data/$f" || { echo "FAIL: $f differs from make_bpe.py's"; fail=1; }
+    done
+fi
+
+# the commands that take token ids take text
+m=$dir/tok_tiny.arch
+"$bin" run "$m" --backend ref --random-weights 1 --tokens "$data/unicode.ids" --logits "$tmp/a.npy" || fail=1
+"$bin" run "$m" --backend ref --random-weights 1 --tokenizer "$data" --text "$dir/cases/unicode.txt" \
+    --logits "$tmp/b.npy" || fail=1
+"$bin" cmp "$tmp/a.npy" "$tmp/b.npy" --atol 0 >/dev/null || { echo "FAIL: run --text differs from --tokens"; fail=1; }
+"$bin" generate "$m" --backend ref --random-weights 1 --tokens "$data/ascii.ids" --max-new 3 >"$tmp/g1" || fail=1
+"$bin" generate "$m" --backend ref --random-weights 1 --tokenizer "$data/vocab.json" \
+    --prompt "$(cat "$dir/cases/ascii.txt")" --max-new 3 >"$tmp/g2" || fail=1
+"$bin" tokenize --tokenizer "$data" --decode --tokens "$tmp/g1" >"$tmp/g1.txt" && echo >>"$tmp/g1.txt" || fail=1
+cmp -s "$tmp/g1.txt" "$tmp/g2" || { echo "FAIL: generate --prompt's text differs from --tokens' ids decoded"; fail=1; }
+
+# errors
+printf 'ok \377 bad' >"$tmp/bad.txt"
+expect 1 "shortc: error: $tmp/bad.txt: the text is not UTF-8 at byte 3 (0xff)" \
+    tokenize --tokenizer "$data" --text "$tmp/bad.txt"
+printf '\355\240\200' >"$tmp/surrogate.txt"
+expect 1 "shortc: error: $tmp/surrogate.txt: the text is not UTF-8 at byte 0 (0xed)" \
+    tokenize --tokenizer "$data" --text "$tmp/surrogate.txt"
+: >"$tmp/empty.txt"
+expect 1 "shortc: error: $tmp/empty.txt: no tokens (the text is empty)" tokenize --tokenizer "$data" --text "$tmp/empty.txt"
+echo "5 999" >"$tmp/big.ids"
+expect 1 "shortc: error: token 1: id 999 is not in the vocabulary" \
+    tokenize --tokenizer "$data" --decode --tokens "$tmp/big.ids"
+mkdir "$tmp/only"
+cp "$data/vocab.json" "$tmp/only/"
+expect 1 "shortc: error: cannot open '$tmp/only/merges.txt': No such file or directory" \
+    tokenize --tokenizer "$tmp/only/vocab.json" --text "$dir/cases/ascii.txt"
+expect 1 "shortc: error: directory '$tmp' holds neither tokenizer.json nor vocab.json" \
+    tokenize --tokenizer "$tmp" --text "$dir/cases/ascii.txt"
+printf '{"model": {"type": "WordPiece", "vocab": {"a": 0}}}' >"$tmp/wp.json"
+expect 1 "shortc: error: $tmp/wp.json: model type 'WordPiece' (only byte-level BPE is supported)" \
+    tokenize --tokenizer "$tmp/wp.json" --text "$dir/cases/ascii.txt"
+printf '{"model": {"vocab": {"a": 0}, "merges": ["a"]}}' >"$tmp/m.json"
+expect 1 "shortc: error: $tmp/m.json: merge 1 ('a') is not two tokens separated by one space" \
+    tokenize --tokenizer "$tmp/m.json" --text "$dir/cases/ascii.txt"
+printf '{"model": {"vocab": {"a": -1}, "merges": []}}' >"$tmp/neg.json"
+expect 1 "shortc: error: $tmp/neg.json: token 'a' has id -1 (expected an integer 0 to 16777215)" \
+    tokenize --tokenizer "$tmp/neg.json" --text "$dir/cases/ascii.txt"
+printf '{"model": {"vocab": {"a": 0}, "merges": []}}' >"$tmp/small.json"
+expect 1 "shortc: error: $dir/cases/ascii.txt: the vocabulary has no token for 'T' (bytes 0..3 of the text)" \
+    tokenize --tokenizer "$tmp/small.json" --text "$dir/cases/ascii.txt"
+printf '{"model": ' >"$tmp/trunc.json"
+expect 1 "shortc: error: $tmp/trunc.json: not valid JSON" tokenize --tokenizer "$tmp/trunc.json" --prompt hi
+expect 1 "shortc: error: run needs --tokenizer with --text or --prompt" \
+    run "$m" --random-weights 1 --text "$dir/cases/ascii.txt"
+expect 1 "shortc: error: run takes --tokens or --text, not both" \
+    run "$m" --random-weights 1 --text "$dir/cases/ascii.txt" --tokens "$data/ascii.ids" --tokenizer "$data"
+expect 1 "shortc: error: tokenize takes --text FILE or --prompt TEXT, or --decode --tokens FILE" \
+    tokenize --tokenizer "$data" --decode --text "$dir/cases/ascii.txt"
+exit $fail
