@@ -16,3 +16,10 @@ endforeach()
 add_test(NAME adaptive_errors COMMAND sh ${TESTS_DIR}/adaptive/errors.sh ${SHORTC_BIN} ${TESTS_DIR}/adaptive)
 set_tests_properties(adaptive_errors PROPERTIES LABELS adaptive)
 
+#   adaptive_convert      tools/convert_checkpoint.py on fairseq (tied, untied) and Transformer-XL
+#                         state dicts built with NumPy under the frameworks' key names
+#                         (tests/adaptive/convert_test.py; skipped without numpy)
+add_test(NAME adaptive_convert
+         COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
+                 ${TESTS_DIR}/adaptive/convert_test.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
+set_tests_properties(adaptive_convert PROPERTIES LABELS adaptive SKIP_RETURN_CODE 77)
