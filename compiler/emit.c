@@ -117,6 +117,15 @@ static void internal(Emit *e, const Node *n, const char *fmt, ...) {
 
 static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
 
+/* Ops the CUDA emitter has no kernel for yet (adaptive input/softmax: interpreter only). */
+bool emit_unsupported(Emit *e, const Node *n, struct KSpec *ks, bool *launch) {
+    (void)ks;
+    (void)launch;
+    diag_plain_error(e->st.d, "emit: op '%s' (adaptive input/softmax) has no CUDA kernel yet; run it with the reference "
+                     "interpreter", op_name(n->op));
+    return false;
+}
+
 static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
 static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
 /* P, the position of the call's first token. */

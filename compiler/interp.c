@@ -64,6 +64,13 @@ static bool fail(Run *r, const Node *n, const char *fmt, ...) {
 static const Value *val(const Run *r, const Node *n, int k) { return r->g->values[n->in[k]]; }
 static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
 
+/* The sinusoidal position code of position p, channel c of D (sin on even channels, cos on odd). */
+static double sinusoid(int p, int c, int D) {
+    int i2 = c & ~1; /* 2i */
+    double ang = (double)p / pow(10000.0, (double)i2 / (double)D);
+    return (c & 1) ? cos(ang) : sin(ang);
+}
+
 bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
@@ -77,12 +84,75 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
         for (int c = 0; c < D; c++) {
             double v = tab[(size_t)id * D + c];
             if (pos) v += pos[(size_t)(P + t) * D + c];
-            else if (n->pos == POS_SINUSOIDAL) {
-                int i2 = c & ~1; /* 2i */
-                double ang = (double)(P + t) / pow(10000.0, (double)i2 / (double)D);
-                v += (c & 1) ? cos(ang) : sin(ang);
-            }
+            else if (n->pos == POS_SINUSOIDAL) v += sinusoid(P + t, c, D);
             y[(size_t)t * D + c] = round_to_dtype((float)v, dt);
+        }
+    }
+    return true;
+}
+
+/* Adaptive input, one band: row tok - lo of the table for tokens in [lo, hi), zeros for the others. */
+bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
+    const float *tab = in(r, n, 1);
+    int W = val(r, n, 1)->dims[1], V = r->g->spec ? r->g->spec->vocab : n->band_hi;
+    for (int t = 0; t < r->T; t++) {
+        int32_t id = r->tokens[t];
+        if (id < 0 || id >= V) return fail(r, n, "token %d at position %d is outside the vocabulary [0, %d)", (int)id, t, V);
+        bool inside = id >= n->band_lo && id < n->band_hi;
+        for (int c = 0; c < W; c++)
+            y[(size_t)t * W + c] = inside ? round_to_dtype(tab[(size_t)(id - n->band_lo) * W + c], o->dtype) : 0.0f;
+    }
+    return true;
+}
+
+/* y = x * scale + the position code of position P + t (learned table or sinusoid). */
+bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
+    const float *x = in(r, n, 0), *pos = n->nin > 1 ? in(r, n, 1) : NULL;
+    int D = val(r, n, 0)->dims[1], T = r->T, P = r->P;
+    if (pos && P + T > val(r, n, 1)->dims[0])
+        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, val(r, n, 1)->dims[0]);
+    for (int t = 0; t < T; t++)
+        for (int c = 0; c < D; c++) {
+            double v = (double)x[(size_t)t * D + c] * n->scale;
+            if (pos) v += pos[(size_t)(P + t) * D + c];
+            else if (n->pos == POS_SINUSOIDAL) v += sinusoid(P + t, c, D);
+            y[(size_t)t * D + c] = round_to_dtype((float)v, o->dtype);
+        }
+    return true;
+}
+
+/* log-sum-exp of a[0..n) and b[0..m) together, in double. */
+static double logsumexp2(const float *a, int n, const float *b, int m) {
+    double mx = -INFINITY;
+    for (int i = 0; i < n; i++) mx = fmax(mx, a[i]);
+    for (int i = 0; i < m; i++) mx = fmax(mx, b[i]);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += exp(a[i] - mx);
+    for (int i = 0; i < m; i++) s += exp(b[i] - mx);
+    return mx + log(s);
+}
+
+/*
+ * Adaptive softmax: log-probabilities over the whole vocab. The head softmax
+ * runs over the shortlist words and the cluster logits together; a tail word's
+ * log-probability is its cluster's head log-probability plus its log-softmax
+ * within the tail.
+ */
+bool interp_adaptive_logprob(Run *r, const Node *n, float *y, const Value *o) {
+    int V = o->dims[1], c0 = val(r, n, 0)->dims[1], nt = n->ntails;
+    for (int t = 0; t < r->T; t++) {
+        const float *head = in(r, n, 0) + (size_t)t * c0, *cl = in(r, n, 1) + (size_t)t * nt;
+        float *yr = y + (size_t)t * V;
+        double lse = logsumexp2(head, c0, cl, nt);
+        for (int j = 0; j < c0; j++) yr[j] = round_to_dtype((float)(head[j] - lse), o->dtype);
+        int off = c0;
+        for (int i = 1; i <= nt; i++) {
+            int w = val(r, n, 1 + i)->dims[1];
+            const float *tail = in(r, n, 1 + i) + (size_t)t * w;
+            double cluster = cl[n->reversed ? nt - i : i - 1] - lse;
+            double tlse = logsumexp2(tail, w, NULL, 0);
+            for (int j = 0; j < w; j++) yr[off + j] = round_to_dtype((float)(cluster + tail[j] - tlse), o->dtype);
+            off += w;
         }
     }
     return true;

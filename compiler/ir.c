@@ -172,7 +172,9 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
                 norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
         fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
-        fprintf(out, " embedding=%s segment=%d layers=%d\n", s->tied ? "tied" : "untied", s->segment, s->n_layers);
+        fprintf(out, " embedding=%s", s->tied ? "tied" : "untied");
+        if (s->adaptive.style != ADAPTIVE_NONE) fprintf(out, "/adaptive=%s", adaptive_style_name(s->adaptive.style));
+        fprintf(out, " segment=%d layers=%d\n", s->segment, s->n_layers);
     }
     /* inputs and weights */
     for (int i = 0; i < g->nvalues; i++) {

@@ -108,6 +108,18 @@ static int matmul(Lower *L, Loc src, int layer, int x, int w, int bias) {
     return z;
 }
 
+/* y = x · w with an explicit transposition (a weight shared in both directions); no bias node when bias < 0. */
+static int matmul_t(Lower *L, Loc src, int x, int w, bool trans, int bias) {
+    int y = act_value(L, VC_ACTIVATION);
+    Node *n = node(L, OP_MATMUL, src, -1, y, 2, (int[]){x, w});
+    if (!n) return -1;
+    n->trans_w = trans;
+    if (bias < 0) return y;
+    int z = act_value(L, VC_ACTIVATION);
+    node(L, OP_BIAS, src, -1, z, 2, (int[]){y, bias});
+    return z;
+}
+
 static int add(Lower *L, Loc src, int layer, int branch, int residual) {
     int y = act_value(L, VC_ACTIVATION);
     node(L, OP_ADD, src, layer, y, 2, (int[]){branch, residual});
@@ -174,6 +186,108 @@ static int mlp(Lower *L, int layer, int x) {
     return matmul(L, src, layer, h, w2, b2);
 }
 
+/* ------------------------------------------------------------------ */
+/* Adaptive input and adaptive softmax (docs/ir.md, "Adaptive")         */
+/* ------------------------------------------------------------------ */
+
+/* The bands of an adaptive model: token ids [lo[i], lo[i+1]) of width dim[i]. */
+typedef struct Bands {
+    int n;                                /* band count */
+    int lo[MAX_ADAPTIVE_CUTOFFS + 2];     /* band i starts at lo[i]; lo[n] = vocab */
+    int dim[MAX_ADAPTIVE_CUTOFFS + 1];    /* band widths d_model / factor^i */
+    int table[MAX_ADAPTIVE_CUTOFFS + 1];  /* adaptive.emb.{i}.weight */
+    int proj[MAX_ADAPTIVE_CUTOFFS + 1];   /* adaptive.emb_proj.{i}.weight (nn.Linear dim -> D) */
+} Bands;
+
+static Bands adaptive_bands(Lower *L) {
+    const ModelSpec *s = L->s;
+    const AdaptiveSpec *a = &s->adaptive;
+    Bands b = {.n = a->ncutoffs + 1};
+    b.lo[0] = 0;
+    for (int i = 0; i < a->ncutoffs; i++) b.lo[i + 1] = a->cutoffs[i];
+    b.lo[b.n] = s->vocab;
+    int w = s->d_model;
+    for (int i = 0; i < b.n; i++, w /= a->factor) {
+        b.dim[i] = w;
+        b.table[i] = weight(L, W_TABLE, b.lo[i + 1] - b.lo[i], w, "adaptive.emb.%d.weight", i);
+        b.proj[i] = weight(L, W_LINEAR, w, s->d_model, "adaptive.emb_proj.%d.weight", i);
+    }
+    return b;
+}
+
+/* The input: sum over bands of proj_i(table_i[tok - lo_i]) (0 outside the band), scaled, plus positions. */
+static int adaptive_input(Lower *L, const Bands *b, int tokens, int wpe, Loc src) {
+    int x = -1;
+    for (int i = 0; i < b->n; i++) {
+        int e = act_value(L, VC_ACTIVATION);
+        Node *n = node(L, OP_EMBED_BAND, src, -1, e, 2, (int[]){tokens, b->table[i]});
+        if (!n) return -1;
+        n->band_lo = b->lo[i];
+        n->band_hi = b->lo[i + 1];
+        int p = matmul_t(L, src, e, b->proj[i], L->g->values[b->proj[i]]->order == ORD_OUT_IN, -1);
+        x = x < 0 ? p : add(L, src, -1, p, x);
+    }
+    int y = act_value(L, VC_ACTIVATION);
+    Node *n = node(L, OP_POS_ADD, src, -1, y, wpe >= 0 ? 2 : 1, (int[]){x, wpe});
+    if (!n) return -1;
+    n->pos = L->s->pos;
+    n->scale = L->s->adaptive.scale;
+    return y;
+}
+
+/* h · table^T (+ bias): the logits of one band's words from its projected hidden h. */
+static int band_logits(Lower *L, Loc src, int h, int table, int bias) {
+    return matmul_t(L, src, h, table, L->g->values[table]->order == ORD_OUT_IN, bias);
+}
+
+/*
+ * The hidden of band i projected to its width: x · proj. Tied projections are
+ * the input's file tensor (nn.Linear dim -> D, read transposed: a second weight
+ * value of the same file name); untied ones are adaptive.out_proj.{i}.weight
+ * (nn.Linear D -> dim).
+ */
+static int band_hidden(Lower *L, Loc src, const Bands *b, int i, int x, bool tied_proj) {
+    /* the tied file tensor [D, dim] read as x · W is a Conv1D-style [in, out] weight */
+    int w = tied_proj ? weight(L, W_CONV1D, L->s->d_model, b->dim[i], "adaptive.emb_proj.%d.weight", i)
+                      : weight(L, W_LINEAR, L->s->d_model, b->dim[i], "adaptive.out_proj.%d.weight", i);
+    return matmul_t(L, src, x, w, L->g->values[w]->order == ORD_OUT_IN, -1);
+}
+
+/*
+ * The output: log-probabilities over the vocab. fairseq: the head is x against
+ * band 0's words and the cluster rows (no projection, no biases; clusters in
+ * order); Transformer-XL: the head is proj_0(x) against band 0's words and the
+ * cluster rows, with biases, cluster i at column c0 + n - i. Tail i: its
+ * projected hidden against its words.
+ */
+static int adaptive_output(Lower *L, const Bands *b, int x, Loc src) {
+    const ModelSpec *s = L->s;
+    bool txl = s->adaptive.style == ADAPTIVE_TXL;
+    int ntails = b->n - 1;
+    int in[2 + MAX_ADAPTIVE_CUTOFFS];
+    int h0 = txl ? band_hidden(L, src, b, 0, x, false) : x;
+    int w0 = s->tied ? b->table[0] : weight(L, W_TABLE, b->lo[1], b->dim[0], "adaptive.out.0.weight");
+    int b0 = txl ? weight(L, W_VECTOR, b->lo[1], 0, "adaptive.out.0.bias") : -1;
+    in[0] = band_logits(L, src, h0, w0, b0);
+    int cw = weight(L, W_TABLE, ntails, txl ? b->dim[0] : s->d_model, "adaptive.cluster.weight");
+    int cb = txl ? weight(L, W_VECTOR, ntails, 0, "adaptive.cluster.bias") : -1;
+    in[1] = band_logits(L, src, h0, cw, cb);
+    for (int i = 1; i < b->n; i++) {
+        int h = band_hidden(L, src, b, i, x, s->tied);
+        int w = s->tied ? b->table[i] : weight(L, W_TABLE, b->lo[i + 1] - b->lo[i], b->dim[i], "adaptive.out.%d.weight", i);
+        int bias = txl ? weight(L, W_VECTOR, b->lo[i + 1] - b->lo[i], 0, "adaptive.out.%d.bias", i) : -1;
+        in[1 + i] = band_logits(L, src, h, w, bias);
+    }
+    Value *lg = ir_new_value(L->g, VC_OUTPUT, "%logits");
+    if (!lg) return -1;
+    L->g->logits = lg->id;
+    Node *n = node(L, OP_ADAPTIVE_LOGPROB, src, -1, lg->id, 2 + ntails, in);
+    if (!n) return -1;
+    n->ntails = ntails;
+    n->reversed = txl;
+    return lg->id;
+}
+
 Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     if (!s) return NULL;
     if (s->naming != NAMING_HF_GPT2) {
@@ -216,13 +330,22 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     pos->rank = 1;
     pos->dims[0] = 1;
     g->position = pos->id;
-    int wte = weight(&L, W_TABLE, s->vocab, D, "wte.weight");
+    bool adaptive = s->adaptive.style != ADAPTIVE_NONE;
+    Bands bands = {0};
+    if (adaptive) bands = adaptive_bands(&L);
+    int wte = adaptive ? -1 : weight(&L, W_TABLE, s->vocab, D, "wte.weight");
     int wpe = s->pos == POS_LEARNED ? weight(&L, W_POS, s->max_pos > 0 ? s->max_pos : s->segment, D, "wpe.weight") : -1;
-    int x = act_value(&L, VC_ACTIVATION);
-    Node *e = node(&L, OP_EMBED, pick_loc(s, s->pos != POS_NONE ? SET_POSITIONS : SET_EMBEDDING, SET_EMBEDDING), -1, x,
-                   wpe >= 0 ? 3 : 2, (int[]){tok->id, wte, wpe});
-    if (!e) return NULL;
-    e->pos = s->pos;
+    Loc eloc = pick_loc(s, s->pos != POS_NONE ? SET_POSITIONS : SET_EMBEDDING, SET_EMBEDDING);
+    int x;
+    if (adaptive) {
+        x = adaptive_input(&L, &bands, tok->id, wpe, pick_loc(s, SET_EMBEDDING, SET_VOCAB));
+        if (x < 0) return NULL;
+    } else {
+        x = act_value(&L, VC_ACTIVATION);
+        Node *e = node(&L, OP_EMBED, eloc, -1, x, wpe >= 0 ? 3 : 2, (int[]){tok->id, wte, wpe});
+        if (!e) return NULL;
+        e->pos = s->pos;
+    }
 
     /* layers */
     Loc nloc = pick_loc(s, SET_NORM, SET_LAYERS);
@@ -251,6 +374,10 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     if (s->norm_place == NORM_PRE) x = norm(&L, nloc, -1, x, "ln_f");
 
     /* output projection */
+    if (adaptive) {
+        if (adaptive_output(&L, &bands, x, pick_loc(s, SET_EMBEDDING, SET_VOCAB)) < 0) return NULL;
+        return d->errors ? NULL : g;
+    }
     int w = s->tied ? wte : weight(&L, W_LINEAR, D, s->vocab, "lm_head.weight");
     Value *lg = ir_new_value(g, VC_OUTPUT, "%logits");
     if (!lg) return NULL;

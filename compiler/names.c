@@ -30,6 +30,15 @@ const char *norm_place_name(NormPlace p) {
     return "?";
 }
 
+const char *adaptive_style_name(AdaptiveStyle s) {
+    switch (s) {
+    case ADAPTIVE_NONE: return "none";
+    case ADAPTIVE_FAIRSEQ: return "fairseq";
+    case ADAPTIVE_TXL: return "transformer_xl";
+    }
+    return "?";
+}
+
 const char *pos_kind_name(PosKind p) {
     switch (p) {
     case POS_NONE: return "none";

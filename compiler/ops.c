@@ -21,6 +21,8 @@
 static int ninputs_embed(const Node *n) { return n->pos == POS_LEARNED ? 3 : 2; }
 static int norm_params(const Node *n) { return n->norm == NORM_LAYERNORM ? 2 : 1; }  /* gamma (and beta) */
 static int ninputs_norm(const Node *n) { return 1 + norm_params(n) + (n->norm_add ? 2 : 0); }
+static int ninputs_pos_add(const Node *n) { return n->pos == POS_LEARNED ? 2 : 1; }
+static int ninputs_logprob(const Node *n) { return 2 + n->ntails; }
 static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
 
 /* ------------------------------------------------------------------ */
@@ -57,6 +59,22 @@ static void print_attn(FILE *out, const Node *n) {
         char k[64];
         fprintf(out, " keys=%s", symdim_format(n->keys, k, sizeof k));
     }
+}
+
+static void print_band(FILE *out, const Node *n) { fprintf(out, " lo=%d hi=%d", n->band_lo, n->band_hi); }
+static void print_pos_add(FILE *out, const Node *n) { fprintf(out, ".%s scale=%g", pos_kind_name(n->pos), n->scale); }
+static void print_logprob(FILE *out, const Node *n) {
+    fprintf(out, " tails=%d%s", n->ntails, n->reversed ? " reversed" : "");
+}
+
+static size_t key_band(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " lo=%d hi=%d", nd->band_lo, nd->band_hi);
+}
+static size_t key_pos_add(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " pos=%d scale=%.17g", (int)nd->pos, nd->scale);
+}
+static size_t key_logprob(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " tails=%d rev=%d", nd->ntails, (int)nd->reversed);
 }
 
 static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {
@@ -294,6 +312,42 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[M
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
+/* A band lookup: tokens [T] and a table of exactly hi-lo rows -> [T, width]. */
+static bool shape_embed_band(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    ShapeIn in = shape_in(g, n);
+    if (!in.a || !in.b) FAIL("embed_band needs tokens and a table");
+    if (!shape_is(in.a, 1, (int[]){DIM_T})) FAIL("tokens %s is %s, expected [T]", in.a->name, in.s1);
+    if (n->band_lo < 0 || n->band_hi <= n->band_lo) FAIL("empty band [%d, %d)", n->band_lo, n->band_hi);
+    if (in.b->rank != 2 || in.b->dims[0] != n->band_hi - n->band_lo)
+        FAIL("table %s is %s, expected [%d, width] for band [%d, %d)", in.b->name, in.s2, n->band_hi - n->band_lo,
+             n->band_lo, n->band_hi);
+    return tokens_by(in.b->dims[1], rank, dims);
+}
+
+/* Scale and positions: x [T, D] (and a learned table of D columns) -> [T, D]. */
+static bool shape_pos_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    ShapeIn in = shape_in(g, n);
+    int D = act_width(in.a);
+    if (!D) FAIL("input %s is %s, expected [T, channels]", in.a ? in.a->name : "?", in.s1);
+    if (n->nin == 2 && (in.b->rank != 2 || in.b->dims[1] != D))
+        FAIL("position table %s does not have %d columns", in.b->name, D);
+    return tokens_by(D, rank, dims);
+}
+
+/* head [T, c0], clusters [T, ntails], tail i [T, size_i] -> [T, c0 + sum size_i]. */
+static bool shape_logprob(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    ShapeIn in = shape_in(g, n);
+    int V = act_width(in.a);
+    if (!V) FAIL("head logits %s is %s, expected [T, shortlist]", in.a ? in.a->name : "?", in.s1);
+    if (act_width(in.b) != n->ntails) FAIL("cluster logits %s is %s, expected [T,%d]", in.b ? in.b->name : "?", in.s2, n->ntails);
+    for (int k = 2; k < n->nin; k++) {
+        int w = act_width(input(g, n, k));
+        if (!w) FAIL("tail logits %d is not [T, size]", k - 1);
+        V += w;
+    }
+    return tokens_by(V, rank, dims);
+}
+
 /* ------------------------------------------------------------------ */
 /* The table                                                            */
 /* ------------------------------------------------------------------ */
@@ -325,6 +379,15 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
                    .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
                    .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
+    [OP_EMBED_BAND] = {.name = "embed_band", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_band,
+                       .key_attrs = key_band, .shape = shape_embed_band, .interp = interp_embed_band,
+                       .emit = emit_unsupported, .cost = cost_elementwise},
+    [OP_POS_ADD] = {.name = "pos_add", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_pos_add,
+                    .print_attrs = print_pos_add, .key_attrs = key_pos_add, .shape = shape_pos_add,
+                    .interp = interp_pos_add, .emit = emit_unsupported, .cost = cost_elementwise},
+    [OP_ADAPTIVE_LOGPROB] = {.name = "adaptive_logprob", .nin = -1, .out_class = VC_OUTPUT, .ninputs = ninputs_logprob,
+                             .print_attrs = print_logprob, .key_attrs = key_logprob, .shape = shape_logprob,
+                             .interp = interp_adaptive_logprob, .emit = emit_unsupported, .cost = cost_elementwise},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

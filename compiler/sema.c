@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -54,6 +55,9 @@ typedef struct Setting {
     PosKind pos;           /* positions */
     long max_pos;          /* positions (0: not given) */
     bool tied;             /* embedding */
+    AdaptiveSpec adaptive; /* embedding: adaptive=STYLE and its options */
+    const AstValue *cutoffs_ast; /* embedding: the cutoffs list (for messages needing the vocab) */
+    const AstValue *factor_ast;  /* embedding: the factor value, NULL when defaulted */
     WeightNaming naming;   /* weights */
     AttnSpec attn;         /* attention */
     LayoutSpec layout;     /* layout */
@@ -95,7 +99,7 @@ static const SettingDef settings[] = {
     {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm pre|post [eps=NUM]", false, false, 0},
     {"positions", K_POSITIONS, check_positions, "positions none | sinusoidal [max=INT] | learned max=INT",
      false, false, MAX_DIM},
-    {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied", false, false, 0},
+    {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied [adaptive=fairseq|transformer_xl cutoffs=[INT,...] [factor=INT] [scale=NUM]]", false, false, 0},
     {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
     {"layers", K_LAYERS, check_int, "layers INT", false, true, MAX_LAYERS},
     {"attention", K_ATTENTION, check_attention, "attention KIND [key=NUM ...]", true, false, 0},
@@ -402,12 +406,103 @@ static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, S
     return true;
 }
 
+/* cutoffs=[INT, ...]: 1..MAX_ADAPTIVE_CUTOFFS strictly increasing positive integers. */
+static bool adaptive_cutoffs(Sema *S, const AstValue *v, AdaptiveSpec *a) {
+    if (v->kind != AV_LIST || v->nitems < 1 || v->nitems > MAX_ADAPTIVE_CUTOFFS) {
+        diag_error(S->d, v->loc, "'cutoffs' needs a list of 1 to %d integers, found '%s'", MAX_ADAPTIVE_CUTOFFS,
+                   text_of(S, v->loc));
+        return false;
+    }
+    a->ncutoffs = v->nitems;
+    for (int i = 0; i < v->nitems; i++) {
+        long c;
+        if (!int_value(S, v->items[i], "a cutoff", 1, MAX_DIM, &c)) return false;
+        if (i > 0 && c <= a->cutoffs[i - 1]) {
+            diag_error(S->d, v->items[i]->loc, "cutoffs must be strictly increasing: %ld follows %d", c, a->cutoffs[i - 1]);
+            return false;
+        }
+        a->cutoffs[i] = (int)c;
+    }
+    return true;
+}
+
+/* The adaptive options after `embedding tied|untied` (the vocab and d_model rules are in build_spec). */
+static bool adaptive_options(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const keys[] = {"adaptive", "cutoffs", "factor", "scale"};
+    static const char *const styles[] = {"fairseq", "transformer_xl"};
+    const AstValue *v[4];
+    if (!options(S, def, st, 1, "'embedding'", "option", keys, 4, v)) return false;
+    AdaptiveSpec *a = &out->adaptive;
+    memset(a, 0, sizeof *a);
+    if (!v[0]) {
+        for (int k = 1; k < 4; k++)
+            if (v[k]) {
+                diag_error(S->d, v[k]->loc, "'%s' needs an adaptive embedding (adaptive=fairseq|transformer_xl)", keys[k]);
+                return false;
+            }
+        return true;
+    }
+    int style = -1;
+    for (int k = 0; k < 2 && v[0]->kind == AV_IDENT; k++)
+        if (strcmp(v[0]->str, styles[k]) == 0) style = k;
+    if (style < 0) {
+        diag_error(S->d, v[0]->loc, "unknown adaptive style '%s' (expected %s)", text_of(S, v[0]->loc), word_list(S, styles, 2));
+        return false;
+    }
+    a->style = style == 0 ? ADAPTIVE_FAIRSEQ : ADAPTIVE_TXL;
+    if (!v[1]) {
+        diag_error(S->d, stmt_end(st), "an adaptive embedding needs its band boundaries: cutoffs=[INT,...]");
+        return false;
+    }
+    if (!adaptive_cutoffs(S, v[1], a)) return false;
+    long factor = 4;
+    if (v[2] && !int_value(S, v[2], "'factor'", 1, MAX_DIM, &factor)) return false;
+    a->factor = (int)factor;
+    a->scale = 0; /* 0: sqrt(d_model), resolved in build_spec */
+    if (v[3]) {
+        if (!num_value(S, v[3], "'scale'", &a->scale)) return false;
+        if (!(a->scale > 0)) {
+            diag_error(S->d, v[3]->loc, "scale must be greater than 0, found %s", text_of(S, v[3]->loc));
+            return false;
+        }
+    }
+    out->cutoffs_ast = v[1];
+    out->factor_ast = v[2];
+    return true;
+}
+
 static bool check_embedding(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
     static const char *const kinds[] = {"tied", "untied"};
     int k = word_arg(S, def, st, 0, "embedding mode", kinds, 2);
     if (k < 0) return false;
     out->tied = k == 0;
-    return no_more(S, def, st, 1);
+    return adaptive_options(S, def, st, out);
+}
+
+/*
+ * The adaptive rules that need the vocab and d_model: every cutoff below the
+ * vocab, every band width d_model / factor^i a whole number.
+ */
+static void check_adaptive_sizes(Sema *S, const Setting *emb, ModelSpec *s) {
+    AdaptiveSpec *a = &s->adaptive;
+    if (a->style == ADAPTIVE_NONE) return;
+    for (int i = 0; i < a->ncutoffs; i++)
+        if (a->cutoffs[i] >= s->vocab) {
+            diag_error(S->d, emb->cutoffs_ast->items[i]->loc, "cutoff %d is not below the vocabulary size %d",
+                       a->cutoffs[i], s->vocab);
+            diag_note(S->d, s->where[SET_VOCAB], "vocab set here");
+            return;
+        }
+    long long w = s->d_model;
+    for (int i = 1; i <= a->ncutoffs; i++) {
+        if (w % a->factor != 0) {
+            diag_error(S->d, emb->factor_ast ? emb->factor_ast->loc : emb->stmt->loc,
+                       "band %d width: d_model %d / factor %d^%d is not a whole number", i, s->d_model, a->factor, i);
+            return;
+        }
+        w /= a->factor;
+    }
+    if (a->scale == 0) a->scale = sqrt((double)s->d_model);
 }
 
 /* math fp32|tf32: how GEMMs on fp32 operands multiply (tf32: TF32 tensor cores, docs/language.md). */
@@ -840,6 +935,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->max_pos = (int)eff[K_POSITIONS].max_pos;
     s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
     s->tf32 = eff[K_MATH].stmt && eff[K_MATH].tf32;
+    if (eff[K_EMBEDDING].stmt) s->adaptive = eff[K_EMBEDDING].adaptive;
     s->naming = NAMING_HF_GPT2;
     for (int key = 0; key < K_COUNT; key++)
         if (key_setting_id[key] >= 0) s->where[key_setting_id[key]] = eff[key].stmt ? eff[key].stmt->loc : LOC_NONE;
@@ -867,6 +963,8 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
                    pos_kind_name(s->pos), s->max_pos);
         diag_note(S->d, eff[K_SEGMENT].stmt->loc, "segment set here");
     }
+
+    check_adaptive_sizes(S, &eff[K_EMBEDDING], s);
 
     AttnSpec base = {.kind = ATTN_CAUSAL, .loc = LOC_NONE};
     if (eff[K_ATTENTION].stmt) base = eff[K_ATTENTION].attn;

@@ -270,6 +270,23 @@ typedef enum SettingId {
     SET_WEIGHTS, SET_MATH, SET_COUNT
 } SettingId;
 
+/* Adaptive input / adaptive softmax (docs/language.md, "Adaptive input and softmax"). */
+enum { MAX_ADAPTIVE_CUTOFFS = 6 };   /* most cutoffs: at most 7 bands */
+typedef enum AdaptiveStyle {
+    ADAPTIVE_NONE,      /* a plain [vocab, d_model] embedding */
+    ADAPTIVE_FAIRSEQ,   /* fairseq AdaptiveInput + AdaptiveSoftmax (Baevski & Auli) */
+    ADAPTIVE_TXL,       /* Transformer-XL AdaptiveEmbedding + ProjectedAdaptiveLogSoftmax (div_val) */
+} AdaptiveStyle;
+const char *adaptive_style_name(AdaptiveStyle s);   /* "none", "fairseq", "transformer_xl" */
+
+typedef struct AdaptiveSpec {
+    AdaptiveStyle style;                 /* ADAPTIVE_NONE: not adaptive */
+    int ncutoffs;                        /* cutoffs in use; bands = ncutoffs + 1 */
+    int cutoffs[MAX_ADAPTIVE_CUTOFFS];   /* band boundaries, strictly increasing, each < vocab */
+    int factor;                          /* band i has width d_model / factor^i (div_val) */
+    double scale;                        /* the summed band embeddings are multiplied by this */
+} AdaptiveSpec;
+
 typedef struct ModelSpec {
     const char *name;         /* model name */
     const char *parent;       /* parent model or NULL */
@@ -286,6 +303,7 @@ typedef struct ModelSpec {
     PosKind pos;              /* position kind */
     int max_pos;              /* learned: table rows; sinusoidal: limit (0 = segment) */
     bool tied;                /* output projection shares the token embedding */
+    AdaptiveSpec adaptive;    /* adaptive input and softmax (style NONE: plain embedding) */
     int segment;              /* segment length L (max tokens per forward) */
     int n_layers;             /* layer count */
     LayerSpec *layers;        /* n_layers entries, overrides applied */
@@ -328,6 +346,9 @@ typedef enum OpKind {
     OP_KV_WRITE,   /* qkv[T,3D]             -> kv state [2,...] in the kv layout */
     OP_ATTENTION,  /* qkv[T,3D], kv         -> y[T,D]  kind from attrs */
     OP_LOGITS,     /* x[T,D], w             -> logits[T,V] (a matmul against the vocab) */
+    OP_EMBED_BAND, /* tokens, table[n,d]    -> y[T,d]  row tok-lo for tokens in [lo,hi), else 0 */
+    OP_POS_ADD,    /* x[T,D] [, wpe]        -> y[T,D]  x*scale + position (adaptive input) */
+    OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -388,7 +409,7 @@ typedef struct Epilogue {
 typedef struct Node {
     int id;              /* index in Graph.nodes (program order) */
     OpKind op;           /* what it does */
-    int in[6];           /* input value ids */
+    int in[16];          /* input value ids */
     int nin;             /* input count */
     int out;             /* output value id */
     int layer;           /* layer index, -1 for embedding/head */
@@ -409,6 +430,10 @@ typedef struct Node {
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */
     SymDim keys;         /* OP_ATTENTION: keys its queries may see (fill + T: the cached rows and the new ones) */
+    int band_lo, band_hi;/* OP_EMBED_BAND: the token ids [lo, hi) of the band */
+    double scale;        /* OP_POS_ADD: factor applied before the position is added */
+    int ntails;          /* OP_ADAPTIVE_LOGPROB: tail clusters (inputs after the first two) */
+    bool reversed;       /* OP_ADAPTIVE_LOGPROB: cluster i's column is c0+n-i (Transformer-XL), not c0+i-1 */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
 } Node;
 
@@ -509,6 +534,10 @@ bool interp_act(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_kv_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_embed_band(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_pos_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool emit_unsupported(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_embed(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_norm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_gemm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);

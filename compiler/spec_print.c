@@ -58,7 +58,14 @@ void spec_print(FILE *out, const ModelSpec *s) {
         break;
     case POS_LEARNED: fprintf(out, "positions learned max=%d\n", s->max_pos); break;
     }
-    fprintf(out, "embedding %s\n", s->tied ? "tied" : "untied");
+    fprintf(out, "embedding %s", s->tied ? "tied" : "untied");
+    const AdaptiveSpec *a = &s->adaptive;
+    if (a->style != ADAPTIVE_NONE) {
+        fprintf(out, " adaptive=%s cutoffs=[", adaptive_style_name(a->style));
+        for (int i = 0; i < a->ncutoffs; i++) fprintf(out, "%s%d", i ? "," : "", a->cutoffs[i]);
+        fprintf(out, "] factor=%d scale=%.9g", a->factor, a->scale);
+    }
+    fputc('\n', out);
     fprintf(out, "segment %d\n", s->segment);
     fprintf(out, "layers %d\n", s->n_layers);
     switch (s->naming) {

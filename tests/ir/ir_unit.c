@@ -378,7 +378,7 @@ static Node *find_node(Graph *g, OpKind op, int layer, int nth) {
 }
 
 /* The op table: every row complete, names distinct, and every op reached by an unfused lowering
- * (so the goldens exercise every row's hooks). */
+ * (so the goldens exercise every row's hooks; the adaptive ones: tests/adaptive). */
 static void test_op_table(void) {
     for (int k = 0; k < OP_COUNT; k++) {
         const OpInfo *oi = op_info((OpKind)k);
@@ -395,7 +395,16 @@ static void test_op_table(void) {
     Graph *g = build(&a, &d, M_MIXED_TINY, 2, false);
     bool seen[OP_COUNT] = {false};
     for (int i = 0; g && i < g->nnodes; i++) seen[g->nodes[i]->op] = true;
-    for (int k = 0; k < OP_COUNT; k++) CHECK(seen[k], "op %s does not occur in unfused mixed_tiny", op_name((OpKind)k));
+    /* the adaptive ops: mixed_tiny with a Transformer-XL-style adaptive embedding */
+    ModelSpec *s = make_spec(&a, M_MIXED_TINY, 2);
+    s->adaptive = (AdaptiveSpec){.style = ADAPTIVE_TXL, .ncutoffs = 2, .cutoffs = {50, 120}, .factor = 2, .scale = 1.0};
+    CompileOptions co = {.spec = s, .no_fuse = true, .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileResult cr;
+    Graph *ga = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+    CHECK(ga, "adaptive mixed_tiny: passes failed");
+    for (int i = 0; ga && i < ga->nnodes; i++) seen[ga->nodes[i]->op] = true;
+    for (int k = 0; k < OP_COUNT; k++)
+        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain or adaptive)", op_name((OpKind)k));
     arena_free(&a);
 }
 

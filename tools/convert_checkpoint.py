@@ -1,0 +1,202 @@
+#!/usr/bin/python3
+"""convert_checkpoint.py — fairseq transformer_lm and Transformer-XL checkpoints to
+safetensors with shortc's weight names (docs/ir.md, "Lowering" and "Adaptive input and
+softmax").
+
+usage: convert_checkpoint.py fairseq|transformer_xl IN OUT.safetensors
+
+IN is a state dict: a .pt/.pth file (needs torch; fairseq checkpoints keep it under
+"model") or a .npz whose keys are the state-dict names (what the tests build without torch).
+
+fairseq: the adaptive input and adaptive softmax (tied or untied) and every decoder layer
+(q/k/v/out projections, fc1/fc2, the two layer norms) -> HF GPT-2 names; the embedding
+positions are computed, so no position table is read. Transformer-XL: the adaptive
+embedding and ProjectedAdaptiveLogSoftmax only; its relative-attention layers have no
+shortc counterpart yet, so their keys are listed as not converted (exit 0 with a warning).
+Only numpy is needed for .npz input. Exits 1 with a message on a missing key or a shape
+that does not fit.
+"""
+import json
+import os
+import struct
+import sys
+
+import numpy as np
+
+
+USAGE = "usage: convert_checkpoint.py fairseq|transformer_xl IN OUT.safetensors"
+
+
+class ConvertError(Exception):
+    pass
+
+
+def load_state(path):
+    if path.endswith(".npz"):
+        with np.load(path) as z:
+            return {k: np.asarray(z[k]) for k in z.files}
+    try:
+        import torch  # noqa: F401 (only for .pt input)
+    except ImportError as exc:
+        raise ConvertError(f"{path}: reading a torch checkpoint needs torch, which is not installed "
+                           "(save the state dict as .npz instead)") from exc
+    sd = torch.load(path, map_location="cpu")
+    if isinstance(sd, dict) and "model" in sd and isinstance(sd["model"], dict):
+        sd = sd["model"]
+    if not isinstance(sd, dict):  # Transformer-XL saves the whole module
+        sd = sd.state_dict()
+    return {k: v.float().numpy() for k, v in sd.items()}
+
+
+def write_safetensors(path, tensors):
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        a = np.ascontiguousarray(tensors[name], dtype="<f4")
+        header[name] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [offset, offset + a.nbytes]}
+        blobs.append(a.tobytes())
+        offset += a.nbytes
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(struct.pack("<Q", len(h)))
+        f.write(h)
+        for b in blobs:
+            f.write(b)
+    os.replace(tmp, path)
+
+
+class State:
+    """The input state dict; take() marks keys as used so the unconverted ones can be listed."""
+
+    def __init__(self, sd):
+        self.sd, self.used = sd, set()
+
+    def has(self, key):
+        return key in self.sd
+
+    def take(self, key, ndim=None):
+        if key not in self.sd:
+            raise ConvertError(f"missing key '{key}'")
+        a = self.sd[key]
+        if ndim is not None and a.ndim != ndim:
+            raise ConvertError(f"'{key}' has shape {list(a.shape)}, expected {ndim} dimensions")
+        self.used.add(key)
+        return a
+
+    def unused(self):
+        return sorted(k for k in self.sd if k not in self.used)
+
+
+def count_bands(st, fmt):
+    n = 0
+    while st.has(fmt.format(n)):
+        n += 1
+    if n == 0:
+        raise ConvertError(f"no adaptive bands: missing key '{fmt.format(0)}'")
+    return n
+
+
+def fairseq_adaptive(st, out):
+    pre = "decoder.embed_tokens.embeddings.{}"
+    n = count_bands(st, pre.format("{}") + ".0.weight")
+    for i in range(n):
+        out[f"adaptive.emb.{i}.weight"] = st.take(pre.format(i) + ".0.weight", 2)
+        out[f"adaptive.emb_proj.{i}.weight"] = st.take(pre.format(i) + ".1.weight", 2)
+    sm = "decoder.adaptive_softmax."
+    c1 = out["adaptive.emb.0.weight"].shape[0]
+    if st.has(sm + "head.class_proj.weight"):  # tied: words from the input, clusters of their own
+        out["adaptive.cluster.weight"] = st.take(sm + "head.class_proj.weight", 2)
+        for i in range(1, n):  # the tied tails use the input's tables and projections
+            for k in (sm + f"tail.{i - 1}.0.weight", sm + f"tail.{i - 1}.2.weight"):
+                if st.has(k):
+                    st.take(k)
+    else:  # untied: one head Linear for the words and the clusters, one Sequential per tail
+        head = st.take(sm + "head.weight", 2)
+        if head.shape[0] != c1 + n - 1:
+            raise ConvertError(f"'{sm}head.weight' has {head.shape[0]} rows, expected {c1} words + {n - 1} clusters")
+        out["adaptive.out.0.weight"], out["adaptive.cluster.weight"] = head[:c1], head[c1:]
+        for i in range(1, n):
+            out[f"adaptive.out_proj.{i}.weight"] = st.take(sm + f"tail.{i - 1}.0.weight", 2)
+            out[f"adaptive.out.{i}.weight"] = st.take(sm + f"tail.{i - 1}.2.weight", 2)
+
+
+def fairseq_layers(st, out):
+    i = 0
+    while st.has(f"decoder.layers.{i}.self_attn.q_proj.weight"):
+        p, h = f"decoder.layers.{i}.", f"h.{i}."
+        qkv = [st.take(p + f"self_attn.{x}_proj.weight", 2) for x in "qkv"]
+        out[h + "attn.c_attn.weight"] = np.concatenate(qkv, axis=0).T  # Conv1D [in, out]
+        out[h + "attn.c_attn.bias"] = np.concatenate([st.take(p + f"self_attn.{x}_proj.bias", 1) for x in "qkv"])
+        out[h + "attn.c_proj.weight"] = st.take(p + "self_attn.out_proj.weight", 2).T
+        out[h + "attn.c_proj.bias"] = st.take(p + "self_attn.out_proj.bias", 1)
+        for src, dst in (("self_attn_layer_norm", "ln_1"), ("final_layer_norm", "ln_2")):
+            out[h + dst + ".weight"] = st.take(p + src + ".weight", 1)
+            out[h + dst + ".bias"] = st.take(p + src + ".bias", 1)
+        out[h + "mlp.c_fc.weight"] = st.take(p + "fc1.weight", 2).T
+        out[h + "mlp.c_fc.bias"] = st.take(p + "fc1.bias", 1)
+        out[h + "mlp.c_proj.weight"] = st.take(p + "fc2.weight", 2).T
+        out[h + "mlp.c_proj.bias"] = st.take(p + "fc2.bias", 1)
+        i += 1
+    if st.has("decoder.layer_norm.weight"):
+        out["ln_f.weight"] = st.take("decoder.layer_norm.weight", 1)
+        out["ln_f.bias"] = st.take("decoder.layer_norm.bias", 1)
+    for k in st.unused():
+        if k.endswith("embed_positions._float_tensor") or k == "decoder.version":
+            st.take(k)  # fairseq bookkeeping, no weights
+
+
+def txl_adaptive(st, out):
+    n = count_bands(st, "word_emb.emb_layers.{}.weight")
+    for i in range(n):
+        emb = st.take(f"word_emb.emb_layers.{i}.weight", 2)
+        out[f"adaptive.emb.{i}.weight"] = emb
+        if st.has(f"word_emb.emb_projs.{i}"):
+            proj = st.take(f"word_emb.emb_projs.{i}", 2)  # [d_proj, d_emb], F.linear(e, proj)
+        else:  # no projection: d_emb == d_proj
+            proj = np.eye(emb.shape[1], dtype=np.float32)
+        out[f"adaptive.emb_proj.{i}.weight"] = proj
+        w = st.take(f"crit.out_layers.{i}.weight", 2)
+        b = st.take(f"crit.out_layers.{i}.bias", 1)
+        if not np.array_equal(w, emb):
+            raise ConvertError(f"'crit.out_layers.{i}.weight' differs from the input table: only tied "
+                               "Transformer-XL models are supported (the released ones are tied)")
+        out[f"adaptive.out.{i}.bias"] = b
+        if i == 0:  # the head projection is the softmax's own: [d_proj, d_emb] -> nn.Linear(D, d_emb)
+            op = st.take("crit.out_projs.0", 2) if st.has("crit.out_projs.0") else np.eye(emb.shape[1], dtype=np.float32)
+            out["adaptive.out_proj.0.weight"] = op.T
+        elif st.has(f"crit.out_projs.{i}"):
+            op = st.take(f"crit.out_projs.{i}", 2)
+            if not np.array_equal(op, proj):
+                raise ConvertError(f"'crit.out_projs.{i}' differs from the input projection: only tied "
+                                   "projections (tie_projs) are supported for tail bands")
+    out["adaptive.cluster.weight"] = st.take("crit.cluster_weight", 2)
+    out["adaptive.cluster.bias"] = st.take("crit.cluster_bias", 1)
+
+
+def main(argv):
+    if len(argv) != 4 or argv[1] not in ("fairseq", "transformer_xl"):
+        print(USAGE, file=sys.stderr)
+        return 2
+    try:
+        st = State(load_state(argv[2]))
+        out = {}
+        if argv[1] == "fairseq":
+            fairseq_adaptive(st, out)
+            fairseq_layers(st, out)
+        else:
+            txl_adaptive(st, out)
+        left = st.unused()
+        if left:
+            print(f"convert_checkpoint: warning: {len(left)} keys not converted: " + ", ".join(left[:8]) +
+                  (" ..." if len(left) > 8 else ""), file=sys.stderr)
+        write_safetensors(argv[3], out)
+    except (ConvertError, OSError, ValueError) as e:
+        print(f"convert_checkpoint: error: {e}", file=sys.stderr)
+        return 1
+    print(f"convert_checkpoint: wrote {len(out)} tensors to {argv[3]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
