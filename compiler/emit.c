@@ -334,34 +334,57 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
 
 enum { SMEM_STATIC_LIMIT = 48 * 1024 };
 
+/* Tile sizes of the engine's CUDA-core path: the largest that fit the static shared memory limit; false if none. */
+static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
+    static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
+    *kt = 0;
+    for (int a = 0; a < 3 && !*kt; a++)
+        for (int b = 0; b < 3 && !*kt; b++) {
+            long long bytes = 4LL * (warps * qpws[b] * (long long)hd + kts[a] * (hd + 1LL) + kts[a] * (long long)hd) +
+                              4LL * kts[a];
+            if (bytes <= SMEM_STATIC_LIMIT) {
+                *kt = kts[a];
+                *qpw = qpws[b];
+                *smem = (int)bytes;
+            }
+        }
+    return *kt != 0;
+}
+
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. */
+static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads) {
+    AttnPattern pat;
+    char err[256];
+    if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
+        diag_error(e->st.d, n->src, "%s", err);
+        return false;
+    }
+    char *hooks = attn_hooks(&pat, ks->name, qt, kt, (ntok + qt - 1) / qt);
+    *gather = attn_pattern_gathered(&pat);
+    *heads = attn_pattern_head_dependent(&pat);
+    attn_pattern_free(&pat);
+    if (!hooks) {
+        internal(e, n, "out of memory writing the attention hooks");
+        return false;
+    }
+    tmpl_set(&ks->args, "HOOKS", arena_strdup(e->st.arena, hooks));
+    free(hooks);
+    return true;
+}
+
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
     if (n->nin != 2 || !attn_dims(e, n, &H, &hd)) return false;
-    if (n->attn.kind != ATTN_CAUSAL) {
-        internal(e, n, "attention kind '%s' has no template", attn_kind_name(n->attn.kind));
-        return false;
-    }
     const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
         internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
         return false;
     }
-    /* Tile sizes: the largest that fit the static shared memory limit. */
     const int warps = 4;
-    static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
     int kt = 0, qpw = 0, smem = 0;
-    for (int a = 0; a < 3 && !kt; a++)
-        for (int b = 0; b < 3 && !kt; b++) {
-            long long bytes = 4LL * (warps * qpws[b] * (long long)hd + kts[a] * (hd + 1LL) + kts[a] * (long long)hd);
-            if (bytes <= SMEM_STATIC_LIMIT) {
-                kt = kts[a];
-                qpw = qpws[b];
-                smem = (int)bytes;
-            }
-        }
-    if (!kt) {
-        diag_error(e->st.d, n->src, "head_dim %d is too large for the causal attention kernel (its tiles exceed %d bytes of shared memory)",
+    if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
+        diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
                    hd, SMEM_STATIC_LIMIT);
         return false;
     }
@@ -369,19 +392,25 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 0, NULL, 1, kv->dtype);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
-    ks->tmpl = "attn_causal.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
-    int qt = warps * qpw;
+    ks->tmpl = "attn_engine.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s", attn_kind_name(n->attn.kind),
+                            attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd");
+    int qt = warps * qpw, ntok = kv->capacity > 0 ? kv->capacity : 1;
+    bool gather = false, head_tables = false;
+    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables)) return false;
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
     set_int(e, ks, "WARPS", warps);
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
+    set_int(e, ks, "NQT", (ntok + qt - 1) / qt);
+    set_int(e, ks, "HEAD_TABLES", head_tables);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "KV_HTD", htd);
+    set_flag(ks, "GATHER", gather);
     ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;
@@ -392,7 +421,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
-    ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_tokens();                            /* T */
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = DIM_CONST(0)}; /* P: stateless calls start at 0 */
+    ks->sargs[ks->nsargs++] = arg_tokens();                            /* kv_rows: the KV value holds T rows */
     return true;
 }
 

@@ -28,10 +28,10 @@ DType ir_expected_dtype(const Graph *g, const Value *v) {
 /* The activation arena (docs/ir.md, "buffers")                         */
 /* ------------------------------------------------------------------ */
 
-/* Causal attention keeps nothing between forwards: its KV is scratch. */
+/* Causal attention and the sparse kinds keep nothing between forwards: their KV is scratch. */
 static bool kv_persistent(const Graph *g, const Value *v) {
     if (v->def < 0 || v->def >= g->nnodes) return false;
-    return g->nodes[v->def]->attn.kind != ATTN_CAUSAL;
+    return !attn_kind_stateless(g->nodes[v->def]->attn.kind);
 }
 
 bool ir_value_in_arena(const Graph *g, const Value *v) {

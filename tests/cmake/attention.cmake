@@ -1,0 +1,58 @@
+# Attention kinds and the attention engine (issue 7; docs/attention/):
+#   attn_mask_M           `shortc mask models/M.arch --tokens 40` equals tests/attention/masks/M.npy, written
+#                         by tests/attention/gen_masks.py (an independent NumPy implementation of every pattern)
+#   attn_masks_reproducible  gen_masks.py --check (skipped without numpy)
+#   attn_golden_M         the golden suite (sim == ref, thread-count and .cu bitwise checks) on each
+#                         sparse tiny model
+#   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
+#   attn_unit             the pattern module and the hooks (tests/attention/test_attention.c)
+set(ATTN_DIR ${TESTS_DIR}/attention)
+set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny bigbird_lm_tiny gaussian_tiny)
+foreach(m ${ATTN_MODELS})
+  add_test(NAME attn_mask_${m}
+           COMMAND sh ${ATTN_DIR}/mask_golden.sh ${SHORTC_BIN} ${PROJECT_SOURCE_DIR}/models/${m}.arch
+                   ${ATTN_DIR}/masks/${m}.npy 40)
+  set_tests_properties(attn_mask_${m} PROPERTIES LABELS attention)
+  if(NOT m STREQUAL "gpt2_tiny")
+    add_test(NAME attn_golden_${m}
+             COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${PROJECT_SOURCE_DIR}/models/${m}.arch
+                     61 1e-4 1e-4)
+    set_tests_properties(attn_golden_${m} PROPERTIES LABELS "attention;golden;sim" TIMEOUT 600)
+  endif()
+endforeach()
+if(PY3)
+  add_test(NAME attn_masks_reproducible COMMAND ${PY3} ${ATTN_DIR}/gen_masks.py --check)
+  set_tests_properties(attn_masks_reproducible PROPERTIES LABELS attention SKIP_RETURN_CODE 77)
+endif()
+
+set(ATTN_EXPECT ${TESTS_DIR}/gate/expect.sh)
+set(M ${PROJECT_SOURCE_DIR}/models)
+add_test(NAME attn_mask_cli_ascii
+         COMMAND sh ${ATTN_EXPECT} --grep "^longformer_lm_tiny layer 1 head 3: attention dilated, 8 tokens"
+                 --grep "^##\\.#\\.\\.\\.\\.$" --grep "^##\\.\\.#\\.\\.\\.$"
+                 -- ${SHORTC_BIN} mask ${M}/longformer_lm_tiny.arch --tokens 8 --ascii --layer 1 --head 3)
+add_test(NAME attn_mask_cli_too_many_tokens
+         COMMAND sh ${ATTN_EXPECT} --fail --grep "--tokens 129 exceeds the segment of local_tiny"
+                 -- ${SHORTC_BIN} mask ${M}/local_tiny.arch --tokens 129 --ascii)
+add_test(NAME attn_mask_cli_no_output
+         COMMAND sh ${ATTN_EXPECT} --fail --grep "mask needs -o MASKS.npy or --ascii"
+                 -- ${SHORTC_BIN} mask ${M}/local_tiny.arch --tokens 4)
+add_test(NAME attn_mask_cli_bad_head
+         COMMAND sh ${ATTN_EXPECT} --fail --grep "local_tiny has 2 layers and 4 heads"
+                 -- ${SHORTC_BIN} mask ${M}/local_tiny.arch --tokens 4 --ascii --head 4)
+add_test(NAME attn_mask_cli_bad_param
+         COMMAND sh ${ATTN_EXPECT} --fail --grep "attention 'strided': local_heads=5 must be a whole number in \\[0, 4\\]"
+                 -- ${SHORTC_BIN} mask ${ATTN_DIR}/bad_local_heads.arch --tokens 4 --ascii)
+set_tests_properties(attn_mask_cli_ascii attn_mask_cli_too_many_tokens attn_mask_cli_no_output attn_mask_cli_bad_head
+                     attn_mask_cli_bad_param PROPERTIES LABELS attention)
+
+# Every kind (one per layer) x {fp32, fp16, bf16} x head_dim {16, 20, 80, 128}, each step alone against
+# the interpreter (step_check, tests/cmake/steps.cmake) at odd token counts.
+file(GLOB ATTN_MATRIX CONFIGURE_DEPENDS ${ATTN_DIR}/matrix/*.arch)
+foreach(model ${ATTN_MATRIX})
+  get_filename_component(name ${model} NAME_WE)
+  add_test(NAME attn_matrix_${name}
+           COMMAND sh ${ATTN_DIR}/matrix_steps.sh $<TARGET_FILE:step_check> ${model} 1 2 15 16 17 63 65 129)
+  set_tests_properties(attn_matrix_${name} PROPERTIES LABELS "attention;sim;steps"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
+endforeach()
