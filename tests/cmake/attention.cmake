@@ -56,3 +56,13 @@ foreach(model ${ATTN_MATRIX})
   set_tests_properties(attn_matrix_${name} PROPERTIES LABELS "attention;sim;steps"
                        ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
 endforeach()
+
+# Patterns, key lists, hooks and the engine kernel alone (P > 0, kv_rows > P+T) on the simulator.
+add_executable(attn_unit ${TESTS_DIR}/attention/test_engine.c)
+target_link_libraries(attn_unit PRIVATE shortc_core shortrt m)
+target_include_directories(attn_unit PRIVATE ${CMAKE_SOURCE_DIR}/compiler ${CMAKE_SOURCE_DIR}/runtime/src)
+target_include_directories(attn_unit SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_compile_definitions(attn_unit PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+add_test(NAME attn_unit COMMAND attn_unit)
+set_tests_properties(attn_unit PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
+                     TIMEOUT 600)
