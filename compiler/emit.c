@@ -411,6 +411,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "KV_HTD", htd);
     set_flag(ks, "GATHER", gather);
+    set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
     ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;

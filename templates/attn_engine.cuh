@@ -30,9 +30,12 @@
 //!   softmax: running max m and sum l per query, rescaling the accumulator;
 //!   output:  each lane owns output dims lane, lane+32, ...; p is broadcast by shuffle.
 //! A query that sees no key writes zeros.
+//! COUNT_TILES (instrumented builds only, tests/bench/bench_attn.c): the block's
+//! thread 0 counts each key tile it loads in KERNEL_NAME_tiles_loaded, a
+//! __device__ unsigned the HOOKS text then defines.
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
-//!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) GATHER (0/1)
+//!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) GATHER (0/1) COUNT_TILES (0/1)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -97,6 +100,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int kfirst = k0;
 {{#endif}}
             if (kfirst >= P + T) break;  // ascending: the rest of the list is beyond the keys that exist
+{{#if COUNT_TILES}}
+            if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
+{{#endif}}
             __syncthreads();  // q_s written / previous tile consumed
             for (int r = threadIdx.x; r < KT; r += WARPS * 32) {
 {{#if GATHER}}

@@ -15,7 +15,7 @@
  *   tables    the Gaussian keys table emitted for gaussian_tiny equals the
  *             interpreter's pattern (one generator for every backend).
  */
-#include "emit.h"
+#include "engine_render.h"
 #include "rt_driver.h"
 #include "../check.h"
 
@@ -160,25 +160,8 @@ static char *engine_source(Arena *a, Diag *d) {
     for (int k = 0; k < NKINDS; k++) {
         AttnPattern p;
         if (!build(&p, &kinds[k].spec, 0)) continue;
-        char *hooks = attn_hooks(&p, kinds[k].name, QT, KT, NQT);
-        TmplArgs t = {0};
-        tmpl_set(&t, "COMMENT", "//");
-        tmpl_set(&t, "KERNEL_NAME", kinds[k].name);
-        tmpl_setf(a, &t, "H", "%d", H);
-        tmpl_setf(a, &t, "HD", "%d", HD);
-        tmpl_set(&t, "WARPS", "4");
-        tmpl_set(&t, "QPW", "2");
-        tmpl_setf(a, &t, "KT", "%d", KT);
-        tmpl_setf(a, &t, "NQT", "%d", NQT);
-        tmpl_set(&t, "HEAD_TABLES", attn_pattern_head_dependent(&p) ? "1" : "0");
-        tmpl_setf(a, &t, "SCALE", "%.9gf", 1.0 / sqrt((double)HD));
-        tmpl_set(&t, "T_QKV", "float");
-        tmpl_set(&t, "T_KV", "float");
-        tmpl_set(&t, "T_OUT", "float");
-        tmpl_set(&t, "HOOKS", hooks ? arena_strdup(a, hooks) : "");
-        tmpl_set(&t, "KV_HTD", "1");
-        tmpl_set(&t, "GATHER", attn_pattern_gathered(&p) ? "1" : "0");
-        CHECK(hooks && template_render(d, "attn_engine.cuh", t.kv, t.n, &b));
+        const EngineShape shape = {.heads = H, .hd = HD, .qpw = QT / 4, .kt = KT, .ntok = NTOK};
+        CHECK(engine_render(a, d, &b, &p, kinds[k].name, &shape, false));
         sb_printf(&b,
                   "extern \"C\" __global__ void %s_probe(unsigned char *vis, float *extra, int n) {\n"
                   "    for (int x = threadIdx.x; x < n * n; x += blockDim.x) {\n"
@@ -187,7 +170,6 @@ static char *engine_source(Arena *a, Diag *d) {
                   "        extra[(h * n + i) * n + j] = %s_extra(h, i, j);\n"
                   "    }\n}\n",
                   kinds[k].name, kinds[k].name, kinds[k].name);
-        free(hooks);
         attn_pattern_free(&p);
     }
     return sb_take(&b, NULL);

@@ -66,3 +66,8 @@ target_compile_definitions(attn_unit PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_D
 add_test(NAME attn_unit COMMAND attn_unit)
 set_tests_properties(attn_unit PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
                      TIMEOUT 600)
+
+# The engine loads the key tiles the pattern needs and no more (bench_attn's goal check at small T).
+add_test(NAME attn_tiles COMMAND bench_attn 40 129)
+set_tests_properties(attn_tiles PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
+                     TIMEOUT 600)
