@@ -352,16 +352,26 @@ static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
 }
 
 /* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. */
-static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads) {
+static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
+                              bool *banded) {
     AttnPattern pat;
     char err[256];
     if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
         diag_error(e->st.d, n->src, "%s", err);
         return false;
     }
+    enum { MAX_LIST = 1 << 23 };
+    double bound = attn_list_bound(&pat, qt, kt, (ntok + qt - 1) / qt);
+    if (bound > MAX_LIST) {
+        diag_error(e->st.d, n->src, "attention '%s': the key lists for %d positions could hold %.0f entries (at most %d); use a shorter segment",
+                   attn_kind_name(n->attn.kind), ntok, bound, MAX_LIST);
+        attn_pattern_free(&pat);
+        return false;
+    }
     char *hooks = attn_hooks(&pat, ks->name, qt, kt, (ntok + qt - 1) / qt);
     *gather = attn_pattern_gathered(&pat);
     *heads = attn_pattern_head_dependent(&pat);
+    *banded = attn_pattern_band(&pat) != 0;
     attn_pattern_free(&pat);
     if (!hooks) {
         internal(e, n, "out of memory writing the attention hooks");
@@ -396,8 +406,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd");
     int qt = warps * qpw, ntok = kv->capacity > 0 ? kv->capacity : 1;
-    bool gather = false, head_tables = false;
-    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables)) return false;
+    bool gather = false, head_tables = false, banded = false;
+    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
     set_int(e, ks, "WARPS", warps);
@@ -411,6 +421,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_OUT", y->dtype);
     set_flag(ks, "KV_HTD", htd);
     set_flag(ks, "GATHER", gather);
+    set_flag(ks, "BANDED", banded);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
     ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
     ks->grid[1] = DIM_CONST(H);

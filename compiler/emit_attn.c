@@ -3,7 +3,8 @@
  * (templates/attn_engine.cuh): its name suffix and its HOOKS text, written
  * from the kind's pattern (attn_pattern.c): the visibility and score-extra
  * device functions, the seeded tables they read, and the per-query-tile key
- * lists (key tiles split into full / partial, or gathered key positions).
+ * lists (key tiles split into full / partial, or gathered key positions; a
+ * banded kind gets its reach instead and the kernel computes its tiles).
  */
 #include "emit.h"
 
@@ -74,8 +75,14 @@ static bool tile_lists(StrBuf *b, const AttnPattern *p, const char *name, int qt
     for (int h = 0; h < heads; h++)
         for (int t = 0; t < nqt; t++) {
             off[h * nqt + t] = n;
-            n += gather ? attn_pattern_gather_list(p, h, t * qt, (t + 1) * qt, ent + n)
-                        : attn_pattern_tile_list(p, h, t * qt, (t + 1) * qt, kt, ent + n);
+            int m = gather ? attn_pattern_gather_list(p, h, t * qt, (t + 1) * qt, ent + n)
+                           : attn_pattern_tile_list(p, h, t * qt, (t + 1) * qt, kt, ent + n);
+            if (m < 0) {
+                free(off);
+                free(ent);
+                return false;
+            }
+            n += m;
         }
     off[heads * nqt] = n;
     int_table(b, name, "off", off, (size_t)heads * nqt + 1);
@@ -97,11 +104,18 @@ char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer) {
     return arena_strdup(a, n ? buf : "");
 }
 
+double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt) {
+    if (attn_pattern_band(p)) return 0;
+    double heads = attn_pattern_head_dependent(p) ? p->heads : 1;
+    return heads * nqt * ((double)nqt * qt / (attn_pattern_gathered(p) ? 1 : kt) + 1);
+}
+
 char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt) {
     StrBuf b = {0};
     seeded_tables(&b, p, name);
     int entries = 0;
-    if (!tile_lists(&b, p, name, qt, kt, nqt, &entries)) {
+    if (attn_pattern_band(p)) sb_printf(&b, "constexpr int %s_reach = %d;  // keys i-reach < j <= i\n", name, attn_pattern_band(p));
+    else if (!tile_lists(&b, p, name, qt, kt, nqt, &entries)) {
         free(sb_take(&b, NULL));
         return NULL;
     }

@@ -275,19 +275,24 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
 void attn_pattern_free(AttnPattern *p);
 /* Whether query i of head h sees key j. */
 bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j);
+/* Keys in [a, b) that query i of head h sees, by interval arithmetic per kind (O(1), O(c) or O(blocks)). */
+long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b);
 /* Visible (query, key) pairs over all heads for queries and keys [0, T). */
 double attn_pattern_pairs(const AttnPattern *p, int T);
 /* Whether the kind keeps nothing between forwards (its KV is scratch): causal and the sparse kinds. */
 bool attn_kind_stateless(AttnKind k);
 /* Whether heads differ (tables per head). */
 bool attn_pattern_head_dependent(const AttnPattern *p);
+/* Banded kinds (causal, window): query i sees exactly keys i-band < j <= i; 0 for other kinds. */
+#define ATTN_BAND_UNBOUNDED (1 << 30)
+int attn_pattern_band(const AttnPattern *p);
 /* Whether the kernel gathers keys by index list instead of loading key tiles. */
 bool attn_pattern_gathered(const AttnPattern *p);
 /* Gaussian: query i's sampled keys (c entries, -1 padded); NULL for other kinds or i out of range. */
 const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i);
 /* Key tiles of kt keys that queries [q0, q1) of head h need, as 2*tile + (1 if every pair is visible); count. out: >= ceil(q1/kt). */
 int attn_pattern_tile_list(const AttnPattern *p, int h, int q0, int q1, int kt, int *out);
-/* Keys any of queries [q0, q1) of head h sees, ascending; count. out: >= q1 entries. */
+/* Keys any of queries [q0, q1) of head h sees, ascending; count (-1: out of memory). out: >= q1 entries. */
 int attn_pattern_gather_list(const AttnPattern *p, int h, int q0, int q1, int *out);
 
 /* Everything that may differ between layers (set by `layer` override blocks). */

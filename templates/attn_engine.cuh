@@ -9,7 +9,11 @@
 //!                      false for j > i); tested only on partial tiles;
 //!   _extra(h, i, j)    score extra added before the softmax (0 for the
 //!                      sparse kinds; the hook the memory family fills);
-//!   _off[], _ent[]     per (head or 0, absolute query tile of QT queries) the
+//!   _reach             (BANDED kinds: causal, window) keys i-reach < j <= i are
+//!                      the only ones a query may see: the key tiles of a query
+//!                      tile are computed in closed form, full when every pair
+//!                      lies in the band; no lists;
+//!   _off[], _ent[]     (other kinds) per (head or 0, absolute query tile of QT queries) the
 //!                      entries _ent[_off[t]] .. _ent[_off[t+1]-1]: with GATHER
 //!                      0, key tiles of KT keys as 2*tile + full (full: every
 //!                      pair visible, no mask test); with GATHER 1, the
@@ -35,7 +39,7 @@
 //! __device__ unsigned the HOOKS text then defines.
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
-//!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) GATHER (0/1) COUNT_TILES (0/1)
+//!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -86,6 +90,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             for (int d = 0; d < DPL; d++) o[i][d] = 0.0f;
         }
 
+{{#if BANDED}}
+        // Banded kinds: the key tiles overlapping [q0 - reach + 1, q0 + QT - 1], in closed form.
+        const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
+        for (int e = e0; e < e1; e++) {
+            const int k0 = e * KT;
+            const bool full = k0 + KT - 1 <= q0 && q0 + QT - 1 - k0 < {{KERNEL_NAME}}_reach;
+            const int kfirst = k0;
+{{#else}}
         const int list = (HEAD_TABLES ? h * NQT : 0) + qt;
         const int e0 = qt < NQT ? {{KERNEL_NAME}}_off[list] : 0;
         const int e1 = qt < NQT ? {{KERNEL_NAME}}_off[list + 1] : 0;
@@ -98,6 +110,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int k0 = ({{KERNEL_NAME}}_ent[e] >> 1) * KT;
             const bool full = ({{KERNEL_NAME}}_ent[e] & 1) != 0;
             const int kfirst = k0;
+{{#endif}}
 {{#endif}}
             if (kfirst >= P + T) break;  // ascending: the rest of the list is beyond the keys that exist
 {{#if COUNT_TILES}}

@@ -109,6 +109,26 @@ static void test_bigbird_counts(void) {
 
 /* ---- key lists ----------------------------------------------------------- */
 
+/* The interval-arithmetic row counts equal a brute-force count over the mask. */
+static void test_row_counts(void) {
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        if (!build(&p, &kinds[k].spec, 2)) continue;
+        int bad = 0;
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < NTOK; i++)
+                for (int a = -3; a < NTOK; a += 7)
+                    for (int b = a; b <= NTOK + 2; b += 5) {
+                        long brute = 0;
+                        for (int j = a; j < b; j++) brute += attn_pattern_visible(&p, h, i, j);
+                        bad += attn_pattern_row_count(&p, h, i, a, b) != brute;
+                    }
+        if (bad) printf("%s: %d row counts differ from the mask\n", kinds[k].name, bad);
+        CHECK(bad == 0);
+        attn_pattern_free(&p);
+    }
+}
+
 static void test_lists(void) {
     int *ent = malloc(sizeof *ent * NTOK);
     for (int k = 0; k < NKINDS; k++) {
@@ -334,6 +354,7 @@ static void test_emitted_gaussian_table(void) {
 int main(void) {
     test_gaussian_rows();
     test_bigbird_counts();
+    test_row_counts();
     test_lists();
     test_emitted_gaussian_table();
     char err[256];

@@ -71,3 +71,14 @@ set_tests_properties(attn_unit PROPERTIES LABELS "attention;sim" ENVIRONMENT "SH
 add_test(NAME attn_tiles COMMAND bench_attn 40 129)
 set_tests_properties(attn_tiles PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
                      TIMEOUT 600)
+
+# Long segments: a listed kind whose key lists would be too large is refused at the attention
+# statement; banded kinds (causal, window) emit no lists, so a 10^6-token segment compiles.
+add_test(NAME attn_lists_too_large
+         COMMAND sh ${ATTN_EXPECT} --fail
+                 --grep "err_huge_lists\\.arch:11:3: error: attention 'dilated': the key lists for 1000000 positions"
+                 -- ${SHORTC_BIN} ${ATTN_DIR}/err_huge_lists.arch -o -)
+add_test(NAME attn_banded_long_segment
+         COMMAND sh ${ATTN_EXPECT} --grep "constexpr int shortc_attn_window_size100_h2_hd16_f32_reach = 100;"
+                 --absent "_off\\[" -- ${SHORTC_BIN} ${ATTN_DIR}/long_causal.arch -o -)
+set_tests_properties(attn_lists_too_large attn_banded_long_segment PROPERTIES LABELS attention)

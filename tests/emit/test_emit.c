@@ -140,7 +140,7 @@ static const TmplCase tmpl_cases[] = {
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS=",
-     {"KV_HTD", "GATHER", "COUNT_TILES"}},
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
 };
 
 static void test_templates(void) {
