@@ -32,12 +32,11 @@ typedef struct Kind {
     AttnSpec spec;         /* its attention */
 } Kind;
 
-#define P2(k, a, b, c, d) {.params = {{a, b}, {c, d}}, .nparams = 2, .kind = k}
 static Kind kinds[] = {
     {"k_causal", {.kind = ATTN_CAUSAL}},
     {"k_window", {.kind = ATTN_WINDOW, .params = {{"size", 9}}, .nparams = 1}},
     {"k_dilated", {.kind = ATTN_DILATED, .params = {{"dilation", 3}, {"global", 2}, {"size", 4}}, .nparams = 3}},
-    {"k_strided", P2(ATTN_STRIDED, "local_heads", 1, "stride", 6)},
+    {"k_strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 1}, {"stride", 6}}, .nparams = 2}},
     {"k_bigbird",
      {.kind = ATTN_BIGBIRD,
       .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 2}},

@@ -5,7 +5,9 @@
 #   attn_golden_M         the golden suite (sim == ref, thread-count and .cu bitwise checks) on each
 #                         sparse tiny model
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
-#   attn_unit             the pattern module and the hooks (tests/attention/test_attention.c)
+#   attn_unit             the pattern module and the hooks (tests/attention/test_engine.c)
+#   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
+#   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
 set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny bigbird_lm_tiny gaussian_tiny)
 foreach(m ${ATTN_MODELS})
@@ -43,8 +45,11 @@ add_test(NAME attn_mask_cli_bad_head
 add_test(NAME attn_mask_cli_bad_param
          COMMAND sh ${ATTN_EXPECT} --fail --grep "attention 'strided': local_heads=5 must be a whole number in \\[0, 4\\]"
                  -- ${SHORTC_BIN} mask ${ATTN_DIR}/bad_local_heads.arch --tokens 4 --ascii)
+add_test(NAME attn_mask_cli_output_is_input
+         COMMAND sh ${ATTN_EXPECT} --fail --grep "is the same file as input .*nothing written"
+                 -- ${SHORTC_BIN} mask ${ATTN_DIR}/bad_local_heads.arch --tokens 4 -o ${ATTN_DIR}/bad_local_heads.arch)
 set_tests_properties(attn_mask_cli_ascii attn_mask_cli_too_many_tokens attn_mask_cli_no_output attn_mask_cli_bad_head
-                     attn_mask_cli_bad_param PROPERTIES LABELS attention)
+                     attn_mask_cli_bad_param attn_mask_cli_output_is_input PROPERTIES LABELS attention)
 
 # Every kind (one per layer) x {fp32, fp16, bf16} x head_dim {16, 20, 80, 128}, each step alone against
 # the interpreter (step_check, tests/cmake/steps.cmake) at odd token counts.
