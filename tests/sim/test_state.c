@@ -1,11 +1,15 @@
 /*
  * test_state.c — sessions keep their KV state on every backend (issue 6).
  *
- * For every bundled tiny model, on ref and on sim, with seeded random
+ * For every bundled tiny model (every attention kind: causal, window,
+ * dilated, strided, bigbird, gaussian) and tests/sim/kinds_mixed_tiny.arch
+ * (causal, dilated and window layers), on ref and on sim, with seeded random
  * weights and tokens:
- *   - one call == chunks of 1 (the decode program) == chunks of 7 (every
- *     logits element within 1e-5 of the largest logit), and the session's
- *     position follows;
+ *   - one call == chunks of 1 (the decode program where the model has
+ *     causal layers, else the forward program at T = 1) == chunks of 7
+ *     (queries at P > 0, P not a multiple of the engine's query tile)
+ *     (every logits element within 1e-5 of the largest logit), and the
+ *     session's position follows;
  *   - srt_session_reset gives exactly what a fresh session gives;
  *   - the backend reports kv_cache 1, the position limit and the state bytes;
  *   - a session of 3 sequences fed with srt_forward_batch (different lengths,
@@ -301,12 +305,18 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
 }
 
 int main(void) {
-    static const char *const models[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+    /* the bundled tiny models of every attention kind (the sparse kinds run the engine at P > 0 in chunks), and a
+     * model mixing kinds, whose decode program runs flash-decoding and the engine with T = 1 side by side */
+    static const char *const models[] = {
+        "models/gpt2_tiny",        "models/baseline_ba_tiny",    "models/mixed_tiny",
+        "models/gpt2_tiny_half",   "models/local_tiny",          "models/longformer_lm_tiny",
+        "models/sparse_strided_tiny", "models/bigbird_lm_tiny", "models/gaussian_tiny",
+        "tests/sim/kinds_mixed_tiny"};
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/models/%s.arch", SHORTC_SOURCE_DIR, models[i]);
+        snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, models[i]);
         Arena a;
         arena_init(&a);
         Diag d;
