@@ -10,6 +10,7 @@
  *   shortc demo [MODEL.arch]                  the README's main job
  *   shortc sim FILE.cu --kernel NAME ...      one kernel on the simulator (cmd_sim.c)
  *   shortc compare A.arch B.arch ... / report  the cost model side by side (cmd_compare.c)
+ *   shortc mask MODEL.arch --tokens N ...     the attention masks of a model (cmd_mask.c)
  *   shortc --check FILE.cu                    libclang check of an emitted file
  *   shortc --version                          the version (also `shortc version`)
  *
@@ -23,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
 #include "cmd_eval.h"
+#include "cmd_mask.h"
 #include "cmd_sim.h"
 #include "cmd_tokenize.h"
 #include "datadir.h"
@@ -64,6 +66,7 @@ static const char usage_text[] =
     "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
     "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg]\n"
     "       shortc report MODEL.arch [--model NAME] [same options as compare]\n"
+    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy] [--ascii [--layer L] [--head H]] [--model NAME]\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
@@ -85,7 +88,7 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 /* Parses the integer value of a flag: decimal, lo..hi. Prints the error. */
-static bool parse_flag_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
+bool parse_flag_int(const char *flag, const char *s, long long lo, long long hi, long long *out) {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
@@ -929,6 +932,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);
     if (strcmp(argv[1], "tokenize") == 0) return tokenize_main(argc, argv);
     if (strcmp(argv[1], "eval") == 0) return eval_main(argc, argv);
+    if (strcmp(argv[1], "mask") == 0) return mask_main(argc, argv);
     if (strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
     if (strcmp(argv[1], "report") == 0) return report_main(argc, argv);
     CompileArgs ca;

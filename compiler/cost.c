@@ -148,21 +148,21 @@ void cost_kv_write(const Graph *g, const Node *n, int T, OpCost *c) {
  * Queries, keys and computed scores per head of one attention call on T
  * tokens; false for a kind without a rule (cost_model refuses the model).
  */
-static bool attn_geometry(const AttnSpec *a, int T, double *queries, double *keys, double *scores) {
-    switch (a->kind) {
-    case ATTN_CAUSAL: /* query t sees keys 0..t */
-        *queries = T;
-        *keys = T;
-        *scores = (double)T * (T + 1) / 2.0;
-        return true;
-    default: return false;
-    }
+static bool attn_geometry(const AttnSpec *a, int layer, int heads, int T, double *queries, double *keys, double *scores) {
+    AttnPattern p;
+    char err[256];
+    if (!attn_pattern_build(&p, a, layer, heads > 0 ? heads : 1, T, err, sizeof err)) return false;
+    *queries = T;
+    *keys = T;
+    *scores = attn_pattern_pairs(&p, T) / (heads > 0 ? heads : 1); /* causal: T(T+1)/2 */
+    attn_pattern_free(&p);
+    return true;
 }
 
 /* Attention: q.k and p.v over the computed scores (2 hd FLOPs each per score), softmax per score. */
 void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     double q = 0, k = 0, per_head = 0;
-    if (!attn_geometry(&n->attn, T, &q, &k, &per_head)) return;
+    if (!attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, &per_head)) return;
     const Value *qkv = in_value(g, n, 0), *kv = in_value(g, n, 1);
     double H = n->heads, hd = n->head_dim;
     count_read(c, qkv, q * H * hd);         /* the query third */
@@ -355,7 +355,7 @@ static bool resolve_options(const Graph *g, const CostOptions *o, int *W, int *S
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         double q, k, s;
-        if (live(n) && n->op == OP_ATTENTION && !attn_geometry(&n->attn, 1, &q, &k, &s)) {
+        if (live(n) && n->op == OP_ATTENTION && !attn_geometry(&n->attn, n->layer, n->heads, 1, &q, &k, &s)) {
             snprintf(why, whylen, "attention kind '%s' has no cost rule", attn_kind_name(n->attn.kind));
             return false;
         }

@@ -394,7 +394,7 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
 
 enum { SMEM_STATIC_LIMIT = 48 * 1024 };
 
-/* The name suffix and the template values every attention kernel of node n shares (attn_causal.cuh,
+/* The name suffix and the template values every attention kernel of node n shares (attn_engine.cuh,
  * attn_decode.cuh): H, HD, SCALE, the qkv/KV/output types and the KV layout. */
 static void attn_common(Emit *e, const Node *n, KSpec *k, int H, int hd, char *sfx, size_t sfxlen) {
     const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
@@ -464,48 +464,92 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
     return true;
 }
 
+/* Tile sizes of the engine's CUDA-core path: the largest that fit the static shared memory limit; false if none. */
+static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
+    static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
+    *kt = 0;
+    for (int a = 0; a < 3 && !*kt; a++)
+        for (int b = 0; b < 3 && !*kt; b++) {
+            long long bytes = 4LL * (warps * qpws[b] * (long long)hd + kts[a] * (hd + 1LL) + kts[a] * (long long)hd) +
+                              4LL * kts[a];
+            if (bytes <= SMEM_STATIC_LIMIT) {
+                *kt = kts[a];
+                *qpw = qpws[b];
+                *smem = (int)bytes;
+            }
+        }
+    return *kt != 0;
+}
+
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. */
+static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
+                              bool *banded) {
+    AttnPattern pat;
+    char err[256];
+    if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
+        diag_error(e->st.d, n->src, "%s", err);
+        return false;
+    }
+    enum { MAX_LIST = 1 << 23 };
+    double bound = attn_list_bound(&pat, qt, kt, (ntok + qt - 1) / qt);
+    if (bound > MAX_LIST) {
+        diag_error(e->st.d, n->src, "attention '%s': the key lists for %d positions could hold %.0f entries (at most %d); use a shorter segment",
+                   attn_kind_name(n->attn.kind), ntok, bound, MAX_LIST);
+        attn_pattern_free(&pat);
+        return false;
+    }
+    char *hooks = attn_hooks(&pat, ks->name, qt, kt, (ntok + qt - 1) / qt);
+    *gather = attn_pattern_gathered(&pat);
+    *heads = attn_pattern_head_dependent(&pat);
+    *banded = attn_pattern_band(&pat) != 0;
+    attn_pattern_free(&pat);
+    if (!hooks) {
+        internal(e, n, "out of memory writing the attention hooks");
+        return false;
+    }
+    tmpl_set(&ks->args, "HOOKS", arena_strdup(e->st.arena, hooks));
+    free(hooks);
+    return true;
+}
+
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
     if (n->nin != 2 || !attn_dims(e, n, &H, &hd)) return false;
-    if (n->attn.kind != ATTN_CAUSAL) {
-        internal(e, n, "attention kind '%s' has no template", attn_kind_name(n->attn.kind));
-        return false;
-    }
     const Value *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
         internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
         return false;
     }
-    if (e->decode) return spec_attention_decode(e, n, ks, H, hd);
-    /* Tile sizes: the largest that fit the static shared memory limit. */
+    /* the decode program (T = 1): flash-decoding for causal; the other kinds run the engine with T = 1 */
+    if (e->decode && n->attn.kind == ATTN_CAUSAL) return spec_attention_decode(e, n, ks, H, hd);
     const int warps = 4;
-    static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
     int kt = 0, qpw = 0, smem = 0;
-    for (int a = 0; a < 3 && !kt; a++)
-        for (int b = 0; b < 3 && !kt; b++) {
-            long long bytes = 4LL * (warps * qpws[b] * (long long)hd + kts[a] * (hd + 1LL) + kts[a] * (long long)hd);
-            if (bytes <= SMEM_STATIC_LIMIT) {
-                kt = kts[a];
-                qpw = qpws[b];
-                smem = (int)bytes;
-            }
-        }
-    if (!kt) {
-        diag_error(e->st.d, n->src, "head_dim %d is too large for the causal attention kernel (its tiles exceed %d bytes of shared memory)",
+    if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
+        diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
                    hd, SMEM_STATIC_LIMIT);
         return false;
     }
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
-    ks->tmpl = "attn_causal.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_causal_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
-    int qt = warps * qpw;
+    ks->tmpl = "attn_engine.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s", attn_kind_name(n->attn.kind),
+                            attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd");
+    int qt = warps * qpw, ntok = kv->capacity;
+    bool gather = false, head_tables = false, banded = false;
+    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
     set_int(e, ks, "WARPS", warps);
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
-    ks->grid[0] = (Dim){.t = 1, .div = qt}; /* ceil(T / qt): the Dim division already rounds up */
+    set_int(e, ks, "NQT", (ntok + qt - 1) / qt);
+    set_int(e, ks, "HEAD_TABLES", head_tables);
+    set_flag(ks, "GATHER", gather);
+    set_flag(ks, "BANDED", banded);
+    set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
+    /* ceil(T / qt) (the Dim division rounds up): exact when P is a multiple of qt; otherwise the call's
+     * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles) */
+    ks->grid[0] = (Dim){.t = 1, .div = qt};
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,

@@ -76,6 +76,18 @@ bool template_render_text(Diag *d, const char *name, const char *text, size_t le
                           StrBuf *out);
 
 /* ------------------------------------------------------------------ */
+/* Attention-engine hooks (emit_attn.c)                                */
+/* ------------------------------------------------------------------ */
+
+/* Kernel-name suffix of a kind's parameters ("" for causal; "_l<layer>" added for seeded kinds). */
+char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer);
+/* Upper bound of the key-list entries attn_hooks would emit (0 for banded kinds, which have none). */
+double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt);
+/* The HOOKS text of templates/attn_engine.cuh for pattern p and kernel `name`, tiles of qt queries and kt
+ * keys over nqt absolute query tiles (malloc'd; NULL when out of memory). */
+char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt);
+
+/* ------------------------------------------------------------------ */
 /* Emission results shared with plan.c                                 */
 /* ------------------------------------------------------------------ */
 

@@ -254,38 +254,45 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
     long keys = symdim_eval(n->keys, &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});
     if (keys != P + T || keys > cap) return fail(r, n, "%ld keys for %d cached and %d new rows (capacity %d)", keys, P, T, cap);
+    AttnPattern pat;
+    char err[256];
+    if (!attn_pattern_build(&pat, &n->attn, n->layer, H, cap, err, sizeof err)) return fail(r, n, "%s", err);
     double scale = 1.0 / sqrt((double)hd);
     double *p = malloc(sizeof *p * (size_t)keys);
     double *acc = malloc(sizeof *acc * (size_t)hd);
     if (!p || !acc) {
         free(p);
         free(acc);
+        attn_pattern_free(&pat);
         return fail(r, n, "out of memory");
     }
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
-            int last = P + t; /* causal: the query at position P+t sees keys 0..P+t */
+            int last = P + t; /* the query at position P+t sees the keys of the pattern among 0..P+t */
             double mx = -INFINITY;
             for (int s = 0; s <= last; s++) {
+                if (!attn_pattern_visible(&pat, h, last, s)) continue;
                 double dot = 0;
                 for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, cap, hd)];
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
             double sum = 0;
-            for (int s = 0; s <= last; s++) {
-                p[s] = exp(p[s] - mx);
-                sum += p[s];
-            }
             for (int d = 0; d < hd; d++) acc[d] = 0;
-            for (int s = 0; s <= last; s++)
-                for (int d = 0; d < hd; d++) acc[d] += p[s] * kv[kv_index(o, 1, h, s, d, H, cap, hd)];
+            for (int s = 0; s <= last; s++) {
+                if (!attn_pattern_visible(&pat, h, last, s)) continue;
+                double w = exp(p[s] - mx);
+                sum += w;
+                for (int d = 0; d < hd; d++) acc[d] += w * kv[kv_index(o, 1, h, s, d, H, cap, hd)];
+            }
             float *yr = y + (size_t)t * H * hd + (size_t)h * hd;
-            for (int d = 0; d < hd; d++) yr[d] = round_to_dtype((float)(acc[d] / sum), dt);
+            /* a query that sees no key (gaussian self=0 at position 0) outputs zeros */
+            for (int d = 0; d < hd; d++) yr[d] = round_to_dtype(sum > 0 ? (float)(acc[d] / sum) : 0.0f, dt);
         }
     free(p);
     free(acc);
+    attn_pattern_free(&pat);
     return true;
 }
 

@@ -304,12 +304,15 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         diag_error(d, s->layout[TC_WEIGHTS].loc, "weights must be stored [in, out] or [out, in], not %s", dim_order_name(wo));
         return NULL;
     }
-    for (int i = 0; i < s->n_layers; i++)
-        if (s->layers[i].attn.kind != ATTN_CAUSAL) {
-            diag_error(d, s->layers[i].attn.loc, "attention '%s' (layer %d) cannot be lowered yet",
-                       attn_kind_name(s->layers[i].attn.kind), i);
+    for (int i = 0; i < s->n_layers; i++) { /* the parameters make a pattern (ntok 1: no tables needed to check) */
+        AttnPattern pat;
+        char err[256];
+        if (!attn_pattern_build(&pat, &s->layers[i].attn, i, s->n_heads, 1, err, sizeof err)) {
+            diag_error(d, s->layers[i].attn.loc, "%s (layer %d)", err, i);
             return NULL;
         }
+        attn_pattern_free(&pat);
+    }
     Graph *g = arena_alloc(a, sizeof *g);
     if (!g) return NULL;
     g->arena = a;

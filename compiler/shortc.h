@@ -205,11 +205,16 @@ typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
  * Attention kinds: one row per kind. Parameters are key=value numbers;
  * `params` lists the accepted keys (comma separated; "key" is required,
  * "key=default" optional) for sema's checks and "did you mean" suggestions.
- * Only causal is implemented; later kinds add a row, a lowering case, a
- * template, a reference function, tests and docs.
+ * Every kind is described once by its pattern (attn_pattern.c) and runs on
+ * the attention engine (templates/attn_engine.cuh); docs/attention/KIND.md.
  */
 #define SHORTC_ATTN_KINDS(X) \
     X(ATTN_CAUSAL, "causal", "") \
+    X(ATTN_WINDOW, "window", "size") \
+    X(ATTN_DILATED, "dilated", "size,dilation=1,global=0") \
+    X(ATTN_STRIDED, "strided", "stride,local_heads") \
+    X(ATTN_BIGBIRD, "bigbird", "block,window=3,global=1,random=1,seed=0") \
+    X(ATTN_GAUSSIAN, "gaussian", "c,seed=0,self=1,tie=0") \
     SHORTC_TEST_ATTN_KINDS(X)
 
 /* Empty in shortc; the front-end test build (tests/parse/kinds) adds made-up
@@ -238,6 +243,55 @@ typedef struct AttnSpec {
     int nparams;                          /* count */
     Loc loc;                              /* the `attention ...;` statement that set it */
 } AttnSpec;
+
+/*
+ * The pattern of one layer's attention, from its AttnSpec (attn_pattern.c):
+ * which key j (absolute position) query i of head h sees. Every kind is
+ * causal (j <= i). Seeded tables are drawn at build time for positions
+ * [0, ntok).
+ */
+typedef struct AttnPattern {
+    AttnKind kind;     /* the kind */
+    int layer;         /* the layer (seeded kinds draw one stream per layer) */
+    int heads;         /* heads */
+    int ntok;          /* positions the seeded tables cover */
+    int window;        /* window: keys i-window < j <= i; dilated: taps; bigbird: window blocks */
+    int dilation;      /* dilated: distance between taps (1 elsewhere) */
+    int globals;       /* dilated: leading global tokens; bigbird: leading global blocks */
+    int stride;        /* strided: l */
+    int local_heads;   /* strided: heads [0, local_heads) are local, the rest strided */
+    int block;         /* bigbird: block size */
+    int random;        /* bigbird: random blocks per query block */
+    int c;             /* gaussian: sampled keys per query */
+    bool self;         /* gaussian: the query also sees itself */
+    bool tie_up;       /* gaussian: a duplicate equally far from two free indices takes the upper */
+    uint64_t seed;     /* seeded kinds: the seed */
+    int *gauss;        /* gaussian: [heads][ntok][c] sampled keys, sorted, -1 after them */
+    int *rand;         /* bigbird: [heads][ceil(ntok/block)][random] random key blocks, sorted, -1 after */
+} AttnPattern;
+
+/* Builds the pattern of spec a for layer, heads, positions [0, ntok); false with err on a bad parameter. */
+bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads, int ntok, char *err, size_t errlen);
+void attn_pattern_free(AttnPattern *p);
+/* Whether query i of head h sees key j. */
+bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j);
+/* Keys in [a, b) that query i of head h sees, by interval arithmetic per kind (O(1), O(c) or O(blocks)). */
+long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b);
+/* Visible (query, key) pairs over all heads for queries and keys [0, T). */
+double attn_pattern_pairs(const AttnPattern *p, int T);
+/* Whether heads differ (tables per head). */
+bool attn_pattern_head_dependent(const AttnPattern *p);
+/* Banded kinds (causal, window): query i sees exactly keys i-band < j <= i; 0 for other kinds. */
+#define ATTN_BAND_UNBOUNDED (1 << 30)
+int attn_pattern_band(const AttnPattern *p);
+/* Whether the kernel gathers keys by index list instead of loading key tiles. */
+bool attn_pattern_gathered(const AttnPattern *p);
+/* Gaussian: query i's sampled keys (c entries, -1 padded); NULL for other kinds or i out of range. */
+const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i);
+/* Key tiles of kt keys that queries [q0, q1) of head h need, as 2*tile + (1 if every pair is visible); count. out: >= ceil(q1/kt). */
+int attn_pattern_tile_list(const AttnPattern *p, int h, int q0, int q1, int kt, int *out);
+/* Keys any of queries [q0, q1) of head h sees, ascending; count (-1: out of memory). out: >= q1 entries. */
+int attn_pattern_gather_list(const AttnPattern *p, int h, int q0, int q1, int *out);
 
 /* Everything that may differ between layers (set by `layer` override blocks). */
 typedef struct LayerSpec {

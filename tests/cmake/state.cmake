@@ -3,9 +3,11 @@ add_test(NAME state_backend_table COMMAND sh ${TESTS_DIR}/tools/check_backend_ta
 set_tests_properties(state_backend_table PROPERTIES LABELS "layering")
 
 
-# One call == chunks of 1 == chunks of 7 on ref and sim for every bundled tiny model, reset == a fresh
-# session, kv_cache / position limit / state bytes reported, and the sim session's KV state equal to
-# the interpreter's after a call (tests/sim/test_state.c).
+# One call == chunks of 1 == chunks of 7 on ref and sim for every bundled tiny model (every attention
+# kind) and tests/sim/kinds_mixed_tiny.arch, reset == a fresh session, kv_cache / position limit / state
+# bytes reported, the sim session's KV state equal to the interpreter's after a call, and the decode
+# program's attention blocks per step (flash-decoding for causal layers, the engine at T = 1 for the
+# others) (tests/sim/test_state.c).
 shortc_sim_program(state_sessions ${TESTS_DIR}/sim/test_state.c)
 target_link_libraries(state_sessions PRIVATE shortc_core)
 add_test(NAME state_sessions COMMAND state_sessions)

@@ -1,11 +1,15 @@
 /*
  * test_state.c — sessions keep their KV state on every backend (issue 6).
  *
- * For every bundled tiny model, on ref and on sim, with seeded random
+ * For every bundled tiny model (every attention kind: causal, window,
+ * dilated, strided, bigbird, gaussian) and tests/sim/kinds_mixed_tiny.arch
+ * (causal, dilated and window layers), on ref and on sim, with seeded random
  * weights and tokens:
- *   - one call == chunks of 1 (the decode program) == chunks of 7 (every
- *     logits element within 1e-5 of the largest logit), and the session's
- *     position follows;
+ *   - one call == chunks of 1 (the decode program where the model has
+ *     causal layers, else the forward program at T = 1) == chunks of 7
+ *     (queries at P > 0, P not a multiple of the engine's query tile)
+ *     (every logits element within 1e-5 of the largest logit), and the
+ *     session's position follows;
  *   - srt_session_reset gives exactly what a fresh session gives;
  *   - the backend reports kv_cache 1, the position limit and the state bytes;
  *   - a session of 3 sequences fed with srt_forward_batch (different lengths,
@@ -15,11 +19,13 @@
  * interpreter's session state on the rows written (0..N-1, strided by the
  * capacity), within the golden suite's tolerance for the KV dtype.
  *
- * Decoding runs one query per step: on gpt2_tiny after a 100-token prompt,
- * each 1-token forward launches no causal (prefill) attention block, and
- * ceil((P+1)/64) x heads x layers blocks of the decode attention's partial
- * kernel (flash-decoding: the keys split in chunks of 64) plus heads x layers
- * blocks of its combine kernel (counted by the simulator per kernel).
+ * Decoding runs one query per step: on gpt2_tiny and kinds_mixed_tiny after a
+ * 100-token prompt, each 1-token forward launches no causal (prefill)
+ * attention block, ceil((P+1)/64) x heads x causal layers blocks of the
+ * decode attention's partial kernel (flash-decoding: the keys split in chunks
+ * of 64) plus heads x causal layers blocks of its combine kernel, and heads x
+ * sparse layers blocks of the attention engine (T = 1: one query tile per
+ * head) (counted by the simulator per kernel).
  */
 #include "rt_internal.h"
 #include "shortc.h"
@@ -151,8 +157,18 @@ static long blocks_of(const srt_model *m, const char *part) {
     return total;
 }
 
-/* One query per decoding step on the simulator, with the decode program's launch geometry. */
-static void check_decode_launches(srt_context *ctx, const char *path) {
+/* Blocks launched so far of the plan's attention-engine kernels of the sparse kinds (every attn_ kernel but the
+ * causal and decode ones). */
+static long sparse_engine_blocks(const srt_model *m) {
+    return blocks_of(m, "shortc_attn_") - blocks_of(m, "attn_causal") - blocks_of(m, "attn_decode");
+}
+
+/*
+ * One query per decoding step on the simulator, with the decode program's launch geometry: the
+ * causal_layers causal layers run flash-decoding, the sparse_layers layers of other kinds the
+ * attention engine with T = 1 (one block per head).
+ */
+static void check_decode_launches(srt_context *ctx, const char *path, int causal_layers, int sparse_layers) {
     srt_options opt;
     srt_options_init(&opt);
     opt.backend = SRT_BACKEND_SIM;
@@ -164,7 +180,9 @@ static void check_decode_launches(srt_context *ctx, const char *path) {
         srt_model_close(m);
         return;
     }
-    const int heads = m->plan.n_heads, layers = m->plan.n_layers, prompt = 100;
+    const int heads = m->plan.n_heads, prompt = 100;
+    CHECK(causal_layers + sparse_layers == m->plan.n_layers, "%s: %d layers, not %d causal + %d sparse", path,
+          m->plan.n_layers, causal_layers, sparse_layers);
     int32_t tokens[100];
     float *logits = malloc(sizeof *logits * (size_t)prompt * (size_t)m->plan.vocab);
     for (int t = 0; t < prompt; t++) tokens[t] = (t * 5 + 1) % m->plan.vocab;
@@ -172,16 +190,19 @@ static void check_decode_launches(srt_context *ctx, const char *path) {
     for (int step = 0; logits && step < 5; step++) {
         int P = srt_session_position(s);
         long causal = blocks_of(m, "attn_causal"), partial = blocks_of(m, "attn_decode_partial"),
-             combine = blocks_of(m, "attn_decode_combine");
+             combine = blocks_of(m, "attn_decode_combine"), sparse = sparse_engine_blocks(m);
         int32_t next = (int32_t)(step * 3 % m->plan.vocab);
         CHECK(srt_forward_rows(s, &next, 1, 0, logits) == SRT_OK, "decode step %d: %s", step, srt_last_error(ctx));
         long dc = blocks_of(m, "attn_causal") - causal, dp = blocks_of(m, "attn_decode_partial") - partial,
-             dm = blocks_of(m, "attn_decode_combine") - combine, want = (long)((P + 1 + 63) / 64) * heads * layers;
-        CHECK(dc == 0 && dp == want && dm == (long)heads * layers,
-              "decode step at P=%d: %ld causal, %ld partial (want %ld), %ld combine (want %d) attention blocks", P, dc,
-              dp, want, dm, heads * layers);
-        printf("decode step at P=%d: one query, %ld partial + %ld combine attention blocks, no prefill attention\n", P,
-               dp, dm);
+             dm = blocks_of(m, "attn_decode_combine") - combine, ds = sparse_engine_blocks(m) - sparse,
+             want = (long)((P + 1 + 63) / 64) * heads * causal_layers;
+        CHECK(dc == 0 && dp == want && dm == (long)heads * causal_layers && ds == (long)heads * sparse_layers,
+              "%s: decode step at P=%d: %ld causal, %ld partial (want %ld), %ld combine (want %d), %ld sparse engine "
+              "(want %d) attention blocks",
+              path, P, dc, dp, want, dm, heads * causal_layers, ds, heads * sparse_layers);
+        printf("decode step at P=%d: one query, %ld partial + %ld combine + %ld sparse engine attention blocks, no "
+               "prefill attention\n",
+               P, dp, dm, ds);
     }
     free(logits);
     srt_model_close(m);
@@ -301,12 +322,18 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
 }
 
 int main(void) {
-    static const char *const models[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+    /* the bundled tiny models of every attention kind (the sparse kinds run the engine at P > 0 in chunks), and a
+     * model mixing kinds, whose decode program runs flash-decoding and the engine with T = 1 side by side */
+    static const char *const models[] = {
+        "models/gpt2_tiny",        "models/baseline_ba_tiny",    "models/mixed_tiny",
+        "models/gpt2_tiny_half",   "models/local_tiny",          "models/longformer_lm_tiny",
+        "models/sparse_strided_tiny", "models/bigbird_lm_tiny", "models/gaussian_tiny",
+        "tests/sim/kinds_mixed_tiny"};
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/models/%s.arch", SHORTC_SOURCE_DIR, models[i]);
+        snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, models[i]);
         Arena a;
         arena_init(&a);
         Diag d;
@@ -322,9 +349,8 @@ int main(void) {
         compile_result_free(&cr);
         arena_free(&a);
     }
-    char gpt2[1024];
-    snprintf(gpt2, sizeof gpt2, "%s/models/gpt2_tiny.arch", SHORTC_SOURCE_DIR);
-    check_decode_launches(ctx, gpt2);
+    check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/gpt2_tiny.arch", 2, 0);
+    check_decode_launches(ctx, SHORTC_SOURCE_DIR "/tests/sim/kinds_mixed_tiny.arch", 1, 2);
     srt_context_destroy(ctx);
     if (failures) printf("test_state: %d check(s) failed\n", failures);
     else printf("test_state: all checks passed\n");

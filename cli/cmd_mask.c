@@ -1,0 +1,161 @@
+/*
+ * cmd_mask.c — `shortc mask MODEL.arch --tokens N (-o MASKS.npy | --ascii)`:
+ * the boolean attention mask every layer and head of the model uses on a
+ * forward of N tokens from position 0, from the same pattern description the
+ * interpreter and the emitted kernels use (compiler/attn_pattern.c). The file
+ * is a NumPy bool array [layers, heads, N, N], mask[l, h, i, j] = query i of
+ * head h in layer l sees key j. --ascii draws one layer and head ('#' seen,
+ * '.' not).
+ */
+#include "cmd_mask.h"
+
+#include "fileio.h"
+#include "shortc.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Options of one `shortc mask` call. */
+typedef struct MaskArgs {
+    const char *path;   /* the .arch file */
+    const char *model;  /* --model NAME (NULL: the file's last model) */
+    const char *out;    /* -o MASKS.npy (NULL: none) */
+    long long tokens;   /* --tokens N */
+    bool ascii;         /* --ascii: draw one mask */
+    long long layer;    /* --layer L for --ascii */
+    long long head;     /* --head H for --ascii */
+} MaskArgs;
+
+static const char mask_usage[] =
+    "usage: shortc mask MODEL.arch --tokens N [-o MASKS.npy] [--ascii [--layer L] [--head H]] [--model NAME]\n";
+
+static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
+    memset(a, 0, sizeof *a);
+    for (int i = 2; i < argc; i++) {
+        const char *s = argv[i];
+        bool more = i + 1 < argc;
+        if (strcmp(s, "--tokens") == 0 && more) {
+            if (!parse_flag_int(s, argv[++i], 1, 1 << 16, &a->tokens)) return false;
+        } else if (strcmp(s, "--layer") == 0 && more) {
+            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &a->layer)) return false;
+        } else if (strcmp(s, "--head") == 0 && more) {
+            if (!parse_flag_int(s, argv[++i], 0, INT_MAX, &a->head)) return false;
+        } else if (strcmp(s, "-o") == 0 && more) a->out = argv[++i];
+        else if (strcmp(s, "--model") == 0 && more) a->model = argv[++i];
+        else if (strcmp(s, "--ascii") == 0) a->ascii = true;
+        else if (s[0] != '-' && !a->path) a->path = s;
+        else {
+            fprintf(stderr, "shortc: error: mask: unknown or incomplete option '%s'\n%s", s, mask_usage);
+            return false;
+        }
+    }
+    const char *missing = !a->path ? "a model (.arch)" : !a->tokens ? "--tokens N" : !a->out && !a->ascii ? "-o MASKS.npy or --ascii" : NULL;
+    if (missing) {
+        fprintf(stderr, "shortc: error: mask needs %s\n%s", missing, mask_usage);
+        return false;
+    }
+    return true;
+}
+
+/* The masks [layers, heads, n, n] (malloc'd), or NULL with the error printed. */
+static unsigned char *build_masks(const ModelSpec *s, int n) {
+    size_t per = (size_t)n * n, total = (size_t)s->n_layers * s->n_heads * per;
+    unsigned char *m = calloc(total ? total : 1, 1);
+    if (!m) {
+        fprintf(stderr, "shortc: error: mask: out of memory for %zu bytes\n", total);
+        return NULL;
+    }
+    for (int l = 0; l < s->n_layers; l++) {
+        AttnPattern p;
+        char err[256];
+        if (!attn_pattern_build(&p, &s->layers[l].attn, l, s->n_heads, n, err, sizeof err)) {
+            fprintf(stderr, "shortc: error: mask: layer %d: %s\n", l, err);
+            free(m);
+            return NULL;
+        }
+        for (int h = 0; h < s->n_heads; h++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= i; j++)
+                    m[((size_t)l * s->n_heads + h) * per + (size_t)i * n + j] = attn_pattern_visible(&p, h, i, j);
+        attn_pattern_free(&p);
+    }
+    return m;
+}
+
+/* Writes the masks as a NumPy bool array; false with the error printed (nothing written). */
+static bool write_masks(const char *path, const unsigned char *m, int layers, int heads, int n) {
+    char hdr[128];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '|b1', 'fortran_order': False, 'shape': (%d, %d, %d, %d), }", layers,
+                       heads, n, n);
+    int total = 10 + len + 1, pad = (64 - total % 64) % 64; /* header padded to 64 bytes, ending in '\n' */
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)((len + pad + 1) & 0xff),
+                             (unsigned char)((len + pad + 1) >> 8)};
+    FioOut o;
+    const char *why = NULL;
+    if (!fio_out_open(&o, path, &why)) {
+        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path, why);
+        return false;
+    }
+    fio_out_write(&o, pre, sizeof pre);
+    fio_out_write(&o, hdr, (size_t)len);
+    for (int i = 0; i < pad; i++) fio_out_write(&o, " ", 1);
+    fio_out_write(&o, "\n", 1);
+    fio_out_write(&o, m, (size_t)layers * heads * n * n);
+    if (!fio_out_commit(&o, &why)) {
+        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", path, why);
+        return false;
+    }
+    return true;
+}
+
+/* Draws the mask of one layer and head. */
+static void draw_mask(const ModelSpec *s, const unsigned char *m, int l, int h, int n) {
+    printf("%s layer %d head %d: attention %s, %d tokens ('#' seen, '.' not; row = query, column = key)\n", s->name,
+           l, h, attn_kind_name(s->layers[l].attn.kind), n);
+    const unsigned char *mh = m + ((size_t)l * s->n_heads + h) * n * n;
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) putchar(mh[(size_t)i * n + j] ? '#' : '.');
+        putchar('\n');
+    }
+}
+
+int mask_main(int argc, char **argv) {
+    MaskArgs a;
+    if (!parse_mask_args(argc, argv, &a)) return 1;
+    if (a.out && fio_same_file(a.out, a.path)) {
+        fprintf(stderr, "shortc: error: output '%s' is the same file as input '%s'; nothing written\n", a.out, a.path);
+        return 1;
+    }
+    Arena ar;
+    arena_init(&ar);
+    Diag d;
+    diag_init(&d, &ar, stderr);
+    CompileOptions co = {.path = a.path, .model = a.model, .stop = COMPILE_STOP_AFTER_SEMA};
+    CompileResult cr;
+    int rc = 1;
+    unsigned char *m = NULL;
+    if (!shortc_compile(&ar, &d, &co, &cr)) goto out;
+    const ModelSpec *s = cr.spec;
+    if (a.tokens > s->segment) {
+        fprintf(stderr, "shortc: error: mask: --tokens %lld exceeds the segment of %s (%d tokens per forward)\n",
+                a.tokens, s->name, s->segment);
+        goto out;
+    }
+    if (a.ascii && (a.layer >= s->n_layers || a.head >= s->n_heads)) {
+        fprintf(stderr, "shortc: error: mask: %s has %d layers and %d heads (--layer %lld --head %lld)\n", s->name,
+                s->n_layers, s->n_heads, a.layer, a.head);
+        goto out;
+    }
+    int n = (int)a.tokens;
+    if (!(m = build_masks(s, n))) goto out;
+    if (a.out && !write_masks(a.out, m, s->n_layers, s->n_heads, n)) goto out;
+    if (a.ascii) draw_mask(s, m, (int)a.layer, (int)a.head, n);
+    rc = 0;
+out:
+    free(m);
+    compile_result_free(&cr);
+    arena_free(&ar);
+    return rc;
+}

@@ -1,0 +1,207 @@
+//! attn_engine.cuh — the attention engine, CUDA-core path: softmax attention
+//! y = softmax(q k^T / sqrt(HD) + extra) v over the keys an attention kind's
+//! pattern lets each query see (docs/attention/README.md). Online softmax over
+//! key tiles, so any T works with a fixed amount of shared memory.
+//!
+//! A kind plugs in through hooks the emitter writes into HOOKS from the
+//! kind's pattern (compiler/attn_pattern.c), all named KERNEL_NAME_*:
+//!   _visible(h, i, j)  visibility of key j to query i (absolute positions;
+//!                      false for j > i); tested only on partial tiles;
+//!   _extra(h, i, j)    score extra added before the softmax (0 for the
+//!                      sparse kinds; the hook the memory family fills);
+//!   _reach             (BANDED kinds: causal, window) keys i-reach < j <= i are
+//!                      the only ones a query may see: the key tiles of a query
+//!                      tile are computed in closed form, full when every pair
+//!                      lies in the band; no lists;
+//!   _off[], _ent[]     (other kinds) per (head or 0, absolute query tile of QT queries) the
+//!                      entries _ent[_off[t]] .. _ent[_off[t+1]-1]: with GATHER
+//!                      0, key tiles of KT keys as 2*tile + full (full: every
+//!                      pair visible, no mask test); with GATHER 1, the
+//!                      ascending key positions any query of the tile sees,
+//!                      loaded KT at a time (the key source "gathered").
+//! Key tiles that no query of a query tile sees are not in the list: never loaded.
+//!
+//! Arguments: qkv, kv, y, then T (queries this call), P (absolute position of
+//! the first query; keys 0..P+T-1 exist in kv) and kv_rows (rows of kv per
+//! head: the stride between heads). Query t of this call is position P+t.
+//! Grid: (any, H), block WARPS*32 threads. Block b takes the absolute query
+//! tiles that hold this call's queries, from the last (most keys) down,
+//! b, b + gridDim.x, ...: ceil(T/QT) blocks cover them when P % QT == 0,
+//! and any grid is correct otherwise. Each warp owns QPW queries of the tile.
+//! Per key tile of KT keys (KT <= 32):
+//!   scores:  lane l computes the dot products of key row l with the warp's queries
+//!            (q rows broadcast from shared memory, K rows padded to HD+1 floats);
+//!   softmax: running max m and sum l per query, rescaling the accumulator;
+//!   output:  each lane owns output dims lane, lane+32, ...; p is broadcast by shuffle.
+//! A query that sees no key writes zeros.
+//! COUNT_TILES (instrumented builds only, tests/bench/bench_attn.c): the block's
+//! thread 0 counts each key tile it loads in KERNEL_NAME_tiles_loaded, a
+//! __device__ unsigned the HOOKS text then defines.
+//!
+//! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
+//!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
+{{COMMENT}}
+// Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
+{{HOOKS}}
+
+// Softmax attention on the attention engine, CUDA-core path (templates/attn_engine.cuh).
+extern "C" __global__ void {{KERNEL_NAME}}(
+    const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]: q | k | v, head-major
+    const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
+    {{T_OUT}} *__restrict__ y,  // [T, H*HD]
+    int T, int P, int kv_rows)
+{
+    constexpr int H = {{H}};
+    constexpr int HD = {{HD}};
+    constexpr int WARPS = {{WARPS}};
+    constexpr int QPW = {{QPW}};  // queries per warp
+    constexpr int QT = WARPS * QPW;  // queries per block
+    constexpr int KT = {{KT}};  // keys per tile, one per lane
+    constexpr int DPL = (HD + 31) / 32;  // output dims per lane
+    constexpr int NQT = {{NQT}};  // absolute query tiles in the lists
+    constexpr int HEAD_TABLES = {{HEAD_TABLES}};  // 1: one list per head; 0: shared by all heads
+    constexpr float SCALE = {{SCALE}};  // 1 / sqrt(HD)
+    constexpr float MASKED = -1.0e30f;  // score of a key the query may not see
+    __shared__ float q_s[QT][HD];
+    __shared__ float k_s[KT][HD + 1];
+    __shared__ float v_s[KT][HD];
+    __shared__ int key_s[KT];  // absolute position of each key row, -1: none
+
+    const int h = blockIdx.y;
+    const int lane = threadIdx.x & 31;
+    const int warp = threadIdx.x >> 5;
+    const int first = P / QT, last = (P + T - 1) / QT;  // absolute query tiles of this call
+
+    for (int qt = last - (int)blockIdx.x; qt >= first; qt -= (int)gridDim.x) {
+        const int q0 = qt * QT;
+        const int qw = q0 + warp * QPW;  // this warp's first query
+        __syncthreads();  // the previous query tile is done with q_s
+        for (int i = threadIdx.x; i < QT * HD; i += WARPS * 32) {
+            const int r = i / HD, j = i % HD, t = q0 + r - P;
+            q_s[r][j] = t >= 0 && t < T ? shortc_ld(qkv + (size_t)t * (3 * H * HD) + h * HD + j) : 0.0f;
+        }
+
+        float m[QPW], l[QPW], o[QPW][DPL];
+#pragma unroll
+        for (int i = 0; i < QPW; i++) {
+            m[i] = MASKED;
+            l[i] = 0.0f;
+#pragma unroll
+            for (int d = 0; d < DPL; d++) o[i][d] = 0.0f;
+        }
+
+{{#if BANDED}}
+        // Banded kinds: the key tiles overlapping [q0 - reach + 1, q0 + QT - 1], in closed form.
+        const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
+        for (int e = e0; e < e1; e++) {
+            const int k0 = e * KT;
+            const bool full = k0 + KT - 1 <= q0 && q0 + QT - 1 - k0 < {{KERNEL_NAME}}_reach;
+            const int kfirst = k0;
+{{#else}}
+        const int list = (HEAD_TABLES ? h * NQT : 0) + qt;
+        const int e0 = qt < NQT ? {{KERNEL_NAME}}_off[list] : 0;
+        const int e1 = qt < NQT ? {{KERNEL_NAME}}_off[list + 1] : 0;
+{{#if GATHER}}
+        for (int e = e0; e < e1; e += KT) {
+            const bool full = false;  // gathered keys are always mask-tested
+            const int kfirst = {{KERNEL_NAME}}_ent[e];
+{{#else}}
+        for (int e = e0; e < e1; e++) {
+            const int k0 = ({{KERNEL_NAME}}_ent[e] >> 1) * KT;
+            const bool full = ({{KERNEL_NAME}}_ent[e] & 1) != 0;
+            const int kfirst = k0;
+{{#endif}}
+{{#endif}}
+            if (kfirst >= P + T) break;  // ascending: the rest of the list is beyond the keys that exist
+{{#if COUNT_TILES}}
+            if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
+{{#endif}}
+            __syncthreads();  // q_s written / previous tile consumed
+            for (int r = threadIdx.x; r < KT; r += WARPS * 32) {
+{{#if GATHER}}
+                const int t = e + r < e1 ? {{KERNEL_NAME}}_ent[e + r] : -1;
+{{#else}}
+                const int t = k0 + r;
+{{#endif}}
+                key_s[r] = t < P + T ? t : -1;
+            }
+            __syncthreads();
+            for (int i = threadIdx.x; i < KT * HD; i += WARPS * 32) {
+                const int r = i / HD, j = i % HD, t = key_s[r];
+                float kval = 0.0f, vval = 0.0f;
+                if (t >= 0) {
+{{#if KV_HTD}}
+                    kval = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + t) * HD + j);
+                    vval = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + t) * HD + j);
+{{#else}}
+                    kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * H + h) * HD + j);
+                    vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * H + h) * HD + j);
+{{#endif}}
+                }
+                k_s[r][j] = kval;
+                v_s[r][j] = vval;
+            }
+            __syncthreads();
+            if (kfirst > qw + QPW - 1) continue;  // every key of the tile is in this warp's future
+
+            // Scores of key row `lane` against the warp's queries.
+            float s[QPW];
+#pragma unroll
+            for (int i = 0; i < QPW; i++) s[i] = 0.0f;
+            if (lane < KT) {
+#pragma unroll 8
+                for (int j = 0; j < HD; j++) {
+                    const float kj = k_s[lane][j];
+#pragma unroll
+                    for (int i = 0; i < QPW; i++) s[i] += q_s[warp * QPW + i][j] * kj;
+                }
+            }
+
+            // Online softmax update; s[i] becomes the probability weight of the key.
+            const int key = lane < KT ? key_s[lane] : -1;
+#pragma unroll
+            for (int i = 0; i < QPW; i++) {
+                const int q = qw + i;
+                const bool seen = key >= 0 && (full || {{KERNEL_NAME}}_visible(h, q, key));
+                const float si = seen ? s[i] * SCALE + {{KERNEL_NAME}}_extra(h, q, key) : MASKED;
+                const float m_new = fmaxf(m[i], shortc_warp_max(si));
+                const float corr = expf(m[i] - m_new);
+                s[i] = si == MASKED ? 0.0f : expf(si - m_new);
+                l[i] = l[i] * corr + shortc_warp_sum(s[i]);
+                m[i] = m_new;
+#pragma unroll
+                for (int d = 0; d < DPL; d++) o[i][d] *= corr;
+            }
+
+            // o += p v over the tile.
+#pragma unroll 4
+            for (int kk = 0; kk < KT; kk++) {
+                float p[QPW];
+#pragma unroll
+                for (int i = 0; i < QPW; i++) p[i] = __shfl_sync(0xffffffffu, s[i], kk);
+#pragma unroll
+                for (int d = 0; d < DPL; d++) {
+                    const int j = lane + 32 * d;
+                    if (HD % 32 == 0 || j < HD) {
+                        const float vj = v_s[kk][j];
+#pragma unroll
+                        for (int i = 0; i < QPW; i++) o[i][d] += p[i] * vj;
+                    }
+                }
+            }
+        }
+
+#pragma unroll
+        for (int i = 0; i < QPW; i++) {
+            const int t = qw + i - P;  // this call's row of the query
+            if (t < 0 || t >= T) continue;
+            const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
+            {{T_OUT}} *out = y + (size_t)t * (H * HD) + h * HD;
+#pragma unroll
+            for (int d = 0; d < DPL; d++) {
+                const int j = lane + 32 * d;
+                if (HD % 32 == 0 || j < HD) shortc_st(out + j, o[i][d] * inv);
+            }
+        }
+    }
+}

@@ -1,0 +1,376 @@
+/*
+ * test_engine.c — the attention patterns and the engine's hooks, alone:
+ *   patterns  Gaussian rows hold exactly min(c, i) distinct earlier keys (plus
+ *             the query itself with self=1); BigBird's window, global and
+ *             random block counts; a seed gives the same pattern every time,
+ *             another seed another one;
+ *   lists     every visible pair lies in a listed key tile, a tile marked
+ *             full has every pair visible, no listed tile is empty (visited
+ *             == needed), a gathered list is exactly the union of its
+ *             queries' keys;
+ *   hooks     the emitted _visible hook, run on the simulator for every
+ *             (head, query, key), equals the pattern; _extra is 0;
+ *   engine    the kernel launched by hand with P > 0 (keys 0..P+T-1 exist)
+ *             and kv_rows > P+T equals a double-precision reference;
+ *   tables    the Gaussian keys table emitted for gaussian_tiny equals the
+ *             interpreter's pattern (one generator for every backend).
+ */
+#include "engine_render.h"
+#include "rt_driver.h"
+#include "../check.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static RtDriver D;
+
+/* One kind under test. */
+typedef struct Kind {
+    const char *name;      /* kernel name */
+    AttnSpec spec;         /* its attention */
+} Kind;
+
+static Kind kinds[] = {
+    {"k_causal", {.kind = ATTN_CAUSAL}},
+    {"k_window", {.kind = ATTN_WINDOW, .params = {{"size", 9}}, .nparams = 1}},
+    {"k_dilated", {.kind = ATTN_DILATED, .params = {{"dilation", 3}, {"global", 2}, {"size", 4}}, .nparams = 3}},
+    {"k_strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 1}, {"stride", 6}}, .nparams = 2}},
+    {"k_bigbird",
+     {.kind = ATTN_BIGBIRD,
+      .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 2}},
+      .nparams = 5}},
+    {"k_gaussian", {.kind = ATTN_GAUSSIAN, .params = {{"c", 5}, {"seed", 3}, {"self", 1}, {"tie", 0}}, .nparams = 4}},
+};
+enum { NKINDS = sizeof kinds / sizeof kinds[0], H = 3, HD = 20, NTOK = 80, QT = 8, KT = 32, NQT = NTOK / QT };
+
+static bool build(AttnPattern *p, const AttnSpec *s, int layer) {
+    char err[256];
+    bool ok = attn_pattern_build(p, s, layer, H, NTOK, err, sizeof err);
+    if (!ok) printf("pattern: %s\n", err);
+    CHECK(ok);
+    return ok;
+}
+
+/* ---- patterns ------------------------------------------------------------ */
+
+static void test_gaussian_rows(void) {
+    AttnPattern p;
+    if (!build(&p, &kinds[5].spec, 0)) return;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < NTOK; i++) {
+            const int *row = attn_pattern_gaussian_row(&p, h, i);
+            int n = 0, seen = 0;
+            for (int k = 0; k < p.c; k++)
+                if (row[k] >= 0) {
+                    CHECK(row[k] < i && (k == 0 || row[k] > row[k - 1]));
+                    n++;
+                }
+            for (int j = 0; j < NTOK; j++) seen += attn_pattern_visible(&p, h, i, j);
+            CHECK(n == (i < p.c ? i : p.c));
+            CHECK(seen == n + 1); /* self=1: plus the query itself */
+        }
+    AttnPattern again, other;
+    AttnSpec s2 = kinds[5].spec;
+    s2.params[1].value = 4; /* seed */
+    if (build(&again, &kinds[5].spec, 0) && build(&other, &s2, 0)) {
+        CHECK(memcmp(again.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) == 0);
+        CHECK(memcmp(other.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) != 0);
+        attn_pattern_free(&again);
+        attn_pattern_free(&other);
+    }
+    attn_pattern_free(&p);
+}
+
+static void test_bigbird_counts(void) {
+    AttnPattern p;
+    if (!build(&p, &kinds[4].spec, 1)) return;
+    int b = p.block;
+    for (int h = 0; h < H; h++)
+        for (int qb = 0; qb < NTOK / b; qb++) {
+            int i = qb * b + b - 1; /* the block's last query sees every key of a visible block */
+            int window = 0, global = 0, random = 0;
+            for (int kb = 0; kb <= qb; kb++) {
+                bool v = attn_pattern_visible(&p, h, i, kb * b);
+                for (int j = kb * b; j < kb * b + b; j++) CHECK(attn_pattern_visible(&p, h, i, j) == v);
+                if (qb - kb < p.window) window += v;
+                else if (kb < p.globals || qb < p.globals) global += v;
+                else random += v;
+            }
+            int cands = qb - p.window - p.globals + 1;
+            CHECK(window == (qb + 1 < p.window ? qb + 1 : p.window));
+            CHECK(qb < p.globals || global == (p.globals < qb - p.window + 1 ? p.globals : qb - p.window + 1 > 0 ? qb - p.window + 1 : 0));
+            CHECK(random == (cands <= 0 ? 0 : cands < p.random ? cands : p.random));
+        }
+    attn_pattern_free(&p);
+}
+
+/* ---- key lists ----------------------------------------------------------- */
+
+/* The interval-arithmetic row counts equal a brute-force count over the mask. */
+static void test_row_counts(void) {
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        if (!build(&p, &kinds[k].spec, 2)) continue;
+        int bad = 0;
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < NTOK; i++)
+                for (int a = -3; a < NTOK; a += 7)
+                    for (int b = a; b <= NTOK + 2; b += 5) {
+                        long brute = 0;
+                        for (int j = a; j < b; j++) brute += attn_pattern_visible(&p, h, i, j);
+                        bad += attn_pattern_row_count(&p, h, i, a, b) != brute;
+                    }
+        if (bad) printf("%s: %d row counts differ from the mask\n", kinds[k].name, bad);
+        CHECK(bad == 0);
+        attn_pattern_free(&p);
+    }
+}
+
+static void test_lists(void) {
+    int *ent = malloc(sizeof *ent * NTOK);
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        if (!build(&p, &kinds[k].spec, 0)) continue;
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < NQT; t++) {
+                int q0 = t * QT, q1 = q0 + QT;
+                if (attn_pattern_gathered(&p)) {
+                    int n = attn_pattern_gather_list(&p, h, q0, q1, ent), m = 0;
+                    for (int j = 0; j < q1; j++) {
+                        bool any = false;
+                        for (int i = q0; i < q1; i++) any |= attn_pattern_visible(&p, h, i, j);
+                        if (any) CHECK(m < n && ent[m++] == j);
+                    }
+                    CHECK(m == n);
+                    continue;
+                }
+                int n = attn_pattern_tile_list(&p, h, q0, q1, KT, ent);
+                for (int e = 0; e < n; e++) {
+                    int k0 = (ent[e] >> 1) * KT, any = 0, all = 1;
+                    for (int i = q0; i < q1; i++)
+                        for (int j = k0; j < k0 + KT; j++) {
+                            any |= attn_pattern_visible(&p, h, i, j);
+                            all &= attn_pattern_visible(&p, h, i, j);
+                        }
+                    CHECK(any);                      /* visited == needed */
+                    CHECK(!(ent[e] & 1) || all);     /* full means full */
+                }
+                for (int i = q0; i < q1; i++)
+                    for (int j = 0; j <= i; j++) {
+                        if (!attn_pattern_visible(&p, h, i, j)) continue;
+                        bool listed = false;
+                        for (int e = 0; e < n; e++) listed |= (ent[e] >> 1) == j / KT;
+                        CHECK(listed);
+                    }
+            }
+        attn_pattern_free(&p);
+    }
+    free(ent);
+}
+
+/* ---- hooks and the engine on the simulator -------------------------------- */
+
+/* Engine kernel + probe kernel of every kind, after the prelude. */
+static char *engine_source(Arena *a, Diag *d) {
+    StrBuf b = {0};
+    sb_puts(&b, template_find("prelude.cuh")->text);
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        if (!build(&p, &kinds[k].spec, 0)) continue;
+        const EngineShape shape = {.heads = H, .hd = HD, .qpw = QT / 4, .kt = KT, .ntok = NTOK};
+        CHECK(engine_render(a, d, &b, &p, kinds[k].name, &shape, false));
+        sb_printf(&b,
+                  "extern \"C\" __global__ void %s_probe(unsigned char *vis, float *extra, int n) {\n"
+                  "    for (int x = threadIdx.x; x < n * n; x += blockDim.x) {\n"
+                  "        const int h = blockIdx.x, i = x / n, j = x %% n;\n"
+                  "        vis[(h * n + i) * n + j] = %s_visible(h, i, j);\n"
+                  "        extra[(h * n + i) * n + j] = %s_extra(h, i, j);\n"
+                  "    }\n}\n",
+                  kinds[k].name, kinds[k].name, kinds[k].name);
+        attn_pattern_free(&p);
+    }
+    return sb_take(&b, NULL);
+}
+
+static CUmodule load(const char *src) {
+    const char *names[2 * NKINDS];
+    char buf[2 * NKINDS][64];
+    for (int k = 0; k < NKINDS; k++) {
+        snprintf(buf[2 * k], 64, "%s", kinds[k].name);
+        snprintf(buf[2 * k + 1], 64, "%s_probe", kinds[k].name);
+        names[2 * k] = buf[2 * k];
+        names[2 * k + 1] = buf[2 * k + 1];
+    }
+    const char *cache = getenv("SHORTC_CACHE");
+    RtCompileRequest req = {.source = src, .len = strlen(src), .name = "attn_engine_test", .arch = 80,
+                            .cache_dir = cache && *cache ? cache : "/tmp/shortc-sim-test-cache",
+                            .kernel_names = names, .nkernels = 2 * NKINDS};
+    static char err[65536];
+    RtCompiled out;
+    CUmodule m = NULL;
+    if (D.compile_module(&req, &out, err, sizeof err) != SRT_OK) {
+        printf("compile failed: %s\n", err);
+        check_failures++;
+        return NULL;
+    }
+    if (D.moduleLoadData(&m, out.image) != CUDA_SUCCESS) {
+        printf("load failed: %s\n", D.last_fault());
+        check_failures++;
+        m = NULL;
+    }
+    rt_compiled_release(&out);
+    return m;
+}
+
+static CUdeviceptr upload(const void *p, size_t bytes) {
+    CUdeviceptr d = 0;
+    CHECK(D.memAlloc(&d, bytes) == CUDA_SUCCESS);
+    if (p) CHECK(D.memcpyHtoD(d, p, bytes) == CUDA_SUCCESS);
+    return d;
+}
+
+static CUfunction fn(CUmodule m, const char *name) {
+    CUfunction f = NULL;
+    CHECK(D.moduleGetFunction(&f, m, name) == CUDA_SUCCESS);
+    return f;
+}
+
+static void test_probe(CUmodule m, int k) {
+    enum { N = 70 };
+    AttnPattern p;
+    if (!build(&p, &kinds[k].spec, 0)) return;
+    CUdeviceptr vis = upload(NULL, H * N * N), extra = upload(NULL, sizeof(float) * H * N * N);
+    int n = N;
+    void *args[] = {&vis, &extra, &n};
+    char name[80];
+    snprintf(name, sizeof name, "%s_probe", kinds[k].name);
+    CHECK(D.launchKernel(fn(m, name), H, 1, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
+    static unsigned char v[H * N * N];
+    static float x[H * N * N];
+    CHECK(D.memcpyDtoH(v, vis, sizeof v) == CUDA_SUCCESS && D.memcpyDtoH(x, extra, sizeof x) == CUDA_SUCCESS);
+    int bad = 0;
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < N; i++)
+            for (int j = 0; j < N; j++)
+                bad += v[(h * N + i) * N + j] != attn_pattern_visible(&p, h, i, j) || x[(h * N + i) * N + j] != 0.0f;
+    if (bad) printf("%s: the _visible/_extra hooks differ from the pattern at %d pairs\n", kinds[k].name, bad);
+    CHECK(bad == 0);
+    D.memFree(vis);
+    D.memFree(extra);
+    attn_pattern_free(&p);
+}
+
+/* Fills x with deterministic values in [-1, 1). */
+static void fill(float *x, size_t n, unsigned seed) {
+    RtRng r = {.s = seed};
+    for (size_t i = 0; i < n; i++) x[i] = (float)(2.0 * rt_rng_uniform(&r) - 1.0);
+}
+
+/* The engine with queries P..P+T-1 against a reference; kv has kv_rows rows per head, [2, H, kv_rows, HD]. */
+static void test_engine_call(CUmodule m, int k, int P, int T) {
+    AttnPattern p;
+    if (!build(&p, &kinds[k].spec, 0)) return;
+    int kv_rows = P + T + 5, W = 3 * H * HD;
+    float *qkv = malloc(sizeof *qkv * (size_t)T * W), *kv = malloc(sizeof *kv * 2 * H * kv_rows * HD);
+    float *y = malloc(sizeof *y * (size_t)T * H * HD);
+    fill(qkv, (size_t)T * W, 1 + P);
+    fill(kv, (size_t)2 * H * kv_rows * HD, 2 + T);
+    CUdeviceptr dq = upload(qkv, sizeof *qkv * (size_t)T * W), dkv = upload(kv, sizeof *kv * 2 * H * kv_rows * HD);
+    CUdeviceptr dy = upload(NULL, sizeof *y * (size_t)T * H * HD);
+    void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
+    CHECK(D.launchKernel(fn(m, kinds[k].name), (T + QT - 1) / QT, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
+    CHECK(D.memcpyDtoH(y, dy, sizeof *y * (size_t)T * H * HD) == CUDA_SUCCESS);
+    double worst = 0;
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            int i = P + t;
+            double mx = -INFINITY, sum = 0, acc[HD] = {0}, s[256];
+            for (int j = 0; j <= i; j++) {
+                if (!attn_pattern_visible(&p, h, i, j)) continue;
+                double dot = 0;
+                for (int d = 0; d < HD; d++) dot += (double)qkv[(size_t)t * W + h * HD + d] * kv[((size_t)h * kv_rows + j) * HD + d];
+                s[j] = dot / sqrt((double)HD);
+                mx = fmax(mx, s[j]);
+            }
+            for (int j = 0; j <= i; j++) {
+                if (!attn_pattern_visible(&p, h, i, j)) continue;
+                double w = exp(s[j] - mx);
+                sum += w;
+                for (int d = 0; d < HD; d++) acc[d] += w * kv[((size_t)(H + h) * kv_rows + j) * HD + d];
+            }
+            for (int d = 0; d < HD; d++)
+                worst = fmax(worst, fabs(y[(size_t)t * H * HD + h * HD + d] - (sum > 0 ? acc[d] / sum : 0)));
+        }
+    if (!(worst <= 1e-5)) printf("%s P=%d T=%d: max |y - ref| = %g\n", kinds[k].name, P, T, worst);
+    CHECK(worst <= 1e-5);
+    D.memFree(dq);
+    D.memFree(dkv);
+    D.memFree(dy);
+    free(qkv);
+    free(kv);
+    free(y);
+    attn_pattern_free(&p);
+}
+
+/* ---- emitted tables ------------------------------------------------------- */
+
+static void test_emitted_gaussian_table(void) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    CompileOptions co = {.path = SHORTC_SOURCE_DIR "/models/gaussian_tiny.arch"};
+    CompileResult cr;
+    bool ok = shortc_compile(&a, &d, &co, &cr);
+    CHECK(ok);
+    for (int layer = 0; ok && layer < cr.spec->n_layers; layer++) {
+        char key[128];
+        snprintf(key, sizeof key, "_l%d_h4_hd16_f32_keys[", layer);
+        const char *s = strstr(cr.emit.cu, key);
+        CHECK(s != NULL);
+        if (!s) break;
+        s = strchr(s, '{') + 1;
+        AttnPattern p;
+        char err[256];
+        int cap = cr.spec->segment;
+        CHECK(attn_pattern_build(&p, &cr.spec->layers[layer].attn, layer, cr.spec->n_heads, cap, err, sizeof err));
+        size_t n = (size_t)cr.spec->n_heads * cap * p.c, same = 0;
+        for (size_t i = 0; i < n; i++) {
+            char *end;
+            long v = strtol(s, &end, 10);
+            same += end != s && v == p.gauss[i];
+            s = end + strspn(end, ", \n");
+        }
+        CHECK(same == n);
+        attn_pattern_free(&p);
+    }
+    compile_result_free(&cr);
+    arena_free(&a);
+}
+
+int main(void) {
+    test_gaussian_rows();
+    test_bigbird_counts();
+    test_row_counts();
+    test_lists();
+    test_emitted_gaussian_table();
+    char err[256];
+    CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    char *src = engine_source(&a, &d);
+    CUmodule m = src ? load(src) : NULL;
+    free(src);
+    for (int k = 0; m && k < NKINDS; k++) {
+        test_probe(m, k);
+        static const int calls[][2] = {{0, 37}, {5, 1}, {13, 20}, {16, 16}, {40, 29}, {7, 73}};
+        for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
+    }
+    if (m) D.moduleUnload(m);
+    arena_free(&a);
+    return check_done("attn_unit");
+}

@@ -1,0 +1,170 @@
+/*
+ * bench_attn.c — work follows the pattern: for every attention kind (the
+ * parameters of its full-size model in models/), the key tiles the engine
+ * kernel loads, counted by an instrumented build (COUNT_TILES) run on the
+ * CPU simulator, against the tiles the pattern needs (query tiles x key
+ * tiles with at least one visible pair, from the token-level mask), and the
+ * pattern's density. For a gathered kind (Gaussian) a "tile" is a chunk of
+ * KT gathered keys and the needed chunks are ceil(|keys the query tile
+ * sees| / KT); its loaded keys grow as c*n.
+ *
+ *   bench_attn [T...]      (default 128 1024)
+ *
+ * Exits 1 when a kind misses the goal: visited/needed <= 1.05, causal <= 1.02.
+ */
+#include "../attention/engine_render.h"
+#include "rt_driver.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { H = 4, HD = 16, QPW = 4, QT = 4 * QPW, KT = 32 };
+
+/* One kind and its parameters (as in the full-size models of models/). */
+typedef struct BenchKind {
+    const char *name;   /* kernel name */
+    AttnSpec spec;      /* attention */
+} BenchKind;
+
+static const BenchKind kinds[] = {
+    {"causal", {.kind = ATTN_CAUSAL}},
+    {"window", {.kind = ATTN_WINDOW, .params = {{"size", 256}}, .nparams = 1}},
+    {"dilated", {.kind = ATTN_DILATED, .params = {{"dilation", 2}, {"global", 1}, {"size", 256}}, .nparams = 3}},
+    {"strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 2}, {"stride", 32}}, .nparams = 2}},
+    {"bigbird", {.kind = ATTN_BIGBIRD, .params = {{"block", 64}, {"global", 2}, {"random", 3}, {"seed", 1}, {"window", 3}}, .nparams = 5}},
+    {"gaussian", {.kind = ATTN_GAUSSIAN, .params = {{"c", 5}, {"seed", 1}, {"self", 1}, {"tie", 0}}, .nparams = 4}},
+};
+enum { NKINDS = sizeof kinds / sizeof kinds[0] };
+
+static RtDriver D;
+
+/* Tiles the pattern needs for queries and keys [0, T), and the visible pairs. */
+static void needed(const AttnPattern *p, int T, long *tiles, double *pairs) {
+    *tiles = 0;
+    *pairs = attn_pattern_pairs(p, T);
+    for (int h = 0; h < H; h++)
+        for (int q0 = 0; q0 < T; q0 += QT) {
+            int q1 = q0 + QT < T ? q0 + QT : T, keys = 0;
+            for (int k0 = 0; k0 < q1; k0 += KT) {
+                int any = 0, n = 0;
+                for (int j = k0; j < k0 + KT && j < q1; j++) {
+                    int seen = 0;
+                    for (int i = q0 > j ? q0 : j; i < q1 && !seen; i++) seen = attn_pattern_visible(p, h, i, j);
+                    n += seen;
+                    any |= seen;
+                }
+                keys += n;
+                *tiles += !attn_pattern_gathered(p) && any;
+            }
+            if (attn_pattern_gathered(p)) *tiles += (keys + KT - 1) / KT;
+        }
+}
+
+/* Compiles the instrumented engine of kind k for T positions; NULL on failure. */
+static CUmodule build_kind(const BenchKind *k, const AttnPattern *p, int T) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    StrBuf b = {0};
+    sb_puts(&b, template_find("prelude.cuh")->text);
+    const EngineShape shape = {.heads = H, .hd = HD, .qpw = QPW, .kt = KT, .ntok = T};
+    bool ok = engine_render(&a, &d, &b, p, k->name, &shape, true);
+    sb_printf(&b, "extern \"C\" __global__ void %s_count(unsigned *out) { *out = %s_tiles_loaded; %s_tiles_loaded = 0; }\n",
+              k->name, k->name, k->name);
+    char *src = sb_take(&b, NULL);
+    arena_free(&a);
+    if (!ok || !src) {
+        free(src);
+        return NULL;
+    }
+    char count[64];
+    snprintf(count, sizeof count, "%s_count", k->name);
+    const char *names[] = {k->name, count};
+    const char *cache = getenv("SHORTC_CACHE");
+    RtCompileRequest req = {.source = src, .len = strlen(src), .name = "bench_attn", .arch = 80,
+                            .cache_dir = cache && *cache ? cache : "/tmp/shortc-sim-test-cache", .kernel_names = names,
+                            .nkernels = 2};
+    static char err[65536];
+    RtCompiled out;
+    CUmodule m = NULL;
+    if (D.compile_module(&req, &out, err, sizeof err) != SRT_OK) fprintf(stderr, "bench_attn: %s\n", err);
+    else if (D.moduleLoadData(&m, out.image) != CUDA_SUCCESS) m = NULL;
+    if (req.source) rt_compiled_release(&out);
+    free(src);
+    return m;
+}
+
+/* Runs kind k on T queries from position 0; the key tiles its blocks loaded, or -1. */
+static long visited(CUmodule m, const BenchKind *k, int T) {
+    CUfunction f = NULL, c = NULL;
+    char count[64];
+    snprintf(count, sizeof count, "%s_count", k->name);
+    if (D.moduleGetFunction(&f, m, k->name) != CUDA_SUCCESS || D.moduleGetFunction(&c, m, count) != CUDA_SUCCESS)
+        return -1;
+    size_t nq = (size_t)T * 3 * H * HD, nkv = (size_t)2 * H * T * HD, ny = (size_t)T * H * HD;
+    CUdeviceptr q = 0, kv = 0, y = 0, n = 0;
+    long result = -1;
+    if (D.memAlloc(&q, nq * 4) == CUDA_SUCCESS && D.memAlloc(&kv, nkv * 4) == CUDA_SUCCESS &&
+        D.memAlloc(&y, ny * 4) == CUDA_SUCCESS && D.memAlloc(&n, 4) == CUDA_SUCCESS &&
+        D.memsetD8(q, 0, nq * 4) == CUDA_SUCCESS && D.memsetD8(kv, 0, nkv * 4) == CUDA_SUCCESS) {
+        int P = 0, rows = T;
+        void *args[] = {&q, &kv, &y, &T, &P, &rows};
+        void *cargs[] = {&n};
+        unsigned tiles = 0;
+        if (D.launchKernel(f, (T + QT - 1) / QT, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS &&
+            D.launchKernel(c, 1, 1, 1, 1, 1, 1, 0, NULL, cargs, NULL) == CUDA_SUCCESS &&
+            D.memcpyDtoH(&tiles, n, 4) == CUDA_SUCCESS)
+            result = tiles;
+    }
+    D.memFree(q);
+    D.memFree(kv);
+    D.memFree(y);
+    D.memFree(n);
+    return result;
+}
+
+int main(int argc, char **argv) {
+    char err[256];
+    if (rt_driver_sim(&D, 0, 0, err, sizeof err) != SRT_OK) {
+        fprintf(stderr, "bench_attn: no simulator: %s\n", err);
+        return 1;
+    }
+    static const int dflt[] = {128, 1024};
+    int nT = argc > 1 ? argc - 1 : 2, fails = 0;
+    printf("attention engine, CUDA-core path: key tiles of %d loaded per query tile of %d (simulator count, %d heads)\n",
+           KT, QT, H);
+    printf("%-9s %6s %10s %10s %8s %9s %11s\n", "kind", "T", "visited", "needed", "ratio", "density", "vs causal");
+    for (int t = 0; t < nT; t++) {
+        int T = argc > 1 ? atoi(argv[t + 1]) : dflt[t];
+        if (T < 1 || T > 1 << 14) {
+            fprintf(stderr, "bench_attn: T must be in [1, 16384]\n");
+            return 1;
+        }
+        for (int k = 0; k < NKINDS; k++) {
+            AttnPattern p;
+            if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) {
+                fprintf(stderr, "bench_attn: %s\n", err);
+                return 1;
+            }
+            long need = 0, got = -1;
+            double pairs = 0;
+            needed(&p, T, &need, &pairs);
+            CUmodule m = build_kind(&kinds[k], &p, T);
+            if (m) {
+                got = visited(m, &kinds[k], T);
+                D.moduleUnload(m);
+            }
+            double ratio = need ? (double)got / (double)need : 1.0;
+            double goal = k == 0 ? 1.02 : 1.05;
+            bool ok = got >= 0 && ratio <= goal;
+            fails += !ok;
+            printf("%-9s %6d %10ld %10ld %8.3f %9.4f %11.4f%s\n", kinds[k].name, T, got, need, ratio,
+                   pairs / ((double)H * T * T), pairs / ((double)H * T * (T + 1) / 2.0), ok ? "" : "  MISSES THE GOAL");
+            attn_pattern_free(&p);
+        }
+    }
+    printf("density: visible pairs / (heads * T * T); vs causal: / (heads * T(T+1)/2)\n");
+    return fails ? 1 : 0;
+}
