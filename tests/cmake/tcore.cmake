@@ -12,6 +12,8 @@ endforeach()
 #   gate_tcore_sass            ... and their SASS contains HMMA, LDSM and LDGSTS
 #   gate_tensor_core_<model>   fp16/bf16 attention kernels: HMMA, 128-bit loads (tests/gate/tensor_core.allow)
 #   gate_tensor_core_selftest  the gate fails on today's scalar fp16 kernel and on a stale allow entry
+#   gate_vector_<model>        embed, norm and epilogue kernels: LDG.128, no 8/16-bit loads (issue 12)
+#   gate_vector_selftest       the vector gate rejects a scalar half kernel
 if(TARGET CUDA::nvrtc)
   set(TCORE_OUT ${CMAKE_CURRENT_BINARY_DIR}/tcore)
   add_test(NAME gate_tcore_nvrtc
@@ -19,7 +21,15 @@ if(TARGET CUDA::nvrtc)
   add_test(NAME gate_tcore_sass COMMAND sh ${GATE_DIR}/tcore_sass.sh ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT})
   add_test(NAME gate_tensor_core_selftest
            COMMAND sh ${GATE_DIR}/tensor_core_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/self)
-  set(tcore_gate_tests gate_tcore_nvrtc gate_tcore_sass gate_tensor_core_selftest)
+  add_test(NAME gate_vector_selftest
+           COMMAND sh ${GATE_DIR}/vector_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/vector_self)
+  set(tcore_gate_tests gate_tcore_nvrtc gate_tcore_sass gate_tensor_core_selftest gate_vector_selftest)
+  foreach(model ${GATE_MODELS})
+    get_filename_component(name ${model} NAME_WE)
+    add_test(NAME gate_vector_${name}
+             COMMAND sh ${GATE_DIR}/vector_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCORE_OUT}/vector ${model})
+    list(APPEND tcore_gate_tests gate_vector_${name})
+  endforeach()
   foreach(model ${GATE_MODELS})
     get_filename_component(name ${model} NAME_WE)
     add_test(NAME gate_tensor_core_${name}
