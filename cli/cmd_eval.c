@@ -92,10 +92,13 @@ int eval_main(int argc, char **argv) {
     }
     Progress pr = {now_ms()};
     if (isatty(STDERR_FILENO)) o.progress = show_progress, o.progress_ud = &pr;
-    srt_status st = srt_eval_nll(om.s, &o, tokens, n, nll);
+    bool in_vocab = tokens_in_vocab(&ra, tokens, n, &om.mi);
+    srt_status st = in_vocab ? srt_eval_nll(om.s, &o, tokens, n, nll) : SRT_ERR_INVALID;
     double seconds = (now_ms() - pr.t0) / 1e3;
     int rc = 1;
-    if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
+    if (!in_vocab) {
+        /* tokens_in_vocab said why */
+    } else if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
     else {
         double total = 0;
         for (int i = 0; i < n - 1; i++) total += nll[i];

@@ -72,7 +72,7 @@ static const char usage_text[] =
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
     "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
     "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n"
-    "ref continues a sequence from its KV cache; sim and cuda re-run the sequence so far (one segment).\n"
+    "Every backend continues a sequence from its KV cache (sim and cuda: the plan's state, one per session).\n"
     "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
     "a vocab.json (merges.txt beside it) or their directory.\n";
 
@@ -489,6 +489,22 @@ static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int ch
     return st == SRT_OK;
 }
 
+/*
+ * Every input token is an id of the model's vocabulary; an error names the
+ * token's index in the whole input (a file spans several windows or
+ * segments, whose calls would count from their own start).
+ */
+bool tokens_in_vocab(const RunArgs *ra, const int32_t *tokens, int ntokens, const srt_model_info *mi) {
+    const char *src = ra->tokens ? ra->tokens : ra->text ? ra->text : "the prompt";
+    for (int i = 0; i < ntokens; i++)
+        if (tokens[i] < 0 || tokens[i] >= mi->vocab) {
+            fprintf(stderr, "shortc: error: %s: token %d at index %d is outside the vocabulary [0, %d) of model '%s'\n",
+                    src, (int)tokens[i], i, mi->vocab, mi->name);
+            return false;
+        }
+    return true;
+}
+
 static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     OpenModel om;
     if (!open_model(ra, &om)) return 1;
@@ -497,6 +513,7 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     int rc = 1;
     if (ra->fold_tokens)
         for (int i = 0; i < ntokens; i++) tokens[i] %= mi->vocab;
+    if (!tokens_in_vocab(ra, tokens, ntokens, mi)) goto out;
     logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi->vocab);
     if (!logits) {
         fprintf(stderr, "shortc: error: out of memory\n");
@@ -579,6 +596,11 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     float *logits = NULL;
     int32_t *gen = NULL;
     srt_sampler *sm = NULL;
+    if (!tokens_in_vocab(ra, prompt, nprompt, mi)) goto out;
+    if (ra->eos >= V) {
+        fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos, V, mi->name);
+        goto out;
+    }
     if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
         fprintf(stderr,
                 "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",

@@ -65,6 +65,8 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra);
 /* The input token ids: --tokens, --text or --prompt (encoded with --tokenizer); returns the count or
  * -1 (message printed). *out is malloc'd. */
 int load_run_tokens(const RunArgs *ra, int32_t **out);
+/* True when every token is in the model's vocabulary; else prints the first one outside with its index. */
+bool tokens_in_vocab(const RunArgs *ra, const int32_t *tokens, int ntokens, const srt_model_info *mi);
 bool open_model(const RunArgs *ra, OpenModel *om);
 void close_model(OpenModel *om);
 void print_lib_error(srt_status st, const char *msg);

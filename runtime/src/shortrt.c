@@ -461,7 +461,7 @@ static srt_status check_tokens(const srt_model *m, const char *what, const int32
                         m->plan.model, m->plan.segment);
     for (int i = 0; i < ntokens; i++) {
         if (tokens[i] < 0 || tokens[i] >= m->plan.vocab)
-            return rt_error(ctx, SRT_ERR_INVALID, "%s: token %d (position %d) is outside the vocabulary [0, %d)", what,
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: token %d (index %d of this call) is outside the vocabulary [0, %d)", what,
                             (int)tokens[i], i, m->plan.vocab);
     }
     return SRT_OK;

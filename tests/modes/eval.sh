@@ -67,4 +67,11 @@ echo 5 >"$tmp/one"
 expect 1 "shortc: error: eval needs at least 2 tokens (one prediction), found 1" \
     eval "$m" --random-weights 1 --backend ref --tokens "$tmp/one"
 expect 1 "shortc: error: eval needs --tokens FILE or --text FILE" eval "$m" --random-weights 1
+# a token outside the vocabulary is named by its index in the whole file, not in its window
+awk '{ for (i = 1; i <= NF; i++) printf "%s ", (++n == 50 ? 9999 : $i) } END { print "" }' "$tmp/t72" >"$tmp/oov"
+vocab=$("$bin" "$m" --dump-spec | awk '$1 == "vocab" {print $2; exit}')
+for cmd in eval run; do
+  expect 1 "shortc: error: $tmp/oov: token 9999 at index 49 is outside the vocabulary [0, $vocab) of model 'tok_tiny'" \
+      $cmd "$m" --random-weights 1 --backend ref --tokens "$tmp/oov" --stride 5
+done
 exit $fail

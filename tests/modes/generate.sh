@@ -40,4 +40,7 @@ expect 1 "shortc: error: --top-p needs a number between 1e-09 and 1, found '0'" 
     --tokens "$data/ascii.ids" --max-new 2 --top-p 0
 expect 1 "shortc: error: --temperature needs a number between 0 and 1e+06, found '-1'" generate "$m" \
     --random-weights 1 --tokens "$data/ascii.ids" --max-new 2 --temperature -1
+vocab=$("$bin" "$m" --dump-spec | awk '$1 == "vocab" {print $2; exit}')
+expect 1 "shortc: error: --eos $vocab is outside the vocabulary [0, $vocab) of model 'tok_tiny'" generate "$m" \
+    --random-weights 1 --tokens "$data/ascii.ids" --max-new 2 --eos "$vocab"
 exit $fail

@@ -177,7 +177,7 @@ int main(void) {
     /* argument errors */
     int32_t badtok[2] = {1, 8};
     CHECK(srt_forward(s, badtok, 2, logits) == SRT_ERR_INVALID);
-    CHECK_HAS(srt_last_error(ctx), "token 8 (position 1) is outside the vocabulary [0, 8)");
+    CHECK_HAS(srt_last_error(ctx), "token 8 (index 1 of this call) is outside the vocabulary [0, 8)");
     badtok[1] = -1;
     CHECK(srt_forward(s, badtok, 2, logits) == SRT_ERR_INVALID);
     CHECK(srt_forward(s, tok, 0, logits) == SRT_ERR_INVALID);
