@@ -5,7 +5,10 @@
  * one call, three times over with a reset between: the logits must be
  * bit-identical. The simulator's call counts show that a call whose graph is
  * replayed makes one cuGraphLaunch and no kernel launch or GEMM call, and
- * that graphs keep replaying after a reset.
+ * that graphs keep replaying after a reset. The simulator's capture calls
+ * alone: a GEMM issued on a capturing stream runs only when its graph is
+ * launched, with the values it was issued with; misuse and a failing node
+ * are reported.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -102,7 +105,69 @@ static void same_logits(const char *path, const Call *calls, int ncalls, bool sa
     srt_model_close(mn);
 }
 
+/* 2x2 f32 GEMM C = A B on the simulator's driver, captured: nothing runs until the graph does. */
+static void driver_capture(void) {
+    RtDriver d;
+    char err[256];
+    CHECK(rt_driver_sim(&d, 1, 0, err, sizeof err) == SRT_OK);
+    CUstream st = NULL;
+    cublasHandle_t h = NULL;
+    CUdeviceptr buf = 0;
+    CHECK(d.streamCreate(&st, 0) == CUDA_SUCCESS && d.blasCreate(&h) == CUBLAS_STATUS_SUCCESS &&
+          d.blasSetStream(h, st) == CUBLAS_STATUS_SUCCESS && d.memAlloc(&buf, 12 * sizeof(float)) == CUDA_SUCCESS);
+    if (!st || !h || !buf) return;
+    float host[12] = {1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 0}, out[4];
+    CHECK(d.memcpyHtoD(buf, host, sizeof host) == CUDA_SUCCESS);
+    float *A = (float *)(uintptr_t)buf, *B = A + 4, *C = A + 8;
+    float alpha = 1.0f, beta = 0.0f;
+    RtCallCounts c0, c1;
+    d.call_counts(&c0);
+    CHECK(d.streamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CHECK(d.streamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_ERROR_ILLEGAL_STATE);
+    CHECK(d.gemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &alpha, A, CUDA_R_32F, 2, B, CUDA_R_32F, 2, &beta, C,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    alpha = 2.0f; /* the node keeps the value it was issued with */
+    CUgraph g = NULL;
+    CUgraphExec x = NULL;
+    CHECK(d.streamEndCapture(st, &g) == CUDA_SUCCESS && g);
+    CHECK(d.memcpyDtoH(out, buf + 8 * sizeof(float), sizeof out) == CUDA_SUCCESS && out[0] == 0 && out[3] == 0);
+    CHECK(g && d.graphInstantiate(&x, g, 0) == CUDA_SUCCESS && d.graphDestroy(g) == CUDA_SUCCESS);
+    CHECK(x && d.graphLaunch(x, st) == CUDA_SUCCESS);
+    CHECK(d.memcpyDtoH(out, buf + 8 * sizeof(float), sizeof out) == CUDA_SUCCESS);
+    /* column-major: C = [1 3; 2 4] [5 7; 6 8] */
+    CHECK(out[0] == 23 && out[1] == 34 && out[2] == 31 && out[3] == 46);
+    d.call_counts(&c1);
+    CHECK(c1.gemms == c0.gemms && c1.captures == c0.captures + 1 && c1.graph_launches == c0.graph_launches + 1);
+    /* an update from a graph of another shape is refused and leaves the graph as it was */
+    CHECK(d.streamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CHECK(d.streamEndCapture(st, &g) == CUDA_SUCCESS);
+    CUgraphExecUpdateResultInfo info;
+    CHECK(d.graphExecUpdate(x, g, &info) == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    CHECK(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    d.graphDestroy(g);
+    /* an update from a graph of the same shape takes the new parameters: a bad lda fails on replay, named */
+    CHECK(d.streamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CHECK(d.gemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, 2, 2, 2, &alpha, A, CUDA_R_32F, 1, B, CUDA_R_32F, 2, &beta, C,
+                   CUDA_R_32F, 2, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT) == CUBLAS_STATUS_SUCCESS);
+    CHECK(d.streamEndCapture(st, &g) == CUDA_SUCCESS);
+    CHECK(d.graphExecUpdate(x, g, &info) == CUDA_SUCCESS);
+    d.graphDestroy(g);
+    CHECK(d.graphLaunch(x, st) == CUDA_ERROR_LAUNCH_FAILED);
+    CHECK_HAS(d.last_fault(), "cublasGemmEx: leading dimension too small");
+    CHECK(d.graphExecDestroy(x) == CUDA_SUCCESS);
+    /* synchronizing a capturing stream invalidates the capture: no graph */
+    CHECK(d.streamBeginCapture(st, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+    CHECK(d.streamSynchronize(st) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK(d.streamEndCapture(st, &g) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED && g == NULL);
+    CHECK(d.streamEndCapture(st, &g) == CUDA_ERROR_ILLEGAL_STATE);
+    CHECK(d.streamBeginCapture(NULL, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    d.memFree(buf);
+    d.blasDestroy(h);
+    d.streamDestroy(st);
+}
+
 int main(void) {
+    driver_capture();
     Counter cnt = COUNTER_INIT;
     CHECK(chdir(SHORTC_SOURCE_DIR) == 0);
     CHECK(srt_context_create(&ctx, count_alloc, &cnt) == SRT_OK);
