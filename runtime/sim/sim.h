@@ -117,6 +117,7 @@ typedef struct SimFunc {
     int max_dyn_smem;         /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
     long blocks_plain;        /* statistics: blocks that ran as a plain loop */
     long blocks_fiber;        /* blocks that switched to fibers (barrier or warp collective) */
+    const char *param_kinds;  /* shortsim_params_NAME: one letter per parameter (shortsim_abi.h); NULL if absent */
     char name[];              /* the kernel's name */
 } SimFunc;
 
@@ -180,6 +181,38 @@ void sim_check_access(const void *p, unsigned long n, int store, const void *pc)
 void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber);
 /* Nanoseconds per fiber switch, measured with n switches on this thread. */
 double sim_measure_switch_ns(long n);
+
+/* ---- streams and graphs (sim_graph.c) ---------------------------------- */
+/* Most parameters of a kernel launch a graph records. */
+#define SIM_MAX_GRAPH_PARAMS 64
+/* Replays one recorded operation from its payload; CUDA_SUCCESS or the failure (fault set). */
+typedef CUresult (*SimNodeRun)(const void *payload);
+/* Which call sim_count_call counts. */
+enum { SIM_CALL_LAUNCH, /* a kernel launch that ran */
+       SIM_CALL_GEMM    /* a cuBLAS / cuBLASLt GEMM that ran */ };
+void sim_count_call(int what);
+void sim_call_counts(RtCallCounts *out);
+/* 1 when stream is capturing a graph: its operations are recorded with sim_capture_add, not run. */
+int sim_capturing(CUstream stream);
+/* Appends an operation to stream's capture; payload (malloc'd, size bytes, NULL: out of memory) then
+ * belongs to the capture. A failure invalidates the capture. */
+CUresult sim_capture_add(CUstream stream, SimNodeRun run, void *payload, size_t size);
+/* Marks stream's capture (if any) invalid: ending it returns CUDA_ERROR_STREAM_CAPTURE_INVALIDATED. */
+void sim_capture_invalidate(CUstream stream);
+/* A replayed GEMM's cuBLAS status as a graph launch's result (a fault set for a failure). */
+CUresult sim_blas_result(cublasStatus_t s, const char *fn);
+/* sim_capture_add's result as the cuBLAS status of the call it recorded. */
+cublasStatus_t sim_capture_status(CUresult r);
+CUresult sim_streamCreate(CUstream *ph, unsigned flags);
+CUresult sim_streamDestroy(CUstream stream);
+CUresult sim_streamSynchronize(CUstream stream);
+CUresult sim_streamBeginCapture(CUstream stream, CUstreamCaptureMode mode);
+CUresult sim_streamEndCapture(CUstream stream, CUgraph *graph);
+CUresult sim_graphInstantiate(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
+CUresult sim_graphExecUpdate(CUgraphExec exec, CUgraph graph, CUgraphExecUpdateResultInfo *info);
+CUresult sim_graphLaunch(CUgraphExec exec, CUstream stream);
+CUresult sim_graphExecDestroy(CUgraphExec exec);
+CUresult sim_graphDestroy(CUgraph graph);
 
 /* ---- compile (sim_compile.c) and cuBLAS (sim_blas.c) -------------------- */
 srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);

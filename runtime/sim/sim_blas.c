@@ -37,7 +37,7 @@ typedef float v8f __attribute__((vector_size(32)));
 
 struct cublasContext {
     int magic;               /* BLAS_MAGIC while valid */
-    cudaStream_t stream;     /* cublasSetStream's (unused: everything is synchronous) */
+    cudaStream_t stream;     /* cublasSetStream's: GEMMs on a capturing stream are recorded (sim_graph.c) */
 };
 #define BLAS_MAGIC 0x51b1a5
 
@@ -287,14 +287,70 @@ cublasStatus_t sim_gemm_run(const char *fn, cublasOperation_t transa, cublasOper
     return r == 0 ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
+/* A cuBLAS GEMM recorded in a graph: every parameter by value (alpha and beta as floats: the
+ * simulator's compute types are the 32F ones). Checked when it is replayed. */
+typedef struct SimGemmNode {
+    const char *fn;                         /* the call, for faults (a string literal) */
+    cublasOperation_t transa, transb;       /* operations */
+    int m, n, k, lda, ldb, ldc, batch;      /* shape and leading dimensions */
+    long long strideA, strideB, strideC;    /* batch strides */
+    float alpha, beta;                      /* scalars */
+    const void *A, *B;                      /* inputs */
+    void *C;                                /* output */
+    cudaDataType Atype, Btype, Ctype;       /* storage types */
+    cublasComputeType_t compute;            /* compute type */
+} SimGemmNode;
+
+CUresult sim_blas_result(cublasStatus_t s, const char *fn) {
+    if (s == CUBLAS_STATUS_SUCCESS) return CUDA_SUCCESS;
+    if (!*sim_last_fault()) sim_set_fault("%s replayed from a graph: cuBLAS status %d", fn, (int)s);
+    return CUDA_ERROR_LAUNCH_FAILED;
+}
+
+cublasStatus_t sim_capture_status(CUresult r) {
+    if (r == CUDA_SUCCESS) return CUBLAS_STATUS_SUCCESS;
+    return r == CUDA_ERROR_OUT_OF_MEMORY ? CUBLAS_STATUS_ALLOC_FAILED : CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+static CUresult replay_gemm(const void *payload) {
+    const SimGemmNode *g = payload;
+    cublasStatus_t s = sim_gemm_run(g->fn, g->transa, g->transb, g->m, g->n, g->k, &g->alpha, g->A, g->Atype, g->lda,
+                                    g->strideA, g->B, g->Btype, g->ldb, g->strideB, &g->beta, g->C, g->Ctype, g->ldc,
+                                    g->strideC, g->batch, g->compute);
+    return sim_blas_result(s, g->fn);
+}
+
+/* Runs g now, or records it when the handle's stream is capturing. */
+static cublasStatus_t gemm_or_capture(cublasHandle_t h, const SimGemmNode *g, const void *alpha, const void *beta) {
+    if (!sim_capturing((CUstream)h->stream)) {
+        sim_count_call(SIM_CALL_GEMM);
+        return sim_gemm_run(g->fn, g->transa, g->transb, g->m, g->n, g->k, alpha, g->A, g->Atype, g->lda, g->strideA,
+                            g->B, g->Btype, g->ldb, g->strideB, beta, g->C, g->Ctype, g->ldc, g->strideC, g->batch,
+                            g->compute);
+    }
+    if (!alpha || !beta) {
+        sim_set_fault("%s: NULL alpha/beta", g->fn);
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    SimGemmNode *n = malloc(sizeof *n);
+    if (n) {
+        *n = *g;
+        memcpy(&n->alpha, alpha, sizeof n->alpha);
+        memcpy(&n->beta, beta, sizeof n->beta);
+    }
+    return sim_capture_status(sim_capture_add((CUstream)h->stream, replay_gemm, n, sizeof *n));
+}
+
 cublasStatus_t sim_gemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
                           int k, const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B,
                           cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc,
                           cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     (void)algo;
     if (!handle || handle->magic != BLAS_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
-    return sim_gemm_run("cublasGemmEx", transa, transb, m, n, k, alpha, A, Atype, lda, 0, B, Btype, ldb, 0, beta,
-                    C, Ctype, ldc, 0, 1, computeType);
+    const SimGemmNode g = {.fn = "cublasGemmEx", .transa = transa, .transb = transb, .m = m, .n = n, .k = k,
+                           .lda = lda, .ldb = ldb, .ldc = ldc, .batch = 1, .A = A, .B = B, .C = C, .Atype = Atype,
+                           .Btype = Btype, .Ctype = Ctype, .compute = computeType};
+    return gemm_or_capture(handle, &g, alpha, beta);
 }
 
 cublasStatus_t sim_gemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -305,6 +361,9 @@ cublasStatus_t sim_gemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t
                                         cublasGemmAlgo_t algo) {
     (void)algo;
     if (!handle || handle->magic != BLAS_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
-    return sim_gemm_run("cublasGemmStridedBatchedEx", transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
-                    Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType);
+    const SimGemmNode g = {.fn = "cublasGemmStridedBatchedEx", .transa = transa, .transb = transb, .m = m, .n = n,
+                           .k = k, .lda = lda, .ldb = ldb, .ldc = ldc, .batch = batchCount, .strideA = strideA,
+                           .strideB = strideB, .strideC = strideC, .A = A, .B = B, .C = C, .Atype = Atype,
+                           .Btype = Btype, .Ctype = Ctype, .compute = computeType};
+    return gemm_or_capture(handle, &g, alpha, beta);
 }

@@ -15,7 +15,8 @@
  * GELU as cuBLASLt computes it: the tanh approximation), one rounding to D's
  * type. C and D may be different buffers. The descriptors live in the
  * opaque structs the header declares (malloc'd), so the handles have the
- * types and sizes real code passes around.
+ * types and sizes real code passes around. A matmul on a capturing stream is
+ * recorded with a copy of its descriptors (sim_graph.c) and runs on replay.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
@@ -192,21 +193,12 @@ static bool epilogue_parts(cublasLtEpilogue_t e, bool *bias, int *act) {
 
 static bool valid_type(cudaDataType t) { return t == CUDA_R_32F || t == CUDA_R_16F || t == CUDA_R_16BF; }
 
-cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
-                            cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
-                            const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
-                            const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
-                            cudaStream_t stream) {
-    (void)algo, (void)workspace, (void)workspace_bytes, (void)stream;
-    if (!handle || handle->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
-    const LtDesc *d = desc_of(desc);
-    const LtLayout *la = layout_of(Adesc), *lb = layout_of(Bdesc), *lc = layout_of(Cdesc), *ld = layout_of(Ddesc);
+/* The product D = epilogue(alpha op(A) op(B) + beta C) for valid descriptors and pointers. */
+static cublasStatus_t lt_matmul_run(const LtDesc *d, const LtLayout *la, const LtLayout *lb, const LtLayout *lc,
+                                    const LtLayout *ld, const void *alpha, const void *A, const void *B,
+                                    const void *beta, const void *C, void *D) {
     bool has_bias;
     int act;
-    if (!d || !la || !lb || !lc || !ld || !alpha || !beta || !D) {
-        sim_set_fault("cublasLtMatmul: invalid descriptor, layout or pointer");
-        return CUBLAS_STATUS_INVALID_VALUE;
-    }
     if (!epilogue_parts(d->epilogue, &has_bias, &act)) {
         sim_set_fault("cublasLtMatmul: epilogue %d not supported by the simulator", (int)d->epilogue);
         return CUBLAS_STATUS_NOT_SUPPORTED;
@@ -247,4 +239,47 @@ cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, 
     }
     free(acc);
     return s;
+}
+
+/* A cublasLtMatmul recorded in a graph: the descriptors' contents when it was issued (they may be
+ * destroyed right after), the scalars and the pointers. */
+typedef struct LtNode {
+    LtDesc desc;                  /* the matmul descriptor */
+    LtLayout la, lb, lc, ld;      /* A, B, C, D layouts */
+    float alpha, beta;            /* scalars (CUDA_R_32F) */
+    const void *A, *B, *C;        /* inputs */
+    void *D;                      /* output */
+} LtNode;
+
+static CUresult replay_lt(const void *payload) {
+    const LtNode *n = payload;
+    return sim_blas_result(lt_matmul_run(&n->desc, &n->la, &n->lb, &n->lc, &n->ld, &n->alpha, n->A, n->B, &n->beta,
+                                         n->C, n->D),
+                           "cublasLtMatmul");
+}
+
+cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
+                            cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
+                            const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
+                            const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
+                            cudaStream_t stream) {
+    (void)algo, (void)workspace, (void)workspace_bytes;
+    if (!handle || handle->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    const LtDesc *d = desc_of(desc);
+    const LtLayout *la = layout_of(Adesc), *lb = layout_of(Bdesc), *lc = layout_of(Cdesc), *ld = layout_of(Ddesc);
+    if (!d || !la || !lb || !lc || !ld || !alpha || !beta || !D) {
+        sim_set_fault("cublasLtMatmul: invalid descriptor, layout or pointer");
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    if (!sim_capturing((CUstream)stream)) {
+        sim_count_call(SIM_CALL_GEMM);
+        return lt_matmul_run(d, la, lb, lc, ld, alpha, A, B, beta, C, D);
+    }
+    LtNode *n = malloc(sizeof *n);
+    if (n) {
+        *n = (LtNode){.desc = *d, .la = *la, .lb = *lb, .lc = *lc, .ld = *ld, .A = A, .B = B, .C = C, .D = D};
+        memcpy(&n->alpha, alpha, sizeof n->alpha);
+        memcpy(&n->beta, beta, sizeof n->beta);
+    }
+    return sim_capture_status(sim_capture_add((CUstream)stream, replay_lt, n, sizeof *n));
 }

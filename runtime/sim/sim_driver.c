@@ -9,7 +9,8 @@
  * write one byte past the end faults and is reported with the nearest
  * allocation; checked objects also check every access against the exact
  * bounds (sim_device_ranges, sim_check_access), below the data included.
- * Launches are synchronous; events record the host's monotonic clock.
+ * Launches are synchronous (or recorded by a capturing stream: sim_graph.c);
+ * events record the host's monotonic clock.
  */
 #define _GNU_SOURCE
 #include "rt_driver.h"
@@ -416,6 +417,8 @@ static CUresult sim_moduleGetFunction(CUfunction *hfunc, CUmodule hmod, const ch
     void *tramp = dlsym(mx->m.handle, sym);
     sprintf(sym, "shortsim_plain_%s", name);
     void *plain = dlsym(mx->m.handle, sym);
+    sprintf(sym, "shortsim_params_%s", name);
+    const char *const *kinds = dlsym(mx->m.handle, sym);
     free(sym);
     if (!tramp || !plain) {
         sim_set_fault("cuModuleGetFunction: kernel %s is not in %s (was it among the compile request's kernel names?)",
@@ -434,6 +437,7 @@ static CUresult sim_moduleGetFunction(CUfunction *hfunc, CUmodule hmod, const ch
     f->mod = &mx->m;
     f->tramp = (void (*)(void **, ShortsimW *))tramp;
     f->plain = (void (*)(void **, ShortsimW *))plain;
+    f->param_kinds = kinds ? *kinds : NULL;
     for (int i = 0; i < mx->ntls; i++)
         if (strcmp(mx->tls[i].name, name) == 0) f->static_smem = mx->tls[i].bytes;
     f->static_smem += placed_static_smem(&mx->m, name);
@@ -459,13 +463,68 @@ static CUresult sim_funcSetAttribute(CUfunction hfunc, CUfunction_attribute attr
     return CUDA_SUCCESS;
 }
 
+/* A kernel launch recorded in a graph: the launch's shape, then each argument's value at
+ * offsets[i] of vals (copied when it was issued, as the driver copies kernel node parameters). */
+typedef struct SimLaunchNode {
+    SimFunc *f;                   /* the kernel */
+    unsigned dims[6];             /* grid x, y, z, block x, y, z */
+    unsigned smem;                /* dynamic shared memory bytes */
+    int nparams;                  /* arguments */
+    size_t offsets[SIM_MAX_GRAPH_PARAMS]; /* where each argument's value lies in vals */
+    unsigned char vals[];         /* the values */
+} SimLaunchNode;
+
+static CUresult replay_launch(const void *payload) {
+    const SimLaunchNode *n = payload;
+    void *params[SIM_MAX_GRAPH_PARAMS];
+    for (int i = 0; i < n->nparams; i++) params[i] = (void *)(n->vals + n->offsets[i]);
+    return sim_launch(n->f, n->dims[0], n->dims[1], n->dims[2], n->dims[3], n->dims[4], n->dims[5], n->smem,
+                      n->nparams ? params : NULL);
+}
+
+/* Records a launch on a capturing stream: its argument sizes come from the kernel's parameter kinds. */
+static CUresult capture_launch(SimFunc *f, const unsigned dims[6], unsigned smem, CUstream stream, void **params) {
+    const char *kinds = f->param_kinds;
+    size_t np = kinds ? strlen(kinds) : 0, bytes = 0;
+    if (!kinds || np > SIM_MAX_GRAPH_PARAMS || strchr(kinds, '?') || (np && !params)) {
+        sim_capture_invalidate(stream);
+        sim_set_fault("cuLaunchKernel: kernel %s cannot be captured in a graph by the simulator (%s)", f->name,
+                      !kinds ? "its parameter kinds are unknown"
+                      : np > SIM_MAX_GRAPH_PARAMS ? "too many parameters"
+                      : np && !params             ? "no kernelParams"
+                                                  : "a parameter is neither a pointer nor a 4-byte scalar");
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    for (size_t i = 0; i < np; i++) bytes += kinds[i] == 'p' ? sizeof(void *) : 4;
+    SimLaunchNode *n = malloc(sizeof *n + bytes);
+    if (n) {
+        n->f = f;
+        memcpy(n->dims, dims, sizeof n->dims);
+        n->smem = smem;
+        n->nparams = (int)np;
+        size_t at = 0;
+        for (size_t i = 0; i < np; i++) {
+            size_t sz = kinds[i] == 'p' ? sizeof(void *) : 4;
+            n->offsets[i] = at;
+            memcpy(n->vals + at, params[i], sz);
+            at += sz;
+        }
+    }
+    return sim_capture_add(stream, replay_launch, n, sizeof *n + bytes);
+}
+
 static CUresult sim_launchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                  unsigned bz, unsigned smem, CUstream stream, void **params, void **extra) {
-    (void)stream;
     if (extra) {
         sim_set_fault("cuLaunchKernel: the `extra` argument is not supported by the simulator");
         return CUDA_ERROR_NOT_SUPPORTED;
     }
+    if (sim_capturing(stream)) {
+        if (!f) return CUDA_ERROR_INVALID_HANDLE;
+        const unsigned dims[6] = {gx, gy, gz, bx, by, bz};
+        return capture_launch((SimFunc *)f, dims, smem, stream, params);
+    }
+    sim_count_call(SIM_CALL_LAUNCH);
     return sim_launch((SimFunc *)f, gx, gy, gz, bx, by, bz, smem, params);
 }
 
@@ -478,22 +537,6 @@ typedef struct SimEvent {
     int recorded;         /* recorded at least once */
 } SimEvent;
 
-static CUresult sim_streamCreate(CUstream *ph, unsigned flags) {
-    (void)flags;
-    if (!ph) return CUDA_ERROR_INVALID_VALUE;
-    void *s = malloc(16);
-    if (!s) return CUDA_ERROR_OUT_OF_MEMORY;
-    *ph = (CUstream)s;
-    return CUDA_SUCCESS;
-}
-static CUresult sim_streamDestroy(CUstream s) {
-    free(s);
-    return CUDA_SUCCESS;
-}
-static CUresult sim_streamSynchronize(CUstream s) {
-    (void)s;
-    return CUDA_SUCCESS; /* every operation completes before it returns */
-}
 static CUresult sim_eventCreate(CUevent *ph, unsigned flags) {
     (void)flags;
     if (!ph) return CUDA_ERROR_INVALID_VALUE;
@@ -544,6 +587,10 @@ static CUresult sim_getErrorString(CUresult r, const char **s) {
     case CUDA_ERROR_LAUNCH_FAILED: *s = "unspecified launch failure"; break;
     case CUDA_ERROR_NOT_SUPPORTED: *s = "operation not supported"; break;
     case CUDA_ERROR_UNKNOWN: *s = "unknown error"; break;
+    case CUDA_ERROR_ILLEGAL_STATE: *s = "the operation is not permitted in the current state"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED: *s = "operation not permitted when stream is capturing"; break;
+    case CUDA_ERROR_STREAM_CAPTURE_INVALIDATED: *s = "operation failed due to a previous error during capture"; break;
+    case CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE: *s = "the graph update was not performed because it included changes which violated constraints specific to instantiated graph update"; break;
     default: *s = NULL; return CUDA_ERROR_INVALID_VALUE;
     }
     return CUDA_SUCCESS;
@@ -585,6 +632,13 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->eventElapsedTime = sim_eventElapsedTime;
     d->eventDestroy = sim_eventDestroy;
     d->getErrorString = sim_getErrorString;
+    d->streamBeginCapture = sim_streamBeginCapture;
+    d->streamEndCapture = sim_streamEndCapture;
+    d->graphInstantiate = sim_graphInstantiate;
+    d->graphExecUpdate = sim_graphExecUpdate;
+    d->graphLaunch = sim_graphLaunch;
+    d->graphExecDestroy = sim_graphExecDestroy;
+    d->graphDestroy = sim_graphDestroy;
     d->blasCreate = sim_blasCreate;
     d->blasDestroy = sim_blasDestroy;
     d->blasSetStream = sim_blasSetStream;
@@ -599,6 +653,7 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->ltMatrixLayoutDestroy = sim_ltMatrixLayoutDestroy;
     d->ltMatmul = sim_ltMatmul;
     d->last_fault = sim_last_fault;
+    d->call_counts = sim_call_counts;
     sim_configure(threads, checked);
     sim_clear_fault();
     return SRT_OK;

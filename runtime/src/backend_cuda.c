@@ -251,6 +251,13 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(cu, eventElapsedTime, cuEventElapsedTime);
     LOAD(cu, eventDestroy, cuEventDestroy);
     LOAD(cu, getErrorString, cuGetErrorString);
+    LOAD(cu, streamBeginCapture, cuStreamBeginCapture);
+    LOAD(cu, streamEndCapture, cuStreamEndCapture);
+    LOAD(cu, graphInstantiate, cuGraphInstantiate);
+    LOAD(cu, graphExecUpdate, cuGraphExecUpdate);
+    LOAD(cu, graphLaunch, cuGraphLaunch);
+    LOAD(cu, graphExecDestroy, cuGraphExecDestroy);
+    LOAD(cu, graphDestroy, cuGraphDestroy);
     if (missing) {
         snprintf(err, errlen, "the CUDA driver %s lacks %s (driver too old?); use --backend sim to run on the CPU simulator",
                  libname, missing);

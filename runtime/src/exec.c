@@ -74,6 +74,10 @@ static const char *cu_result_name(CUresult r) {
     case 716: return "CUDA_ERROR_MISALIGNED_ADDRESS";
     case 719: return "CUDA_ERROR_LAUNCH_FAILED";
     case 801: return "CUDA_ERROR_NOT_SUPPORTED";
+    case 900: return "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED";
+    case 901: return "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED";
+    case 401: return "CUDA_ERROR_ILLEGAL_STATE";
+    case 910: return "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE";
     case 999: return "CUDA_ERROR_UNKNOWN";
     }
     return "CUDA_ERROR";
@@ -204,6 +208,46 @@ static srt_status upload_constants(srt_model *m) {
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "copying the plan's constants to the device");
 }
 
+/* ------------------------------------------------------------------ */
+/* CUDA graphs: which programs read the position                       */
+/* ------------------------------------------------------------------ */
+
+static bool dim_reads_position(RtDim d) { return d.p != 0 || d.fill != 0; }
+
+/* Whether a DIM of the step (launch shape, integer argument, GEMM parameter) reads P or fill. */
+static bool step_reads_position(const RtStep *st) {
+    bool r = false;
+    if (st->op == RT_STEP_LAUNCH) {
+        for (int k = 0; k < 3; k++) r = r || dim_reads_position(st->grid[k]) || dim_reads_position(st->block[k]);
+        r = r || dim_reads_position(st->smem);
+        for (int a = 0; a < st->nargs; a++) r = r || (st->args[a].kind == RT_ARG_INT && dim_reads_position(st->args[a].dim));
+        return r;
+    }
+    const RtDim dims[] = {st->m, st->n, st->k, st->lda, st->ldb, st->ldc, st->strideA, st->strideB, st->strideC, st->batch};
+    for (size_t i = 0; i < sizeof dims / sizeof *dims; i++) r = r || dim_reads_position(dims[i]);
+    return r;
+}
+
+/* Decides whether programs run as graphs ($SHORTC_NO_GRAPHS, $SHORTC_SYNC_STEPS, the driver) and which
+ * programs' graphs depend on P. */
+static srt_status graphs_setup(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    const RtDriver *d = &m->drv;
+    const char *no = getenv("SHORTC_NO_GRAPHS");
+    m->graphs = !(no && *no && strcmp(no, "0") != 0) && !m->sync_steps && d->streamBeginCapture &&
+                d->streamEndCapture && d->graphInstantiate && d->graphExecUpdate && d->graphLaunch && d->graphExecDestroy && d->graphDestroy;
+    if (!m->graphs) return SRT_OK;
+    m->reads_position = rt_alloc(m->ctx, sizeof *m->reads_position * (size_t)(p->nprograms ? p->nprograms : 1));
+    if (!m->reads_position) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int g = 0; g < p->nprograms; g++) {
+        const RtProgram *pg = &p->programs[g];
+        m->reads_position[g] = false;
+        for (int i = pg->first; i < pg->first + pg->nsteps; i++)
+            m->reads_position[g] = m->reads_position[g] || step_reads_position(&p->steps[i]);
+    }
+    return SRT_OK;
+}
+
 static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
@@ -271,7 +315,7 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
     if ((st = upload_constants(m)) != SRT_OK) return st;
     const char *sync = getenv("SHORTC_SYNC_STEPS");
     m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
-    return SRT_OK;
+    return graphs_setup(m);
 }
 
 static void rt_exec_close(srt_model *m) {
@@ -286,6 +330,7 @@ static void rt_exec_close(srt_model *m) {
     if (m->cuctx) d->primaryCtxRelease(m->dev);
     rt_free(m->ctx, m->funcs);
     rt_free(m->ctx, m->smem_set);
+    rt_free(m->ctx, m->reads_position);
     if (d->lib_cublaslt) dlclose(d->lib_cublaslt);
     if (d->lib_cublas) dlclose(d->lib_cublas);
     if (d->lib_cuda) dlclose(d->lib_cuda);
@@ -348,6 +393,9 @@ static srt_status rt_exec_session_create(srt_session *s) {
     }
     if ((r = d->streamCreate(&s->stream, CU_STREAM_DEFAULT)) != CUDA_SUCCESS) return cu_fail(m, r, "cuStreamCreate");
     s->have_stream = true;
+    if (m->graphs && !(s->graphs = rt_alloc(m->ctx, sizeof *s->graphs * (size_t)(p->nprograms ? p->nprograms : 1))))
+        return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    if (s->graphs) memset(s->graphs, 0, sizeof *s->graphs * (size_t)p->nprograms);
     return SRT_OK;
 }
 
@@ -371,6 +419,9 @@ static void rt_exec_session_destroy(srt_session *s) {
         d->streamSynchronize(s->stream);
         d->streamDestroy(s->stream);
     }
+    for (int g = 0; s->graphs && g < m->plan.nprograms; g++)
+        if (s->graphs[g].exec) d->graphExecDestroy(s->graphs[g].exec);
+    rt_free(m->ctx, s->graphs);
     if (s->state) {
         for (int i = 0; i < m->plan.nstate; i++) {
             if (s->state[i]) d->memFree(s->state[i]);
@@ -589,12 +640,113 @@ srt_status rt_exec_step(srt_session *s, int i, int T, int P) {
     return SRT_OK;
 }
 
+/* Queues the steps of pg one by one on the session's stream (or into its capture). */
+static srt_status run_steps(srt_session *s, const RtProgram *pg, const SymEnv *env) {
+    srt_model *m = s->m;
+    const RtPlan *p = &m->plan;
+    char label[512];
+    for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
+        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, env) : run_gemm(s, i, env);
+        if (st != SRT_OK) return st;
+        CUresult r;
+        if (m->sync_steps && (r = m->drv.streamSynchronize(s->stream)) != CUDA_SUCCESS) {
+            step_label(m, i, label, sizeof label);
+            return cu_fail(m, r, "%s: failed while running", label);
+        }
+    }
+    return SRT_OK;
+}
+
+/* Records pg's steps for env into a new graph *g; false (and the session's graph_note) when the
+ * driver cannot, with nothing run and the capture ended. */
+static bool capture_steps(srt_session *s, const RtProgram *pg, const SymEnv *env, CUgraph *g) {
+    srt_model *m = s->m;
+    const RtDriver *d = &m->drv;
+    *g = NULL;
+    CUresult r = d->streamBeginCapture(s->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+    if (r == CUDA_SUCCESS) {
+        srt_status st = run_steps(s, pg, env);
+        r = d->streamEndCapture(s->stream, g);
+        if (st != SRT_OK) {
+            snprintf(s->graph_note, sizeof s->graph_note, "capturing program '%s': %s", pg->name, srt_last_error(m->ctx));
+            if (*g) d->graphDestroy(*g);
+            *g = NULL;
+            return false;
+        }
+    }
+    if (r == CUDA_SUCCESS) return true;
+    const char *fault = sim_fault(m);
+    snprintf(s->graph_note, sizeof s->graph_note, "capturing program '%s': %s%s%s", pg->name, cu_result_name(r),
+             fault ? "; simulator: " : "", fault ? fault : "");
+    return false;
+}
+
+/* Captures pg's steps for env and makes slot->exec run them: the existing graph updated in place when
+ * the driver accepts the new one (same shape, other parameters), else a new instantiation. */
+static bool capture_program(srt_session *s, const RtProgram *pg, const SymEnv *env, RtGraphSlot *slot) {
+    srt_model *m = s->m;
+    const RtDriver *d = &m->drv;
+    CUgraph g;
+    if (!capture_steps(s, pg, env, &g)) return false;
+    CUresult r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    if (slot->exec) {
+        CUgraphExecUpdateResultInfo info;
+        if ((r = d->graphExecUpdate(slot->exec, g, &info)) != CUDA_SUCCESS) {
+            d->graphExecDestroy(slot->exec);
+            slot->exec = NULL;
+        }
+    }
+    if (!slot->exec) r = d->graphInstantiate(&slot->exec, g, 0);
+    d->graphDestroy(g);
+    if (r == CUDA_SUCCESS) return true;
+    slot->exec = NULL;
+    snprintf(s->graph_note, sizeof s->graph_note, "program '%s': cuGraphInstantiate: %s", pg->name, cu_result_name(r));
+    return false;
+}
+
+/*
+ * Runs pg as a CUDA graph when it can. A session keeps one graph per program, for one T: the second
+ * call in a row with a T captures it, later calls with that T replay it with one cuGraphLaunch. When
+ * the program's steps read the position (P or a state's fill), a call at another P than the graph's
+ * captures the steps again and updates the graph in place (cuGraphExecUpdate: kernel arguments, grid
+ * sizes and GEMM parameters change, the shape does not), still one launch. A capture that fails turns
+ * graphs off for the session (graph_note says why) and the steps run one by one, so a forward never
+ * fails for want of a graph.
+ */
+static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *env) {
+    srt_model *m = s->m;
+    const RtDriver *d = &m->drv;
+    int prog = (int)(pg - m->plan.programs);
+    RtGraphSlot *slot = &s->graphs[prog];
+    int T = (int)env->T;
+    long P = m->reads_position[prog] ? env->P : -1;
+    if (slot->exec && slot->T != T) {
+        d->graphExecDestroy(slot->exec);
+        slot->exec = NULL;
+    }
+    if (!slot->exec) {
+        bool again = slot->seen && slot->seen_T == T;
+        slot->seen = !again;
+        slot->seen_T = T;
+        if (!again || !capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
+        slot->T = T;
+        slot->P = P;
+    } else if (slot->P != P) {
+        if (!capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
+        slot->P = P;
+    }
+    CUresult r = d->graphLaunch(slot->exec, s->stream);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(m, r, "launching the CUDA graph of program '%s' of '%s' (T=%d; SHORTC_NO_GRAPHS=1 runs the steps "
+                       "one by one)", pg->name, m->plan.model, T);
+    return SRT_OK;
+}
+
 /* Runs the program for T tokens at position P (the plan's P: 0 when the plan keeps no state). */
 static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int P, int first_row, float *logits) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
-    char label[512];
     CUresult r = d->ctxSetCurrent(m->cuctx);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
     if ((r = d->memcpyHtoD(ref_addr(s, p->tokens), tokens, (size_t)T * sizeof(int32_t))) != CUDA_SUCCESS)
@@ -603,14 +755,8 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
     const RtProgram *pg = rt_plan_program(p, T);
     SymEnv env = call_env(T, P);
-    for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
-        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, &env) : run_gemm(s, i, &env);
-        if (st != SRT_OK) return st;
-        if (m->sync_steps && (r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS) {
-            step_label(m, i, label, sizeof label);
-            return cu_fail(m, r, "%s: failed while running", label);
-        }
-    }
+    srt_status st = s->graphs && !s->graph_note[0] ? run_graph(s, pg, &env) : run_steps(s, pg, &env);
+    if (st != SRT_OK) return st;
     if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS)
         return cu_fail(m, r,
                        "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "

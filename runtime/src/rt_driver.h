@@ -55,6 +55,16 @@ typedef struct RtCompiled {
 /* Frees what compile_module allocated and removes a private build directory. */
 void rt_compiled_release(RtCompiled *c);
 
+/* Driver calls counted by the simulator since it was filled in (rt_driver_sim); operations
+ * recorded into a graph or replayed from one are not calls. */
+typedef struct RtCallCounts {
+    long launches;        /* cuLaunchKernel calls that ran a kernel */
+    long gemms;           /* cublasGemmEx, cublasGemmStridedBatchedEx and cublasLtMatmul calls that ran */
+    long captures;        /* cuStreamBeginCapture calls that started a capture */
+    long graph_launches;  /* cuGraphLaunch calls */
+    long graph_nodes_run; /* operations replayed by those graph launches */
+} RtCallCounts;
+
 typedef struct RtDriver {
     const char *name;                                 /* "cuda" or "sim" */
     srt_backend backend;                              /* SRT_BACKEND_CUDA or SRT_BACKEND_SIM */
@@ -86,6 +96,14 @@ typedef struct RtDriver {
     __typeof__(&cuEventElapsedTime) eventElapsedTime;
     __typeof__(&cuEventDestroy) eventDestroy;
     __typeof__(&cuGetErrorString) getErrorString;
+    /* CUDA graphs: a program's steps captured on a session's stream once and replayed (exec.c) */
+    __typeof__(&cuStreamBeginCapture) streamBeginCapture;
+    __typeof__(&cuStreamEndCapture) streamEndCapture;
+    __typeof__(&cuGraphInstantiate) graphInstantiate;
+    __typeof__(&cuGraphExecUpdate) graphExecUpdate;
+    __typeof__(&cuGraphLaunch) graphLaunch;
+    __typeof__(&cuGraphExecDestroy) graphExecDestroy;
+    __typeof__(&cuGraphDestroy) graphDestroy;
     /* cuBLAS subset */
     __typeof__(&cublasCreate) blasCreate;
     __typeof__(&cublasDestroy) blasDestroy;
@@ -103,6 +121,8 @@ typedef struct RtDriver {
     __typeof__(&cublasLtMatmul) ltMatmul;
     /* simulator extension (NULL for cuda): the last fault message (divergent barrier, OOB, limits) */
     const char *(*last_fault)(void);
+    /* simulator extension (NULL for cuda): the driver calls made so far (tests count launches per forward) */
+    void (*call_counts)(struct RtCallCounts *out);
     void *lib_cuda;                                   /* dlopen handle (cuda) */
     void *lib_cublas;                                 /* dlopen handle (cuda) */
     void *lib_cublaslt;                               /* dlopen handle (cuda) */

@@ -301,8 +301,21 @@ struct srt_model {
     int cache_hit;            /* module image came from the cache */
     char cache_note[1536];    /* why the kernel cache was not used or written ("" if it was) */
     bool sync_steps;          /* $SHORTC_SYNC_STEPS: synchronize after every step */
+    bool graphs;              /* programs run as CUDA graphs (exec.c): the driver has them, $SHORTC_NO_GRAPHS
+                                 is unset or 0, and steps are not synchronized one by one */
+    bool *reads_position;     /* per plan program: a DIM of its steps reads P or fill (its graphs are keyed by P) */
     bool allow_nonfinite;     /* srt_options.allow_nonfinite_weights */
 };
+
+/* A session's CUDA graph of one program (exec.c run_graph): its steps for one T, captured on the second
+ * call in a row with that T, replayed by later ones (updated in place when P changes). */
+typedef struct RtGraphSlot {
+    CUgraphExec exec;         /* the instantiated graph (NULL: none) */
+    int T;                    /* the T exec runs */
+    long P;                   /* the P exec's parameters were captured at (-1: the steps do not read P or fill) */
+    bool seen;                /* the previous call of the program ran its steps one by one, with T seen_T */
+    int seen_T;               /* that T */
+} RtGraphSlot;
 
 struct srt_session {
     srt_model *m;             /* owner */
@@ -324,6 +337,8 @@ struct srt_session {
         int32_t i;            /* int */
         float f;              /* float */
     } *vals;                  /* argument values params point at */
+    RtGraphSlot *graphs;      /* per plan program (NULL when the model runs no graphs) */
+    char graph_note[512];     /* why this session stopped capturing graphs ("" while it captures) */
 };
 
 /*

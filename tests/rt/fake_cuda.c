@@ -10,6 +10,10 @@
  * real libraries do, so the dlsym-after-macro-expansion path is exercised.
  *
  * Fault injection: fake_fail_launch(n) makes the n-th next launch fail.
+ * Graphs are never made: fake_capture_mode(0) (the default) refuses
+ * cuStreamBeginCapture; fake_capture_mode(1) starts the capture, refuses the
+ * operations issued into it and ends it invalidated. Either way the executor
+ * must fall back to running the steps one by one (fake_captures counts tries).
  */
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -28,7 +32,13 @@ static int fail_launch = -1;  /* launches until a failure (-1: never) */
 static int launches, gemms;
 static int last_grid, last_smem_limit;
 
+static int capture_mode;      /* 0: cuStreamBeginCapture fails; 1: it starts, and the capture is invalidated */
+static int capturing;         /* a capture is under way (mode 1) */
+static int captures;          /* cuStreamBeginCapture calls */
+
 long fake_outstanding(void) { return outstanding; }
+void fake_capture_mode(int mode) { capture_mode = mode; }
+int fake_captures(void) { return captures; }
 void fake_fail_launch(int n) { fail_launch = n; }
 int fake_launches(void) { return launches; }
 int fake_gemms(void) { return gemms; }
@@ -101,6 +111,7 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) { memset((void 
 CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, CUstream s, void **params, void **extra) {
     (void)gy; (void)gz; (void)by; (void)bz; (void)smem; (void)s; (void)extra;
+    if (capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     if (fail_launch == 0) {
         fail_launch = -1;
         return CUDA_ERROR_ILLEGAL_ADDRESS;
@@ -114,7 +125,26 @@ CUresult cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, uns
 static int stream_token;
 CUresult cuStreamCreate(CUstream *s, unsigned flags) { (void)flags; *s = (CUstream)&stream_token; outstanding++; return CUDA_SUCCESS; }
 CUresult cuStreamDestroy_v2(CUstream s) { (void)s; outstanding--; return CUDA_SUCCESS; }
-CUresult cuStreamSynchronize(CUstream s) { (void)s; return CUDA_SUCCESS; }
+CUresult cuStreamSynchronize(CUstream s) { (void)s; return capturing ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS; }
+CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode) {
+    (void)s; (void)mode;
+    captures++;
+    if (capture_mode == 0 || capturing) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    capturing = 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuStreamEndCapture(CUstream s, CUgraph *g) {
+    (void)s;
+    *g = NULL;
+    if (!capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    capturing = 0;
+    return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+}
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *x, CUgraph g, unsigned long long flags) { (void)x; (void)g; (void)flags; return CUDA_ERROR_INVALID_VALUE; }
+CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info) { (void)x; (void)g; (void)info; return CUDA_ERROR_INVALID_VALUE; }
+CUresult cuGraphLaunch(CUgraphExec x, CUstream s) { (void)x; (void)s; return CUDA_ERROR_INVALID_VALUE; }
+CUresult cuGraphExecDestroy(CUgraphExec x) { (void)x; return CUDA_ERROR_INVALID_VALUE; }
+CUresult cuGraphDestroy(CUgraph g) { (void)g; return CUDA_ERROR_INVALID_VALUE; }
 CUresult cuEventCreate(CUevent *e, unsigned flags) { (void)e; (void)flags; return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult cuEventRecord(CUevent e, CUstream s) { (void)e; (void)s; return CUDA_ERROR_NOT_SUPPORTED; }
 CUresult cuEventSynchronize(CUevent e) { (void)e; return CUDA_ERROR_NOT_SUPPORTED; }
@@ -156,6 +186,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
                             int ldb, const void *beta, void *C, cudaDataType ct, int ldc, cublasComputeType_t comp,
                             cublasGemmAlgo_t algo) {
     (void)h;
+    if (capturing) return CUBLAS_STATUS_NOT_SUPPORTED;
     gemms++;
     return gemm(ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, comp, algo);
 }
@@ -226,6 +257,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, con
                               const void *C, cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
                               const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsb, cudaStream_t st) {
     (void)h, (void)algo, (void)ws, (void)wsb, (void)st;
+    if (capturing) return CUBLAS_STATUS_NOT_SUPPORTED;
     const FakeDesc *f = (const FakeDesc *)desc;
     const FakeLayout *a = (const FakeLayout *)Ad, *b = (const FakeLayout *)Bd, *c = (const FakeLayout *)Cd, *d = (const FakeLayout *)Dd;
     if (C != D || c->ld != d->ld || *(const float *)beta != 0) return CUBLAS_STATUS_NOT_SUPPORTED;

@@ -28,6 +28,8 @@ static long (*fake_outstanding)(void);
 static void (*fake_fail_launch)(int);
 static int (*fake_last_grid)(void);
 static int (*fake_lt_matmuls)(void);
+static void (*fake_capture_mode)(int);
+static int (*fake_captures)(void);
 
 static void write_cu(const char *path, const char *plan, const char *kernel) {
     char *buf = malloc(strlen(plan) + strlen(kernel) + 128);
@@ -90,6 +92,8 @@ int main(void) {
     *(void **)&fake_fail_launch = dlsym(fake, "fake_fail_launch");
     *(void **)&fake_last_grid = dlsym(fake, "fake_last_grid");
     *(void **)&fake_lt_matmuls = dlsym(fake, "fake_lt_matmuls");
+    *(void **)&fake_capture_mode = dlsym(fake, "fake_capture_mode");
+    *(void **)&fake_captures = dlsym(fake, "fake_captures");
 
     char cu[300];
     snprintf(cu, sizeof cu, "%s/toy.cu", dir);
@@ -131,20 +135,43 @@ int main(void) {
     rt_random_tensor(11, "wte.weight", 2, wshape, wte, 32);
     float wte0[32]; /* the seed-11 table (wte is overwritten below) */
     memcpy(wte0, wte, sizeof wte0);
+    CHECK(m->graphs && fake_captures() == 0);
     CHECK(srt_forward(s, tok, 3, logits) == SRT_OK);
     expected(wte, tok, 3, 0.0f, want);
     CHECK(close_to(logits, want, 24));
     CHECK(fake_last_grid() == 3);
-    /* the counter in persistent state advances ... */
+    /* the counter in persistent state advances ... (a second call with T=3 tries to capture a graph: the fake
+     * refuses cuStreamBeginCapture, so the steps run one by one and the session captures no more) */
     CHECK(srt_forward(s, tok, 3, logits) == SRT_OK);
     expected(wte, tok, 3, 1.0f, want);
     CHECK(close_to(logits, want, 24));
+    CHECK(fake_captures() == 1);
+    CHECK_HAS(s->graph_note, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED");
     /* ... until reset */
     CHECK(srt_session_reset(s) == SRT_OK);
     CHECK(srt_forward(s, tok + 1, 2, logits) == SRT_OK);
     expected(wte, tok + 1, 2, 0.0f, want);
     CHECK(close_to(logits, want, 16));
     CHECK(fake_last_grid() == 2);
+    CHECK(srt_session_reset(s) == SRT_OK && srt_forward(s, tok + 1, 2, logits) == SRT_OK && close_to(logits, want, 16));
+    CHECK(fake_captures() == 1);
+
+    /* a capture that starts but whose launches are refused: the failed step's error is the note, nothing
+     * ran in the capture, and the steps run one by one */
+    fake_capture_mode(1);
+    srt_session *s2 = NULL;
+    CHECK(srt_session_create(m, 1, &s2) == SRT_OK);
+    for (int i = 0; s2 && i < 3; i++) {
+        CHECK(srt_forward(s2, tok + 1, 2, logits) == SRT_OK);
+        expected(wte, tok + 1, 2, 0.0f, want);
+        CHECK(close_to(logits, want, 16));
+        CHECK(srt_session_reset(s2) == SRT_OK);
+    }
+    CHECK(fake_captures() == 2);
+    if (s2) CHECK_HAS(s2->graph_note, "capturing program 'forward'");
+    if (s2) CHECK_HAS(s2->graph_note, "cuLaunchKernel");
+    srt_session_destroy(s2);
+    fake_capture_mode(0);
 
     /* weights from a file replace the random ones */
     char st_path[300];
