@@ -1,7 +1,8 @@
 /*
  * test_state.c — sessions keep their KV state on every backend (issue 6).
  *
- * For every bundled tiny model, on ref and on sim, with seeded random
+ * For every bundled tiny model (or the models named on the command line),
+ * on ref and on sim, with seeded random
  * weights and tokens:
  *   - one call == chunks of 1 (the decode program) == chunks of 7 (every
  *     logits element within 1e-5 of the largest logit), and the session's
@@ -300,11 +301,14 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
     srt_model_close(m);
 }
 
-int main(void) {
-    static const char *const models[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+/* With arguments, the models checked are those (paths under models/ without .arch) instead of the bundled tiny ones. */
+int main(int argc, char **argv) {
+    static const char *const bundled[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+    const char *const *models = argc > 1 ? (const char *const *)argv + 1 : bundled;
+    size_t nmodels = argc > 1 ? (size_t)argc - 1 : sizeof bundled / sizeof *bundled;
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
-    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+    for (size_t i = 0; i < nmodels; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/models/%s.arch", SHORTC_SOURCE_DIR, models[i]);
         Arena a;
