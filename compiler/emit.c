@@ -162,6 +162,30 @@ static void per_token_launch(Emit *e, const Node *n, KSpec *ks, int threads) {
     ks->sargs[ks->nsargs++] = arg_tokens();
 }
 
+/*
+ * What an embed.cuh launch shares whether its rows come from the token table
+ * (embed) or from an activation (pos_add, FROM_X): the row width D, the rows'
+ * and the learned positions' dtypes dts[0..1], the positions, the launch
+ * (one block per token; arguments: the node's inputs, its output, T, P).
+ */
+static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DType dts[2]) {
+    bool learned = n->pos == POS_LEARNED;
+    DType out = val(e, n->out)->dtype;
+    DType all[3] = {dts[0], dts[1], out};
+    int vec = vec_width(D, 3, all);
+    int threads = threads_for(D / vec);
+    ks->tmpl = "embed.cuh";
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
+    set_int(e, ks, "THREADS", threads);
+    if (learned) set_dtype(ks, "T_WPE", dts[1]);
+    set_dtype(ks, "T_OUT", out);
+    set_flag(ks, "POS_LEARNED", learned);
+    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
+    per_token_launch(e, n, ks, threads);
+    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+}
+
 static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     bool learned = n->pos == POS_LEARNED;
     if (n->nin != (learned ? 3 : 2)) {
@@ -177,22 +201,11 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     DType wd[2] = {wte->dtype, learned ? val(e, n->in[2])->dtype : wte->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
-    ks->tmpl = "embed.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
-    DType dts[3] = {wd[0], wd[1], x->dtype};
-    int vec = vec_width(D, 3, dts);
-    int threads = threads_for(D / vec);
-    set_int(e, ks, "D", D);
-    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "VOCAB", wte->dims[0]);
-    set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_WTE", wte->dtype);
-    if (learned) set_dtype(ks, "T_WPE", wd[1]);
-    set_dtype(ks, "T_OUT", x->dtype);
-    set_flag(ks, "POS_LEARNED", learned);
-    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
-    per_token_launch(e, n, ks, threads);
-    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+    set_flag(ks, "FROM_X", false);
+    spec_embed_rows(e, n, ks, D, wd);
     return true;
 }
 
@@ -897,7 +910,7 @@ static bool spec_embed_band(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
-/* pos_add: x * scale plus the position code of P + t (templates/pos_add.cuh). */
+/* pos_add: x * scale plus the position code of P + t (templates/embed.cuh with FROM_X). */
 static bool spec_pos_add(Emit *e, const Node *n, KSpec *ks) {
     bool learned = n->pos == POS_LEARNED;
     const Value *x = val(e, n->in[0]), *y = val(e, n->out);
@@ -906,26 +919,15 @@ static bool spec_pos_add(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "unexpected pos_add inputs or shapes");
         return false;
     }
-    DType wd = learned ? val(e, n->in[1])->dtype : y->dtype;
+    DType wd[2] = {x->dtype, learned ? val(e, n->in[1])->dtype : x->dtype};
     char sfx[64];
-    dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &wd, 0, DT_F32);
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &wd[1], 0, DT_F32);
     if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
-    ks->tmpl = "pos_add.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_pos_add_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
-    DType dts[3] = {x->dtype, wd, y->dtype};
-    int vec = vec_width(D, 3, dts);
-    int threads = threads_for(D / vec);
-    set_int(e, ks, "D", D);
-    set_int(e, ks, "VEC", vec);
-    set_int(e, ks, "THREADS", threads);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, n->scale));
-    set_dtype(ks, "T_X", x->dtype);
-    if (learned) set_dtype(ks, "T_WPE", wd);
-    set_dtype(ks, "T_OUT", y->dtype);
-    set_flag(ks, "POS_LEARNED", learned);
-    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
-    per_token_launch(e, n, ks, threads);
-    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+    set_dtype(ks, "T_IN", x->dtype);
+    set_flag(ks, "FROM_X", true);
+    spec_embed_rows(e, n, ks, D, wd);
     return true;
 }
 

@@ -2,7 +2,7 @@
 # and softmax"). In a file of its own that sorts after golden.cmake and steps.cmake, whose functions
 # (shortc_golden, shortc_steps) it uses; the interpreter-side adaptive tests are in adaptive.cmake.
 #
-# Kernels: templates/embed_band.cuh, pos_add.cuh, adaptive_logprob.cuh.
+# Kernels: templates/embed_band.cuh, embed.cuh (FROM_X: pos_add), adaptive_logprob.cuh.
 #   golden_<model>         the simulator running the emitted .cu against the interpreter (fp32 and fp16
 #                          storage; tests/suite/golden_suite.sh)
 #   steps_<model>          each launch and GEMM alone against the interpreter, continuing a sequence at
