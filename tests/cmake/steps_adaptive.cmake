@@ -36,3 +36,10 @@ foreach(model baseline_ba_adaptive_tiny txl_adaptive_tiny baseline_ba_adaptive)
     set_tests_properties(gate_nvrtc_${model} PROPERTIES LABELS "gate;no-sanitize;adaptive")
   endif()
 endforeach()
+
+#   adaptive_eval_<model>  `shortc eval --random-weights` on sim = on ref, nonoverlapping and sliding
+#                          (tests/adaptive/eval_check.sh)
+foreach(model baseline_ba_adaptive_tiny txl_adaptive_tiny)
+  add_test(NAME adaptive_eval_${model} COMMAND sh ${TESTS_DIR}/adaptive/eval_check.sh ${SHORTC_BIN} ${M}/adaptive/${model}.arch)
+  set_tests_properties(adaptive_eval_${model} PROPERTIES LABELS "sim;adaptive" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+endforeach()
