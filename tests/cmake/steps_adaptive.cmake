@@ -15,8 +15,8 @@ shortc_golden(txl_adaptive_tiny_half ${TESTS_DIR}/adaptive/txl_adaptive_tiny_hal
 shortc_golden(baseline_ba_adaptive_tiny_half ${TESTS_DIR}/adaptive/baseline_ba_adaptive_tiny_half.arch 29 2e-2 2e-2)
 shortc_steps(txl_adaptive_tiny ${M}/adaptive/txl_adaptive_tiny.arch 13 --position 17)
 shortc_steps(baseline_ba_adaptive_tiny_half ${TESTS_DIR}/adaptive/baseline_ba_adaptive_tiny_half.arch 11 --position 17)
-add_test(NAME adaptive_state COMMAND state_sessions adaptive/txl_adaptive_tiny adaptive/baseline_ba_adaptive_tiny
-                                     ../tests/adaptive/txl_adaptive_tiny_half)
+add_test(NAME adaptive_state COMMAND state_sessions models/adaptive/txl_adaptive_tiny
+                                     models/adaptive/baseline_ba_adaptive_tiny tests/adaptive/txl_adaptive_tiny_half)
 set_tests_properties(adaptive_state PROPERTIES LABELS "sim;state;adaptive" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
 foreach(t golden_txl_adaptive_tiny golden_baseline_ba_adaptive_tiny golden_txl_adaptive_tiny_half
           golden_baseline_ba_adaptive_tiny_half steps_txl_adaptive_tiny steps_baseline_ba_adaptive_tiny_half)

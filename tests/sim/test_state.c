@@ -301,16 +301,18 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
     srt_model_close(m);
 }
 
-/* With arguments, the models checked are those (paths under models/ without .arch) instead of the bundled tiny ones. */
+/* With arguments, the models checked are those (paths from the source root without .arch) instead of the bundled
+ * tiny ones. */
 int main(int argc, char **argv) {
-    static const char *const bundled[] = {"gpt2_tiny", "baseline_ba_tiny", "mixed_tiny", "gpt2_tiny_half"};
+    static const char *const bundled[] = {"models/gpt2_tiny", "models/baseline_ba_tiny", "models/mixed_tiny",
+                                          "models/gpt2_tiny_half"};
     const char *const *models = argc > 1 ? (const char *const *)argv + 1 : bundled;
     size_t nmodels = argc > 1 ? (size_t)argc - 1 : sizeof bundled / sizeof *bundled;
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
     for (size_t i = 0; i < nmodels; i++) {
         char path[1024];
-        snprintf(path, sizeof path, "%s/models/%s.arch", SHORTC_SOURCE_DIR, models[i]);
+        snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, models[i]);
         Arena a;
         arena_init(&a);
         Diag d;
