@@ -1,8 +1,7 @@
 /*
  * test_state.c — sessions keep their KV state on every backend (issue 6).
  *
- * For every bundled tiny model (or the models named on the command line),
- * on ref and on sim, with seeded random
+ * For every bundled tiny model, on ref and on sim, with seeded random
  * weights and tokens:
  *   - one call == chunks of 1 (the decode program) == chunks of 7 (every
  *     logits element within 1e-5 of the largest logit), and the session's
