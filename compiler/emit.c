@@ -42,6 +42,7 @@ static const char *cuda_type(DType t) {
 
 static int round_up(int x, int m) { return (x + m - 1) / m * m; }
 static int imin(int a, int b) { return a < b ? a : b; }
+static int imax(int a, int b) { return a > b ? a : b; }
 
 /* Threads for a one-dimensional loop over n elements: a multiple of 32, at most 256. */
 static int threads_for(int n) { return imin(256, round_up(n > 0 ? n : 1, 32)); }
@@ -117,15 +118,6 @@ static void internal(Emit *e, const Node *n, const char *fmt, ...) {
 
 static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
 
-/* Ops the CUDA emitter has no kernel for yet (adaptive input/softmax: interpreter only). */
-bool emit_unsupported(Emit *e, const Node *n, struct KSpec *ks, bool *launch) {
-    (void)ks;
-    (void)launch;
-    diag_plain_error(e->st.d, "emit: op '%s' (adaptive input/softmax) has no CUDA kernel yet; run it with the reference "
-                     "interpreter", op_name(n->op));
-    return false;
-}
-
 static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
 static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
 /* P, the position of the call's first token. */
@@ -170,6 +162,30 @@ static void per_token_launch(Emit *e, const Node *n, KSpec *ks, int threads) {
     ks->sargs[ks->nsargs++] = arg_tokens();
 }
 
+/*
+ * What an embed.cuh launch shares whether its rows come from the token table
+ * (embed) or from an activation (pos_add, FROM_X): the row width D, the rows'
+ * and the learned positions' dtypes dts[0..1], the positions, the launch
+ * (one block per token; arguments: the node's inputs, its output, T, P).
+ */
+static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DType dts[2]) {
+    bool learned = n->pos == POS_LEARNED;
+    DType out = val(e, n->out)->dtype;
+    DType all[3] = {dts[0], dts[1], out};
+    int vec = vec_width(D, 3, all);
+    int threads = threads_for(D / vec);
+    ks->tmpl = "embed.cuh";
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "VEC", vec);
+    set_int(e, ks, "THREADS", threads);
+    if (learned) set_dtype(ks, "T_WPE", dts[1]);
+    set_dtype(ks, "T_OUT", out);
+    set_flag(ks, "POS_LEARNED", learned);
+    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
+    per_token_launch(e, n, ks, threads);
+    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+}
+
 static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     bool learned = n->pos == POS_LEARNED;
     if (n->nin != (learned ? 3 : 2)) {
@@ -185,22 +201,11 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     DType wd[2] = {wte->dtype, learned ? val(e, n->in[2])->dtype : wte->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
-    ks->tmpl = "embed.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
-    DType dts[3] = {wd[0], wd[1], x->dtype};
-    int vec = vec_width(D, 3, dts);
-    int threads = threads_for(D / vec);
-    set_int(e, ks, "D", D);
-    set_int(e, ks, "VEC", vec);
     set_int(e, ks, "VOCAB", wte->dims[0]);
-    set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_WTE", wte->dtype);
-    if (learned) set_dtype(ks, "T_WPE", wd[1]);
-    set_dtype(ks, "T_OUT", x->dtype);
-    set_flag(ks, "POS_LEARNED", learned);
-    set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
-    per_token_launch(e, n, ks, threads);
-    ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+    set_flag(ks, "FROM_X", false);
+    spec_embed_rows(e, n, ks, D, wd);
     return true;
 }
 
@@ -916,6 +921,134 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
         ep.xdt = ct;
     }
     return ok && spec_epilogue(e, n, ks, &ep);
+}
+
+/* ------------------------------------------------------------------ */
+/* Adaptive input and adaptive softmax (docs/emission.md, "Adaptive")  */
+/* ------------------------------------------------------------------ */
+
+/* embed_band: one band's table rows, zeros for tokens of other bands (templates/embed_band.cuh). */
+static bool spec_embed_band(Emit *e, const Node *n, KSpec *ks) {
+    const Value *tok = val(e, n->in[0]), *tab = val(e, n->in[1]), *y = val(e, n->out);
+    int W = act_width(y);
+    if (n->nin != 2 || !W || tab->rank != 2 || tab->dims[1] != W || tab->dims[0] != n->band_hi - n->band_lo ||
+        tok->dtype != DT_I32) {
+        internal(e, n, "unexpected embed_band shapes");
+        return false;
+    }
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &tab->dtype, 0, DT_F32);
+    ks->tmpl = "embed_band.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_embed_band_%d_%d_w%d%s", n->band_lo, n->band_hi, W, sfx);
+    DType dts[2] = {tab->dtype, y->dtype};
+    int vec = vec_width(W, 2, dts);
+    int threads = threads_for(W / vec);
+    set_int(e, ks, "W", W);
+    set_int(e, ks, "VEC", vec);
+    set_int(e, ks, "LO", n->band_lo);
+    set_int(e, ks, "HI", n->band_hi);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_TAB", tab->dtype);
+    set_dtype(ks, "T_OUT", y->dtype);
+    per_token_launch(e, n, ks, threads);
+    return true;
+}
+
+/* pos_add: x * scale plus the position code of P + t (templates/embed.cuh with FROM_X). */
+static bool spec_pos_add(Emit *e, const Node *n, KSpec *ks) {
+    bool learned = n->pos == POS_LEARNED;
+    const Value *x = val(e, n->in[0]), *y = val(e, n->out);
+    int D = act_width(y);
+    if (n->nin != (learned ? 2 : 1) || !D || act_width(x) != D) {
+        internal(e, n, "unexpected pos_add inputs or shapes");
+        return false;
+    }
+    DType wd[2] = {x->dtype, learned ? val(e, n->in[1])->dtype : x->dtype};
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &wd[1], 0, DT_F32);
+    if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
+    ks->name = arena_printf(e->st.arena, "shortc_pos_add_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
+    tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, n->scale));
+    set_dtype(ks, "T_IN", x->dtype);
+    set_flag(ks, "FROM_X", true);
+    spec_embed_rows(e, n, ks, D, wd);
+    return true;
+}
+
+/*
+ * One segment of adaptive_logprob (templates/adaptive_logprob.cuh): seg 0 is
+ * the head's shortlist, seg i >= 1 tail i, written at column off of each row.
+ */
+static bool spec_logprob_segment(Emit *e, const Node *n, KSpec *ks, int seg, int off) {
+    const Value *head = val(e, n->in[0]), *cl = val(e, n->in[1]), *y = val(e, n->out);
+    const Value *part = val(e, n->in[seg ? 1 + seg : 0]);
+    int C0 = act_width(head), W = act_width(part), V = act_width(y), nt = n->ntails;
+    char sfx[64] = "";
+    append_dtype(sfx, sizeof sfx, "_", y->dtype); /* then the inputs' dtypes where they differ from it */
+    if (head->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", head->dtype);
+    if (cl->dtype != head->dtype) append_dtype(sfx, sizeof sfx, "_cl", cl->dtype);
+    if (part->dtype != head->dtype) append_dtype(sfx, sizeof sfx, "_seg", part->dtype);
+    int threads = threads_for(imax(C0 + nt, W));
+    ks->tmpl = "adaptive_logprob.cuh";
+    set_int(e, ks, "C0", C0);
+    set_int(e, ks, "NT", nt);
+    set_int(e, ks, "V", V);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_HEAD", head->dtype);
+    set_dtype(ks, "T_CL", cl->dtype);
+    set_dtype(ks, "T_OUT", y->dtype);
+    set_flag(ks, "HEAD", seg == 0);
+    if (seg == 0) {
+        ks->name = arena_printf(e->st.arena, "shortc_adaptive_logprob_head_c%d_nt%d_v%d%s", C0, nt, V, sfx);
+    } else {
+        int cluster = n->reversed ? nt - seg : seg - 1;
+        ks->name = arena_printf(e->st.arena, "shortc_adaptive_logprob_tail%d_c%d_nt%d_w%d_at%d_v%d%s", cluster, C0, nt, W,
+                                off, V, sfx);
+        set_int(e, ks, "W", W);
+        set_int(e, ks, "OFF", off);
+        set_int(e, ks, "CLUSTER", cluster);
+        set_dtype(ks, "T_SEG", part->dtype);
+    }
+    ks->grid[0] = DIM_TOKENS;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
+    if (seg) ks->sargs[ks->nsargs++] = arg_value(n->in[1 + seg]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+/*
+ * adaptive_logprob: one launch per segment (the shortlist, then each tail),
+ * all but the last added here, the last left in ks for the caller.
+ */
+static bool spec_adaptive_logprob(Emit *e, const Node *n, KSpec *ks) {
+    int nt = n->ntails, off = 0;
+    if (nt < 1 || n->nin != 2 + nt || act_width(val(e, n->in[1])) != nt) {
+        internal(e, n, "%d inputs for %d tails", n->nin, nt);
+        return false;
+    }
+    for (int seg = 0; seg <= nt; seg++) {
+        int w = act_width(val(e, n->in[seg ? 1 + seg : 0]));
+        if (!w) {
+            internal(e, n, "segment %d is not [T, width]", seg);
+            return false;
+        }
+        KSpec part;
+        memset(&part, 0, sizeof part);
+        KSpec *k = seg == nt ? ks : &part;
+        if (!spec_logprob_segment(e, n, k, seg, off) || (k == &part && !add_launch(e, n, &part))) return false;
+        off += w;
+    }
+    return true;
+}
+
+bool emit_embed_band(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed_band(e, n, ks)); }
+bool emit_pos_add(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_pos_add(e, n, ks)); }
+bool emit_adaptive_logprob(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    return (*launch = spec_adaptive_logprob(e, n, ks));
 }
 
 /* Emits one node through its op's hook, checking its kernel id against what it needs. */

@@ -381,13 +381,13 @@ const OpInfo op_table[OP_COUNT] = {
                    .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
     [OP_EMBED_BAND] = {.name = "embed_band", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_band,
                        .key_attrs = key_band, .shape = shape_embed_band, .interp = interp_embed_band,
-                       .emit = emit_unsupported, .cost = cost_elementwise},
+                       .emit = emit_embed_band, .cost = cost_elementwise},
     [OP_POS_ADD] = {.name = "pos_add", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_pos_add,
                     .print_attrs = print_pos_add, .key_attrs = key_pos_add, .shape = shape_pos_add,
-                    .interp = interp_pos_add, .emit = emit_unsupported, .cost = cost_elementwise},
+                    .interp = interp_pos_add, .emit = emit_pos_add, .cost = cost_elementwise},
     [OP_ADAPTIVE_LOGPROB] = {.name = "adaptive_logprob", .nin = -1, .out_class = VC_OUTPUT, .ninputs = ninputs_logprob,
                              .print_attrs = print_logprob, .key_attrs = key_logprob, .shape = shape_logprob,
-                             .interp = interp_adaptive_logprob, .emit = emit_unsupported, .cost = cost_elementwise},
+                             .interp = interp_adaptive_logprob, .emit = emit_adaptive_logprob, .cost = cost_elementwise},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

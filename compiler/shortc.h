@@ -591,7 +591,9 @@ bool interp_attention(struct InterpRun *r, const Node *n, float *y, const Value 
 bool interp_embed_band(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_pos_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const Value *o);
-bool emit_unsupported(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_embed(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_norm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_gemm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);

@@ -4,6 +4,11 @@
 //!
 //!   x[t, c] = wte[tokens[t], c] (+ wpe[P+t, c] | + sinusoid(P+t, c))
 //!
+//! With FROM_X (the adaptive input's pos_add node) the rows come from an
+//! activation instead of a table, scaled:
+//!
+//!   x[t, c] = in[t, c] * SCALE (+ wpe[P+t, c] | + sinusoid(P+t, c))
+//!
 //! Token t of the call is at position P + t (P: the session's position).
 //!
 //! Sinusoidal positions are interleaved: channel 2i holds sin(t * w_i) and
@@ -12,11 +17,18 @@
 //!
 //! Placeholders: COMMENT KERNEL_NAME D VEC VOCAB THREADS T_WTE T_WPE T_OUT
 //!               POS_LEARNED POS_SINUSOIDAL (0/1)
+//!               FROM_X (0/1; with 1: SCALE and T_IN instead of VOCAB and T_WTE)
 {{COMMENT}}
+{{#if FROM_X}}
+// Adaptive input scale plus positions, one block per token (templates/embed.cuh, FROM_X).
+extern "C" __global__ void {{KERNEL_NAME}}(
+    const {{T_IN}} *__restrict__ in,  // [T, D]: the summed band projections
+{{#else}}
 // Token embedding plus positions, one block per token (templates/embed.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const int *__restrict__ tokens,  // [T]
     const {{T_WTE}} *__restrict__ wte,  // [VOCAB, D]
+{{#endif}}
 {{#if POS_LEARNED}}
     const {{T_WPE}} *__restrict__ wpe,  // [positions, D]
 {{#endif}}
@@ -26,14 +38,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {
     constexpr int D = {{D}};
     constexpr int VEC = {{VEC}};
+{{#if FROM_X}}
+    constexpr float SCALE = {{SCALE}};
+{{#else}}
     constexpr int VOCAB = {{VOCAB}};
+{{#endif}}
     constexpr int THREADS = {{THREADS}};
     static_assert(D % VEC == 0, "VEC must divide the row");
     const int t = blockIdx.x;
     if (t >= T) return;
+{{#if FROM_X}}
+    const {{T_IN}} *emb = in + (size_t)t * D;
+{{#else}}
     int tok = tokens[t];
     tok = tok < 0 ? 0 : (tok >= VOCAB ? VOCAB - 1 : tok);
     const {{T_WTE}} *emb = wte + (size_t)tok * D;
+{{#endif}}
 {{#if POS_LEARNED}}
     const {{T_WPE}} *pos = wpe + (size_t)(P + t) * D;
 {{#endif}}
@@ -41,6 +61,10 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     for (int c0 = threadIdx.x * VEC; c0 < D; c0 += THREADS * VEC) {
         float v[VEC];
         shortc_ld_vec<VEC>(emb + c0, v);
+{{#if FROM_X}}
+#pragma unroll
+        for (int k = 0; k < VEC; k++) v[k] *= SCALE;
+{{#endif}}
 {{#if POS_LEARNED}}
         float p[VEC];
         shortc_ld_vec<VEC>(pos + c0, p);

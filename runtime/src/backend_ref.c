@@ -110,10 +110,7 @@ static srt_status bind_weights(srt_model *m, float **vals) {
         if (!val || val->cls != VC_WEIGHT) continue;
         const char *name = val->weight_name ? val->weight_name : val->name;
         if (name && name[0] == '@') name++;
-        int w = -1;
-        for (int i = 0; i < p->nweights && w < 0; i++) {
-            if (name && strcmp(p->weights[i].name, name) == 0) w = i;
-        }
+        int w = rt_plan_weight_index(p, name, val->rank, val->dims);
         size_t count = 1;
         for (int k = 0; k < val->rank; k++) count *= (size_t)(val->dims[k] > 0 ? val->dims[k] : 0);
         if (w < 0)

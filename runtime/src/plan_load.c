@@ -16,6 +16,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Whether a plan weight is stored in the given shape. */
+static bool stored_as(const RtPlanWeight *w, int rank, const int *dims) {
+    if (w->rank != rank) return false;
+    for (int k = 0; k < rank; k++)
+        if (w->shape[k] != dims[k]) return false;
+    return true;
+}
+
+int rt_plan_weight_index(const RtPlan *p, const char *name, int rank, const int *dims) {
+    int named = -1;
+    for (int i = 0; i < p->nweights && name; i++) {
+        if (strcmp(p->weights[i].name, name) != 0) continue;
+        if (stored_as(&p->weights[i], rank, dims)) return i;
+        if (named < 0) named = i;
+    }
+    return named;
+}
+
 const RtProgram *rt_plan_program(const RtPlan *p, int T) {
     const RtProgram *best = NULL;
     for (int i = 0; i < p->nprograms; i++) {
@@ -285,6 +303,16 @@ static srt_status parse_shape(P *p, const cJSON *obj, const char *key, int *rank
     return SRT_OK;
 }
 
+
+/*
+ * Whether two entries of one name are the two views of one file tensor that a
+ * tied adaptive softmax uses (docs/plan.md): the same file shape, one loaded
+ * as it is and one transposed.
+ */
+static bool other_view(const RtPlanWeight *a, const RtPlanWeight *b) {
+    if (a->rank != 2 || b->rank != 2 || a->transpose == b->transpose) return false;
+    return a->file_shape[0] == b->file_shape[0] && a->file_shape[1] == b->file_shape[1];
+}
 static srt_status parse_weights(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
@@ -329,7 +357,9 @@ static srt_status parse_weights(P *p, const cJSON *root) {
         pw->offset = off;
         off = (off + pw->bytes + 255) & ~(size_t)255;
         for (int j = 0; j < i; j++) {
-            if (strcmp(pl->weights[j].name, pw->name) == 0) return perr(p, "name", "'%s' is listed twice", pw->name);
+            if (strcmp(pl->weights[j].name, pw->name) == 0 && !other_view(&pl->weights[j], pw))
+                return perr(p, "name", "'%s' is listed twice (only as the other transpose of the same file shape)",
+                            pw->name);
         }
         leave(p, saved);
     }

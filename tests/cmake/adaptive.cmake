@@ -3,8 +3,7 @@
 #   adaptive_ref_<model>  the interpreter's adaptive embedding and log-probabilities on a
 #                         models/adaptive/*_tiny.arch model against the independent NumPy
 #                         reference tests/adaptive/adaptive_ref.py (skipped without numpy)
-#   adaptive_errors       bad adaptive settings get their messages; an adaptive model compiled to
-#                         CUDA fails cleanly (tests/adaptive/errors.sh)
+#   adaptive_errors       bad adaptive settings get their messages (tests/adaptive/errors.sh)
 add_executable(adaptive_dump ${TESTS_DIR}/adaptive/adaptive_dump.c)
 target_link_libraries(adaptive_dump PRIVATE shortc_core)
 foreach(m baseline_ba_adaptive_tiny txl_adaptive_tiny)

@@ -132,8 +132,9 @@ typedef struct TmplCase {
 } TmplCase;
 
 static const TmplCase tmpl_cases[] = {
-    {"embed.cuh", "COMMENT=// KERNEL_NAME=k D=64 VEC=8 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float",
-     {"POS_LEARNED", "POS_SINUSOIDAL"}},
+    {"embed.cuh",
+     "COMMENT=// KERNEL_NAME=k D=64 VEC=8 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float SCALE=8.0f T_IN=__half",
+     {"POS_LEARNED", "POS_SINUSOIDAL", "FROM_X"}},
     {"norm.cuh", "COMMENT=// KERNEL_NAME=k D=48 VEC=4 THREADS=64 EPS=1e-05f T_IN=float T_GAMMA=__half T_BETA=__half T_OUT=float T_A=__half T_B=float",
      {"LAYERNORM", "ADD", "STORE_SUM"}},
     {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float",
@@ -145,6 +146,11 @@ static const TmplCase tmpl_cases[] = {
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
      {"KV_HTD", "COMBINE"}},
+    {"embed_band.cuh", "COMMENT=// KERNEL_NAME=k W=24 VEC=8 LO=64 HI=160 THREADS=32 T_TAB=__half T_OUT=float", {NULL}},
+    {"adaptive_logprob.cuh",
+     "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "
+     "T_OUT=float",
+     {"HEAD"}},
 };
 
 static void test_templates(void) {

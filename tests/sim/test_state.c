@@ -321,17 +321,20 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
     srt_model_close(m);
 }
 
-int main(void) {
-    /* the bundled tiny models of every attention kind (the sparse kinds run the engine at P > 0 in chunks), and a
-     * model mixing kinds, whose decode program runs flash-decoding and the engine with T = 1 side by side */
-    static const char *const models[] = {
+/* With arguments, the models checked are those (paths from the source root without .arch) instead of the bundled
+ * tiny ones: the tiny models of every attention kind (the sparse kinds run the engine at P > 0 in chunks), and a
+ * model mixing kinds, whose decode program runs flash-decoding and the engine with T = 1 side by side. */
+int main(int argc, char **argv) {
+    static const char *const bundled[] = {
         "models/gpt2_tiny",        "models/baseline_ba_tiny",    "models/mixed_tiny",
         "models/gpt2_tiny_half",   "models/local_tiny",          "models/longformer_lm_tiny",
         "models/sparse_strided_tiny", "models/bigbird_lm_tiny", "models/gaussian_tiny",
         "tests/sim/kinds_mixed_tiny"};
+    const char *const *models = argc > 1 ? (const char *const *)argv + 1 : bundled;
+    size_t nmodels = argc > 1 ? (size_t)argc - 1 : sizeof bundled / sizeof *bundled;
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
-    for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
+    for (size_t i = 0; i < nmodels; i++) {
         char path[1024];
         snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, models[i]);
         Arena a;
