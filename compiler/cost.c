@@ -201,6 +201,32 @@ void cost_forward(const Graph *g, int T, OpCost *total) {
     }
 }
 
+void cost_cached_token(const Graph *g, int C, OpCost *total) {
+    memset(total, 0, sizeof *total);
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!live(n)) continue;
+        OpCost c;
+        node_cost(g, n, 1, &c);
+        double q = 0, k = 0, before = 0, after = 0;
+        if (n->op == OP_ATTENTION && (C == 0 || attn_geometry(&n->attn, n->layer, n->heads, C, &q, &k, &before)) &&
+            attn_geometry(&n->attn, n->layer, n->heads, C + 1, &q, &k, &after)) {
+            /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
+            double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before;
+            memset(&c, 0, sizeof c);
+            count_read(&c, in_value(g, n, 0), H * hd);
+            count_read(&c, in_value(g, n, 1), 2.0 * keys * H * hd);
+            count_written(&c, out_value(g, n), H * hd);
+            c.attn_queries = 1;
+            c.attn_keys = C + 1;
+            c.attn_scores = scores;
+            c.flops = 2.0 * 2.0 * hd * scores;
+            c.other_ops = OPS_SOFTMAX * scores;
+        }
+        op_cost_add(total, &c);
+    }
+}
+
 /* Bytes of one matmul's epilogue kernel: its result read and written back, the bias and residual read. */
 static double epilogue_kernel_bytes(const Graph *g, const Node *n, int T) {
     const Value *y = out_value(g, n);

@@ -838,6 +838,9 @@ typedef struct ModelCost {
 
 /* Cost of the live nodes of g for one call on T tokens (T >= 1). */
 void cost_forward(const Graph *g, int T, OpCost *total);
+/* Cost of one token at position C (0-based) of a session with a KV cache: every node at T = 1, attention
+ * of that query over the keys 0..C its pattern lets it see (K/V read from the cache). */
+void cost_cached_token(const Graph *g, int C, OpCost *total);
 /* Bytes the generated kernels of one forward on T tokens read and write (*moved: every launch a node
  * needs, a matmul's epilogue kernel reading its GEMM result, bias and residual and writing the result
  * back), and the minimum (*minimum: the same without epilogue kernels, which a fused design does in

@@ -33,20 +33,12 @@ static double median(double *v, int n) {
     return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* Cost-model FLOPs of one token at context C with the cache: every node at T = 1, attention over C keys. */
+/* Cost-model FLOPs of the token after C cached ones (compiler/cost.c: every node at T = 1, attention over the
+ * keys 0..C its pattern lets it see). */
 static double cached_flops(const Graph *g, int C) {
-    double flops = 0;
-    for (int i = 0; i < g->nnodes; i++) {
-        const Node *n = g->nodes[i];
-        const OpInfo *oi = op_info(n->op);
-        if (n->dead || !oi || !oi->cost) continue;
-        OpCost c;
-        memset(&c, 0, sizeof c);
-        oi->cost(g, n, 1, &c);
-        if (n->op == OP_ATTENTION) flops += 4.0 * n->head_dim * n->heads * C; /* q.k and p.v over C keys */
-        else flops += c.flops;
-    }
-    return flops;
+    OpCost c;
+    cost_cached_token(g, C, &c);
+    return c.flops;
 }
 
 int main(int argc, char **argv) {

@@ -7,14 +7,17 @@
  * BACKEND is sim (default) or ref; the models default to the bundled tiny ones. Each model is
  * evaluated over 1.5 segments of seeded tokens with random weights in nonoverlapping, sliding
  * (stride L/2 and 1), windows (overlap L/4) and tokenwise modes; the simulator's kernels are
- * compiled once (the kernel cache) before timing. FLOPs per token of each mode are the cost
- * model's (`shortc compare MODEL.arch`).
+ * compiled once (the kernel cache) before timing. Each row also prints the cost model's matrix
+ * FLOPs per scored token (compiler/cost.c): the window modes from cost_model over full windows
+ * (as `shortc compare` prints them), tokenwise as the mean of cost_cached_token over the
+ * positions the run feeds (one query against the cached keys).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "shortc.h"
 #include "shortrt.h"
 
 static double now_s(void) {
@@ -23,8 +26,28 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Cost-model matrix FLOPs per scored token of a mode on n tokens with windows of L (-1 when unknown). */
+static double mode_flops(Graph *g, srt_mode mode, int stride, int overlap, int L, int n) {
+    if (!g) return -1;
+    if (mode == SRT_MODE_TOKENWISE) {
+        double sum = 0;
+        for (int i = 0; i < n; i++) {
+            OpCost c;
+            cost_cached_token(g, i % L, &c);
+            sum += c.flops;
+        }
+        return sum / n;
+    }
+    CostOptions o = {.window = L, .stride = stride, .overlap = overlap, .overlap_given = mode == SRT_MODE_WINDOWS};
+    char why[256];
+    const ModelCost *mc = cost_model(g, &o, why, sizeof why);
+    if (!mc) return -1;
+    CostMode cm = mode == SRT_MODE_SLIDING ? MODE_SLIDING : mode == SRT_MODE_WINDOWS ? MODE_OVERLAP : MODE_NONOVERLAP;
+    return mc->modes[cm].flops;
+}
+
 /* Times one mode; prints a table row. */
-static void bench_mode(srt_session *s, srt_mode mode, int stride, int overlap,
+static void bench_mode(srt_session *s, Graph *g, int L, srt_mode mode, int stride, int overlap,
                        const int32_t *tok, int n, float *nll) {
     srt_eval_options o;
     srt_eval_options_init(&o);
@@ -37,7 +60,8 @@ static void bench_mode(srt_session *s, srt_mode mode, int stride, int overlap,
              stride ? stride : overlap);
     if (!stride && !overlap) what[strlen(srt_mode_name(mode))] = 0;
     if (st != SRT_OK) printf("  %-22s failed\n", what);
-    else printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)\n", what, (n - 1) / dt, n - 1, dt);
+    else printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)  %10.4g FLOPs/token\n", what, (n - 1) / dt, n - 1, dt,
+                mode_flops(g, mode, stride, overlap, L, n));
 }
 
 static int bench_model(const char *path, srt_backend backend) {
@@ -64,11 +88,21 @@ static int bench_model(const char *path, srt_backend backend) {
     srt_eval_options warm;
     srt_eval_options_init(&warm);
     srt_eval_nll(s, &warm, tok, 2, nll); /* warm-up: kernels compiled or taken from the cache */
-    bench_mode(s, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll);
-    bench_mode(s, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll);
-    bench_mode(s, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll);
-    bench_mode(s, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll);
-    bench_mode(s, SRT_MODE_SLIDING, 1, 0, tok, n, nll);
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    CompileOptions co = {.path = path, .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileResult cr;
+    bool compiled = shortc_compile(&a, &d, &co, &cr);
+    Graph *g = compiled ? cr.graph : NULL;
+    bench_mode(s, g, L, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll);
+    bench_mode(s, g, L, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll);
+    bench_mode(s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll);
+    bench_mode(s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll);
+    bench_mode(s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll);
+    if (compiled) compile_result_free(&cr);
+    arena_free(&a);
     free(tok);
     free(nll);
     srt_session_destroy(s);

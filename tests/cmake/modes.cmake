@@ -40,5 +40,5 @@ set_tests_properties(modes_generate PROPERTIES LABELS "cli;modes" TIMEOUT 300)
 # bench_modes: tokens/s of each mode on the test-size models (a benchmark run by hand,
 # tests/bench/README.md; not a test)
 add_executable(bench_modes ${TESTS_DIR}/bench/bench_modes.c)
-target_link_libraries(bench_modes PRIVATE shortrt)
+target_link_libraries(bench_modes PRIVATE shortrt shortc_core)
 target_compile_definitions(bench_modes PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")

@@ -307,6 +307,40 @@ static void test_kernel_traffic(void) {
     CHECK(near(umoved, moved + extra - fused_norm_extra, 1e-12));
 }
 
+/* Token by token through the cache costs what one call costs: the tokens at positions 0..T-1 sum to the forward
+ * on T tokens (every node but attention is linear in T; attention's row pairs telescope), for causal and for a
+ * sparse kind. */
+static void cached_tokens_sum_to(const char *model, int T) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    CompileOptions co = {.path = arena_printf(&a, "%s/%s.arch", models_dir, model), .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileResult cr;
+    bool ok = shortc_compile(&a, &d, &co, &cr);
+    CHECK(ok && cr.graph);
+    if (ok && cr.graph) {
+        OpCost whole, one;
+        cost_forward(cr.graph, T, &whole);
+        double flops = 0, scores = 0;
+        for (int C = 0; C < T; C++) {
+            cost_cached_token(cr.graph, C, &one);
+            flops += one.flops, scores += one.attn_scores;
+        }
+        CHECK(near(flops, whole.flops, 1e-12) && near(scores, whole.attn_scores, 1e-12));
+        if (!near(flops, whole.flops, 1e-12))
+            fprintf(stderr, "%s: cached tokens %.17g FLOPs, one call %.17g\n", model, flops, whole.flops);
+    }
+    compile_result_free(&cr);
+    arena_free(&a);
+}
+
+static void test_cached_token(void) {
+    cached_tokens_sum_to("gpt2_tiny", 37);
+    cached_tokens_sum_to("local_tiny", 45);
+    cached_tokens_sum_to("bigbird_lm_tiny", 50);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -320,5 +354,6 @@ int main(int argc, char **argv) {
     test_kernel_facts();
     test_sass_mix();
     test_kernel_traffic();
+    test_cached_token();
     return check_done("cost_unit");
 }
