@@ -11,6 +11,13 @@
  *   bench_attn [T...]      (default 128 1024)
  *
  * Exits 1 when a kind misses the goal: visited/needed <= 1.05, causal <= 1.02.
+ *
+ * Then, per kind and T, an analytic H100 estimate (labelled as one) for
+ * gpt2_small's attention geometry (12 heads of 64, bf16 K/V): the pattern's
+ * visible pairs give 4*hd FLOPs each (q.k and p.v); the time is
+ * max(FLOPs / peak, compulsory bytes / bandwidth), where the compulsory bytes
+ * read Q, K, V and write the output once. Two peaks: fp32 CUDA cores (today's
+ * engine path) and bf16 tensor cores (the path issue 7 adds).
  */
 #include "../attention/engine_render.h"
 #include "rt_driver.h"
@@ -125,6 +132,31 @@ static long visited(CUmodule m, const BenchKind *k, int T) {
     return result;
 }
 
+/* The analytic H100 estimate per kind and T (see the header); an estimate, not a measurement. */
+static void print_estimates(int argc, char **argv, const int *dflt, int nT) {
+    const DeviceSpec *dev = device_find("h100-sxm");
+    if (!dev) return;
+    enum { EH = 12, EHD = 64 };
+    printf("\nESTIMATE (analytic, not measured): %s, gpt2_small attention geometry (%d heads of %d, bf16 K/V)\n",
+           dev->title, EH, EHD);
+    printf("%-9s %6s %12s %12s %14s %14s\n", "kind", "T", "GFLOP", "MB", "us fp32 cores", "us bf16 tensor");
+    for (int t = 0; t < nT; t++) {
+        int T = argc > 1 ? atoi(argv[t + 1]) : dflt[t];
+        for (int k = 0; k < NKINDS; k++) {
+            AttnPattern p;
+            char err[256];
+            if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) continue;
+            double pairs = attn_pattern_pairs(&p, T) / H * EH; /* visible pairs per head of the pattern, 12 heads */
+            attn_pattern_free(&p);
+            double flops = 4.0 * EHD * pairs, bytes = 4.0 * T * EH * EHD * 2.0, mem = bytes / dev->bandwidth;
+            double t32 = flops / dev->fp32 > mem ? flops / dev->fp32 : mem;
+            double t16 = flops / dev->bf16 > mem ? flops / dev->bf16 : mem;
+            printf("%-9s %6d %12.4f %12.3f %14.2f %14.2f\n", kinds[k].name, T, flops / 1e9, bytes / 1e6, t32 * 1e6,
+                   t16 * 1e6);
+        }
+    }
+}
+
 int main(int argc, char **argv) {
     char err[256];
     if (rt_driver_sim(&D, 0, 0, err, sizeof err) != SRT_OK) {
@@ -166,5 +198,6 @@ int main(int argc, char **argv) {
         }
     }
     printf("density: visible pairs / (heads * T * T); vs causal: / (heads * T(T+1)/2)\n");
+    print_estimates(argc, argv, dflt, nT);
     return fails ? 1 : 0;
 }
