@@ -4,7 +4,8 @@
 # filled by the first call (a .facts entry with its .meta), the second call
 # reads it ("facts_cached": true) and prints the same JSON and table; an entry
 # cut short, or one whose sidecar matches but whose text does not read, is
-# recomputed with the same output and stored again.
+# recomputed with the same output and stored again; a store that fails does
+# not fail the command.
 set -u
 bin=$1
 models=$2
@@ -64,6 +65,11 @@ facts malformed false
 same malformed
 facts restored true
 same restored
+
+# a store that fails (a directory where the entry goes): the command still succeeds, same output
+rm -f "$entry" "$entry.meta" && mkdir "$entry"
+facts unstorable false
+same unstorable
 
 [ $fail = 0 ] && echo "facts_cache: ok"
 exit $fail
