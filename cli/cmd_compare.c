@@ -15,13 +15,14 @@
  * through fileio (never half-written). Times are roofline estimates.
  * --kernels also emits each model's CUDA and compiles it with NVRTC for the
  * arch (cli/nvrtc_facts.c) to list registers, spills, shared memory,
- * barriers, the PTX instruction mix and an occupancy estimate per kernel.
+ * barriers, the PTX instruction mix and an occupancy estimate per kernel;
+ * the facts are kept in the kernel cache (cli/facts_cache.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
 
 #include "fileio.h"
-#include "nvrtc_facts.h"
+#include "facts_cache.h"
 #include "shortc.h"
 
 #include <cjson/cJSON.h>
@@ -88,6 +89,7 @@ typedef struct Costed {
     ModelCost *cost;         /* its cost model (in the shared arena) */
     KernelRow *kernels;      /* --kernels: one row per kernel (malloc'd), else NULL */
     int nkernels;            /* rows */
+    bool facts_cached;       /* --kernels: the facts came from the kernel cache (cli/facts_cache.c) */
 } Costed;
 
 /* ------------------------------------------------------------------ */
@@ -216,12 +218,14 @@ static void launch_shape(const cJSON *steps, const char *name, int *block, int *
     }
 }
 
-/* Kernel facts of an emitted model: NVRTC for arch, launches from the plan, occupancy on dev. */
+/* Kernel facts of an emitted model: NVRTC for arch (or the kernel cache), launches from the plan, occupancy on dev. */
 static bool kernel_rows(const EmitResult *em, int arch, const DeviceSpec *dev, Costed *out, const char *name) {
     KernelFacts *f = calloc(MAX_KERNEL_FACTS, sizeof *f);
     cJSON *plan = cJSON_Parse(em->plan_json);
     char err[2048], note[2048];
-    int n = f && plan ? nvrtc_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err, note, sizeof note) : -1;
+    int n = f && plan ? cached_kernel_facts(em->cu, arch, f, MAX_KERNEL_FACTS, err, sizeof err, note, sizeof note,
+                                            &out->facts_cached)
+                      : -1;
     if (n < 0) fprintf(stderr, "shortc: error: %s: %s\n", name, f && plan ? err : "out of memory");
     else if (note[0]) fprintf(stderr, "shortc: note: %s: %s\n", name, note);
     out->kernels = n >= 0 ? calloc((size_t)n + 1, sizeof *out->kernels) : NULL;
@@ -620,6 +624,7 @@ static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
     cJSON_AddItemToObject(o, "modes", modes_json(m));
     cJSON_AddItemToObject(o, "steps", steps_json(m, dev));
     if (arch) cJSON_AddItemToObject(o, "kernels", kernels_json(c, arch));
+    if (arch) cJSON_AddBoolToObject(o, "facts_cached", c->facts_cached);
     return o;
 }
 

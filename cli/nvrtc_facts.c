@@ -51,13 +51,26 @@ static void add_sass(nvrtcProgram prog, int arch, KernelFacts *t, int n, char *n
     free(cubin);
 }
 
+/* The CUDA include directory NVRTC is given. */
+static const char *cuda_include(void) {
+    const char *inc = getenv("SHORTC_CUDA_INCLUDE");
+    return inc && *inc ? inc : SHORTC_CUDA_INCLUDE;
+}
+
+void nvrtc_facts_config(int arch, char *out, size_t len) {
+    int major = 0, minor = 0;
+    char tool[1024];
+    if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) major = minor = -1;
+    if (!sass_tool_find(tool, sizeof tool)) snprintf(tool, sizeof tool, "none");
+    snprintf(out, len, "sm_%d\nnvrtc %d.%d\ninclude %s\ncuobjdump %s\n", arch, major, minor, cuda_include(), tool);
+}
+
 int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen, char *note,
                        size_t notelen) {
     if (notelen) note[0] = '\0';
     char arch_opt[64], inc_opt[1100];
-    const char *inc = getenv("SHORTC_CUDA_INCLUDE");
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=sm_%d", arch);
-    snprintf(inc_opt, sizeof inc_opt, "-I%s", inc && *inc ? inc : SHORTC_CUDA_INCLUDE);
+    snprintf(inc_opt, sizeof inc_opt, "-I%s", cuda_include());
     const char *opts[] = {arch_opt, inc_opt, "--ptxas-options=-v"};
     nvrtcProgram prog;
     nvrtcResult r = nvrtcCreateProgram(&prog, cu, "model.cu", 0, NULL, NULL);

@@ -15,4 +15,10 @@
 int nvrtc_kernel_facts(const char *cu, int arch, KernelFacts *t, int max, char *err, size_t errlen, char *note,
                        size_t notelen);
 
+/*
+ * What the facts depend on besides the .cu text (the cache key of cli/facts_cache.c):
+ * arch, NVRTC's version, the CUDA include directory and the cuobjdump found ("none").
+ */
+void nvrtc_facts_config(int arch, char *out, size_t len);
+
 #endif

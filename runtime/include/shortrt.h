@@ -228,6 +228,21 @@ srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, i
                              srt_compile_info *info);
 
 /*
+ * Small text entries of a caller in the kernel cache (docs/runtime.md "The kernel cache"):
+ * shortc keeps the static kernel facts of `compare/report --kernels` there. The entry is named
+ * by a hash of key (keylen bytes: everything the text depends on) and ext (1 to 15 lowercase
+ * letters or digits), and stored and validated like the cubins: private directory, a length
+ * and hash sidecar, atomic rename. cache_dir NULL: $SHORTC_CACHE or ~/.cache/shortc.
+ * get: SRT_OK with *text (NUL-terminated, *len bytes; free with srt_free) on a valid entry,
+ * SRT_OK with *text NULL on a missing or corrupt one (a put replaces it); SRT_ERR_IO when no
+ * private cache directory can be had. put: SRT_OK, or SRT_ERR_IO when it cannot be stored.
+ */
+srt_status srt_cache_text_get(srt_context *ctx, const char *cache_dir, const char *key, size_t keylen,
+                              const char *ext, char **text, size_t *len);
+srt_status srt_cache_text_put(srt_context *ctx, const char *cache_dir, const char *key, size_t keylen,
+                              const char *ext, const char *text, size_t len);
+
+/*
  * .npy helpers (C order), for logits files and simulator buffers.
  * srt_npy_read* allocate *data with the context's allocator (free with srt_free).
  */

@@ -31,7 +31,7 @@ target_link_libraries(compare_json PRIVATE PkgConfig::CJSON m)
 target_include_directories(compare_json PRIVATE ${TESTS_DIR})
 add_test(NAME cli_compare COMMAND sh ${TESTS_DIR}/cli/compare.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}
                                      $<TARGET_FILE:compare_json>)
-set_tests_properties(cli_compare PROPERTIES LABELS cli)
+set_tests_properties(cli_compare PROPERTIES LABELS cli ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
 
 # `shortc sim` with relative cache and temporary directories, a missing $HOME, #include and -I
 # (and the cache key over included headers), compile errors quoting the user's line, all-or-nothing
