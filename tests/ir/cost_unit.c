@@ -21,17 +21,23 @@
 
 static const char *models_dir;
 
-/* Compiles models_dir/file through the passes and costs it; NULL (with a failed check) on error. */
-static ModelCost *cost_of(Arena *a, const char *file, const CostOptions *o, char *why, size_t whylen) {
+/* The graph of models_dir/file after the passes, in a (fused unless no_fuse); NULL (with a failed check) on error. */
+static Graph *graph_of(Arena *a, const char *file, bool no_fuse) {
     Diag d;
     diag_init(&d, a, stderr);
-    CompileOptions co = {.path = arena_printf(a, "%s/%s", models_dir, file), .stop = COMPILE_STOP_AFTER_PASSES};
+    CompileOptions co = {.path = arena_printf(a, "%s/%s", models_dir, file), .stop = COMPILE_STOP_AFTER_PASSES,
+                         .no_fuse = no_fuse};
     CompileResult cr;
     bool ok = shortc_compile(a, &d, &co, &cr);
     compile_result_free(&cr);
     CHECK(ok && cr.graph);
-    if (!ok || !cr.graph) return NULL;
-    return cost_model(cr.graph, o, why, whylen);
+    return ok ? cr.graph : NULL;
+}
+
+/* Compiles models_dir/file through the passes and costs it; NULL (with a failed check) on error. */
+static ModelCost *cost_of(Arena *a, const char *file, const CostOptions *o, char *why, size_t whylen) {
+    Graph *g = graph_of(a, file, false);
+    return g ? cost_model(g, o, why, whylen) : NULL;
 }
 
 static bool near(double got, double want, double rel) { return fabs(got - want) <= rel * fabs(want); }
@@ -276,16 +282,9 @@ static void test_sass_mix(void) {
 static void kernel_traffic(bool no_fuse, double *moved, double *minimum) {
     Arena a;
     arena_init(&a);
-    Diag d;
-    diag_init(&d, &a, stderr);
-    CompileOptions co = {.path = arena_printf(&a, "%s/gpt2_tiny.arch", models_dir), .stop = COMPILE_STOP_AFTER_PASSES,
-                         .no_fuse = no_fuse};
-    CompileResult cr;
-    bool ok = shortc_compile(&a, &d, &co, &cr);
-    CHECK(ok && cr.graph);
+    Graph *g = graph_of(&a, "gpt2_tiny.arch", no_fuse);
     *moved = *minimum = -1;
-    if (ok && cr.graph) cost_kernel_traffic(cr.graph, cr.graph->spec->segment, moved, minimum);
-    compile_result_free(&cr);
+    if (g) cost_kernel_traffic(g, g->spec->segment, moved, minimum);
     arena_free(&a);
 }
 
@@ -313,25 +312,19 @@ static void test_kernel_traffic(void) {
 static void cached_tokens_sum_to(const char *model, int T) {
     Arena a;
     arena_init(&a);
-    Diag d;
-    diag_init(&d, &a, stderr);
-    CompileOptions co = {.path = arena_printf(&a, "%s/%s.arch", models_dir, model), .stop = COMPILE_STOP_AFTER_PASSES};
-    CompileResult cr;
-    bool ok = shortc_compile(&a, &d, &co, &cr);
-    CHECK(ok && cr.graph);
-    if (ok && cr.graph) {
+    Graph *g = graph_of(&a, arena_printf(&a, "%s.arch", model), false);
+    if (g) {
         OpCost whole, one;
-        cost_forward(cr.graph, T, &whole);
+        cost_forward(g, T, &whole);
         double flops = 0, scores = 0;
         for (int C = 0; C < T; C++) {
-            cost_cached_token(cr.graph, C, &one);
+            cost_cached_token(g, C, &one);
             flops += one.flops, scores += one.attn_scores;
         }
         CHECK(near(flops, whole.flops, 1e-12) && near(scores, whole.attn_scores, 1e-12));
         if (!near(flops, whole.flops, 1e-12))
             fprintf(stderr, "%s: cached tokens %.17g FLOPs, one call %.17g\n", model, flops, whole.flops);
     }
-    compile_result_free(&cr);
     arena_free(&a);
 }
 
