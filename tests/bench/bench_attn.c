@@ -14,9 +14,9 @@
  *
  * Then, per kind and T, an analytic H100 estimate (labelled as one) for
  * gpt2_small's attention geometry (12 heads of 64, bf16 K/V): the pattern's
- * visible pairs give 4*hd FLOPs each (q.k and p.v); the time is
- * max(FLOPs / peak, compulsory bytes / bandwidth), where the compulsory bytes
- * read Q, K, V and write the output once. Two peaks: fp32 CUDA cores (today's
+ * visible pairs give 4*hd FLOPs each (q.k and p.v); the time is the cost
+ * model's roofline_seconds: max(FLOPs / peak, compulsory bytes / bandwidth),
+ * where the compulsory bytes read Q, K, V and write the output once. Two peaks: fp32 CUDA cores (today's
  * engine path) and bf16 tensor cores (the path issue 7 adds).
  */
 #include "../attention/engine_render.h"
@@ -148,11 +148,13 @@ static void print_estimates(int argc, char **argv, const int *dflt, int nT) {
             if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) continue;
             double pairs = attn_pattern_pairs(&p, T) / H * EH; /* visible pairs per head of the pattern, 12 heads */
             attn_pattern_free(&p);
-            double flops = 4.0 * EHD * pairs, bytes = 4.0 * T * EH * EHD * 2.0, mem = bytes / dev->bandwidth;
-            double t32 = flops / dev->fp32 > mem ? flops / dev->fp32 : mem;
-            double t16 = flops / dev->bf16 > mem ? flops / dev->bf16 : mem;
-            printf("%-9s %6d %12.4f %12.3f %14.2f %14.2f\n", kinds[k].name, T, flops / 1e9, bytes / 1e6, t32 * 1e6,
-                   t16 * 1e6);
+            /* q.k and p.v per visible pair; Q, K, V read and the output written once, bf16 */
+            OpCost c = {.flops = 4.0 * EHD * pairs};
+            c.bytes_read[DT_BF16] = 3.0 * T * EH * EHD * 2.0;
+            c.bytes_written[DT_BF16] = 1.0 * T * EH * EHD * 2.0;
+            double t32 = roofline_seconds(dev, &c, false, DT_F32), t16 = roofline_seconds(dev, &c, true, DT_BF16);
+            printf("%-9s %6d %12.4f %12.3f %14.2f %14.2f\n", kinds[k].name, T, c.flops / 1e9,
+                   (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / 1e6, t32 * 1e6, t16 * 1e6);
         }
     }
 }
