@@ -21,3 +21,9 @@ target_link_libraries(test_device_sampler PRIVATE shortrt)
 target_include_directories(test_device_sampler PRIVATE ${TESTS_DIR})
 add_test(NAME device_sampler COMMAND test_device_sampler ${TESTS_DIR}/tokenizer/tok_tiny.arch)
 set_tests_properties(device_sampler PROPERTIES LABELS "modes;sim" TIMEOUT 600)
+#   generate_batch      `shortc generate` over a batch of prompts of different lengths (--prompts, repeated
+#                       --prompt): one line per prompt equal to the prompt run alone, greedy and sampled, on
+#                       sim and ref; --eos per sequence; tokens/s; bytes from the device; errors
+#                       (tests/modes/generate_batch.sh)
+add_test(NAME generate_batch COMMAND sh ${TESTS_DIR}/modes/generate_batch.sh ${SHORTC_BIN} ${TESTS_DIR})
+set_tests_properties(generate_batch PROPERTIES LABELS "cli;modes" TIMEOUT 600)
