@@ -2,7 +2,7 @@
 # generate_batch.sh SHORTC TESTS_DIR — `shortc generate` over a batch of prompts of different lengths
 # (--prompts FILE, one per line; repeated --prompt with --tokenizer): one output line per prompt, each the
 # same as the prompt run alone, greedy and sampled, on sim (tokens drawn on the device) and ref; --eos
-# stops only the sequence that draws it; tokens/s on stderr; --report counts 4 bytes per draw copied
+# stops only the sequence that draws it; --report gives tokens/s on stderr and counts 4 bytes per draw copied
 # from the device; errors for bad prompt files and conflicting inputs.
 set -u
 bin=$1
@@ -19,7 +19,7 @@ g() { "$bin" generate "$m" --random-weights 6 --max-new 6 "$@"; }
 for be in sim ref; do
     for opts in "" "--temperature 1 --top-k 20 --top-p 0.9 --seed 4"; do
         # shellcheck disable=SC2086
-        g --backend $be --prompts "$tmp/prompts" $opts >"$tmp/batch" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
+        g --backend $be --prompts "$tmp/prompts" $opts --report >"$tmp/batch" 2>"$tmp/err" || { cat "$tmp/err"; fail=1; }
         [ "$(wc -l <"$tmp/batch")" -eq 3 ] || { echo "FAIL: $be $opts: $(cat "$tmp/batch")"; fail=1; }
         grep -Eq "^3 prompts on backend $be: [0-9]+ tokens generated in [0-9.]+ ms, [0-9.]+ tokens/s$" "$tmp/err" ||
             { echo "FAIL: $be: stderr: $(cat "$tmp/err")"; fail=1; }
