@@ -14,7 +14,10 @@
  * launch, or call cublasGemmEx / cublasGemmStridedBatchedEx with the plan's
  * exact parameters (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, float
  * alpha/beta). Every result is checked; a failure names the step, its
- * kernel and its .arch line. Then synchronize and copy the logits out.
+ * kernel and its .arch line. Then synchronize and copy the logits out, or
+ * run the plan's "loss" program (per-row losses: T floats come back) or its
+ * "sample" program (the next token: 4 bytes come back) instead; every copy
+ * to the host is counted in the session's bytes_to_host.
  * rt_exec_step runs one step the same way, for checking tools.
  *
  * rt_backend_device is the table shortrt.c calls for sim and cuda. On a plan
