@@ -3,7 +3,7 @@
  *
  *   shortc FILE.arch [-o OUT.cu] [options]   compile (the default command)
  *   shortc run MODEL [options]               run a model on a backend (libshortrt)
- *   shortc generate MODEL [options]          greedy or sampled generation through the session's state
+ *   shortc generate MODEL [options]          greedy or sampled generation of one prompt or a batch (cmd_generate.c)
  *   shortc eval MODEL [options]              NLL and perplexity under an inference mode (cmd_eval.c)
  *   shortc tokenize --tokenizer T ...        GPT-2 BPE text <-> ids (cmd_tokenize.c)
  *   shortc cmp A.npy B.npy [--atol X] [--rtol Y]
@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
 #include "cmd_eval.h"
+#include "cmd_generate.h"
 #include "cmd_mask.h"
 #include "cmd_sim.h"
 #include "cmd_tokenize.h"
@@ -54,7 +55,8 @@ static const char usage_text[] =
     "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
     "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
-    "                  (--tokens PROMPT | --prompt TEXT --tokenizer T) --max-new N [--backend B] [--model NAME]\n"
+    "                  (--tokens PROMPT | --prompt TEXT... --tokenizer T | --prompts FILE) --max-new N\n"
+    "                  [--backend B] [--model NAME]\n"
     "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report]\n"
     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
@@ -302,16 +304,26 @@ static void print_escaped(FILE *f, const char *s, size_t n) {
     }
 }
 
+char *read_text_file(const char *path, const char *what, size_t *len) {
+    const char *why;
+    char *text = fio_read_file(path, TOKENS_FILE_MAX, len, &why);
+    if (!text)
+        fprintf(stderr, "shortc: error: cannot read %s '%s': %s\n", what, path,
+                why == fio_too_large ? "larger than 64 MiB" : why);
+    return text;
+}
+
 /* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
 static int read_tokens(const char *path, int32_t **out) {
-    const char *why;
     size_t len = 0;
-    char *text = fio_read_file(path, TOKENS_FILE_MAX, &len, &why);
-    if (!text) {
-        fprintf(stderr, "shortc: error: cannot read tokens '%s': %s\n", path,
-                why == fio_too_large ? "larger than 64 MiB" : why);
-        return -1;
-    }
+    char *text = read_text_file(path, "tokens", &len);
+    if (!text) return -1;
+    int n = parse_tokens(path, text, len, out);
+    free(text);
+    return n;
+}
+
+int parse_tokens(const char *path, const char *text, size_t len, int32_t **out) {
     int cap = 64, n = 0;
     int32_t *t = malloc(sizeof *t * (size_t)cap);
     int ok = t != NULL;
@@ -349,7 +361,6 @@ static int read_tokens(const char *path, int32_t **out) {
         }
         t[n++] = (int32_t)v;
     }
-    free(text);
     if (!ok) { free(t); return -1; }
     if (n == 0) {
         fprintf(stderr, "shortc: error: %s: no tokens (the file is empty or only whitespace)\n", path);
@@ -548,106 +559,6 @@ out:
     return rc;
 }
 
-/* Writes the generated ids[n]: their text through --tokenizer, else the ids space-separated. */
-static bool print_generated(const RunArgs *ra, const int32_t *ids, int n) {
-    if (!ra->tokenizer) {
-        for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", (int)ids[i]);
-        if (n) printf("\n");
-        return true;
-    }
-    srt_context *ctx = NULL;
-    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return false;
-    srt_tokenizer *t = cli_tokenizer_open(ctx, ra->tokenizer);
-    char *text = NULL;
-    size_t len = 0;
-    srt_status st = t ? srt_tokenizer_decode(t, ids, (size_t)n, &text, &len) : SRT_ERR_INVALID;
-    if (t && st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
-    if (st == SRT_OK) printf("%.*s\n", (int)len, text);
-    srt_free(ctx, text);
-    srt_tokenizer_close(t);
-    srt_context_destroy(ctx);
-    return st == SRT_OK;
-}
-
-/* The sampler of generate's --temperature, --top-k, --top-p and --seed; prints the error. */
-static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om) {
-    srt_sampling cfg;
-    srt_sampling_init(&cfg);
-    cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
-    cfg.seed = (uint64_t)ra->sample_seed;
-    srt_sampler *sm = NULL;
-    srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
-    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
-    return sm;
-}
-
-/*
- * Generation: the prompt through the state (in calls of at most a
- * segment), then one token per call, each drawn by the sampler (greedy by
- * default) from the last logits row (the only row copied back:
- * srt_forward_rows), until --max-new tokens or --eos. The generated ids (or
- * their text with --tokenizer) go to stdout, nothing else.
- */
-static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt) {
-    OpenModel om;
-    if (!open_model(ra, &om)) return 1;
-    const srt_model_info *mi = &om.mi;
-    int rc = 1, V = mi->vocab, L = mi->segment, ngen = 0;
-    float *logits = NULL;
-    int32_t *gen = NULL;
-    srt_sampler *sm = NULL;
-    if (!tokens_in_vocab(ra, prompt, nprompt, mi)) goto out;
-    if (ra->eos >= V) {
-        fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos, V, mi->name);
-        goto out;
-    }
-    if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
-        fprintf(stderr,
-                "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",
-                nprompt, ra->max_new, mi->max_positions, mi->name);
-        goto out;
-    }
-    logits = malloc(sizeof *logits * (size_t)V);
-    gen = malloc(sizeof *gen * (size_t)(ra->max_new + 1));
-    if (!logits || !gen) {
-        fprintf(stderr, "shortc: error: out of memory\n");
-        goto out;
-    }
-    if (!(sm = make_sampler(ra, &om))) goto out;
-    srt_status st = SRT_OK;
-    double t0 = now_ms();
-    for (int at = 0, k; at < nprompt && st == SRT_OK; at += k) {
-        k = nprompt - at < L ? nprompt - at : L;
-        st = srt_forward_rows(om.s, prompt + at, k, k - 1, logits);
-    }
-    double t1 = now_ms();
-    for (int i = 0; i < ra->max_new && st == SRT_OK; i++) {
-        int32_t next;
-        if ((st = srt_sampler_next(sm, logits, &next)) != SRT_OK || next == ra->eos) break;
-        gen[ngen++] = next;
-        if (i + 1 < ra->max_new) st = srt_forward_rows(om.s, &next, 1, 0, logits);
-    }
-    double t2 = now_ms();
-    if (st != SRT_OK) {
-        print_lib_error(st, srt_last_error(om.ctx));
-        goto out;
-    }
-    if (!print_generated(ra, gen, ngen)) goto out;
-    if (ra->report)
-        fprintf(stderr, "model %s on backend %s (%s): prompt of %d tokens %.1f ms, %d more forwards %.2f ms each, "
-                "%d tokens generated, %.1f tokens/s\n",
-                mi->name, srt_backend_name(mi->backend), mi->kv_cache ? "KV cache" : "re-running the sequence",
-                nprompt, t1 - t0, ngen > 0 ? ngen - 1 : 0, ngen > 1 ? (t2 - t1) / (ngen - 1) : 0.0, ngen,
-                t2 > t0 ? ngen / ((t2 - t0) / 1e3) : 0.0);
-    rc = fflush(stdout) == 0 ? 0 : 1;
-out:
-    srt_sampler_destroy(sm);
-    free(gen);
-    free(logits);
-    close_model(&om);
-    return rc;
-}
-
 /* Parses a number flag value lo..hi (decimal). Prints the error. */
 static bool parse_flag_double(const char *flag, const char *s, double lo, double hi, double *out) {
     char *end;
@@ -658,6 +569,17 @@ static bool parse_flag_double(const char *flag, const char *s, double lo, double
         return false;
     }
     *out = v;
+    return true;
+}
+
+/* Another --prompt of generate (each one a sequence of the batch); prints the error past the most. */
+static bool add_prompt(RunArgs *ra, const char *text) {
+    if (ra->nprompts == GEN_MAX_PROMPTS) {
+        fprintf(stderr, "shortc: error: generate takes at most %d prompts\n", GEN_MAX_PROMPTS);
+        return false;
+    }
+    if (!ra->prompt) ra->prompt = text;
+    ra->prompts[ra->nprompts++] = text;
     return true;
 }
 
@@ -677,7 +599,8 @@ static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra
     else if (strcmp(s, "--tokens") == 0) ra->tokens = val;
     else if (strcmp(s, "--text") == 0) ra->text = val;
     else if (strcmp(s, "--tokenizer") == 0) ra->tokenizer = val;
-    else if (gen && strcmp(s, "--prompt") == 0) ra->prompt = val;
+    else if (gen && strcmp(s, "--prompt") == 0) ok = add_prompt(ra, val);
+    else if (gen && strcmp(s, "--prompts") == 0) ra->prompts_file = val;
     else if (run && strcmp(s, "--logits") == 0) ra->logits = val;
     else if (modes && strcmp(s, "--mode") == 0) ra->mode = val;
     else if (modes && strcmp(s, "--stride") == 0 && (ok = parse_flag_int(s, val, 1, INT_MAX, &v))) ra->stride = (int)v;
@@ -701,7 +624,7 @@ static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra
 static bool run_args_consistent(RunCmd cmd, RunArgs *ra) {
     const char *name = cmd == RUN_CMD_GENERATE ? "generate" : cmd == RUN_CMD_EVAL ? "eval" : "run";
     const char *err = NULL;
-    int inputs = !!ra->tokens + !!ra->text + !!ra->prompt;
+    int inputs = !!ra->tokens + !!ra->text + !!ra->prompt + !!ra->prompts_file;
     if (!ra->model_path) {
         fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu)\n%s", name, usage_text);
         return false;
@@ -711,7 +634,9 @@ static bool run_args_consistent(RunCmd cmd, RunArgs *ra) {
         return false;
     }
     if (!ra->weights && ra->seed < 0) err = "needs --weights FILE or --random-weights SEED";
-    else if (inputs > 1) err = cmd == RUN_CMD_GENERATE ? "takes one of --tokens, --text and --prompt" : "takes --tokens or --text, not both";
+    else if (inputs > 1)
+        err = cmd == RUN_CMD_GENERATE ? "takes one of --tokens, --text, --prompt (repeated for a batch) and --prompts"
+                                      : "takes --tokens or --text, not both";
     else if ((ra->text || ra->prompt) && !ra->tokenizer) err = "needs --tokenizer with --text or --prompt";
     else if (cmd == RUN_CMD_GENERATE && (!inputs || ra->max_new < 0)) err = "needs --tokens PROMPT and --max-new N";
     else if (cmd == RUN_CMD_EVAL && !inputs) err = "needs --tokens FILE or --text FILE";
@@ -747,14 +672,9 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
 int load_run_tokens(const RunArgs *ra, int32_t **out) {
     if (ra->tokens) return read_tokens(ra->tokens, out);
     if (ra->prompt) return cli_encode(ra->tokenizer, "the prompt", ra->prompt, strlen(ra->prompt), out);
-    const char *why;
     size_t len = 0;
-    char *text = fio_read_file(ra->text, TOKENS_FILE_MAX, &len, &why);
-    if (!text) {
-        fprintf(stderr, "shortc: error: cannot read text '%s': %s\n", ra->text,
-                why == fio_too_large ? "larger than 64 MiB" : why);
-        return -1;
-    }
+    char *text = read_text_file(ra->text, "text", &len);
+    if (!text) return -1;
     int n = cli_encode(ra->tokenizer, ra->text, text, len, out);
     free(text);
     return n;
@@ -780,17 +700,6 @@ static int run_main(int argc, char **argv) {
         ra.fold_tokens = true;
     }
     int rc = run_model(&ra, tokens, n);
-    free(tokens);
-    return rc;
-}
-
-static int generate_main(int argc, char **argv) {
-    RunArgs ra = RUN_ARGS_INIT;
-    if (!parse_run_args(argc, argv, RUN_CMD_GENERATE, &ra)) return 1;
-    int32_t *tokens = NULL;
-    int n = load_run_tokens(&ra, &tokens);
-    if (n < 0) return 1;
-    int rc = generate_model(&ra, tokens, n);
     free(tokens);
     return rc;
 }

@@ -10,7 +10,11 @@
 #include "shortrt.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* The most prompts generate takes (a session's most sequences). */
+#define GEN_MAX_PROMPTS 256
 
 /* Which command's flags parse_run_args accepts. */
 typedef enum RunCmd {
@@ -27,7 +31,11 @@ typedef struct RunArgs {
     const char *tokens;        /* --tokens */
     const char *text;          /* --text FILE: UTF-8 text encoded with --tokenizer */
     const char *tokenizer;     /* --tokenizer: tokenizer.json, vocab.json (merges.txt beside it) or their directory */
-    const char *prompt;        /* generate --prompt TEXT (with --tokenizer) */
+    const char *prompt;        /* generate --prompt TEXT (with --tokenizer): the first one; tokenize --prompt */
+    const char *prompts[GEN_MAX_PROMPTS]; /* generate: every --prompt, each a sequence of the batch */
+    int nprompts;              /* their count */
+    const char *prompts_file;  /* generate --prompts FILE: a prompt per non-empty line (ids, or text with
+                                  --tokenizer) */
     const char *logits;        /* --logits */
     const char *backend;       /* --backend */
     const char *mode;          /* --mode NAME (run, eval; NULL: run's consecutive segments, eval's nonoverlapping) */
@@ -65,6 +73,12 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra);
 /* The input token ids: --tokens, --text or --prompt (encoded with --tokenizer); returns the count or
  * -1 (message printed). *out is malloc'd. */
 int load_run_tokens(const RunArgs *ra, int32_t **out);
+/* The whole file at path (NUL-terminated, malloc'd; *len bytes) or NULL with "cannot read WHAT 'path': why"
+ * printed. */
+char *read_text_file(const char *path, const char *what, size_t *len);
+/* Whitespace-separated token ids of text[len] (what names it in messages); returns the count or -1 (message
+ * printed; none is an error too). *out is malloc'd. */
+int parse_tokens(const char *what, const char *text, size_t len, int32_t **out);
 /* True when every token is in the model's vocabulary; else prints the first one outside with its index. */
 bool tokens_in_vocab(const RunArgs *ra, const int32_t *tokens, int ntokens, const srt_model_info *mi);
 bool open_model(const RunArgs *ra, OpenModel *om);

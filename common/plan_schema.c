@@ -22,6 +22,8 @@ const PlanField plan_schema[] = {
     F(PO_ROOT, "arena_bytes", PT_INT, true),
     F(PO_ROOT, "tokens", PT_REF, true),
     OBJ(PO_ROOT, "logits", PO_LOGITS, true),
+    OBJ(PO_ROOT, "loss", PO_LOSS, false),
+    OBJ(PO_ROOT, "sample", PO_SAMPLE, false),
     ARR(PO_ROOT, "buffers", PT_OBJECT, PO_BUFFER, false),
     ARR(PO_ROOT, "weights", PT_OBJECT, PO_WEIGHT, true),
     ARR(PO_ROOT, "scalars", PT_OBJECT, PO_SCALAR, true),
@@ -141,6 +143,11 @@ const PlanField plan_schema[] = {
 
     F(PO_ARG_INT, "int", PT_DIM, true),
     F(PO_ARG_FLOAT, "float", PT_NUMBER, true),
+
+    F(PO_LOSS, "targets", PT_REF, true),
+    F(PO_LOSS, "nll", PT_REF, true),
+
+    F(PO_SAMPLE, "params", PT_REF, true),
 };
 const int plan_schema_nfields = (int)(sizeof plan_schema / sizeof *plan_schema);
 

@@ -42,6 +42,8 @@ typedef enum PlanObject {
     PO_REF_CONST,   /* REF {"const": I, "offset": B} */
     PO_ARG_INT,     /* kernel argument {"int": DIM} */
     PO_ARG_FLOAT,   /* kernel argument {"float": x} */
+    PO_LOSS,        /* "loss": where the "loss" program reads its targets and writes its per-row losses */
+    PO_SAMPLE,      /* "sample": where the "sample" program reads its parameters and writes the token drawn */
     PO_COUNT        /* number of kinds (not a kind) */
 } PlanObject;
 

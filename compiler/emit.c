@@ -1051,6 +1051,100 @@ bool emit_adaptive_logprob(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     return (*launch = spec_adaptive_logprob(e, n, ks));
 }
 
+/* The node computing the logits and their width V; NULL (reported) when they are not fp32 [T, V] from a node. */
+static const Node *logits_producer(Emit *e, int *V) {
+    const Graph *g = e->st.g;
+    const Node *producer = NULL;
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead && g->nodes[i]->out == g->logits) producer = g->nodes[i];
+    const Value *lg = val(e, g->logits);
+    *V = act_width(lg);
+    if (!producer || !*V || lg->dtype != DT_F32) {
+        internal(e, producer, "the logits are not fp32 [T, vocab] computed by a node");
+        return NULL;
+    }
+    return producer;
+}
+
+/*
+ * The "loss" program (templates/loss.cuh, docs/plan.md): one launch over the
+ * logits, reading the targets from and writing the losses to the arena's
+ * loss area (segment int32 targets, then segment fp32 losses) after
+ * everything else. Rows of an adaptive softmax are log-probabilities
+ * already (LOGPROB). The step stands for no IR node (node -1).
+ */
+static bool emit_loss(Emit *e) {
+    EmitState *st = &e->st;
+    const Graph *g = st->g;
+    int V;
+    const Node *producer = logits_producer(e, &V);
+    if (!producer) return false;
+    size_t seg = g->spec && g->spec->segment > 0 ? (size_t)g->spec->segment : 1;
+    st->loss_targets = align_up(st->arena_bytes);
+    st->loss_nll = st->loss_targets + align_up(seg * 4);
+    st->arena_bytes = st->loss_nll + align_up(seg * 4);
+    bool logprob = producer->op == OP_ADAPTIVE_LOGPROB;
+    DType f32 = DT_F32;
+    int vec = vec_width(V, 1, &f32), threads = logprob ? 32 : threads_for(V / vec);
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    ks.tmpl = "loss.cuh";
+    ks.name = arena_printf(st->arena, "shortc_loss%s_v%d", logprob ? "_logprob" : "", V);
+    set_int(e, &ks, "V", V);
+    set_int(e, &ks, "VEC", vec);
+    set_int(e, &ks, "THREADS", threads);
+    set_flag(&ks, "LOGPROB", logprob);
+    ks.grid[0] = DIM_TOKENS;
+    ks.block = threads;
+    ks.geometry = arena_printf(st->arena, "grid (T, 1, 1), block %d: one logits row per block", threads);
+    ks.sargs[ks.nsargs++] = arg_value(g->logits);
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = st->loss_targets};
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = st->loss_nll};
+    ks.sargs[ks.nsargs++] = arg_tokens();
+    st->nloss_first = st->nsteps;
+    if (!add_launch(e, producer, &ks)) return false;
+    st->steps[st->nsteps - 1].node = -1;
+    return true;
+}
+
+/*
+ * The "sample" program (templates/sample.cuh, docs/plan.md): one block draws
+ * the next token from the last logits row. Its arena area holds the
+ * parameter block the runtime writes (RtSampleParams: 32 bytes), then the
+ * sort keys (VPAD uint64) and the weights (V doubles). Node -1, like loss.
+ */
+enum { SAMPLE_THREADS = 256, SAMPLE_PARAM_BYTES = 32 };
+static bool emit_sample(Emit *e) {
+    EmitState *st = &e->st;
+    int V;
+    const Node *producer = logits_producer(e, &V);
+    if (!producer) return false;
+    int vpad = 1;
+    while (vpad < V) vpad *= 2;
+    st->sample_params = align_up(st->arena_bytes);
+    size_t keys = st->sample_params + align_up(SAMPLE_PARAM_BYTES), prob = keys + align_up((size_t)vpad * 8);
+    st->arena_bytes = prob + align_up((size_t)V * 8);
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    ks.tmpl = "sample.cuh";
+    ks.name = arena_printf(st->arena, "shortc_sample_v%d", V);
+    set_int(e, &ks, "V", V);
+    set_int(e, &ks, "VPAD", vpad);
+    set_int(e, &ks, "THREADS", SAMPLE_THREADS);
+    ks.grid[0] = DIM_CONST(1);
+    ks.block = SAMPLE_THREADS;
+    ks.geometry = arena_printf(st->arena, "grid (1, 1, 1), block %d: the last logits row", SAMPLE_THREADS);
+    ks.sargs[ks.nsargs++] = arg_value(st->g->logits);
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = st->sample_params};
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = keys};
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = prob};
+    ks.sargs[ks.nsargs++] = arg_tokens();
+    st->nsample_first = st->nsteps;
+    if (!add_launch(e, producer, &ks)) return false;
+    st->steps[st->nsteps - 1].node = -1;
+    return true;
+}
+
 /* Emits one node through its op's hook, checking its kernel id against what it needs. */
 static bool emit_node(Emit *e, const Node *n) {
     KSpec ks;
@@ -1307,6 +1401,7 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
     e.decode = e.st.decode_bytes > 0;
     for (int i = 0; e.decode && i < g->nnodes; i++)
         if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (!emit_loss(&e) || !emit_sample(&e)) return false;
     e.st.nlaunches = nlaunches; /* per forward of a segment: the forward program's */
     e.st.ngemms = ngemms;
     if (d->errors > errors0 || !check_refs(&e) || !render_kernels(&e)) return false;

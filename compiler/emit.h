@@ -170,9 +170,15 @@ typedef struct EmitState {
     size_t staging_offset;  /* GEMM staging area (fp32 copies for mixed-type GEMMs): arena offset */
     size_t staging_bytes[3];/* bytes of its A, B and C parts (0: unused); they follow each other */
     size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging and decode areas */
-    int nforward;           /* steps[0..nforward): program "forward" (T 1..segment); the rest: "decode" (T = 1) */
+    int nforward;           /* steps[0..nforward): program "forward" (T 1..segment); then "decode" (T = 1) */
     size_t decode_offset;   /* decode attention's partial softmaxes (attn_decode.cuh): arena offset */
     size_t decode_bytes;    /* their bytes (0: no decode program) */
+    int nloss_first;        /* steps[nloss_first..nsample_first): program "loss" (templates/loss.cuh); the
+                               decode program is steps[nforward..nloss_first) */
+    int nsample_first;      /* steps[nsample_first..nsteps): program "sample" (templates/sample.cuh) */
+    size_t sample_params;   /* the sample program's parameter block (RtSampleParams): arena offset */
+    size_t loss_targets;    /* the loss program's targets (segment int32): arena offset */
+    size_t loss_nll;        /* its per-row losses (segment fp32): arena offset */
 } EmitState;
 
 /* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */

@@ -356,6 +356,16 @@ char *plan_build(const EmitState *st) {
     int ldims[2] = {DIM_T, s->vocab};
     cJSON_AddItemToObject(logits, "shape", shape_json(ldims, 2, 0));
     cJSON_AddItemToObject(root, "logits", logits);
+    cJSON *loss = cJSON_CreateObject(), *targets = cJSON_CreateObject(), *nll = cJSON_CreateObject();
+    cJSON_AddNumberToObject(targets, "arena", (double)st->loss_targets);
+    cJSON_AddNumberToObject(nll, "arena", (double)st->loss_nll);
+    cJSON_AddItemToObject(loss, "targets", targets);
+    cJSON_AddItemToObject(loss, "nll", nll);
+    cJSON_AddItemToObject(root, "loss", loss);
+    cJSON *sample = cJSON_CreateObject(), *params = cJSON_CreateObject();
+    cJSON_AddNumberToObject(params, "arena", (double)st->sample_params);
+    cJSON_AddItemToObject(sample, "params", params);
+    cJSON_AddItemToObject(root, "sample", sample);
     cJSON_AddItemToObject(root, "buffers", buffers_json(st));
     cJSON_AddItemToObject(root, "weights", weights_json(st));
     cJSON_AddItemToObject(root, "scalars", scalars_json(s));
@@ -364,7 +374,10 @@ char *plan_build(const EmitState *st) {
     cJSON_AddItemToObject(root, "kernels", kernels_json(st));
     cJSON *programs = cJSON_CreateArray();
     cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment, 0, st->nforward));
-    if (st->nsteps > st->nforward) cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nsteps));
+    if (st->nloss_first > st->nforward)
+        cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nloss_first));
+    cJSON_AddItemToArray(programs, program_json(st, "loss", 1, s->segment, st->nloss_first, st->nsample_first));
+    cJSON_AddItemToArray(programs, program_json(st, "sample", 1, s->segment, st->nsample_first, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */

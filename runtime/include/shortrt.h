@@ -136,6 +136,10 @@ size_t srt_session_state_bytes(const srt_session *s);
 int srt_session_position(const srt_session *s);
 /* The same for sequence b of a batch session (srt_session_position is sequence 0's). */
 int srt_session_position_of(const srt_session *s, int b);
+/* Bytes the session's forwards have copied from the device to the host so far (logits rows, losses, sampled
+ * token ids; every sequence of a batch session): what evaluation and decoding cost in transfers. 0 on the ref
+ * backend, whose results never leave the host. */
+size_t srt_session_bytes_to_host(const srt_session *s);
 
 /*
  * Runs tokens[ntokens] (1 <= ntokens <= segment) -> logits [ntokens,
@@ -160,7 +164,8 @@ srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const
 
 /* srt_forward_rows that returns, instead of the rows first_row..ntokens-1, their losses:
  * nll[i] = -log softmax(row first_row + i)[targets[i]] (natural log; targets[ntokens - first_row], a
- * negative target gives 0). The logits stay inside the library. */
+ * negative target gives 0). The logits stay where they are: on sim and cuda the plan's loss program
+ * computes the losses on the device and only these ntokens - first_row floats are copied back. */
 srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const int32_t *targets,
                            float *nll);
 
@@ -217,6 +222,18 @@ srt_status srt_sampler_create(srt_context *ctx, const srt_sampling *cfg, int voc
 /* The next token of logits[vocab] (finite values). */
 srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token);
 void srt_sampler_destroy(srt_sampler *s);
+/*
+ * srt_forward that, instead of logits, draws the next token from the last row with the sampler (made for the
+ * model's vocabulary): on sim and cuda the plan's sample program draws it on the device (templates/sample.cuh)
+ * and only the token id comes back to the host; on ref srt_sampler_next draws from the row. Both run the same
+ * algorithm on the same stream, so a seed gives the same tokens on every backend (the device does not check
+ * that the logits are finite).
+ */
+srt_status srt_forward_sample(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp, int32_t *token);
+/* srt_forward_batch with a draw per sequence: sequence b continues with ntokens[b] tokens (0: it sits the call
+ * out, drawn[b] untouched) and draws drawn[b] with samplers[b], as srt_forward_sample. */
+srt_status srt_forward_batch_sample(srt_session *s, const int32_t *const *tokens, const int *ntokens,
+                                    srt_sampler *const *samplers, int32_t *drawn);
 
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
 typedef struct srt_compile_info {

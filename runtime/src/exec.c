@@ -14,7 +14,10 @@
  * launch, or call cublasGemmEx / cublasGemmStridedBatchedEx with the plan's
  * exact parameters (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, float
  * alpha/beta). Every result is checked; a failure names the step, its
- * kernel and its .arch line. Then synchronize and copy the logits out.
+ * kernel and its .arch line. Then synchronize and copy the logits out, or
+ * run the plan's "loss" program (per-row losses: T floats come back) or its
+ * "sample" program (the next token: 4 bytes come back) instead; every copy
+ * to the host is counted in the session's bytes_to_host.
  * rt_exec_step runs one step the same way, for checking tools.
  *
  * rt_backend_device is the table shortrt.c calls for sim and cuda. On a plan
@@ -24,6 +27,7 @@
 #include "rt_internal.h"
 
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -742,8 +746,70 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
     return SRT_OK;
 }
 
-/* Runs the program for T tokens at position P (the plan's P: 0 when the plan keeps no state). */
-static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int P, int first_row, float *logits) {
+/* Runs program pg for env on the session's stream (as a graph when the session captures them) and waits. */
+static srt_status run_program(srt_session *s, const RtProgram *pg, const SymEnv *env) {
+    srt_model *m = s->m;
+    srt_status st = s->graphs && !s->graph_note[0] ? run_graph(s, pg, env) : run_steps(s, pg, env);
+    if (st != SRT_OK) return st;
+    CUresult r = m->drv.streamSynchronize(s->stream);
+    if (r != CUDA_SUCCESS)
+        return cu_fail(m, r,
+                       "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
+                       "SHORTC_SYNC_STEPS=1 to find the failing step)",
+                       pg->nsteps, pg->name, m->plan.model);
+    return SRT_OK;
+}
+
+/* Copies n bytes from the device to the host, counted in the session's bytes_to_host. */
+static srt_status copy_to_host(srt_session *s, void *dst, CUdeviceptr src, size_t n, const char *what) {
+    CUresult r = s->m->drv.memcpyDtoH(dst, src, n);
+    if (r != CUDA_SUCCESS) return cu_fail(s->m, r, "copying %s from the device", what);
+    s->bytes_to_host += n;
+    return SRT_OK;
+}
+
+/*
+ * The plan's "loss" program over the T rows the forward left in the logits buffer: rows first_row.. are scored
+ * on targets (T - first_row of them), the rows before are not; only their T - first_row losses come back.
+ */
+static srt_status run_loss(srt_session *s, int T, int first_row, const int32_t *targets, float *nll) {
+    srt_model *m = s->m;
+    const RtPlan *p = &m->plan;
+    int32_t *all = rt_alloc(m->ctx, sizeof *all * (size_t)T);
+    if (!all) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < T; i++) all[i] = i < first_row ? -1 : targets[i - first_row];
+    CUresult r = m->drv.memcpyHtoD(ref_addr(s, p->loss_targets), all, sizeof *all * (size_t)T);
+    rt_free(m->ctx, all);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "copying %d targets to the device", T);
+    SymEnv env = call_env(T, 0);
+    srt_status st = run_program(s, &p->programs[p->loss_program], &env);
+    if (st != SRT_OK) return st;
+    return copy_to_host(s, nll, ref_addr(s, p->loss_nll) + sizeof(float) * (size_t)first_row,
+                        sizeof(float) * (size_t)(T - first_row), "the losses");
+}
+
+/* The plan's "sample" program over row T - 1: the sampler's parameters go in, the token drawn (4 bytes) comes
+ * back, and the host's copy of the stream advances as the kernel's did. */
+static srt_status run_sample(srt_session *s, int T, srt_sampler *smp, int32_t *token) {
+    srt_model *m = s->m;
+    const RtPlan *p = &m->plan;
+    RtSampleParams prm;
+    rt_sampler_params(smp, &prm);
+    CUresult r = m->drv.memcpyHtoD(ref_addr(s, p->sample_params), &prm, sizeof prm);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "copying the sampling parameters to the device");
+    SymEnv env = call_env(T, 0);
+    srt_status st = run_program(s, &p->programs[p->sample_program], &env);
+    if (st == SRT_OK)
+        st = copy_to_host(s, token, ref_addr(s, p->sample_params) + offsetof(RtSampleParams, token), sizeof *token,
+                          "the sampled token");
+    if (st == SRT_OK) rt_sampler_drew(smp);
+    return st;
+}
+
+/* Runs the program for T tokens at position P (the plan's P: 0 when the plan keeps no state), then hands back
+ * what out asks for from rows first_row..T-1. */
+static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, int P, int first_row,
+                                  const RtRowsOut *out) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
     RtDriver *d = &m->drv;
@@ -753,20 +819,15 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
         return cu_fail(m, r, "copying %d token ids to the device", T);
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
-    const RtProgram *pg = rt_plan_program(p, T);
     SymEnv env = call_env(T, P);
-    srt_status st = s->graphs && !s->graph_note[0] ? run_graph(s, pg, &env) : run_steps(s, pg, &env);
-    if (st != SRT_OK) return st;
-    if ((r = d->streamSynchronize(s->stream)) != CUDA_SUCCESS)
-        return cu_fail(m, r,
-                       "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
-                       "SHORTC_SYNC_STEPS=1 to find the failing step)",
-                       pg->nsteps, pg->name, p->model);
+    srt_status st = run_program(s, rt_plan_program(p, T), &env);
+    if (st == SRT_OK && out->nll) st = run_loss(s, T, first_row, out->targets, out->nll);
+    if (st == SRT_OK && out->sampler) st = run_sample(s, T, out->sampler, out->token);
     size_t row = (size_t)p->vocab * sizeof(float);
-    if ((r = d->memcpyDtoH(logits, ref_addr(s, p->logits) + (size_t)first_row * row, (size_t)(T - first_row) * row)) !=
-        CUDA_SUCCESS)
-        return cu_fail(m, r, "copying the logits from the device");
-    return SRT_OK;
+    if (st == SRT_OK && out->logits)
+        st = copy_to_host(s, out->logits, ref_addr(s, p->logits) + (size_t)first_row * row,
+                          (size_t)(T - first_row) * row, "the logits");
+    return st;
 }
 
 /* ------------------------------------------------------------------ */
@@ -780,11 +841,11 @@ static int device_max_positions(const srt_model *m) {
 
 /*
  * A forward on a plan without persistent state runs the whole sequence so
- * far (history + the new tokens, at most a segment) and copies the new
+ * far (history + the new tokens, at most a segment) and hands back the new
  * rows; the history grows only when the forward succeeds. With state, only
  * the new tokens run.
  */
-static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+static srt_status device_run(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const RtRowsOut *out) {
     srt_model *m = s->m;
     int P = s->nhistory;
     if (plan_keeps_state(&m->plan)) {
@@ -794,7 +855,7 @@ static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntok
                             "%d tokens at position %d go past the %d positions the model can address (its state's "
                             "capacity); reset the session to start a new sequence",
                             ntokens, P, limit);
-        srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, logits);
+        srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, out);
         if (st == SRT_OK) s->nhistory = P + ntokens;
         return st;
     }
@@ -805,9 +866,32 @@ static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntok
                         "sequence",
                         ntokens, P, m->plan.segment, srt_backend_name(m->backend));
     memcpy(s->history + P, tokens, sizeof *tokens * (size_t)ntokens);
-    srt_status st = rt_exec_forward(s, s->history, P + ntokens, 0, P + first_row, logits);
+    srt_status st = rt_exec_forward(s, s->history, P + ntokens, 0, P + first_row, out);
     if (st == SRT_OK) s->nhistory = P + ntokens;
     return st;
+}
+
+static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+    RtRowsOut out = {.logits = logits};
+    return device_run(s, tokens, ntokens, first_row, &out);
+}
+
+/* The losses of rows first_row.. from the plan's loss program: T floats come back, not T x vocab (a plan
+ * without the program, from an older shortc or written by hand, has them computed on the host). */
+static srt_status device_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                                     const int32_t *targets, float *nll) {
+    if (s->m->plan.loss_program < 0) return rt_forward_nll_on_host(s, tokens, ntokens, first_row, targets, nll);
+    RtRowsOut out = {.targets = targets, .nll = nll};
+    return device_run(s, tokens, ntokens, first_row, &out);
+}
+
+/* The next token drawn on the device by the plan's sample program: one token id comes back, not a row of
+ * logits (a plan without the program has the row drawn from on the host). */
+static srt_status device_forward_sample(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp,
+                                        int32_t *token) {
+    if (s->m->plan.sample_program < 0) return rt_forward_sample_on_host(s, tokens, ntokens, smp, token);
+    RtRowsOut out = {.sampler = smp, .token = token};
+    return device_run(s, tokens, ntokens, ntokens - 1, &out);
 }
 
 static srt_status device_install_weights(srt_model *m, float **vals) {
@@ -835,6 +919,8 @@ const RtBackend rt_backend_device = {
     .session_destroy = rt_exec_session_destroy,
     .session_reset = rt_exec_session_reset,
     .forward = device_forward,
+    .forward_nll = device_forward_nll,
+    .forward_sample = device_forward_sample,
     .session_state_bytes = device_session_state_bytes,
     .session_position = device_session_position,
     .model_state_bytes = device_state_bytes,

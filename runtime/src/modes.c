@@ -16,9 +16,10 @@
  *   cached          state carried across segments: no model keeps such state yet, so it is refused
  *
  * The loss of row i is -log softmax(row i)[tokens[i + 1]] (natural log),
- * computed from the rows srt_forward_rows returns: on the ref backend that is
- * in-process; on sim and cuda the rows are copied to the host first (a device
- * loss kernel needs programs the plan format does not carry yet).
+ * computed by the backend where the logits are (RtBackend.forward_nll): on
+ * sim and cuda by the plan's "loss" program (templates/loss.cuh), so that
+ * only the T losses of a window are copied to the host, never its T x vocab
+ * logits; on the ref backend in-process (rt_row_nll).
  */
 #include "rt_internal.h"
 
@@ -119,8 +120,7 @@ static srt_status make_plan(srt_session *s, const srt_eval_options *o, int64_t n
 /* Losses                                                              */
 /* ------------------------------------------------------------------ */
 
-/* -log softmax(row)[target] in double. */
-static float row_nll(const float *row, int vocab, int32_t target) {
+float rt_row_nll(const float *row, int vocab, int32_t target) {
     float mx = row[0];
     for (int v = 1; v < vocab; v++) mx = row[v] > mx ? row[v] : mx;
     double sum = 0;
@@ -128,35 +128,37 @@ static float row_nll(const float *row, int vocab, int32_t target) {
     return (float)(log(sum) + mx - row[target]);
 }
 
-/* srt_forward_nll with the caller's scratch for (ntokens - first_row) x vocab logits. */
+srt_status rt_forward_nll_on_host(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                                  const int32_t *targets, float *nll) {
+    srt_context *ctx = s->m->ctx;
+    int vocab = s->m->plan.vocab, nrows = ntokens - first_row;
+    float *rows = rt_alloc(ctx, sizeof *rows * (size_t)nrows * (size_t)vocab);
+    if (!rows) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    srt_status st = s->m->ops->forward(s, tokens, ntokens, first_row, rows);
+    for (int i = 0; st == SRT_OK && i < nrows; i++)
+        nll[i] = targets[i] < 0 ? 0.0f : rt_row_nll(rows + (size_t)i * (size_t)vocab, vocab, targets[i]);
+    rt_free(ctx, rows);
+    return st;
+}
+
+/* srt_forward_nll after its NULL checks: the backend's forward_nll, so that on sim and cuda only the losses
+ * leave the device. */
 static srt_status forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
-                              const int32_t *targets, float *nll, float *rows, int vocab) {
-    int nrows = ntokens - first_row;
-    for (int i = 0; i < nrows; i++)
+                              const int32_t *targets, float *nll) {
+    srt_status st = rt_check_forward(s, tokens, ntokens, first_row);
+    int vocab = s->m->plan.vocab;
+    for (int i = 0; st == SRT_OK && i < ntokens - first_row; i++)
         if (targets[i] >= vocab)
             return rt_error(s->m->ctx, SRT_ERR_INVALID, "target %d (row %d) is outside the vocabulary [0, %d)",
                             (int)targets[i], first_row + i, vocab);
-    srt_status st = srt_forward_rows(s, tokens, ntokens, first_row, rows);
-    for (int i = 0; st == SRT_OK && i < nrows; i++)
-        nll[i] = targets[i] < 0 ? 0.0f : row_nll(rows + (size_t)i * (size_t)vocab, vocab, targets[i]);
-    return st;
+    return st != SRT_OK ? st : s->m->ops->forward_nll(s, tokens, ntokens, first_row, targets, nll);
 }
 
 srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const int32_t *targets,
                            float *nll) {
     if (!s) return SRT_ERR_INVALID;
-    srt_context *ctx = s->m->ctx;
-    srt_model_info mi;
-    srt_status st = srt_model_get_info(s->m, &mi);
-    if (st != SRT_OK) return st;
-    if (!tokens || !targets || !nll) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_nll: NULL argument");
-    if (ntokens < 1 || ntokens > mi.segment || first_row < 0 || first_row >= ntokens)
-        return srt_forward_rows(s, tokens, ntokens, first_row, nll); /* its message for the bad count or row */
-    float *rows = rt_alloc(ctx, sizeof *rows * (size_t)(ntokens - first_row) * (size_t)mi.vocab);
-    if (!rows) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    st = forward_nll(s, tokens, ntokens, first_row, targets, nll, rows, mi.vocab);
-    rt_free(ctx, rows);
-    return st;
+    if (!tokens || !targets || !nll) return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_forward_nll: NULL argument");
+    return forward_nll(s, tokens, ntokens, first_row, targets, nll);
 }
 
 /* ------------------------------------------------------------------ */
@@ -167,7 +169,7 @@ srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, i
 typedef struct EvalOut {
     float *logits;      /* n x vocab rows, or NULL */
     float *nll;         /* n - 1 losses, or NULL */
-    float *rows;        /* nll: scratch for a window's rows (L x vocab) */
+    float *rows;        /* logits: scratch for tokenwise's unscored rows (vocab) */
     float *win_nll;     /* nll: a window's losses (L) */
     int32_t *targets;   /* nll: a window's targets (L) */
     int vocab;          /* logits width */
@@ -184,12 +186,16 @@ static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, W
     if (!tokenwise) {
         if (st == SRT_OK && logits) st = srt_forward_rows(s, t, len, first, logits);
         if (st == SRT_OK && out->nll)
-            st = forward_nll(s, t, len, first, out->targets, out->win_nll, out->rows, out->vocab);
+            st = forward_nll(s, t, len, first, out->targets, out->win_nll);
     }
     for (int i = 0; tokenwise && st == SRT_OK && i < len; i++) { /* one query per call through the state */
         int r = i - first;
-        if (out->nll && r >= 0) st = forward_nll(s, t + i, 1, 0, out->targets + r, out->win_nll + r, out->rows, out->vocab);
-        else st = srt_forward_rows(s, t + i, 1, 0, logits && r >= 0 ? logits + (size_t)r * (size_t)out->vocab : out->rows);
+        if (out->nll) { /* an unscored row (r < 0) gets target -1: one loss, not a logits row, comes back */
+            int32_t none = -1;
+            float unused;
+            st = forward_nll(s, t + i, 1, 0, r >= 0 ? out->targets + r : &none, r >= 0 ? out->win_nll + r : &unused);
+        } else
+            st = srt_forward_rows(s, t + i, 1, 0, logits && r >= 0 ? logits + (size_t)r * (size_t)out->vocab : out->rows);
     }
     int64_t last = w.end < n ? w.end : n - 1; /* row n - 1 predicts nothing */
     if (st == SRT_OK && out->nll && last > w.score)
@@ -204,11 +210,10 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     if (st != SRT_OK) return st;
     srt_context *ctx = s->m->ctx;
     if (out->nll) {
-        out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)p.len * (size_t)out->vocab);
         out->win_nll = rt_alloc(ctx, sizeof *out->win_nll * (size_t)p.len);
         out->targets = rt_alloc(ctx, sizeof *out->targets * (size_t)p.len);
     } else out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)out->vocab); /* tokenwise's unscored rows */
-    if (!out->rows || (out->nll && (!out->win_nll || !out->targets))) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    if (out->nll ? !out->win_nll || !out->targets : !out->rows) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     Window w;
     while (st == SRT_OK && next_window(&p, &w)) {
         st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, out);

@@ -38,6 +38,7 @@ const RtProgram *rt_plan_program(const RtPlan *p, int T) {
     const RtProgram *best = NULL;
     for (int i = 0; i < p->nprograms; i++) {
         const RtProgram *g = &p->programs[i];
+        if (g->on_request) continue; /* loss, sample: run by srt_forward_nll, srt_forward_sample */
         if (T >= g->tmin && T <= g->tmax && (!best || g->tmax - g->tmin < best->tmax - best->tmin)) best = g;
     }
     return best;
@@ -732,9 +733,12 @@ static srt_status parse_steps(P *p, const cJSON *arr, int base) {
     return SRT_OK;
 }
 
+static srt_status parse_on_request_programs(P *p, const cJSON *root);
+
 /* "programs": named step lists, each for a range of T; together they cover 1 to the segment. */
 static srt_status parse_programs(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
+    pl->loss_program = pl->sample_program = -1; /* every program is a forward one until parse_on_request_programs */
     const cJSON *arr;
     int n;
     TRY(get_array(p, root, "programs", true, &arr, &n));
@@ -777,6 +781,7 @@ static srt_status parse_programs(P *p, const cJSON *root) {
         base += ns;
         leave(p, saved);
     }
+    TRY(parse_on_request_programs(p, root));
     for (int T = 1; T <= pl->segment; T++)
         if (!rt_plan_program(pl, T)) return perr(p, "programs", "no program runs %d tokens (T 1 to %d must be covered)", T, pl->segment);
     /* what srt_model_info reports per forward: the program of a whole segment */
@@ -786,6 +791,50 @@ static srt_status parse_programs(P *p, const cJSON *root) {
         pl->ngemms += pl->steps[k].op == RT_STEP_GEMM;
     }
     return SRT_OK;
+}
+
+/*
+ * An optional program run on request, never by rt_plan_program, and the object of the same name saying where its
+ * inputs and outputs lie in the arena (keys[i] -> *refs[i], bytes[i] each): "loss" (targets and per-row losses)
+ * and "sample" (the parameter block). Object and program come together; the program runs T 1 to the segment.
+ * *index: the program's, -1 when there is none.
+ */
+static srt_status parse_on_request(P *p, const cJSON *root, const char *name, int n, const char *const *keys,
+                                   RtRef *const *refs, const size_t *bytes, int *index) {
+    RtPlan *pl = p->plan;
+    *index = -1;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, name);
+    for (int i = 0; i < pl->nprograms; i++)
+        if (strcmp(pl->programs[i].name, name) == 0) *index = i;
+    if (!obj && *index < 0) return SRT_OK;
+    if (!obj || *index < 0)
+        return perr(p, name, "a \"%s\" object and a program named \"%s\" come together; the plan has only %s", name,
+                    name, obj ? "the object" : "the program");
+    RtProgram *pg = &pl->programs[*index];
+    if (pg->tmin != 1 || pg->tmax != pl->segment)
+        return perr(p, name, "program \"%s\" must run T 1 to %d (the segment)", name, pl->segment);
+    pg->on_request = true;
+    TRY(get_object(p, root, name, &obj));
+    char saved[256];
+    enter(p, saved, name, -1);
+    for (int k = 0; k < n; k++) {
+        TRY(get_ref(p, obj, keys[k], refs[k]));
+        if (refs[k]->kind != RT_REF_ARENA || (size_t)refs[k]->offset + bytes[k] > pl->arena_bytes)
+            return perr(p, keys[k], "%zu bytes must lie in the %zu-byte arena", bytes[k], pl->arena_bytes);
+    }
+    leave(p, saved);
+    return SRT_OK;
+}
+
+/* The programs run on request: "loss" and "sample". */
+static srt_status parse_on_request_programs(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    size_t rows = 4u * (size_t)pl->segment, params = sizeof(RtSampleParams);
+    static const char *const loss_keys[] = {"targets", "nll"}, *const sample_keys[] = {"params"};
+    RtRef *loss_refs[] = {&pl->loss_targets, &pl->loss_nll}, *sample_refs[] = {&pl->sample_params};
+    size_t loss_bytes[] = {rows, rows};
+    TRY(parse_on_request(p, root, "loss", 2, loss_keys, loss_refs, loss_bytes, &pl->loss_program));
+    return parse_on_request(p, root, "sample", 1, sample_keys, sample_refs, &params, &pl->sample_program);
 }
 
 static srt_status parse_root(P *p, const cJSON *root) {

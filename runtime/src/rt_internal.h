@@ -150,11 +150,22 @@ typedef struct RtPlanConst {
     size_t offset;        /* offset in the device constants block (256-aligned) */
 } RtPlanConst;
 
+/* The parameter block of the plan's "sample" program, as templates/sample.cuh's shortc_sample_params lays it
+ * out (32 bytes): the runtime writes it before the launch, the kernel writes token and state back. */
+typedef struct RtSampleParams {
+    uint64_t state;       /* the sampler's splitmix64 state (in), advanced by the draw (out) */
+    double temperature;   /* 0: greedy */
+    double top_p;         /* nucleus mass */
+    int32_t top_k;        /* tokens kept (0: all) */
+    int32_t token;        /* out: the token drawn */
+} RtSampleParams;
+
 /* A named program: the steps run for a call whose T lies in [tmin, tmax]. */
 typedef struct RtProgram {
     char *name;           /* e.g. "forward", "decode" */
     int tmin, tmax;       /* the T it runs */
     int first;            /* index of its first step in RtPlan.steps */
+    bool on_request;      /* "loss" or "sample": run by srt_forward_nll / srt_forward_sample, never chosen by T */
     int nsteps;           /* its steps */
 } RtProgram;
 
@@ -190,6 +201,11 @@ typedef struct RtPlan {
     int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
     RtProgram *programs;  /* named programs; their steps are consecutive ranges of steps */
     int nprograms;        /* count */
+    int loss_program;     /* index of the program "loss" (per-row losses from the logits), -1: none */
+    RtRef loss_targets;   /* where that program reads segment int32 targets (plan "loss") */
+    RtRef loss_nll;       /* where it writes segment fp32 losses */
+    int sample_program;   /* index of the program "sample" (the next token drawn on the device), -1: none */
+    RtRef sample_params;  /* its parameter block (RtSampleParams) */
     RtPlanKernel *kernels; /* distinct kernels */
     int nkernels;         /* count */
     RtStep *steps;        /* every program's steps, program after program */
@@ -342,7 +358,17 @@ struct srt_session {
     } *vals;                  /* argument values params point at */
     RtGraphSlot *graphs;      /* per plan program (NULL when the model runs no graphs) */
     char graph_note[512];     /* why this session stopped capturing graphs ("" while it captures) */
+    size_t bytes_to_host;     /* sim, cuda: bytes its forwards copied from the device (srt_session_bytes_to_host) */
 };
+
+/* What a device forward hands back from its rows first_row.. (exec.c). */
+typedef struct RtRowsOut {
+    float *logits;            /* the rows' logits ((T - first_row) x vocab), or NULL */
+    const int32_t *targets;   /* with nll: the rows' targets (< 0: not scored) */
+    float *nll;               /* the rows' losses from the plan's loss program, or NULL */
+    srt_sampler *sampler;     /* draw the next token from the last row with the plan's sample program, or NULL */
+    int32_t *token;           /* with sampler: the token drawn */
+} RtRowsOut;
 
 /*
  * A backend: what srt_model_open, the weight loaders, sessions and
@@ -366,6 +392,14 @@ struct RtBackend {
     srt_status (*session_reset)(srt_session *s);
     /* Continues the sequence with tokens (already validated); logits gets rows first_row..ntokens-1. */
     srt_status (*forward)(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
+    /* Continues the sequence like forward, handing back the losses of rows first_row..ntokens-1 on targets
+     * (already validated; < 0: 0), computed where the logits are (every backend has one). */
+    srt_status (*forward_nll)(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                              const int32_t *targets, float *nll);
+    /* Continues the sequence like forward and draws the next token from the last row with smp, where the
+     * logits are (every backend has one). */
+    srt_status (*forward_sample)(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp,
+                                 int32_t *token);
     /* Bytes the session keeps between forwards. */
     size_t (*session_state_bytes)(const srt_session *s);
     /* Position of the session's next token. */
@@ -379,6 +413,25 @@ struct RtBackend {
 };
 
 extern const RtBackend rt_backend_ref;    /* backend_ref.c */
+
+/* The checks srt_forward_rows makes (one-sequence session, token ids, row, weights), with its messages. */
+srt_status rt_check_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row);
+/* -log softmax(row[vocab])[target] (natural log, accumulated in double): the host's loss (modes.c). */
+float rt_row_nll(const float *row, int vocab, int32_t target);
+/* A backend's forward_nll from its forward: the rows come to the host and their losses are computed there
+ * (rt_row_nll; a target < 0 gives 0). The ref backend's, and the device's for a plan without a loss program. */
+srt_status rt_forward_nll_on_host(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                                  const int32_t *targets, float *nll);
+/* A backend's forward_sample from its forward: the last row comes to the host and srt_sampler_next draws
+ * (sample.c). The ref backend's, and the device's for a plan without a sample program. */
+srt_status rt_forward_sample_on_host(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp,
+                                     int32_t *token);
+/* The sample program's parameters for the sampler's next draw (its settings and stream state). */
+void rt_sampler_params(const srt_sampler *smp, RtSampleParams *p);
+/* After the device drew with rt_sampler_params' block: advances the host's stream as the kernel did. */
+void rt_sampler_drew(srt_sampler *smp);
+/* The vocabulary the sampler was made for. */
+int rt_sampler_vocab(const srt_sampler *smp);
 extern const RtBackend rt_backend_device; /* exec.c: sim and cuda */
 
 /* Runs step i of the plan alone for T tokens at position P, exactly as a forward does, and synchronizes

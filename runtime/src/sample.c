@@ -5,7 +5,10 @@
  * to the smallest set of most likely tokens whose probability reaches top-p
  * (nucleus). Draws come from the seeded splitmix64 stream of common/rng.c,
  * so a seed gives the same tokens on every backend and machine for the same
- * logits. On the host: a device sampling kernel is not written yet.
+ * logits. templates/sample.cuh is the same algorithm on the device (the
+ * plan's "sample" program, run by srt_forward_sample on sim and cuda); this
+ * file also gives it its parameters and keeps the host's copy of the stream
+ * in step with it.
  */
 #include "rt_internal.h"
 
@@ -75,13 +78,38 @@ static int32_t argmax(const float *row, int n) {
     return best;
 }
 
+/* Greedy settings draw nothing from the stream. */
+static bool is_greedy(const srt_sampler *s) { return s->cfg.temperature == 0 || s->cfg.top_k == 1; }
+
+void rt_sampler_params(const srt_sampler *s, RtSampleParams *p) {
+    *p = (RtSampleParams){.state = s->rng.s, .temperature = s->cfg.temperature, .top_p = s->cfg.top_p,
+                          .top_k = s->cfg.top_k, .token = -1};
+}
+
+void rt_sampler_drew(srt_sampler *s) {
+    if (!is_greedy(s)) (void)rt_splitmix64(&s->rng); /* the one uniform the kernel drew */
+}
+
+int rt_sampler_vocab(const srt_sampler *s) { return s->vocab; }
+
+srt_status rt_forward_sample_on_host(srt_session *ss, const int32_t *tokens, int ntokens, srt_sampler *s,
+                                     int32_t *token) {
+    srt_context *ctx = ss->m->ctx;
+    float *row = rt_alloc(ctx, sizeof *row * (size_t)s->vocab);
+    if (!row) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    srt_status st = ss->m->ops->forward(ss, tokens, ntokens, ntokens - 1, row);
+    if (st == SRT_OK) st = srt_sampler_next(s, row, token);
+    rt_free(ctx, row);
+    return st;
+}
+
 srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token) {
     if (!s) return SRT_ERR_INVALID;
     if (!logits || !token) return rt_error(s->ctx, SRT_ERR_INVALID, "srt_sampler_next: NULL argument");
     for (int i = 0; i < s->vocab; i++)
         if (!isfinite(logits[i]))
             return rt_error(s->ctx, SRT_ERR_INVALID, "srt_sampler_next: logit %d is not finite", i);
-    if (s->cfg.temperature == 0 || s->cfg.top_k == 1) {
+    if (is_greedy(s)) {
         *token = argmax(logits, s->vocab);
         return SRT_OK;
     }

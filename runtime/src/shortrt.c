@@ -449,6 +449,13 @@ int srt_session_position_of(const srt_session *s, int b) {
 
 int srt_session_batch(const srt_session *s) { return s ? s->batch : 0; }
 
+size_t srt_session_bytes_to_host(const srt_session *s) {
+    if (!s) return 0;
+    size_t n = s->bytes_to_host;
+    for (int b = 0; s->lanes && b < s->batch; b++) n += s->lanes[b]->bytes_to_host;
+    return n;
+}
+
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
     return srt_forward_rows(s, tokens, ntokens, 0, logits);
 }
@@ -476,9 +483,14 @@ static srt_status check_weights(const srt_model *m, const char *what) {
 
 srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     if (!s) return SRT_ERR_INVALID;
+    if (!tokens || !logits) return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_forward: tokens and logits must not be NULL");
+    srt_status st = rt_check_forward(s, tokens, ntokens, first_row);
+    return st != SRT_OK ? st : s->m->ops->forward(s, tokens, ntokens, first_row, logits);
+}
+
+srt_status rt_check_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row) {
     srt_model *m = s->m;
     srt_context *ctx = m->ctx;
-    if (!tokens || !logits) return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: tokens and logits must not be NULL");
     if (s->batch != 1)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_forward: the session holds %d sequences; use srt_forward_batch",
                         s->batch);
@@ -487,24 +499,33 @@ srt_status srt_forward_rows(srt_session *s, const int32_t *tokens, int ntokens, 
     if (first_row < 0 || first_row >= ntokens)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_rows: first row %d of %d tokens (expected 0 to %d)", first_row,
                         ntokens, ntokens - 1);
-    if ((st = check_weights(m, "srt_forward")) != SRT_OK) return st;
-    return m->ops->forward(s, tokens, ntokens, first_row, logits);
+    return check_weights(m, "srt_forward");
 }
 
-srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits) {
-    if (!s) return SRT_ERR_INVALID;
+/* What a batch call hands back per sequence: its logits, or the next token drawn by its sampler. */
+typedef struct BatchOut {
+    float *const *logits;          /* srt_forward_batch: per sequence, ntokens[b] x vocab (or NULL) */
+    srt_sampler *const *samplers;  /* srt_forward_batch_sample: per sequence (or NULL) */
+    int32_t *drawn;                /* with samplers: per sequence, the token drawn */
+} BatchOut;
+
+/* srt_forward_batch and srt_forward_batch_sample (fn): every sequence is checked before any runs. */
+static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, const BatchOut *o,
+                                const char *fn) {
     srt_model *m = s->m;
     srt_context *ctx = m->ctx;
-    if (!tokens || !ntokens || !logits)
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: tokens, ntokens and logits must not be NULL");
-    srt_status st = check_weights(m, "srt_forward_batch");
+    srt_status st = check_weights(m, fn);
     int limit = m->ops->max_positions(m), any = 0;
-    /* every sequence is checked before any runs */
     for (int b = 0; b < s->batch && st == SRT_OK; b++) {
         if (ntokens[b] == 0) continue; /* this sequence sits the call out */
-        char what[64];
-        snprintf(what, sizeof what, "srt_forward_batch: sequence %d", b);
-        if (!tokens[b] || !logits[b]) return rt_error(ctx, SRT_ERR_INVALID, "%s: tokens and logits must not be NULL", what);
+        char what[96];
+        snprintf(what, sizeof what, "%s: sequence %d", fn, b);
+        if (!tokens[b] || (o->samplers ? !o->samplers[b] : !o->logits[b]))
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: tokens and %s must not be NULL", what,
+                            o->samplers ? "samplers" : "logits");
+        if (o->samplers && rt_sampler_vocab(o->samplers[b]) != m->plan.vocab)
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: a sampler for %d tokens; model '%s' has %d", what,
+                            rt_sampler_vocab(o->samplers[b]), m->plan.model, m->plan.vocab);
         if ((st = check_tokens(m, what, tokens[b], ntokens[b])) != SRT_OK) return st;
         int P = m->ops->session_position(lane(s, b));
         if (P + ntokens[b] > limit)
@@ -514,8 +535,40 @@ srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const
                             what, ntokens[b], P, limit);
         any = 1;
     }
-    if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "srt_forward_batch: every sequence has 0 tokens");
-    for (int b = 0; b < s->batch && st == SRT_OK; b++)
-        if (ntokens[b] > 0) st = m->ops->forward(lane(s, b), tokens[b], ntokens[b], 0, logits[b]);
+    if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "%s: every sequence has 0 tokens", fn);
+    for (int b = 0; b < s->batch && st == SRT_OK; b++) {
+        if (ntokens[b] == 0) continue;
+        st = o->samplers ? m->ops->forward_sample(lane(s, b), tokens[b], ntokens[b], o->samplers[b], &o->drawn[b])
+                         : m->ops->forward(lane(s, b), tokens[b], ntokens[b], 0, o->logits[b]);
+    }
     return st;
+}
+
+srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits) {
+    if (!s) return SRT_ERR_INVALID;
+    if (!tokens || !ntokens || !logits)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_forward_batch: tokens, ntokens and logits must not be NULL");
+    BatchOut o = {.logits = logits};
+    return forward_batch(s, tokens, ntokens, &o, "srt_forward_batch");
+}
+
+srt_status srt_forward_batch_sample(srt_session *s, const int32_t *const *tokens, const int *ntokens,
+                                    srt_sampler *const *samplers, int32_t *drawn) {
+    if (!s) return SRT_ERR_INVALID;
+    if (!tokens || !ntokens || !samplers || !drawn)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID,
+                        "srt_forward_batch_sample: tokens, ntokens, samplers and drawn must not be NULL");
+    BatchOut o = {.samplers = samplers, .drawn = drawn};
+    return forward_batch(s, tokens, ntokens, &o, "srt_forward_batch_sample");
+}
+
+srt_status srt_forward_sample(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp, int32_t *token) {
+    if (!s) return SRT_ERR_INVALID;
+    if (!tokens || !smp || !token)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_forward_sample: tokens, sampler and token must not be NULL");
+    if (rt_sampler_vocab(smp) != s->m->plan.vocab)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_forward_sample: a sampler for %d tokens; model '%s' has %d",
+                        rt_sampler_vocab(smp), s->m->plan.model, s->m->plan.vocab);
+    srt_status st = rt_check_forward(s, tokens, ntokens, ntokens - 1);
+    return st != SRT_OK ? st : s->m->ops->forward_sample(s, tokens, ntokens, smp, token);
 }

@@ -10,7 +10,11 @@
  * compiled once (the kernel cache) before timing. Each row also prints the cost model's matrix
  * FLOPs per scored token (compiler/cost.c): the window modes from cost_model over full windows
  * (as `shortc compare` prints them), tokenwise as the mean of cost_cached_token over the
- * positions the run feeds (one query against the cached keys).
+ * positions the run feeds (one query against the cached keys). And the bytes copied from the
+ * device to the host per scored token (srt_session_bytes_to_host): "before" is what scoring from
+ * the logits rows costs (srt_eval_logits: the rows each token is scored with, as evaluation
+ * copied them before the loss ran on the device), "after" what srt_eval_nll copies now (the
+ * losses from the plan's loss program); 0 and 0 on ref, whose logits never leave the host.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,22 +50,35 @@ static double mode_flops(Graph *g, srt_mode mode, int stride, int overlap, int L
     return mc->modes[cm].flops;
 }
 
+/* Bytes srt_eval_logits copies to the host per scored token under o (-1 when it fails). */
+static double rows_bytes_per_token(srt_session *s, const srt_eval_options *o, const int32_t *tok, int n, int vocab) {
+    float *rows = malloc(sizeof *rows * (size_t)n * (size_t)vocab);
+    size_t before = srt_session_bytes_to_host(s);
+    srt_status st = rows ? srt_eval_logits(s, o, tok, n, rows) : SRT_ERR_NOMEM;
+    free(rows);
+    return st == SRT_OK ? (double)(srt_session_bytes_to_host(s) - before) / (n - 1) : -1;
+}
+
 /* Times one mode; prints a table row. */
 static void bench_mode(srt_session *s, Graph *g, int L, srt_mode mode, int stride, int overlap,
-                       const int32_t *tok, int n, float *nll) {
+                       const int32_t *tok, int n, float *nll, int vocab) {
     srt_eval_options o;
     srt_eval_options_init(&o);
     o.mode = mode, o.stride = stride, o.overlap = overlap;
+    size_t bytes0 = srt_session_bytes_to_host(s);
     double t0 = now_s();
     srt_status st = srt_eval_nll(s, &o, tok, n, nll);
     double dt = now_s() - t0;
+    double after = (double)(srt_session_bytes_to_host(s) - bytes0) / (n - 1);
     char what[64];
     snprintf(what, sizeof what, "%s%s%d", srt_mode_name(mode), stride ? " S=" : overlap ? " K=" : "",
              stride ? stride : overlap);
     if (!stride && !overlap) what[strlen(srt_mode_name(mode))] = 0;
     if (st != SRT_OK) printf("  %-22s failed\n", what);
-    else printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)  %10.4g FLOPs/token\n", what, (n - 1) / dt, n - 1, dt,
-                mode_flops(g, mode, stride, overlap, L, n));
+    else
+        printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)  %10.4g FLOPs/token  to host %8.1f -> %5.1f bytes/token\n",
+               what, (n - 1) / dt, n - 1, dt, mode_flops(g, mode, stride, overlap, L, n),
+               rows_bytes_per_token(s, &o, tok, n, vocab), after);
 }
 
 static int bench_model(const char *path, srt_backend backend) {
@@ -96,11 +113,11 @@ static int bench_model(const char *path, srt_backend backend) {
     CompileResult cr;
     bool compiled = shortc_compile(&a, &d, &co, &cr);
     Graph *g = compiled ? cr.graph : NULL;
-    bench_mode(s, g, L, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll);
-    bench_mode(s, g, L, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll);
-    bench_mode(s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll);
-    bench_mode(s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll);
-    bench_mode(s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll);
+    bench_mode(s, g, L, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll, mi.vocab);
+    bench_mode(s, g, L, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll, mi.vocab);
+    bench_mode(s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll, mi.vocab);
+    bench_mode(s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll, mi.vocab);
+    bench_mode(s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll, mi.vocab);
     if (compiled) compile_result_free(&cr);
     arena_free(&a);
     free(tok);

@@ -74,7 +74,7 @@ static void check_kernels(const cJSON *root) {
     if (!k) return;
     const cJSON *arch = obj(k, "arch"), *list = obj(k, "list"), *e;
     CHECK(cJSON_IsString(arch) && strcmp(arch->valuestring, "sm_90") == 0);
-    CHECK(cJSON_GetArraySize(list) == 8); /* gpt2_tiny forward: embed, norm, norm+add (storing the sum and not), kv_write, attention; decode: partial, combine */
+    CHECK(cJSON_GetArraySize(list) == 10); /* gpt2_tiny forward: embed, norm, norm+add (storing the sum and not), kv_write, attention; decode: partial, combine; loss; sample */
     int attn = 0, vectorized = 0;
     cJSON_ArrayForEach(e, list) {
         CHECK(num(e, "regs") > 0 && num(e, "block") > 0 && num(e, "blocks_per_sm") >= 1);

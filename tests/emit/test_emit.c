@@ -151,6 +151,8 @@ static const TmplCase tmpl_cases[] = {
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "
      "T_OUT=float",
      {"HEAD"}},
+    {"loss.cuh", "COMMENT=// KERNEL_NAME=k V=300 VEC=4 THREADS=96", {"LOGPROB"}},
+    {"sample.cuh", "COMMENT=// KERNEL_NAME=k V=300 VPAD=512 THREADS=64", {NULL}},
 };
 
 static void test_templates(void) {

@@ -13,7 +13,9 @@
  * callback reaches N once, increasing; the losses equal -log softmax of those
  * rows; sliding with stride L equals nonoverlapping on a multiple of L and
  * windows with overlap 0 always; the errors (cached, a stride for windows, an
- * overlap out of range, a window past the segment) name what is wrong.
+ * overlap out of range, a window past the segment) name what is wrong. On
+ * sim, srt_session_bytes_to_host shows that srt_eval_nll copies one float per
+ * token (the device computes the losses), srt_eval_logits a row per token.
  */
 #include "check.h"
 #include "shortrt.h"
@@ -28,6 +30,7 @@ typedef struct T {
     srt_session *s;     /* its session */
     int V;              /* vocab */
     int L;              /* segment */
+    int device;         /* 1: sim (results are copied from the device), 0: ref */
 } T;
 
 /* The window [*start, *end) that scores token i (of n) under o, from the formulas. */
@@ -76,7 +79,10 @@ static void check_mode(T *t, srt_eval_options o, const int32_t *tokens, int64_t 
     Seen seen = {0, 0, 1};
     o.progress = on_progress;
     o.progress_ud = &seen;
+    size_t before = srt_session_bytes_to_host(t->s);
     srt_status st = srt_eval_logits(t->s, &o, tokens, n, rows);
+    /* the logits of every token come to the host once (on sim; the ref backend copies nothing) */
+    CHECK(srt_session_bytes_to_host(t->s) - before == (t->device ? (size_t)n * V * sizeof(float) : 0));
     if (st != SRT_OK) fprintf(stderr, "%s: %s\n", what, srt_last_error(t->ctx));
     CHECK(st == SRT_OK);
     CHECK(seen.increasing && seen.last == n && seen.calls >= 1);
@@ -96,9 +102,16 @@ static void check_mode(T *t, srt_eval_options o, const int32_t *tokens, int64_t 
         free(rows), free(one), free(nll);
         return;
     }
+    before = srt_session_bytes_to_host(t->s);
     st = srt_eval_nll(t->s, &o, tokens, n, nll);
     if (st != SRT_OK) fprintf(stderr, "%s: %s\n", what, srt_last_error(t->ctx));
     CHECK(st == SRT_OK);
+    /* evaluation copies one float per token fed (its loss, 0 for the last), never a logits row: the loss is
+     * computed on the device */
+    size_t copied = srt_session_bytes_to_host(t->s) - before;
+    if (copied != (t->device ? (size_t)n * sizeof(float) : 0))
+        fprintf(stderr, "%s: evaluation copied %zu bytes to the host for %lld tokens\n", what, copied, (long long)n);
+    CHECK(copied == (t->device ? (size_t)n * sizeof(float) : 0));
     int badl = 0;
     for (int64_t i = 0; i + 1 < n && st == SRT_OK; i++) {
         const float *r = rows + (size_t)i * V;
@@ -166,7 +179,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "test_modes: %s\n", t.ctx ? srt_last_error(t.ctx) : "no context");
         return 1;
     }
-    t.V = mi.vocab, t.L = mi.segment;
+    t.V = mi.vocab, t.L = mi.segment, t.device = opt.backend == SRT_BACKEND_SIM;
     int L = t.L;
     int64_t n = 2 * L + 7, nm = 3 * L;
     int32_t *tok = malloc(sizeof *tok * (size_t)nm);

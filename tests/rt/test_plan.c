@@ -160,6 +160,33 @@ int main(void) {
     mutate("\"programs\": [", "\"programs\": [{\"name\": \"forward\", \"t\": [1, 1], \"steps\": [" TOY_STEPS("{\"arena\": 8}") "]}, ",
            "programs[1].name: 'forward' is listed twice");
     mutate("\"programs\": [", "\"steps\": [], \"programs\": [", "toy.cu: plan: unknown field 'steps'");
+    /* the programs run on request (loss, sample) come with their objects and are never chosen by T */
+    {
+#define TOY_LOSS "\"loss\": {\"targets\": {\"arena\": 0}, \"nll\": {\"arena\": 16}}, \"buffers\": []"
+#define TOY_LOSS_PROGRAM "{\"name\": \"loss\", \"t\": [1, 4], \"steps\": [" TOY_STEPS("{\"arena\": 8}") "]}, "
+        mutate("\"buffers\": []", TOY_LOSS,
+               "loss: a \"loss\" object and a program named \"loss\" come together; the plan has only the object");
+        mutate("\"programs\": [", "\"programs\": [{\"name\": \"sample\", \"t\": [1, 4], \"steps\": ["
+               TOY_STEPS("{\"arena\": 8}") "]}, ",
+               "sample: a \"sample\" object and a program named \"sample\" come together; the plan has only the program");
+        char *j1 = rt_test_replace(TOY_PLAN_JSON, "\"buffers\": []", TOY_LOSS);
+        char *j2 = rt_test_replace(j1, "\"programs\": [", "\"programs\": [" TOY_LOSS_PROGRAM);
+        char *j3 = rt_test_replace(j2, "{\"arena\": 16}}", "{\"arena\": 500}}");
+        char *j4 = rt_test_replace(j2, "\"t\": [1, 4], \"steps\": [", "\"t\": [1, 3], \"steps\": [");
+        bad(j3, "loss.nll: 16 bytes must lie in the 512-byte arena");
+        bad(j4, "loss: program \"loss\" must run T 1 to 4 (the segment)");
+        RtPlan q;
+        CHECK(j2 && rt_plan_parse(ctx, "toy.cu", j2, strlen(j2), &q) == SRT_OK);
+        if (j2 && q.nprograms == 2) {
+            CHECK(q.loss_program == 0 && q.sample_program == -1 && q.programs[0].on_request);
+            CHECK(rt_plan_program(&q, 4) == &q.programs[1] && rt_plan_program(&q, 1) == &q.programs[1]);
+            CHECK(q.loss_targets.offset == 0 && q.loss_nll.offset == 16);
+            rt_plan_free(ctx, &q);
+        }
+        free(j1), free(j2), free(j3), free(j4);
+#undef TOY_LOSS
+#undef TOY_LOSS_PROGRAM
+    }
     /* DIMs over P and the state's fill, a REF into the constants, and a second program for one token */
     {
         char *j1 = rt_test_replace(TOY_PLAN_JSON, "{\"int\": {\"t\": 1}}", "{\"int\": {\"fill\": 1, \"t\": 1, \"p\": 2, \"b\": 3}}");

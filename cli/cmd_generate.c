@@ -1,0 +1,286 @@
+/*
+ * cmd_generate.c — `shortc generate`: continues one prompt or a batch of
+ * prompts of different lengths, each sequence with its own state (a session
+ * of one sequence per prompt, srt_session_create) and its own sampler on the
+ * same settings and seed, and prints one line per prompt (ids, or text with
+ * --tokenizer), in order. Every step runs through srt_forward_batch_sample:
+ * on sim and cuda the next token is drawn on the device and only its id
+ * comes back. A sequence stops at --max-new tokens or at --eos (not
+ * printed); the others go on. Tokens/s go to stderr when it is a terminal
+ * or with --report.
+ */
+#include "cmd_generate.h"
+
+#include "cmd_tokenize.h"
+#include "run_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The prompts of one generate call. */
+typedef struct Prompts {
+    int32_t **ids;   /* per prompt, its token ids (malloc'd) */
+    int *len;        /* per prompt, its length (>= 1) */
+    int n;           /* prompts */
+} Prompts;
+
+static void prompts_free(Prompts *p) {
+    for (int i = 0; i < p->n; i++) free(p->ids[i]);
+    free(p->ids);
+    free(p->len);
+    memset(p, 0, sizeof *p);
+}
+
+/* Appends a prompt (takes ids); false when out of room or memory (message printed). */
+static bool prompts_add(Prompts *p, int32_t *ids, int len) {
+    if (p->n == GEN_MAX_PROMPTS) {
+        fprintf(stderr, "shortc: error: generate takes at most %d prompts\n", GEN_MAX_PROMPTS);
+        free(ids);
+        return false;
+    }
+    int32_t **ni = realloc(p->ids, sizeof *ni * (size_t)(p->n + 1));
+    if (ni) p->ids = ni;
+    int *nl = ni ? realloc(p->len, sizeof *nl * (size_t)(p->n + 1)) : NULL;
+    if (nl) p->len = nl;
+    if (!ni || !nl) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        free(ids);
+        return false;
+    }
+    p->ids[p->n] = ids;
+    p->len[p->n++] = len;
+    return true;
+}
+
+/* Each non-empty line of --prompts: token ids, or UTF-8 text with --tokenizer. */
+static bool load_prompt_lines(const RunArgs *ra, Prompts *p) {
+    size_t len = 0;
+    char *text = read_text_file(ra->prompts_file, "prompts", &len);
+    if (!text) return false;
+    bool ok = true;
+    for (size_t at = 0, line = 1; ok && at < len; line++) {
+        size_t end = at;
+        while (end < len && text[end] != '\n') end++;
+        size_t e = end;
+        while (e > at && (text[e - 1] == '\r' || text[e - 1] == ' ' || text[e - 1] == '\t')) e--;
+        if (e > at) {
+            char what[64];
+            snprintf(what, sizeof what, "%s line %zu", ra->prompts_file, line);
+            int32_t *ids = NULL;
+            int n = ra->tokenizer ? cli_encode(ra->tokenizer, what, text + at, e - at, &ids)
+                                  : parse_tokens(what, text + at, e - at, &ids);
+            if (n == 0) {
+                fprintf(stderr, "shortc: error: %s: the prompt encodes to no tokens\n", what);
+                free(ids);
+            }
+            ok = n > 0 && prompts_add(p, ids, n);
+        }
+        at = end + 1;
+    }
+    free(text);
+    if (ok && p->n == 0) fprintf(stderr, "shortc: error: %s: no prompts (every line is empty)\n", ra->prompts_file);
+    return ok && p->n > 0;
+}
+
+/* The prompts: --prompts' lines, each --prompt, or the one of --tokens / --text. */
+static bool load_prompts(const RunArgs *ra, Prompts *p) {
+    memset(p, 0, sizeof *p);
+    if (ra->prompts_file) return load_prompt_lines(ra, p);
+    for (int i = 0; i < ra->nprompts; i++) {
+        char what[32];
+        snprintf(what, sizeof what, "prompt %d", i + 1);
+        int32_t *ids = NULL;
+        int n = cli_encode(ra->tokenizer, what, ra->prompts[i], strlen(ra->prompts[i]), &ids);
+        if (n == 0) {
+            fprintf(stderr, "shortc: error: %s encodes to no tokens\n", what);
+            free(ids);
+        }
+        if (n <= 0 || !prompts_add(p, ids, n)) return false;
+    }
+    if (ra->nprompts) return true;
+    int32_t *ids = NULL;
+    int n = load_run_tokens(ra, &ids);
+    return n > 0 && prompts_add(p, ids, n);
+}
+
+/* Writes the generated ids[n] as one line: their text through the tokenizer t, else the ids space-separated. */
+static bool print_generated(srt_context *ctx, srt_tokenizer *t, const int32_t *ids, int n) {
+    if (!t) {
+        for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", (int)ids[i]);
+        printf("\n");
+        return true;
+    }
+    char *text = NULL;
+    size_t len = 0;
+    srt_status st = srt_tokenizer_decode(t, ids, (size_t)n, &text, &len);
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
+    else printf("%.*s\n", (int)len, text);
+    srt_free(ctx, text);
+    return st == SRT_OK;
+}
+
+/* A sampler of generate's --temperature, --top-k, --top-p and --seed (greedy: the defaults); prints the error. */
+static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om, bool greedy) {
+    srt_sampling cfg;
+    srt_sampling_init(&cfg);
+    if (!greedy) cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
+    cfg.seed = (uint64_t)ra->sample_seed;
+    srt_sampler *sm = NULL;
+    srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
+    return sm;
+}
+
+/* Where each sequence of a batch is. */
+typedef struct Seq {
+    const int32_t *prompt;   /* its prompt */
+    int nprompt;             /* its length */
+    int fed;                 /* prompt tokens fed so far */
+    int32_t *gen;            /* tokens generated (max_new) */
+    int ngen;                /* their count */
+    bool done;               /* reached --max-new or --eos */
+    srt_sampler *sampler;    /* its own sampler: same settings and seed as every other sequence's */
+} Seq;
+
+/* The checks before any forward: the ids, --eos and the positions each prompt needs. Prints the error. */
+static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_info *mi) {
+    if (ra->eos >= mi->vocab) {
+        fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos,
+                mi->vocab, mi->name);
+        return false;
+    }
+    for (int b = 0; b < p->n; b++) {
+        if (!tokens_in_vocab(ra, p->ids[b], p->len[b], mi)) return false;
+        if ((long long)p->len[b] + ra->max_new - 1 > mi->max_positions) {
+            char which[32] = "";
+            if (p->n > 1) snprintf(which, sizeof which, "prompt %d: ", b + 1);
+            fprintf(stderr, "shortc: error: %sa %d-token prompt and %d new tokens go past the %d positions model '%s' "
+                    "can address\n", which, p->len[b], ra->max_new, mi->max_positions, mi->name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/*
+ * One call for every sequence not done: the next chunk of its prompt (at most a segment), or its last token.
+ * The call that feeds a prompt's last chunk, and every later one, draws with the sequence's sampler; earlier
+ * chunks draw greedily with `skip` (which takes nothing from any stream) and the token is dropped.
+ */
+static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, long long eos, int max_new,
+                       const int32_t **tok, int *n, srt_sampler **smp, int32_t *drawn) {
+    for (int b = 0; b < B; b++) {
+        Seq *q = &seq[b];
+        n[b] = 0;
+        if (q->done) continue;
+        if (q->fed < q->nprompt) {
+            n[b] = q->nprompt - q->fed < L ? q->nprompt - q->fed : L;
+            tok[b] = q->prompt + q->fed;
+            smp[b] = q->fed + n[b] == q->nprompt ? q->sampler : skip;
+        } else {
+            n[b] = 1;
+            tok[b] = &q->gen[q->ngen - 1];
+            smp[b] = q->sampler;
+        }
+    }
+    srt_status st = srt_forward_batch_sample(s, tok, n, smp, drawn);
+    for (int b = 0; st == SRT_OK && b < B; b++) {
+        Seq *q = &seq[b];
+        if (!n[b]) continue;
+        if (q->fed < q->nprompt) q->fed += n[b];
+        if (smp[b] == skip) continue;
+        if (drawn[b] == eos) q->done = true;
+        else q->gen[q->ngen++] = drawn[b];
+        if (q->ngen == max_new) q->done = true;
+    }
+    return st;
+}
+
+/* Runs every sequence to its end. */
+static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, const RunArgs *ra) {
+    const int32_t **tok = calloc((size_t)B, sizeof *tok);
+    int *n = calloc((size_t)B, sizeof *n);
+    srt_sampler **smp = calloc((size_t)B, sizeof *smp);
+    int32_t *drawn = calloc((size_t)B, sizeof *drawn);
+    srt_status st = tok && n && smp && drawn ? SRT_OK : SRT_ERR_NOMEM;
+    for (bool busy = true; st == SRT_OK && busy;) {
+        busy = false;
+        for (int b = 0; b < B; b++) busy |= !seq[b].done;
+        if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
+    }
+    free(tok), free(n), free(smp), free(drawn);
+    return st;
+}
+
+/* Prints one line per sequence, in prompt order. */
+static bool print_all(const RunArgs *ra, const OpenModel *om, const Seq *seq, int B) {
+    srt_tokenizer *t = ra->tokenizer ? cli_tokenizer_open(om->ctx, ra->tokenizer) : NULL;
+    bool ok = !ra->tokenizer || t;
+    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, seq[b].gen, seq[b].ngen);
+    srt_tokenizer_close(t);
+    return ok && fflush(stdout) == 0;
+}
+
+/* Generation over the prompts: one session of a sequence per prompt; see the file comment. */
+static int generate_model(const RunArgs *ra, const Prompts *p) {
+    OpenModel om;
+    if (!open_model(ra, &om)) return 1;
+    const srt_model_info *mi = &om.mi;
+    int rc = 1, B = p->n, total = 0;
+    srt_session *s = NULL;
+    srt_sampler *skip = NULL;
+    Seq *seq = calloc((size_t)B, sizeof *seq);
+    if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
+    if (!seq || !prompts_fit(ra, p, mi) || !(skip = make_sampler(ra, &om, true))) goto out;
+    for (int b = 0; b < B; b++) {
+        seq[b] = (Seq){.prompt = p->ids[b], .nprompt = p->len[b], .done = ra->max_new == 0};
+        if (!(seq[b].gen = malloc(sizeof *seq[b].gen * (size_t)(ra->max_new + 1)))) {
+            fprintf(stderr, "shortc: error: out of memory\n");
+            goto out;
+        }
+        if (!(seq[b].sampler = make_sampler(ra, &om, false))) goto out;
+    }
+    srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
+    double t0 = now_ms();
+    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra);
+    double t1 = now_ms();
+    if (st != SRT_OK) {
+        print_lib_error(st, srt_last_error(om.ctx));
+        goto out;
+    }
+    if (!print_all(ra, &om, seq, B)) goto out;
+    for (int b = 0; b < B; b++) total += seq[b].ngen;
+    if (ra->report || isatty(STDERR_FILENO)) /* stdout and a redirected stderr stay the output alone */
+        fprintf(stderr, "%d prompt%s on backend %s: %d tokens generated in %.1f ms, %.1f tokens/s\n", B, B == 1 ? "" : "s",
+            srt_backend_name(mi->backend), total, t1 - t0, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
+    if (ra->report)
+        fprintf(stderr, "model %s (%s): %zu bytes copied from the device, %d tokens generated, %.1f tokens/s\n",
+                mi->name, mi->kv_cache ? "KV cache" : "re-running the sequence",
+                srt_session_bytes_to_host(B == 1 ? om.s : s), total, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
+    rc = 0;
+out:
+    for (int b = 0; seq && b < B; b++) {
+        free(seq[b].gen);
+        srt_sampler_destroy(seq[b].sampler);
+    }
+    free(seq);
+    srt_sampler_destroy(skip);
+    srt_session_destroy(s);
+    close_model(&om);
+    return rc;
+}
+
+int generate_main(int argc, char **argv) {
+    RunArgs ra = RUN_ARGS_INIT;
+    if (!parse_run_args(argc, argv, RUN_CMD_GENERATE, &ra)) return 1;
+    Prompts p;
+    if (!load_prompts(&ra, &p)) {
+        prompts_free(&p);
+        return 1;
+    }
+    int rc = generate_model(&ra, &p);
+    prompts_free(&p);
+    return rc;
+}
