@@ -24,6 +24,12 @@ typedef struct EngineShape {
     bool thd;     /* KV as [2, tokens, heads, dim] */
 } EngineShape;
 
+/* Starts a source of rendered kernels: the prelude, and with mma templates/mma_frag.cuh after it. */
+static inline void engine_source_start(StrBuf *b, bool mma) {
+    sb_puts(b, template_find("prelude.cuh")->text);
+    if (mma) sb_puts(b, template_find("mma_frag.cuh")->text);
+}
+
 /* Queries per block of a rendered kernel. */
 static inline int engine_qt(const EngineShape *s) { return s->mma ? 64 : 4 * s->qpw; }
 

@@ -181,7 +181,7 @@ static void test_lists(void) {
 /* Engine kernel + probe kernel of every kind, after the prelude. */
 static char *engine_source(Arena *a, Diag *d) {
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
+    engine_source_start(&b, false);
     for (int k = 0; k < NKINDS; k++) {
         AttnPattern p;
         if (!build(&p, &kinds[k].spec, 0)) continue;
@@ -356,8 +356,7 @@ static const char *cuda_type(DType t) { return t == DT_F16 ? "__half" : t == DT_
 /* Every kind's kernel of every variant, after the prelude and mma_frag.cuh. */
 static char *mma_source(Arena *a, Diag *d, char names[][64]) {
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
-    sb_puts(&b, template_find("mma_frag.cuh")->text);
+    engine_source_start(&b, true);
     for (int v = 0; v < NMMA; v++)
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;

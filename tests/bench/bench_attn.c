@@ -97,8 +97,7 @@ static CUmodule build_kind(const BenchKind *k, const BenchPath *pa, const AttnPa
     Diag d;
     diag_init(&d, &a, stderr);
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
-    if (pa->shape.mma) sb_puts(&b, template_find("mma_frag.cuh")->text);
+    engine_source_start(&b, pa->shape.mma);
     EngineShape shape = pa->shape;
     shape.ntok = T;
     bool ok = engine_render(&a, &d, &b, p, k->name, &shape, true);
@@ -205,8 +204,7 @@ static int write_cu(const char *path) {
     Diag d;
     diag_init(&d, &a, stderr);
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
-    sb_puts(&b, template_find("mma_frag.cuh")->text);
+    engine_source_start(&b, true);
     bool ok = true;
     for (int pa = 0; pa < NPATHS && ok; pa++)
         for (int k = 0; k < NKINDS && ok; k++) {
