@@ -421,6 +421,12 @@ enum { DECODE_KPS = 64 };
 /* Chunks of decode attention over a key/value state: its capacity in chunks of DECODE_KPS keys. */
 static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 1) / DECODE_KPS; }
 
+/* Whether decode attention reads K and V in 16-byte pieces (attn_decode.cuh VEC_KV): 2-byte elements,
+ * rows of whole pieces, no more pieces per row than threads. */
+static bool decode_vec_kv(DType kv, int hd) {
+    return (kv == DT_F16 || kv == DT_BF16) && hd % 8 == 0 && hd / 8 <= DECODE_KPS;
+}
+
 /*
  * Decode attention (the "decode" program, T = 1): a partial kernel over chunks of DECODE_KPS keys
  * (grid ceil((P+1)/KPS) x H, so the launch covers exactly the keys the query sees) into the arena's
@@ -444,6 +450,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
         set_flag(k, "COMBINE", combine);
+        set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
         k->block = DECODE_KPS;
     }
     pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
