@@ -493,7 +493,8 @@ static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
     return *kt != 0;
 }
 
-/* Warps of the tensor-core path (attn_mma.cuh): 16 query rows each. */
+/* Warps per block of the attention engine (both paths; attn_mma.cuh: 16 query rows each) and the largest
+ * head_dim of the tensor-core path. */
 enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
 
 /*
@@ -564,10 +565,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     /* the decode program (T = 1): flash-decoding for causal; the other kinds run the engine with T = 1 */
     if (e->decode && n->attn.kind == ATTN_CAUSAL) return spec_attention_decode(e, n, ks, H, hd);
-    const int warps = 4;
+    const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
     bool mma = attn_mma_tiles(e, n, hd, &kt, &smem);
-    if (mma) qpw = 16;
+    if (mma) qpw = 16; /* attn_mma.cuh: 16 query rows per warp, QT = 64 */
     else if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
                    hd, SMEM_STATIC_LIMIT);
