@@ -421,6 +421,12 @@ enum { DECODE_KPS = 64 };
 /* Chunks of decode attention over a key/value state: its capacity in chunks of DECODE_KPS keys. */
 static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 1) / DECODE_KPS; }
 
+/* Whether decode attention reads K and V in 16-byte pieces (attn_decode.cuh VEC_KV): 2-byte elements,
+ * rows of whole pieces, no more pieces per row than threads. */
+static bool decode_vec_kv(DType kv, int hd) {
+    return (kv == DT_F16 || kv == DT_BF16) && hd % 8 == 0 && hd / 8 <= DECODE_KPS;
+}
+
 /*
  * Decode attention (the "decode" program, T = 1): a partial kernel over chunks of DECODE_KPS keys
  * (grid ceil((P+1)/KPS) x H, so the launch covers exactly the keys the query sees) into the arena's
@@ -444,6 +450,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
         set_flag(k, "COMBINE", combine);
+        set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
         k->block = DECODE_KPS;
     }
     pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
@@ -484,6 +491,36 @@ static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
             }
         }
     return *kt != 0;
+}
+
+/* Warps per block of the attention engine (both paths; attn_mma.cuh: 16 query rows each) and the largest
+ * head_dim of the tensor-core path. */
+enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
+
+/*
+ * Whether node n's attention runs on the tensor-core path (templates/attn_mma.cuh) and, if so, its
+ * keys per tile and shared memory: queries and keys/values fp16 or bf16 (the MMA's element type is the
+ * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
+ * head_dim at most MMA_MAX_HD (the output accumulators stay in registers), a kind whose hooks the
+ * template knows (attn_mma_kind) and two K/V buffers within the static shared memory. Anything
+ * else keeps the CUDA-core path (attn_engine.cuh).
+ */
+static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
+    DType q = val(e, n->in[0])->dtype, k = val(e, n->in[1])->dtype;
+    if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
+        !attn_mma_kind(&n->attn))
+        return false;
+    int ld = (hd + 15) / 16 * 16 + 8;
+    static const int kts[] = {64, 32, 16};
+    for (int a = 0; a < 3; a++) {
+        int bytes = 2 * 2 * kts[a] * ld * 2 + 2 * kts[a] * 4; /* K/V buffers + key positions */
+        if (bytes <= SMEM_STATIC_LIMIT && 16 * MMA_WARPS <= 4 * kts[a]) {
+            *kt = kts[a];
+            *smem = bytes;
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. */
@@ -528,9 +565,11 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     /* the decode program (T = 1): flash-decoding for causal; the other kinds run the engine with T = 1 */
     if (e->decode && n->attn.kind == ATTN_CAUSAL) return spec_attention_decode(e, n, ks, H, hd);
-    const int warps = 4;
+    const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
-    if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
+    bool mma = attn_mma_tiles(e, n, hd, &kt, &smem);
+    if (mma) qpw = 16; /* attn_mma.cuh: 16 query rows per warp, QT = 64 */
+    else if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
                    hd, SMEM_STATIC_LIMIT);
         return false;
@@ -538,14 +577,16 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
-    ks->tmpl = "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s", attn_kind_name(n->attn.kind),
-                            attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd");
+    ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s", attn_kind_name(n->attn.kind),
+                            attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
+                            mma ? "_tc" : "");
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
     set_int(e, ks, "WARPS", warps);
-    set_int(e, ks, "QPW", qpw);
+    if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
+    else set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
     set_int(e, ks, "NQT", (ntok + qt - 1) / qt);
     set_int(e, ks, "HEAD_TABLES", head_tables);
@@ -559,8 +600,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
                                 "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles "
-                                "of %d, %d bytes of shared memory",
-                                qt, H, warps * 32, qt, kt, smem);
+                                "of %d, %d bytes of shared memory%s",
+                                qt, H, warps * 32, qt, kt, smem,
+                                mma ? "; tensor cores (mma.m16n8k16), K/V double-buffered by cp.async" : "");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
@@ -1260,6 +1302,22 @@ static bool uses_barriers(const char *src) {
     return false;
 }
 
+/* Pastes templates/mma_frag.cuh (once, after the prelude) when a kernel uses the tensor-core attention path. */
+static bool paste_mma_frag(Emit *e, StrBuf *b) {
+    for (int k = 0; k < e->st.nkernels; k++)
+        if (!strcmp(e->info[k].spec.tmpl, "attn_mma.cuh")) {
+            const ShortcTemplate *frag = template_find("mma_frag.cuh");
+            if (!frag) {
+                internal(e, NULL, "no templates/mma_frag.cuh");
+                return false;
+            }
+            sb_puts(b, "\n");
+            sb_put(b, frag->text, frag->len);
+            return true;
+        }
+    return true;
+}
+
 static bool render_kernels(Emit *e) {
     for (int k = 0; k < e->st.nkernels; k++) {
         KernelInfo *ki = &e->info[k];
@@ -1422,6 +1480,11 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
         return false;
     }
     sb_put(&b, prelude->text, prelude->len);
+    if (!paste_mma_frag(&e, &b)) {
+        free(plan);
+        free(b.p);
+        return false;
+    }
     for (int k = 0; k < e.st.nkernels; k++) {
         sb_puts(&b, "\n");
         sb_puts(&b, e.st.kernels[k].source);

@@ -81,6 +81,10 @@ bool template_render_text(Diag *d, const char *name, const char *text, size_t le
 
 /* Kernel-name suffix of a kind's parameters ("" for causal; "_l<layer>" added for seeded kinds). */
 char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer);
+/* Whether the tensor-core path (templates/attn_mma.cuh) knows every hook kind s needs: the kinds whose
+ * pattern is visibility + key tiles (or gathered keys) and a zero score extra. A kind or a hook it does
+ * not know (a new key source, a score term with its own tables or arguments) keeps the CUDA-core engine. */
+bool attn_mma_kind(const AttnSpec *s);
 /* Upper bound of the key-list entries attn_hooks would emit (0 for banded kinds, which have none). */
 double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt);
 /* The HOOKS text of templates/attn_engine.cuh for pattern p and kernel `name`, tiles of qt queries and kt

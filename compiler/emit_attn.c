@@ -127,3 +127,15 @@ char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt
     sb_puts(&b, "    (void)h, (void)i, (void)j;\n    return 0.0f;  // sparse kinds add nothing\n}");
     return sb_take(&b, NULL);
 }
+
+bool attn_mma_kind(const AttnSpec *s) {
+    switch (s->kind) {
+    case ATTN_CAUSAL:
+    case ATTN_WINDOW:
+    case ATTN_DILATED:
+    case ATTN_STRIDED:
+    case ATTN_BIGBIRD:
+    case ATTN_GAUSSIAN: return true;
+    default: return false; /* a kind added later runs on the CUDA-core engine until the template knows its hooks */
+    }
+}

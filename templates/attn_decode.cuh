@@ -19,7 +19,13 @@
 //! on kv_rows, never on T.
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD KPS MAXS THREADS SCALE T_QKV T_KV
-//!               T_OUT KV_HTD (0/1) COMBINE (0/1)
+//!               T_OUT KV_HTD (0/1) COMBINE (0/1) VEC_KV (0/1)
+//!
+//! VEC_KV = 1 (fp16/bf16 keys and values, HD a multiple of 8, HD/8 <= THREADS):
+//! q, K and V rows are read in pieces of 8 elements (shortc_ld_vec<8>: one
+//! 128-bit load each for 2-byte types). A thread still scores its own key; for o, the threads form
+//! THREADS / (HD/8) key groups, thread (group, c) sums p_k v_k[8c..8c+7] over
+//! the keys k of its group, and the groups' sums are added in shared memory.
 {{COMMENT}}
 {{#if COMBINE}}
 // Combines the partial softmaxes of the key chunks of one query (templates/attn_decode.cuh).
@@ -72,7 +78,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const int s = blockIdx.x, h = blockIdx.y;
     if (T != 1 || s >= MAXS) return;
     const int k0 = s * KPS, kend = min(k0 + KPS, P + 1);
+{{#if VEC_KV}}
+    for (int j = 8 * threadIdx.x; j < HD; j += 8 * THREADS) shortc_ld_vec<8>(qkv + h * HD + j, q_s + j);
+{{#else}}
     for (int j = threadIdx.x; j < HD; j += THREADS) q_s[j] = shortc_ld(qkv + h * HD + j);
+{{#endif}}
     __syncthreads();
 
     // score of key k0 + thread
@@ -80,6 +90,19 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     float score = MASKED;
     if (k < kend) {
         float acc = 0.0f;
+{{#if VEC_KV}}
+{{#if KV_HTD}}
+        const {{T_KV}} *krow = kv + ((size_t)(0 * H + h) * kv_rows + k) * HD;
+{{#else}}
+        const {{T_KV}} *krow = kv + ((size_t)(0 * kv_rows + k) * H + h) * HD;
+{{#endif}}
+        for (int j = 0; j < HD; j += 8) {
+            float k8[8];
+            shortc_ld_vec<8>(krow + j, k8);
+#pragma unroll
+            for (int e = 0; e < 8; e++) acc += q_s[j + e] * k8[e];
+        }
+{{#else}}
         for (int j = 0; j < HD; j++) {
 {{#if KV_HTD}}
             const float kj = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + k) * HD + j);
@@ -88,6 +111,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
             acc += q_s[j] * kj;
         }
+{{#endif}}
         score = acc * SCALE;
     }
 
@@ -111,6 +135,32 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 
     // o = sum_k p_k v_k, one output dim per thread
     float *out = part + ((size_t)h * MAXS + s) * (HD + 2);
+{{#if VEC_KV}}
+    constexpr int CH = HD / 8, G = THREADS / CH;  // 16-byte pieces per row; key groups
+    __shared__ float o_s[G][HD];  // per key group: its part of o
+    const int c = threadIdx.x % CH, grp = threadIdx.x / CH;
+    if (grp < G) {
+        float acc8[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+        for (int kk = grp; kk < kend - k0; kk += G) {
+            float v8[8];
+{{#if KV_HTD}}
+            shortc_ld_vec<8>(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + c * 8, v8);
+{{#else}}
+            shortc_ld_vec<8>(kv + ((size_t)(1 * kv_rows + k0 + kk) * H + h) * HD + c * 8, v8);
+{{#endif}}
+#pragma unroll
+            for (int e = 0; e < 8; e++) acc8[e] += p_s[kk] * v8[e];
+        }
+#pragma unroll
+        for (int e = 0; e < 8; e++) o_s[grp][c * 8 + e] = acc8[e];
+    }
+    __syncthreads();
+    for (int j = threadIdx.x; j < HD; j += THREADS) {
+        float acc = 0.0f;
+        for (int g = 0; g < G; g++) acc += o_s[g][j];
+        out[2 + j] = acc;
+    }
+{{#else}}
     for (int j = threadIdx.x; j < HD; j += THREADS) {
         float acc = 0.0f;
         for (int kk = 0; kk < kend - k0; kk++) {
@@ -123,6 +173,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         }
         out[2 + j] = acc;
     }
+{{#endif}}
     if (threadIdx.x == 0) {
         out[0] = m;
         out[1] = l;

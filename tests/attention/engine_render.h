@@ -1,6 +1,9 @@
-/* engine_render.h — renders templates/attn_engine.cuh for one pattern outside a
- * model (fp32, [heads, tokens, dim] KV, 4 warps), for the tests and the
- * benchmark of tests/attention and tests/bench; needs compiler/emit.h. */
+/* engine_render.h — renders an attention-engine kernel for one pattern outside a
+ * model, for the tests and the benchmark of tests/attention and tests/bench
+ * (needs compiler/emit.h): the CUDA-core path (templates/attn_engine.cuh, fp32
+ * unless told, 4 warps) or the tensor-core path (templates/attn_mma.cuh, 4
+ * warps of 16 queries; its source needs templates/mma_frag.cuh after the
+ * prelude), [heads, tokens, dim] KV unless told. */
 #ifndef SHORTC_ENGINE_RENDER_H
 #define SHORTC_ENGINE_RENDER_H
 
@@ -16,12 +19,24 @@ typedef struct EngineShape {
     int qpw;      /* queries per warp (QT = 4 * qpw) */
     int kt;       /* keys per tile */
     int ntok;     /* positions the lists cover */
+    bool mma;     /* the tensor-core path (qpw ignored: QT = 64) */
+    const char *t_qkv, *t_kv, *t_out; /* element types (NULL: float) */
+    bool thd;     /* KV as [2, tokens, heads, dim] */
 } EngineShape;
+
+/* Starts a source of rendered kernels: the prelude, and with mma templates/mma_frag.cuh after it. */
+static inline void engine_source_start(StrBuf *b, bool mma) {
+    sb_puts(b, template_find("prelude.cuh")->text);
+    if (mma) sb_puts(b, template_find("mma_frag.cuh")->text);
+}
+
+/* Queries per block of a rendered kernel. */
+static inline int engine_qt(const EngineShape *s) { return s->mma ? 64 : 4 * s->qpw; }
 
 /* Appends kernel `name` for pattern p to b; with count, the instrumented build (NAME_tiles_loaded). */
 static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char *name,
                                  const EngineShape *s, bool count) {
-    int qt = 4 * s->qpw, nqt = (s->ntok + qt - 1) / qt;
+    int qt = engine_qt(s), nqt = (s->ntok + qt - 1) / qt;
     char *hooks = attn_hooks(p, name, qt, s->kt, nqt);
     if (!hooks) return false;
     if (count) sb_printf(b, "__device__ unsigned %s_tiles_loaded;\n", name);
@@ -31,21 +46,22 @@ static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern
     tmpl_setf(a, &t, "H", "%d", s->heads);
     tmpl_setf(a, &t, "HD", "%d", s->hd);
     tmpl_set(&t, "WARPS", "4");
-    tmpl_setf(a, &t, "QPW", "%d", s->qpw);
+    if (s->mma) tmpl_setf(a, &t, "HDP", "%d", (s->hd + 15) / 16 * 16);
+    else tmpl_setf(a, &t, "QPW", "%d", s->qpw);
     tmpl_setf(a, &t, "KT", "%d", s->kt);
     tmpl_setf(a, &t, "NQT", "%d", nqt);
     tmpl_set(&t, "HEAD_TABLES", attn_pattern_head_dependent(p) ? "1" : "0");
     tmpl_setf(a, &t, "SCALE", "%.9gf", 1.0 / sqrt((double)s->hd));
-    tmpl_set(&t, "T_QKV", "float");
-    tmpl_set(&t, "T_KV", "float");
-    tmpl_set(&t, "T_OUT", "float");
+    tmpl_set(&t, "T_QKV", s->t_qkv ? s->t_qkv : "float");
+    tmpl_set(&t, "T_KV", s->t_kv ? s->t_kv : "float");
+    tmpl_set(&t, "T_OUT", s->t_out ? s->t_out : "float");
     tmpl_set(&t, "HOOKS", arena_strdup(a, hooks));
-    tmpl_set(&t, "KV_HTD", "1");
+    tmpl_set(&t, "KV_HTD", s->thd ? "0" : "1");
     tmpl_set(&t, "GATHER", attn_pattern_gathered(p) ? "1" : "0");
     tmpl_set(&t, "BANDED", attn_pattern_band(p) ? "1" : "0");
     tmpl_set(&t, "COUNT_TILES", count ? "1" : "0");
     free(hooks);
-    return template_render(d, "attn_engine.cuh", t.kv, t.n, b);
+    return template_render(d, s->mma ? "attn_mma.cuh" : "attn_engine.cuh", t.kv, t.n, b);
 }
 
 #endif

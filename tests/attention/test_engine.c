@@ -12,10 +12,16 @@
  *             (head, query, key), equals the pattern; _extra is 0;
  *   engine    the kernel launched by hand with P > 0 (keys 0..P+T-1 exist)
  *             and kv_rows > P+T equals a double-precision reference;
+ *   mma       the same for the tensor-core path (templates/attn_mma.cuh) of
+ *             every kind: fp16 at head width 24 and fp16 queries with bf16
+ *             [tokens, heads, dim] keys/values and fp32 output at 40 (both
+ *             padded to a multiple of 16 in shared memory), one block
+ *             striding over the query tiles or one block per tile;
  *   tables    the Gaussian keys table emitted for gaussian_tiny equals the
  *             interpreter's pattern (one generator for every backend).
  */
 #include "engine_render.h"
+#include "half.h"
 #include "rt_driver.h"
 #include "../check.h"
 
@@ -175,7 +181,7 @@ static void test_lists(void) {
 /* Engine kernel + probe kernel of every kind, after the prelude. */
 static char *engine_source(Arena *a, Diag *d) {
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
+    engine_source_start(&b, false);
     for (int k = 0; k < NKINDS; k++) {
         AttnPattern p;
         if (!build(&p, &kinds[k].spec, 0)) continue;
@@ -194,19 +200,11 @@ static char *engine_source(Arena *a, Diag *d) {
     return sb_take(&b, NULL);
 }
 
-static CUmodule load(const char *src) {
-    const char *names[2 * NKINDS];
-    char buf[2 * NKINDS][64];
-    for (int k = 0; k < NKINDS; k++) {
-        snprintf(buf[2 * k], 64, "%s", kinds[k].name);
-        snprintf(buf[2 * k + 1], 64, "%s_probe", kinds[k].name);
-        names[2 * k] = buf[2 * k];
-        names[2 * k + 1] = buf[2 * k + 1];
-    }
+static CUmodule load_names(const char *src, const char **names, int n) {
     const char *cache = getenv("SHORTC_CACHE");
     RtCompileRequest req = {.source = src, .len = strlen(src), .name = "attn_engine_test", .arch = 80,
                             .cache_dir = cache && *cache ? cache : "/tmp/shortc-sim-test-cache",
-                            .kernel_names = names, .nkernels = 2 * NKINDS};
+                            .kernel_names = names, .nkernels = n};
     static char err[65536];
     RtCompiled out;
     CUmodule m = NULL;
@@ -222,6 +220,18 @@ static CUmodule load(const char *src) {
     }
     rt_compiled_release(&out);
     return m;
+}
+
+static CUmodule load(const char *src) {
+    const char *names[2 * NKINDS];
+    char buf[2 * NKINDS][64];
+    for (int k = 0; k < NKINDS; k++) {
+        snprintf(buf[2 * k], 64, "%s", kinds[k].name);
+        snprintf(buf[2 * k + 1], 64, "%s_probe", kinds[k].name);
+        names[2 * k] = buf[2 * k];
+        names[2 * k + 1] = buf[2 * k + 1];
+    }
+    return load_names(src, names, 2 * NKINDS);
 }
 
 static CUdeviceptr upload(const void *p, size_t bytes) {
@@ -268,6 +278,35 @@ static void fill(float *x, size_t n, unsigned seed) {
     for (size_t i = 0; i < n; i++) x[i] = (float)(2.0 * rt_rng_uniform(&r) - 1.0);
 }
 
+/* Max |y - reference| of an attention call: queries P..P+T-1 of head width hd, qkv [T, 3*H*hd] and kv
+ * [2, H, kv_rows, hd] (fp32 values, already rounded to the kernel's types), y [T, H*hd]. */
+static double reference_worst(const AttnPattern *p, const float *qkv, const float *kv, const float *y, int P, int T,
+                              int kv_rows, int hd) {
+    int W = 3 * H * hd;
+    double worst = 0;
+    for (int h = 0; h < H; h++)
+        for (int t = 0; t < T; t++) {
+            int i = P + t;
+            double mx = -INFINITY, sum = 0, acc[128] = {0}, s[256];
+            for (int j = 0; j <= i; j++) {
+                if (!attn_pattern_visible(p, h, i, j)) continue;
+                double dot = 0;
+                for (int d = 0; d < hd; d++) dot += (double)qkv[(size_t)t * W + h * hd + d] * kv[((size_t)h * kv_rows + j) * hd + d];
+                s[j] = dot / sqrt((double)hd);
+                mx = fmax(mx, s[j]);
+            }
+            for (int j = 0; j <= i; j++) {
+                if (!attn_pattern_visible(p, h, i, j)) continue;
+                double w = exp(s[j] - mx);
+                sum += w;
+                for (int d = 0; d < hd; d++) acc[d] += w * kv[((size_t)(H + h) * kv_rows + j) * hd + d];
+            }
+            for (int d = 0; d < hd; d++)
+                worst = fmax(worst, fabs(y[(size_t)t * H * hd + h * hd + d] - (sum > 0 ? acc[d] / sum : 0)));
+        }
+    return worst;
+}
+
 /* The engine with queries P..P+T-1 against a reference; kv has kv_rows rows per head, [2, H, kv_rows, HD]. */
 static void test_engine_call(CUmodule m, int k, int P, int T) {
     AttnPattern p;
@@ -282,27 +321,7 @@ static void test_engine_call(CUmodule m, int k, int P, int T) {
     void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
     CHECK(D.launchKernel(fn(m, kinds[k].name), (T + QT - 1) / QT, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
     CHECK(D.memcpyDtoH(y, dy, sizeof *y * (size_t)T * H * HD) == CUDA_SUCCESS);
-    double worst = 0;
-    for (int h = 0; h < H; h++)
-        for (int t = 0; t < T; t++) {
-            int i = P + t;
-            double mx = -INFINITY, sum = 0, acc[HD] = {0}, s[256];
-            for (int j = 0; j <= i; j++) {
-                if (!attn_pattern_visible(&p, h, i, j)) continue;
-                double dot = 0;
-                for (int d = 0; d < HD; d++) dot += (double)qkv[(size_t)t * W + h * HD + d] * kv[((size_t)h * kv_rows + j) * HD + d];
-                s[j] = dot / sqrt((double)HD);
-                mx = fmax(mx, s[j]);
-            }
-            for (int j = 0; j <= i; j++) {
-                if (!attn_pattern_visible(&p, h, i, j)) continue;
-                double w = exp(s[j] - mx);
-                sum += w;
-                for (int d = 0; d < HD; d++) acc[d] += w * kv[((size_t)(H + h) * kv_rows + j) * HD + d];
-            }
-            for (int d = 0; d < HD; d++)
-                worst = fmax(worst, fabs(y[(size_t)t * H * HD + h * HD + d] - (sum > 0 ? acc[d] / sum : 0)));
-        }
+    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, HD);
     if (!(worst <= 1e-5)) printf("%s P=%d T=%d: max |y - ref| = %g\n", kinds[k].name, P, T, worst);
     CHECK(worst <= 1e-5);
     D.memFree(dq);
@@ -312,6 +331,125 @@ static void test_engine_call(CUmodule m, int k, int P, int T) {
     free(kv);
     free(y);
     attn_pattern_free(&p);
+}
+
+/* ---- the tensor-core path (templates/attn_mma.cuh) ------------------------ */
+
+/* One tensor-core variant: element types, head width (not a multiple of 16: padded), KV layout. */
+typedef struct MmaVariant {
+    const char *sfx;        /* kernel-name suffix */
+    DType qkv, kv, out;     /* element types */
+    int hd;                 /* head width */
+    int kt;                 /* keys per tile */
+    bool thd;               /* KV [2, tokens, heads, dim] */
+    double tol;             /* max |y - ref| (P is rounded to the KV type for the MMA) */
+} MmaVariant;
+
+static const MmaVariant mma_variants[] = {
+    {"_tc_f16", DT_F16, DT_F16, DT_F16, 24, 32, false, 6e-3},
+    {"_tc_mix", DT_F16, DT_BF16, DT_F32, 40, 16, true, 2e-2},
+};
+enum { NMMA = sizeof mma_variants / sizeof mma_variants[0] };
+
+static const char *cuda_type(DType t) { return t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float"; }
+
+/* Every kind's kernel of every variant, after the prelude and mma_frag.cuh. */
+static char *mma_source(Arena *a, Diag *d, char names[][64]) {
+    StrBuf b = {0};
+    engine_source_start(&b, true);
+    for (int v = 0; v < NMMA; v++)
+        for (int k = 0; k < NKINDS; k++) {
+            AttnPattern p;
+            if (!build(&p, &kinds[k].spec, 0)) continue;
+            const MmaVariant *mv = &mma_variants[v];
+            const EngineShape shape = {.heads = H, .hd = mv->hd, .kt = mv->kt, .ntok = NTOK, .mma = true,
+                                       .t_qkv = cuda_type(mv->qkv), .t_kv = cuda_type(mv->kv),
+                                       .t_out = cuda_type(mv->out), .thd = mv->thd};
+            snprintf(names[v * NKINDS + k], 64, "%s%s", kinds[k].name, mv->sfx);
+            CHECK(engine_render(a, d, &b, &p, names[v * NKINDS + k], &shape, false));
+            attn_pattern_free(&p);
+        }
+    return sb_take(&b, NULL);
+}
+
+/* x rounded to t in place; the device bytes of x (2 or 4 per element, layout unchanged) into raw. */
+static void to_device_type(float *x, size_t n, DType t, unsigned char *raw) {
+    for (size_t i = 0; i < n; i++) {
+        if (t == DT_F32) {
+            memcpy(raw + 4 * i, &x[i], 4);
+            continue;
+        }
+        uint16_t h = t == DT_F16 ? rt_f32_to_f16(x[i]) : rt_f32_to_bf16(x[i]);
+        x[i] = t == DT_F16 ? rt_f16_to_f32(h) : rt_bf16_to_f32(h);
+        memcpy(raw + 2 * i, &h, 2);
+    }
+}
+
+/* The tensor-core kernel of kind k, variant v, with queries P..P+T-1 and kv_rows > P+T, against a reference. */
+static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant *mv, int P, int T, int grid) {
+    AttnPattern p;
+    if (!build(&p, &kinds[k].spec, 0)) return;
+    int hd = mv->hd, kv_rows = P + T + 5, W = 3 * H * hd;
+    size_t nq = (size_t)T * W, nkv = (size_t)2 * H * kv_rows * hd, ny = (size_t)T * H * hd;
+    float *qkv = malloc(sizeof *qkv * nq), *kv = malloc(sizeof *kv * nkv), *y = malloc(sizeof *y * ny);
+    float *kv_dev = malloc(sizeof *kv_dev * nkv);
+    unsigned char *raw = malloc(4 * (nq > nkv ? nq : nkv) + 4 * ny);
+    fill(qkv, nq, 11 + P);
+    fill(kv, nkv, 12 + T);
+    to_device_type(qkv, nq, mv->qkv, raw);
+    CUdeviceptr dq = upload(raw, nq * dtype_size(mv->qkv));
+    to_device_type(kv, nkv, mv->kv, raw);
+    for (int part = 0; part < 2; part++) /* the device layout ([2, tokens, heads, dim] with thd) */
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < kv_rows; t++)
+                for (int d = 0; d < hd; d++) {
+                    size_t src = (((size_t)part * H + h) * kv_rows + t) * hd + d;
+                    size_t dst = mv->thd ? (((size_t)part * kv_rows + t) * H + h) * hd + d : src;
+                    kv_dev[dst] = kv[src];
+                }
+    to_device_type(kv_dev, nkv, mv->kv, raw);
+    CUdeviceptr dkv = upload(raw, nkv * dtype_size(mv->kv)), dy = upload(NULL, ny * dtype_size(mv->out));
+    void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
+    CHECK(D.launchKernel(fn(m, name), grid, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
+    CHECK(D.memcpyDtoH(raw, dy, ny * dtype_size(mv->out)) == CUDA_SUCCESS);
+    for (size_t i = 0; i < ny; i++) {
+        uint16_t h;
+        if (mv->out == DT_F32) memcpy(&y[i], raw + 4 * i, 4);
+        else {
+            memcpy(&h, raw + 2 * i, 2);
+            y[i] = mv->out == DT_F16 ? rt_f16_to_f32(h) : rt_bf16_to_f32(h);
+        }
+    }
+    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, hd);
+    if (!(worst <= mv->tol)) printf("%s P=%d T=%d grid %d: max |y - ref| = %g\n", name, P, T, grid, worst);
+    CHECK(worst <= mv->tol);
+    D.memFree(dq);
+    D.memFree(dkv);
+    D.memFree(dy);
+    free(qkv);
+    free(kv);
+    free(kv_dev);
+    free(raw);
+    free(y);
+    attn_pattern_free(&p);
+}
+
+/* Every kind on the tensor-core path: P > 0, T not a multiple of the tiles, one block or ceil(T/64). */
+static void test_mma(Arena *a, Diag *d) {
+    static char names[NMMA * NKINDS][64];
+    char *src = mma_source(a, d, names);
+    const char *list[NMMA * NKINDS];
+    for (int i = 0; i < NMMA * NKINDS; i++) list[i] = names[i];
+    CUmodule m = src ? load_names(src, list, NMMA * NKINDS) : NULL;
+    free(src);
+    static const int calls[][2] = {{0, 1}, {0, 17}, {5, 1}, {13, 60}, {64, 16}, {3, 75}};
+    for (int v = 0; m && v < NMMA; v++)
+        for (int k = 0; k < NKINDS; k++)
+            for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
+                int P = calls[c][0], T = calls[c][1];
+                test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T, c % 2 ? 1 : (T + 63) / 64);
+            }
+    if (m) D.moduleUnload(m);
 }
 
 /* ---- emitted tables ------------------------------------------------------- */
@@ -371,6 +509,7 @@ int main(void) {
         for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
     }
     if (m) D.moduleUnload(m);
+    test_mma(&a, &d);
     arena_free(&a);
     return check_done("attn_unit");
 }

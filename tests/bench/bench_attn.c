@@ -1,23 +1,31 @@
 /*
- * bench_attn.c — work follows the pattern: for every attention kind (the
- * parameters of its full-size model in models/), the key tiles the engine
- * kernel loads, counted by an instrumented build (COUNT_TILES) run on the
- * CPU simulator, against the tiles the pattern needs (query tiles x key
- * tiles with at least one visible pair, from the token-level mask), and the
- * pattern's density. For a gathered kind (Gaussian) a "tile" is a chunk of
- * KT gathered keys and the needed chunks are ceil(|keys the query tile
- * sees| / KT); its loaded keys grow as c*n.
+ * bench_attn.c — work follows the pattern, on both paths of the attention
+ * engine: for every attention kind (the parameters of its full-size model in
+ * models/), the key tiles the kernel loads, counted by an instrumented build
+ * (COUNT_TILES) run on the CPU simulator, against the tiles the pattern needs
+ * (query tiles x key tiles with at least one visible pair, from the
+ * token-level mask), and the pattern's density. The CUDA-core path
+ * (attn_engine.cuh, fp32) has query tiles of 16 and key tiles of 32; the
+ * tensor-core path (attn_mma.cuh, bf16) 64 and 64. For a gathered kind
+ * (Gaussian) a "tile" is a chunk of KT gathered keys and the needed chunks
+ * are ceil(|keys the query tile sees| / KT); its loaded keys grow as c*n.
  *
  *   bench_attn [T...]      (default 128 1024)
+ *   bench_attn --cu FILE   writes both paths' kernels of every kind (bf16,
+ *                          gpt2_small's 12 heads of 64) as one .cu for the SASS
+ *                          mix (tests/bench/sass_mix.sh --attn) and exits
  *
- * Exits 1 when a kind misses the goal: visited/needed <= 1.05, causal <= 1.02.
+ * Exits 1 when a kind misses the goal on a path: visited/needed <= 1.05,
+ * causal <= 1.02.
  *
  * Then, per kind and T, an analytic H100 estimate (labelled as one) for
- * gpt2_small's attention geometry (12 heads of 64, bf16 K/V): the pattern's
- * visible pairs give 4*hd FLOPs each (q.k and p.v); the time is the cost
- * model's roofline_seconds: max(FLOPs / peak, compulsory bytes / bandwidth),
- * where the compulsory bytes read Q, K, V and write the output once. Two peaks: fp32 CUDA cores (today's
- * engine path) and bf16 tensor cores (the path issue 7 adds).
+ * gpt2_small's attention geometry (12 heads of 64, bf16 K/V), through the
+ * cost model's roofline_seconds (max(FLOPs / peak, bytes / bandwidth)):
+ * the pattern's visible pairs, 4*hd FLOPs each (q.k and p.v), with the
+ * compulsory bytes (Q, K, V read and the output written once) at the fp32
+ * CUDA-core and the bf16 tensor-core peaks; and the tensor-core path's own
+ * work: every pair of every key tile it visited (masked ones included) at
+ * the tensor-core peak, with K and V read once per visited tile.
  */
 #include "../attention/engine_render.h"
 #include "rt_driver.h"
@@ -26,7 +34,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { H = 4, HD = 16, QPW = 4, QT = 4 * QPW, KT = 32 };
+enum { H = 4, HD = 16, NPATHS = 2, MAX_T = 8 };
+
+/* One path of the engine as the benchmark renders it. */
+typedef struct BenchPath {
+    const char *title;  /* what the table header says */
+    EngineShape shape;  /* its kernel (ntok set per run) */
+    int qt, kt;         /* query and key tile sizes */
+} BenchPath;
+
+static const BenchPath paths[NPATHS] = {
+    {"CUDA-core path (attn_engine.cuh, fp32)", {.heads = H, .hd = HD, .qpw = 4, .kt = 32}, 16, 32},
+    {"tensor-core path (attn_mma.cuh, bf16)",
+     {.heads = H, .hd = HD, .kt = 64, .mma = true, .t_qkv = "__nv_bfloat16", .t_kv = "__nv_bfloat16", .t_out = "__nv_bfloat16"},
+     64, 64},
+};
 
 /* One kind and its parameters (as in the full-size models of models/). */
 typedef struct BenchKind {
@@ -46,8 +68,8 @@ enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 
 static RtDriver D;
 
-/* Tiles the pattern needs for queries and keys [0, T), and the visible pairs. */
-static void needed(const AttnPattern *p, int T, long *tiles, double *pairs) {
+/* Tiles of QT queries x KT keys the pattern needs for queries and keys [0, T), and the visible pairs. */
+static void needed(const AttnPattern *p, int T, int QT, int KT, long *tiles, double *pairs) {
     *tiles = 0;
     *pairs = attn_pattern_pairs(p, T);
     for (int h = 0; h < H; h++)
@@ -68,15 +90,16 @@ static void needed(const AttnPattern *p, int T, long *tiles, double *pairs) {
         }
 }
 
-/* Compiles the instrumented engine of kind k for T positions; NULL on failure. */
-static CUmodule build_kind(const BenchKind *k, const AttnPattern *p, int T) {
+/* Compiles the instrumented kernel of kind k on path pa for T positions; NULL on failure. */
+static CUmodule build_kind(const BenchKind *k, const BenchPath *pa, const AttnPattern *p, int T) {
     Arena a;
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
     StrBuf b = {0};
-    sb_puts(&b, template_find("prelude.cuh")->text);
-    const EngineShape shape = {.heads = H, .hd = HD, .qpw = QPW, .kt = KT, .ntok = T};
+    engine_source_start(&b, pa->shape.mma);
+    EngineShape shape = pa->shape;
+    shape.ntok = T;
     bool ok = engine_render(&a, &d, &b, p, k->name, &shape, true);
     sb_printf(&b, "extern \"C\" __global__ void %s_count(unsigned *out) { *out = %s_tiles_loaded; %s_tiles_loaded = 0; }\n",
               k->name, k->name, k->name);
@@ -103,8 +126,8 @@ static CUmodule build_kind(const BenchKind *k, const AttnPattern *p, int T) {
     return m;
 }
 
-/* Runs kind k on T queries from position 0; the key tiles its blocks loaded, or -1. */
-static long visited(CUmodule m, const BenchKind *k, int T) {
+/* Runs kind k on T queries from position 0 in query tiles of QT; the key tiles its blocks loaded, or -1. */
+static long visited(CUmodule m, const BenchKind *k, int T, int QT) {
     CUfunction f = NULL, c = NULL;
     char count[64];
     snprintf(count, sizeof count, "%s_count", k->name);
@@ -132,16 +155,23 @@ static long visited(CUmodule m, const BenchKind *k, int T) {
     return result;
 }
 
+/* Key tiles each path visited, per T and kind (from the simulator counts). */
+static long tiles_visited[MAX_T][NKINDS][NPATHS];
+
 /* The analytic H100 estimate per kind and T (see the header); an estimate, not a measurement. */
-static void print_estimates(int argc, char **argv, const int *dflt, int nT) {
+static void print_estimates(const int *Ts, int nT) {
     const DeviceSpec *dev = device_find("h100-sxm");
     if (!dev) return;
     enum { EH = 12, EHD = 64 };
+    const BenchPath *tc = &paths[1];
     printf("\nESTIMATE (analytic, not measured): %s, gpt2_small attention geometry (%d heads of %d, bf16 K/V)\n",
            dev->title, EH, EHD);
-    printf("%-9s %6s %12s %12s %14s %14s\n", "kind", "T", "GFLOP", "MB", "us fp32 cores", "us bf16 tensor");
+    printf("pattern: visible pairs only, compulsory bytes; tc path: every pair of the %dx%d tiles it visits, K/V per tile\n",
+           tc->qt, tc->kt);
+    printf("%-9s %6s %10s %10s %14s %14s %12s %14s\n", "kind", "T", "GFLOP", "MB", "us fp32 cores", "us bf16 tensor",
+           "tc GFLOP", "us tc path");
     for (int t = 0; t < nT; t++) {
-        int T = argc > 1 ? atoi(argv[t + 1]) : dflt[t];
+        int T = Ts[t];
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;
             char err[256];
@@ -153,43 +183,82 @@ static void print_estimates(int argc, char **argv, const int *dflt, int nT) {
             c.bytes_read[DT_BF16] = 3.0 * T * EH * EHD * 2.0;
             c.bytes_written[DT_BF16] = 1.0 * T * EH * EHD * 2.0;
             double t32 = roofline_seconds(dev, &c, false, DT_F32), t16 = roofline_seconds(dev, &c, true, DT_BF16);
-            printf("%-9s %6d %12.4f %12.3f %14.2f %14.2f\n", kinds[k].name, T, c.flops / 1e9,
-                   (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / 1e6, t32 * 1e6, t16 * 1e6);
+            /* the tensor-core path: its visited tiles (counted for H heads, scaled to EH) in full */
+            double tiles = (double)tiles_visited[t][k][1] / H * EH;
+            OpCost w = {.flops = 4.0 * EHD * tiles * tc->qt * tc->kt};
+            w.bytes_read[DT_BF16] = 1.0 * T * EH * EHD * 2.0 + tiles * 2.0 * tc->kt * EHD * 2.0;
+            w.bytes_written[DT_BF16] = c.bytes_written[DT_BF16];
+            double ttc = roofline_seconds(dev, &w, true, DT_BF16);
+            printf("%-9s %6d %10.4f %10.3f %14.2f %14.2f %12.4f %14.2f\n", kinds[k].name, T, c.flops / 1e9,
+                   (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / 1e6, t32 * 1e6, t16 * 1e6, w.flops / 1e9,
+                   ttc * 1e6);
         }
     }
 }
 
-int main(int argc, char **argv) {
+/* Writes both paths' kernels of every kind (bf16, EH heads of EHD, 1024 positions) to path; 0 or 1. */
+static int write_cu(const char *path) {
+    enum { EH = 12, EHD = 64, NTOK = 1024 };
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    StrBuf b = {0};
+    engine_source_start(&b, true);
+    bool ok = true;
+    for (int pa = 0; pa < NPATHS && ok; pa++)
+        for (int k = 0; k < NKINDS && ok; k++) {
+            AttnPattern p;
+            char err[256], name[96];
+            if (!attn_pattern_build(&p, &kinds[k].spec, 0, EH, NTOK, err, sizeof err)) {
+                fprintf(stderr, "bench_attn: %s\n", err);
+                ok = false;
+                break;
+            }
+            EngineShape s = paths[pa].shape;
+            s.heads = EH;
+            s.hd = EHD;
+            s.ntok = NTOK;
+            s.t_qkv = s.t_kv = s.t_out = "__nv_bfloat16";
+            snprintf(name, sizeof name, "shortc_attn_%s_h%d_hd%d_bf16%s", kinds[k].name, EH, EHD, pa ? "_tc" : "_cuda_core");
+            ok = engine_render(&a, &d, &b, &p, name, &s, false);
+            attn_pattern_free(&p);
+        }
+    size_t len = 0;
+    char *src = sb_take(&b, &len);
+    FILE *f = ok && src ? fopen(path, "w") : NULL;
+    ok = f && fwrite(src, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "bench_attn: could not write %s\n", path);
+    free(src);
+    arena_free(&a);
+    return ok ? 0 : 1;
+}
+
+/* The visited/needed table of path pa over the Ts; the number of kinds that miss the goal (-1: no run). */
+static int tile_table(const BenchPath *pa, int ipath, const int *Ts, int nT) {
     char err[256];
-    if (rt_driver_sim(&D, 0, 0, err, sizeof err) != SRT_OK) {
-        fprintf(stderr, "bench_attn: no simulator: %s\n", err);
-        return 1;
-    }
-    static const int dflt[] = {128, 1024};
-    int nT = argc > 1 ? argc - 1 : 2, fails = 0;
-    printf("attention engine, CUDA-core path: key tiles of %d loaded per query tile of %d (simulator count, %d heads)\n",
-           KT, QT, H);
+    int fails = 0;
+    printf("attention engine, %s: key tiles of %d loaded per query tile of %d (simulator count, %d heads)\n",
+           pa->title, pa->kt, pa->qt, H);
     printf("%-9s %6s %10s %10s %8s %9s %11s\n", "kind", "T", "visited", "needed", "ratio", "density", "vs causal");
     for (int t = 0; t < nT; t++) {
-        int T = argc > 1 ? atoi(argv[t + 1]) : dflt[t];
-        if (T < 1 || T > 1 << 14) {
-            fprintf(stderr, "bench_attn: T must be in [1, 16384]\n");
-            return 1;
-        }
+        int T = Ts[t];
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;
             if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) {
                 fprintf(stderr, "bench_attn: %s\n", err);
-                return 1;
+                return -1;
             }
             long need = 0, got = -1;
             double pairs = 0;
-            needed(&p, T, &need, &pairs);
-            CUmodule m = build_kind(&kinds[k], &p, T);
+            needed(&p, T, pa->qt, pa->kt, &need, &pairs);
+            CUmodule m = build_kind(&kinds[k], pa, &p, T);
             if (m) {
-                got = visited(m, &kinds[k], T);
+                got = visited(m, &kinds[k], T, pa->qt);
                 D.moduleUnload(m);
             }
+            tiles_visited[t][k][ipath] = got;
             double ratio = need ? (double)got / (double)need : 1.0;
             double goal = k == 0 ? 1.02 : 1.05;
             bool ok = got >= 0 && ratio <= goal;
@@ -199,7 +268,37 @@ int main(int argc, char **argv) {
             attn_pattern_free(&p);
         }
     }
+    return fails;
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && !strcmp(argv[1], "--cu")) return write_cu(argv[2]);
+    char err[256];
+    if (rt_driver_sim(&D, 0, 0, err, sizeof err) != SRT_OK) {
+        fprintf(stderr, "bench_attn: no simulator: %s\n", err);
+        return 1;
+    }
+    int Ts[MAX_T] = {128, 1024}, nT = argc > 1 ? argc - 1 : 2, fails = 0;
+    if (nT > MAX_T) {
+        fprintf(stderr, "bench_attn: at most %d token counts\n", MAX_T);
+        return 1;
+    }
+    for (int t = 0; argc > 1 && t < nT; t++) {
+        char *end;
+        long T = strtol(argv[t + 1], &end, 10);
+        if (*end || T < 1 || T > 1 << 14) {
+            fprintf(stderr, "bench_attn: T must be in [1, 16384]\n");
+            return 1;
+        }
+        Ts[t] = (int)T;
+    }
+    for (int pa = 0; pa < NPATHS; pa++) {
+        int f = tile_table(&paths[pa], pa, Ts, nT);
+        if (f < 0) return 1;
+        fails += f;
+        if (pa + 1 < NPATHS) printf("\n");
+    }
     printf("density: visible pairs / (heads * T * T); vs causal: / (heads * T(T+1)/2)\n");
-    print_estimates(argc, argv, dflt, nT);
+    print_estimates(Ts, nT);
     return fails ? 1 : 0;
 }

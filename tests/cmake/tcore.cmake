@@ -10,8 +10,8 @@ endforeach()
 # (needs cuobjdump, the PyPI wheel nvidia-cuda-cuobjdump that .ci/setup installs; skipped without):
 #   gate_tcore_nvrtc           the test kernels compile at sm_80 and sm_90 without spills (no cuobjdump needed)
 #   gate_tcore_sass            ... and their SASS contains HMMA, LDSM and LDGSTS
-#   gate_tensor_core_<model>   fp16/bf16 attention kernels: HMMA, 128-bit loads (tests/gate/tensor_core.allow)
-#   gate_tensor_core_selftest  the gate fails on today's scalar fp16 kernel and on a stale allow entry
+#   gate_tensor_core_<model>   fp16/bf16 attention kernels: HMMA (not decode partials), 128-bit loads (tests/gate/tensor_core.allow)
+#   gate_tensor_core_selftest  the gate fails on a CUDA-core fp16 kernel (head_dim 20) and on a stale allow entry
 #   gate_vector_<model>        embed, norm and epilogue kernels: LDG.128, no 8/16-bit loads (issue 12)
 #   gate_vector_selftest       the vector gate rejects a scalar half kernel
 if(TARGET CUDA::nvrtc)

@@ -143,9 +143,12 @@ static const TmplCase tmpl_cases[] = {
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS=",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
+    {"attn_mma.cuh",
+     "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
-     {"KV_HTD", "COMBINE"}},
+     {"KV_HTD", "COMBINE", "VEC_KV"}},
     {"embed_band.cuh", "COMMENT=// KERNEL_NAME=k W=24 VEC=8 LO=64 HI=160 THREADS=32 T_TAB=__half T_OUT=float", {NULL}},
     {"adaptive_logprob.cuh",
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "

@@ -303,8 +303,13 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
     ok = ok && srt_session_reset(s) == SRT_OK && feed(s, tokens, n, 7, vocab, c7) == SRT_OK;
     CHECK(ok, "%s on %s: chunks of 7: %s", model, bn, srt_last_error(ctx));
     if (ok) {
+        /* Chunks of 1 run the decode program, whose causal layers keep the softmax weights in fp32
+         * (attn_decode.cuh); a forward of several tokens on fp16/bf16 keys and values runs the tensor-core
+         * path, which rounds them to the K/V type for P·V (attn_mma.cuh; bf16: 2^-9 relative). */
+        DType kvt = g ? g->spec->layout[TC_KV].dtype : DT_F32;
+        double tol1 = b == SRT_BACKEND_SIM && (kvt == DT_F16 || kvt == DT_BF16) ? 2e-3 : 1e-5;
         double d1 = max_rel(c1, one, cnt), d7 = max_rel(c7, one, cnt);
-        CHECK(d1 <= 1e-5 && d7 <= 1e-5, "%s on %s: chunks of 1 / 7 differ from one call by %.3g / %.3g", model, bn, d1,
+        CHECK(d1 <= tol1 && d7 <= 1e-5, "%s on %s: chunks of 1 / 7 differ from one call by %.3g / %.3g", model, bn, d1,
               d7);
         printf("%s on %s: %d tokens, chunk 1 / chunk 7 vs one call: max rel diff %.2g / %.2g\n", model, bn, n, d1, d7);
     }
