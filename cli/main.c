@@ -521,8 +521,9 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     }
     double t0 = now_ms();
     srt_eval_options eo;
-    if (args_name_mode(ra)) { /* a mode's rows through the runtime (srt_eval_logits) */
+    if (args_name_mode(ra) || mi->recurrent) { /* a mode's rows through the runtime (srt_eval_logits) */
         if (!eval_options_from_args(ra, &eo)) goto out;
+        recurrent_defaults(ra, mi, &eo);
         srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
         if (st != SRT_OK) {
             print_lib_error(st, srt_last_error(om.ctx));

@@ -787,6 +787,8 @@ static int device_max_positions(const srt_model *m) {
 static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
     int P = s->nhistory;
+    if (m->plan.recurrent) /* one window: positions restart, only the recurrent state carries over */
+        return rt_exec_forward(s, tokens, ntokens, 0, first_row, logits);
     if (plan_keeps_state(&m->plan)) {
         int limit = device_max_positions(m);
         if (P + ntokens > limit)

@@ -141,8 +141,16 @@ static const TmplCase tmpl_cases[] = {
      {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH"}},
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS=",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
+     "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
+     "T_XKV=float",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY"}},
+    {"recurrence_kv.cuh",
+     "COMMENT=// KERNEL_NAME=k D=20 A=12 THREADS=32 EPS=1e-05f T_GAMMA=float T_BETA=float T_W=__half T_B=float "
+     "T_STATE=float T_OUT=float",
+     {"NORM", "LAYERNORM", "W_OUT_IN"}},
+    {"recurrence_update.cuh",
+     "COMMENT=// KERNEL_NAME=k D=20 NP=3 WMAX=24 THREADS=32 T_STATE=__half PARAMS=//x0,alpha POOL=//pool LAYERS=//ffn",
+     {"MEAN"}},
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
      {"KV_HTD", "COMBINE"}},
