@@ -8,6 +8,7 @@
 #   recur_props_{ref,sim}   window 0 == plain GPT-2; a zero FFN output layer cuts the dependence on
 #                           earlier windows; reset == fresh session; state bytes; refused modes
 #   recur_errors            caret errors of bad `recurrence` statements
+#   recur_cost              FLOPs/token of gpt2_recurrent against Yoshida et al.'s Table 1
 set(RECUR_DIR ${TESTS_DIR}/memory)
 set(RECUR_RUN ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch
     --weights ${RECUR_DIR}/recur_tiny.safetensors --tokens ${RECUR_DIR}/recur_tiny.tokens)
@@ -43,3 +44,7 @@ endforeach()
 
 add_test(NAME recur_errors COMMAND sh ${RECUR_DIR}/recur_errors.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
 set_tests_properties(recur_errors PROPERTIES LABELS recur)
+
+# The cost model on gpt2_recurrent against Yoshida et al.'s Table 1 (FLOPs/token at overlaps 0 to 50).
+add_test(NAME recur_cost COMMAND sh ${RECUR_DIR}/recur_cost.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent.arch)
+set_tests_properties(recur_cost PROPERTIES LABELS recur)
