@@ -521,6 +521,11 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     }
     double t0 = now_ms();
     srt_eval_options eo;
+    if (mi->recurrent && ra->chunk) {
+        fprintf(stderr, "shortc: error: --chunk cannot split the windows of recurrent model '%s' (each call is a "
+                        "window)\n", mi->name);
+        goto out;
+    }
     if (args_name_mode(ra) || mi->recurrent) { /* a mode's rows through the runtime (srt_eval_logits) */
         if (!eval_options_from_args(ra, &eo)) goto out;
         recurrent_defaults(ra, mi, &eo);
@@ -598,6 +603,11 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     int32_t *gen = NULL;
     srt_sampler *sm = NULL;
     if (!tokens_in_vocab(ra, prompt, nprompt, mi)) goto out;
+    if (mi->recurrent) { /* each forward would be a window of its own */
+        fprintf(stderr, "shortc: error: model '%s' is recurrent (windows passing h_prev): generate cannot run it yet\n",
+                mi->name);
+        goto out;
+    }
     if (ra->eos >= V) {
         fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos, V, mi->name);
         goto out;

@@ -9,6 +9,7 @@
 #                           earlier windows; reset == fresh session; state bytes; refused modes
 #   recur_errors            caret errors of bad `recurrence` statements
 #   recur_cost              FLOPs/token of gpt2_recurrent against Yoshida et al.'s Table 1
+#   recur_cli_refusals      --chunk and generate on a recurrent model: clear errors
 set(RECUR_DIR ${TESTS_DIR}/memory)
 set(RECUR_RUN ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch
     --weights ${RECUR_DIR}/recur_tiny.safetensors --tokens ${RECUR_DIR}/recur_tiny.tokens)
@@ -48,3 +49,9 @@ set_tests_properties(recur_errors PROPERTIES LABELS recur)
 # The cost model on gpt2_recurrent against Yoshida et al.'s Table 1 (FLOPs/token at overlaps 0 to 50).
 add_test(NAME recur_cost COMMAND sh ${RECUR_DIR}/recur_cost.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent.arch)
 set_tests_properties(recur_cost PROPERTIES LABELS recur)
+
+# What the command line refuses for a recurrent model: splitting its windows, token-by-token generation.
+add_test(NAME recur_cli_refusals
+         COMMAND sh -c "sh \"$0\" --fail --grep \"chunk cannot split the windows of recurrent model 'gpt2_recurrent_tiny'\" -- \"$1\" run \"$2\" --backend ref --random-weights 1 --chunk 4 && sh \"$0\" --fail --grep \"model 'gpt2_recurrent_tiny' is recurrent .*generate cannot run it\" -- \"$1\" generate \"$2\" --backend ref --random-weights 1 --max-new 2 --tokens \"$3\""
+                 ${TESTS_DIR}/gate/expect.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch ${RECUR_DIR}/recur_tiny.tokens)
+set_tests_properties(recur_cli_refusals PROPERTIES LABELS recur)
