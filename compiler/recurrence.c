@@ -99,10 +99,25 @@ bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
     return true;
 }
 
+/* Every input read once (the pooled states at T rows), the state or the key row written once. */
+static void rec_traffic(const Graph *g, const Node *n, int T, OpCost *c) {
+    for (int k = 0; k < n->nin; k++) {
+        const Value *v = input(g, n, k);
+        if (v) c->bytes_read[v->dtype] += (double)ir_numel(v, T) * dtype_size(v->dtype);
+    }
+    const Value *o = g->values[n->out];
+    c->bytes_written[o->dtype] += (double)ir_numel(o, T) * dtype_size(o->dtype);
+    if (n->op == OP_REC_KV) { /* and the state it reads */
+        const Value *h = g->values[n->rec_state];
+        c->bytes_read[h->dtype] += (double)ir_state_numel(h) * dtype_size(h->dtype);
+    }
+}
+
 /* The FFN's multiply-adds (2 FLOPs each) and the pooling's adds; the extra key's projection. */
 void cost_rec(const Graph *g, const Node *n, int T, OpCost *c) {
     memset(c, 0, sizeof *c);
     int D = g->spec ? g->spec->d_model : 0;
+    rec_traffic(g, n, T, c);
     if (n->op == OP_REC_KV) {
         c->flops = 2.0 * D * 2 * n->heads * n->head_dim;
         c->other_ops = 8.0 * D;
