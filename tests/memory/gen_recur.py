@@ -23,20 +23,19 @@ Usage: /usr/bin/python3 tests/memory/gen_recur.py [--out DIR] [--check]
            difference); exit 77 where torch is missing.
 """
 import argparse
-import io
-import json
 import math
 import os
-import struct
 import sys
 
 try:
-    import numpy as np
     import torch
     import torch.nn.functional as F
 except ImportError as e:  # the --check test is skipped (exit 77) where torch is missing
     print("gen_recur.py: %s" % e, file=sys.stderr)
     sys.exit(77)
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import gen_goldens  # noqa: E402  (its safetensors and .npy writers)
 
 # models/gpt2_recurrent_tiny.arch (keep in sync): gpt2_tiny with segment 16 and the module.
 CFG = dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=256, layers=2, max_pos=128, eps=1e-5,
@@ -136,30 +135,14 @@ def forward(cfg, W, toks):
     return out.to(torch.float32)
 
 
-def safetensors_f16(W, metadata):
-    """A safetensors file by hand (F16 data, names sorted)."""
-    header, blobs, off = {}, [], 0
-    for name in sorted(W):
-        b = W[name].numpy().astype("<f2").tobytes(order="C")
-        header[name] = {"dtype": "F16", "shape": list(W[name].shape), "data_offsets": [off, off + len(b)]}
-        blobs.append(b)
-        off += len(b)
-    header["__metadata__"] = metadata
-    h = json.dumps(header, separators=(",", ":")).encode()
-    h += b" " * (-len(h) % 8)
-    return struct.pack("<Q", len(h)) + h + b"".join(blobs)
-
-
 def generate():
     W = make_weights(CFG)
     toks = make_tokens(CFG)
-    buf = io.BytesIO()
-    np.save(buf, np.ascontiguousarray(forward(CFG, W, toks).numpy(), dtype="<f4"))
     meta = {"model": "gpt2_recurrent_tiny", "generator": "tests/memory/gen_recur.py", "seed": str(CFG["seed"])}
     return {
-        "recur_tiny.safetensors": safetensors_f16(W, meta),
+        "recur_tiny.safetensors": gen_goldens.safetensors_bytes(W, meta, "F16"),
         "recur_tiny.tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
-        "recur_tiny.logits.npy": buf.getvalue(),
+        "recur_tiny.logits.npy": gen_goldens.npy_bytes(forward(CFG, W, toks).numpy()),
     }
 
 
