@@ -10,6 +10,7 @@
 #   recur_errors            caret errors of bad `recurrence` statements
 #   recur_cost              FLOPs/token of gpt2_recurrent against Yoshida et al.'s Table 1
 #   recur_cli_refusals      --chunk and generate on a recurrent model: clear errors
+#   recur_cli_report        `shortc run --report`: the state bytes and what carries between windows
 set(RECUR_DIR ${TESTS_DIR}/memory)
 set(RECUR_RUN ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch
     --weights ${RECUR_DIR}/recur_tiny.safetensors --tokens ${RECUR_DIR}/recur_tiny.tokens)
@@ -55,3 +56,10 @@ add_test(NAME recur_cli_refusals
          COMMAND sh -c "sh \"$0\" --fail --grep \"chunk cannot split the windows of recurrent model 'gpt2_recurrent_tiny'\" -- \"$1\" run \"$2\" --backend ref --random-weights 1 --chunk 4 && sh \"$0\" --fail --grep \"model 'gpt2_recurrent_tiny' is recurrent .*generate cannot run it\" -- \"$1\" generate \"$2\" --backend ref --random-weights 1 --max-new 2 --tokens \"$3\""
                  ${TESTS_DIR}/gate/expect.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch ${RECUR_DIR}/recur_tiny.tokens)
 set_tests_properties(recur_cli_refusals PROPERTIES LABELS recur)
+
+# The CLI's report of a recurrent model's state (issue 8 item 6): bytes of state and what carries over.
+add_test(NAME recur_cli_report
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --grep "state 0\\.13 MiB"
+                 --grep "continuing calls: one window each \\(positions restart\\), h_prev of 64 values carried; windows overlap 4"
+                 -- ${RECUR_RUN} --backend ref --report)
+set_tests_properties(recur_cli_report PROPERTIES LABELS recur)
