@@ -1068,6 +1068,11 @@ static bool spec_rec_kv(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "malformed rec_kv");
         return false;
     }
+    if (4L * D + 8 > SMEM_STATIC_LIMIT) { /* x_s[D] and the norm's statistics */
+        diag_error(e->st.d, n->src, "recurrence: d_model %d is too wide for the extra key's kernel (%ld bytes of shared "
+                   "memory, at most %d)", D, 4L * D + 8, SMEM_STATIC_LIMIT);
+        return false;
+    }
     DType wd[2] = {w->dtype, b->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 1, h->dtype);
@@ -1167,6 +1172,12 @@ static bool spec_rec_update(Emit *e, const Node *n, KSpec *ks) {
     free(pt), free(po), free(la);
     if (!ok) {
         internal(e, n, "out of memory writing the recurrence update");
+        return false;
+    }
+    long smem = 4L * (2L * widest + np); /* a_s, b_s, w_s */
+    if (smem > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "recurrence: an FFN layer of %d units needs %ld bytes of shared memory in the update "
+                   "kernel, at most %d", widest, smem, SMEM_STATIC_LIMIT);
         return false;
     }
     char sfx[64];

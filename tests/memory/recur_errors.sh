@@ -31,6 +31,7 @@ case_ key_typo "3:14: error: 'recurrence' has no option 'inserts'; did you mean 
 case_ ffn_zero "3:23: error: a hidden width must be between 1 and" "recurrence ffn=[24, 0];"
 case_ ffn_long "3:18: error: 'ffn' needs a list of 0 to 8 hidden widths" "recurrence ffn=[1,2,3,4,5,6,7,8,9];"
 case_ ffn_word "3:18: error: 'ffn' needs a list" "recurrence ffn=24;"
+case_ ffn_too_wide "3:3: error: recurrence: an FFN layer of 7000 units needs 56008 bytes of shared memory" "recurrence ffn=[7000];"
 case_ twice "4:3: error: 'recurrence' is set twice" "recurrence;" "recurrence insert=1;"
 case_ post_norm "4:3: error: recurrence needs a pre-norm model" "norm layernorm post;" "recurrence;"
 [ $fail -eq 0 ] && echo "recur_errors: ok" || echo "recur_errors: $fail failed"
