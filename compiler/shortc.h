@@ -560,7 +560,7 @@ size_t ir_state_numel(const Value *v);
 /* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
 size_t ir_state_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
- * never fewer than the segment. The capacity of its KV state. */
+ * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
 
 /* ------------------------------------------------------------------ */

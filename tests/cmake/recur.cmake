@@ -59,7 +59,7 @@ set_tests_properties(recur_cli_refusals PROPERTIES LABELS recur)
 
 # The CLI's report of a recurrent model's state (issue 8 item 6): bytes of state and what carries over.
 add_test(NAME recur_cli_report
-         COMMAND sh ${TESTS_DIR}/gate/expect.sh --grep "state 0\\.13 MiB"
+         COMMAND sh ${TESTS_DIR}/gate/expect.sh --grep "state 0\\.02 MiB"
                  --grep "continuing calls: one window each \\(positions restart\\), h_prev of 64 values carried; windows overlap 4"
                  -- ${RECUR_RUN} --backend ref --report)
 set_tests_properties(recur_cli_report PROPERTIES LABELS recur)

@@ -129,10 +129,10 @@ int main(int argc, char **argv) {
         rt_test_rmdir(dir);
     }
 
-    /* 5: info and state bytes: 2 KV caches of 2 x 4 heads x 128 rows x 16, and h_prev (D + 1 floats) */
+    /* 5: info and state bytes: 2 KV caches of 2 x 4 heads x 16 rows (the window) x 16, and h_prev (D + 1 floats) */
     srt_model_info mi;
     CHECK(srt_model_get_info(rm, &mi) == SRT_OK && mi.recurrent == 1 && mi.overlap == K);
-    size_t want = 2 * (size_t)2 * 4 * 128 * 16 * 4 + (D + 1) * 4;
+    size_t want = 2 * (size_t)2 * 4 * W * 16 * 4 + (D + 1) * 4;
     CHECK(mi.state_bytes == want && srt_session_state_bytes(rs) == want);
     CHECK(srt_model_get_info(pm, &mi) == SRT_OK && mi.recurrent == 0);
 
