@@ -786,9 +786,7 @@ static int device_max_positions(const srt_model *m) {
  */
 static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
-    int P = s->nhistory;
-    if (m->plan.recurrent) /* one window: positions restart, only the recurrent state carries over */
-        return rt_exec_forward(s, tokens, ntokens, 0, first_row, logits);
+    int P = m->plan.recurrent ? 0 : s->nhistory; /* recurrent: each call is a window, positions restart */
     if (plan_keeps_state(&m->plan)) {
         int limit = device_max_positions(m);
         if (P + ntokens > limit)
@@ -821,7 +819,7 @@ static srt_status device_install_weights(srt_model *m, float **vals) {
 
 static size_t device_session_state_bytes(const srt_session *s) { return s->m->plan.state_bytes; }
 
-static int device_session_position(const srt_session *s) { return s->nhistory; }
+static int device_session_position(const srt_session *s) { return s->m->plan.recurrent ? 0 : s->nhistory; }
 
 static size_t device_state_bytes(const srt_model *m) { return m->plan.state_bytes; }
 

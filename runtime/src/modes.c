@@ -210,6 +210,7 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     WindowPlan p = {0};
     srt_status st = make_plan(s, o, n, &p);
     if (st != SRT_OK) return st;
+    if (s->m->plan.recurrent && (st = srt_session_reset(s)) != SRT_OK) return st; /* the first window: no h_prev */
     srt_context *ctx = s->m->ctx;
     if (out->nll) {
         out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)p.len * (size_t)out->vocab);
@@ -217,7 +218,6 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
         out->targets = rt_alloc(ctx, sizeof *out->targets * (size_t)p.len);
     } else out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)out->vocab); /* tokenwise's unscored rows */
     if (!out->rows || (out->nll && (!out->win_nll || !out->targets))) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    if (st == SRT_OK && s->m->plan.recurrent) st = srt_session_reset(s); /* the first window has no h_prev */
     Window w;
     while (st == SRT_OK && next_window(&p, &w)) {
         st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, out);
