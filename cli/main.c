@@ -468,6 +468,12 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
         return false;
     }
     if (om->mi.cache_note && *om->mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", om->mi.cache_note);
+    if (om->mi.recurrent && ra->max_new >= 0) { /* generate: each one-token forward would be a window of its own */
+        fprintf(stderr, "shortc: error: model '%s' is recurrent (windows passing h_prev): generate cannot run it yet\n",
+                om->mi.name);
+        close_model(om);
+        return false;
+    }
     return true;
 }
 
@@ -607,11 +613,6 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
     int32_t *gen = NULL;
     srt_sampler *sm = NULL;
     if (!tokens_in_vocab(ra, prompt, nprompt, mi)) goto out;
-    if (mi->recurrent) { /* each forward would be a window of its own */
-        fprintf(stderr, "shortc: error: model '%s' is recurrent (windows passing h_prev): generate cannot run it yet\n",
-                mi->name);
-        goto out;
-    }
     if (ra->eos >= V) {
         fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos, V, mi->name);
         goto out;
