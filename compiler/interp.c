@@ -388,7 +388,10 @@ bool interp_rec_update(Run *r, const Node *n, float *y, const Value *o) {
     double *wl = malloc(sizeof *wl * (size_t)np), *acc = malloc(sizeof *acc * (size_t)widest);
     float *a = malloc(sizeof *a * (size_t)widest), *b = malloc(sizeof *b * (size_t)widest);
     if (!wl || !acc || !a || !b) {
-        free(wl), free(acc), free(a), free(b);
+        free(wl);
+        free(acc);
+        free(a);
+        free(b);
         return fail(r, n, "out of memory");
     }
     double mx = -INFINITY, sum = 0;
@@ -415,7 +418,10 @@ bool interp_rec_update(Run *r, const Node *n, float *y, const Value *o) {
     }
     for (int c = 0; c < D; c++) y[c] = round_to_dtype(a[c], o->dtype);
     y[D] = 1.0f;
-    free(wl), free(acc), free(a), free(b);
+    free(wl);
+    free(acc);
+    free(a);
+    free(b);
     return true;
 }
 

@@ -1,7 +1,7 @@
 /*
  * recurrence.c — the op-table rows of Yoshida, Ettinger & Gimpel's
  * recurrence module (docs/attention/recurrence.md) apart from the
- * interpreter's (interp.c) and the emitter's (emit_recurrence.c) hooks:
+ * interpreter's (interp.c) and the emitter's (emit.c, "The recurrence module") hooks:
  * arity, text form, dedup signature, shape rules and cost.
  *
  *   rec_kv      [gamma, beta,] w_qkv, b_qkv -> [1, 2*H*hd + 1]

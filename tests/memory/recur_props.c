@@ -147,7 +147,9 @@ int main(int argc, char **argv) {
 
     printf("recur_props (%s): window 0 vs gpt2_tiny %.2g, window 1 vs gpt2_tiny %.3g, dependence on window 0 %.3g\n",
            argv[1] ? argv[1] : "ref", d0, d1, dep);
-    free(a), free(b), free(c);
+    free(a);
+    free(b);
+    free(c);
     srt_session_destroy(rs);
     srt_session_destroy(ps);
     srt_model_close(rm);
