@@ -38,6 +38,12 @@ bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o) {
     return true;
 }
 
+void recurrent_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o) {
+    if (!mi->recurrent || ra->overlap >= 0 || ra->stride) return;
+    if (!ra->mode) o->mode = SRT_MODE_WINDOWS;
+    if (o->mode == SRT_MODE_WINDOWS) o->overlap = mi->overlap;
+}
+
 /* The progress bar's clock. */
 typedef struct Progress {
     double t0;      /* when the evaluation started (ms) */
@@ -90,6 +96,7 @@ int eval_main(int argc, char **argv) {
         free(tokens);
         return 1;
     }
+    recurrent_defaults(&ra, &om.mi, &o);
     Progress pr = {now_ms()};
     if (isatty(STDERR_FILENO)) o.progress = show_progress, o.progress_ud = &pr;
     bool in_vocab = tokens_in_vocab(&ra, tokens, n, &om.mi);

@@ -412,8 +412,12 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
-    printf("  continuing calls: %s (up to %d positions)\n",
-           mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);
+    if (mi->recurrent) /* docs/attention/recurrence.md */
+        printf("  continuing calls: one window each (positions restart), h_prev of %d values carried; windows "
+               "overlap %d\n", mi->d_model, mi->overlap);
+    else
+        printf("  continuing calls: %s (up to %d positions)\n",
+               mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);
 }
 
 /* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave
@@ -475,6 +479,12 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
         return false;
     }
     if (om->mi.cache_note && *om->mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", om->mi.cache_note);
+    if (om->mi.recurrent && ra->max_new >= 0) { /* generate: each one-token forward would be a window of its own */
+        fprintf(stderr, "shortc: error: model '%s' is recurrent (windows passing h_prev): generate cannot run it yet\n",
+                om->mi.name);
+        close_model(om);
+        return false;
+    }
     return true;
 }
 
@@ -532,8 +542,14 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     }
     double t0 = now_ms();
     srt_eval_options eo;
-    if (args_name_mode(ra)) { /* a mode's rows through the runtime (srt_eval_logits) */
+    if (mi->recurrent && ra->chunk) {
+        fprintf(stderr, "shortc: error: --chunk cannot split the windows of recurrent model '%s' (each call is a "
+                        "window)\n", mi->name);
+        goto out;
+    }
+    if (args_name_mode(ra) || mi->recurrent) { /* a mode's rows through the runtime (srt_eval_logits) */
         if (!eval_options_from_args(ra, &eo)) goto out;
+        recurrent_defaults(ra, mi, &eo);
         srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
         if (st != SRT_OK) {
             print_lib_error(st, srt_last_error(om.ctx));

@@ -508,7 +508,7 @@ enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
 static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
     DType q = val(e, n->in[0])->dtype, k = val(e, n->in[1])->dtype;
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
-        !attn_mma_kind(&n->attn))
+        !attn_mma_kind(&n->attn) || n->rec_key) /* the recurrence's extra key: CUDA-core engine only */
         return false;
     int ld = (hd + 15) / 16 * 16 + 8;
     static const int kts[] = {64, 32, 16};
@@ -556,7 +556,7 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
 
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
-    if (n->nin != 2 || !attn_dims(e, n, &H, &hd)) return false;
+    if (n->nin != 2 + n->rec_key || !attn_dims(e, n, &H, &hd)) return false;
     const Value *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
@@ -578,9 +578,13 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s", attn_kind_name(n->attn.kind),
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
-                            mma ? "_tc" : "");
+                            n->rec_key ? "_rec" : "", mma ? "_tc" : "");
+    if (!mma) {
+        set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
+        if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
+    }
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
@@ -609,8 +613,157 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
+    if (n->rec_key) ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     return true;
 }
+
+/* ------------------------------------------------------------------ */
+/* The recurrence module (templates/recurrence_*.cuh; docs/attention/recurrence.md) */
+/* ------------------------------------------------------------------ */
+
+/* Layer l_ins's extra key/value row from h_prev: one block; arguments [gamma, beta,] w, b, the state, y. */
+static bool spec_rec_kv(Emit *e, const Node *n, KSpec *ks) {
+    int nn = n->nin - 2, A = n->heads * n->head_dim, D = e->st.g->spec->d_model;
+    const Value *w = val(e, n->in[nn]), *b = val(e, n->in[nn + 1]), *h = val(e, n->rec_state), *y = val(e, n->out);
+    if (nn < 0 || nn > 2 || h->role != STATE_RECURRENT) {
+        internal(e, n, "malformed rec_kv");
+        return false;
+    }
+    if (4L * D + 8 > SMEM_STATIC_LIMIT) { /* x_s[D] and the norm's statistics */
+        diag_error(e->st.d, n->src, "recurrence: d_model %d is too wide for the extra key's kernel (%ld bytes of shared "
+                   "memory, at most %d)", D, 4L * D + 8, SMEM_STATIC_LIMIT);
+        return false;
+    }
+    DType wd[2] = {w->dtype, b->dtype};
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 2, wd, 1, h->dtype);
+    bool ln = nn == 2;
+    ks->tmpl = "recurrence_kv.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_rec_kv_%s_d%d_a%d%s%s", nn ? norm_kind_name(n->norm) : "nonorm", D, A,
+                            sfx, n->trans_w ? "_oi" : "");
+    int threads = threads_for(2 * A);
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "A", A);
+    set_int(e, ks, "THREADS", threads);
+    set_flag(ks, "NORM", nn > 0);
+    set_flag(ks, "LAYERNORM", ln);
+    set_flag(ks, "W_OUT_IN", n->trans_w);
+    if (nn > 0) {
+        tmpl_set(&ks->args, "EPS", float_literal(e->st.arena, n->eps));
+        set_dtype(ks, "T_GAMMA", val(e, n->in[0])->dtype);
+    }
+    if (ln) set_dtype(ks, "T_BETA", val(e, n->in[1])->dtype);
+    set_dtype(ks, "T_W", w->dtype);
+    set_dtype(ks, "T_B", b->dtype);
+    set_dtype(ks, "T_STATE", h->dtype);
+    set_dtype(ks, "T_OUT", y->dtype);
+    ks->grid[0] = DIM_CONST(1);
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: one row of %d keys and values", threads, 2 * A);
+    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
+    ks->sargs[ks->nsargs++] = arg_value(n->rec_state);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    return true;
+}
+
+/* The device expression of activation a applied to the float `s`. */
+static const char *act_expr(Activation a) {
+    switch (a) {
+    case ACT_RELU: return "fmaxf(s, 0.0f)";
+    case ACT_GELU: return "0.5f * s * (1.0f + erff(s * 0.70710678118654752f))";
+    case ACT_GELU_TANH: return "0.5f * s * (1.0f + tanhf(0.79788456080286536f * (s + 0.044715f * s * s * s)))";
+    case ACT_NONE: break;
+    }
+    return "s";
+}
+
+/* The FFN layers of a rec_update kernel: layer j reads one shared buffer and writes the other (the last: the state). */
+static bool rec_ffn_code(Emit *e, const Node *n, StrBuf *params, StrBuf *code, int *widest) {
+    int np = n->rec_pooled, width = e->st.g->spec->d_model;
+    *widest = width;
+    for (int j = 0; j < n->rec_layers; j++) {
+        const Value *w = val(e, n->in[np + 1 + 2 * j]), *b = val(e, n->in[np + 2 + 2 * j]);
+        bool oi = w->order == ORD_OUT_IN;
+        int out = oi ? w->dims[0] : w->dims[1];
+        if (out > *widest) *widest = out;
+        bool last = j == n->rec_layers - 1;
+        const char *src = j % 2 ? "b_s" : "a_s", *dst = j % 2 ? "a_s" : "b_s";
+        sb_printf(params, "    const %s *__restrict__ w%d,  // rec.ffn.%d.weight\n", cuda_type(w->dtype), j, j);
+        sb_printf(params, "    const %s *__restrict__ b%d,  // rec.ffn.%d.bias\n", cuda_type(b->dtype), j, j);
+        sb_printf(code, "    for (int j = threadIdx.x; j < %d; j += THREADS) {  // FFN layer %d: %d -> %d\n", out, j, width, out);
+        sb_printf(code, "        float s = shortc_ld(b%d + j);\n", j);
+        sb_printf(code, "        for (int i = 0; i < %d; i++) s += %s[i] * shortc_ld(w%d + %s);\n", width, src, j,
+                  oi ? arena_printf(e->st.arena, "(size_t)j * %d + i", width) : arena_printf(e->st.arena, "(size_t)i * %d + j", out));
+        if (last) sb_puts(code, "        shortc_st(h + j, s);\n");
+        else sb_printf(code, "        %s[j] = %s;\n", dst, act_expr(n->act));
+        sb_puts(code, last ? "    }\n" : "    }\n    __syncthreads();\n");
+        width = out;
+    }
+    return !params->oom && !code->oom;
+}
+
+/* The update: pooling and FFN in one block; arguments x_1..x_n, alpha, (w_k, b_k)*, the state, T. */
+static bool spec_rec_update(Emit *e, const Node *n, KSpec *ks) {
+    int np = n->rec_pooled, D = e->st.g->spec->d_model;
+    const Value *alpha = val(e, n->in[np]), *h = val(e, n->out);
+    if (np < 1 || n->nin != np + 1 + 2 * n->rec_layers || n->nin + 2 > STEP_MAX_ARGS) {
+        internal(e, n, "malformed rec_update with %d inputs", n->nin);
+        return false;
+    }
+    StrBuf params = {0}, pool = {0}, layers = {0};
+    for (int l = 0; l < np; l++) {
+        const Value *x = val(e, n->in[l]);
+        sb_printf(&params, "    const %s *__restrict__ x%d,  // [T, D]: pooled hidden state %d\n", cuda_type(x->dtype), l, l);
+        sb_printf(&pool, "        part = 0.0f;\n        for (int t = 0; t < T; t++) part += shortc_ld(x%d + (size_t)t * D + c);\n"
+                         "        z += w_s[%d] * part;\n", l, l);
+    }
+    sb_printf(&params, "    const %s *__restrict__ alpha,  // rec.alpha [NP]\n", cuda_type(alpha->dtype));
+    int widest = D;
+    bool ok = rec_ffn_code(e, n, &params, &layers, &widest) && !pool.oom;
+    char *pt = sb_take(&params, NULL), *po = sb_take(&pool, NULL), *la = sb_take(&layers, NULL);
+    if (ok && pt && po && la) {
+        for (char *t = pt; t; t = t == pt ? po : t == po ? la : NULL) { /* the template's lines end them */
+            size_t k = strlen(t);
+            if (k) t[k - 1] = '\0';
+        }
+        tmpl_set(&ks->args, "PARAMS", arena_strdup(e->st.arena, pt));
+        tmpl_set(&ks->args, "POOL", arena_strdup(e->st.arena, po));
+        tmpl_set(&ks->args, "LAYERS", arena_strdup(e->st.arena, la));
+    } else ok = false;
+    free(pt), free(po), free(la);
+    if (!ok) {
+        internal(e, n, "out of memory writing the recurrence update");
+        return false;
+    }
+    long smem = 4L * (2L * widest + np); /* a_s, b_s, w_s */
+    if (smem > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "recurrence: an FFN layer of %d units needs %ld bytes of shared memory in the update "
+                   "kernel, at most %d", widest, smem, SMEM_STATIC_LIMIT);
+        return false;
+    }
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, val(e, n->in[0])->dtype, 1, &alpha->dtype, 1, h->dtype);
+    int threads = threads_for(widest);
+    ks->tmpl = "recurrence_update.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_rec_update_d%d_np%d_l%d_%s_%s%s", D, np, n->rec_layers,
+                            n->rec_mean ? "mean" : "sum", activation_name(n->act), sfx);
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "NP", np);
+    set_int(e, ks, "WMAX", widest);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_STATE", h->dtype);
+    set_flag(ks, "MEAN", n->rec_mean);
+    ks->grid[0] = DIM_CONST(1);
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: the whole window's pooling and the FFN", threads);
+    for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    return true;
+}
+
+bool emit_rec_kv(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_rec_kv(e, n, ks)); }
+bool emit_rec_update(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_rec_update(e, n, ks)); }
 
 /* ------------------------------------------------------------------ */
 /* Steps                                                               */
@@ -800,7 +953,8 @@ static bool size_staging(Emit *e) {
     /* decode attention's partials: H x MAXS chunks x (HD + 2) floats for the widest attention */
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        if (n->dead || n->op != OP_ATTENTION || n->nin != 2 || n->attn.kind != ATTN_CAUSAL) continue;
+        /* a recurrent model runs whole windows only: no decode program */
+        if (n->dead || n->op != OP_ATTENTION || n->nin != 2 || n->attn.kind != ATTN_CAUSAL || ir_recurrent(g)) continue;
         size_t need = (size_t)n->heads * (size_t)decode_chunks(val(e, n->in[1])) * ((size_t)n->head_dim + 2) * 4;
         if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
     }

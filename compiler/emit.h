@@ -121,7 +121,7 @@ typedef struct StepArg {
 
 typedef enum StepKind { STEP_LAUNCH, STEP_GEMM } StepKind;
 
-#define STEP_MAX_ARGS 8
+#define STEP_MAX_ARGS MAX_NODE_INPUTS /* a recurrence update passes every pooled layer */
 /* One step of the plan (docs/plan.md). */
 typedef struct Step {
     StepKind kind;          /* launch or gemm */

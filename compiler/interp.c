@@ -47,6 +47,7 @@ typedef struct InterpRun {
     int P;                /* position of its first token (the session's fill) */
     float **buf;          /* per value: host array (weights point at the caller's) */
     const int32_t *tokens;/* the token ids */
+    struct InterpSession *sess; /* the session (recurrence: h_prev is read from its state) */
 } Run;
 
 static bool fail(Run *r, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -266,11 +267,17 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
         attn_pattern_free(&pat);
         return fail(r, n, "out of memory");
     }
+    const float *xkv = n->rec_key ? in(r, n, 2) : NULL; /* recurrence: k | v | present of h_prev */
+    bool extra = xkv && xkv[2 * H * hd] != 0.0f;
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
             int last = P + t; /* the query at position P+t sees the keys of the pattern among 0..P+t */
-            double mx = -INFINITY;
+            double mx = -INFINITY, xs = 0;
+            if (extra) { /* h_prev: one more key every query of the window sees */
+                for (int d = 0; d < hd; d++) xs += (double)q[d] * xkv[h * hd + d];
+                mx = xs *= scale;
+            }
             for (int s = 0; s <= last; s++) {
                 if (!attn_pattern_visible(&pat, h, last, s)) continue;
                 double dot = 0;
@@ -278,8 +285,9 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
-            double sum = 0;
-            for (int d = 0; d < hd; d++) acc[d] = 0;
+            double sum = 0, xw = extra ? exp(xs - mx) : 0;
+            for (int d = 0; d < hd; d++) acc[d] = extra ? xw * xkv[H * hd + h * hd + d] : 0;
+            sum += xw;
             for (int s = 0; s <= last; s++) {
                 if (!attn_pattern_visible(&pat, h, last, s)) continue;
                 double w = exp(p[s] - mx);
@@ -314,6 +322,106 @@ bool interp_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *a = in(r, n, 0), *b = in(r, n, 1);
     size_t cnt = ir_numel(o, r->T);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), o->dtype);
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* The recurrence module (docs/attention/recurrence.md)                 */
+/* ------------------------------------------------------------------ */
+
+static float *state_of(struct InterpSession *s, const Value *v);
+
+/* x[0..K) · W[:, c0 .. c0+N) (W [K, M] stored [in,out], or [M, K] when trans) + b[c0..) into y (double). */
+static void row_times(const float *x, const float *w, const float *b, bool trans, int K, int M, int c0, int N, double *y) {
+    for (int j = 0; j < N; j++) {
+        double s = b ? b[c0 + j] : 0.0;
+        for (int i = 0; i < K; i++) s += (double)x[i] * (trans ? w[(size_t)(c0 + j) * K + i] : w[(size_t)i * M + c0 + j]);
+        y[j] = s;
+    }
+}
+
+/* Layer l_ins's extra key and value: c_attn's k and v columns of norm(h_prev), and the present flag. */
+bool interp_rec_kv(Run *r, const Node *n, float *y, const Value *o) {
+    const Graph *g = r->g;
+    int D = g->spec->d_model, A = n->heads * n->head_dim, nn = n->nin - 2;
+    const float *st = r->sess ? state_of(r->sess, g->values[n->rec_state]) : NULL;
+    if (!st) return fail(r, n, "no session state for h_prev");
+    memset(y, 0, sizeof *y * (size_t)(2 * A + 1));
+    if (st[D] == 0.0f) return true; /* no earlier window: no extra key */
+    float *x = malloc(sizeof *x * (size_t)D);
+    double *kv = malloc(sizeof *kv * (size_t)(2 * A));
+    if (!x || !kv) {
+        free(x);
+        free(kv);
+        return fail(r, n, "out of memory");
+    }
+    for (int c = 0; c < D; c++) x[c] = st[c];
+    if (nn > 0) { /* the layer's input norm, rounded like its output */
+        const float *gm = in(r, n, 0), *bt = nn > 1 ? in(r, n, 1) : NULL;
+        double mean = 0, var = 0;
+        if (n->norm == NORM_LAYERNORM) {
+            for (int c = 0; c < D; c++) mean += st[c];
+            mean /= D;
+        }
+        for (int c = 0; c < D; c++) var += (st[c] - mean) * (st[c] - mean);
+        double inv = 1.0 / sqrt(var / D + n->eps);
+        for (int c = 0; c < D; c++) x[c] = round_to_dtype((float)((st[c] - mean) * inv * gm[c] + (bt ? bt[c] : 0.0)), o->dtype);
+    }
+    row_times(x, in(r, n, nn), in(r, n, nn + 1), n->trans_w, D, 3 * A, A, 2 * A, kv);
+    for (int j = 0; j < 2 * A; j++) y[j] = round_to_dtype((float)kv[j], o->dtype);
+    y[2 * A] = 1.0f;
+    free(x);
+    free(kv);
+    return true;
+}
+
+/* h_prev = FFN(pool_t(sum_l softmax(alpha)_l x_l[t])), then the present flag. */
+bool interp_rec_update(Run *r, const Node *n, float *y, const Value *o) {
+    const Graph *g = r->g;
+    int D = g->spec->d_model, np = n->rec_pooled, widest = D;
+    const float *alpha = in(r, n, np);
+    for (int j = 0; j < n->rec_layers; j++) {
+        const Value *w = val(r, n, np + 1 + 2 * j);
+        int out = w->order == ORD_OUT_IN ? w->dims[0] : w->dims[1];
+        if (out > widest) widest = out;
+    }
+    double *wl = malloc(sizeof *wl * (size_t)np), *acc = malloc(sizeof *acc * (size_t)widest);
+    float *a = malloc(sizeof *a * (size_t)widest), *b = malloc(sizeof *b * (size_t)widest);
+    if (!wl || !acc || !a || !b) {
+        free(wl);
+        free(acc);
+        free(a);
+        free(b);
+        return fail(r, n, "out of memory");
+    }
+    double mx = -INFINITY, sum = 0;
+    for (int l = 0; l < np; l++) mx = fmax(mx, alpha[l]);
+    for (int l = 0; l < np; l++) sum += wl[l] = exp(alpha[l] - mx);
+    for (int c = 0; c < D; c++) acc[c] = 0;
+    for (int l = 0; l < np; l++) {
+        const float *x = in(r, n, l);
+        for (int t = 0; t < r->T; t++)
+            for (int c = 0; c < D; c++) acc[c] += wl[l] / sum * x[(size_t)t * D + c];
+    }
+    for (int c = 0; c < D; c++) a[c] = (float)(n->rec_mean ? acc[c] / r->T : acc[c]);
+    int width = D;
+    for (int j = 0; j < n->rec_layers; j++) {
+        const Value *w = val(r, n, np + 1 + 2 * j);
+        bool trans = w->order == ORD_OUT_IN;
+        int out = trans ? w->dims[0] : w->dims[1];
+        row_times(a, in(r, n, np + 1 + 2 * j), in(r, n, np + 2 + 2 * j), trans, width, out, 0, out, acc);
+        bool last = j == n->rec_layers - 1;
+        for (int c = 0; c < out; c++) b[c] = last ? (float)acc[c] : act_apply(n->act, (float)acc[c]);
+        float *t = a;
+        a = b, b = t;
+        width = out;
+    }
+    for (int c = 0; c < D; c++) y[c] = round_to_dtype(a[c], o->dtype);
+    y[D] = 1.0f;
+    free(wl);
+    free(acc);
+    free(a);
+    free(b);
     return true;
 }
 
@@ -355,7 +463,11 @@ void interp_session_free(InterpSession *s) {
 }
 
 void interp_session_reset(InterpSession *s) {
-    if (s) s->fill = 0;
+    if (!s) return;
+    s->fill = 0;
+    for (int i = 0; i < s->g->nvalues; i++) /* h_prev is read before it is written: clear it */
+        if (s->state[i] && s->g->values[i]->role == STATE_RECURRENT)
+            memset(s->state[i], 0, sizeof(float) * ir_state_numel(s->g->values[i]));
 }
 
 int interp_session_fill(const InterpSession *s) { return s ? s->fill : 0; }
@@ -364,7 +476,7 @@ int interp_session_capacity(const InterpSession *s) {
     int cap = ir_position_limit(s->g->spec);
     for (int i = 0; i < s->g->nvalues; i++) {
         const Value *v = s->g->values[i];
-        if (is_state(v) && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
+        if (is_state(v) && v->role != STATE_RECURRENT && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
     }
     return cap;
 }
@@ -387,6 +499,11 @@ static float *state_of(InterpSession *s, const Value *v) {
 static float *state_window(const Value *v, const float *st, int P, int T) {
     size_t outer = 1, inner = 1;
     int k = 0;
+    if (v->role == STATE_RECURRENT) { /* one vector, no token dimension: all of it */
+        float *w = malloc(sizeof *w * (ir_state_numel(v) + 1));
+        if (w) memcpy(w, st, sizeof *w * ir_state_numel(v));
+        return w;
+    }
     while (k < v->rank && v->dims[k] != DIM_T) outer *= (size_t)v->dims[k++];
     for (int i = k + 1; i < v->rank; i++) inner *= (size_t)v->dims[i];
     float *w = malloc(sizeof *w * (outer * (size_t)T * inner + 1));
@@ -429,7 +546,8 @@ static bool forward_checks(Run *r, const InterpSession *s, const float *const *w
 bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                     float *logits, float **values) {
     const Graph *g = s->g;
-    Run r = {.g = g, .d = d, .T = ntokens, .P = s->fill, .tokens = tokens};
+    /* a recurrent model's forward is one window: positions restart, only h_prev carries over */
+    Run r = {.g = g, .d = d, .T = ntokens, .P = ir_recurrent(g) ? 0 : s->fill, .tokens = tokens, .sess = s};
     if (!forward_checks(&r, s, weights, logits)) return false;
     r.buf = calloc((size_t)g->nvalues, sizeof *r.buf);
     bool *owned = calloc((size_t)g->nvalues, sizeof *owned);
@@ -491,6 +609,6 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     free(r.buf);
     free(owned);
     free(last);
-    if (ok) s->fill += ntokens;
+    if (ok && !ir_recurrent(g)) s->fill += ntokens;
     return ok;
 }

@@ -106,6 +106,7 @@ size_t ir_state_bytes(const Graph *g) {
 }
 
 int ir_position_limit(const ModelSpec *s) {
+    if (s->rec.on) return s->segment; /* recurrence: positions restart in every window */
     return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
 }
 

@@ -20,6 +20,7 @@ typedef struct Lower {
     int nact;        /* activations named so far (%1, %2, ...) */
     DimOrder worder; /* storage order of matrix weights */
     int hd;          /* head_dim */
+    int rec;         /* the recurrent state value (h_prev), -1 without a recurrence module */
 } Lower;
 
 /* Weight roles: how the stored shape and the file shape follow from the role. */
@@ -139,6 +140,64 @@ static int norm(Lower *L, Loc src, int layer, int x, const char *prefix) {
     return y;
 }
 
+/* ------------------------------------------------------------------ */
+/* The recurrence module (docs/attention/recurrence.md)                 */
+/* ------------------------------------------------------------------ */
+
+/* The session's h_prev: a state value [D + 1] (h_prev and a present flag), written by the update. */
+static int rec_state(Lower *L) {
+    Value *v = ir_new_value(L->g, VC_KV, "%rec");
+    if (!v) return -1;
+    v->rank = 1;
+    v->dims[0] = L->s->d_model + 1;
+    v->role = STATE_RECURRENT;
+    v->capacity = 1;
+    return v->id;
+}
+
+/* Layer l_ins's extra key/value from h_prev: its ln_1 (the weights of the norm that made x) and c_attn. */
+static int rec_key(Lower *L, int layer, int x, int wqkv, int bqkv) {
+    const Node *nx = L->g->nodes[L->g->values[x]->def];
+    int in[4], k = 0;
+    if (L->s->rec.norm)
+        for (int i = 1; i < nx->nin; i++) in[k++] = nx->in[i];
+    in[k++] = wqkv;
+    in[k++] = bqkv;
+    int y = act_value(L, VC_ACTIVATION);
+    Node *n = node(L, OP_REC_KV, L->s->rec.loc, layer, y, k, in);
+    if (!n) return -1;
+    n->rec_state = L->rec;
+    n->rec_norm = L->s->rec.norm;
+    n->norm = L->s->norm;
+    n->eps = L->s->eps;
+    n->heads = L->s->n_heads;
+    n->head_dim = L->hd;
+    n->trans_w = L->g->values[wqkv]->order == ORD_OUT_IN;
+    return y;
+}
+
+/* The update at the end of a window: pool the states, run the FFN, write h_prev. */
+static bool rec_update(Lower *L, const int *states, int nstates) {
+    const RecurrenceSpec *r = &L->s->rec;
+    int in[MAX_NODE_INPUTS], k = 0;
+    for (int i = 0; i < nstates; i++) in[k++] = states[i];
+    in[k++] = weight(L, W_VECTOR, nstates, 0, "rec.alpha");
+    int width = L->s->d_model;
+    for (int j = 0; j <= r->nhidden; j++) {
+        int out = j < r->nhidden ? r->hidden[j] : L->s->d_model;
+        in[k++] = weight(L, W_CONV1D, width, out, "rec.ffn.%d.weight", j);
+        in[k++] = weight(L, W_VECTOR, out, 0, "rec.ffn.%d.bias", j);
+        width = out;
+    }
+    Node *n = node(L, OP_REC_UPDATE, r->loc, -1, L->rec, k, in);
+    if (!n) return false;
+    n->rec_pooled = nstates;
+    n->rec_layers = r->nhidden + 1;
+    n->rec_mean = r->pool == REC_POOL_MEAN;
+    n->act = r->act;
+    return true;
+}
+
 /* attention block up to and including the output projection (+ bias); returns the branch value. */
 static int attention(Lower *L, int layer, int x) {
     const ModelSpec *s = L->s;
@@ -155,9 +214,11 @@ static int attention(Lower *L, int layer, int x) {
     kvv->role = STATE_KV_CACHE;
     kvv->capacity = ir_position_limit(s);
     Node *kw = node(L, OP_KV_WRITE, src, layer, kvv->id, 1, (int[]){qkv});
+    int xkv = L->rec >= 0 && layer == s->rec.insert - 1 ? rec_key(L, layer, x, wqkv, bqkv) : -1;
     int y = act_value(L, VC_ACTIVATION);
-    Node *an = node(L, OP_ATTENTION, src, layer, y, 2, (int[]){qkv, kvv->id});
+    Node *an = node(L, OP_ATTENTION, src, layer, y, xkv >= 0 ? 3 : 2, (int[]){qkv, kvv->id, xkv});
     if (!kw || !an) return -1;
+    an->rec_key = xkv >= 0;
     kw->attn = an->attn = *at;
     kw->heads = an->heads = H;
     kw->head_dim = an->head_dim = hd;
@@ -319,7 +380,10 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     g->spec = s;
     g->stage = "lower";
     g->tokens = g->logits = g->position = -1;
-    Lower L = {.g = g, .d = d, .s = s, .worder = wo, .hd = s->head_dim > 0 ? s->head_dim : s->d_model / s->n_heads};
+    Lower L = {.g = g, .d = d, .s = s, .worder = wo, .hd = s->head_dim > 0 ? s->head_dim : s->d_model / s->n_heads,
+               .rec = -1};
+    if (s->rec.on && (L.rec = rec_state(&L)) < 0) return NULL;
+    int pooled[MAX_NODE_INPUTS], npooled = 0;
     int D = s->d_model;
 
     /* embedding */
@@ -351,6 +415,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     }
 
     /* layers */
+    if (s->rec.on && s->rec.states == REC_STATES_EMBED) pooled[npooled++] = x;
     Loc nloc = pick_loc(s, SET_NORM, SET_LAYERS);
     char prefix[64];
     for (int i = 0; i < s->n_layers; i++) {
@@ -363,6 +428,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
             int n2 = norm(&L, nloc, i, h, prefix);
             int m = mlp(&L, i, n2);
             x = add(&L, pick_loc(s, SET_FFN, SET_LAYERS), i, m, h);
+            if (s->rec.on && npooled < MAX_NODE_INPUTS) pooled[npooled++] = x;
         } else {
             int at = attention(&L, i, x);
             int r1 = add(&L, g->nodes[g->nnodes - 1]->src, i, at, x);
@@ -374,6 +440,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
             x = norm(&L, nloc, i, r2, prefix);
         }
     }
+    if (s->rec.on && !rec_update(&L, pooled, npooled)) return NULL;
     if (s->norm_place == NORM_PRE) x = norm(&L, nloc, -1, x, "ln_f");
 
     /* output projection */

@@ -58,6 +58,7 @@ static void print_attn(FILE *out, const Node *n) {
     if (n->op == OP_ATTENTION) {
         char k[64];
         fprintf(out, " keys=%s", symdim_format(n->keys, k, sizeof k));
+        if (n->rec_key) fprintf(out, " rec_key");
     }
 }
 
@@ -95,6 +96,7 @@ static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
     k += (size_t)snprintf(buf + k, n - k, " kind=%d heads=%d hd=%d", (int)nd->attn.kind, nd->heads, nd->head_dim);
     for (int i = 0; i < nd->attn.nparams && k < n; i++)
         k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", nd->attn.params[i].key, nd->attn.params[i].value);
+    if (nd->rec_key && k < n) k += (size_t)snprintf(buf + k, n - k, " rec_key");
     return k;
 }
 
@@ -373,7 +375,8 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_KV_WRITE] = {.name = "kv_write", .nin = 1, .out_class = VC_KV, .print_attrs = print_attn,
                      .key_attrs = key_attn, .verify = verify_kv_write, .shape = shape_kv_write,
                      .interp = interp_kv_write, .emit = emit_kv_write, .cost = cost_kv_write},
-    [OP_ATTENTION] = {.name = "attention", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_attn,
+    [OP_ATTENTION] = {.name = "attention", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_attention,
+                      .print_attrs = print_attn,
                       .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
                       .interp = interp_attention, .emit = emit_attention, .cost = cost_attention},
     [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
@@ -388,6 +391,12 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_ADAPTIVE_LOGPROB] = {.name = "adaptive_logprob", .nin = -1, .out_class = VC_OUTPUT, .ninputs = ninputs_logprob,
                              .print_attrs = print_logprob, .key_attrs = key_logprob, .shape = shape_logprob,
                              .interp = interp_adaptive_logprob, .emit = emit_adaptive_logprob, .cost = cost_elementwise},
+    [OP_REC_KV] = {.name = "rec_kv", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = ninputs_rec_kv,
+                   .print_attrs = print_rec, .key_attrs = key_rec, .shape = shape_rec_kv,
+                   .interp = interp_rec_kv, .emit = emit_rec_kv, .cost = cost_rec},
+    [OP_REC_UPDATE] = {.name = "rec_update", .nin = -1, .out_class = VC_KV, .ninputs = ninputs_rec_update,
+                       .print_attrs = print_rec, .key_attrs = key_rec, .shape = shape_rec_update,
+                       .interp = interp_rec_update, .emit = emit_rec_update, .cost = cost_rec},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

@@ -84,6 +84,7 @@ static cJSON *config_json(const ModelSpec *s) {
     cJSON_AddStringToObject(c, "positions", pos_kind_name(s->pos));
     cJSON_AddStringToObject(c, "activation", activation_name(s->act));
     cJSON_AddBoolToObject(c, "tied", s->tied);
+    if (s->rec.on) cJSON_AddNumberToObject(c, "overlap", s->rec.overlap); /* a recurrent model's windows overlap */
     return c;
 }
 

@@ -39,6 +39,7 @@
 typedef enum Key {
     K_VOCAB, K_D_MODEL, K_HEADS, K_HEAD_DIM, K_SEGMENT, K_LAYERS, K_FFN, K_NORM,
     K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION, K_MATH,
+    K_RECURRENCE, /* the recurrence module (docs/attention/recurrence.md) */
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -62,6 +63,9 @@ typedef struct Setting {
     AttnSpec attn;         /* attention */
     LayoutSpec layout;     /* layout */
     bool tf32;             /* math: tf32 */
+    RecurrenceSpec rec;    /* recurrence */
+    const AstValue *insert_ast;  /* recurrence: the insert value (for the check against the layers) */
+    const AstValue *overlap_ast; /* recurrence: the overlap value (for the check against the segment) */
 } Setting;
 
 typedef struct Sema Sema;
@@ -87,6 +91,7 @@ static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Set
 static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -106,6 +111,9 @@ static const SettingDef settings[] = {
     {"weights", K_WEIGHTS, check_weights, "weights hf_gpt2", false, false, 0},
     {"layout", K_LAYOUT, check_layout, "layout weights|activations|kv fp32|fp16|bf16 [ORDER]", false, false, 0},
     {"math", K_MATH, check_math, "math fp32|tf32", false, false, 0},
+    {"recurrence", K_RECURRENCE, check_recurrence,
+     "recurrence [insert=INT] [ffn=[INT,...]] [act=relu|gelu|gelu_tanh] [pool=mean|sum] [states=blocks|embed_blocks] "
+     "[norm=1|0] [overlap=INT]", false, false, MAX_DIM},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -115,6 +123,7 @@ static const int key_setting_id[K_COUNT] = {
     [K_HEAD_DIM] = SET_HEAD_DIM, [K_SEGMENT] = SET_SEGMENT, [K_LAYERS] = SET_LAYERS,
     [K_FFN] = SET_FFN, [K_NORM] = SET_NORM, [K_POSITIONS] = SET_POSITIONS,
     [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION, [K_MATH] = SET_MATH,
+    [K_RECURRENCE] = -1,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -512,6 +521,79 @@ static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Settin
     if (k < 0) return false;
     out->tf32 = k == 1;
     return no_more(S, def, st, 1);
+}
+
+/* Option k of a recurrence statement as one of words (index), or -1 (reported); absent: dflt. */
+static int rec_word(Sema *S, const AstValue *v, const char *what, const char *const *words, int n, int dflt) {
+    if (!v) return dflt;
+    for (int k = 0; k < n && v->kind == AV_IDENT; k++)
+        if (strcmp(v->str, words[k]) == 0) return k;
+    if (v->kind == AV_INT && n == 2 && strcmp(words[0], "0") == 0 && (v->ival == 0 || v->ival == 1)) return (int)v->ival;
+    diag_error(S->d, v->loc, "unknown %s '%s' (expected %s)", what, text_of(S, v->loc), word_list(S, words, n));
+    return -1;
+}
+
+/* recurrence [insert=INT] [ffn=[INT,...]] ...: Yoshida et al.'s module, with the paper's defaults. */
+static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const keys[] = {"insert", "ffn", "act", "pool", "states", "norm", "overlap"};
+    static const char *const acts[] = {"relu", "gelu", "gelu_tanh"};
+    static const Activation act_of[] = {ACT_RELU, ACT_GELU, ACT_GELU_TANH};
+    static const char *const pools[] = {"mean", "sum"}, *const states[] = {"blocks", "embed_blocks"};
+    static const char *const flags[] = {"0", "1"};
+    const AstValue *v[7];
+    if (!options(S, def, st, 0, "'recurrence'", "option", keys, 7, v)) return false;
+    RecurrenceSpec *r = &out->rec;
+    *r = (RecurrenceSpec){.on = true, .insert = 2, .nhidden = 3, .hidden = {200, 200, 200}, .norm = true, .loc = st->loc};
+    long n = 2;
+    if (v[0] && !int_value(S, v[0], "'insert'", 1, MAX_LAYERS, &n)) return false;
+    r->insert = (int)n;
+    if (v[1]) {
+        if (v[1]->kind != AV_LIST || v[1]->nitems > MAX_REC_FFN) {
+            diag_error(S->d, v[1]->loc, "'ffn' needs a list of 0 to %d hidden widths, found '%s'", MAX_REC_FFN,
+                       text_of(S, v[1]->loc));
+            return false;
+        }
+        r->nhidden = v[1]->nitems;
+        for (int i = 0; i < r->nhidden; i++) {
+            if (!int_value(S, v[1]->items[i], "a hidden width", 1, def->max, &n)) return false;
+            r->hidden[i] = (int)n;
+        }
+    }
+    int a = rec_word(S, v[2], "activation", acts, 3, 0), p = rec_word(S, v[3], "pooling", pools, 2, 0);
+    int k = rec_word(S, v[4], "hidden states", states, 2, 0), nm = rec_word(S, v[5], "norm flag", flags, 2, 1);
+    if (a < 0 || p < 0 || k < 0 || nm < 0) return false;
+    r->act = act_of[a];
+    r->pool = p == 0 ? REC_POOL_MEAN : REC_POOL_SUM;
+    r->states = k == 0 ? REC_STATES_BLOCKS : REC_STATES_EMBED;
+    r->norm = nm == 1;
+    n = 0;
+    if (v[6] && !int_value(S, v[6], "'overlap'", 0, def->max, &n)) return false;
+    r->overlap = (int)n;
+    out->insert_ast = v[0];
+    out->overlap_ast = v[6];
+    return true;
+}
+
+/* The recurrence rules that need the layers and the segment: l_ins a layer, overlap < segment, pre-norm. */
+static void check_recurrence_sizes(Sema *S, const Setting *rs, ModelSpec *s) {
+    const RecurrenceSpec *r = &s->rec;
+    if (!r->on) return;
+    if (r->insert > s->n_layers) {
+        diag_error(S->d, rs->insert_ast ? rs->insert_ast->loc : rs->stmt->loc,
+                   "insert=%d is beyond the model's %d layers (l_ins counts layers from 1)", r->insert, s->n_layers);
+        diag_note(S->d, s->where[SET_LAYERS], "layers set here");
+    }
+    if (r->overlap >= s->segment) {
+        diag_error(S->d, rs->overlap_ast->loc, "overlap %d must be less than the window (segment %d)", r->overlap,
+                   s->segment);
+        diag_note(S->d, s->where[SET_SEGMENT], "segment set here");
+    }
+    int inputs = s->n_layers + (r->states == REC_STATES_EMBED) + 1 + 2 * (r->nhidden + 1);
+    if (inputs + 2 > MAX_NODE_INPUTS) /* + the state and T: the update kernel's arguments */
+        diag_error(S->d, rs->stmt->name_loc, "recurrence over %d layers with %d hidden layers needs %d kernel arguments, "
+                   "more than the %d shortc supports", s->n_layers, r->nhidden, inputs + 2, MAX_NODE_INPUTS);
+    if (s->norm_place != NORM_PRE || s->adaptive.style != ADAPTIVE_NONE)
+        diag_error(S->d, rs->stmt->name_loc, "recurrence needs a pre-norm model with a plain embedding (GPT-2)");
 }
 
 static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
@@ -965,6 +1047,8 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     }
 
     check_adaptive_sizes(S, &eff[K_EMBEDDING], s);
+    if (eff[K_RECURRENCE].stmt) s->rec = eff[K_RECURRENCE].rec;
+    check_recurrence_sizes(S, &eff[K_RECURRENCE], s);
 
     AttnSpec base = {.kind = ATTN_CAUSAL, .loc = LOC_NONE};
     if (eff[K_ATTENTION].stmt) base = eff[K_ATTENTION].attn;

@@ -341,6 +341,27 @@ typedef struct AdaptiveSpec {
     double scale;                        /* the summed band embeddings are multiplied by this */
 } AdaptiveSpec;
 
+/* Yoshida et al.'s recurrence module (docs/attention/recurrence.md): pooling of a window's hidden
+ * states through a small FFN into h_prev, one extra key/value of layer `insert` in the next window. */
+enum { MAX_REC_FFN = 8 };              /* most hidden layers of the module's FFN */
+typedef enum RecPool { REC_POOL_MEAN, REC_POOL_SUM } RecPool;
+typedef enum RecStates {
+    REC_STATES_BLOCKS,   /* the L block outputs (before the final norm): alpha has L entries */
+    REC_STATES_EMBED,    /* the embedding output and the L block outputs: alpha has L + 1 entries */
+} RecStates;
+typedef struct RecurrenceSpec {
+    bool on;                     /* the model has the module */
+    int insert;                  /* l_ins, 1-based: the layer whose attention gets h_prev as a key/value */
+    int nhidden;                 /* hidden layers of the FFN (its output layer has d_model units) */
+    int hidden[MAX_REC_FFN];     /* their widths */
+    Activation act;              /* activation after each hidden layer (none after the output layer) */
+    RecPool pool;                /* mean (divide by the window's tokens) or sum over the tokens */
+    RecStates states;            /* which hidden states are pooled */
+    bool norm;                   /* h_prev passes through layer l_ins's input norm (ln_1) before c_attn */
+    int overlap;                 /* K: tokens each window shares with the one before (windows mode default) */
+    Loc loc;                     /* the `recurrence` statement */
+} RecurrenceSpec;
+
 typedef struct ModelSpec {
     const char *name;         /* model name */
     const char *parent;       /* parent model or NULL */
@@ -365,6 +386,7 @@ typedef struct ModelSpec {
     WeightNaming naming;      /* weight-name scheme */
     bool tf32;                /* `math tf32`: GEMMs on fp32 operands use TF32 tensor cores (off by default) */
     Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
+    RecurrenceSpec rec;       /* the recurrence module (rec.on false: none) */
 } ModelSpec;
 
 /*
@@ -403,6 +425,8 @@ typedef enum OpKind {
     OP_EMBED_BAND, /* tokens, table[n,d]    -> y[T,d]  row tok-lo for tokens in [lo,hi), else 0 */
     OP_POS_ADD,    /* x[T,D] [, wpe]        -> y[T,D]  x*scale + position (adaptive input) */
     OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
+    OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
+    OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -460,10 +484,11 @@ typedef struct Epilogue {
     bool in_gemm;        /* applied by cuBLASLt inside the GEMM (fuse pass): no epilogue kernel */
 } Epilogue;
 
+enum { MAX_NODE_INPUTS = 48 };   /* most inputs of a node (a recurrence update takes every layer's output) */
 typedef struct Node {
     int id;              /* index in Graph.nodes (program order) */
     OpKind op;           /* what it does */
-    int in[16];          /* input value ids */
+    int in[MAX_NODE_INPUTS]; /* input value ids */
     int nin;             /* input count */
     int out;             /* output value id */
     int layer;           /* layer index, -1 for embedding/head */
@@ -489,6 +514,12 @@ typedef struct Node {
     int ntails;          /* OP_ADAPTIVE_LOGPROB: tail clusters (inputs after the first two) */
     bool reversed;       /* OP_ADAPTIVE_LOGPROB: cluster i's column is c0+n-i (Transformer-XL), not c0+i-1 */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
+    int rec_state;       /* OP_REC_KV: the recurrent state value it reads (written by OP_REC_UPDATE) */
+    int rec_pooled;      /* OP_REC_UPDATE: pooled hidden states (inputs before alpha) */
+    int rec_layers;      /* OP_REC_UPDATE: FFN layers (weight, bias pairs after alpha) */
+    bool rec_mean;       /* OP_REC_UPDATE: mean pooling (else sum); its FFN activation is `act` */
+    bool rec_norm;       /* OP_REC_KV: h_prev goes through the layer's input norm (`norm`, `eps`; gamma[, beta] first) */
+    bool rec_key;        /* OP_ATTENTION: input 2 is the recurrence's extra key/value row (OP_REC_KV) */
 } Node;
 
 typedef struct Graph {
@@ -529,7 +560,7 @@ size_t ir_state_numel(const Value *v);
 /* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
 size_t ir_state_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
- * never fewer than the segment. The capacity of its KV state. */
+ * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
 
 /* ------------------------------------------------------------------ */
@@ -608,6 +639,21 @@ void cost_gemm(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_elementwise(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_kv_write(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
+/* The recurrence module's ops (recurrence.c). */
+bool interp_rec_kv(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_rec_update(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool emit_rec_kv(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_rec_update(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+void cost_rec(const Graph *g, const Node *n, int T, struct OpCost *c);
+int ninputs_attention(const Node *n);
+int ninputs_rec_kv(const Node *n);
+int ninputs_rec_update(const Node *n);
+void print_rec(FILE *out, const Node *n);
+size_t key_rec(char *buf, size_t n, size_t k, const Node *nd);
+bool shape_rec_kv(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+/* Whether g carries a recurrent state (a model with `recurrence`): each forward is one window at P = 0. */
+bool ir_recurrent(const Graph *g);
 
 /* Helpers shared by the passes and the verifier. */
 /* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */

@@ -75,6 +75,14 @@ void spec_print(FILE *out, const ModelSpec *s) {
         fprintf(out, "layout %s %s %s\n", class_names[c], dtype_name(s->layout[c].dtype),
                 dim_order_name(s->layout[c].order));
     if (s->tf32) fprintf(out, "math tf32\n");
+    const RecurrenceSpec *r = &s->rec;
+    if (r->on) {
+        fprintf(out, "recurrence insert=%d ffn=[", r->insert);
+        for (int i = 0; i < r->nhidden; i++) fprintf(out, "%s%d", i ? "," : "", r->hidden[i]);
+        fprintf(out, "] act=%s pool=%s states=%s norm=%d overlap=%d\n", activation_name(r->act),
+                r->pool == REC_POOL_MEAN ? "mean" : "sum", r->states == REC_STATES_BLOCKS ? "blocks" : "embed_blocks",
+                r->norm ? 1 : 0, r->overlap);
+    }
     for (int i = 0; i < s->n_layers;) {
         int j = i;
         while (j + 1 < s->n_layers && same_attn(&s->layers[j + 1].attn, &s->layers[i].attn)) j++;

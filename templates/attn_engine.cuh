@@ -38,8 +38,14 @@
 //! thread 0 counts each key tile it loads in KERNEL_NAME_tiles_loaded, a
 //! __device__ unsigned the HOOKS text then defines.
 //!
+//! REC_KEY (the recurrence, docs/attention/recurrence.md): one more key source,
+//! the argument xkv = h_prev's key | value | present flag (T_XKV, 2*H*HD + 1),
+//! seen by every query of the call when the flag is set: one more online
+//! softmax step after the key tiles.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
+//!               REC_KEY (0/1) T_XKV
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -49,7 +55,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]: q | k | v, head-major
     const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
     {{T_OUT}} *__restrict__ y,  // [T, H*HD]
+{{#if REC_KEY}}
+    int T, int P, int kv_rows,
+    const {{T_XKV}} *__restrict__ xkv)  // recurrence: h_prev's key | value | present, [2*H*HD + 1]
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
@@ -190,6 +201,28 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 }
             }
         }
+{{#if REC_KEY}}
+
+        // The recurrence's key source: h_prev, one more key every query sees (uniform over the block).
+        if (shortc_ld(xkv + 2 * H * HD) != 0.0f) {
+            __syncthreads();  // q_s written
+#pragma unroll
+            for (int i = 0; i < QPW; i++) {
+                float part = 0.0f;
+                for (int j = lane; j < HD; j += 32) part += q_s[warp * QPW + i][j] * shortc_ld(xkv + h * HD + j);
+                const float si = shortc_warp_sum(part) * SCALE;
+                const float m_new = fmaxf(m[i], si);
+                const float corr = expf(m[i] - m_new), p = expf(si - m_new);
+                l[i] = l[i] * corr + p;
+                m[i] = m_new;
+#pragma unroll
+                for (int d = 0; d < DPL; d++) {
+                    const int j = lane + 32 * d;
+                    o[i][d] = o[i][d] * corr + (HD % 32 == 0 || j < HD ? p * shortc_ld(xkv + (H + h) * HD + j) : 0.0f);
+                }
+            }
+        }
+{{#endif}}
 
 #pragma unroll
         for (int i = 0; i < QPW; i++) {

@@ -158,15 +158,15 @@ def forward(cfg, W, tokens):
     return (x @ out.t()).to(torch.float32)
 
 
-def safetensors_bytes(W, metadata):
-    """A safetensors file by hand: u64 header length, JSON header, raw little-endian data."""
+def safetensors_bytes(W, metadata, dtype="F32"):
+    """A safetensors file by hand: u64 header length, JSON header, raw little-endian data (F32 or F16)."""
     header = {}
     blobs = []
     off = 0
     for name in sorted(W):
-        arr = W[name].numpy().astype("<f4", copy=False)
+        arr = W[name].numpy().astype({"F32": "<f4", "F16": "<f2"}[dtype], copy=False)
         b = arr.tobytes(order="C")
-        header[name] = {"dtype": "F32", "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
+        header[name] = {"dtype": dtype, "shape": list(arr.shape), "data_offsets": [off, off + len(b)]}
         blobs.append(b)
         off += len(b)
     header["__metadata__"] = metadata

@@ -113,6 +113,9 @@ typedef struct srt_model_info {
                                   persistent state), which limits a sequence to one segment */
     int max_positions;         /* positions a session holds before it must be reset (with a KV cache: the
                                   model's position limit, e.g. GPT-2's learned positions; otherwise the segment) */
+    int recurrent;             /* 1: a recurrence module (docs/attention/recurrence.md): each srt_forward is one
+                                  window at positions 0..T-1 that reads and updates the session's h_prev */
+    int overlap;               /* recurrent models: the overlap K of their windows (mode windows' default) */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

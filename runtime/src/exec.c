@@ -847,7 +847,7 @@ static int device_max_positions(const srt_model *m) {
  */
 static srt_status device_run(srt_session *s, const int32_t *tokens, int ntokens, int first_row, const RtRowsOut *out) {
     srt_model *m = s->m;
-    int P = s->nhistory;
+    int P = m->plan.recurrent ? 0 : s->nhistory; /* recurrent: each call is a window, positions restart */
     if (plan_keeps_state(&m->plan)) {
         int limit = device_max_positions(m);
         if (P + ntokens > limit)
@@ -903,7 +903,7 @@ static srt_status device_install_weights(srt_model *m, float **vals) {
 
 static size_t device_session_state_bytes(const srt_session *s) { return s->m->plan.state_bytes; }
 
-static int device_session_position(const srt_session *s) { return s->nhistory; }
+static int device_session_position(const srt_session *s) { return s->m->plan.recurrent ? 0 : s->nhistory; }
 
 static size_t device_state_bytes(const srt_model *m) { return m->plan.state_bytes; }
 

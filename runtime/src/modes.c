@@ -15,6 +15,9 @@
  *   tokenwise       nonoverlapping windows fed one token per call through the session's state
  *   cached          state carried across segments: no model keeps such state yet, so it is refused
  *
+ * A recurrent model (docs/attention/recurrence.md) runs windows or nonoverlapping only: the session is
+ * reset once, and each window reads the h_prev the one before it left in the session's state.
+ *
  * The loss of row i is -log softmax(row i)[tokens[i + 1]] (natural log),
  * computed by the backend where the logits are (RtBackend.forward_nll): on
  * sim and cuda by the plan's "loss" program (templates/loss.cuh), so that
@@ -96,6 +99,11 @@ static srt_status make_plan(srt_session *s, const srt_eval_options *o, int64_t n
         return rt_error(ctx, SRT_ERR_INVALID, "window of %d tokens; model '%s' takes 1 to %d per forward", o->window,
                         mi.name, mi.segment);
     int64_t L = o->window ? o->window : mi.segment;
+    if (m->plan.recurrent && o->mode != SRT_MODE_WINDOWS && o->mode != SRT_MODE_NONOVERLAPPING)
+        return rt_error(ctx, SRT_ERR_UNSUPPORTED,
+                        "model '%s' is recurrent (each window passes h_prev to the next), so mode '%s' cannot run it; "
+                        "use windows (--overlap K, the model's own: %d) or nonoverlapping", mi.name,
+                        srt_mode_name(o->mode), m->plan.overlap);
     if (o->mode == SRT_MODE_CACHED)
         return rt_error(ctx, SRT_ERR_UNSUPPORTED,
                         "model '%s' keeps no state across segments (a PIA cache or memories), so mode 'cached' cannot "
@@ -177,7 +185,7 @@ typedef struct EvalOut {
 
 /* Runs the rows [score, end) of window w (tokens [start, end)) from a reset session into out. */
 static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, Window w, bool tokenwise, EvalOut *out) {
-    srt_status st = srt_session_reset(s);
+    srt_status st = s->m->plan.recurrent ? SRT_OK : srt_session_reset(s); /* h_prev carries over */
     int len = (int)(w.end - w.start), first = (int)(w.score - w.start), nrows = len - first;
     if (out->nll)
         for (int i = 0; i < nrows; i++) out->targets[i] = w.score + i + 1 < n ? tokens[w.score + i + 1] : -1;
@@ -208,6 +216,7 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     WindowPlan p = {0};
     srt_status st = make_plan(s, o, n, &p);
     if (st != SRT_OK) return st;
+    if (s->m->plan.recurrent && (st = srt_session_reset(s)) != SRT_OK) return st; /* the first window: no h_prev */
     srt_context *ctx = s->m->ctx;
     if (out->nll) {
         out->win_nll = rt_alloc(ctx, sizeof *out->win_nll * (size_t)p.len);

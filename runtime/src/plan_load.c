@@ -414,6 +414,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
                         (long long)pl->scalar_max[1]);
         ps->bytes = (size_t)bytes;
         pl->state_bytes += ps->bytes;
+        if (ps->persistent && ps->role == PLAN_ROLE_RECURRENT) pl->recurrent = true;
         leave(p, saved);
     }
     return SRT_OK;
@@ -858,6 +859,7 @@ static srt_status parse_root(P *p, const cJSON *root) {
         TRY(get_i32(p, cfg, "d_model", 1, 1 << 24, false, 0, &pl->d_model));
         TRY(get_i32(p, cfg, "n_heads", 1, 1 << 20, false, 1, &pl->n_heads));
         TRY(get_i32(p, cfg, "n_layers", 0, 1 << 20, false, 0, &pl->n_layers));
+        TRY(get_i32(p, cfg, "overlap", 0, 1 << 24, false, 0, &pl->overlap));
         leave(p, saved);
     }
     int64_t ab;

@@ -186,6 +186,9 @@ typedef struct RtPlan {
     int n_heads;          /* attention heads */
     int n_layers;         /* layers */
     int segment;          /* max tokens per forward */
+    bool recurrent;       /* a persistent state of role "recurrent": each forward is one window at P = 0 that
+                             reads and updates it (docs/attention/recurrence.md); windows mode carries it */
+    int overlap;          /* config "overlap": a recurrent model's windows overlap (0 when absent) */
     size_t arena_bytes;   /* activation arena size */
     RtRef tokens;         /* where token ids go (int32) */
     RtRef logits;         /* where T x vocab fp32 logits are read */

@@ -337,6 +337,8 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->stateful = 1;
     info->kv_cache = m->ops->kv_cache(m);
     info->max_positions = m->ops->max_positions(m);
+    info->recurrent = m->plan.recurrent;
+    info->overlap = m->plan.overlap;
     return SRT_OK;
 }
 

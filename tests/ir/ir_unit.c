@@ -403,8 +403,15 @@ static void test_op_table(void) {
     Graph *ga = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
     CHECK(ga, "adaptive mixed_tiny: passes failed");
     for (int i = 0; ga && i < ga->nnodes; i++) seen[ga->nodes[i]->op] = true;
+    /* the recurrence's ops: gpt2_tiny with the module (docs/attention/recurrence.md) */
+    ModelSpec *sr = make_spec(&a, M_GPT2_TINY, 2);
+    sr->rec = (RecurrenceSpec){.on = true, .insert = 2, .nhidden = 1, .hidden = {8}, .act = ACT_RELU, .norm = true};
+    co.spec = sr;
+    Graph *gr = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+    CHECK(gr, "recurrent gpt2_tiny: passes failed");
+    for (int i = 0; gr && i < gr->nnodes; i++) seen[gr->nodes[i]->op] = true;
     for (int k = 0; k < OP_COUNT; k++)
-        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain or adaptive)", op_name((OpKind)k));
+        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain, adaptive or recurrent)", op_name((OpKind)k));
     arena_free(&a);
 }
 
