@@ -76,6 +76,7 @@ const PlanField plan_schema[] = {
     F(PO_STATE, "bytes", PT_INT, true),
     F(PO_STATE, "dtype", PT_STRING, true),
     F(PO_STATE, "persistent", PT_BOOL, true),
+    F(PO_STATE, "keep", PT_INT, false),
 
     F(PO_PROGRAM, "name", PT_STRING, true),
     ARR(PO_PROGRAM, "t", PT_INT, PO_NONE, true),

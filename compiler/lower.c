@@ -139,6 +139,17 @@ static int norm(Lower *L, Loc src, int layer, int x, const char *prefix) {
     return y;
 }
 
+/* Position-infused attention: the table [slots, 2·H·hd] of W_q p_s | W_k p_s from the layer's c_attn weight. */
+static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
+    int t = act_value(L, VC_ACTIVATION);
+    Node *n = node(L, OP_PIA_POS, src, layer, t, 1, (int[]){wqkv});
+    if (!n) return -1;
+    n->pia_style = L->s->infused;
+    n->heads = L->s->n_heads;
+    n->head_dim = L->hd;
+    return t;
+}
+
 /* attention block up to and including the output projection (+ bias); returns the branch value. */
 static int attention(Lower *L, int layer, int x) {
     const ModelSpec *s = L->s;
@@ -147,6 +158,7 @@ static int attention(Lower *L, int layer, int x) {
     int H = s->n_heads, hd = L->hd, D = s->d_model;
     int wqkv = weight(L, W_CONV1D, D, 3 * H * hd, "h.%d.attn.c_attn.weight", layer);
     int bqkv = weight(L, W_VECTOR, 3 * H * hd, 0, "h.%d.attn.c_attn.bias", layer);
+    int pos = s->infused != PIA_NONE ? pia_table(L, src, layer, wqkv) : -1;
     int qkv = matmul(L, src, layer, x, wqkv, bqkv);
     char kvname[32];
     snprintf(kvname, sizeof kvname, "%%kv.%d", layer);
@@ -154,10 +166,13 @@ static int attention(Lower *L, int layer, int x) {
     if (!kvv) return -1;
     kvv->role = STATE_KV_CACHE;
     kvv->capacity = ir_position_limit(s);
+    kvv->slides = s->infused != PIA_NONE; /* Shortformer's cache: the last `cache` rows stay */
+    kvv->keep = kvv->slides ? s->cache : 0;
     Node *kw = node(L, OP_KV_WRITE, src, layer, kvv->id, 1, (int[]){qkv});
     int y = act_value(L, VC_ACTIVATION);
-    Node *an = node(L, OP_ATTENTION, src, layer, y, 2, (int[]){qkv, kvv->id});
+    Node *an = node(L, OP_ATTENTION, src, layer, y, pos >= 0 ? 3 : 2, (int[]){qkv, kvv->id, pos});
     if (!kw || !an) return -1;
+    an->infused = pos >= 0;
     kw->attn = an->attn = *at;
     kw->heads = an->heads = H;
     kw->head_dim = an->head_dim = hd;

@@ -113,6 +113,9 @@ typedef struct srt_model_info {
                                   persistent state), which limits a sequence to one segment */
     int max_positions;         /* positions a session holds before it must be reset (with a KV cache: the
                                   model's position limit, e.g. GPT-2's learned positions; otherwise the segment) */
+    int carries_state;         /* 1: a session keeps a bounded window of earlier tokens across any number of
+                                  calls (Shortformer's cache: after each call its last `cache` tokens), so it
+                                  never needs a reset and mode 'cached' runs a whole text through it */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

@@ -337,6 +337,7 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->stateful = 1;
     info->kv_cache = m->ops->kv_cache(m);
     info->max_positions = m->ops->max_positions(m);
+    info->carries_state = m->ops->state_keep(m) >= 0;
     return SRT_OK;
 }
 

@@ -141,8 +141,9 @@ static const TmplCase tmpl_cases[] = {
      {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH"}},
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS=",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
+     "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
+     "T_POS=float",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "PIA"}},
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
      {"KV_HTD", "COMBINE"}},
@@ -151,6 +152,8 @@ static const TmplCase tmpl_cases[] = {
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "
      "T_OUT=float",
      {"HEAD"}},
+    {"attn_pia_pos.cuh", "COMMENT=// KERNEL_NAME=k D=20 HHD=12 THREADS=32 T_W=__half T_POS=float", {"FAIRSEQ", "W_OUT_IN"}},
+    {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
 };
 
 static void test_templates(void) {
