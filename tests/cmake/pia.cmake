@@ -2,11 +2,13 @@
 # docs/attention/pia.md; tests/memory/).
 set(PIA_DIR ${TESTS_DIR}/memory)
 
-# sim == ref in modes cached and tokenwise (several segments through the cache; one token per call on the
-# decode program), and the emitted .cu bitwise equal to the .arch on sim: the test model and odd shapes in
-# fp32, fp16 ([tokens, heads, dim] KV, post-norm, Vaswani positions) and bf16 ([out, in] weights, RMSNorm).
+# tests/suite/golden_suite.sh (sim == ref, thread counts, the emitted .cu) plus sim == ref in modes cached
+# and tokenwise (several segments through the cache; one token per call on the decode program): the test
+# model and odd shapes in fp32, fp16 ([tokens, heads, dim] KV, post-norm, Vaswani positions) and bf16
+# ([out, in] weights, RMSNorm).
 function(shortc_pia_suite name model ntok atol rtol)
-  add_test(NAME pia_${name} COMMAND sh ${PIA_DIR}/pia_suite.sh ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol})
+  add_test(NAME pia_${name} COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol}
+                                   "cached tokenwise")
   set_tests_properties(pia_${name} PROPERTIES LABELS "pia;sim" TIMEOUT 600)
 endfunction()
 shortc_pia_suite(shortformer_tiny ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch 50 1e-4 1e-4)

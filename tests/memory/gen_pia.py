@@ -23,14 +23,12 @@ Usage: /usr/bin/python3 tests/memory/gen_pia.py [--out DIR] [--check]
            exit 77 where torch is missing.
 """
 import argparse
-import io
 import math
 import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import gen_goldens as gg  # noqa: E402  (exits 77 without torch)
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
@@ -156,21 +154,7 @@ def main():
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(1)
-    bad = 0
-    for fname, data in generate().items():
-        path = os.path.join(args.out, fname)
-        if args.check:
-            if fname.endswith(".npy"):
-                same = os.path.exists(path) and np.allclose(np.load(path), np.load(io.BytesIO(data)), atol=1e-6, rtol=0)
-            else:
-                same = os.path.exists(path) and open(path, "rb").read() == data
-            print("%s %s" % ("ok  " if same else "DIFF", path))
-            bad += not same
-        else:
-            with open(path, "wb") as f:
-                f.write(data)
-            print("wrote %s (%d bytes)" % (path, len(data)))
-    return 1 if bad else 0
+    return 1 if gg.write_or_check(generate(), args.out, args.check) else 0
 
 
 if __name__ == "__main__":
