@@ -44,6 +44,7 @@ static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern
     tmpl_set(&t, "GATHER", attn_pattern_gathered(p) ? "1" : "0");
     tmpl_set(&t, "BANDED", attn_pattern_band(p) ? "1" : "0");
     tmpl_set(&t, "COUNT_TILES", count ? "1" : "0");
+    tmpl_set(&t, "PIA", "0"); /* position-infused attention: tests/cmake/pia.cmake */
     free(hooks);
     return template_render(d, "attn_engine.cuh", t.kv, t.n, b);
 }
