@@ -601,7 +601,7 @@ static int generate_model(const RunArgs *ra, const int32_t *prompt, int nprompt)
         fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos, V, mi->name);
         goto out;
     }
-    if ((long long)nprompt + ra->max_new - 1 > mi->max_positions) {
+    if (!mi->carries_state && (long long)nprompt + ra->max_new - 1 > mi->max_positions) { /* a PIA cache: any length */
         fprintf(stderr,
                 "shortc: error: a %d-token prompt and %d new tokens go past the %d positions model '%s' can address\n",
                 nprompt, ra->max_new, mi->max_positions, mi->name);

@@ -50,3 +50,9 @@ add_test(NAME pia_cached_refused COMMAND sh ${EXPECT} --fail
          --grep "model 'gpt2_tiny' keeps no state across segments"
          -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch --backend ref --random-weights 1 --mode cached)
 set_tests_properties(pia_err_options pia_err_cache pia_err_kind pia_cached_refused PROPERTIES LABELS "pia;parse")
+# Generation through the cache is not bounded by the cache's rows: a 50-token prompt and 40 new tokens on a
+# model holding 32 rows.
+add_test(NAME pia_generate_long COMMAND sh ${EXPECT} --grep "^([0-9]+ ){39}[0-9]+$"
+         -- ${SHORTC_BIN} generate ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref
+            --weights ${PIA_DIR}/pia_tiny.safetensors --tokens ${PIA_DIR}/pia_tiny.tokens --max-new 40)
+set_tests_properties(pia_generate_long PROPERTIES LABELS "pia")
