@@ -154,7 +154,8 @@ const char *plan_version_message(int version) {
                                          : "plan version is not supported (this shortc reads version " SHORTC_PLAN_VERSION_TEXT ")";
 }
 
-const char *const plan_state_roles[PLAN_NSTATE_ROLES] = {"none", "kv_cache", "layer_input", "memory", "recurrent"};
+const char *const plan_state_roles[PLAN_NSTATE_ROLES] = {"none", "kv_cache", "layer_input", "memory", "recurrent",
+                                                               "table"};
 
 const char *const plan_scalar_names[4] = {"T", "P", "fill", "B"};
 

@@ -1371,8 +1371,9 @@ void emit_result_free(EmitResult *r) {
 /* The engine's PIA hooks: slot s's query adds row s's first half of the table, its key the second. */
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *pos = val(e, n->in[2]);
-    if (pos->rank != 2 || pos->dims[1] != 2 * H * hd) {
-        internal(e, n, "position table %s is not [slots, %d]", pos->name, 2 * H * hd);
+    int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
+    if (pos->rank != 2 || pos->dims[1] != W) {
+        internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
     }
     const char *hooks = tmpl_get(&ks->args, "HOOKS"), *name = ks->name, *tp = cuda_type(pos->dtype);
@@ -1383,7 +1384,7 @@ static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
                           "    return shortc_ld(pos + (size_t)s * %d + h * %d + j);\n}\n"
                           "__device__ __forceinline__ float %s_kpos(const %s *pos, int h, int s, int j) {\n"
                           "    return shortc_ld(pos + (size_t)s * %d + (%d + h) * %d + j);\n}",
-                          hooks ? hooks : "", name, tp, 2 * H * hd, hd, name, tp, 2 * H * hd, H, hd));
+                          hooks ? hooks : "", name, tp, W, hd, name, tp, W, H, hd));
     set_dtype(ks, "T_POS", pos->dtype);
     return true;
 }
@@ -1415,14 +1416,14 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     return add_launch(e, n, &ks);
 }
 
-/* Position-infused attention's table: rows 0..P+T-1 of W_q p_s | W_k p_s (templates/attn_pia_pos.cuh). */
+/* Position-infused attention's table: the rows of 0..P+T-1 not yet computed this session (templates/attn_pia_pos.cuh). */
 bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     *launch = false;
     const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
     int HHD = n->heads * n->head_dim;
     bool out_in = w->order == ORD_OUT_IN;
     int D = out_in ? w->dims[1] : w->dims[0];
-    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD) {
+    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD + 1) {
         internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
         return false;
     }
@@ -1445,7 +1446,8 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     set_flag(ks, "W_OUT_IN", out_in);
     ks->grid[0] = (Dim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
     ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block", threads);
+    ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
+                                threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = {.t = 1, .p = 1, .div = 1}};

@@ -250,12 +250,13 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
 /*
  * Position-infused attention's table: row s holds W_q p_s | W_k p_s (no biases)
  * for the position code p_s of slot s, from the c_attn weight [D, 3·H·hd]
- * ([3·H·hd, D] when stored [out, in]).
+ * ([3·H·hd, D] when stored [out, in]), and 1 in its last column (computed).
+ * A state at its capacity; the interpreter recomputes every row each call.
  */
 bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
     const Value *wv = val(r, n, 0);
     const float *w = in(r, n, 0);
-    int HD = n->heads * n->head_dim, W = 2 * HD, slots = o->dims[0];
+    int HD = n->heads * n->head_dim, W = 2 * HD, stride = o->dims[1], slots = o->capacity;
     bool out_in = wv->dims[0] == 3 * HD && wv->order == ORD_OUT_IN;
     int D = out_in ? wv->dims[1] : wv->dims[0];
     double *p = malloc(sizeof *p * (size_t)D);
@@ -265,8 +266,9 @@ bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
         for (int c = 0; c < W; c++) {
             double acc = 0;
             for (int d = 0; d < D; d++) acc += p[d] * (out_in ? w[(size_t)c * D + d] : w[(size_t)d * 3 * HD + c]);
-            y[(size_t)s * W + c] = round_to_dtype((float)acc, o->dtype);
+            y[(size_t)s * stride + c] = round_to_dtype((float)acc, o->dtype);
         }
+        y[(size_t)s * stride + W] = 1.0f;
     }
     free(p);
     return true;
@@ -277,7 +279,7 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
     /* position-infused: slot s adds pos[s][0..H·hd) to its query and pos[s][H·hd..) to its key */
     const float *pos = n->infused ? in(r, n, 2) : NULL;
-    int PW = 2 * n->heads * n->head_dim;
+    int PW = pos ? val(r, n, 2)->dims[1] : 0; /* row stride: 2·H·hd and the computed mark */
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
     long keys = symdim_eval(n->keys, &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});

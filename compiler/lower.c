@@ -139,9 +139,16 @@ static int norm(Lower *L, Loc src, int layer, int x, const char *prefix) {
     return y;
 }
 
-/* Position-infused attention: the table [slots, 2·H·hd] of W_q p_s | W_k p_s from the layer's c_attn weight. */
+/* Position-infused attention: the table [slots, 2·H·hd + 1] of W_q p_s | W_k p_s | computed, from the layer's
+ * c_attn weight, in the session's state. */
 static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
-    int t = act_value(L, VC_ACTIVATION);
+    char name[32];
+    snprintf(name, sizeof name, "%%pia.%d", layer);
+    Value *v = ir_new_value(L->g, VC_KV, name);
+    if (!v) return -1;
+    v->role = STATE_TABLE; /* computed once per session (a row on its first use), kept until reset */
+    v->capacity = ir_position_limit(L->s);
+    int t = v->id;
     Node *n = node(L, OP_PIA_POS, src, layer, t, 1, (int[]){wqkv});
     if (!n) return -1;
     n->pia_style = L->s->infused;

@@ -330,7 +330,7 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[M
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
-/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd]. */
+/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd + 1] (state). */
 static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int HD3 = 3 * n->heads * n->head_dim;
@@ -338,8 +338,8 @@ static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX
         FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
     if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
     *rank = 2;
-    dims[0] = ir_position_limit(g->spec);
-    dims[1] = 2 * n->heads * n->head_dim;
+    dims[0] = DIM_T; /* slots: the state's capacity */
+    dims[1] = 2 * n->heads * n->head_dim + 1;
     return true;
 }
 
@@ -420,7 +420,7 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_ADAPTIVE_LOGPROB] = {.name = "adaptive_logprob", .nin = -1, .out_class = VC_OUTPUT, .ninputs = ninputs_logprob,
                              .print_attrs = print_logprob, .key_attrs = key_logprob, .shape = shape_logprob,
                              .interp = interp_adaptive_logprob, .emit = emit_adaptive_logprob, .cost = cost_elementwise},
-    [OP_PIA_POS] = {.name = "pia_pos", .nin = 1, .out_class = VC_ACTIVATION, .print_attrs = print_pia_pos,
+    [OP_PIA_POS] = {.name = "pia_pos", .nin = 1, .out_class = VC_KV, .print_attrs = print_pia_pos,
                     .key_attrs = key_pia_pos, .verify = verify_pia_pos, .shape = shape_pia_pos,
                     .interp = interp_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
 };

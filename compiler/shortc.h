@@ -415,7 +415,7 @@ typedef enum OpKind {
     OP_EMBED_BAND, /* tokens, table[n,d]    -> y[T,d]  row tok-lo for tokens in [lo,hi), else 0 */
     OP_POS_ADD,    /* x[T,D] [, wpe]        -> y[T,D]  x*scale + position (adaptive input) */
     OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
-    OP_PIA_POS,    /* c_attn weight         -> pos[slots, 2D]  W_q p_s | W_k p_s per slot s (position-infused) */
+    OP_PIA_POS,    /* c_attn weight         -> pos state [slots, 2D+1]  W_q p_s | W_k p_s | computed, per slot s */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -441,8 +441,10 @@ typedef enum StateRole {
     STATE_LAYER_INPUT,  /* a layer's input rows of earlier tokens (Shortformer-style cache) */
     STATE_MEMORY,       /* per-layer memory of the previous segment (Transformer-XL) */
     STATE_RECURRENT,    /* one vector carried from segment to segment */
+    STATE_TABLE,        /* rows computed from the weights on a session's first use of each, kept until reset
+                           (Shortformer's positional table: a last column marks a computed row) */
 } StateRole;
-const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent" */
+const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent", "table" */
 /* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
 
 typedef struct Value {
