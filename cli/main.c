@@ -401,8 +401,11 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
-    printf("  continuing calls: %s (up to %d positions)\n",
-           mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);
+    if (mi->carries_state) /* a PIA cache: max_positions is the cache and one segment */
+        printf("  continuing calls: KV cache keeping the last %d tokens (any length)\n", mi->max_positions - mi->segment);
+    else
+        printf("  continuing calls: %s (up to %d positions)\n",
+               mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);
 }
 
 /* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave

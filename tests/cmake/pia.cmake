@@ -56,3 +56,7 @@ add_test(NAME pia_generate_long COMMAND sh ${EXPECT} --grep "^([0-9]+ ){39}[0-9]
          -- ${SHORTC_BIN} generate ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref
             --weights ${PIA_DIR}/pia_tiny.safetensors --tokens ${PIA_DIR}/pia_tiny.tokens --max-new 40)
 set_tests_properties(pia_generate_long PROPERTIES LABELS "pia")
+# --report names the cache, not a position limit.
+add_test(NAME pia_report COMMAND sh ${EXPECT} --grep "continuing calls: KV cache keeping the last 16 tokens \\(any length\\)"
+         -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref --random-weights 1 --report)
+set_tests_properties(pia_report PROPERTIES LABELS "pia")
