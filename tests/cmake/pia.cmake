@@ -60,3 +60,10 @@ set_tests_properties(pia_generate_long PROPERTIES LABELS "pia")
 add_test(NAME pia_report COMMAND sh ${EXPECT} --grep "continuing calls: KV cache keeping the last 16 tokens \\(any length\\)"
          -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref --random-weights 1 --report)
 set_tests_properties(pia_report PROPERTIES LABELS "pia")
+# shortc eval --mode cached: its NLL equals the NLL of the PyTorch golden logits (NumPy; skipped without it).
+if(PY3)
+  foreach(backend ref sim)
+    add_test(NAME pia_eval_cached_${backend} COMMAND ${PY3} ${PIA_DIR}/pia_nll.py ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${backend})
+    set_tests_properties(pia_eval_cached_${backend} PROPERTIES LABELS "pia" SKIP_RETURN_CODE 77)
+  endforeach()
+endif()
