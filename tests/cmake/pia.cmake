@@ -67,3 +67,7 @@ if(PY3)
     set_tests_properties(pia_eval_cached_${backend} PROPERTIES LABELS "pia" SKIP_RETURN_CODE 77)
   endforeach()
 endif()
+# tests/sim/test_state.c on the PIA models (segments of 16): one call == chunks of 1 == chunks of 7, reset ==
+# a fresh session, batches, state bytes, the sim session's KV state equal to the interpreter's, on ref and sim.
+add_test(NAME pia_state_sessions COMMAND state_sessions models/shortformer_tiny tests/memory/pia_vaswani_tiny)
+set_tests_properties(pia_state_sessions PROPERTIES LABELS "pia;sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
