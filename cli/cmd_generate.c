@@ -153,7 +153,7 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
     }
     for (int b = 0; b < p->n; b++) {
         if (!tokens_in_vocab(ra, p->ids[b], p->len[b], mi)) return false;
-        if ((long long)p->len[b] + ra->max_new - 1 > mi->max_positions) {
+        if (!mi->carries_state && (long long)p->len[b] + ra->max_new - 1 > mi->max_positions) { /* a PIA cache: any length */
             char which[32] = "";
             if (p->n > 1) snprintf(which, sizeof which, "prompt %d: ", b + 1);
             fprintf(stderr, "shortc: error: %sa %d-token prompt and %d new tokens go past the %d positions model '%s' "

@@ -415,6 +415,8 @@ static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
     if (mi->recurrent) /* docs/attention/recurrence.md */
         printf("  continuing calls: one window each (positions restart), h_prev of %d values carried; windows "
                "overlap %d\n", mi->d_model, mi->overlap);
+    if (mi->carries_state) /* a PIA cache: max_positions is the cache and one segment */
+        printf("  continuing calls: KV cache keeping the last %d tokens (any length)\n", mi->max_positions - mi->segment);
     else
         printf("  continuing calls: %s (up to %d positions)\n",
                mi->kv_cache ? "KV cache" : "re-run the sequence so far", mi->max_positions);

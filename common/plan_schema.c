@@ -79,6 +79,7 @@ const PlanField plan_schema[] = {
     F(PO_STATE, "bytes", PT_INT, true),
     F(PO_STATE, "dtype", PT_STRING, true),
     F(PO_STATE, "persistent", PT_BOOL, true),
+    F(PO_STATE, "keep", PT_INT, false),
 
     F(PO_PROGRAM, "name", PT_STRING, true),
     ARR(PO_PROGRAM, "t", PT_INT, PO_NONE, true),
@@ -161,7 +162,8 @@ const char *plan_version_message(int version) {
                                          : "plan version is not supported (this shortc reads version " SHORTC_PLAN_VERSION_TEXT ")";
 }
 
-const char *const plan_state_roles[PLAN_NSTATE_ROLES] = {"none", "kv_cache", "layer_input", "memory", "recurrent"};
+const char *const plan_state_roles[PLAN_NSTATE_ROLES] = {"none", "kv_cache", "layer_input", "memory", "recurrent",
+                                                               "table"};
 
 const char *const plan_scalar_names[4] = {"T", "P", "fill", "B"};
 

@@ -109,7 +109,7 @@ const char *plan_version_message(int version);
 const struct cJSON *plan_program_steps(const struct cJSON *root, const char *name);
 
 /* The roles a state entry may have, in the order of the compiler's StateRole ("none", "kv_cache", ...). */
-#define PLAN_NSTATE_ROLES 5
+#define PLAN_NSTATE_ROLES 6
 extern const char *const plan_state_roles[PLAN_NSTATE_ROLES];
 #define PLAN_ROLE_KV_CACHE 1 /* the index of "kv_cache" in plan_state_roles */
 #define PLAN_ROLE_RECURRENT 4 /* the index of "recurrent" in plan_state_roles (a recurrence module's h_prev) */

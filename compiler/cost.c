@@ -163,6 +163,10 @@ static bool attn_geometry(const AttnSpec *a, int layer, int heads, int T, double
 void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     double q = 0, k = 0, per_head = 0;
     if (!attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, &per_head)) return;
+    if (n->infused && g->spec) { /* position-infused: a call after a full cache also sees its L' tokens */
+        k += g->spec->cache;
+        per_head += (double)T * g->spec->cache;
+    }
     const Value *qkv = in_value(g, n, 0), *kv = in_value(g, n, 1);
     double H = n->heads, hd = n->head_dim;
     count_read(c, qkv, q * H * hd);         /* the query third */
@@ -421,4 +425,17 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
         return NULL;
     }
     return m;
+}
+
+/*
+ * Position-infused table (docs/attention/pia.md): session state whose rows are
+ * computed on their first use (D x 2·H·hd multiply-adds each, once per
+ * session); a call after that, the steady state counted here, reads only the
+ * computed mark of each of its cache + T slots.
+ */
+void cost_pia_pos(const Graph *g, const Node *n, int T, OpCost *c) {
+    const Value *o = out_value(g, n);
+    double rows = g->spec ? (double)g->spec->cache + T : T;
+    if (rows > o->capacity) rows = o->capacity;
+    count_read(c, o, rows);
 }

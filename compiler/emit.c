@@ -508,7 +508,7 @@ enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
 static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
     DType q = val(e, n->in[0])->dtype, k = val(e, n->in[1])->dtype;
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
-        !attn_mma_kind(&n->attn) || n->rec_key) /* the recurrence's extra key: CUDA-core engine only */
+        !attn_mma_kind(&n->attn) || n->rec_key || n->infused) /* the memory family's hooks: CUDA-core engine only */
         return false;
     int ld = (hd + 15) / 16 * 16 + 8;
     static const int kts[] = {64, 32, 16};
@@ -554,9 +554,12 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     return true;
 }
 
+static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd);
+static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd);
+
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
-    if (n->nin != 2 + n->rec_key || !attn_dims(e, n, &H, &hd)) return false;
+    if (n->nin != 2 + (n->rec_key || n->infused) || !attn_dims(e, n, &H, &hd)) return false;
     const Value *kv = val(e, n->in[1]), *y = val(e, n->out);
     if (!kv_value_ok(e, n, kv, H, hd)) return false;
     if (act_width(y) != H * hd) {
@@ -564,7 +567,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
         return false;
     }
     /* the decode program (T = 1): flash-decoding for causal; the other kinds run the engine with T = 1 */
-    if (e->decode && n->attn.kind == ATTN_CAUSAL) return spec_attention_decode(e, n, ks, H, hd);
+    if (e->decode && n->attn.kind == ATTN_CAUSAL && !n->infused) return spec_attention_decode(e, n, ks, H, hd);
     const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
     bool mma = attn_mma_tiles(e, n, hd, &kt, &smem);
@@ -578,9 +581,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s", attn_kind_name(n->attn.kind),
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
-                            n->rec_key ? "_rec" : "", mma ? "_tc" : "");
+                            n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", mma ? "_tc" : "");
     if (!mma) {
         set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
         if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
@@ -588,6 +591,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
+    if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
+    if (!mma) set_flag(ks, "PIA", n->infused);
     set_int(e, ks, "WARPS", warps);
     if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
     else set_int(e, ks, "QPW", qpw);
@@ -613,7 +618,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
-    if (n->rec_key) ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
+    if (n->rec_key || n->infused) ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     return true;
 }
 
@@ -1047,7 +1052,13 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_kv_write(e, n, ks)); }
-bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_attention(e, n, ks)); }
+bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    if (!n->infused) return (*launch = spec_attention(e, n, ks));
+    /* position-infused: the engine's launch, then the cache keeps its last rows (after the only reader) */
+    *launch = false;
+    return spec_attention(e, n, ks) && add_launch(e, n, ks) &&
+           add_pia_slide(e, n, val(e, n->in[1]), n->heads, n->head_dim);
+}
 
 bool emit_bias(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     EpiSpec ep;
@@ -1661,4 +1672,94 @@ void emit_result_free(EmitResult *r) {
     free(r->cu);
     free(r->plan_json);
     r->cu = r->plan_json = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Position-infused attention (docs/attention/pia.md)                   */
+/* ------------------------------------------------------------------ */
+
+/* The engine's PIA hooks: slot s's query adds row s's first half of the table, its key the second. */
+static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
+    const Value *pos = val(e, n->in[2]);
+    int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
+    if (pos->rank != 2 || pos->dims[1] != W) {
+        internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
+        return false;
+    }
+    const char *hooks = tmpl_get(&ks->args, "HOOKS"), *name = ks->name, *tp = cuda_type(pos->dtype);
+    tmpl_set(&ks->args, "HOOKS",
+             arena_printf(e->st.arena,
+                          "%s\n// Position-infused attention: slot s adds W_q p_s to its query, W_k p_s to its key.\n"
+                          "__device__ __forceinline__ float %s_qpos(const %s *pos, int h, int s, int j) {\n"
+                          "    return shortc_ld(pos + (size_t)s * %d + h * %d + j);\n}\n"
+                          "__device__ __forceinline__ float %s_kpos(const %s *pos, int h, int s, int j) {\n"
+                          "    return shortc_ld(pos + (size_t)s * %d + (%d + h) * %d + j);\n}",
+                          hooks ? hooks : "", name, tp, W, hd, name, tp, W, H, hd));
+    set_dtype(ks, "T_POS", pos->dtype);
+    return true;
+}
+
+/* After a position-infused call: the cache keeps its last `keep` rows (templates/attn_pia_slide.cuh). */
+static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd) {
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    int threads = threads_for(2 * H * hd);
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, kv->dtype, 0, NULL, 0, kv->dtype);
+    ks.tmpl = "attn_pia_slide.cuh";
+    ks.name = arena_printf(e->st.arena, "shortc_pia_slide_h%d_hd%d_keep%d%s%s", H, hd, kv->keep, sfx, htd ? "" : "_thd");
+    set_int(e, &ks, "H", H);
+    set_int(e, &ks, "HD", hd);
+    set_int(e, &ks, "KEEP", kv->keep);
+    set_int(e, &ks, "THREADS", threads);
+    set_dtype(&ks, "T_KV", kv->dtype);
+    set_flag(&ks, "KV_HTD", htd);
+    ks.grid[0] = DIM_CONST((2 * H * hd + threads - 1) / threads);
+    ks.block = threads;
+    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one thread per column of the cache",
+                               (2 * H * hd + threads - 1) / threads, threads);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[1]);
+    ks.sargs[ks.nsargs++] = arg_tokens();
+    ks.sargs[ks.nsargs++] = arg_position();
+    ks.sargs[ks.nsargs++] = arg_kv_rows(kv);
+    return add_launch(e, n, &ks);
+}
+
+/* Position-infused attention's table: the rows of 0..P+T-1 not yet computed this session (templates/attn_pia_pos.cuh). */
+bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    *launch = false;
+    const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
+    int HHD = n->heads * n->head_dim;
+    bool out_in = w->order == ORD_OUT_IN;
+    int D = out_in ? w->dims[1] : w->dims[0];
+    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD + 1) {
+        internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
+        return false;
+    }
+    if ((long)D * 4 > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "d_model %d is too large for the position-infused table kernel", D);
+        return false;
+    }
+    int threads = threads_for(2 * HHD);
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, pos->dtype, 1, &w->dtype, 0, pos->dtype);
+    ks->tmpl = "attn_pia_pos.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_pia_pos_%s_d%d_hhd%d%s%s", pia_style_name(n->pia_style), D, HHD, sfx,
+                            out_in ? "_oi" : "");
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "HHD", HHD);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_W", w->dtype);
+    set_dtype(ks, "T_POS", pos->dtype);
+    set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
+    set_flag(ks, "W_OUT_IN", out_in);
+    ks->grid[0] = (Dim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
+                                threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = {.t = 1, .p = 1, .div = 1}};
+    return (*launch = true);
 }

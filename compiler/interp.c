@@ -248,9 +248,39 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
     return true;
 }
 
+/*
+ * Position-infused attention's table: row s holds W_q p_s | W_k p_s (no biases)
+ * for the position code p_s of slot s, from the c_attn weight [D, 3·H·hd]
+ * ([3·H·hd, D] when stored [out, in]), and 1 in its last column (computed).
+ * A state at its capacity; the interpreter recomputes every row each call.
+ */
+bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
+    const Value *wv = val(r, n, 0);
+    const float *w = in(r, n, 0);
+    int HD = n->heads * n->head_dim, W = 2 * HD, stride = o->dims[1], slots = o->capacity;
+    bool out_in = wv->dims[0] == 3 * HD && wv->order == ORD_OUT_IN;
+    int D = out_in ? wv->dims[1] : wv->dims[0];
+    double *p = malloc(sizeof *p * (size_t)D);
+    if (!p) return fail(r, n, "out of memory");
+    for (int s = 0; s < slots; s++) {
+        for (int d = 0; d < D; d++) p[d] = pia_sinusoid(n->pia_style, s, d, D);
+        for (int c = 0; c < W; c++) {
+            double acc = 0;
+            for (int d = 0; d < D; d++) acc += p[d] * (out_in ? w[(size_t)c * D + d] : w[(size_t)d * 3 * HD + c]);
+            y[(size_t)s * stride + c] = round_to_dtype((float)acc, o->dtype);
+        }
+        y[(size_t)s * stride + W] = 1.0f;
+    }
+    free(p);
+    return true;
+}
+
 bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
+    /* position-infused: slot s adds pos[s][0..H·hd) to its query and pos[s][H·hd..) to its key */
+    const float *pos = n->infused ? in(r, n, 2) : NULL;
+    int PW = pos ? val(r, n, 2)->dims[1] : 0; /* row stride: 2·H·hd and the computed mark */
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
     long keys = symdim_eval(n->keys, &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});
@@ -273,6 +303,7 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
             int last = P + t; /* the query at position P+t sees the keys of the pattern among 0..P+t */
+            const float *qp = pos ? pos + (size_t)last * PW + (size_t)h * hd : NULL;
             double mx = -INFINITY, xs = 0;
             if (extra) { /* h_prev: one more key every query of the window sees */
                 for (int d = 0; d < hd; d++) xs += (double)q[d] * xkv[h * hd + d];
@@ -280,8 +311,10 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
             }
             for (int s = 0; s <= last; s++) {
                 if (!attn_pattern_visible(&pat, h, last, s)) continue;
+                const float *kp = pos ? pos + (size_t)s * PW + (size_t)(H + h) * hd : NULL;
                 double dot = 0;
-                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, cap, hd)];
+                for (int d = 0; d < hd; d++)
+                    dot += ((double)q[d] + (qp ? qp[d] : 0.0)) * ((double)kv[kv_index(o, 0, h, s, d, H, cap, hd)] + (kp ? kp[d] : 0.0));
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
@@ -495,22 +528,52 @@ static float *state_of(InterpSession *s, const Value *v) {
     return s->state[v->id];
 }
 
+/* The rows of a state value before its token dimension (outer) and after it (inner), in elements. */
+static void state_strides(const Value *v, size_t *outer, size_t *inner) {
+    int k = 0;
+    *outer = *inner = 1;
+    while (k < v->rank && v->dims[k] != DIM_T) *outer *= (size_t)v->dims[k++];
+    for (int i = k + 1; i < v->rank; i++) *inner *= (size_t)v->dims[i];
+}
+
 /* The rows P..P+T-1 of a state value, copied into a dense [.., T, ..] array (malloc'd). */
 static float *state_window(const Value *v, const float *st, int P, int T) {
-    size_t outer = 1, inner = 1;
-    int k = 0;
     if (v->role == STATE_RECURRENT) { /* one vector, no token dimension: all of it */
         float *w = malloc(sizeof *w * (ir_state_numel(v) + 1));
         if (w) memcpy(w, st, sizeof *w * ir_state_numel(v));
         return w;
     }
-    while (k < v->rank && v->dims[k] != DIM_T) outer *= (size_t)v->dims[k++];
-    for (int i = k + 1; i < v->rank; i++) inner *= (size_t)v->dims[i];
+    size_t outer, inner;
+    state_strides(v, &outer, &inner);
     float *w = malloc(sizeof *w * (outer * (size_t)T * inner + 1));
     if (!w) return NULL;
     for (size_t o = 0; o < outer; o++)
         memcpy(w + o * (size_t)T * inner, st + (o * (size_t)v->capacity + (size_t)P) * inner, sizeof *w * (size_t)T * inner);
     return w;
+}
+
+/* A sliding state after a call that left `held` rows: its last min(held, keep) rows move to the front. */
+static void state_slide(const Value *v, float *st, int held) {
+    int kept = held < v->keep ? held : v->keep;
+    if (!st || kept == held) return;
+    size_t outer, inner;
+    state_strides(v, &outer, &inner);
+    for (size_t o = 0; o < outer; o++) {
+        float *base = st + o * (size_t)v->capacity * inner;
+        memmove(base, base + (size_t)(held - kept) * inner, sizeof *st * (size_t)kept * inner);
+    }
+}
+
+/* After a call of T tokens: sliding states keep their last rows; the fill is what the states now hold. */
+static void session_commit(InterpSession *s, int T) {
+    int held = s->fill + T, fill = held;
+    for (int i = 0; i < s->g->nvalues; i++) {
+        const Value *v = s->g->values[i];
+        if (!is_state(v) || !v->slides || !ir_value_live(s->g, v)) continue;
+        state_slide(v, s->state[i], held);
+        if (v->keep < fill) fill = v->keep;
+    }
+    s->fill = fill;
 }
 
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
@@ -609,6 +672,6 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     free(r.buf);
     free(owned);
     free(last);
-    if (ok && !ir_recurrent(g)) s->fill += ntokens;
+    if (ok && !ir_recurrent(g)) session_commit(s, ntokens); /* a recurrent model's forward is one window at 0 */
     return ok;
 }

@@ -107,7 +107,17 @@ size_t ir_state_bytes(const Graph *g) {
 
 int ir_position_limit(const ModelSpec *s) {
     if (s->rec.on) return s->segment; /* recurrence: positions restart in every window */
+    if (s->infused != PIA_NONE) return s->cache + s->segment; /* the cache window and one call */
     return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
+}
+
+int ir_state_keep(const Graph *g) {
+    int keep = -1;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->slides && ir_value_live(g, v) && (keep < 0 || v->keep < keep)) keep = v->keep;
+    }
+    return keep;
 }
 
 const char *state_role_name(StateRole r) {
@@ -173,6 +183,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
                 norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
         fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
+        if (s->infused != PIA_NONE) fprintf(out, " infused=%s cache=%d", pia_style_name(s->infused), s->cache);
         fprintf(out, " embedding=%s", s->tied ? "tied" : "untied");
         if (s->adaptive.style != ADAPTIVE_NONE) fprintf(out, "/adaptive=%s", adaptive_style_name(s->adaptive.style));
         fprintf(out, " segment=%d layers=%d\n", s->segment, s->n_layers);
@@ -208,6 +219,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
             print_type(out, g, o);
             if (shows_order(g, o)) fprintf(out, " %s", dim_order_name(o->order));
             if (o->role != STATE_NONE) fprintf(out, " state=%s capacity=%d", state_role_name(o->role), o->capacity);
+            if (o->slides) fprintf(out, " keep=%d", o->keep);
         } else {
             fputs("%?", out);
         }

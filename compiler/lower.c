@@ -198,6 +198,24 @@ static bool rec_update(Lower *L, const int *states, int nstates) {
     return true;
 }
 
+/* Position-infused attention: the table [slots, 2·H·hd + 1] of W_q p_s | W_k p_s | computed, from the layer's
+ * c_attn weight, in the session's state. */
+static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
+    char name[32];
+    snprintf(name, sizeof name, "%%pia.%d", layer);
+    Value *v = ir_new_value(L->g, VC_KV, name);
+    if (!v) return -1;
+    v->role = STATE_TABLE; /* computed once per session (a row on its first use), kept until reset */
+    v->capacity = ir_position_limit(L->s);
+    int t = v->id;
+    Node *n = node(L, OP_PIA_POS, src, layer, t, 1, (int[]){wqkv});
+    if (!n) return -1;
+    n->pia_style = L->s->infused;
+    n->heads = L->s->n_heads;
+    n->head_dim = L->hd;
+    return t;
+}
+
 /* attention block up to and including the output projection (+ bias); returns the branch value. */
 static int attention(Lower *L, int layer, int x) {
     const ModelSpec *s = L->s;
@@ -206,6 +224,7 @@ static int attention(Lower *L, int layer, int x) {
     int H = s->n_heads, hd = L->hd, D = s->d_model;
     int wqkv = weight(L, W_CONV1D, D, 3 * H * hd, "h.%d.attn.c_attn.weight", layer);
     int bqkv = weight(L, W_VECTOR, 3 * H * hd, 0, "h.%d.attn.c_attn.bias", layer);
+    int pos = s->infused != PIA_NONE ? pia_table(L, src, layer, wqkv) : -1;
     int qkv = matmul(L, src, layer, x, wqkv, bqkv);
     char kvname[32];
     snprintf(kvname, sizeof kvname, "%%kv.%d", layer);
@@ -213,12 +232,16 @@ static int attention(Lower *L, int layer, int x) {
     if (!kvv) return -1;
     kvv->role = STATE_KV_CACHE;
     kvv->capacity = ir_position_limit(s);
+    kvv->slides = s->infused != PIA_NONE; /* Shortformer's cache: the last `cache` rows stay */
+    kvv->keep = kvv->slides ? s->cache : 0;
     Node *kw = node(L, OP_KV_WRITE, src, layer, kvv->id, 1, (int[]){qkv});
     int xkv = L->rec >= 0 && layer == s->rec.insert - 1 ? rec_key(L, layer, x, wqkv, bqkv) : -1;
     int y = act_value(L, VC_ACTIVATION);
-    Node *an = node(L, OP_ATTENTION, src, layer, y, xkv >= 0 ? 3 : 2, (int[]){qkv, kvv->id, xkv});
+    int extra = xkv >= 0 ? xkv : pos; /* the recurrence's extra key or the PIA table (never both: sema) */
+    Node *an = node(L, OP_ATTENTION, src, layer, y, extra >= 0 ? 3 : 2, (int[]){qkv, kvv->id, extra});
     if (!kw || !an) return -1;
     an->rec_key = xkv >= 0;
+    an->infused = pos >= 0;
     kw->attn = an->attn = *at;
     kw->heads = an->heads = H;
     kw->head_dim = an->head_dim = hd;

@@ -65,3 +65,12 @@ const char *dim_order_name(DimOrder o) {
     }
     return "?";
 }
+
+const char *pia_style_name(PiaStyle p) {
+    switch (p) {
+    case PIA_NONE: return "none";
+    case PIA_FAIRSEQ: return "fairseq";
+    case PIA_VASWANI: return "vaswani";
+    }
+    return "?";
+}

@@ -23,6 +23,7 @@ static int norm_params(const Node *n) { return n->norm == NORM_LAYERNORM ? 2 : 1
 static int ninputs_norm(const Node *n) { return 1 + norm_params(n) + (n->norm_add ? 2 : 0); }
 static int ninputs_pos_add(const Node *n) { return n->pos == POS_LEARNED ? 2 : 1; }
 static int ninputs_logprob(const Node *n) { return 2 + n->ntails; }
+static int ninputs_attention(const Node *n) { return n->rec_key || n->infused ? 3 : 2; } /* + h_prev's k|v or the PIA table */
 static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
 
 /* ------------------------------------------------------------------ */
@@ -59,9 +60,16 @@ static void print_attn(FILE *out, const Node *n) {
         char k[64];
         fprintf(out, " keys=%s", symdim_format(n->keys, k, sizeof k));
         if (n->rec_key) fprintf(out, " rec_key");
+        if (n->infused) fputs(" infused", out);
     }
 }
 
+static void print_pia_pos(FILE *out, const Node *n) {
+    fprintf(out, ".%s heads=%d head_dim=%d", pia_style_name(n->pia_style), n->heads, n->head_dim);
+}
+static size_t key_pia_pos(char *buf, size_t n, size_t k, const Node *nd) {
+    return k + (size_t)snprintf(buf + k, n - k, " style=%d heads=%d hd=%d", (int)nd->pia_style, nd->heads, nd->head_dim);
+}
 static void print_band(FILE *out, const Node *n) { fprintf(out, " lo=%d hi=%d", n->band_lo, n->band_hi); }
 static void print_pos_add(FILE *out, const Node *n) { fprintf(out, ".%s scale=%g", pos_kind_name(n->pos), n->scale); }
 static void print_logprob(FILE *out, const Node *n) {
@@ -127,6 +135,18 @@ static bool verify_kv_write(const Graph *g, const Node *n, char *why, size_t why
 static bool verify_attention(const Graph *g, const Node *n, char *why, size_t whylen) {
     if (n->nin == 2 && valid_value(g, n->in[1]) && g->values[n->in[1]]->cls != VC_KV)
         WHY("second input %s is not a KV value", g->values[n->in[1]]->name);
+    OpKind third = n->infused ? OP_PIA_POS : OP_REC_KV; /* the PIA table or h_prev's key and value */
+    if (n->nin == 3 && valid_value(g, n->in[2]) && (g->values[n->in[2]]->def < 0 ||
+                                                     g->nodes[g->values[n->in[2]]->def]->op != third))
+        WHY("third input %s is not %s", g->values[n->in[2]]->name,
+            n->infused ? "a position-infused table (pia_pos)" : "the recurrence's key and value (rec_kv)");
+    return verify_heads(n, why, whylen);
+}
+
+static bool verify_pia_pos(const Graph *g, const Node *n, char *why, size_t whylen) {
+    if (n->nin == 1 && valid_value(g, n->in[0]) && g->values[n->in[0]]->cls != VC_WEIGHT)
+        WHY("input %s is not a weight", g->values[n->in[0]]->name);
+    if (n->pia_style == PIA_NONE) WHY("no position style");
     return verify_heads(n, why, whylen);
 }
 
@@ -314,6 +334,19 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[M
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
+/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd + 1] (state). */
+static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    ShapeIn in = shape_in(g, n);
+    int HD3 = 3 * n->heads * n->head_dim;
+    if (!in.a || in.a->rank != 2 || (in.a->dims[0] != HD3 && in.a->dims[1] != HD3))
+        FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
+    if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
+    *rank = 2;
+    dims[0] = DIM_T; /* slots: the state's capacity */
+    dims[1] = 2 * n->heads * n->head_dim + 1;
+    return true;
+}
+
 /* A band lookup: tokens [T] and a table of exactly hi-lo rows -> [T, width]. */
 static bool shape_embed_band(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
@@ -397,6 +430,9 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_REC_UPDATE] = {.name = "rec_update", .nin = -1, .out_class = VC_KV, .ninputs = ninputs_rec_update,
                        .print_attrs = print_rec, .key_attrs = key_rec, .shape = shape_rec_update,
                        .interp = interp_rec_update, .emit = emit_rec_update, .cost = cost_rec},
+    [OP_PIA_POS] = {.name = "pia_pos", .nin = 1, .out_class = VC_KV, .print_attrs = print_pia_pos,
+                    .key_attrs = key_pia_pos, .verify = verify_pia_pos, .shape = shape_pia_pos,
+                    .interp = interp_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

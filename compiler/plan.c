@@ -172,6 +172,7 @@ static cJSON *state_json(const EmitState *st) {
         cJSON_AddNumberToObject(s, "bytes", (double)(ir_state_numel(v) * (size_t)dtype_size(v->dtype)));
         cJSON_AddStringToObject(s, "dtype", dtype_plan_name(v->dtype));
         cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
+        if (v->slides) cJSON_AddNumberToObject(s, "keep", v->keep); /* a PIA cache: its last rows stay */
         cJSON_AddItemToArray(a, s);
     }
     return a;

@@ -19,8 +19,6 @@
 
 bool ir_recurrent(const Graph *g) { return g && g->spec && g->spec->rec.on; }
 
-int ninputs_attention(const Node *n) { return n->rec_key ? 3 : 2; }
-
 int ninputs_rec_kv(const Node *n) {
     int norm = n->rec_norm ? (n->norm == NORM_LAYERNORM ? 2 : 1) : 0;
     return norm + 2;

@@ -40,6 +40,7 @@ typedef enum Key {
     K_VOCAB, K_D_MODEL, K_HEADS, K_HEAD_DIM, K_SEGMENT, K_LAYERS, K_FFN, K_NORM,
     K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION, K_MATH,
     K_RECURRENCE, /* the recurrence module (docs/attention/recurrence.md) */
+    K_CACHE,      /* Shortformer's cache (docs/attention/pia.md) */
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -66,6 +67,7 @@ typedef struct Setting {
     RecurrenceSpec rec;    /* recurrence */
     const AstValue *insert_ast;  /* recurrence: the insert value (for the check against the layers) */
     const AstValue *overlap_ast; /* recurrence: the overlap value (for the check against the segment) */
+    PiaStyle infused;      /* positions: `sinusoidal infused [style=...]` (PIA_NONE otherwise) */
 } Setting;
 
 typedef struct Sema Sema;
@@ -92,6 +94,7 @@ static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, S
 static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -102,7 +105,8 @@ static const SettingDef settings[] = {
     {"head_dim", K_HEAD_DIM, check_int, "head_dim INT", false, false, MAX_DIM},
     {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh", false, true, MAX_DIM},
     {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm pre|post [eps=NUM]", false, false, 0},
-    {"positions", K_POSITIONS, check_positions, "positions none | sinusoidal [max=INT] | learned max=INT",
+    {"positions", K_POSITIONS, check_positions,
+     "positions none | sinusoidal [max=INT] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT",
      false, false, MAX_DIM},
     {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied [adaptive=fairseq|transformer_xl cutoffs=[INT,...] [factor=INT] [scale=NUM]]", false, false, 0},
     {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
@@ -114,6 +118,8 @@ static const SettingDef settings[] = {
     {"recurrence", K_RECURRENCE, check_recurrence,
      "recurrence [insert=INT] [ffn=[INT,...]] [act=relu|gelu|gelu_tanh] [pool=mean|sum] [states=blocks|embed_blocks] "
      "[norm=1|0] [overlap=INT]", false, false, MAX_DIM},
+    {"cache", K_CACHE, check_cache, "cache INT (tokens of earlier calls kept; needs positions sinusoidal infused)",
+     false, false, MAX_DIM},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -124,6 +130,7 @@ static const int key_setting_id[K_COUNT] = {
     [K_FFN] = SET_FFN, [K_NORM] = SET_NORM, [K_POSITIONS] = SET_POSITIONS,
     [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION, [K_MATH] = SET_MATH,
     [K_RECURRENCE] = -1,
+    [K_CACHE] = SET_CACHE,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -397,6 +404,31 @@ static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Settin
     return true;
 }
 
+/* `positions sinusoidal infused [style=fairseq|vaswani]`: no positions on the embedding, infused into q and k. */
+static bool infused_options(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const keys[] = {"style"};
+    static const char *const styles[] = {"fairseq", "vaswani"};
+    const AstValue *style = NULL;
+    if (!options(S, def, st, 2, "'positions sinusoidal infused'", "option", keys, 1, &style)) return false;
+    out->pos = POS_NONE;
+    out->infused = PIA_FAIRSEQ;
+    if (!style) return true;
+    for (int k = 0; k < 2 && style->kind == AV_IDENT; k++)
+        if (strcmp(style->str, styles[k]) == 0) {
+            out->infused = k == 0 ? PIA_FAIRSEQ : PIA_VASWANI;
+            return true;
+        }
+    diag_error(S->d, style->loc, "unknown position style '%s'%s (expected %s)", text_of(S, style->loc),
+               style->kind == AV_IDENT ? did_you_mean(S, style->str, styles, 2) : "", word_list(S, styles, 2));
+    return false;
+}
+
+/* `cache INT`: 0 is allowed (nonoverlapping evaluation); the positions rule is checked in build_spec. */
+static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    const AstValue *v = arg(S, def, st, 0, "value");
+    return v && int_value(S, v, "'cache'", 0, def->max, &out->n) && no_more(S, def, st, 1);
+}
+
 static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
     static const char *const kinds[] = {"none", "sinusoidal", "learned"};
     static const PosKind pos_of[] = {POS_NONE, POS_SINUSOIDAL, POS_LEARNED};
@@ -404,6 +436,9 @@ static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, S
     int k = word_arg(S, def, st, 0, "positions kind", kinds, 3);
     if (k < 0) return false;
     out->pos = pos_of[k];
+    if (out->pos == POS_SINUSOIDAL && st->nargs > 1 && st->args[1]->kind == AV_IDENT &&
+        strcmp(st->args[1]->str, "infused") == 0)
+        return infused_options(S, def, st, out);
     const AstValue *max = NULL;
     const char *owner = arena_printf(S->a, "'positions %s'", kinds[k]);
     if (!options(S, def, st, 1, owner, "option", keys, out->pos == POS_NONE ? 0 : 1, &max)) return false;
@@ -1017,6 +1052,13 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->max_pos = (int)eff[K_POSITIONS].max_pos;
     s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
     s->tf32 = eff[K_MATH].stmt && eff[K_MATH].tf32;
+    s->infused = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].infused : PIA_NONE;
+    s->cache = (int)eff[K_CACHE].n;
+    if (eff[K_CACHE].stmt && s->infused == PIA_NONE) {
+        diag_error(S->d, eff[K_CACHE].stmt->loc, "'cache' keeps the inputs of position-infused attention; the model "
+                   "needs 'positions sinusoidal infused'");
+        if (eff[K_POSITIONS].stmt) diag_note(S->d, eff[K_POSITIONS].stmt->loc, "positions set here");
+    }
     if (eff[K_EMBEDDING].stmt) s->adaptive = eff[K_EMBEDDING].adaptive;
     s->naming = NAMING_HF_GPT2;
     for (int key = 0; key < K_COUNT; key++)
@@ -1055,6 +1097,20 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->layers = arena_alloc(S->a, sizeof(LayerSpec) * (size_t)s->n_layers);
     for (int i = 0; i < s->n_layers; i++) s->layers[i].attn = base;
     for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
+    for (int i = 0; s->infused != PIA_NONE && i < s->n_layers; i++)
+        if (s->layers[i].attn.kind != ATTN_CAUSAL) {
+            diag_error(S->d, s->layers[i].attn.loc.file >= 0 ? s->layers[i].attn.loc : eff[K_POSITIONS].stmt->loc,
+                       "position-infused attention is causal; layer %d has attention '%s'", i,
+                       attn_kind_name(s->layers[i].attn.kind));
+            break;
+        }
+    if (s->infused != PIA_NONE && eff[K_RECURRENCE].stmt) { /* both would be the attention's third input */
+        diag_error(S->d, eff[K_RECURRENCE].stmt->loc, "a recurrence cannot be combined with position-infused "
+                   "attention (its windows restart positions; Shortformer's cache carries them)");
+        diag_note(S->d, eff[K_POSITIONS].stmt->loc, "positions set here");
+    }
+    if (s->infused == PIA_FAIRSEQ && s->d_model < 4)
+        diag_error(S->d, eff[K_POSITIONS].stmt->loc, "fairseq-style positions need d_model >= 4, found %d", s->d_model);
 
     return S->d->errors > errors ? NULL : s;
 }

@@ -200,6 +200,15 @@ const char *norm_place_name(NormPlace p);    /* "pre", "post" */
 typedef enum PosKind { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } PosKind;
 const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned" */
 typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
+/* Shortformer position-infused attention (docs/attention/pia.md): which sinusoid is infused. */
+typedef enum PiaStyle {
+    PIA_NONE,     /* no position-infused attention */
+    PIA_FAIRSEQ,  /* fairseq: sin half then cos half, position s + 2 (padding_idx + 1), step log(1e4)/(D/2-1) */
+    PIA_VASWANI,  /* Vaswani et al.: sin/cos interleaved, position s, 10000^(2i/D) */
+} PiaStyle;
+const char *pia_style_name(PiaStyle p);      /* "none", "fairseq", "vaswani" */
+/* Channel c of the position code of slot s for width D in the given style (double precision). */
+double pia_sinusoid(PiaStyle style, int s, int c, int D);
 
 /*
  * Attention kinds: one row per kind. Parameters are key=value numbers;
@@ -321,7 +330,7 @@ typedef struct LayoutSpec {
 typedef enum SettingId {
     SET_VOCAB, SET_D_MODEL, SET_HEADS, SET_HEAD_DIM, SET_FFN, SET_NORM,
     SET_POSITIONS, SET_EMBEDDING, SET_SEGMENT, SET_LAYERS, SET_ATTENTION,
-    SET_WEIGHTS, SET_MATH, SET_COUNT
+    SET_WEIGHTS, SET_MATH, SET_CACHE, SET_COUNT
 } SettingId;
 
 /* Adaptive input / adaptive softmax (docs/language.md, "Adaptive input and softmax"). */
@@ -385,6 +394,9 @@ typedef struct ModelSpec {
     LayoutSpec layout[TC_COUNT]; /* storage per tensor class */
     WeightNaming naming;      /* weight-name scheme */
     bool tf32;                /* `math tf32`: GEMMs on fp32 operands use TF32 tensor cores (off by default) */
+    PiaStyle infused;         /* `positions sinusoidal infused`: positions added to every layer's q and k inputs
+                                 (PIA_NONE: not infused; the embedding then adds none) */
+    int cache;                /* `cache N`: tokens of earlier calls each infused layer keeps (L'; 0: none) */
     Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
     RecurrenceSpec rec;       /* the recurrence module (rec.on false: none) */
 } ModelSpec;
@@ -427,6 +439,7 @@ typedef enum OpKind {
     OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
     OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
     OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
+    OP_PIA_POS,    /* c_attn weight         -> pos state [slots, 2D+1]  W_q p_s | W_k p_s | computed, per slot s */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -452,8 +465,10 @@ typedef enum StateRole {
     STATE_LAYER_INPUT,  /* a layer's input rows of earlier tokens (Shortformer-style cache) */
     STATE_MEMORY,       /* per-layer memory of the previous segment (Transformer-XL) */
     STATE_RECURRENT,    /* one vector carried from segment to segment */
+    STATE_TABLE,        /* rows computed from the weights on a session's first use of each, kept until reset
+                           (Shortformer's positional table: a last column marks a computed row) */
 } StateRole;
-const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent" */
+const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent", "table" */
 /* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
 
 typedef struct Value {
@@ -474,6 +489,9 @@ typedef struct Value {
     StateRole role;      /* VC_KV: what its session state holds; STATE_NONE otherwise */
     int capacity;        /* state values: rows (positions) the session's state holds, fixed at compile
                             time; the DIM_T dimension of the state is this, its fill grows per call */
+    bool slides;         /* state values: after each call only the last `keep` rows stay (moved to rows
+                            0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache) */
+    int keep;            /* slides: the rows kept (L'); 0 otherwise */
 } Value;
 
 /* Epilogue fused into a matmul (fusion pass). */
@@ -513,6 +531,9 @@ typedef struct Node {
     double scale;        /* OP_POS_ADD: factor applied before the position is added */
     int ntails;          /* OP_ADAPTIVE_LOGPROB: tail clusters (inputs after the first two) */
     bool reversed;       /* OP_ADAPTIVE_LOGPROB: cluster i's column is c0+n-i (Transformer-XL), not c0+i-1 */
+    bool infused;        /* OP_ATTENTION: a third input, OP_PIA_POS's table, adds W_q p_s to the query and
+                            W_k p_s to the key of slot s (slot = row of the state) */
+    PiaStyle pia_style;  /* OP_PIA_POS: the sinusoid of its table */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
     int rec_state;       /* OP_REC_KV: the recurrent state value it reads (written by OP_REC_UPDATE) */
     int rec_pooled;      /* OP_REC_UPDATE: pooled hidden states (inputs before alpha) */
@@ -562,6 +583,9 @@ size_t ir_state_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
  * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
+/* The rows a session keeps after each call when its states slide (Shortformer's cache: the model's
+ * `cache`), so that it runs any number of calls; -1 when positions accumulate up to ir_position_limit. */
+int ir_state_keep(const Graph *g);
 
 /* ------------------------------------------------------------------ */
 /* The op table (ops.c)                                                */
@@ -622,6 +646,7 @@ bool interp_attention(struct InterpRun *r, const Node *n, float *y, const Value 
 bool interp_embed_band(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_pos_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_pia_pos(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -633,6 +658,7 @@ bool emit_act(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_kv_write(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_attention(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_pia_pos(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_embed(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_norm(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_gemm(const Graph *g, const Node *n, int T, struct OpCost *c);
@@ -645,7 +671,6 @@ bool interp_rec_update(struct InterpRun *r, const Node *n, float *y, const Value
 bool emit_rec_kv(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_rec_update(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_rec(const Graph *g, const Node *n, int T, struct OpCost *c);
-int ninputs_attention(const Node *n);
 int ninputs_rec_kv(const Node *n);
 int ninputs_rec_update(const Node *n);
 void print_rec(FILE *out, const Node *n);
@@ -654,6 +679,7 @@ bool shape_rec_kv(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], 
 bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
 /* Whether g carries a recurrent state (a model with `recurrence`): each forward is one window at P = 0. */
 bool ir_recurrent(const Graph *g);
+void cost_pia_pos(const Graph *g, const Node *n, int T, struct OpCost *c);
 
 /* Helpers shared by the passes and the verifier. */
 /* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */

@@ -51,7 +51,11 @@ void spec_print(FILE *out, const ModelSpec *s) {
     char buf[32];
     fprintf(out, "norm %s %s eps=%s\n", norm_kind_name(s->norm), norm_place_name(s->norm_place), num(buf, s->eps));
     switch (s->pos) {
-    case POS_NONE: fprintf(out, "positions none\n"); break;
+    case POS_NONE:
+        if (s->infused != PIA_NONE) fprintf(out, "positions sinusoidal infused style=%s\ncache %d\n",
+                                            pia_style_name(s->infused), s->cache);
+        else fprintf(out, "positions none\n");
+        break;
     case POS_SINUSOIDAL:
         if (s->max_pos) fprintf(out, "positions sinusoidal max=%d\n", s->max_pos);
         else fprintf(out, "positions sinusoidal\n");

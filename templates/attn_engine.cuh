@@ -43,9 +43,14 @@
 //! seen by every query of the call when the flag is set: one more online
 //! softmax step after the key tiles.
 //!
+//! PIA (position-infused attention, docs/attention/pia.md): one more argument,
+//! pos [slots, 2*H*HD + 1], and two more hooks: _qpos(pos, h, s, j) added to the
+//! query of slot s (its absolute position) and _kpos(pos, h, s, j) to the key
+//! of slot s as the tile is loaded, so one q.k product per score.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
-//!               REC_KEY (0/1) T_XKV
+//!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -59,7 +64,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int T, int P, int kv_rows,
     const {{T_XKV}} *__restrict__ xkv)  // recurrence: h_prev's key | value | present, [2*H*HD + 1]
 {{#else}}
+{{#if PIA}}
+    int T, int P, int kv_rows,
+    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD + 1]: W_q p_s | W_k p_s | computed, per slot s
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
 {{#endif}}
 {
     constexpr int H = {{H}};
@@ -90,6 +100,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         for (int i = threadIdx.x; i < QT * HD; i += WARPS * 32) {
             const int r = i / HD, j = i % HD, t = q0 + r - P;
             q_s[r][j] = t >= 0 && t < T ? shortc_ld(qkv + (size_t)t * (3 * H * HD) + h * HD + j) : 0.0f;
+{{#if PIA}}
+            if (t >= 0 && t < T) q_s[r][j] += {{KERNEL_NAME}}_qpos(pos, h, q0 + r, j);
+{{#endif}}
         }
 
         float m[QPW], l[QPW], o[QPW][DPL];
@@ -147,6 +160,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
                     kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * H + h) * HD + j);
                     vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * H + h) * HD + j);
+{{#endif}}
+{{#if PIA}}
+                    kval += {{KERNEL_NAME}}_kpos(pos, h, t, j);
 {{#endif}}
                 }
                 k_s[r][j] = kval;

@@ -205,21 +205,28 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     bad = 0
     for name in args.models:
-        for fname, data in generate(name).items():
-            path = os.path.join(args.out, fname)
-            if args.check:
-                if fname.endswith(".npy"):
-                    same = os.path.exists(path) and np.allclose(np.load(path), np.load(__import__("io").BytesIO(data)),
-                                                                atol=1e-6, rtol=0)
-                else:
-                    same = os.path.exists(path) and open(path, "rb").read() == data
-                print("%s %s" % ("ok  " if same else "DIFF", path))
-                bad += not same
-            else:
-                with open(path, "wb") as f:
-                    f.write(data)
-                print("wrote %s (%d bytes)" % (path, len(data)))
+        bad += write_or_check(generate(name), args.out, args.check)
     return 1 if bad else 0
+
+
+def write_or_check(files, out, check):
+    """Writes {file name: bytes} into out, or (check) compares them with the files there; returns the differences."""
+    bad = 0
+    for fname, data in files.items():
+        path = os.path.join(out, fname)
+        if check:
+            if fname.endswith(".npy"):
+                same = os.path.exists(path) and np.allclose(np.load(path), np.load(__import__("io").BytesIO(data)),
+                                                            atol=1e-6, rtol=0)
+            else:
+                same = os.path.exists(path) and open(path, "rb").read() == data
+            print("%s %s" % ("ok  " if same else "DIFF", path))
+            bad += not same
+        else:
+            with open(path, "wb") as f:
+                f.write(data)
+            print("wrote %s (%d bytes)" % (path, len(data)))
+    return bad
 
 
 if __name__ == "__main__":

@@ -116,6 +116,9 @@ typedef struct srt_model_info {
     int recurrent;             /* 1: a recurrence module (docs/attention/recurrence.md): each srt_forward is one
                                   window at positions 0..T-1 that reads and updates the session's h_prev */
     int overlap;               /* recurrent models: the overlap K of their windows (mode windows' default) */
+    int carries_state;         /* 1: a session keeps a bounded window of earlier tokens across any number of
+                                  calls (Shortformer's cache: after each call its last `cache` tokens), so it
+                                  never needs a reset and mode 'cached' runs a whole text through it */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

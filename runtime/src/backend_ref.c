@@ -197,6 +197,8 @@ static int ref_max_positions(const srt_model *m) { return ir_position_limit(m->r
 
 static size_t ref_state_bytes(const srt_model *m) { return ir_state_bytes(m->ref->g); }
 
+static int ref_state_keep(const srt_model *m) { return ir_state_keep(m->ref->g); }
+
 static bool ref_kv_cache(const srt_model *m) {
     (void)m;
     return true;
@@ -295,4 +297,5 @@ const RtBackend rt_backend_ref = {
     .model_state_bytes = ref_state_bytes,
     .max_positions = ref_max_positions,
     .kv_cache = ref_kv_cache,
+    .state_keep = ref_state_keep,
 };

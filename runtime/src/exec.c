@@ -856,7 +856,8 @@ static srt_status device_run(srt_session *s, const int32_t *tokens, int ntokens,
                             "capacity); reset the session to start a new sequence",
                             ntokens, P, limit);
         srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, out);
-        if (st == SRT_OK) s->nhistory = P + ntokens;
+        /* a sliding cache (PIA) keeps only its last `keep` rows: they are the next call's positions 0.. */
+        if (st == SRT_OK) s->nhistory = m->plan.keep >= 0 && P + ntokens > m->plan.keep ? m->plan.keep : P + ntokens;
         return st;
     }
     if (P + ntokens > m->plan.segment)
@@ -909,6 +910,8 @@ static size_t device_state_bytes(const srt_model *m) { return m->plan.state_byte
 
 static bool device_kv_cache(const srt_model *m) { return plan_keeps_state(&m->plan); }
 
+static int device_state_keep(const srt_model *m) { return m->plan.keep; }
+
 
 const RtBackend rt_backend_device = {
     .keeps_ir = false,
@@ -926,4 +929,5 @@ const RtBackend rt_backend_device = {
     .model_state_bytes = device_state_bytes,
     .max_positions = device_max_positions,
     .kv_cache = device_kv_cache,
+    .state_keep = device_state_keep,
 };

@@ -13,7 +13,12 @@
  *   sliding (S)     end = min(L + nS, N), start = max(0, end - L)  (the last window end-aligned; S = L and
  *                                                                   N a multiple of L is nonoverlapping)
  *   tokenwise       nonoverlapping windows fed one token per call through the session's state
- *   cached          state carried across segments: no model keeps such state yet, so it is refused
+ *   cached          nonoverlapping windows through one session that carries its state from window to
+ *                   window (srt_model_info.carries_state: a PIA cache); refused for other models
+ *
+ * On a model that carries its state, tokenwise also runs every window through one session (each
+ * token then sees the cache's window of earlier tokens, as in the seeds' token-by-token generation);
+ * the other modes reset the session before each window on every model.
  *
  * A recurrent model (docs/attention/recurrence.md) runs windows or nonoverlapping only: the session is
  * reset once, and each window reads the h_prev the one before it left in the session's state.
@@ -55,7 +60,8 @@ void srt_eval_options_init(srt_eval_options *o) {
 
 /* Where the windows of one evaluation are. */
 typedef struct WindowPlan {
-    srt_mode mode;      /* the mode (cached is refused before a plan is made) */
+    srt_mode mode;      /* the mode */
+    bool carry;         /* cached, or tokenwise on a model that carries its state: no reset between windows */
     int64_t n;          /* tokens */
     int64_t len;        /* L: tokens per window */
     int64_t step;       /* sliding: S; the others: L - K (K = 0 but for windows) */
@@ -104,7 +110,7 @@ static srt_status make_plan(srt_session *s, const srt_eval_options *o, int64_t n
                         "model '%s' is recurrent (each window passes h_prev to the next), so mode '%s' cannot run it; "
                         "use windows (--overlap K, the model's own: %d) or nonoverlapping", mi.name,
                         srt_mode_name(o->mode), m->plan.overlap);
-    if (o->mode == SRT_MODE_CACHED)
+    if (o->mode == SRT_MODE_CACHED && !mi.carries_state)
         return rt_error(ctx, SRT_ERR_UNSUPPORTED,
                         "model '%s' keeps no state across segments (a PIA cache or memories), so mode 'cached' cannot "
                         "run it; use nonoverlapping, sliding, windows or tokenwise", mi.name);
@@ -120,6 +126,8 @@ static srt_status make_plan(srt_session *s, const srt_eval_options *o, int64_t n
         return rt_error(ctx, SRT_ERR_INVALID, "overlap %d of model '%s': expected 0 to %lld (less than its window)",
                         o->overlap, mi.name, (long long)L - 1);
     *p = (WindowPlan){.mode = o->mode, .n = n, .len = L,
+                      .carry = o->mode == SRT_MODE_CACHED || (o->mode == SRT_MODE_TOKENWISE && mi.carries_state) ||
+                               m->plan.recurrent, /* h_prev passes from window to window */
                       .step = o->mode == SRT_MODE_SLIDING ? (o->stride ? o->stride : L) : L - o->overlap};
     return SRT_OK;
 }
@@ -183,9 +191,10 @@ typedef struct EvalOut {
     int vocab;          /* logits width */
 } EvalOut;
 
-/* Runs the rows [score, end) of window w (tokens [start, end)) from a reset session into out. */
-static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, Window w, bool tokenwise, EvalOut *out) {
-    srt_status st = s->m->plan.recurrent ? SRT_OK : srt_session_reset(s); /* h_prev carries over */
+/* Runs the rows [score, end) of window w (tokens [start, end)) into out, from a reset session unless carry. */
+static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, Window w, bool tokenwise, bool carry,
+                             EvalOut *out) {
+    srt_status st = carry ? SRT_OK : srt_session_reset(s);
     int len = (int)(w.end - w.start), first = (int)(w.score - w.start), nrows = len - first;
     if (out->nll)
         for (int i = 0; i < nrows; i++) out->targets[i] = w.score + i + 1 < n ? tokens[w.score + i + 1] : -1;
@@ -216,7 +225,6 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     WindowPlan p = {0};
     srt_status st = make_plan(s, o, n, &p);
     if (st != SRT_OK) return st;
-    if (s->m->plan.recurrent && (st = srt_session_reset(s)) != SRT_OK) return st; /* the first window: no h_prev */
     srt_context *ctx = s->m->ctx;
     if (out->nll) {
         out->win_nll = rt_alloc(ctx, sizeof *out->win_nll * (size_t)p.len);
@@ -224,8 +232,9 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     } else out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)out->vocab); /* tokenwise's unscored rows */
     if (out->nll ? !out->win_nll || !out->targets : !out->rows) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     Window w;
+    if (st == SRT_OK && p.carry) st = srt_session_reset(s); /* one sequence through the whole text */
     while (st == SRT_OK && next_window(&p, &w)) {
-        st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, out);
+        st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, p.carry, out);
         if (st == SRT_OK && o->progress) o->progress(o->progress_ud, w.end, n);
     }
     rt_free(ctx, out->rows);

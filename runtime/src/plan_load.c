@@ -390,6 +390,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
     pl->state = rt_alloc(p->ctx, sizeof *pl->state * (size_t)(n ? n : 1));
     if (!pl->state) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
     pl->nstate = n;
+    pl->keep = -1;
     int i = 0;
     for (const cJSON *s = arr->child; s; s = s->next, i++) {
         char saved[256];
@@ -404,6 +405,10 @@ static srt_status parse_state(P *p, const cJSON *root) {
         TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
         TRY(get_dtype(p, s, "dtype", false, &ps->dtype));
         TRY(get_bool(p, s, "persistent", false, &ps->persistent));
+        TRY(get_i32(p, s, "keep", -1, ps->capacity - 1, false, -1, &ps->keep));
+        if (ps->keep >= 0 && (!ps->persistent || ps->role != PLAN_ROLE_KV_CACHE))
+            return perr(p, "keep", "only a persistent kv_cache slides");
+        if (ps->keep >= 0 && (pl->keep < 0 || ps->keep < pl->keep)) pl->keep = ps->keep;
         int64_t want = dtype_size(ps->dtype);
         for (int d = 0; d < ps->rank; d++) want *= ps->shape[d];
         if (bytes != want)

@@ -6,7 +6,8 @@
  *
  * BACKEND is sim (default) or ref; the models default to the bundled tiny ones. Each model is
  * evaluated over 1.5 segments of seeded tokens with random weights in nonoverlapping, sliding
- * (stride L/2 and 1), windows (overlap L/4) and tokenwise modes; the simulator's kernels are
+ * (stride L/2 and 1), windows (overlap L/4) and tokenwise modes (and cached, on a model that carries
+ * its state: shortformer_tiny's PIA cache); the simulator's kernels are
  * compiled once (the kernel cache) before timing. Each row also prints the cost model's matrix
  * FLOPs per scored token (compiler/cost.c): the window modes from cost_model over full windows
  * (as `shortc compare` prints them), tokenwise as the mean of cost_cached_token over the
@@ -118,6 +119,7 @@ static int bench_model(const char *path, srt_backend backend) {
     bench_mode(s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll, mi.vocab);
     bench_mode(s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll, mi.vocab);
     bench_mode(s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll, mi.vocab);
+    if (mi.carries_state) bench_mode(s, g, L, SRT_MODE_CACHED, 0, 0, tok, n, nll, mi.vocab); /* a PIA cache */
     if (compiled) compile_result_free(&cr);
     arena_free(&a);
     free(tok);
@@ -132,11 +134,12 @@ int main(int argc, char **argv) {
     srt_backend b = argc > 1 && strcmp(argv[1], "ref") == 0 ? SRT_BACKEND_REF : SRT_BACKEND_SIM;
     static const char *defaults[] = {SHORTC_SOURCE_DIR "/models/gpt2_tiny.arch",
                                      SHORTC_SOURCE_DIR "/models/baseline_ba_tiny.arch",
-                                     SHORTC_SOURCE_DIR "/models/mixed_tiny.arch"};
+                                     SHORTC_SOURCE_DIR "/models/mixed_tiny.arch",
+                                     SHORTC_SOURCE_DIR "/models/shortformer_tiny.arch"};
     int rc = 0;
     if (argc > 2)
         for (int i = 2; i < argc; i++) rc |= bench_model(argv[i], b);
     else
-        for (int i = 0; i < 3; i++) rc |= bench_model(defaults[i], b);
+        for (size_t i = 0; i < sizeof defaults / sizeof *defaults; i++) rc |= bench_model(defaults[i], b);
     return rc;
 }

@@ -142,8 +142,8 @@ static const TmplCase tmpl_cases[] = {
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
-     "T_XKV=float",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY"}},
+     "T_XKV=float T_POS=float",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA"}},
     {"attn_mma.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
@@ -164,6 +164,8 @@ static const TmplCase tmpl_cases[] = {
      {"HEAD"}},
     {"loss.cuh", "COMMENT=// KERNEL_NAME=k V=300 VEC=4 THREADS=96", {"LOGPROB"}},
     {"sample.cuh", "COMMENT=// KERNEL_NAME=k V=300 VPAD=512 THREADS=64", {NULL}},
+    {"attn_pia_pos.cuh", "COMMENT=// KERNEL_NAME=k D=20 HHD=12 THREADS=32 T_W=__half T_POS=float", {"FAIRSEQ", "W_OUT_IN"}},
+    {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
 };
 
 static void test_templates(void) {

@@ -410,8 +410,18 @@ static void test_op_table(void) {
     Graph *gr = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
     CHECK(gr, "recurrent gpt2_tiny: passes failed");
     for (int i = 0; gr && i < gr->nnodes; i++) seen[gr->nodes[i]->op] = true;
+    /* position-infused attention's table: baseline_ba_tiny with Shortformer's positions */
+    ModelSpec *sp = make_spec(&a, M_BASELINE_TINY, 2);
+    sp->pos = POS_NONE;
+    sp->infused = PIA_FAIRSEQ;
+    sp->cache = 8;
+    co = (CompileOptions){.spec = sp, .no_fuse = true, .stop = COMPILE_STOP_AFTER_PASSES};
+    Graph *gp = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+    CHECK(gp, "position-infused baseline_ba_tiny: passes failed");
+    for (int i = 0; gp && i < gp->nnodes; i++) seen[gp->nodes[i]->op] = true;
     for (int k = 0; k < OP_COUNT; k++)
-        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain, adaptive or recurrent)", op_name((OpKind)k));
+        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain or adaptive), recurrent gpt2_tiny or infused baseline_ba_tiny",
+              op_name((OpKind)k));
     arena_free(&a);
 }
 
