@@ -192,7 +192,8 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     int K = val(r, n, 0)->dims[1];
     int N = n->trans_w ? wv->dims[0] : wv->dims[1];
     int k = 2;
-    const float *bias = n->op == OP_MATMUL && n->epi.bias ? in(r, n, k++) : NULL;
+    bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias; /* matmul epilogue or the logits' output bias */
+    const float *bias = has_bias ? in(r, n, k++) : NULL;
     const float *res = n->op == OP_MATMUL && n->epi.residual ? in(r, n, k++) : NULL;
     Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
     double *acc = malloc(sizeof *acc * (size_t)N);
@@ -296,6 +297,27 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     return true;
 }
 
+/* Transformer-XL relative attention (mem_txl.c): the memory input is the previous calls' ring. */
+bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
+    const Value *wr = val(r, n, 1);
+    bool mem = n->memory > 0;
+    TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
+                     .memory = n->memory, .qkv = in(r, n, 0), .w_r = in(r, n, 1), .w_r_trans = wr->order == ORD_OUT_IN,
+                     .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
+                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN};
+    for (int i = 0; i < n->attn.nparams; i++) {
+        if (strcmp(n->attn.params[i].key, "clamp") == 0) c.clamp = (int)n->attn.params[i].value;
+        if (strcmp(n->attn.params[i].key, "same_length") == 0) c.same_length = n->attn.params[i].value != 0;
+    }
+    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory");
+}
+
+/* The memory keeps the last m rows of cat(memory, x): written after the layer's attention has read it. */
+bool interp_mem_write(Run *r, const Node *n, float *y, const Value *o) {
+    txl_mem_write_ref(y, n->memory, o->dims[1], in(r, n, 0), r->T, r->P, o->dtype);
+    return true;
+}
+
 bool interp_bias(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0), *b = in(r, n, 1);
     size_t cnt = ir_numel(o, r->T), N = (size_t)o->dims[1];
@@ -355,7 +377,8 @@ void interp_session_free(InterpSession *s) {
 }
 
 void interp_session_reset(InterpSession *s) {
-    if (s) s->fill = 0;
+    if (!s) return;
+    s->fill = 0; /* memories hold min(P, m) rows, so at P = 0 none of the old rows is read again either */
 }
 
 int interp_session_fill(const InterpSession *s) { return s ? s->fill : 0; }
@@ -364,7 +387,7 @@ int interp_session_capacity(const InterpSession *s) {
     int cap = ir_position_limit(s->g->spec);
     for (int i = 0; i < s->g->nvalues; i++) {
         const Value *v = s->g->values[i];
-        if (is_state(v) && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
+        if (is_state(v) && v->role != STATE_MEMORY && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
     }
     return cap;
 }
@@ -448,6 +471,10 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     for (int i = 0; ok && i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             for (int k = 0; k < g->nodes[i]->nin; k++) last[g->nodes[i]->in[k]] = i;
+    for (int i = 0; ok && i < g->nvalues; i++) /* a memory is read (the earlier calls') before its write */
+        if (g->values[i]->role == STATE_MEMORY && ir_value_live(g, g->values[i]) &&
+            !(r.buf[i] = state_of(s, g->values[i])))
+            ok = fail(&r, NULL, "out of memory");
     for (int i = 0; ok && i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (n->dead) continue;
@@ -463,7 +490,8 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
         r.buf[o->id] = y;
         owned[o->id] = !state;
         ok = run_node(&r, n, y, o);
-        if (ok && state && values && !(values[o->id] = state_window(o, y, r.P, ntokens))) ok = fail(&r, n, "out of memory");
+        if (ok && state && values && o->role != STATE_MEMORY && !(values[o->id] = state_window(o, y, r.P, ntokens)))
+            ok = fail(&r, n, "out of memory"); /* a memory ring is not handed out (its rows are not a window) */
         for (int k = 0; k < n->nin; k++) {
             int v = n->in[k];
             if (last[v] == i && owned[v] && v != g->logits) {

@@ -106,6 +106,7 @@ size_t ir_state_bytes(const Graph *g) {
 }
 
 int ir_position_limit(const ModelSpec *s) {
+    if (txl_model(s)) return TXL_POSITION_LIMIT; /* relative attention addresses no absolute position */
     return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
 }
 
@@ -300,7 +301,10 @@ static void verify_structure(Ver *V) {
             const Value *v = g->values[id];
             if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) continue;
             if (v->def < 0) { verr(V, n, "input %s has no producer", v->name); continue; }
-            if (v->def >= n->id) { verr(V, n, "input %s is used before it is defined (node %d)", v->name, v->def); continue; }
+            if (v->def >= n->id && v->role != STATE_MEMORY) { /* a memory is read before its write: the earlier calls' rows */
+                verr(V, n, "input %s is used before it is defined (node %d)", v->name, v->def);
+                continue;
+            }
             const Node *p = g->nodes[v->def];
             if (p->dead) verr(V, n, "input %s comes from dead node %d", v->name, p->id);
             else if (p->out != v->id) verr(V, n, "input %s is not the output of its producer node %d", v->name, p->id);

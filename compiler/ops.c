@@ -24,6 +24,7 @@ static int ninputs_norm(const Node *n) { return 1 + norm_params(n) + (n->norm_ad
 static int ninputs_pos_add(const Node *n) { return n->pos == POS_LEARNED ? 2 : 1; }
 static int ninputs_logprob(const Node *n) { return 2 + n->ntails; }
 static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
+static int ninputs_logits(const Node *n) { return 2 + (n->out_bias ? 1 : 0); } /* x, w [, output bias] */
 
 /* ------------------------------------------------------------------ */
 /* Attributes: text form and dedup signature                            */
@@ -376,7 +377,7 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_ATTENTION] = {.name = "attention", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_attn,
                       .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
                       .interp = interp_attention, .emit = emit_attention, .cost = cost_attention},
-    [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
+    [OP_LOGITS] = {.name = "logits", .nin = -1, .ninputs = ninputs_logits, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
                    .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
                    .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
     [OP_EMBED_BAND] = {.name = "embed_band", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_band,
@@ -388,6 +389,12 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_ADAPTIVE_LOGPROB] = {.name = "adaptive_logprob", .nin = -1, .out_class = VC_OUTPUT, .ninputs = ninputs_logprob,
                              .print_attrs = print_logprob, .key_attrs = key_logprob, .shape = shape_logprob,
                              .interp = interp_adaptive_logprob, .emit = emit_adaptive_logprob, .cost = cost_elementwise},
+    [OP_REL_ATTENTION] = {.name = "rel_attention", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = txl_rel_ninputs,
+                          .print_attrs = txl_print_attrs, .key_attrs = txl_key_attrs, .shape = txl_shape_rel_attention,
+                          .interp = interp_rel_attention, .emit = emit_txl, .cost = cost_rel_attention},
+    [OP_MEM_WRITE] = {.name = "mem_write", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
+                      .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write,
+                      .emit = emit_txl, .cost = cost_mem_write},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

@@ -195,11 +195,12 @@ def generate(name):
     }
 
 
-def main():
+def run_generators(generate, models, default_out):
+    """The command line shared by the golden scripts: write generate(name)'s files, or --check them."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("models", nargs="*", default=sorted(MODELS))
+    ap.add_argument("models", nargs="*", default=sorted(models))
     args = ap.parse_args()
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
@@ -220,6 +221,10 @@ def main():
                     f.write(data)
                 print("wrote %s (%d bytes)" % (path, len(data)))
     return 1 if bad else 0
+
+
+def main():
+    return run_generators(generate, MODELS, os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
 
 
 if __name__ == "__main__":
