@@ -356,7 +356,7 @@ static void split_flops(const Graph *g, ModelCost *m, int T) {
         node_cost(g, n, T, &c);
         if (n->op == OP_LOGITS) m->flops_logits += c.flops;
         else if (op_is_gemm(n->op)) m->flops_gemm += c.flops;
-        else if (n->op == OP_ATTENTION) {
+        else if (n->op == OP_ATTENTION || n->op == OP_REL_ATTENTION) { /* relative: with its memory and R projections */
             m->flops_attention += c.flops;
             if (m->attn && n->layer >= 0 && n->layer < m->layers)
                 m->attn[n->layer] = (LayerAttn){.kind = attn_kind_name(n->attn.kind), .heads = n->heads,

@@ -18,3 +18,10 @@ if(PY3)
 endif()
 add_test(NAME txl_errors COMMAND sh ${TESTS_DIR}/adaptive/errors.sh ${SHORTC_BIN} ${TESTS_DIR}/memory)
 set_tests_properties(txl_errors PROPERTIES LABELS "memory;txl")
+#   txl_convert           tools/convert_checkpoint.py transformer_xl on an HF TransfoXL-style state dict
+#                         ("transformer." names): every tensor under the names shortc reads, bit for bit
+#                         (tests/memory/convert_txl.py; skipped without numpy)
+add_test(NAME txl_convert
+         COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
+                 ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
+set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)

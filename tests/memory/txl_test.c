@@ -16,7 +16,8 @@
  *   - a session runs far past the segment (memories are rings, positions
  *     unbounded);
  *   - state bytes = sum over layers of m_l x d_model x bytes (txl_lrm_tiny,
- *     txl_lrm4, the seed's 24 x 3800 x 1024 fp32 = 356 MiB, fp16 memories).
+ *     txl_lrm4, the seed's 24 x 3800 x 1024 fp32 = 356 MiB, fp16 memories);
+ *   - the cost rule: two q.k products per score (docs/cost-model.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../common/golden_files.h"
@@ -209,6 +210,25 @@ static void test_state_bytes(void) {
     CHECK((size_t)24 * 3800 * 1024 * 4 / 1048576 == 356); /* the seed's 356 MB */
 }
 
+/* The cost rule: two q.k products per score plus p.v, the memory and the relative keys re-projected. */
+static void test_cost(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/txl_tiny.arch", models_dir);
+    Compiled c;
+    CHECK(compile_model(&c, path, NULL, true, NULL));
+    for (int i = 0; c.g && i < c.g->nnodes; i++) {
+        const Node *n = c.g->nodes[i];
+        if (n->dead || n->op != OP_REL_ATTENTION) continue;
+        OpCost oc;
+        memset(&oc, 0, sizeof oc);
+        op_info(n->op)->cost(c.g, n, 7, &oc);
+        double H = 4, hd = 8, m = 5, T = 7, D = 32, W = 32, scores = H * (T * m + T * (T + 1) / 2);
+        double flops = 3 * 2 * hd * scores + 2 * m * D * 2 * W + 2 * (m + T) * D * W;
+        CHECK(oc.attn_scores == scores && oc.attn_keys == m + T && oc.flops == flops);
+    }
+    compiled_free(&c);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: txl_test MODELS_DIR MEMORY_DIR\n");
@@ -226,5 +246,6 @@ int main(int argc, char **argv) {
     test_memory_zero();
     test_reset_and_long_run();
     test_state_bytes();
+    test_cost();
     return check_done("txl_test");
 }
