@@ -366,7 +366,9 @@ static void verify_layouts(Ver *V) {
         DType want = ir_expected_dtype(g, v);
         if (v->dtype != want)
             verr(V, NULL, "value %s is %s, its class requires %s", v->name, dtype_plan_name(v->dtype), dtype_plan_name(want));
-        if (v->cls == VC_KV && s && v->order != s->layout[TC_KV].order)
+        if (v->cls == VC_KV && v->role == STATE_MEMORY && v->order != ORD_TOKENS_CHANNELS)
+            verr(V, NULL, "memory %s has order %s, not [tokens,channels]", v->name, dim_order_name(v->order));
+        if (v->cls == VC_KV && v->role != STATE_MEMORY && s && v->order != s->layout[TC_KV].order)
             verr(V, NULL, "KV value %s has order %s, the layout says %s", v->name, dim_order_name(v->order),
                  dim_order_name(s->layout[TC_KV].order));
         if ((v->cls == VC_ACTIVATION || v->cls == VC_OUTPUT) && v->order != ORD_TOKENS_CHANNELS)

@@ -177,13 +177,13 @@ static int attention(Lower *L, int layer, int x) {
     return matmul(L, src, layer, y, wo, bo);
 }
 
-/* MLP block: c_fc (+bias) -> act -> c_proj (+bias); returns the branch value. */
-static int mlp(Lower *L, int layer, int x) {
+/* Feed-forward block: fc1 (+bias) -> act -> fc2 (+bias), weights of `role` named NAME.weight / NAME.bias. */
+static int ffn_block(Lower *L, int layer, int x, WRole role, const char *fc1, const char *fc2) {
     const ModelSpec *s = L->s;
     Loc src = pick_loc(s, SET_FFN, SET_LAYERS);
     int D = s->d_model, F = s->d_ff;
-    int w1 = weight(L, W_CONV1D, D, F, "h.%d.mlp.c_fc.weight", layer);
-    int b1 = weight(L, W_VECTOR, F, 0, "h.%d.mlp.c_fc.bias", layer);
+    int w1 = weight(L, role, D, F, "%s.weight", fc1);
+    int b1 = weight(L, W_VECTOR, F, 0, "%s.bias", fc1);
     int h = matmul(L, src, layer, x, w1, b1);
     if (s->act != ACT_NONE) {
         int a = act_value(L, VC_ACTIVATION);
@@ -191,9 +191,17 @@ static int mlp(Lower *L, int layer, int x) {
         if (n) n->act = s->act;
         h = a;
     }
-    int w2 = weight(L, W_CONV1D, F, D, "h.%d.mlp.c_proj.weight", layer);
-    int b2 = weight(L, W_VECTOR, D, 0, "h.%d.mlp.c_proj.bias", layer);
+    int w2 = weight(L, role, F, D, "%s.weight", fc2);
+    int b2 = weight(L, W_VECTOR, D, 0, "%s.bias", fc2);
     return matmul(L, src, layer, h, w2, b2);
+}
+
+/* MLP block: c_fc (+bias) -> act -> c_proj (+bias), HF GPT-2 Conv1D weights; returns the branch value. */
+static int mlp(Lower *L, int layer, int x) {
+    char fc1[64], fc2[64];
+    snprintf(fc1, sizeof fc1, "h.%d.mlp.c_fc", layer);
+    snprintf(fc2, sizeof fc2, "h.%d.mlp.c_proj", layer);
+    return ffn_block(L, layer, x, W_CONV1D, fc1, fc2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,23 +355,12 @@ static int txl_attention(Lower *L, int layer, int a, int shared_u, int shared_v)
     return matmul(L, src, layer, y, wo, -1);
 }
 
-/* PositionwiseFF: CoreNet.0 (+bias), activation, CoreNet.3 (+bias); returns the branch value. */
+/* PositionwiseFF: CoreNet.0 (+bias), activation, CoreNet.3 (+bias), nn.Linear weights; returns the branch value. */
 static int txl_ffn(Lower *L, int layer, int x) {
-    const ModelSpec *s = L->s;
-    Loc src = pick_loc(s, SET_FFN, SET_LAYERS);
-    int D = s->d_model, F = s->d_ff;
-    int w1 = weight(L, W_LINEAR, D, F, "layers.%d.pos_ff.CoreNet.0.weight", layer);
-    int b1 = weight(L, W_VECTOR, F, 0, "layers.%d.pos_ff.CoreNet.0.bias", layer);
-    int h = matmul(L, src, layer, x, w1, b1);
-    if (s->act != ACT_NONE) {
-        int a = act_value(L, VC_ACTIVATION);
-        Node *n = node(L, OP_ACT, src, layer, a, 1, (int[]){h});
-        if (n) n->act = s->act;
-        h = a;
-    }
-    int w2 = weight(L, W_LINEAR, F, D, "layers.%d.pos_ff.CoreNet.3.weight", layer);
-    int b2 = weight(L, W_VECTOR, D, 0, "layers.%d.pos_ff.CoreNet.3.bias", layer);
-    return matmul(L, src, layer, h, w2, b2);
+    char fc1[64], fc2[64];
+    snprintf(fc1, sizeof fc1, "layers.%d.pos_ff.CoreNet.0", layer);
+    snprintf(fc2, sizeof fc2, "layers.%d.pos_ff.CoreNet.3", layer);
+    return ffn_block(L, layer, x, W_LINEAR, fc1, fc2);
 }
 
 /* One decoder layer (RelPartialLearnableDecoderLayer), post- or pre-norm; returns its output. */
