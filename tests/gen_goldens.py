@@ -182,17 +182,21 @@ def npy_bytes(a):
     return buf.getvalue()
 
 
-def generate(name):
-    cfg = MODELS[name]
-    W = make_weights(cfg)
-    toks = make_tokens(cfg)
-    logits = forward(cfg, W, toks).numpy()
-    meta = {"model": name, "generator": "tests/gen_goldens.py", "seed": str(cfg["seed"])}
+def golden_files(name, W, toks, logits, generator, seed):
+    """The three files of one golden: weights, tokens, logits."""
+    meta = {"model": name, "generator": generator, "seed": str(seed)}
     return {
         name + ".safetensors": safetensors_bytes(W, meta),
         name + ".tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
         name + ".logits.npy": npy_bytes(logits),
     }
+
+
+def generate(name):
+    cfg = MODELS[name]
+    W = make_weights(cfg)
+    toks = make_tokens(cfg)
+    return golden_files(name, W, toks, forward(cfg, W, toks).numpy(), "tests/gen_goldens.py", cfg["seed"])
 
 
 def run_generators(generate, models, default_out):

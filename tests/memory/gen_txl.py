@@ -26,7 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gen_goldens import torch, F, safetensors_bytes, npy_bytes, run_generators  # noqa: E402 (exits 77 without torch)
+from gen_goldens import torch, F, golden_files, run_generators  # noqa: E402 (exits 77 without torch)
 
 # The test models, transcribed from models/txl/*.arch and tests/memory/txl_variants.arch (keep in sync).
 BASE = dict(vocab=50, d_model=32, heads=4, head_dim=8, ffn=64, place="post", eps=1e-5, segment=7, layers=2,
@@ -164,13 +164,7 @@ def generate(name):
     cfg = MODELS[name]
     W = make_weights(cfg)
     toks = make_tokens(cfg)
-    logits = forward(cfg, W, toks).numpy()
-    meta = {"model": name, "generator": "tests/memory/gen_txl.py", "seed": str(cfg["seed"])}
-    return {
-        name + ".safetensors": safetensors_bytes(W, meta),
-        name + ".tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
-        name + ".logits.npy": npy_bytes(logits),
-    }
+    return golden_files(name, W, toks, forward(cfg, W, toks).numpy(), "tests/memory/gen_txl.py", cfg["seed"])
 
 
 def main():
