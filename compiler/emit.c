@@ -1057,8 +1057,8 @@ bool emit_txl(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     (void)ks;
     *launch = false;
     diag_error(e->st.d, n->src,
-               "attention 'relative' (Transformer-XL, layer %d) has no CUDA kernel yet; only the reference interpreter "
-               "runs it", n->layer);
+               "attention 'relative' (Transformer-XL, layer %d) has no CUDA kernel yet, so the model cannot be emitted "
+               "or run by the runtime; the compiler's reference interpreter (interp_forward) runs it", n->layer);
     return false;
 }
 

@@ -941,7 +941,7 @@ typedef struct TxlAttnCall {
     int H, hd, D;        /* heads, head width, model width */
     int memory;          /* the layer's memory rows m */
     int clamp;           /* clamp_len: relative distances above it use R_clamp (0: no clamp) */
-    bool same_length;    /* every query sees at most m keys before itself (keys at positions > i - m... see docs) */
+    bool same_length;    /* query i sees only keys j > i - memory (its last m positions, itself included) */
     const float *qkv;    /* [T, 3*H*hd]: q | k | v of the new tokens */
     const float *w_r;    /* r_net: [D, H*hd] (w_r_trans: stored [H*hd, D]) */
     bool w_r_trans;      /* w_r is stored [out, in] */
@@ -959,7 +959,7 @@ bool txl_visible(int i, int j, int P, int memory, bool same_length);
 double txl_rel_embedding(int d, int c, int D);
 /* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory. */
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
-/* The memory write: the last m rows of cat(memory, x) into the ring at their positions P-? .. P+T-1. */
+/* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
 /* The positions a session of a Transformer-XL model may advance (memories are rings; nothing grows with P). */
 #define TXL_POSITION_LIMIT (1 << 30)

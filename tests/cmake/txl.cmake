@@ -25,3 +25,8 @@ add_test(NAME txl_convert
          COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
                  ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
 set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
+#   txl_emit_refused      no CUDA kernels yet: `shortc txl_tiny.arch -o` fails with a located error and no
+#                         output, --dump-spec and `shortc report` work (tests/memory/emit_refused.sh)
+add_test(NAME txl_emit_refused COMMAND sh ${TESTS_DIR}/memory/emit_refused.sh ${SHORTC_BIN}
+                                       ${CMAKE_SOURCE_DIR}/models/txl/txl_tiny.arch)
+set_tests_properties(txl_emit_refused PROPERTIES LABELS "memory;txl")
