@@ -419,6 +419,34 @@ static float *state_window(const Value *v, const float *st, int P, int T) {
     return w;
 }
 
+/* Copies of the session's memory rings (per value id; NULL entries for other values); NULL when out of memory. */
+static float **save_memories(const InterpSession *s) {
+    const Graph *g = s->g;
+    float **saved = calloc((size_t)g->nvalues + 1, sizeof *saved);
+    for (int i = 0; saved && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->role != STATE_MEMORY || !s->state[i]) continue;
+        size_t bytes = sizeof(float) * ir_state_numel(v);
+        saved[i] = malloc(bytes + 1);
+        if (!saved[i]) {
+            for (int k = 0; k < i; k++) free(saved[k]);
+            free(saved);
+            return NULL;
+        }
+        memcpy(saved[i], s->state[i], bytes);
+    }
+    return saved;
+}
+
+/* Puts the saved rings back when restore (the forward failed) and frees the copies. */
+static void restore_memories(InterpSession *s, float **saved, bool restore) {
+    for (int i = 0; i < s->g->nvalues; i++) {
+        if (saved[i] && restore) memcpy(s->state[i], saved[i], sizeof(float) * ir_state_numel(s->g->values[i]));
+        free(saved[i]);
+    }
+    free(saved);
+}
+
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
     return interp_run_values(g, d, weights, tokens, ntokens, logits, NULL);
 }
@@ -475,6 +503,8 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
         if (g->values[i]->role == STATE_MEMORY && ir_value_live(g, g->values[i]) &&
             !(r.buf[i] = state_of(s, g->values[i])))
             ok = fail(&r, NULL, "out of memory");
+    float **saved = ok ? save_memories(s) : NULL; /* a failed forward leaves the memories as they were */
+    if (ok && !saved) ok = fail(&r, NULL, "out of memory");
     for (int i = 0; ok && i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (n->dead) continue;
@@ -519,6 +549,7 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     free(r.buf);
     free(owned);
     free(last);
+    if (saved) restore_memories(s, saved, !ok);
     if (ok) s->fill += ntokens;
     return ok;
 }
