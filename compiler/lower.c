@@ -446,6 +446,11 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         diag_error(d, s->layout[TC_WEIGHTS].loc, "weights must be stored [in, out] or [out, in], not %s", dim_order_name(wo));
         return NULL;
     }
+    if ((s->naming == NAMING_TXL) != txl_model(s)) { /* sema's rule, again for specs built in memory */
+        diag_plain_error(d, "lower: model '%s': relative attention on every layer goes with weights transformer_xl, "
+                         "and only with it", s->name);
+        return NULL;
+    }
     for (int i = 0; i < s->n_layers; i++) { /* the parameters make a pattern (ntok 1: no tables needed to check) */
         AttnPattern pat;
         char err[256];

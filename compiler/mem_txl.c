@@ -130,7 +130,12 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
             ring[(size_t)((P + t) % memory) * D + e] = round_to_dtype(x[(size_t)t * D + e], dt);
 }
 
-bool txl_model(const ModelSpec *s) { return s && s->n_layers > 0 && s->layers[0].attn.kind == ATTN_RELATIVE; }
+bool txl_model(const ModelSpec *s) {
+    if (!s || s->n_layers < 1 || !s->layers) return false;
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].attn.kind != ATTN_RELATIVE) return false;
+    return true;
+}
 
 /* ------------------------------------------------------------------ */
 /* Op-table hooks                                                      */

@@ -20,7 +20,9 @@
  *     unbounded);
  *   - state bytes = sum over layers of m_l x d_model x bytes (txl_lrm_tiny,
  *     txl_lrm4, the seed's 24 x 3800 x 1024 fp32 = 356 MiB, fp16 memories);
- *   - the cost rule: two q.k products per score (docs/cost-model.md).
+ *   - the cost rule: two q.k products per score (docs/cost-model.md);
+ *   - lowering refuses in-memory specs that mix relative and other layers, or
+ *     use relative attention without Transformer-XL names.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "../common/golden_files.h"
@@ -271,6 +273,22 @@ static void test_chunks(const char *arch) {
     compiled_free(&c);
 }
 
+static void mixed_layers(ModelSpec *s) { s->layers[1].attn = (AttnSpec){.kind = ATTN_CAUSAL, .loc = LOC_NONE}; }
+static void gpt2_names(ModelSpec *s) { s->naming = NAMING_HF_GPT2; }
+
+/* Specs built in memory get sema's rule from lowering too: relative everywhere iff weights transformer_xl. */
+static void test_lowering_guard(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/txl_tiny.arch", models_dir);
+    void (*edits[])(ModelSpec *) = {mixed_layers, gpt2_names};
+    for (int k = 0; k < 2; k++) {
+        Compiled c;
+        fprintf(stderr, "(an expected error follows)\n");
+        CHECK(!compile_model(&c, path, NULL, true, edits[k]) && c.diag.errors == 1);
+        compiled_free(&c);
+    }
+}
+
 /* The cost rule: two q.k products per score plus p.v, the memory and the relative keys re-projected. */
 static void test_cost(void) {
     char path[1024];
@@ -314,5 +332,6 @@ int main(int argc, char **argv) {
     test_reset_and_long_run();
     test_state_bytes();
     test_cost();
+    test_lowering_guard();
     return check_done("txl_test");
 }
