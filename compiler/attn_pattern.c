@@ -191,6 +191,11 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
         if (!int_param(a, "tie", 0, 1, &v, err, errlen)) return false;
         p->tie_up = v != 0;
         break;
+    case ATTN_RELATIVE: /* within a segment: causal; the memory and same_length rules are the op's (mem_txl.c) */
+        if (!int_param(a, "clamp", 0, BIG, &v, err, errlen) || !int_param(a, "same_length", 0, 1, &v, err, errlen) ||
+            !int_param(a, "untie", 0, 1, &v, err, errlen))
+            return false;
+        break;
     default:
         snprintf(err, errlen, "attention '%s' has no pattern", attn_kind_name(a->kind));
         return false;
@@ -221,7 +226,7 @@ bool attn_pattern_head_dependent(const AttnPattern *p) {
 bool attn_pattern_gathered(const AttnPattern *p) { return p->kind == ATTN_GAUSSIAN; }
 
 int attn_pattern_band(const AttnPattern *p) {
-    if (p->kind == ATTN_CAUSAL) return ATTN_BAND_UNBOUNDED;
+    if (p->kind == ATTN_CAUSAL || p->kind == ATTN_RELATIVE) return ATTN_BAND_UNBOUNDED;
     if (p->kind == ATTN_WINDOW) return p->window;
     return 0;
 }
@@ -235,7 +240,8 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     if (j < 0 || j > i) return false; /* every kind is causal */
     int d = i - j;
     switch (p->kind) {
-    case ATTN_CAUSAL: return true;
+    case ATTN_CAUSAL:
+    case ATTN_RELATIVE: return true;
     case ATTN_WINDOW: return d < p->window;
     case ATTN_DILATED: return j < p->globals || (d % p->dilation == 0 && d / p->dilation < p->window);
     case ATTN_STRIDED: return h < p->local_heads ? d < p->stride : d % p->stride == 0;
@@ -295,7 +301,8 @@ long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b) 
     if (a < 0) a = 0;
     if (b <= a) return 0;
     switch (p->kind) {
-    case ATTN_CAUSAL: return b - a;
+    case ATTN_CAUSAL:
+    case ATTN_RELATIVE: return b - a;
     case ATTN_WINDOW: return overlap(a, b, (long)i - p->window + 1, (long)i + 1);
     case ATTN_DILATED: { /* globals, plus the taps that are not global */
         long g = overlap(a, b, 0, p->globals);

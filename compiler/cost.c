@@ -179,6 +179,39 @@ void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     c->other_ops += OPS_SOFTMAX * c->attn_scores;
 }
 
+/*
+ * Transformer-XL relative attention, the memory full (m rows; docs/attention/relative.md):
+ * two q.k products per score ((q+u).k and (q+v).W_r R) and p.v, each 2 hd FLOPs;
+ * the memory's keys and values projected again each call (2 m D 2W) and the
+ * relative keys W_r R_d of the call's distances (2 nd D W).
+ */
+void cost_rel_attention(const Graph *g, const Node *n, int T, OpCost *c) {
+    double H = n->heads, hd = n->head_dim, W = H * hd, m = n->memory, D = g->spec->d_model;
+    bool same = false;
+    double clamp = 0;
+    for (int i = 0; i < n->attn.nparams; i++) {
+        if (strcmp(n->attn.params[i].key, "same_length") == 0) same = n->attn.params[i].value != 0;
+        if (strcmp(n->attn.params[i].key, "clamp") == 0) clamp = n->attn.params[i].value;
+    }
+    double keys = m + T, nd = clamp > 0 && clamp + 1 < keys ? clamp + 1 : keys;
+    double per_head = same ? (double)T * m : (double)T * m + (double)T * (T + 1) / 2.0;
+    count_read(c, in_value(g, n, 0), (double)T * 3.0 * W);
+    if (m > 0) count_read(c, in_value(g, n, 5), m * D);
+    count_written(c, out_value(g, n), (double)T * W);
+    c->attn_queries = T;
+    c->attn_keys = keys;
+    c->attn_scores = per_head * H;
+    c->flops += 3.0 * 2.0 * hd * c->attn_scores + 2.0 * m * D * 2.0 * W + 2.0 * nd * D * W;
+    c->other_ops += OPS_SOFTMAX * c->attn_scores;
+}
+
+/* Memory write: the last min(T, m) rows of the layer input copied into the ring. */
+void cost_mem_write(const Graph *g, const Node *n, int T, OpCost *c) {
+    double rows = T < n->memory ? T : n->memory, D = g->spec->d_model;
+    count_read(c, in_value(g, n, 0), rows * D);
+    count_written(c, out_value(g, n), rows * D);
+}
+
 /* ------------------------------------------------------------------ */
 /* Whole forwards                                                        */
 /* ------------------------------------------------------------------ */
@@ -327,7 +360,7 @@ static void split_flops(const Graph *g, ModelCost *m, int T) {
         node_cost(g, n, T, &c);
         if (n->op == OP_LOGITS) m->flops_logits += c.flops;
         else if (op_is_gemm(n->op)) m->flops_gemm += c.flops;
-        else if (n->op == OP_ATTENTION) {
+        else if (n->op == OP_ATTENTION || n->op == OP_REL_ATTENTION) { /* relative: with its memory and R projections */
             m->flops_attention += c.flops;
             if (m->attn && n->layer >= 0 && n->layer < m->layers)
                 m->attn[n->layer] = (LayerAttn){.kind = attn_kind_name(n->attn.kind), .heads = n->heads,

@@ -1353,6 +1353,16 @@ static bool emit_sample(Emit *e) {
 }
 
 /* Emits one node through its op's hook, checking its kernel id against what it needs. */
+/* Transformer-XL relative attention and its memory write: no CUDA kernels yet (docs/attention/relative.md). */
+bool emit_txl(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    (void)ks;
+    *launch = false;
+    diag_error(e->st.d, n->src,
+               "attention 'relative' (Transformer-XL, layer %d) has no CUDA kernel yet, so the model cannot be emitted "
+               "or run by the runtime; the compiler's reference interpreter (interp_forward) runs it", n->layer);
+    return false;
+}
+
 static bool emit_node(Emit *e, const Node *n) {
     KSpec ks;
     memset(&ks, 0, sizeof ks);

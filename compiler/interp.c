@@ -193,7 +193,8 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     int K = val(r, n, 0)->dims[1];
     int N = n->trans_w ? wv->dims[0] : wv->dims[1];
     int k = 2;
-    const float *bias = n->op == OP_MATMUL && n->epi.bias ? in(r, n, k++) : NULL;
+    bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias; /* matmul epilogue or the logits' output bias */
+    const float *bias = has_bias ? in(r, n, k++) : NULL;
     const float *res = n->op == OP_MATMUL && n->epi.residual ? in(r, n, k++) : NULL;
     Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
     double *acc = malloc(sizeof *acc * (size_t)N);
@@ -334,6 +335,27 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     free(p);
     free(acc);
     attn_pattern_free(&pat);
+    return true;
+}
+
+/* Transformer-XL relative attention (mem_txl.c): the memory input is the previous calls' ring. */
+bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
+    const Value *wr = val(r, n, 1);
+    bool mem = n->memory > 0;
+    TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
+                     .memory = n->memory, .qkv = in(r, n, 0), .w_r = in(r, n, 1), .w_r_trans = wr->order == ORD_OUT_IN,
+                     .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
+                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN};
+    for (int i = 0; i < n->attn.nparams; i++) {
+        if (strcmp(n->attn.params[i].key, "clamp") == 0) c.clamp = (int)n->attn.params[i].value;
+        if (strcmp(n->attn.params[i].key, "same_length") == 0) c.same_length = n->attn.params[i].value != 0;
+    }
+    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory");
+}
+
+/* The memory keeps the last m rows of cat(memory, x): written after the layer's attention has read it. */
+bool interp_mem_write(Run *r, const Node *n, float *y, const Value *o) {
+    txl_mem_write_ref(y, n->memory, o->dims[1], in(r, n, 0), r->T, r->P, o->dtype);
     return true;
 }
 
@@ -497,7 +519,7 @@ void interp_session_free(InterpSession *s) {
 
 void interp_session_reset(InterpSession *s) {
     if (!s) return;
-    s->fill = 0;
+    s->fill = 0; /* memories hold min(P, m) rows, so at P = 0 none of the old rows is read again either */
     for (int i = 0; i < s->g->nvalues; i++) /* h_prev is read before it is written: clear it */
         if (s->state[i] && s->g->values[i]->role == STATE_RECURRENT)
             memset(s->state[i], 0, sizeof(float) * ir_state_numel(s->g->values[i]));
@@ -509,7 +531,7 @@ int interp_session_capacity(const InterpSession *s) {
     int cap = ir_position_limit(s->g->spec);
     for (int i = 0; i < s->g->nvalues; i++) {
         const Value *v = s->g->values[i];
-        if (is_state(v) && v->role != STATE_RECURRENT && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
+        if (is_state(v) && v->role != STATE_RECURRENT && v->role != STATE_MEMORY && ir_value_live(s->g, v) && v->capacity < cap) cap = v->capacity;
     }
     return cap;
 }
@@ -576,6 +598,34 @@ static void session_commit(InterpSession *s, int T) {
     s->fill = fill;
 }
 
+/* Copies of the session's memory rings (per value id; NULL entries for other values); NULL when out of memory. */
+static float **save_memories(const InterpSession *s) {
+    const Graph *g = s->g;
+    float **saved = calloc((size_t)g->nvalues + 1, sizeof *saved);
+    for (int i = 0; saved && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->role != STATE_MEMORY || !s->state[i]) continue;
+        size_t bytes = sizeof(float) * ir_state_numel(v);
+        saved[i] = malloc(bytes + 1);
+        if (!saved[i]) {
+            for (int k = 0; k < i; k++) free(saved[k]);
+            free(saved);
+            return NULL;
+        }
+        memcpy(saved[i], s->state[i], bytes);
+    }
+    return saved;
+}
+
+/* Puts the saved rings back when restore (the forward failed) and frees the copies. */
+static void restore_memories(InterpSession *s, float **saved, bool restore) {
+    for (int i = 0; i < s->g->nvalues; i++) {
+        if (saved[i] && restore) memcpy(s->state[i], saved[i], sizeof(float) * ir_state_numel(s->g->values[i]));
+        free(saved[i]);
+    }
+    free(saved);
+}
+
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
     return interp_run_values(g, d, weights, tokens, ntokens, logits, NULL);
 }
@@ -629,6 +679,12 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     for (int i = 0; ok && i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             for (int k = 0; k < g->nodes[i]->nin; k++) last[g->nodes[i]->in[k]] = i;
+    for (int i = 0; ok && i < g->nvalues; i++) /* a memory is read (the earlier calls') before its write */
+        if (g->values[i]->role == STATE_MEMORY && ir_value_live(g, g->values[i]) &&
+            !(r.buf[i] = state_of(s, g->values[i])))
+            ok = fail(&r, NULL, "out of memory");
+    float **saved = ok ? save_memories(s) : NULL; /* a failed forward leaves the memories as they were */
+    if (ok && !saved) ok = fail(&r, NULL, "out of memory");
     for (int i = 0; ok && i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (n->dead) continue;
@@ -644,7 +700,8 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
         r.buf[o->id] = y;
         owned[o->id] = !state;
         ok = run_node(&r, n, y, o);
-        if (ok && state && values && !(values[o->id] = state_window(o, y, r.P, ntokens))) ok = fail(&r, n, "out of memory");
+        if (ok && state && values && o->role != STATE_MEMORY && !(values[o->id] = state_window(o, y, r.P, ntokens)))
+            ok = fail(&r, n, "out of memory"); /* a memory ring is not handed out (its rows are not a window) */
         for (int k = 0; k < n->nin; k++) {
             int v = n->in[k];
             if (last[v] == i && owned[v] && v != g->logits) {
@@ -672,6 +729,7 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     free(r.buf);
     free(owned);
     free(last);
+    if (saved) restore_memories(s, saved, !ok);
     if (ok && !ir_recurrent(g)) session_commit(s, ntokens); /* a recurrent model's forward is one window at 0 */
     return ok;
 }

@@ -108,6 +108,7 @@ size_t ir_state_bytes(const Graph *g) {
 int ir_position_limit(const ModelSpec *s) {
     if (s->rec.on) return s->segment; /* recurrence: positions restart in every window */
     if (s->infused != PIA_NONE) return s->cache + s->segment; /* the cache window and one call */
+    if (txl_model(s)) return TXL_POSITION_LIMIT; /* relative attention addresses no absolute position */
     return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
 }
 
@@ -313,7 +314,10 @@ static void verify_structure(Ver *V) {
             const Value *v = g->values[id];
             if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) continue;
             if (v->def < 0) { verr(V, n, "input %s has no producer", v->name); continue; }
-            if (v->def >= n->id) { verr(V, n, "input %s is used before it is defined (node %d)", v->name, v->def); continue; }
+            if (v->def >= n->id && v->role != STATE_MEMORY) { /* a memory is read before its write: the earlier calls' rows */
+                verr(V, n, "input %s is used before it is defined (node %d)", v->name, v->def);
+                continue;
+            }
             const Node *p = g->nodes[v->def];
             if (p->dead) verr(V, n, "input %s comes from dead node %d", v->name, p->id);
             else if (p->out != v->id) verr(V, n, "input %s is not the output of its producer node %d", v->name, p->id);
@@ -375,7 +379,9 @@ static void verify_layouts(Ver *V) {
         DType want = ir_expected_dtype(g, v);
         if (v->dtype != want)
             verr(V, NULL, "value %s is %s, its class requires %s", v->name, dtype_plan_name(v->dtype), dtype_plan_name(want));
-        if (v->cls == VC_KV && s && v->order != s->layout[TC_KV].order)
+        if (v->cls == VC_KV && v->role == STATE_MEMORY && v->order != ORD_TOKENS_CHANNELS)
+            verr(V, NULL, "memory %s has order %s, not [tokens,channels]", v->name, dim_order_name(v->order));
+        if (v->cls == VC_KV && v->role != STATE_MEMORY && s && v->order != s->layout[TC_KV].order)
             verr(V, NULL, "KV value %s has order %s, the layout says %s", v->name, dim_order_name(v->order),
                  dim_order_name(s->layout[TC_KV].order));
         if ((v->cls == VC_ACTIVATION || v->cls == VC_OUTPUT) && v->order != ORD_TOKENS_CHANNELS)

@@ -11,6 +11,7 @@
  */
 #include "shortc.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct Lower {
@@ -30,12 +31,20 @@ typedef enum WRole {
     W_POS,     /* wpe [P, D]: rows are positions */
     W_CONV1D,  /* HF Conv1D: file [in, out]; stored in the weights order */
     W_LINEAR,  /* nn.Linear (lm_head): file [out, in]; stored in the weights order */
+    W_HEADS,   /* [heads, head_dim] (Transformer-XL's r_w_bias, r_r_bias): stored as in the file */
 } WRole;
 
 static Loc pick_loc(const ModelSpec *s, SettingId a, SettingId b) {
     if (s->where[a].file >= 0) return s->where[a];
     if (s->where[b].file >= 0) return s->where[b];
     return s->where[SET_LAYERS];
+}
+
+/* Whether attention parameter key is set to a non-zero value. */
+static bool attn_param_set(const AttnSpec *a, const char *key) {
+    for (int i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].key, key) == 0) return a->params[i].value != 0;
+    return false;
 }
 
 static int act_value(Lower *L, ValueClass cls) {
@@ -71,6 +80,7 @@ static int weight(Lower *L, WRole role, int in, int out, const char *fmt, ...) {
         v->order = ORD_OUT_IN;
         break;
     case W_POS:
+    case W_HEADS:
         v->rank = 2;
         v->dims[0] = in;
         v->dims[1] = out;
@@ -251,13 +261,13 @@ static int attention(Lower *L, int layer, int x) {
     return matmul(L, src, layer, y, wo, bo);
 }
 
-/* MLP block: c_fc (+bias) -> act -> c_proj (+bias); returns the branch value. */
-static int mlp(Lower *L, int layer, int x) {
+/* Feed-forward block: fc1 (+bias) -> act -> fc2 (+bias), weights of `role` named NAME.weight / NAME.bias. */
+static int ffn_block(Lower *L, int layer, int x, WRole role, const char *fc1, const char *fc2) {
     const ModelSpec *s = L->s;
     Loc src = pick_loc(s, SET_FFN, SET_LAYERS);
     int D = s->d_model, F = s->d_ff;
-    int w1 = weight(L, W_CONV1D, D, F, "h.%d.mlp.c_fc.weight", layer);
-    int b1 = weight(L, W_VECTOR, F, 0, "h.%d.mlp.c_fc.bias", layer);
+    int w1 = weight(L, role, D, F, "%s.weight", fc1);
+    int b1 = weight(L, W_VECTOR, F, 0, "%s.bias", fc1);
     int h = matmul(L, src, layer, x, w1, b1);
     if (s->act != ACT_NONE) {
         int a = act_value(L, VC_ACTIVATION);
@@ -265,9 +275,17 @@ static int mlp(Lower *L, int layer, int x) {
         if (n) n->act = s->act;
         h = a;
     }
-    int w2 = weight(L, W_CONV1D, F, D, "h.%d.mlp.c_proj.weight", layer);
-    int b2 = weight(L, W_VECTOR, D, 0, "h.%d.mlp.c_proj.bias", layer);
+    int w2 = weight(L, role, F, D, "%s.weight", fc2);
+    int b2 = weight(L, W_VECTOR, D, 0, "%s.bias", fc2);
     return matmul(L, src, layer, h, w2, b2);
+}
+
+/* MLP block: c_fc (+bias) -> act -> c_proj (+bias), HF GPT-2 Conv1D weights; returns the branch value. */
+static int mlp(Lower *L, int layer, int x) {
+    char fc1[64], fc2[64];
+    snprintf(fc1, sizeof fc1, "h.%d.mlp.c_fc", layer);
+    snprintf(fc2, sizeof fc2, "h.%d.mlp.c_proj", layer);
+    return ffn_block(L, layer, x, W_CONV1D, fc1, fc2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -372,9 +390,133 @@ static int adaptive_output(Lower *L, const Bands *b, int x, Loc src) {
     return lg->id;
 }
 
+/* ------------------------------------------------------------------ */
+/* Transformer-XL (weights transformer_xl; docs/attention/relative.md)  */
+/* ------------------------------------------------------------------ */
+
+/* A layer's memory state: the ring of its last m attention inputs, [m, D] (role memory). */
+static int txl_memory_value(Lower *L, int layer, int m) {
+    char name[32];
+    snprintf(name, sizeof name, "%%mem.%d", layer);
+    Value *v = ir_new_value(L->g, VC_KV, name);
+    if (!v) return -1;
+    v->role = STATE_MEMORY;
+    v->capacity = m;
+    v->rank = 2; /* set here: the attention reads it before mem_write (its producer) runs */
+    v->dims[0] = DIM_T;
+    v->dims[1] = L->s->d_model;
+    return v->id;
+}
+
+/* Relative attention of layer i on its attention input a, up to o_net; returns the branch value. */
+static int txl_attention(Lower *L, int layer, int a, int shared_u, int shared_v) {
+    const ModelSpec *s = L->s;
+    const LayerSpec *ls = &s->layers[layer];
+    Loc src = ls->attn.loc.file >= 0 ? ls->attn.loc : pick_loc(s, SET_ATTENTION, SET_LAYERS);
+    int H = s->n_heads, hd = L->hd, D = s->d_model, W = H * hd, m = ls->memory;
+    int wqkv = weight(L, W_LINEAR, D, 3 * W, "layers.%d.dec_attn.qkv_net.weight", layer);
+    int wr = weight(L, W_LINEAR, D, W, "layers.%d.dec_attn.r_net.weight", layer);
+    int u = shared_u, v = shared_v;
+    if (u < 0) {
+        u = weight(L, W_HEADS, H, hd, "layers.%d.dec_attn.r_w_bias", layer);
+        v = weight(L, W_HEADS, H, hd, "layers.%d.dec_attn.r_r_bias", layer);
+    }
+    int qkv = matmul(L, src, layer, a, wqkv, -1);
+    int mem = m > 0 ? txl_memory_value(L, layer, m) : -1;
+    int y = act_value(L, VC_ACTIVATION);
+    Node *an = node(L, OP_REL_ATTENTION, src, layer, y, m > 0 ? 6 : 4, (int[]){qkv, wr, u, v, wqkv, mem});
+    if (!an) return -1;
+    an->attn = ls->attn;
+    an->heads = H;
+    an->head_dim = hd;
+    an->memory = m;
+    if (m > 0) {
+        Node *mw = node(L, OP_MEM_WRITE, ls->memory_loc.file >= 0 ? ls->memory_loc : src, layer, mem, 1, (int[]){a});
+        if (!mw) return -1;
+        mw->memory = m;
+    }
+    int wo = weight(L, W_LINEAR, W, D, "layers.%d.dec_attn.o_net.weight", layer);
+    return matmul(L, src, layer, y, wo, -1);
+}
+
+/* PositionwiseFF: CoreNet.0 (+bias), activation, CoreNet.3 (+bias), nn.Linear weights; returns the branch value. */
+static int txl_ffn(Lower *L, int layer, int x) {
+    char fc1[64], fc2[64];
+    snprintf(fc1, sizeof fc1, "layers.%d.pos_ff.CoreNet.0", layer);
+    snprintf(fc2, sizeof fc2, "layers.%d.pos_ff.CoreNet.3", layer);
+    return ffn_block(L, layer, x, W_LINEAR, fc1, fc2);
+}
+
+/* One decoder layer (RelPartialLearnableDecoderLayer), post- or pre-norm; returns its output. */
+static int txl_layer(Lower *L, int i, int x, int u, int v) {
+    const ModelSpec *s = L->s;
+    Loc nloc = pick_loc(s, SET_NORM, SET_LAYERS);
+    char an[64], fn[64];
+    snprintf(an, sizeof an, "layers.%d.dec_attn.layer_norm", i);
+    snprintf(fn, sizeof fn, "layers.%d.pos_ff.layer_norm", i);
+    bool pre = s->norm_place == NORM_PRE;
+    int a = pre ? norm(L, nloc, i, x, an) : x;
+    int at = txl_attention(L, i, a, u, v);
+    int h = add(L, L->g->nodes[L->g->nnodes - 1]->src, i, at, x);
+    if (!pre) h = norm(L, nloc, i, h, an);
+    int f = txl_ffn(L, i, pre ? norm(L, nloc, i, h, fn) : h);
+    int r = add(L, pick_loc(s, SET_FFN, SET_LAYERS), i, f, h);
+    return pre ? r : norm(L, nloc, i, r, fn);
+}
+
+/*
+ * The whole Transformer-XL body after the inputs: the word embedding times
+ * sqrt(d_model), the layers (u, v shared unless a layer says untie=1), and
+ * the logits against the (tied) output layer plus its bias. No final norm.
+ */
+static bool lower_txl(Lower *L, int tokens) {
+    const ModelSpec *s = L->s;
+    Graph *g = L->g;
+    int D = s->d_model;
+    Loc eloc = pick_loc(s, SET_EMBEDDING, SET_VOCAB);
+    bool adaptive = s->adaptive.style != ADAPTIVE_NONE;
+    Bands bands = {0};
+    int wte = -1, x;
+    if (adaptive) { /* AdaptiveEmbedding (div_val) and ProjectedAdaptiveLogSoftmax: the adaptive.* names */
+        bands = adaptive_bands(L);
+        x = adaptive_input(L, &bands, tokens, -1, eloc);
+    } else {
+        wte = weight(L, W_TABLE, s->vocab, D, "word_emb.emb_layers.0.weight");
+        int e = act_value(L, VC_ACTIVATION);
+        Node *en = node(L, OP_EMBED, eloc, -1, e, 2, (int[]){tokens, wte});
+        if (!en) return false;
+        en->pos = POS_NONE;
+        x = act_value(L, VC_ACTIVATION);
+        Node *sn = node(L, OP_POS_ADD, eloc, -1, x, 1, (int[]){e});
+        if (!sn) return false;
+        sn->pos = POS_NONE;
+        sn->scale = sqrt((double)D);
+    }
+    if (x < 0) return false;
+    bool shared = false;
+    for (int i = 0; i < s->n_layers; i++) shared |= !attn_param_set(&s->layers[i].attn, "untie");
+    int u = shared ? weight(L, W_HEADS, s->n_heads, L->hd, "r_w_bias") : -1;
+    int v = shared ? weight(L, W_HEADS, s->n_heads, L->hd, "r_r_bias") : -1;
+    for (int i = 0; i < s->n_layers; i++) {
+        bool untie = attn_param_set(&s->layers[i].attn, "untie");
+        x = txl_layer(L, i, x, untie ? -1 : u, untie ? -1 : v);
+    }
+    if (adaptive) return adaptive_output(L, &bands, x, eloc) >= 0;
+    int w = s->tied ? wte : weight(L, W_TABLE, s->vocab, D, "crit.out_layers.0.weight");
+    int b = weight(L, W_VECTOR, s->vocab, 0, "crit.out_layers.0.bias");
+    Value *lg = ir_new_value(g, VC_OUTPUT, "%logits");
+    if (!lg) return false;
+    g->logits = lg->id;
+    Node *ln = node(L, OP_LOGITS, eloc, -1, lg->id, 3, (int[]){x, w, b});
+    if (!ln) return false;
+    ln->trans_w = g->values[w]->order == ORD_OUT_IN;
+    ln->out_bias = true;
+    return true;
+}
+
 Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     if (!s) return NULL;
-    if (s->naming != NAMING_HF_GPT2) {
+    if (s->naming != NAMING_HF_GPT2 && s->naming != NAMING_TXL) {
         diag_plain_error(d, "lower: model '%s': unsupported weight naming scheme", s->name);
         return NULL;
     }
@@ -386,6 +528,11 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     DimOrder wo = s->layout[TC_WEIGHTS].order;
     if (wo != ORD_IN_OUT && wo != ORD_OUT_IN) {
         diag_error(d, s->layout[TC_WEIGHTS].loc, "weights must be stored [in, out] or [out, in], not %s", dim_order_name(wo));
+        return NULL;
+    }
+    if ((s->naming == NAMING_TXL) != txl_model(s)) { /* sema's rule, again for specs built in memory */
+        diag_plain_error(d, "lower: model '%s': relative attention on every layer goes with weights transformer_xl, "
+                         "and only with it", s->name);
         return NULL;
     }
     for (int i = 0; i < s->n_layers; i++) { /* the parameters make a pattern (ntok 1: no tables needed to check) */
@@ -420,6 +567,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     pos->rank = 1;
     pos->dims[0] = 1;
     g->position = pos->id;
+    if (s->naming == NAMING_TXL) return lower_txl(&L, tok->id) && !d->errors ? g : NULL;
     bool adaptive = s->adaptive.style != ADAPTIVE_NONE;
     Bands bands = {0};
     if (adaptive) bands = adaptive_bands(&L);

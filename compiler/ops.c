@@ -25,6 +25,7 @@ static int ninputs_pos_add(const Node *n) { return n->pos == POS_LEARNED ? 2 : 1
 static int ninputs_logprob(const Node *n) { return 2 + n->ntails; }
 static int ninputs_attention(const Node *n) { return n->rec_key || n->infused ? 3 : 2; } /* + h_prev's k|v or the PIA table */
 static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
+static int ninputs_logits(const Node *n) { return 2 + (n->out_bias ? 1 : 0); } /* x, w [, output bias] */
 
 /* ------------------------------------------------------------------ */
 /* Attributes: text form and dedup signature                            */
@@ -412,7 +413,7 @@ const OpInfo op_table[OP_COUNT] = {
                       .print_attrs = print_attn,
                       .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
                       .interp = interp_attention, .emit = emit_attention, .cost = cost_attention},
-    [OP_LOGITS] = {.name = "logits", .nin = 2, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
+    [OP_LOGITS] = {.name = "logits", .nin = -1, .ninputs = ninputs_logits, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
                    .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
                    .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
     [OP_EMBED_BAND] = {.name = "embed_band", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_band,
@@ -433,6 +434,12 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_PIA_POS] = {.name = "pia_pos", .nin = 1, .out_class = VC_KV, .print_attrs = print_pia_pos,
                     .key_attrs = key_pia_pos, .verify = verify_pia_pos, .shape = shape_pia_pos,
                     .interp = interp_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
+    [OP_REL_ATTENTION] = {.name = "rel_attention", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = txl_rel_ninputs,
+                          .print_attrs = txl_print_attrs, .key_attrs = txl_key_attrs, .shape = txl_shape_rel_attention,
+                          .interp = interp_rel_attention, .emit = emit_txl, .cost = cost_rel_attention},
+    [OP_MEM_WRITE] = {.name = "mem_write", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
+                      .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write,
+                      .emit = emit_txl, .cost = cost_mem_write},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

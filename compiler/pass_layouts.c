@@ -40,7 +40,7 @@ bool pass_layouts(Graph *g, Diag *d) {
         case VC_INPUT:
         case VC_OUTPUT:
         case VC_ACTIVATION: v->order = ORD_TOKENS_CHANNELS; break;
-        case VC_KV: v->order = ko; break;
+        case VC_KV: v->order = v->role == STATE_MEMORY ? ORD_TOKENS_CHANNELS : ko; break; /* a memory: [rows, D] */
         case VC_WEIGHT: break;
         }
     }

@@ -41,6 +41,7 @@ typedef enum Key {
     K_POSITIONS, K_EMBEDDING, K_WEIGHTS, K_ATTENTION, K_MATH,
     K_RECURRENCE, /* the recurrence module (docs/attention/recurrence.md) */
     K_CACHE,      /* Shortformer's cache (docs/attention/pia.md) */
+    K_MEMORY,     /* Transformer-XL memory rows, per layer (docs/attention/relative.md) */
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -95,6 +96,7 @@ static bool check_layout(Sema *S, const SettingDef *def, const AstStmt *st, Sett
 static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_memory(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -112,7 +114,7 @@ static const SettingDef settings[] = {
     {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
     {"layers", K_LAYERS, check_int, "layers INT", false, true, MAX_LAYERS},
     {"attention", K_ATTENTION, check_attention, "attention KIND [key=NUM ...]", true, false, 0},
-    {"weights", K_WEIGHTS, check_weights, "weights hf_gpt2", false, false, 0},
+    {"weights", K_WEIGHTS, check_weights, "weights hf_gpt2|transformer_xl", false, false, 0},
     {"layout", K_LAYOUT, check_layout, "layout weights|activations|kv fp32|fp16|bf16 [ORDER]", false, false, 0},
     {"math", K_MATH, check_math, "math fp32|tf32", false, false, 0},
     {"recurrence", K_RECURRENCE, check_recurrence,
@@ -120,6 +122,7 @@ static const SettingDef settings[] = {
      "[norm=1|0] [overlap=INT]", false, false, MAX_DIM},
     {"cache", K_CACHE, check_cache, "cache INT (tokens of earlier calls kept; needs positions sinusoidal infused)",
      false, false, MAX_DIM},
+    {"memory", K_MEMORY, check_memory, "memory INT", true, false, MAX_DIM},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -131,6 +134,7 @@ static const int key_setting_id[K_COUNT] = {
     [K_EMBEDDING] = SET_EMBEDDING, [K_WEIGHTS] = SET_WEIGHTS, [K_ATTENTION] = SET_ATTENTION, [K_MATH] = SET_MATH,
     [K_RECURRENCE] = -1,
     [K_CACHE] = SET_CACHE,
+    [K_MEMORY] = SET_MEMORY,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -174,6 +178,7 @@ static const struct {
 typedef struct Block {
     const AstStmt *stmt;   /* the ST_LAYER statement (selector and body) */
     Setting attn;          /* attn.stmt NULL: the block sets no attention */
+    Setting memory;        /* memory.stmt NULL: the block sets no memory length */
 } Block;
 
 typedef struct ModelInfo ModelInfo;
@@ -631,11 +636,18 @@ static void check_recurrence_sizes(Sema *S, const Setting *rs, ModelSpec *s) {
         diag_error(S->d, rs->stmt->name_loc, "recurrence needs a pre-norm model with a plain embedding (GPT-2)");
 }
 
+/* memory INT: rows of earlier layer inputs a relative-attention layer keeps (0..2^24; 0: none). */
+static bool check_memory(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    const AstValue *v = arg(S, def, st, 0, "an integer");
+    if (!v || !int_value(S, v, "'memory'", 0, def->max, &out->n)) return false;
+    return no_more(S, def, st, 1);
+}
+
 static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    static const char *const schemes[] = {"hf_gpt2"};
-    int k = word_arg(S, def, st, 0, "weight naming scheme", schemes, 1);
+    static const char *const schemes[] = {"hf_gpt2", "transformer_xl"};
+    int k = word_arg(S, def, st, 0, "weight naming scheme", schemes, 2);
     if (k < 0) return false;
-    out->naming = NAMING_HF_GPT2;
+    out->naming = k == 1 ? NAMING_TXL : NAMING_HF_GPT2;
     return no_more(S, def, st, 1);
 }
 
@@ -864,7 +876,8 @@ static void check_model(Sema *S, ModelInfo *mi) {
                 diag_error(S->d, inner->loc, "layer blocks cannot be nested");
                 continue;
             }
-            if (check_statement(S, inner, true, &s)) store(S, &b->attn, &s, "this layer block");
+            if (check_statement(S, inner, true, &s))
+                store(S, s.key == K_MEMORY ? &b->memory : &b->attn, &s, "this layer block");
         }
     }
 }
@@ -978,10 +991,32 @@ static bool select_layers(Sema *S, const AstSelector *s, int n, bool *sel, const
     return false;
 }
 
+/* The `memory` of one block on the layers it selected (two blocks of one model giving a layer different lengths conflict). */
+static void apply_block_memory(Sema *S, const ModelInfo *mi, const Block *blk, const bool *sel, ModelSpec *spec,
+                               const Setting **owner) {
+    if (!blk->memory.stmt) return;
+    bool reported = false;
+    for (int i = 0; i < spec->n_layers; i++) {
+        if (!sel[i]) continue;
+        if (owner[i] && owner[i]->n != blk->memory.n) {
+            if (!reported) {
+                diag_error(S->d, blk->memory.stmt->loc, "conflicting memory for layer %d in model '%s'", i, mi->ast->name);
+                diag_note(S->d, owner[i]->stmt->loc, "layer %d was given memory %ld here", i, owner[i]->n);
+            }
+            reported = true;
+            continue;
+        }
+        owner[i] = &blk->memory;
+        spec->layers[i].memory = (int)blk->memory.n;
+        spec->layers[i].memory_loc = blk->memory.stmt->loc;
+    }
+}
+
 /* Applies the layer blocks of one model of the chain (a conflict is two blocks of it disagreeing). */
 static void apply_blocks(Sema *S, const ModelInfo *mi, ModelSpec *spec, const Setting *layers) {
     int n = spec->n_layers;
     const Setting **owner = arena_alloc(S->a, sizeof(Setting *) * (size_t)n);
+    const Setting **mem_owner = arena_alloc(S->a, sizeof(Setting *) * (size_t)n);
     bool *sel = arena_alloc(S->a, (size_t)n);
     for (int b = 0; b < mi->nblocks; b++) {
         const Block *blk = &mi->blocks[b];
@@ -994,6 +1029,7 @@ static void apply_blocks(Sema *S, const ModelInfo *mi, ModelSpec *spec, const Se
                          spec->name, n);
             continue;
         }
+        apply_block_memory(S, mi, blk, sel, spec, mem_owner);
         if (!blk->attn.stmt) continue;
         bool reported = false;
         for (int i = 0; i < n; i++) {
@@ -1010,6 +1046,65 @@ static void apply_blocks(Sema *S, const ModelInfo *mi, ModelSpec *spec, const Se
             owner[i] = &blk->attn;
             spec->layers[i].attn = blk->attn.attn;
         }
+    }
+}
+
+/* The first layer whose attention is (relative) or is not (!relative) `relative`; -1 when none. */
+static int layer_with_relative(const ModelSpec *s, bool relative) {
+    for (int i = 0; i < s->n_layers; i++)
+        if ((s->layers[i].attn.kind == ATTN_RELATIVE) == relative) return i;
+    return -1;
+}
+
+/* Where a layer's attention was set: its statement, else the model's `attention`, else `layers`. */
+static Loc attn_loc(const Setting *eff, const ModelSpec *s, int layer) {
+    if (s->layers[layer].attn.loc.file >= 0) return s->layers[layer].attn.loc;
+    return eff[K_ATTENTION].stmt ? eff[K_ATTENTION].stmt->loc : eff[K_LAYERS].stmt->loc;
+}
+
+/*
+ * Transformer-XL rules (docs/attention/relative.md): relative attention on
+ * every layer or none, only with `weights transformer_xl` (and that scheme only
+ * with it), no absolute positions, an even d_model (the sinusoid's halves),
+ * `memory` only on relative layers, `same_length=1` only with a memory.
+ */
+static void check_relative(Sema *S, const Setting *eff, const ModelSpec *s) {
+    int rel = layer_with_relative(s, true), plain = layer_with_relative(s, false);
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].memory > 0 && s->layers[i].attn.kind != ATTN_RELATIVE) {
+            diag_error(S->d, s->layers[i].memory_loc, "'memory' needs relative attention (layer %d has '%s')", i,
+                       attn_kind_name(s->layers[i].attn.kind));
+            return;
+        }
+    if (rel < 0) {
+        if (s->naming == NAMING_TXL)
+            diag_error(S->d, eff[K_WEIGHTS].stmt->loc,
+                       "weights transformer_xl names the weights of relative attention; this model has none (use 'attention relative')");
+        return;
+    }
+    if (plain >= 0) {
+        diag_error(S->d, attn_loc(eff, s, plain), "layer %d has attention '%s', but relative attention must be used by every layer",
+                   plain, attn_kind_name(s->layers[plain].attn.kind));
+        diag_note(S->d, attn_loc(eff, s, rel), "layer %d has relative attention here", rel);
+        return;
+    }
+    if (s->naming != NAMING_TXL) {
+        diag_error(S->d, attn_loc(eff, s, rel), "relative attention needs 'weights transformer_xl' (its weights have no %s names)",
+                   "hf_gpt2");
+        if (eff[K_WEIGHTS].stmt) diag_note(S->d, eff[K_WEIGHTS].stmt->loc, "weights set here");
+    }
+    if (s->pos != POS_NONE)
+        diag_error(S->d, eff[K_POSITIONS].stmt->loc, "relative attention takes no absolute positions (use 'positions none')");
+    if (s->d_model % 2 != 0)
+        diag_error(S->d, eff[K_D_MODEL].stmt->loc, "relative attention needs an even d_model (sin and cos halves), found %d",
+                   s->d_model);
+    for (int i = 0; i < s->n_layers; i++) {
+        const AttnSpec *a = &s->layers[i].attn;
+        for (int k = 0; k < a->nparams; k++)
+            if (strcmp(a->params[k].key, "same_length") == 0 && a->params[k].value != 0 && s->layers[i].memory == 0) {
+                diag_error(S->d, attn_loc(eff, s, i), "same_length=1 needs a memory: layer %d has memory 0", i);
+                return;
+            }
     }
 }
 
@@ -1095,7 +1190,11 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     AttnSpec base = {.kind = ATTN_CAUSAL, .loc = LOC_NONE};
     if (eff[K_ATTENTION].stmt) base = eff[K_ATTENTION].attn;
     s->layers = arena_alloc(S->a, sizeof(LayerSpec) * (size_t)s->n_layers);
-    for (int i = 0; i < s->n_layers; i++) s->layers[i].attn = base;
+    for (int i = 0; i < s->n_layers; i++) {
+        s->layers[i].attn = base;
+        s->layers[i].memory = (int)eff[K_MEMORY].n;
+        s->layers[i].memory_loc = eff[K_MEMORY].stmt ? eff[K_MEMORY].stmt->loc : LOC_NONE;
+    }
     for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
     for (int i = 0; s->infused != PIA_NONE && i < s->n_layers; i++)
         if (s->layers[i].attn.kind != ATTN_CAUSAL) {
@@ -1111,6 +1210,8 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     }
     if (s->infused == PIA_FAIRSEQ && s->d_model < 4)
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "fairseq-style positions need d_model >= 4, found %d", s->d_model);
+    if (eff[K_WEIGHTS].stmt) s->naming = eff[K_WEIGHTS].naming;
+    if (S->d->errors == errors) check_relative(S, eff, s);
 
     return S->d->errors > errors ? NULL : s;
 }

@@ -199,7 +199,10 @@ typedef enum NormPlace { NORM_PRE, NORM_POST } NormPlace;
 const char *norm_place_name(NormPlace p);    /* "pre", "post" */
 typedef enum PosKind { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } PosKind;
 const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned" */
-typedef enum WeightNaming { NAMING_HF_GPT2 } WeightNaming;
+typedef enum WeightNaming {
+    NAMING_HF_GPT2,   /* HF GPT-2: wte, h.{i}.attn.c_attn, ... */
+    NAMING_TXL,       /* Transformer-XL (original PyTorch / HF TransfoXL): word_emb, layers.{i}.dec_attn, ... */
+} WeightNaming;
 /* Shortformer position-infused attention (docs/attention/pia.md): which sinusoid is infused. */
 typedef enum PiaStyle {
     PIA_NONE,     /* no position-infused attention */
@@ -224,6 +227,7 @@ double pia_sinusoid(PiaStyle style, int s, int c, int D);
     X(ATTN_STRIDED, "strided", "stride,local_heads") \
     X(ATTN_BIGBIRD, "bigbird", "block,window=3,global=1,random=1,seed=0") \
     X(ATTN_GAUSSIAN, "gaussian", "c,seed=0,self=1,tie=0") \
+    X(ATTN_RELATIVE, "relative", "clamp=0,same_length=0,untie=0") \
     SHORTC_TEST_ATTN_KINDS(X)
 
 /* Empty in shortc; the front-end test build (tests/parse/kinds) adds made-up
@@ -305,6 +309,8 @@ int attn_pattern_gather_list(const AttnPattern *p, int h, int q0, int q1, int *o
 /* Everything that may differ between layers (set by `layer` override blocks). */
 typedef struct LayerSpec {
     AttnSpec attn;   /* attention of this layer */
+    int memory;      /* `memory M`: rows of earlier layer inputs this layer keeps (Transformer-XL; 0: none) */
+    Loc memory_loc;  /* the `memory` statement that set it (LOC_NONE: defaulted) */
 } LayerSpec;
 
 /* Tensor classes that have a layout. */
@@ -330,7 +336,7 @@ typedef struct LayoutSpec {
 typedef enum SettingId {
     SET_VOCAB, SET_D_MODEL, SET_HEADS, SET_HEAD_DIM, SET_FFN, SET_NORM,
     SET_POSITIONS, SET_EMBEDDING, SET_SEGMENT, SET_LAYERS, SET_ATTENTION,
-    SET_WEIGHTS, SET_MATH, SET_CACHE, SET_COUNT
+    SET_WEIGHTS, SET_MATH, SET_CACHE, SET_MEMORY, SET_COUNT
 } SettingId;
 
 /* Adaptive input / adaptive softmax (docs/language.md, "Adaptive input and softmax"). */
@@ -440,6 +446,8 @@ typedef enum OpKind {
     OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
     OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
     OP_PIA_POS,    /* c_attn weight         -> pos state [slots, 2D+1]  W_q p_s | W_k p_s | computed, per slot s */
+    OP_REL_ATTENTION, /* qkv[T,3D], w_r, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention */
+    OP_MEM_WRITE,  /* x[T,D]                -> memory state [m, D]: keeps the last m rows of cat(memory, x) */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -534,6 +542,8 @@ typedef struct Node {
     bool infused;        /* OP_ATTENTION: a third input, OP_PIA_POS's table, adds W_q p_s to the query and
                             W_k p_s to the key of slot s (slot = row of the state) */
     PiaStyle pia_style;  /* OP_PIA_POS: the sinusoid of its table */
+    int memory;          /* OP_REL_ATTENTION / OP_MEM_WRITE: the layer's memory rows m (0: no memory input) */
+    bool out_bias;       /* OP_LOGITS: a third input, an output bias [vocab], is added (Transformer-XL's crit) */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */
     int rec_state;       /* OP_REC_KV: the recurrent state value it reads (written by OP_REC_UPDATE) */
     int rec_pooled;      /* OP_REC_UPDATE: pooled hidden states (inputs before alpha) */
@@ -647,6 +657,8 @@ bool interp_embed_band(struct InterpRun *r, const Node *n, float *y, const Value
 bool interp_pos_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_pia_pos(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_rel_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_mem_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -988,6 +1000,52 @@ int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n);
 /* Resident blocks per SM of a kernel (regs per thread, smem bytes per block incl. dynamic,
  * block_threads) under dev's per-SM limits; 0 for an empty block. */
 int occupancy_blocks(const DeviceSpec *dev, int regs, int smem, int block_threads);
+
+/* ------------------------------------------------------------------ */
+/* Transformer-XL relative attention and memories (mem_txl.c)          */
+/* docs/attention/relative.md                                          */
+/* ------------------------------------------------------------------ */
+
+/* The parameters of one relative-attention call (plain arrays, fp32; no graph). */
+typedef struct TxlAttnCall {
+    int T;               /* new tokens (queries) */
+    int P;               /* position of the first new token (tokens the session has seen) */
+    int H, hd, D;        /* heads, head width, model width */
+    int memory;          /* the layer's memory rows m */
+    int clamp;           /* clamp_len: relative distances above it use R_clamp (0: no clamp) */
+    bool same_length;    /* query i sees only keys j > i - memory (its last m positions, itself included) */
+    const float *qkv;    /* [T, 3*H*hd]: q | k | v of the new tokens */
+    const float *w_r;    /* r_net: [D, H*hd] (w_r_trans: stored [H*hd, D]) */
+    bool w_r_trans;      /* w_r is stored [out, in] */
+    const float *u, *v;  /* r_w_bias, r_r_bias: [H, hd] */
+    const float *mem;    /* the memory ring [m, D]: position p at row p mod m (NULL when m == 0) */
+    const float *w_qkv;  /* qkv_net for the memory rows: [D, 3*H*hd] (w_qkv_trans: [3*H*hd, D]) */
+    bool w_qkv_trans;    /* w_qkv is stored [out, in] */
+} TxlAttnCall;
+
+/* Rows of memory a call at position P sees: min(P, m). */
+int txl_memory_fill(int P, int memory);
+/* Whether query position i sees key position j (j <= i, and memory/same_length rules). */
+bool txl_visible(int i, int j, int P, int memory, bool same_length);
+/* Channel c of the sinusoidal relative embedding R_d of width D: sin of the first D/2 channels, cos of the rest. */
+double txl_rel_embedding(int d, int c, int D);
+/* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory. */
+bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
+/* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
+void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
+/* The positions a session of a Transformer-XL model may advance (memories are rings; nothing grows with P). */
+#define TXL_POSITION_LIMIT (1 << 30)
+/* Whether every layer of s uses relative attention (a Transformer-XL model). */
+bool txl_model(const ModelSpec *s);
+/* Op-table hooks of OP_REL_ATTENTION and OP_MEM_WRITE. */
+int txl_rel_ninputs(const Node *n);
+void txl_print_attrs(FILE *out, const Node *n);
+size_t txl_key_attrs(char *buf, size_t n, size_t k, const Node *nd);
+bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool emit_txl(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+void cost_rel_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
+void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);
 
 /* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */

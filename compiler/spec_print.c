@@ -74,6 +74,7 @@ void spec_print(FILE *out, const ModelSpec *s) {
     fprintf(out, "layers %d\n", s->n_layers);
     switch (s->naming) {
     case NAMING_HF_GPT2: fprintf(out, "weights hf_gpt2\n"); break;
+    case NAMING_TXL: fprintf(out, "weights transformer_xl\n"); break;
     }
     for (int c = 0; c < TC_COUNT; c++)
         fprintf(out, "layout %s %s %s\n", class_names[c], dtype_name(s->layout[c].dtype),
@@ -89,10 +90,13 @@ void spec_print(FILE *out, const ModelSpec *s) {
     }
     for (int i = 0; i < s->n_layers;) {
         int j = i;
-        while (j + 1 < s->n_layers && same_attn(&s->layers[j + 1].attn, &s->layers[i].attn)) j++;
+        while (j + 1 < s->n_layers && same_attn(&s->layers[j + 1].attn, &s->layers[i].attn) &&
+               s->layers[j + 1].memory == s->layers[i].memory)
+            j++;
         if (j > i) fprintf(out, "layers %d-%d: ", i, j);
         else fprintf(out, "layer %d: ", i);
         print_attn(out, &s->layers[i].attn);
+        if (s->layers[i].memory > 0) fprintf(out, "; memory %d", s->layers[i].memory);
         fputc('\n', out);
         i = j + 1;
     }

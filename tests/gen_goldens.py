@@ -182,12 +182,9 @@ def npy_bytes(a):
     return buf.getvalue()
 
 
-def generate(name):
-    cfg = MODELS[name]
-    W = make_weights(cfg)
-    toks = make_tokens(cfg)
-    logits = forward(cfg, W, toks).numpy()
-    meta = {"model": name, "generator": "tests/gen_goldens.py", "seed": str(cfg["seed"])}
+def golden_files(name, W, toks, logits, generator, seed):
+    """The three files of one golden: weights, tokens, logits."""
+    meta = {"model": name, "generator": generator, "seed": str(seed)}
     return {
         name + ".safetensors": safetensors_bytes(W, meta),
         name + ".tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
@@ -195,11 +192,19 @@ def generate(name):
     }
 
 
-def main():
+def generate(name):
+    cfg = MODELS[name]
+    W = make_weights(cfg)
+    toks = make_tokens(cfg)
+    return golden_files(name, W, toks, forward(cfg, W, toks).numpy(), "tests/gen_goldens.py", cfg["seed"])
+
+
+def run_generators(generate, models, default_out):
+    """The command line shared by the golden scripts: write generate(name)'s files, or --check them."""
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
+    ap.add_argument("--out", default=default_out)
     ap.add_argument("--check", action="store_true")
-    ap.add_argument("models", nargs="*", default=sorted(MODELS))
+    ap.add_argument("models", nargs="*", default=sorted(models))
     args = ap.parse_args()
     torch.set_num_threads(1)
     os.makedirs(args.out, exist_ok=True)
@@ -227,6 +232,10 @@ def write_or_check(files, out, check):
                 f.write(data)
             print("wrote %s (%d bytes)" % (path, len(data)))
     return bad
+
+
+def main():
+    return run_generators(generate, MODELS, os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden"))
 
 
 if __name__ == "__main__":

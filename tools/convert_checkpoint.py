@@ -10,9 +10,12 @@ IN is a state dict: a .pt/.pth file (needs torch; fairseq checkpoints keep it un
 
 fairseq: the adaptive input and adaptive softmax (tied or untied) and every decoder layer
 (q/k/v/out projections, fc1/fc2, the two layer norms) -> HF GPT-2 names; the embedding
-positions are computed, so no position table is read. Transformer-XL: the adaptive
-embedding and ProjectedAdaptiveLogSoftmax only; its relative-attention layers have no
-shortc counterpart yet, so their keys are listed as not converted (exit 0 with a warning).
+positions are computed, so no position table is read. Transformer-XL (original PyTorch or
+HF TransfoXL, whose leading "transformer." is dropped): the adaptive embedding and
+ProjectedAdaptiveLogSoftmax -> the adaptive.* names (a checkpoint without clusters keeps
+word_emb.emb_layers.0.weight and crit.out_layers.0.bias), and the relative-attention
+layers (r_w_bias, r_r_bias, layers.*) under their own names, which shortc's
+`weights transformer_xl` reads (docs/attention/relative.md).
 Only numpy is needed for .npz input. Exits 1 with a message on a missing key or a shape
 that does not fit.
 """
@@ -174,6 +177,28 @@ def txl_adaptive(st, out):
     out["adaptive.cluster.bias"] = st.take("crit.cluster_bias", 1)
 
 
+def strip_hf_prefix(sd):
+    """HF TransfoXLLMHeadModel keeps the body under 'transformer.'; the original code does not."""
+    return {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in sd.items()}
+
+
+def txl_plain(st, out):
+    """A Transformer-XL without adaptive clusters: the tied table and the output bias keep their names."""
+    emb = st.take("word_emb.emb_layers.0.weight", 2)
+    if st.has("crit.out_layers.0.weight") and not np.array_equal(st.take("crit.out_layers.0.weight", 2), emb):
+        raise ConvertError("'crit.out_layers.0.weight' differs from the input table: only tied Transformer-XL "
+                           "models are supported")
+    out["word_emb.emb_layers.0.weight"] = emb
+    out["crit.out_layers.0.bias"] = st.take("crit.out_layers.0.bias", 1)
+
+
+def txl_layers(st, out):
+    """The relative-attention layers: u, v (shared or per layer) and layers.* under their names."""
+    for k in list(st.sd):
+        if k in ("r_w_bias", "r_r_bias") or k.startswith("layers."):
+            out[k] = st.take(k)
+
+
 def main(argv):
     if len(argv) != 4 or argv[1] not in ("fairseq", "transformer_xl"):
         print(USAGE, file=sys.stderr)
@@ -185,7 +210,12 @@ def main(argv):
             fairseq_adaptive(st, out)
             fairseq_layers(st, out)
         else:
-            txl_adaptive(st, out)
+            st = State(strip_hf_prefix(st.sd))
+            if st.has("crit.cluster_weight"):
+                txl_adaptive(st, out)
+            else:
+                txl_plain(st, out)
+            txl_layers(st, out)
         left = st.unused()
         if left:
             print(f"convert_checkpoint: warning: {len(left)} keys not converted: " + ", ".join(left[:8]) +

@@ -13,5 +13,5 @@ for arch in "$dir"/bad/*.arch; do
         echo "FAIL: $arch: expected '$want', got:"; cat "$tmp/err"; fail=1
     fi
 done
-[ $fail = 0 ] && echo "all adaptive errors reported"
+[ $fail = 0 ] && echo "all errors of $dir/bad reported"
 exit $fail

@@ -5,7 +5,7 @@
 #                      interpreter with the PyTorch goldens in tests/golden
 #   ir_kernels_depth   `shortc --dump-ir` kernel count is the same for 2 and 24 layers
 #   ir_dump            `shortc X.arch --dump-ir` against tests/ir/X.out (via tests/run_golden.sh)
-add_executable(ir_unit ${TESTS_DIR}/ir/ir_unit.c)
+add_executable(ir_unit ${TESTS_DIR}/ir/ir_unit.c ${TESTS_DIR}/common/golden_files.c)
 target_link_libraries(ir_unit PRIVATE shortc_core)
 add_test(NAME ir_unit COMMAND ir_unit ${TESTS_DIR}/golden)
 set_tests_properties(ir_unit PROPERTIES LABELS ir)

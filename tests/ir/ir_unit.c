@@ -12,9 +12,9 @@
  * inputs are errors, and the verifier catches broken graphs.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "../common/golden_files.h"
 #include "shortc.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,150 +95,28 @@ static Graph *build(Arena *a, Diag *d, ModelId m, int layers, bool fuse) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Files: safetensors, npy, tokens                                     */
-/* ------------------------------------------------------------------ */
-
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) { free(p); p = NULL; }
-    fclose(f);
-    if (p) { p[n] = 0; *len = (size_t)n; }
-    return p;
-}
-
-typedef struct Weights {
-    char *file;
-    cJSON *hdr;
-    const unsigned char *data;
-} Weights;
-
-static bool st_open(Weights *w, const char *path) {
-    size_t len = 0;
-    w->file = read_all(path, &len);
-    if (!w->file || len < 8) return false;
-    uint64_t hl = 0;
-    memcpy(&hl, w->file, 8);
-    w->hdr = cJSON_ParseWithLength(w->file + 8, (size_t)hl);
-    w->data = (const unsigned char *)w->file + 8 + hl;
-    return w->hdr != NULL;
-}
-
-/* The fp32 host copies of every weight, in stored order, rounded to the stored dtype. */
-static float **load_weights(const Graph *g, Weights *w) {
-    float **out = calloc((size_t)g->nvalues, sizeof *out);
-    for (int i = 0; i < g->nvalues; i++) {
-        const Value *v = g->values[i];
-        if (v->cls != VC_WEIGHT) continue;
-        cJSON *t = cJSON_GetObjectItem(w->hdr, v->weight_name);
-        CHECK(t, "weight %s missing from the golden file", v->weight_name);
-        if (!t) continue;
-        cJSON *shape = cJSON_GetObjectItem(t, "shape"), *offs = cJSON_GetObjectItem(t, "data_offsets");
-        int fd[2] = {v->dims[0], v->rank == 2 ? v->dims[1] : 1};
-        if (v->transposed_src) { fd[0] = v->dims[1]; fd[1] = v->dims[0]; }
-        CHECK(cJSON_GetArraySize(shape) == v->rank && cJSON_GetArrayItem(shape, 0)->valueint == fd[0] &&
-                  (v->rank == 1 || cJSON_GetArrayItem(shape, 1)->valueint == fd[1]),
-              "weight %s: file shape does not match", v->weight_name);
-        const float *src = (const float *)(w->data + (size_t)cJSON_GetArrayItem(offs, 0)->valuedouble);
-        size_t n = ir_numel(v, 1);
-        float *dst = malloc(n * sizeof *dst);
-        for (size_t k = 0; k < n; k++) {
-            size_t sk = k;
-            if (v->transposed_src) { /* dst [r, c] of dims [R, C] = file [c, r] */
-                size_t r = k / (size_t)v->dims[1], c = k % (size_t)v->dims[1];
-                sk = c * (size_t)v->dims[0] + r;
-            }
-            float x;
-            memcpy(&x, src + sk, 4);
-            dst[k] = round_to_dtype(x, ir_weight_layout_dtype(g)); /* weights: rounded to the layout's dtype */
-        }
-        out[i] = dst;
-    }
-    return out;
-}
-
-static float *read_npy(const char *path, int *rows, int *cols) {
-    size_t len = 0;
-    char *p = read_all(path, &len);
-    if (!p || len < 10 || memcmp(p, "\x93NUMPY", 6) != 0) { free(p); return NULL; }
-    int hl = p[6] == 1 ? (unsigned char)p[8] | (unsigned char)p[9] << 8 : 0;
-    int start = 10;
-    if (p[6] != 1) { hl = (int)((unsigned char)p[8] | (unsigned char)p[9] << 8 | (unsigned char)p[10] << 16); start = 12; }
-    char *hdr = strndup(p + start, (size_t)hl);
-    char *sh = strstr(hdr, "'shape': (");
-    if (!strstr(hdr, "'<f4'") || !sh || sscanf(sh, "'shape': (%d, %d)", rows, cols) != 2) { free(hdr); free(p); return NULL; }
-    free(hdr);
-    size_t n = (size_t)*rows * (size_t)*cols;
-    float *out = malloc(n * sizeof *out);
-    memcpy(out, p + start + hl, n * 4);
-    free(p);
-    return out;
-}
-
-static int read_tokens(const char *path, int32_t *toks, int cap) {
-    FILE *f = fopen(path, "r");
-    if (!f) return -1;
-    int n = 0, x;
-    while (n < cap && fscanf(f, "%d", &x) == 1) toks[n++] = x;
-    fclose(f);
-    return n;
-}
-
-/* ------------------------------------------------------------------ */
 /* Tests                                                               */
 /* ------------------------------------------------------------------ */
-
-static void free_weights(const Graph *g, float **w) {
-    for (int i = 0; w && i < g->nvalues; i++) free(w[i]);
-    free(w);
-}
-
-/* Random weights for models without a golden file (in stored order). */
-static float **random_weights(const Graph *g, unsigned seed) {
-    float **out = calloc((size_t)g->nvalues, sizeof *out);
-    for (int i = 0; i < g->nvalues; i++) {
-        const Value *v = g->values[i];
-        if (v->cls != VC_WEIGHT) continue;
-        size_t n = ir_numel(v, 1);
-        out[i] = malloc(n * sizeof(float));
-        bool gain = strstr(v->weight_name, "ln_") && strstr(v->weight_name, ".weight");
-        for (size_t k = 0; k < n; k++) {
-            seed = seed * 1103515245u + 12345u;
-            float u = (float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f;
-            out[i][k] = round_to_dtype(gain ? 1.0f + 0.2f * u : 0.2f * u, ir_weight_layout_dtype(g));
-        }
-    }
-    return out;
-}
-
-static double max_abs_diff(const float *a, const float *b, size_t n) {
-    double m = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = fabs((double)a[i] - b[i]);
-        if (!(x <= m)) m = x; /* NaN propagates */
-    }
-    return m;
-}
 
 static void test_golden(const char *dir, ModelId m) {
     char path[1024];
     int32_t toks[512];
     snprintf(path, sizeof path, "%s/%s.tokens", dir, model_names[m]);
-    int T = read_tokens(path, toks, 512);
+    int T = golden_read_tokens(path, toks, 512);
     CHECK(T > 0, "%s: cannot read tokens", path);
     if (T <= 0) return;
     int rows = 0, cols = 0;
     snprintf(path, sizeof path, "%s/%s.logits.npy", dir, model_names[m]);
-    float *want = read_npy(path, &rows, &cols);
+    float *want = golden_read_npy(path, &rows, &cols);
     CHECK(want, "%s: cannot read", path);
-    Weights w = {0};
+    GoldenWeights w;
     snprintf(path, sizeof path, "%s/%s.safetensors", dir, model_names[m]);
-    CHECK(st_open(&w, path), "%s: cannot read", path);
-    if (!want || !w.hdr) { free(want); return; }
+    CHECK(golden_st_open(&w, path), "%s: cannot read", path);
+    if (!want || !w.hdr) {
+        free(want);
+        golden_st_close(&w);
+        return;
+    }
     float *got[2] = {NULL, NULL};
     for (int fuse = 0; fuse < 2; fuse++) {
         Arena a;
@@ -248,27 +126,28 @@ static void test_golden(const char *dir, ModelId m) {
         Graph *g = build(&a, &d, m, m == M_MIXED_TINY ? 3 : 2, fuse);
         CHECK(g, "%s: passes failed", model_names[m]);
         if (g) {
-            float **wt = load_weights(g, &w);
+            char err[256] = "";
+            float **wt = golden_load_weights(g, &w, NULL, err, sizeof err);
+            CHECK(wt, "%s: %s", model_names[m], err);
             CHECK(rows == T && cols == g->spec->vocab, "golden shape [%d,%d]", rows, cols);
             got[fuse] = calloc((size_t)T * (size_t)g->spec->vocab, sizeof(float));
             bool ok = interp_run(g, &d, (const float *const *)wt, toks, T, got[fuse]);
             CHECK(ok, "%s: interp failed", model_names[m]);
-            double diff = max_abs_diff(got[fuse], want, (size_t)rows * (size_t)cols);
+            double diff = golden_max_abs_diff(got[fuse], want, (size_t)rows * (size_t)cols);
             CHECK(ok && diff <= 1e-4, "%s (%s): max |interp - torch| = %g", model_names[m], fuse ? "fused" : "unfused", diff);
             printf("%-18s %-8s max |interp - torch| = %.3g\n", model_names[m], fuse ? "fused" : "unfused", diff);
-            free_weights(g, wt);
+            golden_free_weights(g, wt);
         }
         arena_free(&a);
     }
     if (got[0] && got[1]) {
-        double diff = max_abs_diff(got[0], got[1], (size_t)rows * (size_t)cols);
+        double diff = golden_max_abs_diff(got[0], got[1], (size_t)rows * (size_t)cols);
         CHECK(diff == 0, "%s: fused and unfused differ by %g (fp32 activations must agree exactly)", model_names[m], diff);
     }
     free(got[0]);
     free(got[1]);
     free(want);
-    cJSON_Delete(w.hdr);
-    free(w.file);
+    golden_st_close(&w);
 }
 
 static void test_half_fused_unfused(void) {
@@ -284,15 +163,15 @@ static void test_half_fused_unfused(void) {
         Graph *g = build(&a, &d, M_GPT2_TINY_HALF, 2, fuse);
         CHECK(g, "gpt2_tiny_half: passes failed");
         if (g) {
-            float **w = random_weights(g, 42);
+            float **w = golden_random_weights(g, 42);
             out[fuse] = calloc((size_t)T * V, sizeof(float));
             CHECK(interp_run(g, &d, (const float *const *)w, toks, T, out[fuse]), "gpt2_tiny_half: interp failed");
-            free_weights(g, w);
+            golden_free_weights(g, w);
         }
         arena_free(&a);
     }
     if (out[0] && out[1]) {
-        double diff = max_abs_diff(out[0], out[1], (size_t)T * V), mag = 0;
+        double diff = golden_max_abs_diff(out[0], out[1], (size_t)T * V), mag = 0;
         for (int i = 0; i < T * V; i++) mag = fmax(mag, fabs(out[1][i]));
         printf("gpt2_tiny_half     fused vs unfused max diff %.3g (max |logit| %.3g)\n", diff, mag);
         CHECK(diff <= 2e-2 * fmax(1.0, mag), "gpt2_tiny_half: fused vs unfused differ by %g", diff);
@@ -334,7 +213,7 @@ static void test_bad_inputs(void) {
     Graph *g = build(&a, &d, M_GPT2_TINY, 2, true);
     CHECK(g, "gpt2_tiny: passes failed");
     if (g) {
-        float **w = random_weights(g, 1);
+        float **w = golden_random_weights(g, 1);
         float *logits = calloc(256 * 128, sizeof(float));
         int32_t toks[130] = {0};
         toks[3] = 256;
@@ -346,7 +225,7 @@ static void test_bad_inputs(void) {
         CHECK(!interp_run(g, &d, (const float *const *)w, toks, 129, logits), "129 tokens accepted (segment 128)");
         CHECK(interp_run(g, &d, (const float *const *)w, toks, 1, logits), "1 token rejected");
         CHECK(interp_run(g, &d, (const float *const *)w, toks, 128, logits), "128 tokens rejected");
-        free_weights(g, w);
+        golden_free_weights(g, w);
         free(logits);
     }
     fflush(mem);
@@ -419,9 +298,17 @@ static void test_op_table(void) {
     Graph *gp = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
     CHECK(gp, "position-infused baseline_ba_tiny: passes failed");
     for (int i = 0; gp && i < gp->nnodes; i++) seen[gp->nodes[i]->op] = true;
+    /* the Transformer-XL ops: mixed_tiny with relative attention and memories (tests/memory) */
+    ModelSpec *t = make_spec(&a, M_MIXED_TINY, 2);
+    t->naming = NAMING_TXL;
+    for (int i = 0; i < 2; i++) t->layers[i] = (LayerSpec){.attn = {.kind = ATTN_RELATIVE, .loc = LOC_NONE}, .memory = 3};
+    co = (CompileOptions){.spec = t, .no_fuse = true, .stop = COMPILE_STOP_AFTER_PASSES};
+    Graph *gt = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+    CHECK(gt, "relative mixed_tiny: passes failed");
+    for (int i = 0; gt && i < gt->nnodes; i++) seen[gt->nodes[i]->op] = true;
     for (int k = 0; k < OP_COUNT; k++)
-        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain or adaptive), recurrent gpt2_tiny or infused baseline_ba_tiny",
-              op_name((OpKind)k));
+        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain, adaptive or relative), recurrent gpt2_tiny or infused "
+              "baseline_ba_tiny", op_name((OpKind)k));
     arena_free(&a);
 }
 
@@ -565,15 +452,15 @@ static void test_combinations(void) {
             Graph *g = cr.graph;
             CHECK(ok, "combination %d (fuse %d): passes failed", bits, fuse);
             if (ok) {
-                float **w = random_weights(g, (unsigned)bits + 5);
+                float **w = golden_random_weights(g, (unsigned)bits + 5);
                 out[fuse] = calloc((size_t)T * V, sizeof(float));
                 CHECK(interp_run(g, &d, (const float *const *)w, toks, T, out[fuse]), "combination %d: interp failed", bits);
-                free_weights(g, w);
+                golden_free_weights(g, w);
             }
             arena_free(&a);
         }
         if (out[0] && out[1]) {
-            double diff = max_abs_diff(out[0], out[1], (size_t)T * V);
+            double diff = golden_max_abs_diff(out[0], out[1], (size_t)T * V);
             CHECK(adt == DT_F32 ? diff == 0 : diff < 0.1, "combination %d: fused and unfused differ by %g", bits, diff);
             combos++;
         }

@@ -1,0 +1,205 @@
+/*
+ * mem_txl.c — Transformer-XL relative attention (Dai et al. 2019, attn_type 0)
+ * with per-layer segment memories (Rae & Razavi 2020): the reference math on
+ * plain arrays (the interpreter's OP_REL_ATTENTION and OP_MEM_WRITE call it),
+ * the position rules, and the op-table hooks of the two ops
+ * (docs/attention/relative.md).
+ *
+ * Positions are absolute and 0-based: a call of T tokens at position P has
+ * queries P..P+T-1; the layer's memory holds the inputs of the last
+ * min(P, m) earlier tokens in a ring of m rows (position p at row p mod m),
+ * so a call reads rows before it writes them and nothing is ever shifted.
+ * The score of query i and key j (distance d = i - j) is
+ *   ((q_i + u) . k_j + (q_i + v) . (W_r R_min(d, clamp))) / sqrt(hd)
+ * with R_d the sinusoid of d (sin half, then cos half). The relative shift of
+ * the original code is the index arithmetic d = i - j; nothing here builds a
+ * queries x keys x width tensor.
+ */
+#include "shortc.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int txl_memory_fill(int P, int memory) { return P < memory ? P : memory; }
+
+bool txl_visible(int i, int j, int P, int memory, bool same_length) {
+    if (j > i || j < P - txl_memory_fill(P, memory)) return false; /* causal; only keys still in memory */
+    return !same_length || j > i - memory; /* same_length: every query sees its last m keys (itself included) */
+}
+
+double txl_rel_embedding(int d, int c, int D) {
+    int half = D / 2, k = c < half ? c : c - half;
+    double ang = (double)d / pow(10000.0, 2.0 * k / (double)D);
+    return c < half ? sin(ang) : cos(ang);
+}
+
+/* Element (row, col) of a weight of logical shape [in, out] stored [in, out] or (trans) [out, in]. */
+static double wat(const float *w, bool trans, int in, int out, int row, int col) {
+    return trans ? w[(size_t)col * in + row] : w[(size_t)row * out + col];
+}
+
+/* Keys and values of the call's keys (memory rows first, then the new tokens) into k, v [K, H*hd]. */
+static void txl_keys(const TxlAttnCall *c, int mlen, float *k, float *v, DType dt) {
+    int W = c->H * c->hd;
+    for (int j = 0; j < mlen; j++) {
+        const float *row = c->mem + (size_t)((c->P - mlen + j) % c->memory) * c->D;
+        for (int o = 0; o < 2 * W; o++) {
+            double s = 0;
+            for (int e = 0; e < c->D; e++) s += (double)row[e] * wat(c->w_qkv, c->w_qkv_trans, c->D, 3 * W, e, W + o);
+            (o < W ? k : v)[(size_t)j * W + o % W] = round_to_dtype((float)s, dt);
+        }
+    }
+    for (int t = 0; t < c->T; t++)
+        for (int o = 0; o < W; o++) {
+            k[(size_t)(mlen + t) * W + o] = c->qkv[(size_t)t * 3 * W + W + o];
+            v[(size_t)(mlen + t) * W + o] = c->qkv[(size_t)t * 3 * W + 2 * W + o];
+        }
+}
+
+/* The projected relative keys W_r R_d for distances d in [0, nd): r [nd, H*hd]. */
+static void txl_rel_keys(const TxlAttnCall *c, int nd, float *r, DType dt) {
+    int W = c->H * c->hd;
+    double *R = malloc(sizeof *R * (size_t)c->D);
+    if (!R) return;
+    for (int d = 0; d < nd; d++) {
+        for (int e = 0; e < c->D; e++) R[e] = txl_rel_embedding(d, e, c->D);
+        for (int o = 0; o < W; o++) {
+            double s = 0;
+            for (int e = 0; e < c->D; e++) s += R[e] * wat(c->w_r, c->w_r_trans, c->D, W, e, o);
+            r[(size_t)d * W + o] = round_to_dtype((float)s, dt);
+        }
+    }
+    free(R);
+}
+
+/* One query row of one head: softmax over its visible keys, written to yr [hd]; p: K scores then hd sums. */
+static void txl_row(const TxlAttnCall *c, int h, int t, int mlen, const float *k, const float *v, const float *r,
+                    double *p, float *yr, DType dt) {
+    int W = c->H * c->hd, hd = c->hd, K = mlen + c->T, i = c->P + t;
+    const float *q = c->qkv + (size_t)t * 3 * W + (size_t)h * hd;
+    const float *u = c->u + (size_t)h * hd, *vb = c->v + (size_t)h * hd;
+    double scale = 1.0 / sqrt((double)hd), mx = -INFINITY;
+    for (int j = 0; j < K; j++) {
+        int pj = c->P - mlen + j, d = i - pj;
+        if (!txl_visible(i, pj, c->P, c->memory, c->same_length)) continue;
+        if (c->clamp > 0 && d > c->clamp) d = c->clamp;
+        const float *kj = k + (size_t)j * W + (size_t)h * hd, *rd = r + (size_t)d * W + (size_t)h * hd;
+        double ac = 0, bd = 0;
+        for (int e = 0; e < hd; e++) {
+            ac += ((double)q[e] + u[e]) * kj[e];
+            bd += ((double)q[e] + vb[e]) * rd[e];
+        }
+        p[j] = (ac + bd) * scale;
+        if (p[j] > mx) mx = p[j];
+    }
+    double sum = 0, *acc = p + K;
+    for (int e = 0; e < hd; e++) acc[e] = 0;
+    for (int j = 0; j < K; j++) {
+        if (!txl_visible(i, c->P - mlen + j, c->P, c->memory, c->same_length)) continue;
+        double w = exp(p[j] - mx);
+        sum += w;
+        for (int e = 0; e < hd; e++) acc[e] += w * v[(size_t)j * W + (size_t)h * hd + e];
+    }
+    for (int e = 0; e < hd; e++) yr[e] = round_to_dtype(sum > 0 ? (float)(acc[e] / sum) : 0.0f, dt);
+}
+
+bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt) {
+    int W = c->H * c->hd, mlen = c->memory > 0 && c->mem ? txl_memory_fill(c->P, c->memory) : 0, K = mlen + c->T;
+    int nd = c->clamp > 0 && c->clamp < K ? c->clamp + 1 : K; /* distances 0..K-1, clamped */
+    float *k = malloc(sizeof *k * (size_t)K * W), *v = malloc(sizeof *v * (size_t)K * W);
+    float *r = malloc(sizeof *r * (size_t)nd * W);
+    double *p = malloc(sizeof *p * ((size_t)K + (size_t)c->hd));
+    bool ok = k && v && r && p;
+    if (ok) {
+        txl_keys(c, mlen, k, v, dt);
+        txl_rel_keys(c, nd, r, dt);
+        for (int h = 0; h < c->H; h++)
+            for (int t = 0; t < c->T; t++) txl_row(c, h, t, mlen, k, v, r, p, y + (size_t)t * W + (size_t)h * c->hd, dt);
+    }
+    free(k);
+    free(v);
+    free(r);
+    free(p);
+    return ok;
+}
+
+void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt) {
+    for (int t = T > memory ? T - memory : 0; t < T; t++)
+        for (int e = 0; e < D; e++)
+            ring[(size_t)((P + t) % memory) * D + e] = round_to_dtype(x[(size_t)t * D + e], dt);
+}
+
+bool txl_model(const ModelSpec *s) {
+    if (!s || s->n_layers < 1 || !s->layers) return false;
+    for (int i = 0; i < s->n_layers; i++)
+        if (s->layers[i].attn.kind != ATTN_RELATIVE) return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Op-table hooks                                                      */
+/* ------------------------------------------------------------------ */
+
+/* qkv, w_r, u, v, and with a memory w_qkv and the memory itself. */
+int txl_rel_ninputs(const Node *n) { return n->memory > 0 ? 6 : 4; }
+
+void txl_print_attrs(FILE *out, const Node *n) {
+    fprintf(out, " memory=%d", n->memory);
+    if (n->op != OP_REL_ATTENTION) return;
+    fprintf(out, " heads=%d head_dim=%d", n->heads, n->head_dim);
+    for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
+}
+
+size_t txl_key_attrs(char *buf, size_t n, size_t k, const Node *nd) {
+    int w = snprintf(buf + k, n > k ? n - k : 0, "m%d h%d d%d", nd->memory, nd->heads, nd->head_dim);
+    k += w > 0 ? (size_t)w : 0;
+    for (int i = 0; i < nd->attn.nparams && k < n; i++) {
+        w = snprintf(buf + k, n - k, " %s=%g", nd->attn.params[i].key, nd->attn.params[i].value);
+        k += w > 0 ? (size_t)w : 0;
+    }
+    return k < n ? k : n;
+}
+
+#define FAIL(...) return (snprintf(why, whylen, __VA_ARGS__), false)
+
+static const Value *in_val(const Graph *g, const Node *n, int k) { return g->values[n->in[k]]; }
+
+/* A [rows, cols] weight (either storage order). */
+static bool is_matrix(const Value *w, int in, int out) {
+    return w->rank == 2 && ((w->dims[0] == in && w->dims[1] == out) || (w->dims[0] == out && w->dims[1] == in));
+}
+
+bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    int W = n->heads * n->head_dim;
+    const Value *qkv = in_val(g, n, 0);
+    if (qkv->rank != 2 || qkv->dims[0] != DIM_T || qkv->dims[1] != 3 * W) FAIL("qkv %s is not [T, %d]", qkv->name, 3 * W);
+    int D = g->spec ? g->spec->d_model : 0;
+    if (!is_matrix(in_val(g, n, 1), D, W)) FAIL("r_net %s is not [%d, %d]", in_val(g, n, 1)->name, D, W);
+    for (int k = 2; k < 4; k++) {
+        const Value *b = in_val(g, n, k);
+        if (b->rank != 2 || b->dims[0] != n->heads || b->dims[1] != n->head_dim)
+            FAIL("bias %s is not [%d, %d]", b->name, n->heads, n->head_dim);
+    }
+    if (n->memory > 0) {
+        if (!is_matrix(in_val(g, n, 4), D, 3 * W)) FAIL("qkv_net %s is not [%d, %d]", in_val(g, n, 4)->name, D, 3 * W);
+        const Value *m = in_val(g, n, 5);
+        if (m->role != STATE_MEMORY || m->capacity != n->memory || m->rank != 2 || m->dims[1] != D)
+            FAIL("memory %s is not a [%d, %d] memory state", m->name, n->memory, D);
+    }
+    *rank = 2;
+    dims[0] = DIM_T;
+    dims[1] = W;
+    return true;
+}
+
+bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+    const Value *x = in_val(g, n, 0), *o = g->values[n->out];
+    if (x->rank != 2 || x->dims[0] != DIM_T) FAIL("input %s is not [T, channels]", x->name);
+    if (o->role != STATE_MEMORY || o->capacity != n->memory || n->memory < 1)
+        FAIL("output %s is not a memory state of %d rows", o->name, n->memory);
+    *rank = 2;
+    dims[0] = DIM_T; /* the state's rows: its capacity m */
+    dims[1] = x->dims[1];
+    return true;
+}
