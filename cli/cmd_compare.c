@@ -354,6 +354,7 @@ typedef enum ModeField {
 /* The figure `field` of mode k of m, formatted into buf. */
 static const char *mode_cell(char *buf, size_t len, const ModelCost *m, CostMode k, ModeField field) {
     const ModeCost *mc = &m->modes[k];
+    if (isnan(mc->flops)) return "n/a"; /* a mode the model has not (cached tokens of a recurrent model) */
     if (field == MF_FLOPS) return si(buf, len, mc->flops, "FLOP");
     if (field == MF_BYTES) return si(buf, len, mc->bytes, "B");
     return si(buf, len, mc->seconds, "s");
@@ -367,12 +368,13 @@ typedef struct Row {
     CostMode mode;       /* a mode row: which mode */
 } Row;
 
-/* The four mode rows of one figure. */
+/* The five mode rows of one figure. */
 #define MODE_ROWS(f) \
     {.label = "  nonoverlap", .field = f, .mode = MODE_NONOVERLAP},           \
     {.label = "  sliding S", .field = f, .mode = MODE_SLIDING},               \
     {.label = "  overlap K", .field = f, .mode = MODE_OVERLAP},               \
-    {.label = "  token by token, no cache", .field = f, .mode = MODE_TOKEN}
+    {.label = "  token by token, no cache", .field = f, .mode = MODE_TOKEN},  \
+    {.label = "  token by token, cached", .field = f, .mode = MODE_CACHED_TOKEN}
 
 static const Row rows[] = {
     {.label = "model", .fn = NULL},
@@ -674,7 +676,8 @@ static void print_csv(FILE *f, const Costed *c, int n) {
                 m->window, m->layers, m->params, m->weight_bytes, m->peak_activation_bytes, m->state_bytes,
                 m->forward.flops, total_bytes(&m->forward), m->forward.attn_scores, m->forward_seconds);
         for (int k = 0; k < MODE_COUNT; k++)
-            fprintf(f, ",%.17g,%.17g,%.17g", m->modes[k].flops, m->modes[k].bytes, m->modes[k].seconds);
+            if (isnan(m->modes[k].flops)) fputs(",,,", f); /* the model has no such mode */
+            else fprintf(f, ",%.17g,%.17g,%.17g", m->modes[k].flops, m->modes[k].bytes, m->modes[k].seconds);
         fputc('\n', f);
     }
 }

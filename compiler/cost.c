@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "shortc.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,7 +70,7 @@ void op_cost_add(OpCost *a, const OpCost *b) {
 }
 
 const char *cost_mode_name(CostMode m) {
-    static const char *const names[MODE_COUNT] = {"nonoverlap", "sliding", "overlap", "token"};
+    static const char *const names[MODE_COUNT] = {"nonoverlap", "sliding", "overlap", "token", "token_cached"};
     return (unsigned)m < MODE_COUNT ? names[m] : "?";
 }
 
@@ -238,28 +239,33 @@ void cost_forward(const Graph *g, int T, OpCost *total) {
     }
 }
 
+/* One node's cost for a token at position C of a session with a KV cache (cost_cached_token). */
+static void cached_node_cost(const Graph *g, const Node *n, int C, OpCost *c) {
+    node_cost(g, n, 1, c);
+    double q = 0, k = 0, before = 0, after = 0;
+    if (n->op == OP_ATTENTION && (C == 0 || attn_geometry(&n->attn, n->layer, n->heads, C, &q, &k, &before)) &&
+        attn_geometry(&n->attn, n->layer, n->heads, C + 1, &q, &k, &after)) {
+        /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
+        double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before;
+        memset(c, 0, sizeof *c);
+        count_read(c, in_value(g, n, 0), H * hd);
+        count_read(c, in_value(g, n, 1), 2.0 * keys * H * hd);
+        count_written(c, out_value(g, n), H * hd);
+        c->attn_queries = 1;
+        c->attn_keys = C + 1;
+        c->attn_scores = scores;
+        c->flops = 2.0 * 2.0 * hd * scores;
+        c->other_ops = OPS_SOFTMAX * scores;
+    }
+}
+
 void cost_cached_token(const Graph *g, int C, OpCost *total) {
     memset(total, 0, sizeof *total);
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (!live(n)) continue;
         OpCost c;
-        node_cost(g, n, 1, &c);
-        double q = 0, k = 0, before = 0, after = 0;
-        if (n->op == OP_ATTENTION && (C == 0 || attn_geometry(&n->attn, n->layer, n->heads, C, &q, &k, &before)) &&
-            attn_geometry(&n->attn, n->layer, n->heads, C + 1, &q, &k, &after)) {
-            /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
-            double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before;
-            memset(&c, 0, sizeof c);
-            count_read(&c, in_value(g, n, 0), H * hd);
-            count_read(&c, in_value(g, n, 1), 2.0 * keys * H * hd);
-            count_written(&c, out_value(g, n), H * hd);
-            c.attn_queries = 1;
-            c.attn_keys = C + 1;
-            c.attn_scores = scores;
-            c.flops = 2.0 * 2.0 * hd * scores;
-            c.other_ops = OPS_SOFTMAX * scores;
-        }
+        cached_node_cost(g, n, C, &c);
         op_cost_add(total, &c);
     }
 }
@@ -397,6 +403,34 @@ static ModeCost token_mode(const Graph *g, int W, const DeviceSpec *dev) {
     return mc;
 }
 
+/* Token by token through the session's state: token i (0..W-1) of a W-token generation is one call of one
+ * token; a KV cache holds all i earlier tokens, Shortformer's cache at most its L' (so the context is
+ * min(i, L')), a Transformer-XL layer its memory (in the node's T = 1 cost). The mean over the segment. A
+ * recurrent model has no such mode (its windows restart at position 0): every figure is NAN. */
+static ModeCost cached_token_mode(const Graph *g, int W, const DeviceSpec *dev) {
+    ModeCost mc = {.mode = MODE_CACHED_TOKEN};
+    if (ir_recurrent(g)) {
+        mc.flops = mc.other_ops = mc.bytes = mc.attn_scores = mc.seconds = NAN;
+        return mc;
+    }
+    bool infused = g->spec->infused != PIA_NONE;
+    for (int i = 0; i < W; i++) {
+        int C = infused && i > g->spec->cache ? g->spec->cache : i;
+        for (int j = 0; j < g->nnodes; j++) {
+            const Node *n = g->nodes[j];
+            if (!live(n)) continue;
+            OpCost c;
+            cached_node_cost(g, n, C, &c);
+            mc.flops += c.flops / W;
+            mc.other_ops += c.other_ops / W;
+            mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
+            mc.attn_scores += c.attn_scores / W;
+            if (dev) mc.seconds += roofline_seconds(dev, &c, op_is_gemm(n->op), node_dtype(g, n)) / W;
+        }
+    }
+    return mc;
+}
+
 /* Checks the options against the model; fills defaults. */
 static bool resolve_options(const Graph *g, const CostOptions *o, int *W, int *S, int *K, char *why, size_t whylen) {
     int L = g->spec->segment;
@@ -453,6 +487,7 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     m->modes[MODE_SLIDING] = windowed_mode(m, MODE_SLIDING, S, S);
     m->modes[MODE_OVERLAP] = windowed_mode(m, MODE_OVERLAP, K, W - K);
     m->modes[MODE_TOKEN] = token_mode(g, W, o->device);
+    m->modes[MODE_CACHED_TOKEN] = cached_token_mode(g, W, o->device);
     if (!m->attn || !m->groups) {
         snprintf(why, whylen, "out of memory");
         return NULL;

@@ -850,9 +850,11 @@ typedef enum CostMode {
     MODE_SLIDING,      /* windows of W tokens moved by stride S, S new tokens scored per window */
     MODE_OVERLAP,      /* windows of W tokens overlapping by K, W - K new tokens scored per window */
     MODE_TOKEN,        /* token by token without a cache: token i re-runs its prefix (i tokens, at most W) */
+    MODE_CACHED_TOKEN, /* token by token through the session's state (KV cache, PIA cache, memories): one
+                          call of one token each; NAN for a recurrent model */
     MODE_COUNT         /* number of modes (not a mode) */
 } CostMode;
-const char *cost_mode_name(CostMode m);  /* "nonoverlap", "sliding", "overlap", "token" */
+const char *cost_mode_name(CostMode m);  /* "nonoverlap", "sliding", "overlap", "token", "token_cached" */
 
 /* Per-token figures of one mode. */
 typedef struct ModeCost {

@@ -334,6 +334,35 @@ static void test_cached_token(void) {
     cached_tokens_sum_to("bigbird_lm_tiny", 50);
 }
 
+/* The compare's "token by token, cached" mode: with a KV cache, a W-token generation costs one forward on W
+ * tokens (the sum above) over W; Shortformer's cache caps the context at L', so past L' every token costs
+ * what the token at position L' costs; a recurrent model has no such mode. */
+static void test_cached_token_mode(void) {
+    Arena a;
+    arena_init(&a);
+    char why[256];
+    CostOptions o = {0};
+    ModelCost *m = cost_of(&a, "gpt2_tiny.arch", &o, why, sizeof why);
+    CHECK(m && near(m->modes[MODE_CACHED_TOKEN].flops, m->forward.flops / m->window, 1e-12));
+    Graph *g = graph_of(&a, "../tests/ir/pia_cache4.arch", false); /* cache 4, segment 16 */
+    m = g ? cost_model(g, &o, why, sizeof why) : NULL;
+    CHECK(m && g->spec->cache < m->window - 1);
+    if (m) {
+        double want = 0;
+        for (int i = 0; i < m->window; i++) {
+            OpCost c;
+            cost_cached_token(g, i < g->spec->cache ? i : g->spec->cache, &c);
+            want += c.flops / m->window;
+        }
+        OpCost first;
+        cost_cached_token(g, m->window - 1, &first); /* uncapped, the last token would see W keys */
+        CHECK(near(m->modes[MODE_CACHED_TOKEN].flops, want, 1e-12) && first.flops > want);
+    }
+    m = cost_of(&a, "gpt2_recurrent_tiny.arch", &o, why, sizeof why);
+    CHECK(m && isnan(m->modes[MODE_CACHED_TOKEN].flops));
+    arena_free(&a);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -348,5 +377,6 @@ int main(int argc, char **argv) {
     test_sass_mix();
     test_kernel_traffic();
     test_cached_token();
+    test_cached_token_mode();
     return check_done("cost_unit");
 }
