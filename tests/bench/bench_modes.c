@@ -61,7 +61,7 @@ static double rows_bytes_per_token(srt_session *s, const srt_eval_options *o, co
 }
 
 /* Times one mode; prints a table row. */
-static void bench_mode(srt_session *s, Graph *g, int L, srt_mode mode, int stride, int overlap,
+static void bench_mode(const srt_context *ctx, srt_session *s, Graph *g, int L, srt_mode mode, int stride, int overlap,
                        const int32_t *tok, int n, float *nll, int vocab) {
     srt_eval_options o;
     srt_eval_options_init(&o);
@@ -75,7 +75,7 @@ static void bench_mode(srt_session *s, Graph *g, int L, srt_mode mode, int strid
     snprintf(what, sizeof what, "%s%s%d", srt_mode_name(mode), stride ? " S=" : overlap ? " K=" : "",
              stride ? stride : overlap);
     if (!stride && !overlap) what[strlen(srt_mode_name(mode))] = 0;
-    if (st != SRT_OK) printf("  %-22s failed\n", what);
+    if (st != SRT_OK) printf("  %-22s not run: %s\n", what, srt_last_error(ctx));
     else
         printf("  %-22s %10.1f tokens/s  (%d tokens, %.3f s)  %10.4g FLOPs/token  to host %8.1f -> %5.1f bytes/token\n",
                what, (n - 1) / dt, n - 1, dt, mode_flops(g, mode, stride, overlap, L, n),
@@ -114,12 +114,12 @@ static int bench_model(const char *path, srt_backend backend) {
     CompileResult cr;
     bool compiled = shortc_compile(&a, &d, &co, &cr);
     Graph *g = compiled ? cr.graph : NULL;
-    bench_mode(s, g, L, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll, mi.vocab);
-    bench_mode(s, g, L, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll, mi.vocab);
-    bench_mode(s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll, mi.vocab);
-    bench_mode(s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll, mi.vocab);
-    bench_mode(s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll, mi.vocab);
-    if (mi.carries_state) bench_mode(s, g, L, SRT_MODE_CACHED, 0, 0, tok, n, nll, mi.vocab); /* a PIA cache */
+    bench_mode(ctx, s, g, L, SRT_MODE_NONOVERLAPPING, 0, 0, tok, n, nll, mi.vocab);
+    bench_mode(ctx, s, g, L, SRT_MODE_SLIDING, L / 2, 0, tok, n, nll, mi.vocab);
+    bench_mode(ctx, s, g, L, SRT_MODE_WINDOWS, 0, L / 4, tok, n, nll, mi.vocab);
+    bench_mode(ctx, s, g, L, SRT_MODE_TOKENWISE, 0, 0, tok, n, nll, mi.vocab);
+    bench_mode(ctx, s, g, L, SRT_MODE_SLIDING, 1, 0, tok, n, nll, mi.vocab);
+    if (mi.carries_state) bench_mode(ctx, s, g, L, SRT_MODE_CACHED, 0, 0, tok, n, nll, mi.vocab); /* a PIA cache */
     if (compiled) compile_result_free(&cr);
     arena_free(&a);
     free(tok);
