@@ -404,18 +404,30 @@ static void print_top(const float *row, int vocab, int k) {
     free(best);
 }
 
-static void print_report(const srt_model_info *mi, int ntokens, double fwd_ms) {
+/* The state a session of m keeps, one line per tensor (srt_model_state_get). */
+static void print_state(const srt_model *m) {
+    int n = srt_model_state_count(m);
+    for (int i = 0; i < n; i++) {
+        srt_state_info si;
+        if (srt_model_state_get(m, i, &si) != SRT_OK) continue;
+        printf("    state %-8s %-10s %-4s %6d rows %10zu bytes%s\n", si.name, si.role, si.dtype, si.capacity, si.bytes,
+               si.keep >= 0 ? " (sliding)" : "");
+    }
+}
+
+static void print_report(const srt_model *m, const srt_model_info *mi, int ntokens, double fwd_ms) {
     printf("model %s on backend %s\n", mi->name, srt_backend_name(mi->backend));
     printf("  kernels %d (launches %d, GEMMs %d per forward)\n", mi->nkernels, mi->nlaunches, mi->ngemms);
     printf("  weights %.2f MiB, activations %.2f MiB, state %.2f MiB\n", (double)mi->weight_bytes / 1048576.0,
            (double)mi->activation_bytes / 1048576.0, (double)mi->state_bytes / 1048576.0);
+    print_state(m);
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
     if (mi->recurrent) /* docs/attention/recurrence.md */
         printf("  continuing calls: one window each (positions restart), h_prev of %d values carried; windows "
                "overlap %d\n", mi->d_model, mi->overlap);
-    if (mi->carries_state) /* a PIA cache: max_positions is the cache and one segment */
+    else if (mi->carries_state) /* a PIA cache: max_positions is the cache and one segment */
         printf("  continuing calls: KV cache keeping the last %d tokens (any length)\n", mi->max_positions - mi->segment);
     else
         printf("  continuing calls: %s (up to %d positions)\n",
@@ -568,7 +580,7 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
             goto out;
         }
     }
-    if (ra->report) print_report(mi, ntokens, t1 - t0);
+    if (ra->report) print_report(om.m, mi, ntokens, t1 - t0);
     if (ra->top > 0) print_top(logits + (size_t)(ntokens - 1) * (size_t)mi->vocab, mi->vocab, ra->top);
     rc = 0;
 out:

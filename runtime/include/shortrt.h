@@ -121,6 +121,20 @@ typedef struct srt_model_info {
                                   never needs a reset and mode 'cached' runs a whole text through it */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
+/* One tensor of the state a session keeps between forwards (per sequence): a KV cache, Shortformer's
+ * positional table, a Transformer-XL memory, the recurrence's h_prev (docs/runtime.md). */
+typedef struct srt_state_info {
+    const char *name;          /* its name in the plan, e.g. "kv.0", "pia.1", "mem.3", "rec" (owned by the model) */
+    const char *role;          /* "kv_cache", "layer_input", "memory", "recurrent" or "table" */
+    const char *dtype;         /* "fp32", "fp16" or "bf16" */
+    int capacity;              /* rows (positions) it holds */
+    int keep;                  /* a sliding cache: rows kept after each call (Shortformer's L'); -1 otherwise */
+    size_t bytes;              /* bytes per sequence at capacity; the entries sum to srt_model_info.state_bytes */
+} srt_state_info;
+/* How many state tensors a session of the model keeps (0 for a stateless plan). */
+int srt_model_state_count(const srt_model *m);
+/* Entry i (0 to srt_model_state_count(m) - 1) into *out. */
+srt_status srt_model_state_get(const srt_model *m, int i, srt_state_info *out);
 /* The plan as JSON text (owned by the model). */
 const char *srt_model_plan_json(const srt_model *m);
 

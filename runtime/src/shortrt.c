@@ -343,6 +343,30 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     return SRT_OK;
 }
 
+/* The plan's state entry of the i-th persistent tensor, or NULL. */
+static const RtPlanState *persistent_state(const RtPlan *p, int i) {
+    for (int k = 0; k < p->nstate; k++)
+        if (p->state[k].persistent && i-- == 0) return &p->state[k];
+    return NULL;
+}
+
+int srt_model_state_count(const srt_model *m) {
+    int n = 0;
+    for (int k = 0; m && k < m->plan.nstate; k++) n += m->plan.state[k].persistent;
+    return n;
+}
+
+srt_status srt_model_state_get(const srt_model *m, int i, srt_state_info *out) {
+    if (!m || !out) return SRT_ERR_INVALID;
+    const RtPlanState *st = persistent_state(&m->plan, i);
+    if (!st)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "state entry %d: model '%s' keeps %d", i, m->plan.model,
+                        srt_model_state_count(m));
+    *out = (srt_state_info){.name = st->name, .role = plan_state_roles[st->role], .dtype = dtype_name(st->dtype),
+                            .capacity = st->capacity, .keep = st->keep, .bytes = st->bytes};
+    return SRT_OK;
+}
+
 const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ? m->plan_json : ""; }
 
 /* ------------------------------------------------------------------ */
