@@ -182,8 +182,14 @@ static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DTyp
     set_dtype(ks, "T_OUT", out);
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
+    set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
     per_token_launch(e, n, ks, threads);
     ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+}
+
+/* The positions part of an embed / pos_add kernel name: the kind, `_fairseq` after a fairseq-style sinusoid. */
+static const char *embed_pos_label(const Node *n) {
+    return n->pia_style == PIA_FAIRSEQ ? "sinusoidal_fairseq" : pos_kind_name(n->pos);
 }
 
 static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
@@ -201,7 +207,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     DType wd[2] = {wte->dtype, learned ? val(e, n->in[2])->dtype : wte->dtype};
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
-    ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
+    ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", embed_pos_label(n), D, sfx);
     set_int(e, ks, "VOCAB", wte->dims[0]);
     set_dtype(ks, "T_WTE", wte->dtype);
     set_flag(ks, "FROM_X", false);
@@ -1174,7 +1180,7 @@ static bool spec_pos_add(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &wd[1], 0, DT_F32);
     if (x->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", x->dtype);
-    ks->name = arena_printf(e->st.arena, "shortc_pos_add_%s_d%d%s", pos_kind_name(n->pos), D, sfx);
+    ks->name = arena_printf(e->st.arena, "shortc_pos_add_%s_d%d%s", embed_pos_label(n), D, sfx);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, n->scale));
     set_dtype(ks, "T_IN", x->dtype);
     set_flag(ks, "FROM_X", true);

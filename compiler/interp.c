@@ -65,13 +65,6 @@ static bool fail(Run *r, const Node *n, const char *fmt, ...) {
 static const Value *val(const Run *r, const Node *n, int k) { return r->g->values[n->in[k]]; }
 static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
 
-/* The sinusoidal position code of position p, channel c of D (sin on even channels, cos on odd). */
-static double sinusoid(int p, int c, int D) {
-    int i2 = c & ~1; /* 2i */
-    double ang = (double)p / pow(10000.0, (double)i2 / (double)D);
-    return (c & 1) ? cos(ang) : sin(ang);
-}
-
 bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
@@ -85,7 +78,7 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
         for (int c = 0; c < D; c++) {
             double v = tab[(size_t)id * D + c];
             if (pos) v += pos[(size_t)(P + t) * D + c];
-            else if (n->pos == POS_SINUSOIDAL) v += sinusoid(P + t, c, D);
+            else if (n->pos == POS_SINUSOIDAL) v += pia_sinusoid(n->pia_style, P + t, c, D);
             y[(size_t)t * D + c] = round_to_dtype((float)v, dt);
         }
     }
@@ -116,7 +109,7 @@ bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
         for (int c = 0; c < D; c++) {
             double v = (double)x[(size_t)t * D + c] * n->scale;
             if (pos) v += pos[(size_t)(P + t) * D + c];
-            else if (n->pos == POS_SINUSOIDAL) v += sinusoid(P + t, c, D);
+            else if (n->pos == POS_SINUSOIDAL) v += pia_sinusoid(n->pia_style, P + t, c, D);
             y[(size_t)t * D + c] = round_to_dtype((float)v, o->dtype);
         }
     return true;

@@ -184,6 +184,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
                 norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
         fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
+        if (s->pos == POS_SINUSOIDAL && s->pos_style == PIA_FAIRSEQ) fputs("/fairseq", out);
         if (s->infused != PIA_NONE) fprintf(out, " infused=%s cache=%d", pia_style_name(s->infused), s->cache);
         fprintf(out, " embedding=%s", s->tied ? "tied" : "untied");
         if (s->adaptive.style != ADAPTIVE_NONE) fprintf(out, "/adaptive=%s", adaptive_style_name(s->adaptive.style));

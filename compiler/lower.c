@@ -208,6 +208,12 @@ static bool rec_update(Lower *L, const int *states, int nstates) {
     return true;
 }
 
+/* The sinusoid the embedding adds (fairseq's layout or Vaswani's, the default); PIA_NONE without one. */
+static PiaStyle embedding_sinusoid(const ModelSpec *s) {
+    if (s->pos != POS_SINUSOIDAL) return PIA_NONE;
+    return s->pos_style == PIA_FAIRSEQ ? PIA_FAIRSEQ : PIA_VASWANI;
+}
+
 /* Position-infused attention: the table [slots, 2·H·hd + 1] of W_q p_s | W_k p_s | computed, from the layer's
  * c_attn weight, in the session's state. */
 static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
@@ -333,6 +339,7 @@ static int adaptive_input(Lower *L, const Bands *b, int tokens, int wpe, Loc src
     Node *n = node(L, OP_POS_ADD, src, -1, y, wpe >= 0 ? 2 : 1, (int[]){x, wpe});
     if (!n) return -1;
     n->pos = L->s->pos;
+    n->pia_style = embedding_sinusoid(L->s);
     n->scale = L->s->adaptive.scale;
     return y;
 }
@@ -583,6 +590,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         Node *e = node(&L, OP_EMBED, eloc, -1, x, wpe >= 0 ? 3 : 2, (int[]){tok->id, wte, wpe});
         if (!e) return NULL;
         e->pos = s->pos;
+        e->pia_style = embedding_sinusoid(s);
     }
 
     /* layers */

@@ -33,7 +33,11 @@ static int ninputs_logits(const Node *n) { return 2 + (n->out_bias ? 1 : 0); } /
 
 static bool has_epilogue(const Node *n) { return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual; }
 
-static void print_embed(FILE *out, const Node *n) { fprintf(out, ".%s", pos_kind_name(n->pos)); }
+/* The positions of embed / pos_add: the kind, and `.fairseq` after a fairseq-style sinusoid. */
+static void print_pos(FILE *out, const Node *n) {
+    fprintf(out, ".%s%s", pos_kind_name(n->pos), n->pia_style == PIA_FAIRSEQ ? ".fairseq" : "");
+}
+static void print_embed(FILE *out, const Node *n) { print_pos(out, n); }
 static void print_norm(FILE *out, const Node *n) {
     fprintf(out, ".%s eps=%g%s%s", norm_kind_name(n->norm), n->eps, n->norm_add ? " +add" : "",
             n->sum_unused ? " sum_unused" : "");
@@ -72,7 +76,10 @@ static size_t key_pia_pos(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " style=%d heads=%d hd=%d", (int)nd->pia_style, nd->heads, nd->head_dim);
 }
 static void print_band(FILE *out, const Node *n) { fprintf(out, " lo=%d hi=%d", n->band_lo, n->band_hi); }
-static void print_pos_add(FILE *out, const Node *n) { fprintf(out, ".%s scale=%g", pos_kind_name(n->pos), n->scale); }
+static void print_pos_add(FILE *out, const Node *n) {
+    print_pos(out, n);
+    fprintf(out, " scale=%g", n->scale);
+}
 static void print_logprob(FILE *out, const Node *n) {
     fprintf(out, " tails=%d%s", n->ntails, n->reversed ? " reversed" : "");
 }
@@ -81,14 +88,14 @@ static size_t key_band(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " lo=%d hi=%d", nd->band_lo, nd->band_hi);
 }
 static size_t key_pos_add(char *buf, size_t n, size_t k, const Node *nd) {
-    return k + (size_t)snprintf(buf + k, n - k, " pos=%d scale=%.17g", (int)nd->pos, nd->scale);
+    return k + (size_t)snprintf(buf + k, n - k, " pos=%d.%d scale=%.17g", (int)nd->pos, (int)nd->pia_style, nd->scale);
 }
 static size_t key_logprob(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " tails=%d rev=%d", nd->ntails, (int)nd->reversed);
 }
 
 static size_t key_embed(char *buf, size_t n, size_t k, const Node *nd) {
-    return k + (size_t)snprintf(buf + k, n - k, " pos=%d", (int)nd->pos);
+    return k + (size_t)snprintf(buf + k, n - k, " pos=%d.%d", (int)nd->pos, (int)nd->pia_style);
 }
 static size_t key_norm(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " norm=%d eps=%.17g add=%d store=%d", (int)nd->norm, nd->eps,

@@ -69,6 +69,7 @@ typedef struct Setting {
     const AstValue *insert_ast;  /* recurrence: the insert value (for the check against the layers) */
     const AstValue *overlap_ast; /* recurrence: the overlap value (for the check against the segment) */
     PiaStyle infused;      /* positions: `sinusoidal infused [style=...]` (PIA_NONE otherwise) */
+    PiaStyle pos_style;    /* positions: `sinusoidal [style=...]`, the embedding's sinusoid (PIA_VASWANI default) */
 } Setting;
 
 typedef struct Sema Sema;
@@ -108,7 +109,7 @@ static const SettingDef settings[] = {
     {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh", false, true, MAX_DIM},
     {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm pre|post [eps=NUM]", false, false, 0},
     {"positions", K_POSITIONS, check_positions,
-     "positions none | sinusoidal [max=INT] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT",
+     "positions none | sinusoidal [max=INT] [style=vaswani|fairseq] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT",
      false, false, MAX_DIM},
     {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied [adaptive=fairseq|transformer_xl cutoffs=[INT,...] [factor=INT] [scale=NUM]]", false, false, 0},
     {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
@@ -409,23 +410,28 @@ static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Settin
     return true;
 }
 
-/* `positions sinusoidal infused [style=fairseq|vaswani]`: no positions on the embedding, infused into q and k. */
-static bool infused_options(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    static const char *const keys[] = {"style"};
+/* A sinusoid style value `fairseq | vaswani` (absent: *out keeps its default); errors at the value. */
+static bool style_value(Sema *S, const AstValue *style, PiaStyle *out) {
     static const char *const styles[] = {"fairseq", "vaswani"};
-    const AstValue *style = NULL;
-    if (!options(S, def, st, 2, "'positions sinusoidal infused'", "option", keys, 1, &style)) return false;
-    out->pos = POS_NONE;
-    out->infused = PIA_FAIRSEQ;
     if (!style) return true;
     for (int k = 0; k < 2 && style->kind == AV_IDENT; k++)
         if (strcmp(style->str, styles[k]) == 0) {
-            out->infused = k == 0 ? PIA_FAIRSEQ : PIA_VASWANI;
+            *out = k == 0 ? PIA_FAIRSEQ : PIA_VASWANI;
             return true;
         }
     diag_error(S->d, style->loc, "unknown position style '%s'%s (expected %s)", text_of(S, style->loc),
                style->kind == AV_IDENT ? did_you_mean(S, style->str, styles, 2) : "", word_list(S, styles, 2));
     return false;
+}
+
+/* `positions sinusoidal infused [style=fairseq|vaswani]`: no positions on the embedding, infused into q and k. */
+static bool infused_options(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const keys[] = {"style"};
+    const AstValue *style = NULL;
+    if (!options(S, def, st, 2, "'positions sinusoidal infused'", "option", keys, 1, &style)) return false;
+    out->pos = POS_NONE;
+    out->infused = PIA_FAIRSEQ;
+    return style_value(S, style, &out->infused);
 }
 
 /* `cache INT`: 0 is allowed (nonoverlapping evaluation); the positions rule is checked in build_spec. */
@@ -437,17 +443,21 @@ static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setti
 static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
     static const char *const kinds[] = {"none", "sinusoidal", "learned"};
     static const PosKind pos_of[] = {POS_NONE, POS_SINUSOIDAL, POS_LEARNED};
-    static const char *const keys[] = {"max"};
+    static const char *const keys[] = {"max", "style"};
+    static const int nkeys_of[] = {0, 2, 1}; /* style only for sinusoidal */
     int k = word_arg(S, def, st, 0, "positions kind", kinds, 3);
     if (k < 0) return false;
     out->pos = pos_of[k];
     if (out->pos == POS_SINUSOIDAL && st->nargs > 1 && st->args[1]->kind == AV_IDENT &&
         strcmp(st->args[1]->str, "infused") == 0)
         return infused_options(S, def, st, out);
-    const AstValue *max = NULL;
+    const AstValue *opt[2] = {NULL, NULL}; /* max, style */
     const char *owner = arena_printf(S->a, "'positions %s'", kinds[k]);
-    if (!options(S, def, st, 1, owner, "option", keys, out->pos == POS_NONE ? 0 : 1, &max)) return false;
+    if (!options(S, def, st, 1, owner, "option", keys, nkeys_of[k], opt)) return false;
+    const AstValue *max = opt[0];
     if (max && !int_value(S, max, "'max'", 1, def->max, &out->max_pos)) return false;
+    out->pos_style = PIA_VASWANI;
+    if (!style_value(S, opt[1], &out->pos_style)) return false;
     if (out->pos == POS_LEARNED && !max) {
         diag_error(S->d, stmt_end(st), "learned positions need a table size: positions learned max=INT");
         return false;
@@ -1148,6 +1158,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
     s->tf32 = eff[K_MATH].stmt && eff[K_MATH].tf32;
     s->infused = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].infused : PIA_NONE;
+    s->pos_style = s->pos == POS_SINUSOIDAL ? eff[K_POSITIONS].pos_style : PIA_VASWANI;
     s->cache = (int)eff[K_CACHE].n;
     if (eff[K_CACHE].stmt && s->infused == PIA_NONE) {
         diag_error(S->d, eff[K_CACHE].stmt->loc, "'cache' keeps the inputs of position-infused attention; the model "

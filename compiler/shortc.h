@@ -203,7 +203,8 @@ typedef enum WeightNaming {
     NAMING_HF_GPT2,   /* HF GPT-2: wte, h.{i}.attn.c_attn, ... */
     NAMING_TXL,       /* Transformer-XL (original PyTorch / HF TransfoXL): word_emb, layers.{i}.dec_attn, ... */
 } WeightNaming;
-/* Shortformer position-infused attention (docs/attention/pia.md): which sinusoid is infused. */
+/* Which sinusoid: infused by Shortformer's position-infused attention (docs/attention/pia.md), or added by
+   the embedding (`positions sinusoidal style=...`). */
 typedef enum PiaStyle {
     PIA_NONE,     /* no position-infused attention */
     PIA_FAIRSEQ,  /* fairseq: sin half then cos half, position s + 2 (padding_idx + 1), step log(1e4)/(D/2-1) */
@@ -405,6 +406,8 @@ typedef struct ModelSpec {
     int cache;                /* `cache N`: tokens of earlier calls each infused layer keeps (L'; 0: none) */
     Loc where[SET_COUNT];     /* where each setting was written (LOC_NONE if defaulted) */
     RecurrenceSpec rec;       /* the recurrence module (rec.on false: none) */
+    PiaStyle pos_style;       /* `positions sinusoidal [style=...]`: the embedding's sinusoid (PIA_VASWANI
+                                 by default; PIA_FAIRSEQ: fairseq's SinusoidalPositionalEmbedding) */
 } ModelSpec;
 
 /*
@@ -541,7 +544,8 @@ typedef struct Node {
     bool reversed;       /* OP_ADAPTIVE_LOGPROB: cluster i's column is c0+n-i (Transformer-XL), not c0+i-1 */
     bool infused;        /* OP_ATTENTION: a third input, OP_PIA_POS's table, adds W_q p_s to the query and
                             W_k p_s to the key of slot s (slot = row of the state) */
-    PiaStyle pia_style;  /* OP_PIA_POS: the sinusoid of its table */
+    PiaStyle pia_style;  /* OP_PIA_POS: the sinusoid of its table; OP_EMBED / OP_POS_ADD with POS_SINUSOIDAL:
+                            the sinusoid added (PIA_VASWANI or PIA_FAIRSEQ) */
     int memory;          /* OP_REL_ATTENTION / OP_MEM_WRITE: the layer's memory rows m (0: no memory input) */
     bool out_bias;       /* OP_LOGITS: a third input, an output bias [vocab], is added (Transformer-XL's crit) */
     int kernel;          /* kernel id after dedup (-1: none, e.g. pure GEMM) */

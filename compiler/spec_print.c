@@ -57,8 +57,9 @@ void spec_print(FILE *out, const ModelSpec *s) {
         else fprintf(out, "positions none\n");
         break;
     case POS_SINUSOIDAL:
-        if (s->max_pos) fprintf(out, "positions sinusoidal max=%d\n", s->max_pos);
-        else fprintf(out, "positions sinusoidal\n");
+        fprintf(out, "positions sinusoidal");
+        if (s->max_pos) fprintf(out, " max=%d", s->max_pos);
+        fprintf(out, "%s\n", s->pos_style == PIA_FAIRSEQ ? " style=fairseq" : ""); /* vaswani: the default */
         break;
     case POS_LEARNED: fprintf(out, "positions learned max=%d\n", s->max_pos); break;
     }

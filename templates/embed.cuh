@@ -11,12 +11,17 @@
 //!
 //! Token t of the call is at position P + t (P: the session's position).
 //!
-//! Sinusoidal positions are interleaved: channel 2i holds sin(t * w_i) and
-//! channel 2i+1 holds cos(t * w_i), w_i = 10000^(-2i/D) (computed in double).
+//! Sinusoidal positions (computed in double) are Vaswani's by default,
+//! interleaved: channel 2i holds sin(t * w_i) and channel 2i+1 cos(t * w_i),
+//! w_i = 10000^(-2i/D). With FAIRSEQ they are fairseq's
+//! SinusoidalPositionalEmbedding (the formula of compiler/mem_pia.c
+//! pia_sinusoid): position t + 2, HALF = D/2 frequencies
+//! w_i = exp(-i log(10000) / (HALF-1)), sines in channels 0..HALF-1, cosines
+//! in HALF..2*HALF-1, a last odd channel 0.
 //! Token ids outside [0, VOCAB) are clamped (the runtime validates them).
 //!
 //! Placeholders: COMMENT KERNEL_NAME D VEC VOCAB THREADS T_WTE T_WPE T_OUT
-//!               POS_LEARNED POS_SINUSOIDAL (0/1)
+//!               POS_LEARNED POS_SINUSOIDAL FAIRSEQ (0/1)
 //!               FROM_X (0/1; with 1: SCALE and T_IN instead of VOCAB and T_WTE)
 {{COMMENT}}
 {{#if FROM_X}}
@@ -75,9 +80,16 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
         for (int k = 0; k < VEC; k++) {
             const int c = c0 + k;
+{{#if FAIRSEQ}}
+            constexpr int HALF = D / 2;
+            const int i = c < HALF ? c : c - HALF;
+            const double angle = (double)(P + t + 2) * exp(-(double)i * log(10000.0) / (double)(HALF - 1));
+            v[k] += c >= 2 * HALF ? 0.0f : (float)(c < HALF ? sin(angle) : cos(angle));
+{{#else}}
             const double freq = exp(-(double)(c & ~1) * (9.210340371976184 / D));  // 10000^(-2i/D)
             const double angle = (double)(P + t) * freq;
             v[k] += (float)((c & 1) ? cos(angle) : sin(angle));
+{{#endif}}
         }
 {{#endif}}
         shortc_st_vec<VEC>(out + c0, v);
