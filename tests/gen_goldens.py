@@ -36,7 +36,7 @@ MODELS = {
                       norm="layernorm", place="pre", eps=1e-5, pos="learned", max_pos=128,
                       tied=True, segment=128, layers=2, wdtype="fp32", seed=1001),
     "baseline_ba_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=256, act="relu",
-                             norm="layernorm", place="pre", eps=1e-5, pos="sinusoidal", max_pos=0,
+                             norm="layernorm", place="pre", eps=1e-5, pos="sinusoidal_fairseq", max_pos=0,
                              tied=True, segment=96, layers=2, wdtype="fp32", seed=1002),
     "mixed_tiny": dict(vocab=200, d_model=48, heads=3, head_dim=16, ffn=112, act="gelu",
                        norm="rmsnorm", place="post", eps=1e-6, pos="none", max_pos=0,
@@ -112,6 +112,16 @@ def forward(cfg, W, tokens):
         pe = torch.zeros(T, D, dtype=torch.float64)
         pe[:, 0::2] = torch.sin(ang)
         pe[:, 1::2] = torch.cos(ang)[:, : D // 2]
+        x = x + pe
+    elif cfg["pos"] == "sinusoidal_fairseq":
+        # fairseq SinusoidalPositionalEmbedding (padding_idx 1): positions 2, 3, ... (make_positions),
+        # half_dim frequencies exp(-i log(10000) / (half_dim - 1)), [sin | cos] concatenated
+        half_dim = D // 2
+        freq = torch.exp(torch.arange(half_dim, dtype=torch.float64) * -(math.log(10000.0) / (half_dim - 1)))
+        ang = (torch.arange(T, dtype=torch.float64) + 2)[:, None] * freq[None, :]
+        pe = torch.cat([torch.sin(ang), torch.cos(ang)], dim=1)
+        if D % 2 == 1:
+            pe = torch.cat([pe, torch.zeros(T, 1, dtype=torch.float64)], dim=1)
         x = x + pe
 
     def norm(h, prefix):

@@ -96,6 +96,7 @@ int main(int argc, char **argv) {
             adaptive_style_name(ad->style), s->vocab, s->d_model, ad->factor, ad->scale, (int)s->tied, NTOKENS);
     for (int i = 0; i < ad->ncutoffs; i++) fprintf(man, " %d", ad->cutoffs[i]);
     fprintf(man, "\n");
+    fprintf(man, "pos_style %s\n", pia_style_name(s->pos_style)); /* the embedding's sinusoid */
     for (int v = 0; v < g->nvalues; v++) {
         const Value *w = g->values[v];
         if (w->cls != VC_WEIGHT || !ir_value_live(g, w)) continue;

@@ -27,7 +27,7 @@ def load(d):
                 man["weights"][v[0]] = w.reshape(rows, cols) if cols > 1 else w
             elif k == "cutoffs":
                 man[k] = [int(x) for x in v]
-            elif k in ("style",):
+            elif k in ("style", "pos_style"):
                 man[k] = v[0]
             elif k == "scale":
                 man[k] = float(v[0])
@@ -48,6 +48,20 @@ def sinusoid(T, D):
     return np.where(c % 2 == 0, np.sin(ang), np.cos(ang))
 
 
+def fairseq_sinusoid(T, D, padding_idx=1):
+    """fairseq's SinusoidalPositionalEmbedding.get_embedding (positions padding_idx + 1 + t, as
+    utils.make_positions numbers non-pad tokens): half_dim = D // 2 frequencies
+    exp(-i * log(10000) / (half_dim - 1)), sin of all of them then cos of all of them
+    (concatenated), a zero column when D is odd."""
+    half_dim = D // 2
+    emb = np.exp(np.arange(half_dim, dtype=np.float64) * -(np.log(10000.0) / (half_dim - 1)))
+    pos = (padding_idx + 1 + np.arange(T, dtype=np.float64))[:, None]
+    emb = np.concatenate([np.sin(pos * emb[None, :]), np.cos(pos * emb[None, :])], axis=1)
+    if D % 2 == 1:
+        emb = np.concatenate([emb, np.zeros((T, 1))], axis=1)
+    return emb
+
+
 def log_softmax(x):
     m = x.max(axis=1, keepdims=True)
     return x - (m + np.log(np.exp(x - m).sum(axis=1, keepdims=True)))
@@ -62,7 +76,8 @@ def adaptive_input(m, tokens, W):
         for t, tok in enumerate(tokens):
             if lo <= tok < hi:
                 out[t] += proj @ emb[tok - lo]
-    return out * m["scale"] + sinusoid(len(tokens), m["d_model"])
+    pos = fairseq_sinusoid if m.get("pos_style") == "fairseq" else sinusoid
+    return out * m["scale"] + pos(len(tokens), m["d_model"])
 
 
 def adaptive_logprob(m, h, W):
