@@ -10,7 +10,8 @@ IN is a state dict: a .pt/.pth file (needs torch; fairseq checkpoints keep it un
 
 fairseq: the adaptive input and adaptive softmax (tied or untied) and every decoder layer
 (q/k/v/out projections, fc1/fc2, the two layer norms) -> HF GPT-2 names; the embedding
-positions are computed, so no position table is read. Transformer-XL (original PyTorch or
+positions are computed (models/baseline_ba.arch: `positions sinusoidal style=fairseq`, fairseq's
+SinusoidalPositionalEmbedding layout), so no position table is read. Transformer-XL (original PyTorch or
 HF TransfoXL, whose leading "transformer." is dropped): the adaptive embedding and
 ProjectedAdaptiveLogSoftmax -> the adaptive.* names (a checkpoint without clusters keeps
 word_emb.emb_layers.0.weight and crit.out_layers.0.bias), and the relative-attention
