@@ -1219,7 +1219,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
                    "attention (its windows restart positions; Shortformer's cache carries them)");
         diag_note(S->d, eff[K_POSITIONS].stmt->loc, "positions set here");
     }
-    if (s->infused == PIA_FAIRSEQ && s->d_model < 4)
+    if ((s->infused == PIA_FAIRSEQ || (s->pos == POS_SINUSOIDAL && s->pos_style == PIA_FAIRSEQ)) && s->d_model < 4)
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "fairseq-style positions need d_model >= 4, found %d", s->d_model);
     if (eff[K_WEIGHTS].stmt) s->naming = eff[K_WEIGHTS].naming;
     if (S->d->errors == errors) check_relative(S, eff, s);

@@ -62,6 +62,7 @@ static ModelSpec *make_spec(Arena *a, ModelId m, int layers) {
     case M_BASELINE_TINY:
         s->act = ACT_RELU;
         s->pos = POS_SINUSOIDAL;
+        s->pos_style = PIA_FAIRSEQ; /* models/baseline_ba.arch: style=fairseq */
         s->max_pos = 0;
         s->segment = 96;
         break;
