@@ -1371,7 +1371,7 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_X", x->dtype);
     set_dtype(ks, "T_MEM", mem->dtype);
-    ks->grid[0] = (Dim){.t = 1, .div = 1};
+    ks->grid[0] = DIM_TOKENS;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d: one row of the call per block", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);

@@ -120,6 +120,8 @@ typedef struct srt_model_info {
                                   calls (Shortformer's cache: after each call its last `cache` tokens;
                                   Transformer-XL's memories: each layer's last `memory` inputs), so it
                                   never needs a reset and mode 'cached' runs a whole text through it */
+    int memories;              /* 1: the state is Transformer-XL memories (docs/attention/relative.md): positions
+                                  accumulate up to max_positions, each layer keeps its last `memory` inputs */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* The plan as JSON text (owned by the model). */

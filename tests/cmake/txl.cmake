@@ -52,3 +52,8 @@ foreach(backend ref sim)
     set_tests_properties(txl_eval_cached_${backend} PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
   endif()
 endforeach()
+#   txl_report            --report names the memories, not a KV cache of 2^30 tokens
+add_test(NAME txl_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
+         --grep "continuing calls: per-layer memories of earlier layer inputs \\(any length, up to 1073741824 positions\\)"
+         -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/txl/txl_tiny.arch --backend ref --random-weights 1 --report)
+set_tests_properties(txl_report PROPERTIES LABELS "memory;txl")
