@@ -427,6 +427,9 @@ static void print_report(const srt_model *m, const srt_model_info *mi, int ntoke
     if (mi->recurrent) /* docs/attention/recurrence.md */
         printf("  continuing calls: one window each (positions restart), h_prev of %d values carried; windows "
                "overlap %d\n", mi->d_model, mi->overlap);
+    else if (mi->memories) /* Transformer-XL: bounded memories, positions accumulate */
+        printf("  continuing calls: per-layer memories of earlier layer inputs (any length, up to %d positions)\n",
+               mi->max_positions);
     else if (mi->carries_state) /* a PIA cache: max_positions is the cache and one segment */
         printf("  continuing calls: KV cache keeping the last %d tokens (any length)\n", mi->max_positions - mi->segment);
     else

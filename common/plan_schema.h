@@ -112,6 +112,7 @@ const struct cJSON *plan_program_steps(const struct cJSON *root, const char *nam
 #define PLAN_NSTATE_ROLES 6
 extern const char *const plan_state_roles[PLAN_NSTATE_ROLES];
 #define PLAN_ROLE_KV_CACHE 1 /* the index of "kv_cache" in plan_state_roles */
+#define PLAN_ROLE_MEMORY 3 /* the index of "memory" in plan_state_roles (a Transformer-XL memory ring) */
 #define PLAN_ROLE_RECURRENT 4 /* the index of "recurrent" in plan_state_roles (a recurrence module's h_prev) */
 
 /* The run-time scalars a DIM may use, in the order of SymDim's fields (their plan names). */

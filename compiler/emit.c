@@ -599,6 +599,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
     if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
     if (!mma) set_flag(ks, "PIA", n->infused);
+    if (!mma) set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
     set_int(e, ks, "WARPS", warps);
     if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
     else set_int(e, ks, "QPW", qpw);
@@ -1104,7 +1105,7 @@ static PlanEpilogue plan_epilogue(const Epilogue *epi) {
 bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Epilogue *epi = &n->epi;
     bool logits = n->op == OP_LOGITS;
-    int want = logits ? 2 : 2 + epi->bias + epi->residual;
+    int want = logits ? 2 + n->out_bias : 2 + epi->bias + epi->residual;
     if (n->nin != want || (logits && n->out != e->st.g->logits)) {
         internal(e, n, "%d inputs, expected %d%s", n->nin, want, logits ? " and the graph's logits output" : "");
         return false;
@@ -1127,7 +1128,8 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!*launch) return true;
     /* the epilogue (in place, or from the staged fp32 result), or just the conversion back */
     EpiSpec ep;
-    bool ok = epi_values(e, n, &ep, n->out, needs_kernel && epi->bias ? n->in[2] : -1,
+    bool bias = logits ? n->out_bias : needs_kernel && epi->bias; /* logits: the output bias (Transformer-XL) */
+    bool ok = epi_values(e, n, &ep, n->out, bias ? n->in[2] : -1,
                          needs_kernel ? epi->act : ACT_NONE, needs_kernel && epi->residual ? n->in[n->nin - 1] : -1);
     if (ok && staged) {
         ep.x = c;
@@ -1358,17 +1360,174 @@ static bool emit_sample(Emit *e) {
     return true;
 }
 
-/* Emits one node through its op's hook, checking its kernel id against what it needs. */
-/* Transformer-XL relative attention and its memory write: no CUDA kernels yet (docs/attention/relative.md). */
-bool emit_txl(Emit *e, const Node *n, KSpec *ks, bool *launch) {
-    (void)ks;
-    *launch = false;
-    diag_error(e->st.d, n->src,
-               "attention 'relative' (Transformer-XL, layer %d) has no CUDA kernel yet, so the model cannot be emitted "
-               "or run by the runtime; the compiler's reference interpreter (interp_forward) runs it", n->layer);
-    return false;
+/* ------------------------------------------------------------------ */
+/* Transformer-XL relative attention (docs/attention/relative.md)       */
+/* ------------------------------------------------------------------ */
+
+/* The memory write: the last min(T, m) rows of the attention input into the ring (templates/txl_mem_write.cuh). */
+static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
+    const Value *x = val(e, n->in[0]), *mem = val(e, n->out);
+    int D = act_width(x), threads = threads_for(D);
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, mem->dtype, 0, NULL, 1, x->dtype);
+    ks->tmpl = "txl_mem_write.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_txl_mem_write_m%d_d%d%s", n->memory, D, sfx);
+    set_int(e, ks, "M", n->memory);
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_X", x->dtype);
+    set_dtype(ks, "T_MEM", mem->dtype);
+    ks->grid[0] = DIM_TOKENS;
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d: one row of the call per block", threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_position();
+    return true;
 }
 
+/* Rows of the relative-key table: distances 0 .. m + segment - 1, or 0 .. clamp. */
+static int txl_distances(const Emit *e, const Node *n) {
+    int seg = e->st.g->spec && e->st.g->spec->segment > 0 ? e->st.g->spec->segment : 1;
+    int clamp = txl_param(n, "clamp"), nd = n->memory + seg;
+    return clamp > 0 && clamp + 1 < nd ? clamp + 1 : nd;
+}
+
+/* Memory keys/values and relative keys of one call into the scratch area (templates/txl_prep.cuh). */
+static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, size_t rel_off, int nd, DType sdt) {
+    const Value *wr = val(e, n->in[1]);
+    const Value *wqkv = n->memory > 0 ? val(e, n->in[4]) : wr, *mem = n->memory > 0 ? val(e, n->in[5]) : wr;
+    int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(2 * W);
+    if ((long)D * 4 > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "d_model %d is too large for the relative-key kernel", D);
+        return false;
+    }
+    KSpec ks;
+    memset(&ks, 0, sizeof ks);
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wr->dtype, 1, mem->dtype);
+    ks.tmpl = "txl_prep.cuh";
+    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_nd%d_d%d_w%d%s%s%s", n->memory, nd, D, W, sfx,
+                           wqkv->order == ORD_OUT_IN ? "_qoi" : "", wr->order == ORD_OUT_IN ? "_roi" : "");
+    set_int(e, &ks, "M", n->memory);
+    set_int(e, &ks, "D", D);
+    set_int(e, &ks, "W", W);
+    set_int(e, &ks, "THREADS", threads);
+    set_dtype(&ks, "T_MEM", mem->dtype);
+    set_dtype(&ks, "T_W", wr->dtype);
+    set_dtype(&ks, "T_S", sdt);
+    set_flag(&ks, "QKV_OUT_IN", wqkv->order == ORD_OUT_IN);
+    set_flag(&ks, "R_OUT_IN", wr->order == ORD_OUT_IN);
+    if (wqkv->dtype != wr->dtype) {
+        internal(e, n, "qkv_net and r_net have different types");
+        return false;
+    }
+    ks.grid[0] = DIM_CONST(n->memory + nd);
+    ks.block = threads;
+    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row or one distance per block",
+                               n->memory + nd, threads);
+    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[5] : n->in[1]);
+    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[4] : n->in[1]);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[1]);
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
+    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
+    ks.sargs[ks.nsargs++] = arg_position();
+    return add_launch(e, n, &ks);
+}
+
+/* The position rules as the engine's hooks: visibility (reads the kernel's P) and the positional score term. */
+static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
+    int m = n->memory, hd = n->head_dim, W = n->heads * hd, clamp = txl_param(n, "clamp");
+    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_KV");
+    tmpl_set(&ks->args, "HOOKS",
+             arena_printf(e->st.arena,
+                          "// Transformer-XL relative attention: memory %d, clamp %d, same_length %d.\n"
+                          "#define %s_reach %d  // the earliest key of a query tile: the memory before its first query\n"
+                          "__device__ __forceinline__ bool %s_txl_visible(int i, int j, int P) {\n"
+                          "    const int first = P - min(P, %d);  // the memory's first position\n"
+                          "    return j <= i && j >= first && (%d == 0 || j > i - %d);\n}\n"
+                          "#define %s_visible(h, i, j) %s_txl_visible(i, j, P)  // P: the kernel's argument\n"
+                          "__device__ __forceinline__ float %s_rel(const %s *rel, const %s *r_w, const %s *r_r, int h, int i,"
+                          " int j, const float *q) {\n"
+                          "    const int d = %d > 0 && i - j > %d ? %d : i - j;\n"
+                          "    float s = 0.0f;\n"
+                          "    for (int c = 0; c < %d; c++)\n"
+                          "        s += (q[c] - shortc_ld(r_w + h * %d + c) + shortc_ld(r_r + h * %d + c)) *"
+                          " shortc_ld(rel + (size_t)d * %d + h * %d + c);\n"
+                          "    return s;\n}",
+                          m, clamp, txl_param(n, "same_length"), name, m + qt, name, m, txl_param(n, "same_length"), m,
+                          name, name, name, ts, tb, tb, clamp, clamp, clamp, hd, hd, hd, W, hd));
+}
+
+/* Relative attention on the engine's CUDA-core path: the memory's keys and the relative keys first. */
+static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
+    int H = n->heads, hd = n->head_dim, W = H * hd, warps = MMA_WARPS, kt, qpw, smem;
+    const Value *qkv = val(e, n->in[0]), *y = val(e, n->out), *ub = val(e, n->in[2]);
+    if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
+        diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel", hd);
+        return false;
+    }
+    if (ub->dtype != val(e, n->in[3])->dtype) {
+        internal(e, n, "r_w_bias and r_r_bias have different types");
+        return false;
+    }
+    int nd = txl_distances(e, n), qt = warps * qpw;
+    size_t kv_off = align_up(e->st.arena_bytes), rel_off = kv_off + align_up((size_t)2 * n->memory * W * 4);
+    e->st.arena_bytes = rel_off + align_up((size_t)nd * W * 4);
+    DType sdt = y->dtype; /* the scratch rows are rounded like the interpreter's */
+    if (!add_txl_prep(e, n, kv_off, rel_off, nd, sdt)) return false;
+    char sfx[64];
+    dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &ub->dtype, 1, sdt);
+    if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
+    ks->tmpl = "attn_engine.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s", n->memory,
+                            txl_param(n, "clamp"), txl_param(n, "same_length"), H, hd, sfx);
+    set_int(e, ks, "H", H);
+    set_int(e, ks, "HD", hd);
+    tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
+    set_dtype(ks, "T_QKV", qkv->dtype);
+    set_dtype(ks, "T_KV", sdt);
+    set_dtype(ks, "T_OUT", y->dtype);
+    set_dtype(ks, "T_B", ub->dtype);
+    set_flag(ks, "KV_HTD", false);
+    set_flag(ks, "REC_KEY", false);
+    set_flag(ks, "PIA", false);
+    set_flag(ks, "REL", true);
+    txl_hooks(e, n, ks, qt, ub->dtype);
+    set_int(e, ks, "WARPS", warps);
+    set_int(e, ks, "QPW", qpw);
+    set_int(e, ks, "KT", kt);
+    set_int(e, ks, "NQT", 0);
+    set_int(e, ks, "HEAD_TABLES", 0);
+    set_flag(ks, "GATHER", false);
+    set_flag(ks, "BANDED", true);
+    set_flag(ks, "COUNT_TILES", false);
+    ks->grid[0] = (Dim){.t = 1, .div = qt};
+    ks->grid[1] = DIM_CONST(H);
+    ks->block = warps * 32;
+    ks->geometry = arena_printf(e->st.arena,
+                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles of %d "
+                                "(memory, then this call), %d bytes of shared memory",
+                                qt, H, warps * 32, qt, kt, smem);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_tokens();
+    ks->sargs[ks->nsargs++] = arg_position();
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = DIM_CONST(n->memory)};
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
+    ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[3]);
+    return true;
+}
+
+/* Transformer-XL: relative attention (two launches) and the memory write (docs/attention/relative.md). */
+bool emit_txl(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    return (*launch = n->op == OP_MEM_WRITE ? spec_mem_write(e, n, ks) : spec_rel_attention(e, n, ks));
+}
+
+/* Emits one node through its op's hook, checking its kernel id against what it needs. */
 static bool emit_node(Emit *e, const Node *n) {
     KSpec ks;
     memset(&ks, 0, sizeof ks);

@@ -338,11 +338,8 @@ bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
     TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
                      .memory = n->memory, .qkv = in(r, n, 0), .w_r = in(r, n, 1), .w_r_trans = wr->order == ORD_OUT_IN,
                      .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
-                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN};
-    for (int i = 0; i < n->attn.nparams; i++) {
-        if (strcmp(n->attn.params[i].key, "clamp") == 0) c.clamp = (int)n->attn.params[i].value;
-        if (strcmp(n->attn.params[i].key, "same_length") == 0) c.same_length = n->attn.params[i].value != 0;
-    }
+                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
+                     .clamp = txl_param(n, "clamp"), .same_length = txl_param(n, "same_length") != 0};
     return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory");
 }
 

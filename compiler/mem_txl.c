@@ -130,6 +130,12 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
             ring[(size_t)((P + t) % memory) * D + e] = round_to_dtype(x[(size_t)t * D + e], dt);
 }
 
+int txl_param(const Node *n, const char *key) {
+    for (int i = 0; i < n->attn.nparams; i++)
+        if (strcmp(n->attn.params[i].key, key) == 0) return (int)n->attn.params[i].value;
+    return 0;
+}
+
 bool txl_model(const ModelSpec *s) {
     if (!s || s->n_layers < 1 || !s->layers) return false;
     for (int i = 0; i < s->n_layers; i++)

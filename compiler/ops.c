@@ -118,7 +118,7 @@ static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
 
 /* A matmul needs a kernel only for an epilogue cuBLASLt does not apply; the logits projection never does. */
 static bool needs_kernel_matmul(const Node *n) { return has_epilogue(n) && !n->epi.in_gemm; }
-static bool needs_kernel_never(const Node *n) { (void)n; return false; }
+static bool needs_kernel_logits(const Node *n) { return n->out_bias; } /* the output bias: an epilogue launch */
 /* An add computed by the norm after it has no kernel of its own. */
 static bool needs_kernel_add(const Node *n) { return !n->by_norm; }
 
@@ -421,7 +421,7 @@ const OpInfo op_table[OP_COUNT] = {
                       .key_attrs = key_attn, .verify = verify_attention, .shape = shape_attention,
                       .interp = interp_attention, .emit = emit_attention, .cost = cost_attention},
     [OP_LOGITS] = {.name = "logits", .nin = -1, .ninputs = ninputs_logits, .out_class = VC_OUTPUT, .gemm = true, .print_attrs = print_gemm,
-                   .key_attrs = key_gemm, .needs_kernel = needs_kernel_never, .verify = verify_gemm,
+                   .key_attrs = key_gemm, .needs_kernel = needs_kernel_logits, .verify = verify_gemm,
                    .shape = shape_gemm, .interp = interp_matmul, .emit = emit_gemm, .cost = cost_gemm},
     [OP_EMBED_BAND] = {.name = "embed_band", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_band,
                        .key_attrs = key_band, .shape = shape_embed_band, .interp = interp_embed_band,

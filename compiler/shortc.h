@@ -1043,6 +1043,8 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
 #define TXL_POSITION_LIMIT (1 << 30)
 /* Whether every layer of s uses relative attention (a Transformer-XL model). */
 bool txl_model(const ModelSpec *s);
+/* Node n's attention parameter `key` (clamp, same_length, untie) as an int; 0 when not given. */
+int txl_param(const Node *n, const char *key);
 /* Op-table hooks of OP_REL_ATTENTION and OP_MEM_WRITE. */
 int txl_rel_ninputs(const Node *n);
 void txl_print_attrs(FILE *out, const Node *n);

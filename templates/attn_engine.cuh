@@ -48,9 +48,20 @@
 //! query of slot s (its absolute position) and _kpos(pos, h, s, j) to the key
 //! of slot s as the tile is loaded, so one q.k product per score.
 //!
+//! REL (Transformer-XL relative attention, docs/attention/relative.md): kv is
+//! the memory's keys and values projected this call (templates/txl_prep.cuh),
+//! [2, kv_rows, H, HD] at ring row (position mod kv_rows); key positions >= P
+//! are this call's, read from qkv. Three more arguments: rel [ND, H*HD] (the
+//! projected relative keys W_r R_d), r_w and r_r [H, HD] (u and v). u is added
+//! to the query as it is loaded; the hook _rel(rel, r_w, r_r, h, i, j, q)
+//! gives (q + v).(W_r R_{i-j}) for the stored query q + u. The score is
+//! (q.k + _rel) * SCALE; no tile is taken as full (the memory's first key
+//! moves with P); the _visible hook reads the kernel's P.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
-//!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both
+//!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both;
+//!               REL (0/1), T_B (REL only)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -68,7 +79,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int T, int P, int kv_rows,
     const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD + 1]: W_q p_s | W_k p_s | computed, per slot s
 {{#else}}
+{{#if REL}}
+    int T, int P, int kv_rows,
+    const {{T_KV}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d
+    const {{T_B}} *__restrict__ r_w,  // [H, HD]: u, added to the query
+    const {{T_B}} *__restrict__ r_r)  // [H, HD]: v, the positional term's query bias
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
 {{#endif}}
 {{#endif}}
 {
@@ -103,6 +121,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if PIA}}
             if (t >= 0 && t < T) q_s[r][j] += {{KERNEL_NAME}}_qpos(pos, h, q0 + r, j);
 {{#endif}}
+{{#if REL}}
+            if (t >= 0 && t < T) q_s[r][j] += shortc_ld(r_w + h * HD + j);
+{{#endif}}
         }
 
         float m[QPW], l[QPW], o[QPW][DPL];
@@ -119,7 +140,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
         for (int e = e0; e < e1; e++) {
             const int k0 = e * KT;
+{{#if REL}}
+            const bool full = false;  // the memory's first key moves with P: every pair is tested
+{{#else}}
             const bool full = k0 + KT - 1 <= q0 && q0 + QT - 1 - k0 < {{KERNEL_NAME}}_reach;
+{{#endif}}
             const int kfirst = k0;
 {{#else}}
         const int list = (HEAD_TABLES ? h * NQT : 0) + qt;
@@ -154,12 +179,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 const int r = i / HD, j = i % HD, t = key_s[r];
                 float kval = 0.0f, vval = 0.0f;
                 if (t >= 0) {
+{{#if REL}}
+                    if (t >= P) {  // this call's token: its key and value in qkv
+                        kval = shortc_ld(qkv + (size_t)(t - P) * (3 * H * HD) + (H + h) * HD + j);
+                        vval = shortc_ld(qkv + (size_t)(t - P) * (3 * H * HD) + (2 * H + h) * HD + j);
+                    } else if (kv_rows > 0) {  // a memory row, at ring row t mod kv_rows
+                        kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t % kv_rows) * H + h) * HD + j);
+                        vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t % kv_rows) * H + h) * HD + j);
+                    }
+{{#else}}
 {{#if KV_HTD}}
                     kval = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + t) * HD + j);
                     vval = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + t) * HD + j);
 {{#else}}
                     kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * H + h) * HD + j);
                     vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * H + h) * HD + j);
+{{#endif}}
 {{#endif}}
 {{#if PIA}}
                     kval += {{KERNEL_NAME}}_kpos(pos, h, t, j);
@@ -190,7 +225,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             for (int i = 0; i < QPW; i++) {
                 const int q = qw + i;
                 const bool seen = key >= 0 && (full || {{KERNEL_NAME}}_visible(h, q, key));
+{{#if REL}}
+                const float si =
+                    seen ? (s[i] + {{KERNEL_NAME}}_rel(rel, r_w, r_r, h, q, key, q_s[warp * QPW + i])) * SCALE : MASKED;
+{{#else}}
                 const float si = seen ? s[i] * SCALE + {{KERNEL_NAME}}_extra(h, q, key) : MASKED;
+{{#endif}}
                 const float m_new = fmaxf(m[i], shortc_warp_max(si));
                 const float corr = expf(m[i] - m_new);
                 s[i] = si == MASKED ? 0.0f : expf(si - m_new);

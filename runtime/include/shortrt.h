@@ -117,8 +117,11 @@ typedef struct srt_model_info {
                                   window at positions 0..T-1 that reads and updates the session's h_prev */
     int overlap;               /* recurrent models: the overlap K of their windows (mode windows' default) */
     int carries_state;         /* 1: a session keeps a bounded window of earlier tokens across any number of
-                                  calls (Shortformer's cache: after each call its last `cache` tokens), so it
+                                  calls (Shortformer's cache: after each call its last `cache` tokens;
+                                  Transformer-XL's memories: each layer's last `memory` inputs), so it
                                   never needs a reset and mode 'cached' runs a whole text through it */
+    int memories;              /* 1: the state is Transformer-XL memories (docs/attention/relative.md): positions
+                                  accumulate up to max_positions, each layer keeps its last `memory` inputs */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
 /* One tensor of the state a session keeps between forwards (per sequence): a KV cache, Shortformer's

@@ -420,6 +420,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
         ps->bytes = (size_t)bytes;
         pl->state_bytes += ps->bytes;
         if (ps->persistent && ps->role == PLAN_ROLE_RECURRENT) pl->recurrent = true;
+        if (ps->persistent && ps->role == PLAN_ROLE_MEMORY) pl->memories = true;
         leave(p, saved);
     }
     return SRT_OK;

@@ -189,6 +189,8 @@ typedef struct RtPlan {
     int segment;          /* max tokens per forward */
     bool recurrent;       /* a persistent state of role "recurrent": each forward is one window at P = 0 that
                              reads and updates it (docs/attention/recurrence.md); windows mode carries it */
+    bool memories;        /* a persistent state of role "memory" (Transformer-XL): bounded rings, positions
+                             accumulate; the session carries state (srt_model_info.carries_state) */
     int overlap;          /* config "overlap": a recurrent model's windows overlap (0 when absent) */
     size_t arena_bytes;   /* activation arena size */
     RtRef tokens;         /* where token ids go (int32) */

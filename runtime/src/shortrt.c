@@ -339,7 +339,8 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->max_positions = m->ops->max_positions(m);
     info->recurrent = m->plan.recurrent;
     info->overlap = m->plan.overlap;
-    info->carries_state = m->ops->state_keep(m) >= 0;
+    info->carries_state = m->ops->state_keep(m) >= 0 || m->plan.memories; /* a PIA cache or bounded memories */
+    info->memories = m->plan.memories;
     return SRT_OK;
 }
 

@@ -25,8 +25,35 @@ add_test(NAME txl_convert
          COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
                  ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
 set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
-#   txl_emit_refused      no CUDA kernels yet: `shortc txl_tiny.arch -o` fails with a located error and no
-#                         output, --dump-spec and `shortc report` work (tests/memory/emit_refused.sh)
-add_test(NAME txl_emit_refused COMMAND sh ${TESTS_DIR}/memory/emit_refused.sh ${SHORTC_BIN}
-                                       ${CMAKE_SOURCE_DIR}/models/txl/txl_tiny.arch)
-set_tests_properties(txl_emit_refused PROPERTIES LABELS "memory;txl")
+# The CUDA kernels (templates/txl_prep.cuh, txl_mem_write.cuh, attn_engine.cuh with REL):
+#   txl_sim_<name>   tests/suite/golden_suite.sh: sim == ref, bitwise across thread counts and from the
+#                    emitted .cu, and in modes cached and tokenwise (memories across calls): txl_tiny,
+#                    odd shapes in fp32 (per-layer memories, clamp), fp16 (pre-norm, same_length, untie)
+#                    and bf16 ([out, in] weights, a layer without memory)
+function(shortc_txl_suite name model ntok atol rtol)
+  add_test(NAME txl_sim_${name} COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol}
+                                       "cached tokenwise")
+  set_tests_properties(txl_sim_${name} PROPERTIES LABELS "memory;txl;sim" TIMEOUT 600)
+endfunction()
+shortc_txl_suite(txl_tiny ${CMAKE_SOURCE_DIR}/models/txl/txl_tiny.arch 23 1e-4 1e-4)
+shortc_txl_suite(odd_f32  ${TESTS_DIR}/memory/txl_odd_f32.arch  23 1e-4 1e-4)
+shortc_txl_suite(odd_half ${TESTS_DIR}/memory/txl_odd_half.arch 23 2e-2 2e-2)
+shortc_txl_suite(odd_bf16 ${TESTS_DIR}/memory/txl_odd_bf16.arch 23 2e-2 2e-2)
+#   txl_run_<backend>      `shortc run --mode cached` over several segments == the PyTorch goldens (txl_tiny,
+#                          txl_lrm_tiny, txl_tiny_pre; and tokenwise with same_length), nonoverlapping differs
+#                          (tests/memory/txl_run.sh)
+#   txl_eval_cached_<backend>  `shortc eval --mode cached`: the golden logits' NLL (tests/memory/txl_nll.py)
+foreach(backend ref sim)
+  add_test(NAME txl_run_${backend} COMMAND sh ${TESTS_DIR}/memory/txl_run.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${backend})
+  set_tests_properties(txl_run_${backend} PROPERTIES LABELS "memory;txl" TIMEOUT 600)
+  if(PY3)
+    add_test(NAME txl_eval_cached_${backend}
+             COMMAND ${PY3} ${TESTS_DIR}/memory/txl_nll.py ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${backend})
+    set_tests_properties(txl_eval_cached_${backend} PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
+  endif()
+endforeach()
+#   txl_report            --report names the memories, not a KV cache of 2^30 tokens
+add_test(NAME txl_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
+         --grep "continuing calls: per-layer memories of earlier layer inputs \\(any length, up to 1073741824 positions\\)"
+         -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/txl/txl_tiny.arch --backend ref --random-weights 1 --report)
+set_tests_properties(txl_report PROPERTIES LABELS "memory;txl")

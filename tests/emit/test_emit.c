@@ -128,7 +128,7 @@ static void test_syntax(void) {
 typedef struct TmplCase {
     const char *name;          /* template file */
     const char *values;        /* "KEY=VALUE ..." always set */
-    const char *flags[6];      /* 0/1 flags, all combinations */
+    const char *flags[7];      /* 0/1 flags, all combinations */
 } TmplCase;
 
 static const TmplCase tmpl_cases[] = {
@@ -142,8 +142,8 @@ static const TmplCase tmpl_cases[] = {
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
-     "T_XKV=float T_POS=float",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA"}},
+     "T_XKV=float T_POS=float T_B=__half",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL"}},
     {"attn_mma.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
@@ -166,6 +166,9 @@ static const TmplCase tmpl_cases[] = {
     {"sample.cuh", "COMMENT=// KERNEL_NAME=k V=300 VPAD=512 THREADS=64", {NULL}},
     {"attn_pia_pos.cuh", "COMMENT=// KERNEL_NAME=k D=20 HHD=12 THREADS=32 T_W=__half T_POS=float", {"FAIRSEQ", "W_OUT_IN"}},
     {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
+    {"txl_mem_write.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 THREADS=32 T_X=float T_MEM=__half", {NULL}},
+    {"txl_prep.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 W=12 THREADS=32 T_MEM=__half T_W=float T_S=float",
+     {"QKV_OUT_IN", "R_OUT_IN"}},
 };
 
 static void test_templates(void) {
@@ -201,7 +204,7 @@ static void test_templates(void) {
             kv[nkv++] = (TmplKV){tok, eq + 1};
         }
         int nflags = 0;
-        while (nflags < 6 && c->flags[nflags]) nflags++;
+        while (nflags < 7 && c->flags[nflags]) nflags++;
         for (int mask = 0; mask < (1 << nflags); mask++) {
             for (int f = 0; f < nflags; f++) kv[nkv + f] = (TmplKV){c->flags[f], (mask >> f) & 1 ? "1" : "0"};
             char *msgs;

@@ -1,0 +1,50 @@
+#!/bin/sh
+# txl_run.sh SHORTC SRCDIR BACKEND
+#
+# Transformer-XL through the runtime (docs/attention/relative.md) on one
+# backend: `shortc run --mode cached` and `--mode tokenwise` over several
+# segments, the memories carried from call to call, equal the PyTorch goldens
+# of tests/memory/gen_txl.py (an independent implementation doing the
+# original pad-and-reshape relative shift) for txl_tiny, txl_lrm_tiny
+# (per-layer memories; "transformer." weight names) and txl_tiny_pre
+# (pre-norm, clamp, same_length, untie). With same_length every query sees
+# exactly its last m positions, whatever the calls: txl_tiny_pre token by
+# token (mode tokenwise) equals its segment goldens too; without it the
+# memory a query sees depends on the segmentation, so tokenwise is checked
+# for sim == ref only (tests/suite/golden_suite.sh). The default
+# (nonoverlapping, memories reset each segment) differs from the goldens
+# after the first segment.
+set -u
+shortc=$1 src=$2 backend=$3
+mem=$src/tests/memory
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shortc-txlr.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT INT TERM
+export SHORTC_CACHE="$tmp/cache"
+pass=0 fail=0
+check() { # description, command...
+    desc=$1; shift
+    if out=$("$@" 2>&1); then
+        pass=$((pass + 1)); echo "ok   $backend: $desc"
+    else
+        fail=$((fail + 1)); echo "FAIL $backend: $desc"; printf '%s\n' "$out" | sed 's/^/     /'
+    fi
+}
+run() { # arch golden-name mode out
+    "$shortc" run "$1" --backend "$backend" --weights "$mem/$2.safetensors" --tokens "$mem/$2.tokens" --mode "$3" \
+        --logits "$4"
+}
+for spec in "$src/models/txl/txl_tiny.arch txl_tiny" "$src/models/txl/txl_lrm_tiny.arch txl_lrm_tiny" \
+            "$mem/txl_variants.arch txl_tiny_pre"; do
+    set -- $spec
+    modes=cached
+    [ "$2" = txl_tiny_pre ] && modes="cached tokenwise" # same_length: independent of the calls' sizes
+    for mode in $modes; do
+        check "$2 $mode runs" run "$1" "$2" $mode "$tmp/$2_$mode.npy"
+        check "$2 $mode == torch" "$shortc" cmp "$tmp/$2_$mode.npy" "$mem/$2.logits.npy" --atol 1e-4
+    done
+done
+check "txl_tiny nonoverlapping runs" run "$src/models/txl/txl_tiny.arch" txl_tiny nonoverlapping "$tmp/non.npy"
+check "txl_tiny nonoverlapping != torch (no memory across segments)" \
+    sh -c "! '$shortc' cmp '$tmp/non.npy' '$mem/txl_tiny.logits.npy' --atol 1e-3"
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
