@@ -18,11 +18,16 @@ shortc="$build/shortc" modes="$build/tests/bench_modes"
 m=$here/models
 big="$m/shortformer.arch $m/baseline_ba.arch $m/gpt2_recurrent.arch $m/gpt2_small.arch"
 for f in txl_wt103 txl_lrm4; do
-  if [ -f "$m/$f.arch" ]; then big="$big $m/$f.arch"; else big="$big $m/txl/$f.arch"; fi
+  big="$big $m/$f.arch"
 done
 echo "== paper-size models: the cost model (figures: docs/cost-model.md; [estimate] rows are a roofline, not a measurement)"
 # shellcheck disable=SC2086
 "$shortc" compare $big | grep -E '^(model|segment|layers|state bytes|attention, layer 0|  scores/forward|FLOPs per token|bytes per token|time per token|  (nonoverlap|sliding S|overlap K|token by token))' ||
+  exit 1
+echo
+echo "== generation, Shortformer vs the baseline (seeds/000 §5): cached token-by-token through the cache of L' = 512"
+echo "   against sliding-window recomputation with S = 1 (one full forward per token), per token [estimate]"
+"$shortc" compare --stride 1 "$m/shortformer.arch" "$m/baseline_ba.arch" | grep -E '^(model|  (sliding S|token by token, cached))' ||
   exit 1
 echo
 echo "== test-size models on the simulator (tokens/s: this machine, the CPU simulator; FLOPs: the cost model)"

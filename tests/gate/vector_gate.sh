@@ -7,7 +7,8 @@
 # Emits INPUT (a .cu is used as it is), reads the SASS of its NVRTC cubins at sm_80 and sm_90
 # (nvrtc_gate --sass) and requires of every embed, norm and epilogue kernel at
 # least one 128-bit global load (LDG.128) and no 8/16-bit global load: their
-# rows move in 16-byte pieces. Exit 77 (skipped) when cuobjdump is absent.
+# rows move in 16-byte pieces (an epilogue kernel `_nN_` whose rows are not a multiple
+# of 16 bytes: the widest piece dividing them, 8 or 4 bytes). Exit 77 (skipped) when cuobjdump is absent.
 set -u
 shortc="" gate="" out=""
 while [ $# -gt 1 ]; do
@@ -38,7 +39,17 @@ awk -v model="$name" '
   {
     checked++
     fail = ""
-    if ($9 == 0) fail = fail "; no 128-bit global load"
+    # a row whose bytes are not a multiple of 16 (an epilogue over a vocabulary of 50 fp32) moves in the
+    # widest piece that divides it: 8 bytes (LDG.64, column 8) or 4 (LDG.32, column 7)
+    width = 16
+    if (match($1, /_n[0-9]+_/)) {
+      n = substr($1, RSTART + 2, RLENGTH - 3) + 0
+      eb = ($1 ~ /_(f16|bf16)($|_)/) ? 2 : 4
+      while (width > eb && (n * eb) % width != 0) width /= 2
+    }
+    if (width == 16 && $9 == 0) fail = fail "; no 128-bit global load"
+    if (width == 8 && $8 == 0) fail = fail "; no 64-bit global load (rows of " n * eb " bytes)"
+    if (width == 4 && $7 == 0) fail = fail "; no 32-bit global load (rows of " n * eb " bytes)"
     if ($6 > 0) fail = fail "; " $6 " 8/16-bit global loads"
     if (fail != "") { print "vector_gate: " model ": error: " $1 " at " $2 ":" substr(fail, 2); bad = 1 }
     else print "vector_gate: " model ": " $1 " at " $2 ": ok (" $9 " LDG.128)"

@@ -363,6 +363,21 @@ static void test_cached_token_mode(void) {
     arena_free(&a);
 }
 
+/* Shortformer's comparison (seeds/000 §5): the attention matrix of one call is 512 x 1024 with PIA and a cache
+ * of 512 against the baseline's 3072 x 3072, and PIA computes one q.k product per score (q.k + p.v: 4 hd FLOPs). */
+static void test_shortformer_matrices(void) {
+    Arena a;
+    arena_init(&a);
+    char why[256];
+    CostOptions o = {0};
+    ModelCost *pia = cost_of(&a, "shortformer.arch", &o, why, sizeof why);
+    ModelCost *base = cost_of(&a, "baseline_ba.arch", &o, why, sizeof why);
+    CHECK(pia && pia->attn[0].queries == 512 && pia->attn[0].keys == 1024);
+    CHECK(base && base->attn[0].queries == 3072 && base->attn[0].keys == 3072);
+    if (pia) CHECK(near(pia->flops_attention, 4.0 * 128 * pia->forward.attn_scores, 1e-12)); /* head_dim 1024/8 */
+    arena_free(&a);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -378,5 +393,6 @@ int main(int argc, char **argv) {
     test_kernel_traffic();
     test_cached_token();
     test_cached_token_mode();
+    test_shortformer_matrices();
     return check_done("cost_unit");
 }

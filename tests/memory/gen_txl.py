@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from gen_goldens import torch, F, golden_files, run_generators  # noqa: E402 (exits 77 without torch)
 
-# The test models, transcribed from models/txl/*.arch and tests/memory/txl_variants.arch (keep in sync).
+# The test models, transcribed from models/*.arch and tests/memory/txl_variants.arch (keep in sync).
 BASE = dict(vocab=50, d_model=32, heads=4, head_dim=8, ffn=64, place="post", eps=1e-5, segment=7, layers=2,
             memory=[5, 5], clamp=0, same_length=False, untie=False, prefix="", ntokens=25)
 MODELS = {

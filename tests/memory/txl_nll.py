@@ -16,5 +16,5 @@ import pia_nll  # noqa: E402  (exits 77 without numpy)
 
 if __name__ == "__main__":
     shortc, src, backend = sys.argv[1:4]
-    sys.exit(pia_nll.check_eval(shortc, src, backend, os.path.join("models", "txl", "txl_tiny.arch"), "txl_tiny",
+    sys.exit(pia_nll.check_eval(shortc, src, backend, os.path.join("models", "txl_tiny.arch"), "txl_tiny",
                                 "txl_tiny.logits.npy"))

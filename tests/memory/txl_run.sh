@@ -33,7 +33,7 @@ run() { # arch golden-name mode out
     "$shortc" run "$1" --backend "$backend" --weights "$mem/$2.safetensors" --tokens "$mem/$2.tokens" --mode "$3" \
         --logits "$4"
 }
-for spec in "$src/models/txl/txl_tiny.arch txl_tiny" "$src/models/txl/txl_lrm_tiny.arch txl_lrm_tiny" \
+for spec in "$src/models/txl_tiny.arch txl_tiny" "$src/models/txl_lrm_tiny.arch txl_lrm_tiny" \
             "$mem/txl_variants.arch txl_tiny_pre"; do
     set -- $spec
     modes=cached
@@ -43,7 +43,7 @@ for spec in "$src/models/txl/txl_tiny.arch txl_tiny" "$src/models/txl/txl_lrm_ti
         check "$2 $mode == torch" "$shortc" cmp "$tmp/$2_$mode.npy" "$mem/$2.logits.npy" --atol 1e-4
     done
 done
-check "txl_tiny nonoverlapping runs" run "$src/models/txl/txl_tiny.arch" txl_tiny nonoverlapping "$tmp/non.npy"
+check "txl_tiny nonoverlapping runs" run "$src/models/txl_tiny.arch" txl_tiny nonoverlapping "$tmp/non.npy"
 check "txl_tiny nonoverlapping != torch (no memory across segments)" \
     sh -c "! '$shortc' cmp '$tmp/non.npy' '$mem/txl_tiny.logits.npy' --atol 1e-3"
 echo "$pass passed, $fail failed"
