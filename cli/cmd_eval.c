@@ -38,7 +38,8 @@ bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o) {
     return true;
 }
 
-void recurrent_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o) {
+void model_mode_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o) {
+    if (!args_name_mode(ra) && mi->carries_state && !mi->recurrent) o->mode = SRT_MODE_CACHED;
     if (!mi->recurrent || ra->overlap >= 0 || ra->stride) return;
     if (!ra->mode) o->mode = SRT_MODE_WINDOWS;
     if (o->mode == SRT_MODE_WINDOWS) o->overlap = mi->overlap;
@@ -96,7 +97,7 @@ int eval_main(int argc, char **argv) {
         free(tokens);
         return 1;
     }
-    recurrent_defaults(&ra, &om.mi, &o);
+    model_mode_defaults(&ra, &om.mi, &o);
     Progress pr = {now_ms()};
     if (isatty(STDERR_FILENO)) o.progress = show_progress, o.progress_ud = &pr;
     bool in_vocab = tokens_in_vocab(&ra, tokens, n, &om.mi);

@@ -12,8 +12,10 @@ bool args_name_mode(const RunArgs *ra);
 /* ra's --mode, --stride and --overlap as runtime options (the mode defaults to nonoverlapping, or to
  * sliding with --stride and windows with --overlap). Prints the error and returns false. */
 bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o);
-/* A recurrent model's own way through a text (docs/attention/recurrence.md): without --mode, or with
- * --mode windows and no --overlap, windows that overlap by the model's overlap. */
-void recurrent_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o);
+/* A model's own way through a text when ra names no mode (docs/usage.md): a recurrent model's windows
+ * overlapping by its overlap (also for --mode windows without --overlap; docs/attention/recurrence.md),
+ * cached segments for a model that carries state across segments (a PIA cache, Transformer-XL memories),
+ * nonoverlapping segments otherwise. */
+void model_mode_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o);
 
 #endif

@@ -73,7 +73,8 @@ static const char usage_text[] =
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
     "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
-    "between them (one logits row per token); --chunk K feeds each segment K tokens per call.\n"
+    "between them unless the model carries it (a cache, memories: mode cached; recurrent: windows), one\n"
+    "logits row per token; --chunk K feeds each segment K tokens per call.\n"
     "Every backend continues a sequence from its KV cache (sim and cuda: the plan's state, one per session).\n"
     "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
     "a vocab.json (merges.txt beside it) or their directory.\n";
@@ -508,15 +509,17 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
 /*
  * The logits of tokens[n] (rows n x vocab): consecutive segments of L tokens
  * (the model's segment), the session reset before each (nonoverlapping
- * evaluation); within a segment, calls of `chunk` tokens through the state
- * (0: the whole segment in one call). Prints the error and returns false.
+ * evaluation) unless the model carries its state across segments (a PIA
+ * cache, memories: reset once, as mode cached); within a segment, calls of
+ * `chunk` tokens through the state (0: the whole segment in one call).
+ * Prints the error and returns false.
  */
 static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, float *logits) {
     int L = om->mi.segment, V = om->mi.vocab;
     srt_status st = SRT_OK;
     for (int seg = 0; seg < n && st == SRT_OK; seg += L) {
         int len = n - seg < L ? n - seg : L;
-        st = srt_session_reset(om->s);
+        if (seg == 0 || !om->mi.carries_state) st = srt_session_reset(om->s);
         for (int at = 0; at < len && st == SRT_OK;) {
             int k = chunk > 0 && chunk < len - at ? chunk : len - at;
             st = srt_forward(om->s, tokens + seg + at, k, logits + (size_t)(seg + at) * (size_t)V);
@@ -564,9 +567,10 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
                         "window)\n", mi->name);
         goto out;
     }
-    if (args_name_mode(ra) || mi->recurrent) { /* a mode's rows through the runtime (srt_eval_logits) */
+    if (args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk)) { /* a mode's rows through
+                                                                                       the runtime (srt_eval_logits) */
         if (!eval_options_from_args(ra, &eo)) goto out;
-        recurrent_defaults(ra, mi, &eo);
+        model_mode_defaults(ra, mi, &eo);
         srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
         if (st != SRT_OK) {
             print_lib_error(st, srt_last_error(om.ctx));

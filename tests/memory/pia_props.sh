@@ -3,7 +3,7 @@
 #
 # Properties of position-infused attention with a cache (docs/attention/pia.md)
 # on one backend:
-#   1. shortformer_tiny, cached and tokenwise, equals the PyTorch goldens of
+#   1. shortformer_tiny, cached (also run's default) and tokenwise, equals the PyTorch goldens of
 #      tests/memory/gen_pia.py (an independent implementation that re-projects
 #      the cache each segment; it checks itself against the explicit-pattern pass);
 #   2. Vaswani-style positions equal their golden and differ from fairseq's;
@@ -17,15 +17,8 @@ mem=$src/tests/memory
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shortc-piap.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export SHORTC_CACHE="$tmp/cache"
-pass=0 fail=0
-check() { # description, command...
-    desc=$1; shift
-    if out=$("$@" 2>&1); then
-        pass=$((pass + 1)); echo "ok   $backend: $desc"
-    else
-        fail=$((fail + 1)); echo "FAIL $backend: $desc"; printf '%s\n' "$out" | sed 's/^/     /'
-    fi
-}
+check_label=$backend
+. "$src/tests/tools/check.sh"
 runw() { # model mode out
     "$shortc" run "$1" --backend "$backend" --weights "$mem/pia_tiny.safetensors" --tokens "$mem/pia_tiny.tokens" \
         --mode "$2" --logits "$3"
@@ -35,6 +28,10 @@ for mode in cached tokenwise; do
     check "shortformer_tiny $mode runs" runw "$sf" $mode "$tmp/sf_$mode.npy"
     check "shortformer_tiny $mode == torch" "$shortc" cmp "$tmp/sf_$mode.npy" "$mem/pia_tiny.$mode.npy" --atol 1e-4
 done
+check "shortformer_tiny default runs" "$shortc" run "$sf" --backend "$backend" --weights "$mem/pia_tiny.safetensors" \
+    --tokens "$mem/pia_tiny.tokens" --logits "$tmp/own.npy"
+check "shortformer_tiny default == cached (the model's own way)" "$shortc" cmp "$tmp/own.npy" "$tmp/sf_cached.npy" \
+    --atol 0
 check "vaswani cached runs" runw "$mem/pia_vaswani_tiny.arch" cached "$tmp/va.npy"
 check "vaswani cached == torch" "$shortc" cmp "$tmp/va.npy" "$mem/pia_tiny_vaswani.cached.npy" --atol 1e-4
 differs() { ! "$shortc" cmp "$1" "$2" --atol 1e-3 >/dev/null 2>&1; }

@@ -11,24 +11,18 @@
 # exactly its last m positions, whatever the calls: txl_tiny_pre token by
 # token (mode tokenwise) equals its segment goldens too; without it the
 # memory a query sees depends on the segmentation, so tokenwise is checked
-# for sim == ref only (tests/suite/golden_suite.sh). The default
-# (nonoverlapping, memories reset each segment) differs from the goldens
-# after the first segment.
+# for sim == ref only (tests/suite/golden_suite.sh). Without --mode, run
+# takes the model's own way (cached), with --chunk too; nonoverlapping
+# (memories reset each segment) differs from the goldens after the first
+# segment.
 set -u
 shortc=$1 src=$2 backend=$3
 mem=$src/tests/memory
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/shortc-txlr.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 export SHORTC_CACHE="$tmp/cache"
-pass=0 fail=0
-check() { # description, command...
-    desc=$1; shift
-    if out=$("$@" 2>&1); then
-        pass=$((pass + 1)); echo "ok   $backend: $desc"
-    else
-        fail=$((fail + 1)); echo "FAIL $backend: $desc"; printf '%s\n' "$out" | sed 's/^/     /'
-    fi
-}
+check_label=$backend
+. "$src/tests/tools/check.sh"
 run() { # arch golden-name mode out
     "$shortc" run "$1" --backend "$backend" --weights "$mem/$2.safetensors" --tokens "$mem/$2.tokens" --mode "$3" \
         --logits "$4"
@@ -43,6 +37,15 @@ for spec in "$src/models/txl_tiny.arch txl_tiny" "$src/models/txl_lrm_tiny.arch 
         check "$2 $mode == torch" "$shortc" cmp "$tmp/$2_$mode.npy" "$mem/$2.logits.npy" --atol 1e-4
     done
 done
+# Without --mode, run takes the model's own way (cached: memories carried across segments).
+check "txl_tiny default runs" "$shortc" run "$src/models/txl_tiny.arch" --backend "$backend" \
+    --weights "$mem/txl_tiny.safetensors" --tokens "$mem/txl_tiny.tokens" --logits "$tmp/own.npy"
+check "txl_tiny default == torch (the memories carried)" "$shortc" cmp "$tmp/own.npy" "$mem/txl_tiny.logits.npy" \
+    --atol 1e-4
+check "txl_tiny_pre --chunk 3 runs" "$shortc" run "$mem/txl_variants.arch" --backend "$backend" \
+    --weights "$mem/txl_tiny_pre.safetensors" --tokens "$mem/txl_tiny_pre.tokens" --chunk 3 --logits "$tmp/ch.npy"
+check "txl_tiny_pre --chunk 3 == torch (same_length)" "$shortc" cmp "$tmp/ch.npy" "$mem/txl_tiny_pre.logits.npy" \
+    --atol 1e-4
 check "txl_tiny nonoverlapping runs" run "$src/models/txl_tiny.arch" txl_tiny nonoverlapping "$tmp/non.npy"
 check "txl_tiny nonoverlapping != torch (no memory across segments)" \
     sh -c "! '$shortc' cmp '$tmp/non.npy' '$mem/txl_tiny.logits.npy' --atol 1e-3"

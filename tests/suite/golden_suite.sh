@@ -21,15 +21,8 @@ vocab=$("$shortc" "$model" --dump-spec | awk '$1 == "vocab" {print $2}')
 [ -n "$vocab" ] || { echo "golden: cannot read vocab of $model"; exit 1; }
 awk -v n="$ntok" -v v="$vocab" 'BEGIN { for (i = 0; i < n; i++) printf "%d ", (i * 7919 + 13) % v; print "" }' > "$tmp/tokens"
 
-pass=0 fail=0
-check() { # description, command...
-    desc=$1; shift
-    if out=$("$@" 2>&1); then
-        pass=$((pass + 1)); echo "ok   $name: $desc"
-    else
-        fail=$((fail + 1)); echo "FAIL $name: $desc"; printf '%s\n' "$out" | sed 's/^/     /'
-    fi
-}
+check_label=$name
+. "$(dirname "$0")/../tools/check.sh"
 run() { "$shortc" run "$@" --random-weights 7 --tokens "$tmp/tokens"; }
 
 check "ref backend runs" run "$model" --backend ref --logits "$tmp/ref.npy"
