@@ -433,16 +433,46 @@ static bool decode_vec_kv(DType kv, int hd) {
     return (kv == DT_F16 || kv == DT_BF16) && hd % 8 == 0 && hd / 8 <= DECODE_KPS;
 }
 
+/* Whether node n's one-query steps run on flash-decoding (attn_decode.cuh): causal attention, or a sparse
+ * kind through its visibility hook; not the memory family (its own keys and score terms). */
+static bool attn_decodes(const Node *n) {
+    return n->op == OP_ATTENTION && n->nin == 2 && !n->infused && !n->rec_key &&
+           (n->attn.kind == ATTN_CAUSAL || attn_decode_kind(&n->attn));
+}
+
+/* A sparse kind's HOOKS for decode kernel k (its pattern at the state's capacity); false after an error. */
+static bool decode_hooks(Emit *e, const Node *n, KSpec *k, int ntok) {
+    AttnPattern pat;
+    char err[256];
+    if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
+        diag_error(e->st.d, n->src, "%s", err);
+        return false;
+    }
+    char *hooks = attn_visible_hooks(&pat, k->name);
+    attn_pattern_free(&pat);
+    if (!hooks) {
+        internal(e, n, "out of memory writing the attention hooks");
+        return false;
+    }
+    tmpl_set(&k->args, "HOOKS", arena_strdup(e->st.arena, hooks));
+    free(hooks);
+    return true;
+}
+
 /*
  * Decode attention (the "decode" program, T = 1): a partial kernel over chunks of DECODE_KPS keys
  * (grid ceil((P+1)/KPS) x H, so the launch covers exactly the keys the query sees) into the arena's
- * decode area, launched here, and the combine kernel (grid H) left in ks for the caller.
+ * decode area, launched here, and the combine kernel (grid H) left in ks for the caller. A sparse kind
+ * tests each key with its visibility hook (VISIBLE); its combine kernel is shared by every sparse kind.
  */
 static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *kv = val(e, n->in[1]);
-    bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
+    bool htd = kv->order == ORD_HEADS_TOKENS_DIM, sparse = attn_decode_kind(&n->attn);
     char sfx[64];
     int maxs = decode_chunks(kv);
+    const char *kind = sparse ? arena_printf(e->st.arena, "_%s%s", attn_kind_name(n->attn.kind),
+                                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer))
+                              : "";
     StepArg part = {.kind = ARG_ARENA, .offset = e->st.decode_offset};
     KSpec pk;
     memset(&pk, 0, sizeof pk);
@@ -450,13 +480,15 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         KSpec *k = combine ? ks : &pk;
         attn_common(e, n, k, H, hd, sfx, sizeof sfx);
         k->tmpl = "attn_decode.cuh";
-        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s_h%d_hd%d%s%s", combine ? "combine" : "partial", H,
-                               hd, sfx, htd ? "" : "_thd");
+        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s%s_h%d_hd%d%s%s", combine ? "combine" : "partial",
+                               !sparse ? "" : combine ? "_sparse" : kind, H, hd, sfx, htd ? "" : "_thd");
         set_int(e, k, "KPS", DECODE_KPS);
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
         set_flag(k, "COMBINE", combine);
         set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
+        set_flag(k, "VISIBLE", sparse);
+        if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
     pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
@@ -572,8 +604,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "output width %d is not %d heads x %d", act_width(y), H, hd);
         return false;
     }
-    /* the decode program (T = 1): flash-decoding for causal; the other kinds run the engine with T = 1 */
-    if (e->decode && n->attn.kind == ATTN_CAUSAL && !n->infused) return spec_attention_decode(e, n, ks, H, hd);
+    /* the decode program (T = 1): flash-decoding for causal and the sparse kinds; the memory family runs the
+     * engine with T = 1 */
+    if (e->decode && attn_decodes(n)) return spec_attention_decode(e, n, ks, H, hd);
     const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
     bool mma = attn_mma_tiles(e, n, hd, &kt, &smem);
@@ -966,7 +999,7 @@ static bool size_staging(Emit *e) {
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         /* a recurrent model runs whole windows only: no decode program */
-        if (n->dead || n->op != OP_ATTENTION || n->nin != 2 || n->attn.kind != ATTN_CAUSAL || ir_recurrent(g)) continue;
+        if (n->dead || !attn_decodes(n) || ir_recurrent(g)) continue;
         size_t need = (size_t)n->heads * (size_t)decode_chunks(val(e, n->in[1])) * ((size_t)n->head_dim + 2) * 4;
         if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
     }

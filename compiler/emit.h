@@ -90,6 +90,12 @@ double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt);
 /* The HOOKS text of templates/attn_engine.cuh for pattern p and kernel `name`, tiles of qt queries and kt
  * keys over nqt absolute query tiles (malloc'd; NULL when out of memory). */
 char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt);
+/* The decode kernel's hooks (attn_decode.cuh VISIBLE): the seeded tables and NAME_visible only (one query
+ * tests its keys; no key lists). Heap text (free), NULL when out of memory. */
+char *attn_visible_hooks(const AttnPattern *p, const char *name);
+/* Whether a sparse kind's one-query steps run on flash-decoding with its visibility hook (attn_decode.cuh
+ * VISIBLE): every kind of the pattern table (attn_mma_kind) but causal, which needs no hook. */
+bool attn_decode_kind(const AttnSpec *s);
 
 /* ------------------------------------------------------------------ */
 /* Emission results shared with plan.c                                 */

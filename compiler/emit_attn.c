@@ -110,6 +110,14 @@ double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt) {
     return heads * nqt * ((double)nqt * qt / (attn_pattern_gathered(p) ? 1 : kt) + 1);
 }
 
+/* NAME_visible(h, i, j): the pattern's token-level visibility (keys after the query never). */
+static void visible_fn(StrBuf *b, const AttnPattern *p, const char *name) {
+    sb_printf(b, "__device__ __forceinline__ bool %s_visible(int h, int i, int j) {\n", name);
+    sb_puts(b, "    (void)h;\n    if (j > i) return false;\n");
+    visible_body(b, p, name);
+    sb_puts(b, "}\n");
+}
+
 char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt) {
     StrBuf b = {0};
     seeded_tables(&b, p, name);
@@ -119,10 +127,7 @@ char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt
         free(sb_take(&b, NULL));
         return NULL;
     }
-    sb_printf(&b, "__device__ __forceinline__ bool %s_visible(int h, int i, int j) {\n", name);
-    sb_puts(&b, "    (void)h;\n    if (j > i) return false;\n");
-    visible_body(&b, p, name);
-    sb_puts(&b, "}\n");
+    visible_fn(&b, p, name);
     sb_printf(&b, "__device__ __forceinline__ float %s_extra(int h, int i, int j) {\n", name);
     sb_puts(&b, "    (void)h, (void)i, (void)j;\n    return 0.0f;  // sparse kinds add nothing\n}");
     return sb_take(&b, NULL);
@@ -139,3 +144,12 @@ bool attn_mma_kind(const AttnSpec *s) {
     default: return false; /* a kind added later runs on the CUDA-core engine until the template knows its hooks */
     }
 }
+
+char *attn_visible_hooks(const AttnPattern *p, const char *name) {
+    StrBuf b = {0};
+    seeded_tables(&b, p, name);
+    visible_fn(&b, p, name);
+    return sb_take(&b, NULL);
+}
+
+bool attn_decode_kind(const AttnSpec *s) { return s->kind != ATTN_CAUSAL && attn_mma_kind(s); }

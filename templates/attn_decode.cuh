@@ -18,8 +18,14 @@
 //! The key/value state holds kv_rows rows (its capacity): its strides depend
 //! on kv_rows, never on T.
 //!
+//! VISIBLE = 1 (a sparse kind, compiler/emit_attn.c attn_visible_hooks): HOOKS
+//! defines KERNEL_NAME_visible(h, i, j), the kind's token-level pattern, and a
+//! key counts only where it holds for the query (i = P); the others are
+//! neither read nor weighted. A chunk with no visible key leaves m = -1e30,
+//! l = 0, o = 0, and a query that sees no key at all outputs zeros.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD KPS MAXS THREADS SCALE T_QKV T_KV
-//!               T_OUT KV_HTD (0/1) COMBINE (0/1) VEC_KV (0/1)
+//!               T_OUT KV_HTD (0/1) COMBINE (0/1) VEC_KV (0/1) VISIBLE (0/1) HOOKS
 //!
 //! VEC_KV = 1 (fp16/bf16 keys and values, HD a multiple of 8, HD/8 <= THREADS):
 //! q, K and V rows are read in pieces of 8 elements (shortc_ld_vec<8>: one
@@ -51,10 +57,17 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     for (int j = threadIdx.x; j < HD; j += THREADS) {
         float acc = 0.0f;
         for (int s = 0; s < nsplit; s++) acc += ph[(size_t)s * (HD + 2) + 2 + j] * expf(ph[(size_t)s * (HD + 2)] - M);
+{{#if VISIBLE}}
+        shortc_st(y + (size_t)h * HD + j, L > 0.0f ? acc / L : 0.0f);  // no visible key: zeros
+{{#else}}
         shortc_st(y + (size_t)h * HD + j, acc / L);
+{{#endif}}
     }
 }
 {{#else}}
+{{#if VISIBLE}}
+{{HOOKS}}
+{{#endif}}
 // Partial softmax of one query over one chunk of keys, for one head (templates/attn_decode.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [1, 3*H*HD]: q | k | v, head-major
@@ -88,7 +101,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     // score of key k0 + thread
     const int k = k0 + (int)threadIdx.x;
     float score = MASKED;
+{{#if VISIBLE}}
+    const bool seen = k < kend && {{KERNEL_NAME}}_visible(h, P, k);  // the kind's pattern
+    if (seen) {
+{{#else}}
     if (k < kend) {
+{{#endif}}
         float acc = 0.0f;
 {{#if VEC_KV}}
 {{#if KV_HTD}}
@@ -125,7 +143,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     __syncthreads();
 
     // p = exp(score - m), l = block sum
+{{#if VISIBLE}}
+    const float p = seen ? expf(score - m) : 0.0f;
+{{#else}}
     const float p = k < kend ? expf(score - m) : 0.0f;
+{{#endif}}
     p_s[threadIdx.x] = p;
     float l = shortc_warp_sum(p);
     if (lane == 0) red[warp] = l;
@@ -142,6 +164,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     if (grp < G) {
         float acc8[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
         for (int kk = grp; kk < kend - k0; kk += G) {
+{{#if VISIBLE}}
+            if (p_s[kk] == 0.0f) continue;  // not visible: its value row is not read
+{{#endif}}
             float v8[8];
 {{#if KV_HTD}}
             shortc_ld_vec<8>(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + c * 8, v8);
@@ -164,6 +189,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     for (int j = threadIdx.x; j < HD; j += THREADS) {
         float acc = 0.0f;
         for (int kk = 0; kk < kend - k0; kk++) {
+{{#if VISIBLE}}
+            if (p_s[kk] == 0.0f) continue;  // not visible: its value row is not read
+{{#endif}}
 {{#if KV_HTD}}
             const float vj = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + j);
 {{#else}}

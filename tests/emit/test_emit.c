@@ -155,8 +155,9 @@ static const TmplCase tmpl_cases[] = {
      "COMMENT=// KERNEL_NAME=k D=20 NP=3 WMAX=24 THREADS=32 T_STATE=__half PARAMS=//x0,alpha POOL=//pool LAYERS=//ffn",
      {"MEAN"}},
     {"attn_decode.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float",
-     {"KV_HTD", "COMBINE", "VEC_KV"}},
+     "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float "
+     "HOOKS=",
+     {"KV_HTD", "COMBINE", "VEC_KV", "VISIBLE"}},
     {"embed_band.cuh", "COMMENT=// KERNEL_NAME=k W=24 VEC=8 LO=64 HI=160 THREADS=32 T_TAB=__half T_OUT=float", {NULL}},
     {"adaptive_logprob.cuh",
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "

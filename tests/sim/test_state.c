@@ -158,15 +158,15 @@ static long blocks_of(const srt_model *m, const char *part) {
 }
 
 /* Blocks launched so far of the plan's attention-engine kernels of the sparse kinds (every attn_ kernel but the
- * causal and decode ones). */
+ * causal and decode ones): none in a decode step. */
 static long sparse_engine_blocks(const srt_model *m) {
     return blocks_of(m, "shortc_attn_") - blocks_of(m, "attn_causal") - blocks_of(m, "attn_decode");
 }
 
 /*
- * One query per decoding step on the simulator, with the decode program's launch geometry: the
- * causal_layers causal layers run flash-decoding, the sparse_layers layers of other kinds the
- * attention engine with T = 1 (one block per head).
+ * One query per decoding step on the simulator, with the decode program's launch geometry: every layer,
+ * causal or sparse (sparse_layers of them: a visibility hook in the same kernel), runs flash-decoding over
+ * ceil((P+1)/64) key chunks per head, and no layer runs the attention engine.
  */
 static void check_decode_launches(srt_context *ctx, const char *path, int causal_layers, int sparse_layers) {
     srt_options opt;
@@ -195,14 +195,14 @@ static void check_decode_launches(srt_context *ctx, const char *path, int causal
         CHECK(srt_forward_rows(s, &next, 1, 0, logits) == SRT_OK, "decode step %d: %s", step, srt_last_error(ctx));
         long dc = blocks_of(m, "attn_causal") - causal, dp = blocks_of(m, "attn_decode_partial") - partial,
              dm = blocks_of(m, "attn_decode_combine") - combine, ds = sparse_engine_blocks(m) - sparse,
-             want = (long)((P + 1 + 63) / 64) * heads * causal_layers;
-        CHECK(dc == 0 && dp == want && dm == (long)heads * causal_layers && ds == (long)heads * sparse_layers,
+             layers = causal_layers + sparse_layers, want = (long)((P + 1 + 63) / 64) * heads * layers;
+        CHECK(dc == 0 && dp == want && dm == (long)heads * layers && ds == 0,
               "%s: decode step at P=%d: %ld causal, %ld partial (want %ld), %ld combine (want %d), %ld sparse engine "
-              "(want %d) attention blocks",
-              path, P, dc, dp, want, dm, heads * causal_layers, ds, heads * sparse_layers);
-        printf("decode step at P=%d: one query, %ld partial + %ld combine + %ld sparse engine attention blocks, no "
-               "prefill attention\n",
-               P, dp, dm, ds);
+              "(want 0) attention blocks",
+              path, P, dc, dp, want, dm, (int)(heads * layers), ds);
+        printf("decode step at P=%d: one query, %ld partial + %ld combine attention blocks (%d of %ld layers sparse), "
+               "no prefill or engine attention\n",
+               P, dp, dm, sparse_layers, layers);
     }
     free(logits);
     srt_model_close(m);
@@ -359,6 +359,7 @@ int main(int argc, char **argv) {
     }
     check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/gpt2_tiny.arch", 2, 0);
     check_decode_launches(ctx, SHORTC_SOURCE_DIR "/tests/sim/kinds_mixed_tiny.arch", 1, 2);
+    check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/gaussian_tiny.arch", 0, 2); /* every layer sparse, seeded */
     srt_context_destroy(ctx);
     if (failures) printf("test_state: %d check(s) failed\n", failures);
     else printf("test_state: all checks passed\n");
