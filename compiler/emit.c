@@ -127,7 +127,7 @@ static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, 
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
-    return v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
+    return v->rank == 2 && symdim_eq(v->dims[0], SYMDIM_T) ? ir_dim(v, 1) : 0;
 }
 
 /* Appends `<tag><dtype>` to a kernel name suffix: _inf16, _wbf16. */
@@ -200,7 +200,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     }
     const Value *tok = val(e, n->in[0]), *wte = val(e, n->in[1]), *x = val(e, n->out);
     int D = act_width(x);
-    if (!D || wte->rank != 2 || wte->dims[1] != D || tok->dtype != DT_I32) {
+    if (!D || wte->rank != 2 || ir_dim(wte, 1) != D || tok->dtype != DT_I32) {
         internal(e, n, "unexpected embed shapes");
         return false;
     }
@@ -208,7 +208,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", embed_pos_label(n), D, sfx);
-    set_int(e, ks, "VOCAB", wte->dims[0]);
+    set_int(e, ks, "VOCAB", ir_dim(wte, 0));
     set_dtype(ks, "T_WTE", wte->dtype);
     set_flag(ks, "FROM_X", false);
     spec_embed_rows(e, n, ks, D, wd);
@@ -286,7 +286,7 @@ typedef struct EpiSpec {
 
 static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) {
     int N = ep->n;
-    if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || val(e, ep->bias)->dims[0] != N)) ||
+    if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || ir_dim(val(e, ep->bias), 0) != N)) ||
         (ep->residual >= 0 && act_width(val(e, ep->residual)) != N)) {
         internal(e, n, "unexpected epilogue shapes");
         return false;
@@ -366,8 +366,8 @@ static bool attn_dims(Emit *e, const Node *n, int *H, int *hd) {
 
 static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) {
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
-    if (kv->cls != VC_KV || kv->rank != 4 || kv->dims[0] != 2 || kv->dims[3] != hd ||
-        (htd ? (kv->dims[1] != H || kv->dims[2] != DIM_T) : (kv->order != ORD_TOKENS_HEADS_DIM || kv->dims[1] != DIM_T || kv->dims[2] != H))) {
+    if (kv->cls != VC_KV || kv->rank != 4 || ir_dim(kv, 0) != 2 || ir_dim(kv, 3) != hd ||
+        (htd ? (ir_dim(kv, 1) != H || ir_token_axis(kv) != 2) : (kv->order != ORD_TOKENS_HEADS_DIM || ir_token_axis(kv) != 1 || ir_dim(kv, 2) != H))) {
         internal(e, n, "unexpected key/value state %s", kv->name);
         return false;
     }
@@ -696,7 +696,7 @@ static bool rec_ffn_code(Emit *e, const Node *n, StrBuf *params, StrBuf *code, i
     for (int j = 0; j < n->rec_layers; j++) {
         const Value *w = val(e, n->in[np + 1 + 2 * j]), *b = val(e, n->in[np + 2 + 2 * j]);
         bool oi = w->order == ORD_OUT_IN;
-        int out = oi ? w->dims[0] : w->dims[1];
+        int out = oi ? ir_dim(w, 0) : ir_dim(w, 1);
         if (out > *widest) *widest = out;
         bool last = j == n->rec_layers - 1;
         const char *src = j % 2 ? "b_s" : "a_s", *dst = j % 2 ? "a_s" : "b_s";
@@ -927,8 +927,8 @@ static bool gemm_shapes(Emit *e, const Node *n, int *K, int *N) {
     }
     /* stored weight: [N, K] when trans_w ([out,in]), else [K, N] */
     bool t = n->trans_w;
-    if ((t && (w->dims[0] != *N || w->dims[1] != *K)) || (!t && (w->dims[0] != *K || w->dims[1] != *N))) {
-        internal(e, n, "weight %s is [%d, %d], which does not fit [T,%d] -> [T,%d]%s", w->name, w->dims[0], w->dims[1],
+    if ((t && (ir_dim(w, 0) != *N || ir_dim(w, 1) != *K)) || (!t && (ir_dim(w, 0) != *K || ir_dim(w, 1) != *N))) {
+        internal(e, n, "weight %s is [%d, %d], which does not fit [T,%d] -> [T,%d]%s", w->name, ir_dim(w, 0), ir_dim(w, 1),
                  *K, *N, t ? " used transposed" : "");
         return false;
     }
@@ -1019,7 +1019,7 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     if (!cublas_types_ok(at, bt, ct)) {
         if (at != DT_F32) {
             a = staging_arg(e, 0);
-            if (!add_convert(e, n, arg_value(n->in[1]), at, a, DT_F32, w->dims[1], DIM_CONST(w->dims[0]))) return false;
+            if (!add_convert(e, n, arg_value(n->in[1]), at, a, DT_F32, ir_dim(w, 1), w->dims[0])) return false;
             at = DT_F32;
         }
         if (bt != DT_F32) {
@@ -1146,7 +1146,7 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 static bool spec_embed_band(Emit *e, const Node *n, KSpec *ks) {
     const Value *tok = val(e, n->in[0]), *tab = val(e, n->in[1]), *y = val(e, n->out);
     int W = act_width(y);
-    if (n->nin != 2 || !W || tab->rank != 2 || tab->dims[1] != W || tab->dims[0] != n->band_hi - n->band_lo ||
+    if (n->nin != 2 || !W || tab->rank != 2 || ir_dim(tab, 1) != W || ir_dim(tab, 0) != n->band_hi - n->band_lo ||
         tok->dtype != DT_I32) {
         internal(e, n, "unexpected embed_band shapes");
         return false;
@@ -1857,7 +1857,7 @@ void emit_result_free(EmitResult *r) {
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *pos = val(e, n->in[2]);
     int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
-    if (pos->rank != 2 || pos->dims[1] != W) {
+    if (pos->rank != 2 || ir_dim(pos, 1) != W) {
         internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
     }
@@ -1907,8 +1907,8 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
     int HHD = n->heads * n->head_dim;
     bool out_in = w->order == ORD_OUT_IN;
-    int D = out_in ? w->dims[1] : w->dims[0];
-    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD + 1) {
+    int D = out_in ? ir_dim(w, 1) : ir_dim(w, 0);
+    if (w->rank != 2 || (out_in ? ir_dim(w, 0) : ir_dim(w, 1)) != 3 * HHD || pos->rank != 2 || ir_dim(pos, 1) != 2 * HHD + 1) {
         internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
         return false;
     }
