@@ -80,7 +80,7 @@ typedef struct KSpec {
     const char *tmpl;       /* template file */
     const char *name;       /* kernel name (before collision suffixes) */
     TmplArgs args;          /* placeholder values, KERNEL_NAME and COMMENT excluded */
-    Dim grid[3];            /* grid of this launch (unset axes: 1) */
+    SymDim grid[3];         /* grid of this launch (unset axes: 1) */
     int block;              /* threads per block (x only) */
     int smem;               /* dynamic shared memory bytes (0: the templates use static shared memory) */
     const char *geometry;   /* launch shape in words, for the kernel comment */
@@ -119,11 +119,11 @@ static void internal(Emit *e, const Node *n, const char *fmt, ...) {
 static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
 
 static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
-static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
+static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_T}; }
 /* P, the position of the call's first token. */
 static StepArg arg_position(void) { return (StepArg){.kind = ARG_INT, .dim = {.p = 1, .div = 1}}; }
 /* The rows a key/value state holds: its capacity, the stride between its heads (or parts). */
-static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = DIM_CONST(kv->capacity)}; }
+static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(kv->capacity)}; }
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
@@ -154,7 +154,7 @@ static void set_flag(KSpec *ks, const char *key, bool on) { tmpl_set(&ks->args, 
 
 /* One block of `threads` per token; arguments: the node's inputs, its output, T. */
 static void per_token_launch(Emit *e, const Node *n, KSpec *ks, int threads) {
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -278,7 +278,7 @@ typedef struct EpiSpec {
     StepArg x, y;          /* input and output pointers */
     DType xdt, ydt;        /* their dtypes */
     int n;                 /* row width N */
-    Dim rows;              /* row count: T, or a constant for a weight */
+    SymDim rows;           /* row count: T, or a constant for a weight */
     int bias;              /* bias value id, -1 for none */
     Activation act;        /* activation after the bias */
     int residual;          /* residual value id, -1 for none */
@@ -327,7 +327,7 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
     set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
     int bx = (N / vec + threads - 1) / threads;
-    ks->grid[0] = DIM_CONST(bx);
+    ks->grid[0] = SYMDIM_CONST(bx);
     ks->grid[1] = ep->rows;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (%d, %s, 1), block %d", bx, convert ? "rows" : "T", threads);
@@ -348,7 +348,7 @@ static bool epi_values(Emit *e, const Node *n, EpiSpec *ep, int x, int bias, Act
         return false;
     }
     *ep = (EpiSpec){.x = arg_value(x), .y = arg_value(n->out), .xdt = xv->dtype, .ydt = y->dtype, .n = N,
-                    .rows = DIM_TOKENS, .bias = bias, .act = act, .residual = residual};
+                    .rows = SYMDIM_T, .bias = bias, .act = act, .residual = residual};
     return true;
 }
 
@@ -391,8 +391,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
-    ks->grid[0] = DIM_TOKENS;
-    ks->grid[1] = DIM_CONST(2);
+    ks->grid[0] = SYMDIM_T;
+    ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 2, 1), block %d: rows P..P+T-1 of the state", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -459,8 +459,8 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
         k->block = DECODE_KPS;
     }
-    pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
-    pk.grid[1] = DIM_CONST(H);
+    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
+    pk.grid[1] = SYMDIM_CONST(H);
     pk.geometry = arena_printf(e->st.arena,
                                "grid (ceil((P+1)/%d), %d, 1), block %d: one query (T = 1), a chunk of %d keys of one "
                                "head per block; partial softmaxes to the arena",
@@ -472,7 +472,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
     pk.sargs[pk.nsargs++] = arg_position();
     pk.sargs[pk.nsargs++] = arg_kv_rows(kv);
     if (!add_launch(e, n, &pk)) return false;
-    ks->grid[0] = DIM_CONST(H);
+    ks->grid[0] = SYMDIM_CONST(H);
     ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: combines the chunks of one head per block",
                                 H, DECODE_KPS);
     ks->sargs[ks->nsargs++] = part;
@@ -609,10 +609,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "GATHER", gather);
     set_flag(ks, "BANDED", banded);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
-    /* ceil(T / qt) (the Dim division rounds up): exact when P is a multiple of qt; otherwise the call's
+    /* ceil(T / qt) (the SymDim division rounds up): exact when P is a multiple of qt; otherwise the call's
      * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles) */
-    ks->grid[0] = (Dim){.t = 1, .div = qt};
-    ks->grid[1] = DIM_CONST(H);
+    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
                                 "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles "
@@ -669,7 +669,7 @@ static bool spec_rec_kv(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_B", b->dtype);
     set_dtype(ks, "T_STATE", h->dtype);
     set_dtype(ks, "T_OUT", y->dtype);
-    ks->grid[0] = DIM_CONST(1);
+    ks->grid[0] = SYMDIM_CONST(1);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: one row of %d keys and values", threads, 2 * A);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -765,7 +765,7 @@ static bool spec_rec_update(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_STATE", h->dtype);
     set_flag(ks, "MEAN", n->rec_mean);
-    ks->grid[0] = DIM_CONST(1);
+    ks->grid[0] = SYMDIM_CONST(1);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: the whole window's pooling and the FFN", threads);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -900,7 +900,7 @@ static bool add_launch(Emit *e, const Node *n, const KSpec *ks) {
     s->kernel = k;
     memcpy(s->grid, ks->grid, sizeof s->grid);
     for (int i = 0; i < 3; i++)
-        if (s->grid[i].div == 0) s->grid[i] = DIM_CONST(1);
+        if (s->grid[i].div == 0) s->grid[i] = SYMDIM_CONST(1);
     s->block[0] = ks->block;
     s->block[1] = s->block[2] = 1;
     s->smem = ks->smem;
@@ -982,7 +982,7 @@ static StepArg staging_arg(const Emit *e, int part) {
 }
 
 /* Adds a conversion launch src -> dst over [rows, n] elements. */
-static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, Dim rows) {
+static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, SymDim rows) {
     EpiSpec ep = {.x = src, .y = dst, .xdt = sdt, .ydt = ddt, .n = width, .rows = rows, .bias = -1, .act = ACT_NONE,
                   .residual = -1};
     KSpec ks;
@@ -1024,7 +1024,7 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
         }
         if (bt != DT_F32) {
             b = staging_arg(e, 1);
-            if (!add_convert(e, n, arg_value(n->in[0]), bt, b, DT_F32, K, DIM_TOKENS)) return false;
+            if (!add_convert(e, n, arg_value(n->in[0]), bt, b, DT_F32, K, SYMDIM_T)) return false;
             bt = DT_F32;
         }
         if (ct != DT_F32) {
@@ -1036,15 +1036,15 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     if (!s) return false;
     s->transa = t ? 'T' : 'N';
     s->transb = 'N';
-    s->m = DIM_CONST(N);
-    s->n = DIM_TOKENS;
-    s->k = DIM_CONST(K);
+    s->m = SYMDIM_CONST(N);
+    s->n = SYMDIM_T;
+    s->k = SYMDIM_CONST(K);
     s->a = a;
-    s->lda = DIM_CONST(t ? K : N);
+    s->lda = SYMDIM_CONST(t ? K : N);
     s->b = b;
-    s->ldb = DIM_CONST(K);
+    s->ldb = SYMDIM_CONST(K);
     s->c = c;
-    s->ldc = DIM_CONST(N);
+    s->ldc = SYMDIM_CONST(N);
     s->atype = at;
     s->btype = bt;
     s->ctype = ct;
@@ -1224,7 +1224,7 @@ static bool spec_logprob_segment(Emit *e, const Node *n, KSpec *ks, int seg, int
         set_int(e, ks, "CLUSTER", cluster);
         set_dtype(ks, "T_SEG", part->dtype);
     }
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -1309,7 +1309,7 @@ static bool emit_loss(Emit *e) {
     set_int(e, &ks, "VEC", vec);
     set_int(e, &ks, "THREADS", threads);
     set_flag(&ks, "LOGPROB", logprob);
-    ks.grid[0] = DIM_TOKENS;
+    ks.grid[0] = SYMDIM_T;
     ks.block = threads;
     ks.geometry = arena_printf(st->arena, "grid (T, 1, 1), block %d: one logits row per block", threads);
     ks.sargs[ks.nsargs++] = arg_value(g->logits);
@@ -1346,7 +1346,7 @@ static bool emit_sample(Emit *e) {
     set_int(e, &ks, "V", V);
     set_int(e, &ks, "VPAD", vpad);
     set_int(e, &ks, "THREADS", SAMPLE_THREADS);
-    ks.grid[0] = DIM_CONST(1);
+    ks.grid[0] = SYMDIM_CONST(1);
     ks.block = SAMPLE_THREADS;
     ks.geometry = arena_printf(st->arena, "grid (1, 1, 1), block %d: the last logits row", SAMPLE_THREADS);
     ks.sargs[ks.nsargs++] = arg_value(st->g->logits);
@@ -1377,7 +1377,7 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_X", x->dtype);
     set_dtype(ks, "T_MEM", mem->dtype);
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d: one row of the call per block", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -1423,7 +1423,7 @@ static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, size_t rel_off, 
         internal(e, n, "qkv_net and r_net have different types");
         return false;
     }
-    ks.grid[0] = DIM_CONST(n->memory + nd);
+    ks.grid[0] = SYMDIM_CONST(n->memory + nd);
     ks.block = threads;
     ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row or one distance per block",
                                n->memory + nd, threads);
@@ -1503,8 +1503,8 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "GATHER", false);
     set_flag(ks, "BANDED", true);
     set_flag(ks, "COUNT_TILES", false);
-    ks->grid[0] = (Dim){.t = 1, .div = qt};
-    ks->grid[1] = DIM_CONST(H);
+    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
                                 "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles of %d "
@@ -1515,7 +1515,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = DIM_CONST(n->memory)};
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(n->memory)};
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
     ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[3]);
@@ -1890,7 +1890,7 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     set_int(e, &ks, "THREADS", threads);
     set_dtype(&ks, "T_KV", kv->dtype);
     set_flag(&ks, "KV_HTD", htd);
-    ks.grid[0] = DIM_CONST((2 * H * hd + threads - 1) / threads);
+    ks.grid[0] = SYMDIM_CONST((2 * H * hd + threads - 1) / threads);
     ks.block = threads;
     ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one thread per column of the cache",
                                (2 * H * hd + threads - 1) / threads, threads);
@@ -1929,7 +1929,7 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     set_dtype(ks, "T_POS", pos->dtype);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
     set_flag(ks, "W_OUT_IN", out_in);
-    ks->grid[0] = (Dim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
+    ks->grid[0] = (SymDim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
                                 threads);

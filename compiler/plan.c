@@ -15,7 +15,7 @@
 
 /* DIM: a plain integer, or {"t": a, "p": b, "fill": f, "b": k, "c": c, "div": d} with zero terms and
  * defaults left out. */
-static cJSON *dim_json(Dim d) {
+static cJSON *dim_json(SymDim d) {
     if (symdim_is_const(d)) return cJSON_CreateNumber((double)symdim_eval(d, NULL));
     cJSON *o = cJSON_CreateObject();
     const long coef[4] = {d.t, d.p, d.fill, d.b};
