@@ -108,6 +108,8 @@ typedef struct SymEnv {
 long symdim_eval(SymDim d, const SymEnv *env);
 /* Whether it depends on no symbol. */
 int symdim_is_const(SymDim d);
+/* Whether a and b are the same expression (a divisor <= 0 is read as 1). */
+int symdim_eq(SymDim a, SymDim b);
 /* Text form: `T`, `fill+T`, `(T+15)/16`, `768`; writes at most n bytes, returns buf. */
 char *symdim_format(SymDim d, char *buf, unsigned long n);
 

@@ -18,6 +18,11 @@ long symdim_eval(SymDim d, const SymEnv *env) {
 
 int symdim_is_const(SymDim d) { return d.t == 0 && d.p == 0 && d.fill == 0 && d.b == 0; }
 
+int symdim_eq(SymDim a, SymDim b) {
+    long da = a.div > 0 ? a.div : 1, db = b.div > 0 ? b.div : 1;
+    return a.t == b.t && a.p == b.p && a.fill == b.fill && a.b == b.b && a.c == b.c && da == db;
+}
+
 /* Appends `+k*name` (or the first term without the sign) for a nonzero coefficient. */
 static int term(char *buf, unsigned long n, int k, long coef, const char *name) {
     if (coef == 0) return k;

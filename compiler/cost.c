@@ -119,8 +119,8 @@ void cost_norm(const Graph *g, const Node *n, int T, OpCost *c) {
 /* GEMM y[T,N] = x[T,K] w: 2 T N K FLOPs, plus the fused epilogue per output element. */
 void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
     const Value *w = in_value(g, n, 1);
-    int K = in_value(g, n, 0)->dims[1];
-    int N = n->trans_w ? w->dims[0] : w->dims[1];
+    int K = ir_dim(in_value(g, n, 0), 1);
+    int N = ir_dim(w, n->trans_w ? 0 : 1);
     count_all_operands(g, n, T, c);
     c->gemm_m = T;
     c->gemm_n = N;
@@ -324,7 +324,8 @@ static void group_label(const Graph *g, const Node *n, int T, const OpCost *c, c
     if (!c->gemm_m) {
         const Value *y = out_value(g, n);
         fputs(" [", f);
-        for (int d = 0; d < y->rank; d++) fprintf(f, "%s%d", d ? "," : "", y->dims[d] == DIM_T ? T : y->dims[d]);
+        SymEnv env = {.T = T};
+        for (int d = 0; d < y->rank; d++) fprintf(f, "%s%ld", d ? "," : "", symdim_eval(y->dims[d], &env));
         fputc(']', f);
     }
     fclose(f);

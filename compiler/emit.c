@@ -80,7 +80,7 @@ typedef struct KSpec {
     const char *tmpl;       /* template file */
     const char *name;       /* kernel name (before collision suffixes) */
     TmplArgs args;          /* placeholder values, KERNEL_NAME and COMMENT excluded */
-    Dim grid[3];            /* grid of this launch (unset axes: 1) */
+    SymDim grid[3];         /* grid of this launch (unset axes: 1) */
     int block;              /* threads per block (x only) */
     int smem;               /* dynamic shared memory bytes (0: the templates use static shared memory) */
     const char *geometry;   /* launch shape in words, for the kernel comment */
@@ -119,15 +119,15 @@ static void internal(Emit *e, const Node *n, const char *fmt, ...) {
 static const Value *val(const Emit *e, int id) { return e->st.g->values[id]; }
 
 static StepArg arg_value(int id) { return (StepArg){.kind = ARG_VALUE, .value = id}; }
-static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = DIM_TOKENS}; }
+static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_T}; }
 /* P, the position of the call's first token. */
 static StepArg arg_position(void) { return (StepArg){.kind = ARG_INT, .dim = {.p = 1, .div = 1}}; }
 /* The rows a key/value state holds: its capacity, the stride between its heads (or parts). */
-static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = DIM_CONST(kv->capacity)}; }
+static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(kv->capacity)}; }
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
-    return v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
+    return v->rank == 2 && symdim_eq(v->dims[0], SYMDIM_T) ? ir_dim(v, 1) : 0;
 }
 
 /* Appends `<tag><dtype>` to a kernel name suffix: _inf16, _wbf16. */
@@ -154,7 +154,7 @@ static void set_flag(KSpec *ks, const char *key, bool on) { tmpl_set(&ks->args, 
 
 /* One block of `threads` per token; arguments: the node's inputs, its output, T. */
 static void per_token_launch(Emit *e, const Node *n, KSpec *ks, int threads) {
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -200,7 +200,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     }
     const Value *tok = val(e, n->in[0]), *wte = val(e, n->in[1]), *x = val(e, n->out);
     int D = act_width(x);
-    if (!D || wte->rank != 2 || wte->dims[1] != D || tok->dtype != DT_I32) {
+    if (!D || wte->rank != 2 || ir_dim(wte, 1) != D || tok->dtype != DT_I32) {
         internal(e, n, "unexpected embed shapes");
         return false;
     }
@@ -208,7 +208,7 @@ static bool spec_embed(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, x->dtype, 2, wd, 0, DT_F32);
     ks->name = arena_printf(e->st.arena, "shortc_embed_%s_d%d%s", embed_pos_label(n), D, sfx);
-    set_int(e, ks, "VOCAB", wte->dims[0]);
+    set_int(e, ks, "VOCAB", ir_dim(wte, 0));
     set_dtype(ks, "T_WTE", wte->dtype);
     set_flag(ks, "FROM_X", false);
     spec_embed_rows(e, n, ks, D, wd);
@@ -278,7 +278,7 @@ typedef struct EpiSpec {
     StepArg x, y;          /* input and output pointers */
     DType xdt, ydt;        /* their dtypes */
     int n;                 /* row width N */
-    Dim rows;              /* row count: T, or a constant for a weight */
+    SymDim rows;           /* row count: T, or a constant for a weight */
     int bias;              /* bias value id, -1 for none */
     Activation act;        /* activation after the bias */
     int residual;          /* residual value id, -1 for none */
@@ -286,7 +286,7 @@ typedef struct EpiSpec {
 
 static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) {
     int N = ep->n;
-    if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || val(e, ep->bias)->dims[0] != N)) ||
+    if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || ir_dim(val(e, ep->bias), 0) != N)) ||
         (ep->residual >= 0 && act_width(val(e, ep->residual)) != N)) {
         internal(e, n, "unexpected epilogue shapes");
         return false;
@@ -327,7 +327,7 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
     set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
     int bx = (N / vec + threads - 1) / threads;
-    ks->grid[0] = DIM_CONST(bx);
+    ks->grid[0] = SYMDIM_CONST(bx);
     ks->grid[1] = ep->rows;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (%d, %s, 1), block %d", bx, convert ? "rows" : "T", threads);
@@ -348,7 +348,7 @@ static bool epi_values(Emit *e, const Node *n, EpiSpec *ep, int x, int bias, Act
         return false;
     }
     *ep = (EpiSpec){.x = arg_value(x), .y = arg_value(n->out), .xdt = xv->dtype, .ydt = y->dtype, .n = N,
-                    .rows = DIM_TOKENS, .bias = bias, .act = act, .residual = residual};
+                    .rows = SYMDIM_T, .bias = bias, .act = act, .residual = residual};
     return true;
 }
 
@@ -366,8 +366,8 @@ static bool attn_dims(Emit *e, const Node *n, int *H, int *hd) {
 
 static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) {
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
-    if (kv->cls != VC_KV || kv->rank != 4 || kv->dims[0] != 2 || kv->dims[3] != hd ||
-        (htd ? (kv->dims[1] != H || kv->dims[2] != DIM_T) : (kv->order != ORD_TOKENS_HEADS_DIM || kv->dims[1] != DIM_T || kv->dims[2] != H))) {
+    if (kv->cls != VC_KV || kv->rank != 4 || ir_dim(kv, 0) != 2 || ir_dim(kv, 3) != hd ||
+        (htd ? (ir_dim(kv, 1) != H || ir_token_axis(kv) != 2) : (kv->order != ORD_TOKENS_HEADS_DIM || ir_token_axis(kv) != 1 || ir_dim(kv, 2) != H))) {
         internal(e, n, "unexpected key/value state %s", kv->name);
         return false;
     }
@@ -391,8 +391,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
-    ks->grid[0] = DIM_TOKENS;
-    ks->grid[1] = DIM_CONST(2);
+    ks->grid[0] = SYMDIM_T;
+    ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 2, 1), block %d: rows P..P+T-1 of the state", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -491,8 +491,8 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
-    pk.grid[0] = (Dim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
-    pk.grid[1] = DIM_CONST(H);
+    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
+    pk.grid[1] = SYMDIM_CONST(H);
     pk.geometry = arena_printf(e->st.arena,
                                "grid (ceil((P+1)/%d), %d, 1), block %d: one query (T = 1), a chunk of %d keys of one "
                                "head per block; partial softmaxes to the arena",
@@ -504,7 +504,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
     pk.sargs[pk.nsargs++] = arg_position();
     pk.sargs[pk.nsargs++] = arg_kv_rows(kv);
     if (!add_launch(e, n, &pk)) return false;
-    ks->grid[0] = DIM_CONST(H);
+    ks->grid[0] = SYMDIM_CONST(H);
     ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: combines the chunks of one head per block",
                                 H, DECODE_KPS);
     ks->sargs[ks->nsargs++] = part;
@@ -642,10 +642,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "GATHER", gather);
     set_flag(ks, "BANDED", banded);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
-    /* ceil(T / qt) (the Dim division rounds up): exact when P is a multiple of qt; otherwise the call's
+    /* ceil(T / qt) (the SymDim division rounds up): exact when P is a multiple of qt; otherwise the call's
      * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles) */
-    ks->grid[0] = (Dim){.t = 1, .div = qt};
-    ks->grid[1] = DIM_CONST(H);
+    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
                                 "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles "
@@ -702,7 +702,7 @@ static bool spec_rec_kv(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_B", b->dtype);
     set_dtype(ks, "T_STATE", h->dtype);
     set_dtype(ks, "T_OUT", y->dtype);
-    ks->grid[0] = DIM_CONST(1);
+    ks->grid[0] = SYMDIM_CONST(1);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: one row of %d keys and values", threads, 2 * A);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -729,7 +729,7 @@ static bool rec_ffn_code(Emit *e, const Node *n, StrBuf *params, StrBuf *code, i
     for (int j = 0; j < n->rec_layers; j++) {
         const Value *w = val(e, n->in[np + 1 + 2 * j]), *b = val(e, n->in[np + 2 + 2 * j]);
         bool oi = w->order == ORD_OUT_IN;
-        int out = oi ? w->dims[0] : w->dims[1];
+        int out = oi ? ir_dim(w, 0) : ir_dim(w, 1);
         if (out > *widest) *widest = out;
         bool last = j == n->rec_layers - 1;
         const char *src = j % 2 ? "b_s" : "a_s", *dst = j % 2 ? "a_s" : "b_s";
@@ -798,7 +798,7 @@ static bool spec_rec_update(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_STATE", h->dtype);
     set_flag(ks, "MEAN", n->rec_mean);
-    ks->grid[0] = DIM_CONST(1);
+    ks->grid[0] = SYMDIM_CONST(1);
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (1, 1, 1), block %d: the whole window's pooling and the FFN", threads);
     for (int i = 0; i < n->nin; i++) ks->sargs[ks->nsargs++] = arg_value(n->in[i]);
@@ -933,7 +933,7 @@ static bool add_launch(Emit *e, const Node *n, const KSpec *ks) {
     s->kernel = k;
     memcpy(s->grid, ks->grid, sizeof s->grid);
     for (int i = 0; i < 3; i++)
-        if (s->grid[i].div == 0) s->grid[i] = DIM_CONST(1);
+        if (s->grid[i].div == 0) s->grid[i] = SYMDIM_CONST(1);
     s->block[0] = ks->block;
     s->block[1] = s->block[2] = 1;
     s->smem = ks->smem;
@@ -960,8 +960,8 @@ static bool gemm_shapes(Emit *e, const Node *n, int *K, int *N) {
     }
     /* stored weight: [N, K] when trans_w ([out,in]), else [K, N] */
     bool t = n->trans_w;
-    if ((t && (w->dims[0] != *N || w->dims[1] != *K)) || (!t && (w->dims[0] != *K || w->dims[1] != *N))) {
-        internal(e, n, "weight %s is [%d, %d], which does not fit [T,%d] -> [T,%d]%s", w->name, w->dims[0], w->dims[1],
+    if ((t && (ir_dim(w, 0) != *N || ir_dim(w, 1) != *K)) || (!t && (ir_dim(w, 0) != *K || ir_dim(w, 1) != *N))) {
+        internal(e, n, "weight %s is [%d, %d], which does not fit [T,%d] -> [T,%d]%s", w->name, ir_dim(w, 0), ir_dim(w, 1),
                  *K, *N, t ? " used transposed" : "");
         return false;
     }
@@ -1015,7 +1015,7 @@ static StepArg staging_arg(const Emit *e, int part) {
 }
 
 /* Adds a conversion launch src -> dst over [rows, n] elements. */
-static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, Dim rows) {
+static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, SymDim rows) {
     EpiSpec ep = {.x = src, .y = dst, .xdt = sdt, .ydt = ddt, .n = width, .rows = rows, .bias = -1, .act = ACT_NONE,
                   .residual = -1};
     KSpec ks;
@@ -1052,12 +1052,12 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     if (!cublas_types_ok(at, bt, ct)) {
         if (at != DT_F32) {
             a = staging_arg(e, 0);
-            if (!add_convert(e, n, arg_value(n->in[1]), at, a, DT_F32, w->dims[1], DIM_CONST(w->dims[0]))) return false;
+            if (!add_convert(e, n, arg_value(n->in[1]), at, a, DT_F32, ir_dim(w, 1), w->dims[0])) return false;
             at = DT_F32;
         }
         if (bt != DT_F32) {
             b = staging_arg(e, 1);
-            if (!add_convert(e, n, arg_value(n->in[0]), bt, b, DT_F32, K, DIM_TOKENS)) return false;
+            if (!add_convert(e, n, arg_value(n->in[0]), bt, b, DT_F32, K, SYMDIM_T)) return false;
             bt = DT_F32;
         }
         if (ct != DT_F32) {
@@ -1069,15 +1069,15 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
     if (!s) return false;
     s->transa = t ? 'T' : 'N';
     s->transb = 'N';
-    s->m = DIM_CONST(N);
-    s->n = DIM_TOKENS;
-    s->k = DIM_CONST(K);
+    s->m = SYMDIM_CONST(N);
+    s->n = SYMDIM_T;
+    s->k = SYMDIM_CONST(K);
     s->a = a;
-    s->lda = DIM_CONST(t ? K : N);
+    s->lda = SYMDIM_CONST(t ? K : N);
     s->b = b;
-    s->ldb = DIM_CONST(K);
+    s->ldb = SYMDIM_CONST(K);
     s->c = c;
-    s->ldc = DIM_CONST(N);
+    s->ldc = SYMDIM_CONST(N);
     s->atype = at;
     s->btype = bt;
     s->ctype = ct;
@@ -1179,7 +1179,7 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 static bool spec_embed_band(Emit *e, const Node *n, KSpec *ks) {
     const Value *tok = val(e, n->in[0]), *tab = val(e, n->in[1]), *y = val(e, n->out);
     int W = act_width(y);
-    if (n->nin != 2 || !W || tab->rank != 2 || tab->dims[1] != W || tab->dims[0] != n->band_hi - n->band_lo ||
+    if (n->nin != 2 || !W || tab->rank != 2 || ir_dim(tab, 1) != W || ir_dim(tab, 0) != n->band_hi - n->band_lo ||
         tok->dtype != DT_I32) {
         internal(e, n, "unexpected embed_band shapes");
         return false;
@@ -1257,7 +1257,7 @@ static bool spec_logprob_segment(Emit *e, const Node *n, KSpec *ks, int seg, int
         set_int(e, ks, "CLUSTER", cluster);
         set_dtype(ks, "T_SEG", part->dtype);
     }
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -1342,7 +1342,7 @@ static bool emit_loss(Emit *e) {
     set_int(e, &ks, "VEC", vec);
     set_int(e, &ks, "THREADS", threads);
     set_flag(&ks, "LOGPROB", logprob);
-    ks.grid[0] = DIM_TOKENS;
+    ks.grid[0] = SYMDIM_T;
     ks.block = threads;
     ks.geometry = arena_printf(st->arena, "grid (T, 1, 1), block %d: one logits row per block", threads);
     ks.sargs[ks.nsargs++] = arg_value(g->logits);
@@ -1379,7 +1379,7 @@ static bool emit_sample(Emit *e) {
     set_int(e, &ks, "V", V);
     set_int(e, &ks, "VPAD", vpad);
     set_int(e, &ks, "THREADS", SAMPLE_THREADS);
-    ks.grid[0] = DIM_CONST(1);
+    ks.grid[0] = SYMDIM_CONST(1);
     ks.block = SAMPLE_THREADS;
     ks.geometry = arena_printf(st->arena, "grid (1, 1, 1), block %d: the last logits row", SAMPLE_THREADS);
     ks.sargs[ks.nsargs++] = arg_value(st->g->logits);
@@ -1410,7 +1410,7 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_X", x->dtype);
     set_dtype(ks, "T_MEM", mem->dtype);
-    ks->grid[0] = DIM_TOKENS;
+    ks->grid[0] = SYMDIM_T;
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (T, 1, 1), block %d: one row of the call per block", threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
@@ -1456,7 +1456,7 @@ static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, size_t rel_off, 
         internal(e, n, "qkv_net and r_net have different types");
         return false;
     }
-    ks.grid[0] = DIM_CONST(n->memory + nd);
+    ks.grid[0] = SYMDIM_CONST(n->memory + nd);
     ks.block = threads;
     ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row or one distance per block",
                                n->memory + nd, threads);
@@ -1536,8 +1536,8 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "GATHER", false);
     set_flag(ks, "BANDED", true);
     set_flag(ks, "COUNT_TILES", false);
-    ks->grid[0] = (Dim){.t = 1, .div = qt};
-    ks->grid[1] = DIM_CONST(H);
+    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
                                 "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles of %d "
@@ -1548,7 +1548,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = DIM_CONST(n->memory)};
+    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(n->memory)};
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
     ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[3]);
@@ -1890,7 +1890,7 @@ void emit_result_free(EmitResult *r) {
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *pos = val(e, n->in[2]);
     int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
-    if (pos->rank != 2 || pos->dims[1] != W) {
+    if (pos->rank != 2 || ir_dim(pos, 1) != W) {
         internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
     }
@@ -1923,7 +1923,7 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     set_int(e, &ks, "THREADS", threads);
     set_dtype(&ks, "T_KV", kv->dtype);
     set_flag(&ks, "KV_HTD", htd);
-    ks.grid[0] = DIM_CONST((2 * H * hd + threads - 1) / threads);
+    ks.grid[0] = SYMDIM_CONST((2 * H * hd + threads - 1) / threads);
     ks.block = threads;
     ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one thread per column of the cache",
                                (2 * H * hd + threads - 1) / threads, threads);
@@ -1940,8 +1940,8 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
     int HHD = n->heads * n->head_dim;
     bool out_in = w->order == ORD_OUT_IN;
-    int D = out_in ? w->dims[1] : w->dims[0];
-    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD + 1) {
+    int D = out_in ? ir_dim(w, 1) : ir_dim(w, 0);
+    if (w->rank != 2 || (out_in ? ir_dim(w, 0) : ir_dim(w, 1)) != 3 * HHD || pos->rank != 2 || ir_dim(pos, 1) != 2 * HHD + 1) {
         internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
         return false;
     }
@@ -1962,7 +1962,7 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     set_dtype(ks, "T_POS", pos->dtype);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
     set_flag(ks, "W_OUT_IN", out_in);
-    ks->grid[0] = (Dim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
+    ks->grid[0] = (SymDim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
     ks->block = threads;
     ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
                                 threads);

@@ -101,12 +101,9 @@ bool attn_decode_kind(const AttnSpec *s);
 /* Emission results shared with plan.c                                 */
 /* ------------------------------------------------------------------ */
 
-/* A size that may depend on the run-time symbols: the one symbolic dimension of
- * shortc (SymDim, common/shortc_common.h), under its emission name. Stateless
- * emission uses T only: ceil((t*T + c) / div); t = 0: the constant c. */
-typedef SymDim Dim;
-#define DIM_CONST(x) SYMDIM_CONST(x)
-#define DIM_TOKENS SYMDIM_T
+/* Sizes that may depend on the run-time symbols (launch grids, GEMM sizes, int
+ * arguments) are SymDims (common/shortc_common.h), the one symbolic dimension of
+ * shortc, shared with the IR's value dims and the plan. */
 
 typedef enum ArgKind {
     ARG_VALUE,   /* a pointer to a value (arena, weight or state) */
@@ -121,7 +118,7 @@ typedef struct StepArg {
     ArgKind kind;   /* which member below is meaningful */
     int value;      /* ARG_VALUE: value id; ARG_CONST: index in EmitState.consts */
     size_t offset;  /* ARG_ARENA: byte offset in the arena; ARG_CONST: byte offset in the table */
-    Dim dim;        /* ARG_INT */
+    SymDim dim;     /* ARG_INT */
     double f;       /* ARG_FLOAT */
 } StepArg;
 
@@ -136,16 +133,16 @@ typedef struct Step {
     int layer;              /* node layer, -1 outside layers */
     /* STEP_LAUNCH */
     int kernel;             /* index in EmitState.kernels */
-    Dim grid[3];            /* grid size per axis */
+    SymDim grid[3];         /* grid size per axis */
     int block[3];           /* block size per axis */
     int smem;               /* dynamic shared memory bytes */
     StepArg args[STEP_MAX_ARGS]; /* kernel arguments in parameter order */
     int nargs;              /* entries in args */
     /* STEP_GEMM (cuBLAS, column-major: C = op(A) op(B)) */
     char transa, transb;    /* 'N' or 'T' */
-    Dim m, n, k;            /* op(A) is m x k, op(B) k x n, C m x n */
+    SymDim m, n, k;         /* op(A) is m x k, op(B) k x n, C m x n */
     StepArg a, b, c;        /* operands: ARG_VALUE or ARG_ARENA */
-    Dim lda, ldb, ldc;      /* leading dimensions */
+    SymDim lda, ldb, ldc;   /* leading dimensions */
     DType atype, btype, ctype; /* operand types (compute is always f32) */
     PlanEpilogue epi;       /* applied by cuBLASLt in the GEMM (PLAN_EPI_NONE: none) */
     bool tf32;              /* compute f32_fast_tf32 (`math tf32` and fp32 A and B) */

@@ -63,15 +63,22 @@ static bool fail(Run *r, const Node *n, const char *fmt, ...) {
 }
 
 static const Value *val(const Run *r, const Node *n, int k) { return r->g->values[n->in[k]]; }
+/* The symbols of this call: T new tokens from position P, every state filled to P, one sequence. */
+static SymEnv call_env(const Run *r) { return (SymEnv){.T = r->T, .P = r->P, .fill = r->P, .B = 1}; }
+/* Elements of a value in this call (a state's rows at fill + T). */
+static size_t numel(const Run *r, const Value *v) {
+    SymEnv env = call_env(r);
+    return ir_numel_env(v, &env);
+}
 static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
 
 bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
     const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
-    int V = wte->dims[0], D = wte->dims[1], T = r->T, P = r->P;
-    if (pos && P + T > val(r, n, 2)->dims[0])
-        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, val(r, n, 2)->dims[0]);
+    int V = ir_dim(wte, 0), D = ir_dim(wte, 1), T = r->T, P = r->P;
+    if (pos && P + T > ir_dim(val(r, n, 2), 0))
+        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 2), 0));
     for (int t = 0; t < T; t++) {
         int32_t id = r->tokens[t];
         if (id < 0 || id >= V) return fail(r, n, "token %d at position %d is outside the vocabulary [0, %d)", (int)id, t, V);
@@ -88,7 +95,7 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
 /* Adaptive input, one band: row tok - lo of the table for tokens in [lo, hi), zeros for the others. */
 bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
     const float *tab = in(r, n, 1);
-    int W = val(r, n, 1)->dims[1], V = r->g->spec ? r->g->spec->vocab : n->band_hi;
+    int W = ir_dim(val(r, n, 1), 1), V = r->g->spec ? r->g->spec->vocab : n->band_hi;
     for (int t = 0; t < r->T; t++) {
         int32_t id = r->tokens[t];
         if (id < 0 || id >= V) return fail(r, n, "token %d at position %d is outside the vocabulary [0, %d)", (int)id, t, V);
@@ -102,9 +109,9 @@ bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
 /* y = x * scale + the position code of position P + t (learned table or sinusoid). */
 bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0), *pos = n->nin > 1 ? in(r, n, 1) : NULL;
-    int D = val(r, n, 0)->dims[1], T = r->T, P = r->P;
-    if (pos && P + T > val(r, n, 1)->dims[0])
-        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, val(r, n, 1)->dims[0]);
+    int D = ir_dim(val(r, n, 0), 1), T = r->T, P = r->P;
+    if (pos && P + T > ir_dim(val(r, n, 1), 0))
+        return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 1), 0));
     for (int t = 0; t < T; t++)
         for (int c = 0; c < D; c++) {
             double v = (double)x[(size_t)t * D + c] * n->scale;
@@ -133,7 +140,7 @@ static double logsumexp2(const float *a, int n, const float *b, int m) {
  * within the tail.
  */
 bool interp_adaptive_logprob(Run *r, const Node *n, float *y, const Value *o) {
-    int V = o->dims[1], c0 = val(r, n, 0)->dims[1], nt = n->ntails;
+    int V = ir_dim(o, 1), c0 = ir_dim(val(r, n, 0), 1), nt = n->ntails;
     for (int t = 0; t < r->T; t++) {
         const float *head = in(r, n, 0) + (size_t)t * c0, *cl = in(r, n, 1) + (size_t)t * nt;
         float *yr = y + (size_t)t * V;
@@ -141,7 +148,7 @@ bool interp_adaptive_logprob(Run *r, const Node *n, float *y, const Value *o) {
         for (int j = 0; j < c0; j++) yr[j] = round_to_dtype((float)(head[j] - lse), o->dtype);
         int off = c0;
         for (int i = 1; i <= nt; i++) {
-            int w = val(r, n, 1 + i)->dims[1];
+            int w = ir_dim(val(r, n, 1 + i), 1);
             const float *tail = in(r, n, 1 + i) + (size_t)t * w;
             double cluster = cl[n->reversed ? nt - i : i - 1] - lse;
             double tlse = logsumexp2(tail, w, NULL, 0);
@@ -155,7 +162,7 @@ bool interp_adaptive_logprob(Run *r, const Node *n, float *y, const Value *o) {
 bool interp_norm(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->norm == NORM_LAYERNORM ? in(r, n, 2) : NULL;
-    int D = val(r, n, 0)->dims[1];
+    int D = ir_dim(val(r, n, 0), 1);
     for (int t = 0; t < r->T; t++) {
         const float *xr = x + (size_t)t * D;
         float *yr = y + (size_t)t * D;
@@ -183,8 +190,8 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wv = val(r, n, 1);
     const float *x = in(r, n, 0), *w = in(r, n, 1);
-    int K = val(r, n, 0)->dims[1];
-    int N = n->trans_w ? wv->dims[0] : wv->dims[1];
+    int K = ir_dim(val(r, n, 0), 1);
+    int N = n->trans_w ? ir_dim(wv, 0) : ir_dim(wv, 1);
     int k = 2;
     bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias; /* matmul epilogue or the logits' output bias */
     const float *bias = has_bias ? in(r, n, k++) : NULL;
@@ -251,9 +258,9 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
 bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
     const Value *wv = val(r, n, 0);
     const float *w = in(r, n, 0);
-    int HD = n->heads * n->head_dim, W = 2 * HD, stride = o->dims[1], slots = o->capacity;
-    bool out_in = wv->dims[0] == 3 * HD && wv->order == ORD_OUT_IN;
-    int D = out_in ? wv->dims[1] : wv->dims[0];
+    int HD = n->heads * n->head_dim, W = 2 * HD, stride = ir_dim(o, 1), slots = o->capacity;
+    bool out_in = ir_dim(wv, 0) == 3 * HD && wv->order == ORD_OUT_IN;
+    int D = out_in ? ir_dim(wv, 1) : ir_dim(wv, 0);
     double *p = malloc(sizeof *p * (size_t)D);
     if (!p) return fail(r, n, "out of memory");
     for (int s = 0; s < slots; s++) {
@@ -274,10 +281,11 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
     /* position-infused: slot s adds pos[s][0..H·hd) to its query and pos[s][H·hd..) to its key */
     const float *pos = n->infused ? in(r, n, 2) : NULL;
-    int PW = pos ? val(r, n, 2)->dims[1] : 0; /* row stride: 2·H·hd and the computed mark */
+    int PW = pos ? ir_dim(val(r, n, 2), 1) : 0; /* row stride: 2·H·hd and the computed mark */
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
-    long keys = symdim_eval(n->keys, &(SymEnv){.T = T, .P = P, .fill = P, .B = 1});
+    SymEnv env = call_env(r);
+    long keys = symdim_eval(n->keys, &env);
     if (keys != P + T || keys > cap) return fail(r, n, "%ld keys for %d cached and %d new rows (capacity %d)", keys, P, T, cap);
     AttnPattern pat;
     char err[256];
@@ -345,27 +353,27 @@ bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
 
 /* The memory keeps the last m rows of cat(memory, x): written after the layer's attention has read it. */
 bool interp_mem_write(Run *r, const Node *n, float *y, const Value *o) {
-    txl_mem_write_ref(y, n->memory, o->dims[1], in(r, n, 0), r->T, r->P, o->dtype);
+    txl_mem_write_ref(y, n->memory, ir_dim(o, 1), in(r, n, 0), r->T, r->P, o->dtype);
     return true;
 }
 
 bool interp_bias(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0), *b = in(r, n, 1);
-    size_t cnt = ir_numel(o, r->T), N = (size_t)o->dims[1];
+    size_t cnt = numel(r, o), N = (size_t)ir_dim(o, 1);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)x[i] + b[i % N]), o->dtype);
     return true;
 }
 
 bool interp_act(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0);
-    size_t cnt = ir_numel(o, r->T);
+    size_t cnt = numel(r, o);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype(act_apply(n->act, x[i]), o->dtype);
     return true;
 }
 
 bool interp_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *a = in(r, n, 0), *b = in(r, n, 1);
-    size_t cnt = ir_numel(o, r->T);
+    size_t cnt = numel(r, o);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), o->dtype);
     return true;
 }
@@ -427,7 +435,7 @@ bool interp_rec_update(Run *r, const Node *n, float *y, const Value *o) {
     const float *alpha = in(r, n, np);
     for (int j = 0; j < n->rec_layers; j++) {
         const Value *w = val(r, n, np + 1 + 2 * j);
-        int out = w->order == ORD_OUT_IN ? w->dims[0] : w->dims[1];
+        int out = w->order == ORD_OUT_IN ? ir_dim(w, 0) : ir_dim(w, 1);
         if (out > widest) widest = out;
     }
     double *wl = malloc(sizeof *wl * (size_t)np), *acc = malloc(sizeof *acc * (size_t)widest);
@@ -453,7 +461,7 @@ bool interp_rec_update(Run *r, const Node *n, float *y, const Value *o) {
     for (int j = 0; j < n->rec_layers; j++) {
         const Value *w = val(r, n, np + 1 + 2 * j);
         bool trans = w->order == ORD_OUT_IN;
-        int out = trans ? w->dims[0] : w->dims[1];
+        int out = trans ? ir_dim(w, 0) : ir_dim(w, 1);
         row_times(a, in(r, n, np + 1 + 2 * j), in(r, n, np + 2 + 2 * j), trans, width, out, 0, out, acc);
         bool last = j == n->rec_layers - 1;
         for (int c = 0; c < out; c++) b[c] = last ? (float)acc[c] : act_apply(n->act, (float)acc[c]);
@@ -544,8 +552,9 @@ static float *state_of(InterpSession *s, const Value *v) {
 static void state_strides(const Value *v, size_t *outer, size_t *inner) {
     int k = 0;
     *outer = *inner = 1;
-    while (k < v->rank && v->dims[k] != DIM_T) *outer *= (size_t)v->dims[k++];
-    for (int i = k + 1; i < v->rank; i++) *inner *= (size_t)v->dims[i];
+    int axis = ir_token_axis(v) < 0 ? v->rank : ir_token_axis(v);
+    while (k < axis) *outer *= (size_t)ir_dim(v, k++);
+    for (int i = k + 1; i < v->rank; i++) *inner *= (size_t)ir_dim(v, i);
 }
 
 /* The rows P..P+T-1 of a state value, copied into a dense [.., T, ..] array (malloc'd). */
@@ -685,7 +694,7 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
         }
         if (!ok) break;
         bool state = is_state(o);
-        float *y = state ? state_of(s, o) : calloc(ir_numel(o, ntokens) + 1, sizeof *y);
+        float *y = state ? state_of(s, o) : calloc(numel(&r, o) + 1, sizeof *y);
         if (!y) { ok = fail(&r, n, "out of memory"); break; }
         r.buf[o->id] = y;
         owned[o->id] = !state;
@@ -705,7 +714,7 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     if (ok) {
         const Value *lo = g->values[g->logits];
         if (!r.buf[lo->id]) ok = fail(&r, NULL, "the logits were not computed");
-        else memcpy(logits, r.buf[lo->id], sizeof(float) * ir_numel(lo, ntokens));
+        else memcpy(logits, r.buf[lo->id], sizeof(float) * numel(&r, lo));
     }
     for (int i = 0; r.buf && owned && i < g->nvalues; i++) {
         if (!owned[i]) continue;

@@ -84,13 +84,41 @@ bool ir_value_live(const Graph *g, const Value *v) {
     return v->def >= 0 && v->def < g->nnodes && !g->nodes[v->def]->dead && g->nodes[v->def]->out == v->id;
 }
 
-size_t ir_numel(const Value *v, int T) {
+size_t ir_numel_env(const Value *v, const SymEnv *env) {
     size_t n = 1;
-    for (int i = 0; i < v->rank; i++) n *= (size_t)(v->dims[i] == DIM_T ? T : v->dims[i]);
+    for (int i = 0; i < v->rank; i++) {
+        long d = symdim_eval(v->dims[i], env);
+        n *= (size_t)(d > 0 ? d : 0);
+    }
     return n;
 }
 
-SymDim ir_dim_sym(int d) { return d == DIM_T ? SYMDIM_T : SYMDIM_CONST(d > 0 ? d : 0); }
+size_t ir_numel(const Value *v, int T) {
+    SymEnv env = {.T = T};
+    return ir_numel_env(v, &env);
+}
+
+int ir_dim(const Value *v, int k) {
+    if (!v || k < 0 || k >= v->rank || !symdim_is_const(v->dims[k])) return 0;
+    return (int)symdim_eval(v->dims[k], NULL);
+}
+
+int ir_token_axis(const Value *v) {
+    for (int k = 0; v && k < v->rank; k++)
+        if (v->dims[k].t != 0 || v->dims[k].fill != 0) return k;
+    return -1;
+}
+
+size_t ir_format_dims(char *buf, size_t n, int rank, const SymDim *dims) {
+    size_t k = (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank; i++) {
+        char d[48];
+        k += (size_t)snprintf(buf + (k < n ? k : n), n - (k < n ? k : n), "%s%s", i ? "," : "",
+                              symdim_format(dims[i], d, sizeof d));
+    }
+    k += (size_t)snprintf(buf + (k < n ? k : n), n - (k < n ? k : n), "]");
+    return k;
+}
 
 size_t ir_state_numel(const Value *v) {
     return v->role == STATE_NONE || v->capacity <= 0 ? 0 : ir_numel(v, v->capacity);
@@ -129,14 +157,10 @@ const char *state_role_name(StateRole r) {
 /* Text form                                                           */
 /* ------------------------------------------------------------------ */
 
-static void print_dims(FILE *out, int rank, const int *dims) {
-    fputc('[', out);
-    for (int i = 0; i < rank; i++) {
-        if (i) fputc(',', out);
-        if (dims[i] == DIM_T) fputc('T', out);
-        else fprintf(out, "%d", dims[i]);
-    }
-    fputc(']', out);
+static void print_dims(FILE *out, int rank, const SymDim *dims) {
+    char buf[MAX_RANK * 48 + 4];
+    ir_format_dims(buf, sizeof buf, rank, dims);
+    fputs(buf, out);
 }
 
 static void print_type(FILE *out, const Graph *g, const Value *v) {
@@ -201,7 +225,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
             fprintf(out, " round=%s", dtype_plan_name(ir_weight_layout_dtype(g)));
         if (shows_order(g, v)) fprintf(out, " %s", dim_order_name(v->order));
         if (v->transposed_src && v->rank == 2) {
-            int fd[2] = {v->dims[1], v->dims[0]};
+            SymDim fd[2] = {v->dims[1], v->dims[0]};
             fputs(" file", out);
             print_dims(out, 2, fd);
         }
@@ -345,28 +369,50 @@ static void verify_structure(Ver *V) {
     }
 }
 
+/* A value's dims: each a positive constant, T, or (a state's rows) fill + T; a weight has no token
+ * dimension, a state value's token dimension (if any) is its rows, and at most one dimension is symbolic. */
+static void verify_dims(Ver *V, const Value *v) {
+    char shape[MAX_RANK * 48 + 4];
+    ir_format_dims(shape, sizeof shape, v->rank, v->dims);
+    int symbolic = 0;
+    for (int k = 0; k < v->rank; k++) {
+        SymDim d = v->dims[k];
+        bool is_t = symdim_eq(d, SYMDIM_T), is_rows = symdim_eq(d, DIM_STATE_ROWS);
+        if (symdim_is_const(d) ? symdim_eval(d, NULL) <= 0 : !is_t && !is_rows)
+            verr(V, NULL, "value %s %s has dimension %d not a positive size, T or fill+T", v->name, shape, k);
+        else if (v->cls == VC_WEIGHT && !symdim_is_const(d))
+            verr(V, NULL, "weight %s %s has a token dimension", v->name, shape);
+        else if (is_rows != (v->role != STATE_NONE && !symdim_is_const(d)))
+            verr(V, NULL, "value %s %s: only a state's rows are fill+T", v->name, shape);
+        symbolic += !symdim_is_const(d);
+    }
+    if (symbolic > 1) verr(V, NULL, "value %s %s has more than one token dimension", v->name, shape);
+}
+
 static void verify_shapes(Ver *V) {
     const Graph *g = V->g;
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
         if (!ir_value_live(g, v)) continue;
         if (v->rank <= 0 || v->rank > MAX_RANK) { verr(V, NULL, "value %s has no shape", v->name); continue; }
-        for (int k = 0; k < v->rank; k++)
-            if (v->dims[k] == 0 || v->dims[k] < DIM_T) verr(V, NULL, "value %s has dimension %d = %d", v->name, k, v->dims[k]);
-        if (v->cls == VC_WEIGHT)
-            for (int k = 0; k < v->rank; k++)
-                if (v->dims[k] == DIM_T) verr(V, NULL, "weight %s has a token dimension", v->name);
+        verify_dims(V, v);
     }
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (n->dead || !valid_value(g, n->out)) continue;
-        int rank = 0, dims[MAX_RANK] = {0};
+        int rank = 0;
+        SymDim dims[MAX_RANK] = {{0}};
         char why[256];
         if (!ir_infer_shape(g, n, &rank, dims, why, sizeof why)) { verr(V, n, "%s", why); continue; }
         const Value *o = g->values[n->out];
         bool same = rank == o->rank;
-        for (int k = 0; same && k < rank; k++) same = dims[k] == o->dims[k];
-        if (!same) verr(V, n, "output %s has a shape other than its inputs imply", o->name);
+        for (int k = 0; same && k < rank; k++) same = symdim_eq(dims[k], o->dims[k]);
+        if (!same) {
+            char has[MAX_RANK * 48 + 4], want[MAX_RANK * 48 + 4];
+            ir_format_dims(has, sizeof has, o->rank, o->dims);
+            ir_format_dims(want, sizeof want, rank, dims);
+            verr(V, n, "output %s has shape %s but its inputs imply %s", o->name, has, want);
+        }
     }
 }
 

@@ -70,28 +70,28 @@ static int weight(Lower *L, WRole role, int in, int out, const char *fmt, ...) {
     switch (role) {
     case W_VECTOR:
         v->rank = 1;
-        v->dims[0] = in;
+        v->dims[0] = SYMDIM_CONST(in);
         v->order = L->worder;
         break;
     case W_TABLE: /* in = rows (vocab), out = D */
         v->rank = 2;
-        v->dims[0] = in;
-        v->dims[1] = out;
+        v->dims[0] = SYMDIM_CONST(in);
+        v->dims[1] = SYMDIM_CONST(out);
         v->order = ORD_OUT_IN;
         break;
     case W_POS:
     case W_HEADS:
         v->rank = 2;
-        v->dims[0] = in;
-        v->dims[1] = out;
+        v->dims[0] = SYMDIM_CONST(in);
+        v->dims[1] = SYMDIM_CONST(out);
         v->order = ORD_TOKENS_CHANNELS;
         break;
     case W_CONV1D:
     case W_LINEAR:
         v->rank = 2;
         v->order = L->worder;
-        if (L->worder == ORD_IN_OUT) { v->dims[0] = in; v->dims[1] = out; }
-        else { v->dims[0] = out; v->dims[1] = in; }
+        if (L->worder == ORD_IN_OUT) { v->dims[0] = SYMDIM_CONST(in); v->dims[1] = SYMDIM_CONST(out); }
+        else { v->dims[0] = SYMDIM_CONST(out); v->dims[1] = SYMDIM_CONST(in); }
         v->transposed_src = role == W_CONV1D ? L->worder == ORD_OUT_IN : L->worder == ORD_IN_OUT;
         break;
     }
@@ -159,7 +159,7 @@ static int rec_state(Lower *L) {
     Value *v = ir_new_value(L->g, VC_KV, "%rec");
     if (!v) return -1;
     v->rank = 1;
-    v->dims[0] = L->s->d_model + 1;
+    v->dims[0] = SYMDIM_CONST(L->s->d_model + 1);
     v->role = STATE_RECURRENT;
     v->capacity = 1;
     return v->id;
@@ -410,8 +410,8 @@ static int txl_memory_value(Lower *L, int layer, int m) {
     v->role = STATE_MEMORY;
     v->capacity = m;
     v->rank = 2; /* set here: the attention reads it before mem_write (its producer) runs */
-    v->dims[0] = DIM_T;
-    v->dims[1] = L->s->d_model;
+    v->dims[0] = DIM_STATE_ROWS;
+    v->dims[1] = SYMDIM_CONST(L->s->d_model);
     return v->id;
 }
 
@@ -567,12 +567,12 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     Value *tok = ir_new_value(g, VC_INPUT, "%tokens");
     if (!tok) return NULL;
     tok->rank = 1;
-    tok->dims[0] = DIM_T;
+    tok->dims[0] = SYMDIM_T;
     g->tokens = tok->id;
     Value *pos = ir_new_value(g, VC_INPUT, "%P");
     if (!pos) return NULL;
     pos->rank = 1;
-    pos->dims[0] = 1;
+    pos->dims[0] = SYMDIM_CONST(1);
     g->position = pos->id;
     if (s->naming == NAMING_TXL) return lower_txl(&L, tok->id) && !d->errors ? g : NULL;
     bool adaptive = s->adaptive.style != ADAPTIVE_NONE;

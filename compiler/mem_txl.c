@@ -173,39 +173,39 @@ static const Value *in_val(const Graph *g, const Node *n, int k) { return g->val
 
 /* A [rows, cols] weight (either storage order). */
 static bool is_matrix(const Value *w, int in, int out) {
-    return w->rank == 2 && ((w->dims[0] == in && w->dims[1] == out) || (w->dims[0] == out && w->dims[1] == in));
+    return w->rank == 2 && ((ir_dim(w, 0) == in && ir_dim(w, 1) == out) || (ir_dim(w, 0) == out && ir_dim(w, 1) == in));
 }
 
-bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     int W = n->heads * n->head_dim;
     const Value *qkv = in_val(g, n, 0);
-    if (qkv->rank != 2 || qkv->dims[0] != DIM_T || qkv->dims[1] != 3 * W) FAIL("qkv %s is not [T, %d]", qkv->name, 3 * W);
+    if (qkv->rank != 2 || !symdim_eq(qkv->dims[0], SYMDIM_T) || ir_dim(qkv, 1) != 3 * W) FAIL("qkv %s is not [T, %d]", qkv->name, 3 * W);
     int D = g->spec ? g->spec->d_model : 0;
     if (!is_matrix(in_val(g, n, 1), D, W)) FAIL("r_net %s is not [%d, %d]", in_val(g, n, 1)->name, D, W);
     for (int k = 2; k < 4; k++) {
         const Value *b = in_val(g, n, k);
-        if (b->rank != 2 || b->dims[0] != n->heads || b->dims[1] != n->head_dim)
+        if (b->rank != 2 || ir_dim(b, 0) != n->heads || ir_dim(b, 1) != n->head_dim)
             FAIL("bias %s is not [%d, %d]", b->name, n->heads, n->head_dim);
     }
     if (n->memory > 0) {
         if (!is_matrix(in_val(g, n, 4), D, 3 * W)) FAIL("qkv_net %s is not [%d, %d]", in_val(g, n, 4)->name, D, 3 * W);
         const Value *m = in_val(g, n, 5);
-        if (m->role != STATE_MEMORY || m->capacity != n->memory || m->rank != 2 || m->dims[1] != D)
+        if (m->role != STATE_MEMORY || m->capacity != n->memory || m->rank != 2 || ir_dim(m, 1) != D)
             FAIL("memory %s is not a [%d, %d] memory state", m->name, n->memory, D);
     }
     *rank = 2;
-    dims[0] = DIM_T;
-    dims[1] = W;
+    dims[0] = SYMDIM_T;
+    dims[1] = SYMDIM_CONST(W);
     return true;
 }
 
-bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     const Value *x = in_val(g, n, 0), *o = g->values[n->out];
-    if (x->rank != 2 || x->dims[0] != DIM_T) FAIL("input %s is not [T, channels]", x->name);
+    if (x->rank != 2 || !symdim_eq(x->dims[0], SYMDIM_T)) FAIL("input %s is not [T, channels]", x->name);
     if (o->role != STATE_MEMORY || o->capacity != n->memory || n->memory < 1)
         FAIL("output %s is not a memory state of %d rows", o->name, n->memory);
     *rank = 2;
-    dims[0] = DIM_T; /* the state's rows: its capacity m */
+    dims[0] = DIM_STATE_ROWS; /* the state's rows: at most its capacity m */
     dims[1] = x->dims[1];
     return true;
 }

@@ -8,7 +8,8 @@
  * its shape rule and attribute printers below, an interp_* function in
  * interp.c, an emit_* function in emit.c and a cost_* function in cost.c.
  * The shape rules compute every value's dims (stored shape, row-major,
- * outermost first, DIM_T for the token dimension) from the node's inputs.
+ * outermost first, SymDims: T for the token dimension, fill+T for a state's
+ * rows) from the node's inputs.
  */
 #include "shortc.h"
 
@@ -168,22 +169,14 @@ static bool verify_gemm(const Graph *g, const Node *n, char *why, size_t whylen)
 /* Shape rules                                                          */
 /* ------------------------------------------------------------------ */
 
-static bool shape_is(const Value *v, int rank, const int *dims) {
+static bool shape_is(const Value *v, int rank, const SymDim *dims) {
     if (v->rank != rank) return false;
     for (int i = 0; i < rank; i++)
-        if (v->dims[i] != dims[i]) return false;
+        if (!symdim_eq(v->dims[i], dims[i])) return false;
     return true;
 }
 
-static void shape_str(const Value *v, char *buf, size_t n) {
-    size_t k = 0;
-    k += (size_t)snprintf(buf + k, n - k, "[");
-    for (int i = 0; i < v->rank && k < n; i++) {
-        if (v->dims[i] == DIM_T) k += (size_t)snprintf(buf + k, n - k, "%sT", i ? "," : "");
-        else k += (size_t)snprintf(buf + k, n - k, "%s%d", i ? "," : "", v->dims[i]);
-    }
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
+static void shape_str(const Value *v, char *buf, size_t n) { ir_format_dims(buf, n, v->rank, v->dims); }
 
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return false; } while (0)
 
@@ -209,43 +202,43 @@ static ShapeIn shape_in(const Graph *g, const Node *n) {
 
 /* [T, c] activation: returns c, or 0 if v is not of that form. */
 static int act_width(const Value *v) {
-    return v && v->rank == 2 && v->dims[0] == DIM_T && v->dims[1] > 0 ? v->dims[1] : 0;
+    return v && v->rank == 2 && symdim_eq(v->dims[0], SYMDIM_T) ? ir_dim(v, 1) : 0;
 }
 
 /* The output is [T, width]. */
-static bool tokens_by(int width, int *rank, int dims[MAX_RANK]) {
+static bool tokens_by(int width, int *rank, SymDim dims[MAX_RANK]) {
     *rank = 2;
-    dims[0] = DIM_T;
-    dims[1] = width;
+    dims[0] = SYMDIM_T;
+    dims[1] = SYMDIM_CONST(width);
     return true;
 }
 
-/* The KV value shape for H heads of width hd (order from the kv layout). */
-static void kv_shape(const Graph *g, int H, int hd, int *rank, int dims[MAX_RANK]) {
+/* The KV value shape for H heads of width hd (order from the kv layout); its rows are the state's. */
+static void kv_shape(const Graph *g, int H, int hd, int *rank, SymDim dims[MAX_RANK]) {
     DimOrder o = g->spec ? g->spec->layout[TC_KV].order : ORD_HEADS_TOKENS_DIM;
     *rank = 4;
-    dims[0] = 2;
-    if (o == ORD_TOKENS_HEADS_DIM) { dims[1] = DIM_T; dims[2] = H; }
-    else { dims[1] = H; dims[2] = DIM_T; }
-    dims[3] = hd;
+    dims[0] = SYMDIM_CONST(2);
+    if (o == ORD_TOKENS_HEADS_DIM) { dims[1] = DIM_STATE_ROWS; dims[2] = SYMDIM_CONST(H); }
+    else { dims[1] = SYMDIM_CONST(H); dims[2] = DIM_STATE_ROWS; }
+    dims[3] = SYMDIM_CONST(hd);
 }
 
-static bool shape_embed(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_embed(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
     const char *s1 = in.s1, *s2 = in.s2;
     if (!a || !b) FAIL("embed needs tokens and a table");
-    if (!shape_is(a, 1, (int[]){DIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, s1);
+    if (!shape_is(a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, s1);
     if (b->rank != 2) FAIL("table %s is %s, expected [vocab, d_model]", b->name, s2);
     if (n->nin == 3) {
         const Value *p = input(g, n, 2);
-        if (p->rank != 2 || p->dims[1] != b->dims[1])
-            FAIL("position table %s does not have %d columns", p->name, b->dims[1]);
+        if (p->rank != 2 || ir_dim(p, 1) != ir_dim(b, 1))
+            FAIL("position table %s does not have %d columns", p->name, ir_dim(b, 1));
     }
-    return tokens_by(b->dims[1], rank, dims);
+    return tokens_by(ir_dim(b, 1), rank, dims);
 }
 
-static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_norm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
     const char *s1 = in.s1;
@@ -254,48 +247,48 @@ static bool shape_norm(const Graph *g, const Node *n, int *rank, int dims[MAX_RA
     int params = norm_params(n);
     for (int k = 1; k < n->nin; k++) {
         const Value *w = input(g, n, k);
-        if (k <= params && !shape_is(w, 1, (int[]){D})) FAIL("%s has a shape other than [%d]", w->name, D);
-        if (k > params && !shape_is(w, 2, (int[]){DIM_T, D}))
+        if (k <= params && !shape_is(w, 1, (SymDim[]){SYMDIM_CONST(D)})) FAIL("%s has a shape other than [%d]", w->name, D);
+        if (k > params && !shape_is(w, 2, (SymDim[]){SYMDIM_T, SYMDIM_CONST(D)}))
             FAIL("add operand %s has a shape other than [T,%d]", w->name, D);
     }
     return tokens_by(D, rank, dims);
 }
 
-static bool shape_gemm(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_gemm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
     const char *s1 = in.s1, *s2 = in.s2;
     int K = act_width(a);
     if (!K) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
     if (!b || b->rank != 2) FAIL("weight %s is %s, expected a matrix", b ? b->name : "?", s2);
-    int wk = n->trans_w ? b->dims[1] : b->dims[0];
-    int N = n->trans_w ? b->dims[0] : b->dims[1];
+    int wk = ir_dim(b, n->trans_w ? 1 : 0);
+    int N = ir_dim(b, n->trans_w ? 0 : 1);
     if (wk != K)
         FAIL("input %s is %s but weight %s is %s%s (inner dimensions %d and %d differ)", a->name, s1, b->name, s2,
              n->trans_w ? ", used transposed" : "", K, wk);
     int k = 2;
     if (n->op == OP_MATMUL && n->epi.bias) {
         const Value *bias = input(g, n, k++);
-        if (!bias || !shape_is(bias, 1, (int[]){N})) FAIL("bias %s is not [%d]", bias ? bias->name : "?", N);
+        if (!bias || !shape_is(bias, 1, (SymDim[]){SYMDIM_CONST(N)})) FAIL("bias %s is not [%d]", bias ? bias->name : "?", N);
     }
     if (n->op == OP_MATMUL && n->epi.residual) {
         const Value *r = input(g, n, k++);
-        if (!r || !shape_is(r, 2, (int[]){DIM_T, N})) FAIL("residual %s is not [T,%d]", r ? r->name : "?", N);
+        if (!r || !shape_is(r, 2, (SymDim[]){SYMDIM_T, SYMDIM_CONST(N)})) FAIL("residual %s is not [T,%d]", r ? r->name : "?", N);
     }
     return tokens_by(N, rank, dims);
 }
 
-static bool shape_bias(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_bias(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
     const char *s1 = in.s1, *s2 = in.s2;
     int N = act_width(a);
     if (!N) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
-    if (!shape_is(b, 1, (int[]){N})) FAIL("bias %s is %s, expected [%d]", b->name, s2, N);
+    if (!shape_is(b, 1, (SymDim[]){SYMDIM_CONST(N)})) FAIL("bias %s is %s, expected [%d]", b->name, s2, N);
     return tokens_by(N, rank, dims);
 }
 
-static bool shape_act(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_act(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
     const char *s1 = in.s1;
@@ -305,7 +298,7 @@ static bool shape_act(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
     return true;
 }
 
-static bool shape_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
     const char *s1 = in.s1, *s2 = in.s2;
@@ -317,7 +310,7 @@ static bool shape_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
 }
 
 /* kv_write and attention: a qkv input of 3 x heads x head_dim channels; the KV shape in kd. */
-static bool attn_qkv(const Graph *g, const Node *n, int *kr, int kd[MAX_RANK], char *why, size_t whylen) {
+static bool attn_qkv(const Graph *g, const Node *n, int *kr, SymDim kd[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
     const char *s1 = in.s1;
@@ -328,57 +321,61 @@ static bool attn_qkv(const Graph *g, const Node *n, int *kr, int kd[MAX_RANK], c
     return true;
 }
 
-static bool shape_kv_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_kv_write(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     return attn_qkv(g, n, rank, dims, why, whylen);
 }
 
-static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
-    int kr, kd[MAX_RANK];
+static bool shape_attention(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
+    int kr;
+    SymDim kd[MAX_RANK];
     if (!attn_qkv(g, n, &kr, kd, why, whylen)) return false;
     ShapeIn in = shape_in(g, n);
     const Value *b = in.b;
     const char *s2 = in.s2;
     if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, s2, n->heads, n->head_dim);
+    char keys[48];
+    if (!symdim_eq(n->keys, b->dims[ir_token_axis(b)]))
+        FAIL("attention over %s keys but KV %s is %s", symdim_format(n->keys, keys, sizeof keys), b->name, s2);
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
 /* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd + 1] (state). */
-static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int HD3 = 3 * n->heads * n->head_dim;
-    if (!in.a || in.a->rank != 2 || (in.a->dims[0] != HD3 && in.a->dims[1] != HD3))
+    if (!in.a || in.a->rank != 2 || (ir_dim(in.a, 0) != HD3 && ir_dim(in.a, 1) != HD3))
         FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
     if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
     *rank = 2;
-    dims[0] = DIM_T; /* slots: the state's capacity */
-    dims[1] = 2 * n->heads * n->head_dim + 1;
+    dims[0] = DIM_STATE_ROWS; /* slots: the state's rows, at most its capacity */
+    dims[1] = SYMDIM_CONST(2 * n->heads * n->head_dim + 1);
     return true;
 }
 
 /* A band lookup: tokens [T] and a table of exactly hi-lo rows -> [T, width]. */
-static bool shape_embed_band(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_embed_band(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     if (!in.a || !in.b) FAIL("embed_band needs tokens and a table");
-    if (!shape_is(in.a, 1, (int[]){DIM_T})) FAIL("tokens %s is %s, expected [T]", in.a->name, in.s1);
+    if (!shape_is(in.a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", in.a->name, in.s1);
     if (n->band_lo < 0 || n->band_hi <= n->band_lo) FAIL("empty band [%d, %d)", n->band_lo, n->band_hi);
-    if (in.b->rank != 2 || in.b->dims[0] != n->band_hi - n->band_lo)
+    if (in.b->rank != 2 || ir_dim(in.b, 0) != n->band_hi - n->band_lo)
         FAIL("table %s is %s, expected [%d, width] for band [%d, %d)", in.b->name, in.s2, n->band_hi - n->band_lo,
              n->band_lo, n->band_hi);
-    return tokens_by(in.b->dims[1], rank, dims);
+    return tokens_by(ir_dim(in.b, 1), rank, dims);
 }
 
 /* Scale and positions: x [T, D] (and a learned table of D columns) -> [T, D]. */
-static bool shape_pos_add(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_pos_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int D = act_width(in.a);
     if (!D) FAIL("input %s is %s, expected [T, channels]", in.a ? in.a->name : "?", in.s1);
-    if (n->nin == 2 && (in.b->rank != 2 || in.b->dims[1] != D))
+    if (n->nin == 2 && (in.b->rank != 2 || ir_dim(in.b, 1) != D))
         FAIL("position table %s does not have %d columns", in.b->name, D);
     return tokens_by(D, rank, dims);
 }
 
 /* head [T, c0], clusters [T, ntails], tail i [T, size_i] -> [T, c0 + sum size_i]. */
-static bool shape_logprob(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+static bool shape_logprob(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int V = act_width(in.a);
     if (!V) FAIL("head logits %s is %s, expected [T, shortlist]", in.a ? in.a->name : "?", in.s1);
@@ -466,7 +463,7 @@ bool ir_node_needs_kernel(const Node *n) {
     return oi && (!oi->needs_kernel || oi->needs_kernel(n));
 }
 
-bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+bool ir_infer_shape(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     for (int k = 0; k < n->nin; k++)
         if (!input(g, n, k)) FAIL("input %d has no shape", k);
     const OpInfo *oi = op_info(n->op);

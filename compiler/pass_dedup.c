@@ -19,11 +19,9 @@
 
 static void sig_value(char *buf, size_t n, size_t *k, const Value *v) {
     if (*k >= n) return;
-    *k += (size_t)snprintf(buf + *k, n - *k, " %s[", dtype_plan_name(v->dtype));
-    for (int i = 0; i < v->rank && *k < n; i++)
-        *k += v->dims[i] == DIM_T ? (size_t)snprintf(buf + *k, n - *k, "%sT", i ? "," : "")
-                                  : (size_t)snprintf(buf + *k, n - *k, "%s%d", i ? "," : "", v->dims[i]);
-    if (*k < n) *k += (size_t)snprintf(buf + *k, n - *k, "]%d", (int)v->order);
+    *k += (size_t)snprintf(buf + *k, n - *k, " %s", dtype_plan_name(v->dtype));
+    if (*k < n) *k += ir_format_dims(buf + *k, n - *k, v->rank, v->dims);
+    if (*k < n) *k += (size_t)snprintf(buf + *k, n - *k, "%d", (int)v->order);
 }
 
 /* The signature text of a node (see the file comment). */

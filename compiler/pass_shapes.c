@@ -2,7 +2,7 @@
  * pass_shapes.c — shape inference and shape checks (docs/ir.md, "shapes").
  *
  * Every value's dims are its stored shape, row-major, outermost first, with
- * DIM_T for the token dimension. Weights and the tokens input get their
+ * SymDims: T for the token dimension, fill+T for a state's rows. Weights and the tokens input get their
  * shapes at lowering; this pass computes the shape of every node output from
  * its inputs with the op's shape rule (ir_infer_shape over op_table, ops.c;
  * the verifier uses it too) and reports inconsistent inputs at the node's
@@ -18,7 +18,8 @@ bool pass_shapes(Graph *g, Diag *d) {
         Node *n = g->nodes[i];
         if (n->dead || n->out < 0) continue;
         Value *o = g->values[n->out];
-        int rank = 0, dims[MAX_RANK] = {0};
+        int rank = 0;
+        SymDim dims[MAX_RANK] = {{0}};
         char why[256];
         if (!ir_infer_shape(g, n, &rank, dims, why, sizeof why)) {
             char where[32] = "";

@@ -15,7 +15,7 @@
 
 /* DIM: a plain integer, or {"t": a, "p": b, "fill": f, "b": k, "c": c, "div": d} with zero terms and
  * defaults left out. */
-static cJSON *dim_json(Dim d) {
+static cJSON *dim_json(SymDim d) {
     if (symdim_is_const(d)) return cJSON_CreateNumber((double)symdim_eval(d, NULL));
     cJSON *o = cJSON_CreateObject();
     const long coef[4] = {d.t, d.p, d.fill, d.b};
@@ -27,11 +27,12 @@ static cJSON *dim_json(Dim d) {
     return o;
 }
 
-static cJSON *shape_json(const int *dims, int rank, int segment_for_t) {
+/* A shape: each dimension a DIM; a symbolic one is written as segment_for_t instead when that is > 0. */
+static cJSON *shape_json(const SymDim *dims, int rank, int segment_for_t) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < rank; i++) {
-        if (dims[i] == DIM_T && segment_for_t > 0) cJSON_AddItemToArray(a, cJSON_CreateNumber(segment_for_t));
-        else cJSON_AddItemToArray(a, dims[i] == DIM_T ? dim_json(DIM_TOKENS) : cJSON_CreateNumber(dims[i]));
+        if (!symdim_is_const(dims[i]) && segment_for_t > 0) cJSON_AddItemToArray(a, cJSON_CreateNumber(segment_for_t));
+        else cJSON_AddItemToArray(a, dim_json(dims[i]));
     }
     return a;
 }
@@ -94,8 +95,9 @@ static cJSON *weights_json(const EmitState *st) {
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
         if (st->weight_index[i] < 0) continue;
-        const int *dims = v->dims; /* values' dims are their stored shape (docs/ir.md) */
-        int rank = v->rank, file[MAX_RANK];
+        const SymDim *dims = v->dims; /* values' dims are their stored shape (docs/ir.md) */
+        int rank = v->rank;
+        SymDim file[MAX_RANK];
         for (int k = 0; k < rank; k++) file[k] = v->transposed_src && rank == 2 ? dims[rank - 1 - k] : dims[k];
         cJSON *w = cJSON_CreateObject();
         cJSON_AddStringToObject(w, "name", v->weight_name ? v->weight_name : v->name);
@@ -137,7 +139,7 @@ static cJSON *buffers_json(const EmitState *st) {
         cJSON_AddNumberToObject(b, "offset", (double)off);
         cJSON_AddNumberToObject(b, "bytes", (double)st->staging_bytes[p]);
         cJSON_AddStringToObject(b, "dtype", "f32");
-        int n = (int)(st->staging_bytes[p] / 4);
+        SymDim n = SYMDIM_CONST((int)(st->staging_bytes[p] / 4));
         cJSON_AddItemToObject(b, "shape", shape_json(&n, 1, 0));
         cJSON_AddItemToArray(a, b);
         off += st->staging_bytes[p];
@@ -148,7 +150,7 @@ static cJSON *buffers_json(const EmitState *st) {
         cJSON_AddNumberToObject(b, "offset", (double)st->decode_offset);
         cJSON_AddNumberToObject(b, "bytes", (double)st->decode_bytes);
         cJSON_AddStringToObject(b, "dtype", "f32");
-        int n = (int)(st->decode_bytes / 4);
+        SymDim n = SYMDIM_CONST((int)(st->decode_bytes / 4));
         cJSON_AddItemToObject(b, "shape", shape_json(&n, 1, 0));
         cJSON_AddItemToArray(a, b);
     }
@@ -162,8 +164,8 @@ static cJSON *state_json(const EmitState *st) {
     for (int i = 0; i < g->nvalues; i++) {
         if (st->state_index[i] < 0) continue;
         const Value *v = g->values[i];
-        int shape[MAX_RANK];
-        for (int k = 0; k < v->rank; k++) shape[k] = v->dims[k] == DIM_T ? v->capacity : v->dims[k];
+        SymDim shape[MAX_RANK]; /* the rows at the capacity */
+        for (int k = 0; k < v->rank; k++) shape[k] = k == ir_token_axis(v) ? SYMDIM_CONST(v->capacity) : v->dims[k];
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "name", v->name[0] == '%' ? v->name + 1 : v->name);
         cJSON_AddStringToObject(s, "role", state_role_name(v->role));
@@ -355,7 +357,7 @@ char *plan_build(const EmitState *st) {
     cJSON *logits = cJSON_CreateObject();
     cJSON_AddNumberToObject(logits, "arena", (double)lg->offset);
     cJSON_AddStringToObject(logits, "dtype", "f32");
-    int ldims[2] = {DIM_T, s->vocab};
+    SymDim ldims[2] = {SYMDIM_T, SYMDIM_CONST(s->vocab)};
     cJSON_AddItemToObject(logits, "shape", shape_json(ldims, 2, 0));
     cJSON_AddItemToObject(root, "logits", logits);
     cJSON *loss = cJSON_CreateObject(), *targets = cJSON_CreateObject(), *nll = cJSON_CreateObject();

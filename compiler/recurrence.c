@@ -53,14 +53,14 @@ static const Value *input(const Graph *g, const Node *n, int k) {
 static bool weight_in_out(const Value *w, int *in, int *out) {
     if (!w || w->cls != VC_WEIGHT || w->rank != 2) return false;
     bool t = w->order == ORD_OUT_IN;
-    *in = w->dims[t ? 1 : 0];
-    *out = w->dims[t ? 0 : 1];
+    *in = ir_dim(w, t ? 1 : 0);
+    *out = ir_dim(w, t ? 0 : 1);
     return true;
 }
 
-static bool vector_of(const Value *v, int len) { return v && v->rank == 1 && v->dims[0] == len; }
+static bool vector_of(const Value *v, int len) { return v && v->rank == 1 && ir_dim(v, 0) == len; }
 
-bool shape_rec_kv(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+bool shape_rec_kv(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     int A = n->heads * n->head_dim, D = g->spec ? g->spec->d_model : 0, in, out;
     int k = n->nin - 2;
     if (A <= 0 || D <= 0) FAIL("heads=%d head_dim=%d d_model=%d", n->heads, n->head_dim, D);
@@ -72,16 +72,16 @@ bool shape_rec_kv(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], 
     if (n->rec_state < 0 || n->rec_state >= g->nvalues || g->values[n->rec_state]->role != STATE_RECURRENT)
         FAIL("rec_state %d is not a recurrent state value", n->rec_state);
     *rank = 2;
-    dims[0] = 1;
-    dims[1] = 2 * A + 1;
+    dims[0] = SYMDIM_CONST(1);
+    dims[1] = SYMDIM_CONST(2 * A + 1);
     return true;
 }
 
-bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
+bool shape_rec_update(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     int D = g->spec ? g->spec->d_model : 0, np = n->rec_pooled;
     for (int i = 0; i < np; i++) {
         const Value *x = input(g, n, i);
-        if (!x || x->rank != 2 || x->dims[0] != DIM_T || x->dims[1] != D) FAIL("pooled state %d is not [T, %d]", i, D);
+        if (!x || x->rank != 2 || !symdim_eq(x->dims[0], SYMDIM_T) || ir_dim(x, 1) != D) FAIL("pooled state %d is not [T, %d]", i, D);
     }
     if (!vector_of(input(g, n, np), np)) FAIL("alpha is not [%d]", np);
     int width = D;
@@ -93,7 +93,7 @@ bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RAN
     }
     if (width != D) FAIL("the FFN ends with %d units, not d_model %d", width, D);
     *rank = 1;
-    dims[0] = D + 1;
+    dims[0] = SYMDIM_CONST(D + 1);
     return true;
 }
 

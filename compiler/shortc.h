@@ -464,10 +464,10 @@ typedef enum ValueClass {
     VC_OUTPUT,      /* logits */
 } ValueClass;
 
-/* Dimension sizes: >0 constant, DIM_T = runtime token count (upper bound: segment).
- * An int dim d stands for the SymDim ir_dim_sym(d); sizes that need the other
- * symbols (attention keys = fill + T) are SymDims (shortc_common.h). */
-#define DIM_T (-1)
+/* Dimension sizes are SymDims (shortc_common.h): a constant, T (the call's new
+ * tokens, at most the segment) or, for a state value's rows, fill + T (the rows
+ * cached before the call and its new ones, at most the capacity). */
+#define DIM_STATE_ROWS SYMDIM_KEYS
 
 /* What a state value holds between calls (docs/ir.md, "State"). */
 typedef enum StateRole {
@@ -487,7 +487,7 @@ typedef struct Value {
     const char *name;    /* text-form name: %x3, @h.0.attn.c_attn.weight */
     ValueClass cls;      /* what it is */
     int rank;            /* dimensions in use */
-    int dims[MAX_RANK];  /* logical shape; DIM_T for the token dimension */
+    SymDim dims[MAX_RANK]; /* logical shape; SYMDIM_T for the token dimension, DIM_STATE_ROWS for a state's rows */
     DType dtype;         /* storage dtype (layout pass) */
     DimOrder order;      /* storage order (layout pass) */
     bool transposed_src; /* weights: the file stores it transposed w.r.t. `order` (naming scheme) */
@@ -499,7 +499,7 @@ typedef struct Value {
     size_t bytes;        /* bytes at T = segment (buffer pass) */
     StateRole role;      /* VC_KV: what its session state holds; STATE_NONE otherwise */
     int capacity;        /* state values: rows (positions) the session's state holds, fixed at compile
-                            time; the DIM_T dimension of the state is this, its fill grows per call */
+                            time; the state's rows (fill + T) are at most this, its fill grows per call */
     bool slides;         /* state values: after each call only the last `keep` rows stay (moved to rows
                             0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache) */
     int keep;            /* slides: the rows kept (L'); 0 otherwise */
@@ -586,10 +586,16 @@ bool ir_verify(const Graph *g, Diag *d);
 bool ir_value_live(const Graph *g, const Value *v);
 /* Index of a stage name in lower, shapes, layouts, fuse, dedup, buffers; -1 if unknown. */
 int ir_stage_index(const char *stage);
-/* Elements of a value with the token dimension at T. */
+/* Elements of a value with its dims evaluated under env. */
+size_t ir_numel_env(const Value *v, const SymEnv *env);
+/* Elements of a value with the token dimension at T (a state's rows at T: fill 0). */
 size_t ir_numel(const Value *v, int T);
-/* The symbolic dimension an int dim stands for (DIM_T: T; n > 0: the constant n). */
-SymDim ir_dim_sym(int d);
+/* The size of dimension k of v when it is a constant; 0 when it is symbolic or k is out of range. */
+int ir_dim(const Value *v, int k);
+/* The dimension of v that grows with the tokens (T or fill + T); -1 when none. */
+int ir_token_axis(const Value *v);
+/* Text form of a shape, `[T,768]`, `[2,4,fill+T,16]`; writes at most n bytes, returns the length wanted. */
+size_t ir_format_dims(char *buf, size_t n, int rank, const SymDim *dims);
 /* A state value's storage: its dims with the token dimension at its capacity (elements). */
 size_t ir_state_numel(const Value *v);
 /* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
@@ -630,7 +636,7 @@ typedef struct OpInfo {
     /* Structural checks beyond arity and output class; a message in why, or false when none applies. */
     bool (*verify)(const Graph *g, const Node *n, char *why, size_t whylen);
     /* Shape rule: the output shape from the inputs; false with a reason in why. */
-    bool (*shape)(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+    bool (*shape)(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
     /* Reference semantics (interp.c): computes output y (value o) of n; false reported. */
     bool (*interp)(struct InterpRun *r, const Node *n, float *y, const Value *o);
     /* Emission (emit.c): adds the node's steps, or fills ks for its kernel launch and sets *launch. */
@@ -691,15 +697,15 @@ int ninputs_rec_kv(const Node *n);
 int ninputs_rec_update(const Node *n);
 void print_rec(FILE *out, const Node *n);
 size_t key_rec(char *buf, size_t n, size_t k, const Node *nd);
-bool shape_rec_kv(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
-bool shape_rec_update(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool shape_rec_kv(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
+bool shape_rec_update(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
 /* Whether g carries a recurrent state (a model with `recurrence`): each forward is one window at P = 0. */
 bool ir_recurrent(const Graph *g);
 void cost_pia_pos(const Graph *g, const Node *n, int T, struct OpCost *c);
 
 /* Helpers shared by the passes and the verifier. */
 /* ops.c: the output shape of n from its inputs (its op's shape rule); false with a reason in why. */
-bool ir_infer_shape(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool ir_infer_shape(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
 /* ir_rules.c: the dtype a value must have after the layouts pass. */
 DType ir_expected_dtype(const Graph *g, const Value *v);
 /* The `layout weights` dtype (fp32 without a spec): what every weight's values are rounded to. A weight
@@ -1049,8 +1055,8 @@ int txl_param(const Node *n, const char *key);
 int txl_rel_ninputs(const Node *n);
 void txl_print_attrs(FILE *out, const Node *n);
 size_t txl_key_attrs(char *buf, size_t n, size_t k, const Node *nd);
-bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
-bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
+bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
 bool emit_txl(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_rel_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);

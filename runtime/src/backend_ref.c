@@ -111,8 +111,7 @@ static srt_status bind_weights(srt_model *m, float **vals) {
         const char *name = val->weight_name ? val->weight_name : val->name;
         if (name && name[0] == '@') name++;
         int w = rt_plan_weight_index(p, name, val->rank, val->dims);
-        size_t count = 1;
-        for (int k = 0; k < val->rank; k++) count *= (size_t)(val->dims[k] > 0 ? val->dims[k] : 0);
+        size_t count = ir_numel(val, 0); /* a weight's dims are constants */
         if (w < 0)
             st = rt_error(ctx, SRT_ERR_UNSUPPORTED, "ref backend: IR weight '%s' has no entry in the plan", name ? name : "?");
         else if (count != p->weights[w].count)

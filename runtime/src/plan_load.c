@@ -17,14 +17,14 @@
 #include <string.h>
 
 /* Whether a plan weight is stored in the given shape. */
-static bool stored_as(const RtPlanWeight *w, int rank, const int *dims) {
+static bool stored_as(const RtPlanWeight *w, int rank, const SymDim *dims) {
     if (w->rank != rank) return false;
     for (int k = 0; k < rank; k++)
-        if (w->shape[k] != dims[k]) return false;
+        if (!symdim_is_const(dims[k]) || w->shape[k] != symdim_eval(dims[k], NULL)) return false;
     return true;
 }
 
-int rt_plan_weight_index(const RtPlan *p, const char *name, int rank, const int *dims) {
+int rt_plan_weight_index(const RtPlan *p, const char *name, int rank, const SymDim *dims) {
     int named = -1;
     for (int i = 0; i < p->nweights && name; i++) {
         if (strcmp(p->weights[i].name, name) != 0) continue;

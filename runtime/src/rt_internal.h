@@ -233,7 +233,7 @@ void rt_plan_free(srt_context *ctx, RtPlan *p);
 const RtProgram *rt_plan_program(const RtPlan *p, int T);
 /* The plan weight an IR weight value of this name and stored shape binds to: the entry of that name and shape
  * (a name may have two views, docs/plan.md), else the first of that name (callers check the size), else -1. */
-int rt_plan_weight_index(const RtPlan *p, const char *name, int rank, const int *dims);
+int rt_plan_weight_index(const RtPlan *p, const char *name, int rank, const SymDim *dims);
 
 /* ------------------------------------------------------------------ */
 /* Random weights (random_weights.c)                                             */

@@ -37,8 +37,8 @@ static uint64_t name_hash(const char *s) {
 
 /* The file tensor of weight v (file layout) from the seed and its name; *rows, *cols its file shape. */
 static float *file_tensor(const Value *v, uint64_t seed, int *rows, int *cols) {
-    *rows = v->dims[0];
-    *cols = v->rank == 2 ? v->dims[1] : 1;
+    *rows = ir_dim(v, 0);
+    *cols = v->rank == 2 ? ir_dim(v, 1) : 1;
     if (v->rank == 2 && v->transposed_src) { int t = *rows; *rows = *cols; *cols = t; }
     size_t n = (size_t)*rows * (size_t)*cols;
     float *w = malloc(sizeof *w * n);

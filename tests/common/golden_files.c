@@ -48,8 +48,8 @@ static cJSON *find_tensor(const GoldenWeights *w, const char *name, const char *
 /* Whether the file shape of t is what weight v reads (its dims, swapped when transposed_src). */
 static bool file_shape_ok(const cJSON *t, const Value *v) {
     cJSON *shape = cJSON_GetObjectItem(t, "shape");
-    int fd[2] = {v->dims[0], v->rank == 2 ? v->dims[1] : 1};
-    if (v->transposed_src) { fd[0] = v->dims[1]; fd[1] = v->dims[0]; }
+    int fd[2] = {ir_dim(v, 0), v->rank == 2 ? ir_dim(v, 1) : 1};
+    if (v->transposed_src) { fd[0] = ir_dim(v, 1); fd[1] = ir_dim(v, 0); }
     return cJSON_GetArraySize(shape) == v->rank && cJSON_GetArrayItem(shape, 0)->valueint == fd[0] &&
            (v->rank == 1 || cJSON_GetArrayItem(shape, 1)->valueint == fd[1]);
 }
@@ -72,8 +72,8 @@ float **golden_load_weights(const Graph *g, const GoldenWeights *w, const char *
         for (size_t k = 0; dst && k < n; k++) {
             size_t sk = k;
             if (v->transposed_src) { /* dst [r, c] of dims [R, C] = file [c, r] */
-                size_t r = k / (size_t)v->dims[1], c = k % (size_t)v->dims[1];
-                sk = c * (size_t)v->dims[0] + r;
+                size_t r = k / (size_t)ir_dim(v, 1), c = k % (size_t)ir_dim(v, 1);
+                sk = c * (size_t)ir_dim(v, 0) + r;
             }
             float x;
             memcpy(&x, src + sk, 4);

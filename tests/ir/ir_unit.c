@@ -340,8 +340,8 @@ static void test_verifier(void) {
     Graph *g2 = build(&a, &d, M_GPT2_TINY, 2, true);
     CHECK(g2, "gpt2_tiny build failed");
     Value *o = g2->values[find_node(g2, OP_ATTENTION, 1, 0)->out];
-    int dim = o->dims[1];
-    o->dims[1] = 65;
+    SymDim dim = o->dims[1];
+    o->dims[1] = SYMDIM_CONST(65);
     expect_verify_error(g2, "buffers", "shape", "wrong output shape");
     o->dims[1] = dim;
     /* dtypes */
@@ -401,7 +401,7 @@ static void test_print(void) {
     CHECK(txt && strstr(txt, "weight @h.0.attn.c_attn.weight:f32[144,48] round=f16 [out,in] file[48,144]"), "c_attn line:\n%s", txt);
     CHECK(txt && strstr(txt, "weight @lm_head.weight:f32[200,48] round=f16 [out,in]\n"), "lm_head line");
     CHECK(txt && strstr(txt, "weight @h.0.attn.c_attn.bias:f16[144]\n"), "c_attn bias line (stays fp16)");
-    CHECK(txt && strstr(txt, "%kv.0:f32[2,T,3,16] [tokens,heads,dim] state=kv_cache capacity=40 = kv_write.causal heads=3 head_dim=16"), "kv line");
+    CHECK(txt && strstr(txt, "%kv.0:f32[2,fill+T,3,16] [tokens,heads,dim] state=kv_cache capacity=40 = kv_write.causal heads=3 head_dim=16"), "kv line");
     CHECK(txt && strstr(txt, "epilogue=bias+gelu"), "no fused gelu");
     free(txt);
     /* unknown pass name */

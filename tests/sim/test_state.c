@@ -117,11 +117,9 @@ static void check_state(const char *model, const Graph *g, srt_model *m, srt_ses
             continue;
         }
         size_t inner = 1, outer = 1;
-        int axis = 0;
-        for (int k = 0; k < val->rank; k++)
-            if (val->dims[k] == DIM_T) axis = k;
-        for (int k = 0; k < axis; k++) outer *= (size_t)val->dims[k];
-        for (int k = axis + 1; k < val->rank; k++) inner *= (size_t)val->dims[k];
+        int axis = ir_token_axis(val) < 0 ? 0 : ir_token_axis(val);
+        for (int k = 0; k < axis; k++) outer *= (size_t)ir_dim(val, k);
+        for (int k = axis + 1; k < val->rank; k++) inner *= (size_t)ir_dim(val, k);
         /* the golden suite's tolerance per storage dtype: |d| <= tol * (1 + |ref|) */
         double tol = val->dtype == DT_F32 ? 1e-4 : 2e-2, worst = 0;
         for (size_t o = 0; o < outer; o++)

@@ -92,11 +92,12 @@ static void template_of(const char *cu, const char *kernel, char *out, size_t le
     snprintf(out, len, "%.*s", (int)(e - t), t);
 }
 
-/* "[61x36]": a value's stored shape at T. */
+/* "[61x36]": a value's stored shape at T (a state's window: its T new rows). */
 static void shape_text(const Value *v, int T, char *out, size_t len) {
     size_t n = (size_t)snprintf(out, len, "[");
+    SymEnv env = {.T = T};
     for (int k = 0; k < v->rank && n < len; k++)
-        n += (size_t)snprintf(out + n, len - n, "%s%d", k ? "x" : "", v->dims[k] == DIM_T ? T : v->dims[k]);
+        n += (size_t)snprintf(out + n, len - n, "%s%ld", k ? "x" : "", symdim_eval(v->dims[k], &env));
     if (n < len) snprintf(out + n, len - n, "]");
 }
 
@@ -116,10 +117,8 @@ static int state_of(const Check *c, const Value *v) {
 /* Element i of a state value's window ([.., T, ..] dense) in its state at capacity: row P + t. */
 static size_t state_elem(const Check *c, const Value *v, size_t i) {
     size_t inner = 1;
-    int axis = 0;
-    for (int k = 0; k < v->rank; k++)
-        if (v->dims[k] == DIM_T) axis = k;
-    for (int k = axis + 1; k < v->rank; k++) inner *= (size_t)v->dims[k];
+    int axis = ir_token_axis(v) < 0 ? 0 : ir_token_axis(v);
+    for (int k = axis + 1; k < v->rank; k++) inner *= (size_t)ir_dim(v, k);
     size_t row = (i / inner) % (size_t)c->T, outer = i / inner / (size_t)c->T;
     return (outer * (size_t)v->capacity + (size_t)c->P + row) * inner + i % inner;
 }
