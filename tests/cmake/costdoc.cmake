@@ -8,3 +8,8 @@ target_link_libraries(cost_peak PRIVATE shortc_core)
 target_include_directories(cost_peak PRIVATE ${TESTS_DIR})
 add_test(NAME cost_peak COMMAND cost_peak ${CMAKE_SOURCE_DIR}/models ${TESTS_DIR}/costdoc/cost_peak.arch)
 set_tests_properties(cost_peak PROPERTIES LABELS ir)
+#   costdoc_numbers  the worked comparison of docs/cost-model.md: each quoted `shortc compare` command is
+#                    rerun and every quoted line of its output must still be printed
+#                    (tests/costdoc/doc_numbers.sh)
+add_test(NAME costdoc_numbers COMMAND sh ${TESTS_DIR}/costdoc/doc_numbers.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(costdoc_numbers PROPERTIES LABELS "cli;doc")
