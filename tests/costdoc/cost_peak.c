@@ -65,64 +65,37 @@ static void check_priced(const ModelCost *m, const char *cu, CostPeak fwd, CostP
     if (cu) CHECK((strstr(cu, "_tc(") != NULL) == (fwd != PEAK_FP32));
 }
 
-/* gpt2_tiny: fp32, every layer on CUDA cores. */
-static void test_fp32(const char *models) {
+/* Checks of one model beyond where it is priced (NULL: none). */
+typedef void (*ExtraCheck)(const ModelCost *m);
+
+/* Compiles and costs `model` of path (NULL: its last model), checks where it is priced, then `extra`. */
+static void check_model(const char *path, const char *model, CostPeak fwd, CostPeak one, ExtraCheck extra) {
     Arena a;
     arena_init(&a);
     char *cu = NULL;
-    ModelCost *m = cost_of(&a, arena_printf(&a, "%s/gpt2_tiny.arch", models), NULL, &cu);
-    if (m) check_priced(m, cu, PEAK_FP32, PEAK_FP32);
+    ModelCost *m = cost_of(&a, path, model, &cu);
+    if (m) check_priced(m, cu, fwd, one);
+    if (m && extra) extra(m);
     free(cu);
     arena_free(&a);
 }
 
-/*
- * gpt2_tiny_half: fp16 queries, bf16 keys and values (the MMA's element type): the bf16 tensor-core
- * peak in a forward, flash-decoding (fp32) in one-token calls. The tile work in closed form: T = 128,
- * 4 heads of 16 (padded: 16), 64 keys per tile; query tile 0 visits key tile 0, query tile 1 key tiles
- * 0 and 1, all 4 warps each: 12 warp-tiles of 16 x 64 per head, q.k and p.v, 2 FLOPs per multiply-add.
- */
-static void test_half(const char *models) {
-    Arena a;
-    arena_init(&a);
-    char *cu = NULL;
-    ModelCost *m = cost_of(&a, arena_printf(&a, "%s/gpt2_tiny_half.arch", models), NULL, &cu);
-    if (m) {
-        check_priced(m, cu, PEAK_BF16, PEAK_FP32);
-        CHECK(m->attn[0].mma_flops == 12.0 * 4 * 2 * 2 * 16 * 64 * 16);
-        CHECK(m->attn[0].mma_flops > m->flops_attention / m->layers); /* whole tiles: more than the useful work */
-        /* a one-token call runs flash-decoding: no tile work, the useful FLOPs at fp32 */
-        CHECK(m->modes[MODE_CACHED_TOKEN].seconds > 0);
-    }
-    free(cu);
-    arena_free(&a);
+/* Warp-tiles of causal attention over 128 tokens in tiles of 64 x 64: query tile 0 visits key tile 0,
+ * query tile 1 key tiles 0 and 1, all 4 warps each: 12 per head; 4 heads, 16 x 64 x 16 per warp-tile,
+ * q.k and p.v, 2 FLOPs per multiply-add. */
+static const double causal_tile_flops = 12.0 * 4 * 2 * 2 * 16 * 64 * 16;
+
+/* gpt2_tiny_half (fp16 queries, bf16 keys and values, 4 heads of 16, T = 128): the tile work in closed
+ * form, more than the useful work (whole tiles). */
+static void half_tiles(const ModelCost *m) {
+    CHECK(m->attn[0].mma_flops == causal_tile_flops);
+    CHECK(m->attn[0].mma_flops > m->flops_attention / m->layers);
 }
 
-/* The fixture's sparse kind in fp16: tensor cores in forwards and one-token calls (no flash-decoding for a
- * sparse kind); its tile lists visit fewer tiles than causal's but never less than its useful work. */
-static void test_sparse_half(const char *fixture) {
-    Arena a;
-    arena_init(&a);
-    char *cu = NULL;
-    ModelCost *m = cost_of(&a, fixture, "bigbird_half", &cu);
-    if (m) {
-        check_priced(m, cu, PEAK_FP16, PEAK_FP16);
-        double causal = 12.0 * 4 * 2 * 2 * 16 * 64 * 16, useful = m->flops_attention / m->layers;
-        CHECK(m->attn[0].mma_flops >= useful && m->attn[0].mma_flops <= causal);
-    }
-    free(cu);
-    arena_free(&a);
-}
-
-/* Shortformer's position-infused attention in fp16: the CUDA-core engine (its hooks), the fp32 peak. */
-static void test_pia_half(const char *fixture) {
-    Arena a;
-    arena_init(&a);
-    char *cu = NULL;
-    ModelCost *m = cost_of(&a, fixture, "pia_half", &cu);
-    if (m) check_priced(m, cu, PEAK_FP32, PEAK_FP32);
-    free(cu);
-    arena_free(&a);
+/* A sparse kind's tile lists visit no more tiles than causal's, and never less than its useful work. */
+static void sparse_tiles(const ModelCost *m) {
+    double useful = m->flops_attention / m->layers;
+    CHECK(m->attn[0].mma_flops >= useful && m->attn[0].mma_flops <= causal_tile_flops);
 }
 
 int main(int argc, char **argv) {
@@ -130,9 +103,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: cost_peak MODELS_DIR FIXTURE\n");
         return 2;
     }
-    test_fp32(argv[1]);
-    test_half(argv[1]);
-    test_sparse_half(argv[2]);
-    test_pia_half(argv[2]);
+    const char *models = argv[1], *fixture = argv[2];
+    char path[4096];
+    /* gpt2_tiny: fp32, every layer on CUDA cores */
+    snprintf(path, sizeof path, "%s/gpt2_tiny.arch", models);
+    check_model(path, NULL, PEAK_FP32, PEAK_FP32, NULL);
+    /* gpt2_tiny_half: the MMA's element type is the key/value type (bf16); one-token calls run
+     * flash-decoding on CUDA cores */
+    snprintf(path, sizeof path, "%s/gpt2_tiny_half.arch", models);
+    check_model(path, NULL, PEAK_BF16, PEAK_FP32, half_tiles);
+    /* a sparse kind in fp16: tensor cores in forwards and one-token calls (no flash-decoding for it) */
+    check_model(fixture, "bigbird_half", PEAK_FP16, PEAK_FP16, sparse_tiles);
+    /* Shortformer's position-infused attention in fp16: the CUDA-core engine (its hooks) */
+    check_model(fixture, "pia_half", PEAK_FP32, PEAK_FP32, NULL);
     return check_done("cost_peak");
 }
