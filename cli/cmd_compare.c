@@ -341,6 +341,21 @@ ROW(r_fwd_other, return si(buf, len, m->forward.other_ops, "op"))
 ROW(r_fwd_bytes, return si(buf, len, total_bytes(&m->forward), "B"))
 ROW(r_fwd_ai, snprintf(buf, len, "%.1f", intensity(&m->forward)); return buf)
 ROW(r_fwd_time, return si(buf, len, m->forward_seconds, "s"))
+/* "12 of 12, bf16": the layers whose q.k and p.v run on tensor cores (in a forward, or in a one-token call
+ * of the cached mode), with their peak; "0 of 12" when every layer runs on CUDA cores (fp32 peak). */
+static const char *tensor_core_layers(char *buf, size_t len, const ModelCost *m, bool one_token) {
+    int on = 0;
+    CostPeak peak = PEAK_FP32;
+    for (int l = 0; l < m->layers; l++) {
+        CostPeak p = one_token ? m->attn[l].decode_peak : m->attn[l].peak;
+        if (p != PEAK_FP32) on++, peak = p;
+    }
+    if (on) snprintf(buf, len, "%d of %d, %s", on, m->layers, cost_peak_name(peak));
+    else snprintf(buf, len, "0 of %d", m->layers);
+    return buf;
+}
+ROW(r_tc_forward, return tensor_core_layers(buf, len, m, false))
+ROW(r_tc_token, return tensor_core_layers(buf, len, m, true))
 ROW(r_modes, snprintf(buf, len, "%d / %d", m->modes[MODE_SLIDING].param, m->modes[MODE_OVERLAP].param); return buf)
 
 /* Which per-token figure of a mode a row shows. */
@@ -388,6 +403,8 @@ static const Row rows[] = {
     {.label = "attention, layer 0 (q x k)", .fn = r_attn_matrix},
     {.label = "  pattern density", .fn = r_density},
     {.label = "  scores/forward, all layers", .fn = r_scores},
+    {.label = "  on tensor cores: forward", .fn = r_tc_forward},
+    {.label = "    one-token calls", .fn = r_tc_token},
     {.label = "forward of W tokens", .fn = NULL},
     {.label = "  FLOPs", .fn = r_fwd_flops},
     {.label = "    weight GEMMs", .fn = r_fwd_gemm},
@@ -429,13 +446,13 @@ static void print_table(FILE *f, const Costed *c, int n, const DeviceSpec *dev) 
 /* report: one line per distinct kernel or GEMM shape. */
 static void print_groups(FILE *f, const ModelCost *m, const DeviceSpec *dev) {
     fprintf(f, "\nsteps of one forward (W = %d), each distinct kernel or GEMM once:\n", m->window);
-    fprintf(f, "%4s  %-58s %12s %12s %8s %12s\n", "uses", "step", "FLOPs", "bytes", "ops/B", "time [est]");
+    fprintf(f, "%4s  %-58s %12s %12s %8s %5s %12s\n", "uses", "step", "FLOPs", "bytes", "ops/B", "peak", "time [est]");
     for (int i = 0; i < m->ngroups; i++) {
         const CostGroup *g = &m->groups[i];
         char a[32], b[32], t[32];
-        fprintf(f, "%4d  %-58.58s %12s %12s %8.1f %12s\n", g->uses, g->label, si(a, sizeof a, g->per_use.flops, ""),
-                si(b, sizeof b, total_bytes(&g->per_use), "B"), intensity(&g->per_use),
-                si(t, sizeof t, roofline_seconds(dev, &g->per_use, g->gemm, g->dtype), "s"));
+        fprintf(f, "%4d  %-58.58s %12s %12s %8.1f %5s %12s\n", g->uses, g->label, si(a, sizeof a, g->per_use.flops, ""),
+                si(b, sizeof b, total_bytes(&g->per_use), "B"), intensity(&g->per_use), cost_peak_name(g->peak),
+                si(t, sizeof t, roofline_seconds_at(dev, &g->per_use, g->peak), "s"));
     }
 }
 
@@ -496,6 +513,7 @@ static cJSON *op_cost_json(const OpCost *c, double seconds) {
     cJSON_AddNumberToObject(o, "bytes", total_bytes(c));
     cJSON_AddNumberToObject(o, "intensity", intensity(c));
     cJSON_AddNumberToObject(o, "seconds_estimate", seconds);
+    if (c->mma_flops > 0) cJSON_AddNumberToObject(o, "mma_flops", c->mma_flops); /* tensor-core attention's tiles */
     return o;
 }
 
@@ -527,6 +545,10 @@ static cJSON *attention_json(const ModelCost *m) {
         cJSON_AddNumberToObject(e, "keys", la->keys);
         cJSON_AddNumberToObject(e, "density", la->density);
         cJSON_AddNumberToObject(e, "scores", la->scores);
+        cJSON_AddStringToObject(e, "path", la->peak != PEAK_FP32 ? "tensor_cores" : "cuda_cores");
+        cJSON_AddStringToObject(e, "peak", cost_peak_name(la->peak));
+        cJSON_AddNumberToObject(e, "mma_flops", la->mma_flops);
+        cJSON_AddStringToObject(e, "one_token_peak", cost_peak_name(la->decode_peak));
         cJSON_AddItemToArray(a, e);
     }
     return a;
@@ -536,10 +558,11 @@ static cJSON *steps_json(const ModelCost *m, const DeviceSpec *dev) {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < m->ngroups; i++) {
         const CostGroup *g = &m->groups[i];
-        cJSON *e = op_cost_json(&g->per_use, roofline_seconds(dev, &g->per_use, g->gemm, g->dtype));
+        cJSON *e = op_cost_json(&g->per_use, roofline_seconds_at(dev, &g->per_use, g->peak));
         cJSON_AddStringToObject(e, "step", g->label);
         cJSON_AddBoolToObject(e, "gemm", g->gemm);
         cJSON_AddNumberToObject(e, "uses", g->uses);
+        cJSON_AddStringToObject(e, "peak", cost_peak_name(g->peak));
         if (g->gemm) {
             cJSON *shape = cJSON_AddObjectToObject(e, "gemm_shape");
             cJSON_AddNumberToObject(shape, "m", g->per_use.gemm_m);
@@ -659,6 +682,17 @@ static void csv_field(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* The CSV's attention-path fields: layers on tensor cores in a forward, their peak (fp32: none), and the
+ * FLOPs their tiles execute per forward; then the line's end. */
+static void print_csv_attn(FILE *f, const ModelCost *m) {
+    int on = 0;
+    CostPeak peak = PEAK_FP32;
+    double mma = 0;
+    for (int l = 0; l < m->layers; l++)
+        if (m->attn[l].peak != PEAK_FP32) on++, peak = m->attn[l].peak, mma += m->attn[l].mma_flops;
+    fprintf(f, ",%d,%s,%.17g\n", on, cost_peak_name(peak), mma);
+}
+
 static void print_csv(FILE *f, const Costed *c, int n) {
     fputs("model,path,segment,window,layers,params,weight_bytes,peak_activation_bytes,state_bytes,"
           "forward_flops,forward_bytes,attn_scores,forward_seconds_estimate",
@@ -666,7 +700,7 @@ static void print_csv(FILE *f, const Costed *c, int n) {
     for (int k = 0; k < MODE_COUNT; k++)
         fprintf(f, ",%s_flops_per_token,%s_bytes_per_token,%s_seconds_per_token_estimate", cost_mode_name((CostMode)k),
                 cost_mode_name((CostMode)k), cost_mode_name((CostMode)k));
-    fputc('\n', f);
+    fputs(",attn_tensor_core_layers,attn_peak,attn_mma_flops\n", f);
     for (int i = 0; i < n; i++) {
         const ModelCost *m = c[i].cost;
         csv_field(f, m->name);
@@ -678,7 +712,7 @@ static void print_csv(FILE *f, const Costed *c, int n) {
         for (int k = 0; k < MODE_COUNT; k++)
             if (isnan(m->modes[k].flops)) fputs(",,,", f); /* the model has no such mode */
             else fprintf(f, ",%.17g,%.17g,%.17g", m->modes[k].flops, m->modes[k].bytes, m->modes[k].seconds);
-        fputc('\n', f);
+        print_csv_attn(f, m);
     }
 }
 

@@ -10,12 +10,16 @@
  * as FLOPs; elementwise work is counted apart as `other_ops` with the
  * per-element counts of op_count_*; every operand is read once and every
  * result written once (a lower bound: re-reads that caches absorb or miss
- * are not modelled).
+ * are not modelled). The roofline prices each step at the peak where it
+ * runs: attention on the tensor-core path (the emitter's attn_mma_tiles) at
+ * its key/value dtype's tensor-core peak, with the whole tiles that path
+ * executes (MmaTiles below) in place of the useful FLOPs.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "shortc.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,6 +71,7 @@ void op_cost_add(OpCost *a, const OpCost *b) {
     a->attn_queries += b->attn_queries;
     a->attn_keys += b->attn_keys;
     a->attn_scores += b->attn_scores;
+    a->mma_flops += b->mma_flops;
 }
 
 const char *cost_mode_name(CostMode m) {
@@ -214,39 +219,175 @@ void cost_mem_write(const Graph *g, const Node *n, int T, OpCost *c) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The tensor-core attention path's tiles (templates/attn_mma.cuh)      */
+/* ------------------------------------------------------------------ */
+
+/* The key tiles the tensor-core path visits for one attention node: for every absolute query tile of
+ * ATTN_MMA_QT queries, the first key of each tile its list loads (the emitter's lists, emit_attn.c). */
+typedef struct MmaTiles {
+    int kt;     /* keys per tile */
+    int hdp;    /* head_dim rounded up to 16 (the MMA's k and n extent) */
+    long band;  /* banded kinds: the reach (tiles in closed form, no lists); 0: lists */
+    int lists;  /* lists per query tile: heads when the pattern depends on the head, else 1 (shared) */
+    int nqt;    /* query tiles listed (the key/value capacity in tiles) */
+    int *off;   /* [lists * nqt + 1]: where each list starts in first[] */
+    int *first; /* first key position of each visited tile, ascending within a list */
+} MmaTiles;
+
+/* Warps of a query tile starting at q0 that compute a key tile starting at kfirst (attn_mma.cuh skips a
+ * warp whose 16 queries all precede the tile's first key). */
+static int computing_warps(int q0, int kfirst) {
+    int w = 0;
+    for (int k = 0; k < ATTN_MMA_QT / 16; k++) w += kfirst <= q0 + 16 * k + 15;
+    return w;
+}
+
+/* Appends the first key of each tile the list of head h, query tile q visits; false when out of memory. */
+static bool list_tile_starts(const AttnPattern *p, int h, int q, int kt, int *buf, MmaTiles *t, int *n) {
+    int q0 = q * ATTN_MMA_QT, q1 = q0 + ATTN_MMA_QT;
+    if (attn_pattern_gathered(p)) { /* the gathered keys, kt at a time */
+        int m = attn_pattern_gather_list(p, h, q0, q1, buf);
+        if (m < 0) return false;
+        for (int e = 0; e < m; e += kt) t->first[(*n)++] = buf[e];
+    } else {
+        int m = attn_pattern_tile_list(p, h, q0, q1, kt, buf);
+        for (int e = 0; e < m; e++) t->first[(*n)++] = (buf[e] >> 1) * kt;
+    }
+    return true;
+}
+
+/* The tiles of attention node n on the tensor-core path with kt keys per tile (arena a); NULL when out of
+ * memory or when its pattern cannot be built (cost_model then refuses the model). */
+static MmaTiles *mma_tiles_build(Arena *a, const Graph *g, const Node *n, int kt) {
+    AttnPattern p;
+    char err[256];
+    int ntok = in_value(g, n, 1)->capacity;
+    if (!attn_pattern_build(&p, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) return NULL;
+    MmaTiles *t = arena_alloc(a, sizeof *t);
+    if (t) *t = (MmaTiles){.kt = kt, .hdp = (n->head_dim + 15) / 16 * 16, .band = attn_pattern_band(&p),
+                           .lists = attn_pattern_head_dependent(&p) ? n->heads : 1,
+                           .nqt = (ntok + ATTN_MMA_QT - 1) / ATTN_MMA_QT};
+    if (t && !t->band) {
+        size_t most = 0; /* a list of query tile q has at most ceil((q + 1) QT / kt) tiles */
+        for (int q = 0; q < t->nqt; q++) most += ((size_t)(q + 1) * ATTN_MMA_QT + kt - 1) / kt;
+        t->off = arena_alloc(a, sizeof *t->off * ((size_t)t->lists * t->nqt + 1));
+        t->first = arena_alloc(a, sizeof *t->first * (most * t->lists + 1));
+        int *buf = malloc(sizeof *buf * ((size_t)t->nqt * ATTN_MMA_QT + 1));
+        bool ok = t->off && t->first && buf;
+        int count = 0;
+        for (int l = 0; ok && l < t->lists; l++)
+            for (int q = 0; ok && q < t->nqt; q++) {
+                t->off[l * t->nqt + q] = count;
+                ok = list_tile_starts(&p, l, q, kt, buf, t, &count);
+            }
+        if (ok) t->off[t->lists * t->nqt] = count;
+        free(buf);
+        if (!ok) t = NULL;
+    }
+    attn_pattern_free(&p);
+    return t;
+}
+
+/* Warp-tiles (16 queries x kt keys) the query tile q of list l computes in a call whose keys end at end. */
+static double query_tile_work(const MmaTiles *t, int l, int q, int end) {
+    int q0 = q * ATTN_MMA_QT;
+    double w = 0;
+    if (t->band) {
+        long e0 = (q0 - t->band + 1 > 0 ? q0 - t->band + 1 : 0) / t->kt, e1 = (q0 + ATTN_MMA_QT - 1) / t->kt + 1;
+        for (long e = e0; e < e1 && e * t->kt < end; e++) w += computing_warps(q0, (int)(e * t->kt));
+    } else if (q < t->nqt) {
+        for (int e = t->off[l * t->nqt + q]; e < t->off[l * t->nqt + q + 1] && t->first[e] < end; e++)
+            w += computing_warps(q0, t->first[e]);
+    }
+    return w;
+}
+
+/*
+ * FLOPs the tensor-core path executes for a call of T queries at positions P..P+T-1 of a node with
+ * `heads` heads: every warp-tile of every query tile the call touches (a warp's 16 rows computed
+ * whole, also rows outside the call), q.k and p.v over 16 x kt x hdp each, 2 FLOPs per multiply-add.
+ */
+static double mma_tile_flops(const MmaTiles *t, int heads, int P, int T) {
+    double w = 0;
+    for (int l = 0; l < t->lists; l++)
+        for (int q = P / ATTN_MMA_QT; q <= (P + T - 1) / ATTN_MMA_QT; q++) w += query_tile_work(t, l, q, P + T);
+    return w * ((double)heads / t->lists) * 2.0 * 2.0 * 16.0 * t->kt * t->hdp;
+}
+
+/* ------------------------------------------------------------------ */
 /* Whole forwards                                                        */
 /* ------------------------------------------------------------------ */
 
 static bool live(const Node *n) { return !n->dead; }
 
-static void node_cost(const Graph *g, const Node *n, int T, OpCost *c) {
-    memset(c, 0, sizeof *c);
-    const OpInfo *oi = op_info(n->op);
-    if (oi && oi->cost) oi->cost(g, n, T, c);
-}
+/* What the node loops below share: the graph and each node's tensor-core tiles. */
+typedef struct CostCtx {
+    const Graph *g;   /* the graph costed */
+    MmaTiles **mma;   /* [g->nnodes]: the node's tiles when its attention runs on tensor cores, else NULL;
+                         NULL itself: the path is not modelled (cost_forward and cost_cached_token) */
+} CostCtx;
 
-/* The dtype whose peak a node's matrix products run at (its first input's). */
-static DType node_dtype(const Graph *g, const Node *n) { return in_value(g, n, 0)->dtype; }
-
-void cost_forward(const Graph *g, int T, OpCost *total) {
-    memset(total, 0, sizeof *total);
+/* The tensor-core tiles of every attention node on that path; false when out of memory. */
+static bool cost_ctx_init(CostCtx *x, Graph *g) {
+    x->g = g;
+    x->mma = arena_alloc(g->arena, sizeof *x->mma * (size_t)(g->nnodes > 0 ? g->nnodes : 1));
+    if (!x->mma) return false;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        if (!live(n)) continue;
+        int kt, smem;
+        if (live(n) && n->op == OP_ATTENTION && attn_mma_tiles(g, n, &kt, &smem) &&
+            !(x->mma[i] = mma_tiles_build(g->arena, g, n, kt)))
+            return false;
+    }
+    return true;
+}
+
+/* Whether node i runs on the tensor-core path in a call of T tokens: a one-token call runs the plan's
+ * decode program (min = max = 1 tokens), where causal layers use flash-decoding instead. */
+static bool on_mma_path(const CostCtx *x, int i, int T) {
+    return x->mma && x->mma[i] && !(T == 1 && attn_decode_kernel(x->g, x->g->nodes[i]));
+}
+
+/* Where node i's matrix products run in a call of T tokens: GEMMs at their operands' peak, attention on
+ * the tensor-core path at its key/value dtype's (the MMA element type), everything else on CUDA cores. */
+static CostPeak node_peak(const CostCtx *x, int i, int T) {
+    const Node *n = x->g->nodes[i];
+    if (op_is_gemm(n->op)) return dtype_peak(in_value(x->g, n, 0)->dtype);
+    return on_mma_path(x, i, T) ? dtype_peak(in_value(x->g, n, 1)->dtype) : PEAK_FP32;
+}
+
+/* Node i's cost in a call of T tokens at positions P..P+T-1 (its op's hook), with its tile work on the
+ * tensor-core path. */
+static void node_cost(const CostCtx *x, int i, int P, int T, OpCost *c) {
+    const Node *n = x->g->nodes[i];
+    memset(c, 0, sizeof *c);
+    const OpInfo *oi = op_info(n->op);
+    if (oi && oi->cost) oi->cost(x->g, n, T, c);
+    if (on_mma_path(x, i, T)) c->mma_flops = mma_tile_flops(x->mma[i], n->heads, P, T);
+}
+
+static void ctx_forward(const CostCtx *x, int T, OpCost *total) {
+    memset(total, 0, sizeof *total);
+    for (int i = 0; i < x->g->nnodes; i++) {
+        if (!live(x->g->nodes[i])) continue;
         OpCost c;
-        node_cost(g, n, T, &c);
+        node_cost(x, i, 0, T, &c);
         op_cost_add(total, &c);
     }
 }
 
-/* One node's cost for a token at position C of a session with a KV cache (cost_cached_token). */
-static void cached_node_cost(const Graph *g, const Node *n, int C, OpCost *c) {
-    node_cost(g, n, 1, c);
+void cost_forward(const Graph *g, int T, OpCost *total) { ctx_forward(&(CostCtx){.g = g}, T, total); }
+
+/* Node i's cost for a token at position C of a session with a KV cache (cost_cached_token). */
+static void cached_node_cost(const CostCtx *x, int i, int C, OpCost *c) {
+    const Graph *g = x->g;
+    const Node *n = g->nodes[i];
+    node_cost(x, i, C, 1, c);
     double q = 0, k = 0, before = 0, after = 0;
     if (n->op == OP_ATTENTION && (C == 0 || attn_geometry(&n->attn, n->layer, n->heads, C, &q, &k, &before)) &&
         attn_geometry(&n->attn, n->layer, n->heads, C + 1, &q, &k, &after)) {
         /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
-        double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before;
+        double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before, mma = c->mma_flops;
         memset(c, 0, sizeof *c);
         count_read(c, in_value(g, n, 0), H * hd);
         count_read(c, in_value(g, n, 1), 2.0 * keys * H * hd);
@@ -256,16 +397,17 @@ static void cached_node_cost(const Graph *g, const Node *n, int C, OpCost *c) {
         c->attn_scores = scores;
         c->flops = 2.0 * 2.0 * hd * scores;
         c->other_ops = OPS_SOFTMAX * scores;
+        c->mma_flops = mma;
     }
 }
 
 void cost_cached_token(const Graph *g, int C, OpCost *total) {
+    const CostCtx x = {.g = g};
     memset(total, 0, sizeof *total);
     for (int i = 0; i < g->nnodes; i++) {
-        const Node *n = g->nodes[i];
-        if (!live(n)) continue;
+        if (!live(g->nodes[i])) continue;
         OpCost c;
-        cached_node_cost(g, n, C, &c);
+        cached_node_cost(&x, i, C, &c);
         op_cost_add(total, &c);
     }
 }
@@ -281,6 +423,7 @@ static double epilogue_kernel_bytes(const Graph *g, const Node *n, int T) {
 }
 
 void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum) {
+    const CostCtx x = {.g = g};
     *moved = *minimum = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
@@ -290,22 +433,21 @@ void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum) 
             continue;
         }
         OpCost c;
-        node_cost(g, n, T, &c);
+        node_cost(&x, i, 0, T, &c);
         double b = op_cost_bytes_read(&c) + op_cost_bytes_written(&c);
         *moved += b;
         *minimum += b;
     }
 }
 
-/* Roofline seconds of one forward on T tokens, node by node. */
-static double forward_seconds(const Graph *g, int T, const DeviceSpec *dev) {
+/* Roofline seconds of one forward on T tokens, node by node, each at the peak where it runs. */
+static double forward_seconds(const CostCtx *x, int T, const DeviceSpec *dev) {
     double s = 0;
-    for (int i = 0; i < g->nnodes; i++) {
-        const Node *n = g->nodes[i];
-        if (!live(n)) continue;
+    for (int i = 0; i < x->g->nnodes; i++) {
+        if (!live(x->g->nodes[i])) continue;
         OpCost c;
-        node_cost(g, n, T, &c);
-        s += roofline_seconds(dev, &c, op_is_gemm(n->op), node_dtype(g, n));
+        node_cost(x, i, 0, T, &c);
+        s += roofline_seconds_at(dev, &c, node_peak(x, i, T));
     }
     return s;
 }
@@ -333,13 +475,15 @@ static void group_label(const Graph *g, const Node *n, int T, const OpCost *c, c
 }
 
 /* Groups nodes with the same label (same op, attributes and shape: the same cost). */
-static void build_groups(Graph *g, ModelCost *m, int T) {
+static void build_groups(const CostCtx *x, ModelCost *m, int T) {
+    const Graph *g = x->g;
     m->groups = arena_alloc(g->arena, sizeof *m->groups * (size_t)(g->nnodes > 0 ? g->nnodes : 1));
     for (int i = 0; m->groups && i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (!live(n)) continue;
-        CostGroup cg = {.first_node = i, .uses = 1, .gemm = op_is_gemm(n->op), .dtype = node_dtype(g, n)};
-        node_cost(g, n, T, &cg.per_use);
+        CostGroup cg = {.first_node = i, .uses = 1, .gemm = op_is_gemm(n->op), .dtype = in_value(g, n, 0)->dtype,
+                        .peak = node_peak(x, i, T)};
+        node_cost(x, i, 0, T, &cg.per_use);
         group_label(g, n, T, &cg.per_use, cg.label, sizeof cg.label);
         int j = 0;
         while (j < m->ngroups && strcmp(m->groups[j].label, cg.label) != 0) j++;
@@ -358,13 +502,14 @@ static void count_weights(const Graph *g, ModelCost *m) {
     }
 }
 
-static void split_flops(const Graph *g, ModelCost *m, int T) {
+static void split_flops(const CostCtx *x, ModelCost *m, int T) {
+    const Graph *g = x->g;
     m->attn = arena_alloc(g->arena, sizeof *m->attn * (size_t)(m->layers > 0 ? m->layers : 1));
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         if (!live(n)) continue;
         OpCost c;
-        node_cost(g, n, T, &c);
+        node_cost(x, i, 0, T, &c);
         if (n->op == OP_LOGITS) m->flops_logits += c.flops;
         else if (op_is_gemm(n->op)) m->flops_gemm += c.flops;
         else if (n->op == OP_ATTENTION || n->op == OP_REL_ATTENTION) { /* relative: with its memory and R projections */
@@ -373,7 +518,8 @@ static void split_flops(const Graph *g, ModelCost *m, int T) {
                 m->attn[n->layer] = (LayerAttn){.kind = attn_kind_name(n->attn.kind), .heads = n->heads,
                                                 .queries = c.attn_queries, .keys = c.attn_keys,
                                                 .density = c.attn_scores / (n->heads * c.attn_queries * c.attn_keys),
-                                                .scores = c.attn_scores};
+                                                .scores = c.attn_scores, .peak = node_peak(x, i, T),
+                                                .mma_flops = c.mma_flops, .decode_peak = node_peak(x, i, 1)};
         }
     }
 }
@@ -390,16 +536,16 @@ static ModeCost windowed_mode(const ModelCost *m, CostMode mode, int param, doub
 }
 
 /* Token by token without a cache: token i (1..W) re-runs a forward on i tokens; the mean over the segment. */
-static ModeCost token_mode(const Graph *g, int W, const DeviceSpec *dev) {
+static ModeCost token_mode(const CostCtx *x, int W, const DeviceSpec *dev) {
     ModeCost mc = {.mode = MODE_TOKEN};
     for (int i = 1; i <= W; i++) {
         OpCost c;
-        cost_forward(g, i, &c);
+        ctx_forward(x, i, &c);
         mc.flops += c.flops / W;
         mc.other_ops += c.other_ops / W;
         mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
         mc.attn_scores += c.attn_scores / W;
-        if (dev) mc.seconds += forward_seconds(g, i, dev) / W;
+        if (dev) mc.seconds += forward_seconds(x, i, dev) / W;
     }
     return mc;
 }
@@ -408,7 +554,8 @@ static ModeCost token_mode(const Graph *g, int W, const DeviceSpec *dev) {
  * token; a KV cache holds all i earlier tokens, Shortformer's cache at most its L' (so the context is
  * min(i, L')), a Transformer-XL layer its memory (in the node's T = 1 cost). The mean over the segment. A
  * recurrent model has no such mode (its windows restart at position 0): every figure is NAN. */
-static ModeCost cached_token_mode(const Graph *g, int W, const DeviceSpec *dev) {
+static ModeCost cached_token_mode(const CostCtx *x, int W, const DeviceSpec *dev) {
+    const Graph *g = x->g;
     ModeCost mc = {.mode = MODE_CACHED_TOKEN};
     if (ir_recurrent(g)) {
         mc.flops = mc.other_ops = mc.bytes = mc.attn_scores = mc.seconds = NAN;
@@ -421,12 +568,12 @@ static ModeCost cached_token_mode(const Graph *g, int W, const DeviceSpec *dev) 
             const Node *n = g->nodes[j];
             if (!live(n)) continue;
             OpCost c;
-            cached_node_cost(g, n, C, &c);
+            cached_node_cost(x, j, C, &c);
             mc.flops += c.flops / W;
             mc.other_ops += c.other_ops / W;
             mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
             mc.attn_scores += c.attn_scores / W;
-            if (dev) mc.seconds += roofline_seconds(dev, &c, op_is_gemm(n->op), node_dtype(g, n)) / W;
+            if (dev) mc.seconds += roofline_seconds_at(dev, &c, node_peak(x, j, 1)) / W;
         }
     }
     return mc;
@@ -465,7 +612,8 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     int W, S, K;
     if (!resolve_options(g, o, &W, &S, &K, why, whylen)) return NULL;
     ModelCost *m = arena_alloc(g->arena, sizeof *m);
-    if (!m) {
+    CostCtx x;
+    if (!m || !cost_ctx_init(&x, g)) {
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
@@ -473,22 +621,22 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     m->segment = g->spec->segment;
     m->window = W;
     m->layers = g->spec->n_layers;
-    cost_forward(g, W, &m->forward);
-    split_flops(g, m, W);
-    build_groups(g, m, W);
+    ctx_forward(&x, W, &m->forward);
+    split_flops(&x, m, W);
+    build_groups(&x, m, W);
     count_weights(g, m);
     m->peak_activation_bytes = (double)g->arena_bytes;
     m->naive_activation_bytes = (double)g->naive_bytes;
     m->state_bytes = (double)ir_state_bytes(g); /* every state value at its capacity */
     if (o->device) {
         m->device = o->device->name;
-        m->forward_seconds = forward_seconds(g, W, o->device);
+        m->forward_seconds = forward_seconds(&x, W, o->device);
     }
     m->modes[MODE_NONOVERLAP] = windowed_mode(m, MODE_NONOVERLAP, 0, W);
     m->modes[MODE_SLIDING] = windowed_mode(m, MODE_SLIDING, S, S);
     m->modes[MODE_OVERLAP] = windowed_mode(m, MODE_OVERLAP, K, W - K);
-    m->modes[MODE_TOKEN] = token_mode(g, W, o->device);
-    m->modes[MODE_CACHED_TOKEN] = cached_token_mode(g, W, o->device);
+    m->modes[MODE_TOKEN] = token_mode(&x, W, o->device);
+    m->modes[MODE_CACHED_TOKEN] = cached_token_mode(&x, W, o->device);
     if (!m->attn || !m->groups) {
         snprintf(why, whylen, "out of memory");
         return NULL;

@@ -2,7 +2,8 @@
  * devices.c — the devices of the roofline estimate (docs/cost-model.md,
  * "Roofline"): peak rates from the vendors' data sheets (dense, no
  * sparsity) and the per-SM residency limits used by the occupancy estimate,
- * and the roofline time of one cost.
+ * and the roofline time of one cost at the peak where its matrix products
+ * run (CostPeak: fp32 CUDA cores, fp16 or bf16 tensor cores).
  *
  * The figures are estimates of what a kernel could reach at best, not
  * measurements: a row is added here when a device is wanted.
@@ -32,17 +33,35 @@ const DeviceSpec *device_find(const char *name) {
     return NULL;
 }
 
-/* Peak matrix-product rate for operands of dtype t (fp32 inputs run on CUDA cores
- * under the runtime's CUBLAS_COMPUTE_32F; halves on tensor cores). */
-static double gemm_peak(const DeviceSpec *dev, DType t) {
-    if (t == DT_F16) return dev->fp16;
-    if (t == DT_BF16) return dev->bf16;
+const char *cost_peak_name(CostPeak p) {
+    static const char *const names[] = {"fp32", "fp16", "bf16"};
+    return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
+}
+
+CostPeak dtype_peak(DType t) {
+    if (t == DT_F16) return PEAK_FP16;
+    if (t == DT_BF16) return PEAK_BF16;
+    return PEAK_FP32;
+}
+
+double device_peak(const DeviceSpec *dev, CostPeak peak) {
+    switch (peak) {
+    case PEAK_FP16: return dev->fp16;
+    case PEAK_BF16: return dev->bf16;
+    case PEAK_FP32: break;
+    }
     return dev->fp32;
 }
 
-double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype) {
-    double peak = gemm ? gemm_peak(dev, dtype) : dev->fp32;
-    double compute = c->flops / peak + c->other_ops / dev->fp32;
+double roofline_seconds_at(const DeviceSpec *dev, const OpCost *c, CostPeak peak) {
+    double flops = c->mma_flops > 0 ? c->mma_flops : c->flops;
+    double compute = flops / device_peak(dev, peak) + c->other_ops / dev->fp32;
     double memory = (op_cost_bytes_read(c) + op_cost_bytes_written(c)) / dev->bandwidth;
     return compute > memory ? compute : memory;
+}
+
+/* GEMM operands of dtype t: fp32 inputs run on CUDA cores under the runtime's CUBLAS_COMPUTE_32F; halves
+ * on tensor cores. Everything else at the fp32 peak. */
+double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype) {
+    return roofline_seconds_at(dev, c, gemm ? dtype_peak(dtype) : PEAK_FP32);
 }

@@ -433,13 +433,6 @@ static bool decode_vec_kv(DType kv, int hd) {
     return (kv == DT_F16 || kv == DT_BF16) && hd % 8 == 0 && hd / 8 <= DECODE_KPS;
 }
 
-/* Whether node n's one-query steps run on flash-decoding (attn_decode.cuh): causal attention, or a sparse
- * kind through its visibility hook; not the memory family (its own keys and score terms). */
-static bool attn_decodes(const Node *n) {
-    return n->op == OP_ATTENTION && n->nin == 2 && !n->infused && !n->rec_key &&
-           (n->attn.kind == ATTN_CAUSAL || attn_decode_kind(&n->attn));
-}
-
 /* A sparse kind's HOOKS for decode kernel k (its pattern at the state's capacity); false after an error. */
 static bool decode_hooks(Emit *e, const Node *n, KSpec *k, int ntok) {
     AttnPattern pat;
@@ -533,7 +526,15 @@ static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
 
 /* Warps per block of the attention engine (both paths; attn_mma.cuh: 16 query rows each) and the largest
  * head_dim of the tensor-core path. */
-enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
+enum { MMA_WARPS = ATTN_MMA_QT / 16, MMA_MAX_HD = 128 };
+
+/* Causal attention, or a sparse kind through its visibility hook, of a plain layer (no extra key, no
+ * positional cache: the memory family has its own keys and score terms) in a model that keeps a KV cache
+ * between calls (a recurrent model runs whole windows only: no decode program). */
+bool attn_decode_kernel(const Graph *g, const Node *n) {
+    return n->op == OP_ATTENTION && n->nin == 2 && !n->infused && !n->rec_key && !ir_recurrent(g) &&
+           (n->attn.kind == ATTN_CAUSAL || attn_decode_kind(&n->attn));
+}
 
 /*
  * Whether node n's attention runs on the tensor-core path (templates/attn_mma.cuh) and, if so, its
@@ -543,8 +544,9 @@ enum { MMA_WARPS = 4, MMA_MAX_HD = 128 };
  * template knows (attn_mma_kind) and two K/V buffers within the static shared memory. Anything
  * else keeps the CUDA-core path (attn_engine.cuh).
  */
-static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
-    DType q = val(e, n->in[0])->dtype, k = val(e, n->in[1])->dtype;
+bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
+    DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype;
+    int hd = n->head_dim;
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
         !attn_mma_kind(&n->attn) || n->rec_key || n->infused) /* the memory family's hooks: CUDA-core engine only */
         return false;
@@ -552,7 +554,7 @@ static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
     static const int kts[] = {64, 32, 16};
     for (int a = 0; a < 3; a++) {
         int bytes = 2 * 2 * kts[a] * ld * 2 + 2 * kts[a] * 4; /* K/V buffers + key positions */
-        if (bytes <= SMEM_STATIC_LIMIT && 16 * MMA_WARPS <= 4 * kts[a]) {
+        if (bytes <= SMEM_STATIC_LIMIT && ATTN_MMA_QT <= 4 * kts[a]) {
             *kt = kts[a];
             *smem = bytes;
             return true;
@@ -606,10 +608,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     /* the decode program (T = 1): flash-decoding for causal and the sparse kinds; the memory family runs the
      * engine with T = 1 */
-    if (e->decode && attn_decodes(n)) return spec_attention_decode(e, n, ks, H, hd);
+    if (e->decode && attn_decode_kernel(e->st.g, n)) return spec_attention_decode(e, n, ks, H, hd);
     const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
-    bool mma = attn_mma_tiles(e, n, hd, &kt, &smem);
+    bool mma = attn_mma_tiles(e->st.g, n, &kt, &smem);
     if (mma) qpw = 16; /* attn_mma.cuh: 16 query rows per warp, QT = 64 */
     else if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
@@ -998,8 +1000,7 @@ static bool size_staging(Emit *e) {
     /* decode attention's partials: H x MAXS chunks x (HD + 2) floats for the widest attention */
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
-        /* a recurrent model runs whole windows only: no decode program */
-        if (n->dead || !attn_decodes(n) || ir_recurrent(g)) continue;
+        if (n->dead || !attn_decode_kernel(g, n)) continue;
         size_t need = (size_t)n->heads * (size_t)decode_chunks(val(e, n->in[1])) * ((size_t)n->head_dim + 2) * 4;
         if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
     }

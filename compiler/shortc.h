@@ -764,6 +764,18 @@ typedef struct EmitResult {
 bool emit_cuda(Graph *g, Diag *d, EmitResult *out);
 void emit_result_free(EmitResult *r);
 
+/* Query rows per block of the tensor-core attention path (templates/attn_mma.cuh: 4 warps of 16 rows). */
+enum { ATTN_MMA_QT = 64 };
+/*
+ * Whether attention node n of g runs on the tensor-core path (templates/attn_mma.cuh; emit.c
+ * chooses the template by it, cost.c prices it) and, if so, its keys per tile *kt and static
+ * shared memory *smem. Otherwise it runs on the CUDA-core engine (attn_engine.cuh).
+ */
+bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem);
+/* Whether the decode program (T = 1) runs attention node n of g as flash-decoding (attn_decode.cuh,
+ * CUDA cores) instead of the engine. */
+bool attn_decode_kernel(const Graph *g, const Node *n);
+
 /* SHORTC_PLAN_BEGIN / SHORTC_PLAN_END, the markers around the plan: common/shortc_common.h. */
 
 /* libclang check of emitted CUDA (check.c): maps diagnostics to .arch lines. */
@@ -816,6 +828,14 @@ void compile_result_free(CompileResult *r);
 /* docs/cost-model.md states the counting convention.                  */
 /* ------------------------------------------------------------------ */
 
+/* Where a step's matrix products run: the roofline's compute peak (docs/cost-model.md, "Roofline"). */
+typedef enum CostPeak {
+    PEAK_FP32,   /* CUDA cores, fp32 FMA: generated kernels, fp32 GEMMs (CUBLAS_COMPUTE_32F) */
+    PEAK_FP16,   /* tensor cores, fp16 inputs, fp32 accumulation */
+    PEAK_BF16,   /* tensor cores, bf16 inputs, fp32 accumulation */
+} CostPeak;
+const char *cost_peak_name(CostPeak p); /* "fp32", "fp16", "bf16" */
+
 /* Work and compulsory memory traffic of one node (or a sum of nodes) for one call on T tokens. */
 typedef struct OpCost {
     double flops;                   /* matrix-product FLOPs: 2 per multiply-add (GEMMs, q.k, p.v) */
@@ -826,6 +846,9 @@ typedef struct OpCost {
     double attn_queries;            /* attention: query rows per head */
     double attn_keys;               /* attention: key columns per head */
     double attn_scores;             /* attention: scores computed, all heads (queries x keys x density x heads) */
+    double mma_flops;               /* attention on the tensor-core path: FLOPs its MMAs execute (whole tiles of
+                                       16 queries x KT keys, head_dim padded to 16), priced by the roofline in
+                                       place of `flops`; 0 on every other path */
 } OpCost;
 
 /* Totals of an OpCost's per-dtype byte arrays. */
@@ -842,6 +865,7 @@ typedef struct CostGroup {
     bool gemm;           /* a GEMM (cuBLAS); else a generated kernel */
     DType dtype;         /* dtype of its output (picks the roofline peak) */
     OpCost per_use;      /* cost of one use at the window length */
+    CostPeak peak;       /* where its matrix products run (the roofline's peak) */
 } CostGroup;
 
 /* Attention of one layer for one call (windows of W tokens). */
@@ -852,6 +876,9 @@ typedef struct LayerAttn {
     double keys;         /* key columns per head */
     double density;      /* computed fraction of queries x keys (causal: (W+1)/(2W)) */
     double scores;       /* scores computed, all heads */
+    CostPeak peak;       /* where its q.k and p.v run in a forward (fp16/bf16: the tensor-core path) */
+    double mma_flops;    /* tensor-core path: FLOPs its tiles execute in a forward (0 on CUDA cores) */
+    CostPeak decode_peak;/* where they run in a one-token call of the cached mode (flash-decoding: fp32) */
 } LayerAttn;
 
 /* Inference modes (docs/cost-model.md, "Modes"). */
@@ -899,6 +926,12 @@ extern const int ndevices;
 /* Roofline seconds of a cost on dev: max(compute, memory); GEMM FLOPs at the dtype's peak
  * (fp32: CUDA cores, as the runtime's CUBLAS_COMPUTE_32F), everything else at fp32. */
 double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype);
+/* Roofline seconds of a cost whose matrix products run at `peak` (mma_flops in place of flops when set). */
+double roofline_seconds_at(const DeviceSpec *dev, const OpCost *c, CostPeak peak);
+/* The peak FLOP/s of dev at `peak`. */
+double device_peak(const DeviceSpec *dev, CostPeak peak);
+/* The tensor-core peak of matrix products on operands of dtype t (fp32: CUDA cores). */
+CostPeak dtype_peak(DType t);
 
 /* What to evaluate (zero values: the defaults of docs/cost-model.md). */
 typedef struct CostOptions {

@@ -51,6 +51,11 @@ static void check_model(const cJSON *m, const char *name, double flops) {
         CHECK(num(e, "queries") == W && num(e, "keys") == W);
         CHECK(near(num(e, "queries") * num(e, "keys") * num(e, "density") * num(e, "heads"), num(e, "scores")));
         scores += num(e, "scores");
+        /* fp32 models: q.k and p.v on CUDA cores at the fp32 peak, no tensor-core tiles */
+        const cJSON *path = obj(e, "path"), *peak = obj(e, "peak");
+        CHECK(cJSON_IsString(path) && strcmp(path->valuestring, "cuda_cores") == 0);
+        CHECK(cJSON_IsString(peak) && strcmp(peak->valuestring, "fp32") == 0);
+        CHECK(num(e, "mma_flops") == 0);
     }
     CHECK(near(num(fwd, "attn_scores"), scores));
     /* steps: FLOPs x uses sum to the forward */
