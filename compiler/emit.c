@@ -529,18 +529,10 @@ static bool attn_mma_tiles(Emit *e, const Node *n, int hd, int *kt, int *smem) {
     return false;
 }
 
-/* The largest dilation over the heads of a residue kind (attn_pattern_residue); 0 for other kinds. */
-static int residue_max_dilation(const AttnPattern *p) {
-    int most = 0, d, r, g;
-    for (int h = 0; h < p->heads; h++)
-        if (attn_pattern_residue(p, h, &d, &r, &g) && d > most) most = d;
-    return most;
-}
-
-/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: the largest
- * dilation of a residue kind (its query tiles group queries by residue), 0 for other kinds. */
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: a residue kind
+ * (attn_pattern_residue: its query tiles group queries by residue). */
 static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
-                              bool *banded, int *residue) {
+                              bool *banded, bool *residue) {
     AttnPattern pat;
     char err[256];
     if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
@@ -559,7 +551,8 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     *gather = attn_pattern_gathered(&pat);
     *heads = attn_pattern_head_dependent(&pat);
     *banded = attn_pattern_band(&pat) != 0;
-    *residue = residue_max_dilation(&pat);
+    int dil, reach, globals;
+    *residue = attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
     attn_pattern_free(&pat);
     if (!hooks) {
         internal(e, n, "out of memory writing the attention hooks");
@@ -606,7 +599,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
-    int residue = 0;
+    bool residue = false;
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
     if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
     if (!mma) set_flag(ks, "PIA", n->infused);
@@ -619,22 +612,19 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "HEAD_TABLES", head_tables);
     set_flag(ks, "GATHER", gather);
     set_flag(ks, "BANDED", banded);
-    set_flag(ks, "RESIDUE", residue > 0);
+    set_flag(ks, "RESIDUE", residue);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
     /* ceil(T / qt) (the Dim division rounds up): exact when P is a multiple of qt; otherwise the call's
      * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles).
-     * A residue kind of dilation d splits the call's queries over about ceil(T / qt) + d - 1 tiles. */
-    long extra = residue > 1 ? (long)(residue - 1) * qt : 0;
-    ks->grid[0] = (Dim){.t = 1, .c = extra, .div = qt};
+     * A residue kind of dilation d spreads the call's queries over up to about ceil(T / qt) + d - 1
+     * tiles of one residue each; the blocks stride over them too (one block for a decode step). */
+    ks->grid[0] = (Dim){.t = 1, .div = qt};
     ks->grid[1] = DIM_CONST(H);
     ks->block = warps * 32;
-    char grid0[48];
-    if (extra) snprintf(grid0, sizeof grid0, "ceil((T+%ld)/%d)", extra, qt);
-    else snprintf(grid0, sizeof grid0, "ceil(T/%d)", qt);
     ks->geometry = arena_printf(e->st.arena,
-                                "grid (%s, %d, 1), block %d: %d queries of one head per block%s, key tiles "
+                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
                                 "of %d, %d bytes of shared memory%s",
-                                grid0, H, warps * 32, qt, residue ? " (one residue of the dilation)" : "", kt, smem,
+                                qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
                                 mma ? "; tensor cores (mma.m16n8k16), K/V double-buffered by cp.async" : "");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
