@@ -231,6 +231,25 @@ int attn_pattern_band(const AttnPattern *p) {
     return 0;
 }
 
+bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int *globals) {
+    *dil = 1;
+    *reach = ATTN_BAND_UNBOUNDED;
+    *globals = 0;
+    if (p->kind == ATTN_DILATED) {
+        *dil = p->dilation;
+        *reach = p->window;
+        *globals = p->globals;
+        return true;
+    }
+    if (p->kind == ATTN_STRIDED) {
+        bool local = h < p->local_heads;
+        *dil = local ? 1 : p->stride;
+        *reach = local ? p->stride : ATTN_BAND_UNBOUNDED;
+        return true;
+    }
+    return false;
+}
+
 const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i) {
     if (p->kind != ATTN_GAUSSIAN || i < 0 || i >= p->ntok) return NULL;
     return p->gauss + ((size_t)h * p->ntok + i) * p->c;

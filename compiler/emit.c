@@ -563,9 +563,10 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     return false;
 }
 
-/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. */
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: a residue kind
+ * (attn_pattern_residue: its query tiles group queries by residue). */
 static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
-                              bool *banded) {
+                              bool *banded, bool *residue) {
     AttnPattern pat;
     char err[256];
     if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
@@ -584,6 +585,8 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     *gather = attn_pattern_gathered(&pat);
     *heads = attn_pattern_head_dependent(&pat);
     *banded = attn_pattern_band(&pat) != 0;
+    int dil, reach, globals;
+    *residue = attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
     attn_pattern_free(&pat);
     if (!hooks) {
         internal(e, n, "out of memory writing the attention hooks");
@@ -631,7 +634,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
-    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded)) return false;
+    bool residue = false;
+    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
     if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
     if (!mma) set_flag(ks, "PIA", n->infused);
     if (!mma) set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
@@ -643,16 +647,19 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "HEAD_TABLES", head_tables);
     set_flag(ks, "GATHER", gather);
     set_flag(ks, "BANDED", banded);
+    set_flag(ks, "RESIDUE", residue);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
     /* ceil(T / qt) (the SymDim division rounds up): exact when P is a multiple of qt; otherwise the call's
-     * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles) */
+     * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles).
+     * A residue kind of dilation d spreads the call's queries over up to about ceil(T / qt) + d - 1
+     * tiles of one residue each; the blocks stride over them too (one block for a decode step). */
     ks->grid[0] = (SymDim){.t = 1, .div = qt};
     ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
-                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles "
+                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
                                 "of %d, %d bytes of shared memory%s",
-                                qt, H, warps * 32, qt, kt, smem,
+                                qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
                                 mma ? "; tensor cores (mma.m16n8k16), K/V double-buffered by cp.async" : "");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
@@ -1536,6 +1543,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "HEAD_TABLES", 0);
     set_flag(ks, "GATHER", false);
     set_flag(ks, "BANDED", true);
+    set_flag(ks, "RESIDUE", false);
     set_flag(ks, "COUNT_TILES", false);
     ks->grid[0] = (SymDim){.t = 1, .div = qt};
     ks->grid[1] = SYMDIM_CONST(H);

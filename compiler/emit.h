@@ -85,7 +85,7 @@ char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer);
  * pattern is visibility + key tiles (or gathered keys) and a zero score extra. A kind or a hook it does
  * not know (a new key source, a score term with its own tables or arguments) keeps the CUDA-core engine. */
 bool attn_mma_kind(const AttnSpec *s);
-/* Upper bound of the key-list entries attn_hooks would emit (0 for banded kinds, which have none). */
+/* Upper bound of the key-list entries attn_hooks would emit (0 for banded and residue kinds, which have none). */
 double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt);
 /* The HOOKS text of templates/attn_engine.cuh for pattern p and kernel `name`, tiles of qt queries and kt
  * keys over nqt absolute query tiles (malloc'd; NULL when out of memory). */

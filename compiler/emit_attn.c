@@ -4,7 +4,9 @@
  * from the kind's pattern (attn_pattern.c): the visibility and score-extra
  * device functions, the seeded tables they read, and the per-query-tile key
  * lists (key tiles split into full / partial, or gathered key positions; a
- * banded kind gets its reach instead and the kernel computes its tiles).
+ * banded kind gets its reach instead and the kernel computes its tiles; a
+ * residue kind — dilated, strided — its per-head dilation and band, the kernel
+ * grouping queries by residue and tiling the band in residue coordinates).
  */
 #include "emit.h"
 
@@ -93,6 +95,40 @@ static bool tile_lists(StrBuf *b, const AttnPattern *p, const char *name, int qt
     return true;
 }
 
+/* Whether p is a residue kind (attn_pattern_residue: dilated, strided). */
+static bool residue_kind(const AttnPattern *p) {
+    int dil, reach, globals;
+    return attn_pattern_residue(p, 0, &dil, &reach, &globals);
+}
+
+/* Head h's dilation (dil) or band taps in residue steps (!dil). */
+static int residue_value(const AttnPattern *p, int h, bool dil) {
+    int d, r, g;
+    attn_pattern_residue(p, h, &d, &r, &g);
+    return dil ? d : r;
+}
+
+/* `NAME_FN(h)`: head h's residue_value, one `if` per run of heads with equal values. */
+static void residue_head_fn(StrBuf *b, const AttnPattern *p, const char *name, const char *fn, bool dil) {
+    sb_printf(b, "__device__ __forceinline__ int %s_%s(int h) {\n    (void)h;\n", name, fn);
+    for (int h = 0; h < p->heads; h++) {
+        int v = residue_value(p, h, dil);
+        if (h + 1 == p->heads) sb_printf(b, "    return %d;\n", v);
+        else if (residue_value(p, h + 1, dil) != v) sb_printf(b, "    if (h < %d) return %d;\n", h + 1, v);
+    }
+    sb_puts(b, "}\n");
+}
+
+/* The residue kinds' key source (templates/attn_engine.cuh RESIDUE): per head, the dilation and the band's
+ * taps in residue steps, and the leading global keys. */
+static void residue_hooks(StrBuf *b, const AttnPattern *p, const char *name) {
+    int d, r, g;
+    attn_pattern_residue(p, 0, &d, &r, &g);
+    sb_printf(b, "constexpr int %s_globals = %d;  // keys j < globals: every later query sees them\n", name, g);
+    residue_head_fn(b, p, name, "dil", true);
+    residue_head_fn(b, p, name, "reach", false);
+}
+
 char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer) {
     if (s->kind == ATTN_CAUSAL) return "";
     char buf[256];
@@ -105,7 +141,7 @@ char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer) {
 }
 
 double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt) {
-    if (attn_pattern_band(p)) return 0;
+    if (attn_pattern_band(p) || residue_kind(p)) return 0;
     double heads = attn_pattern_head_dependent(p) ? p->heads : 1;
     return heads * nqt * ((double)nqt * qt / (attn_pattern_gathered(p) ? 1 : kt) + 1);
 }
@@ -123,6 +159,7 @@ char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt
     seeded_tables(&b, p, name);
     int entries = 0;
     if (attn_pattern_band(p)) sb_printf(&b, "constexpr int %s_reach = %d;  // keys i-reach < j <= i\n", name, attn_pattern_band(p));
+    else if (residue_kind(p)) residue_hooks(&b, p, name);
     else if (!tile_lists(&b, p, name, qt, kt, nqt, &entries)) {
         free(sb_take(&b, NULL));
         return NULL;

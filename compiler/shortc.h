@@ -300,6 +300,12 @@ bool attn_pattern_head_dependent(const AttnPattern *p);
 int attn_pattern_band(const AttnPattern *p);
 /* Whether the kernel gathers keys by index list instead of loading key tiles. */
 bool attn_pattern_gathered(const AttnPattern *p);
+/*
+ * Residue kinds (dilated, strided): head h groups its queries by residue i mod *dil; within one residue the
+ * keys j = i - m*dil (m < *reach taps; ATTN_BAND_UNBOUNDED: every earlier one) form a causal band in residue
+ * coordinates, and the keys j < *globals are seen by every later query besides. False for other kinds.
+ */
+bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int *globals);
 /* Gaussian: query i's sampled keys (c entries, -1 padded); NULL for other kinds or i out of range. */
 const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i);
 /* Key tiles of kt keys that queries [q0, q1) of head h need, as 2*tile + (1 if every pair is visible); count. out: >= ceil(q1/kt). */

@@ -19,6 +19,16 @@
 //!                      pair visible, no mask test); with GATHER 1, the
 //!                      ascending key positions any query of the tile sees,
 //!                      loaded KT at a time (the key source "gathered").
+//!   _dil(h), _reach(h), _globals   (RESIDUE kinds: dilated, strided) head h
+//!                      groups its queries by residue i mod _dil(h): a query tile
+//!                      holds the positions q0 + DIL*r of one residue (tile index
+//!                      qt = (q0 / DIL / QT) * DIL + q0 % DIL), and its keys are
+//!                      that residue's rows, a causal band of _reach(h) taps in
+//!                      residue coordinates tiled in closed form like a banded
+//!                      kind (key row r of band tile kb: res + DIL*(kb*KT + r)),
+//!                      after the global tiles of keys [0, _globals) (band keys
+//!                      below _globals are left to them). Rows are addressed
+//!                      with stride DIL; loads stay whole rows.
 //! Key tiles that no query of a query tile sees are not in the list: never loaded.
 //!
 //! Arguments: qkv, kv, y, then T (queries this call), P (absolute position of
@@ -60,6 +70,7 @@
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
+//!               RESIDUE (0/1; never with BANDED, GATHER, REC_KEY, PIA or REL)
 //!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both;
 //!               REL (0/1), T_B (REL only)
 {{COMMENT}}
@@ -109,14 +120,34 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const int h = blockIdx.y;
     const int lane = threadIdx.x & 31;
     const int warp = threadIdx.x >> 5;
+{{#if RESIDUE}}
+    // Residue kinds: a query tile holds the positions q0 + DIL*r (r < QT) of one residue res = i mod DIL;
+    // tile index qt = (residue index of row 0 / QT) * DIL + res, so this call's queries lie in tiles [first, last].
+    const int DIL = {{KERNEL_NAME}}_dil(h), RREACH = {{KERNEL_NAME}}_reach(h);  // head h: dilation, band taps
+    const int first = P / (DIL * QT) * DIL, last = (P + T - 1) / (DIL * QT) * DIL + DIL - 1;
+{{#else}}
     const int first = P / QT, last = (P + T - 1) / QT;  // absolute query tiles of this call
+{{#endif}}
 
     for (int qt = last - (int)blockIdx.x; qt >= first; qt -= (int)gridDim.x) {
+{{#if RESIDUE}}
+        const int res = qt % DIL, k0q = qt / DIL * QT;  // the tile's residue; residue index of its row 0
+        const int q0 = res + DIL * k0q;  // position of row 0; row r is q0 + DIL*r
+        const int qw = q0 + DIL * warp * QPW;  // this warp's first query
+        const int rlo = q0 >= P ? 0 : (P - q0 + DIL - 1) / DIL;  // the first row of this call
+        if (rlo >= QT || q0 + DIL * rlo >= P + T) continue;  // no query of this call in the tile (block-uniform)
+        const int nq = min(QT, (P + T - 1 - q0) / DIL + 1);  // rows below P+T
+{{#else}}
         const int q0 = qt * QT;
         const int qw = q0 + warp * QPW;  // this warp's first query
+{{#endif}}
         __syncthreads();  // the previous query tile is done with q_s
         for (int i = threadIdx.x; i < QT * HD; i += WARPS * 32) {
+{{#if RESIDUE}}
+            const int r = i / HD, j = i % HD, t = q0 + DIL * r - P;
+{{#else}}
             const int r = i / HD, j = i % HD, t = q0 + r - P;
+{{#endif}}
             q_s[r][j] = t >= 0 && t < T ? shortc_ld(qkv + (size_t)t * (3 * H * HD) + h * HD + j) : 0.0f;
 {{#if PIA}}
             if (t >= 0 && t < T) q_s[r][j] += {{KERNEL_NAME}}_qpos(pos, h, q0 + r, j);
@@ -135,6 +166,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             for (int d = 0; d < DPL; d++) o[i][d] = 0.0f;
         }
 
+{{#if RESIDUE}}
+        // Residue kinds: the global tiles first (keys [0, globals) up to the tile's last query), then residue
+        // res's band in residue coordinates: key tiles kb in [b0, b1) of KT rows res + DIL*(kb*KT + r), the
+        // band keys below globals left to the global tiles.
+        const int qmax = q0 + DIL * (nq - 1);  // the tile's last query below P+T
+        const int ng = (min({{KERNEL_NAME}}_globals, qmax + 1) + KT - 1) / KT;
+        const int kg = {{KERNEL_NAME}}_globals > res ? ({{KERNEL_NAME}}_globals - res + DIL - 1) / DIL : 0;  // first band key not global
+        const int b0 = max(max(0, k0q - RREACH + 1), kg) / KT, b1 = (k0q + nq - 1) / KT + 1;
+        for (int e = 0; e < ng + max(0, b1 - b0); e++) {
+            const bool glob = e < ng;
+            const int kb = b0 + e - ng;  // band tile in residue coordinates
+            const int kfirst = glob ? e * KT : res + DIL * kb * KT;
+            const int kmin = glob ? 0 : {{KERNEL_NAME}}_globals;  // band keys below it belong to the global tiles
+            const bool full = glob ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
+                                   : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst >= kmin;
+{{#else}}
 {{#if BANDED}}
         // Banded kinds: the key tiles overlapping [q0 - reach + 1, q0 + QT - 1], in closed form.
         const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
@@ -161,16 +208,21 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int kfirst = k0;
 {{#endif}}
 {{#endif}}
+{{#endif}}
             if (kfirst >= P + T) break;  // ascending: the rest of the list is beyond the keys that exist
 {{#if COUNT_TILES}}
             if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
 {{#endif}}
             __syncthreads();  // q_s written / previous tile consumed
             for (int r = threadIdx.x; r < KT; r += WARPS * 32) {
+{{#if RESIDUE}}
+                const int t = glob ? (kfirst + r < {{KERNEL_NAME}}_globals ? kfirst + r : -1) : kfirst + DIL * r;
+{{#else}}
 {{#if GATHER}}
                 const int t = e + r < e1 ? {{KERNEL_NAME}}_ent[e + r] : -1;
 {{#else}}
                 const int t = k0 + r;
+{{#endif}}
 {{#endif}}
                 key_s[r] = t < P + T ? t : -1;
             }
@@ -204,7 +256,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 v_s[r][j] = vval;
             }
             __syncthreads();
+{{#if RESIDUE}}
+            if (kfirst > qw + DIL * (QPW - 1)) continue;  // every key of the tile is in this warp's future
+{{#else}}
             if (kfirst > qw + QPW - 1) continue;  // every key of the tile is in this warp's future
+{{#endif}}
 
             // Scores of key row `lane` against the warp's queries.
             float s[QPW];
@@ -223,8 +279,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int key = lane < KT ? key_s[lane] : -1;
 #pragma unroll
             for (int i = 0; i < QPW; i++) {
+{{#if RESIDUE}}
+                const int q = qw + DIL * i;
+                const bool seen = key >= kmin && (full || {{KERNEL_NAME}}_visible(h, q, key));
+{{#else}}
                 const int q = qw + i;
                 const bool seen = key >= 0 && (full || {{KERNEL_NAME}}_visible(h, q, key));
+{{#endif}}
 {{#if REL}}
                 const float si =
                     seen ? (s[i] + {{KERNEL_NAME}}_rel(rel, r_w, r_r, h, q, key, q_s[warp * QPW + i])) * SCALE : MASKED;
@@ -282,7 +343,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 
 #pragma unroll
         for (int i = 0; i < QPW; i++) {
+{{#if RESIDUE}}
+            const int t = qw + DIL * i - P;  // this call's row of the query
+{{#else}}
             const int t = qw + i - P;  // this call's row of the query
+{{#endif}}
             if (t < 0 || t >= T) continue;
             const float inv = l[i] > 0.0f ? 1.0f / l[i] : 0.0f;
             {{T_OUT}} *out = y + (size_t)t * (H * HD) + h * HD;

@@ -9,7 +9,10 @@
 //! Hooks (written by compiler/emit_attn.c, all named KERNEL_NAME_*): _visible
 //! (tested only on partial tiles), _extra (added to the scaled score), and the
 //! key source: _reach (BANDED kinds, closed form) or _off[]/_ent[] (key tiles
-//! 2*tile + full, or with GATHER the ascending key positions, KT at a time).
+//! 2*tile + full, or with GATHER the ascending key positions, KT at a time),
+//! or with RESIDUE _dil(h)/_reach(h)/_globals: query tiles of one residue
+//! i mod DIL (rows q0 + DIL*r, 128-bit loads per row as always), the global
+//! tiles, then the residue's band tiled in residue coordinates (attn_engine.cuh).
 //!
 //! Arguments and grid as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
 //! (any, H), block WARPS*32; blocks stride over the absolute query tiles of QT
@@ -39,10 +42,13 @@
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD HDP WARPS KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
+//!               RESIDUE (0/1; never with BANDED or GATHER)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_mma.cuh).
 {{HOOKS}}
 
+{{#if RESIDUE}}
+{{#else}}
 // Position of key row r of the key tile at list entry e (entries e..e1-1 remain), -1: none.
 __device__ __forceinline__ int {{KERNEL_NAME}}_row(int e, int e1, int r, int KT) {
 {{#if BANDED}}
@@ -58,6 +64,7 @@ __device__ __forceinline__ int {{KERNEL_NAME}}_row(int e, int e1, int r, int KT)
 {{#endif}}
 {{#endif}}
 }
+{{#endif}}
 
 // Softmax attention on the attention engine, tensor-core path (templates/attn_mma.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
@@ -88,7 +95,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const int h = blockIdx.y;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;  // accumulator rows g, g+8; columns 2*t4, 2*t4+1
+{{#if RESIDUE}}
+    // Residue kinds: a query tile holds the positions q0 + DIL*r (r < QT) of one residue res = i mod DIL;
+    // tile index qt = (residue index of row 0 / QT) * DIL + res, so this call's queries lie in tiles [first, last].
+    const int DIL = {{KERNEL_NAME}}_dil(h), RREACH = {{KERNEL_NAME}}_reach(h);  // head h: dilation, band taps
+    const int first = P / (DIL * QT) * DIL, last = (P + T - 1) / (DIL * QT) * DIL + DIL - 1;
+{{#else}}
     const int first = P / QT, last = (P + T - 1) / QT;  // absolute query tiles of this call
+{{#endif}}
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 
     for (int i = threadIdx.x; i < (int)(sizeof kv_raw / 16); i += WARPS * 32)  // padding columns stay zero
@@ -96,10 +110,23 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     __syncthreads();
 
     for (int qt = last - (int)blockIdx.x; qt >= first; qt -= (int)gridDim.x) {
+{{#if RESIDUE}}
+        const int res = qt % DIL, k0q = qt / DIL * QT;  // the tile's residue; residue index of its row 0
+        const int q0 = res + DIL * k0q;  // position of row 0; row r is q0 + DIL*r
+        const int qw = q0 + DIL * warp * 16;  // this warp's first query
+        const int rlo = q0 >= P ? 0 : (P - q0 + DIL - 1) / DIL;  // the first row of this call
+        if (rlo >= QT || q0 + DIL * rlo >= P + T) continue;  // no query of this call in the tile (block-uniform)
+        const int nq = min(QT, (P + T - 1 - q0) / DIL + 1);  // rows below P+T
+{{#else}}
         const int q0 = qt * QT;
         const int qw = q0 + warp * 16;  // this warp's first query
+{{#endif}}
         for (int i = threadIdx.x; i < QT * CH; i += WARPS * 32) {
+{{#if RESIDUE}}
+            const int r = i / CH, c = i % CH, t = q0 + DIL * r - P;
+{{#else}}
             const int r = i / CH, c = i % CH, t = q0 + r - P;
+{{#endif}}
             uint4 raw = zero;
             if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + c * 8);
             const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
@@ -119,6 +146,20 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         m[0] = m[1] = shortc_frag_neg_inf();
         l[0] = l[1] = 0.0f;
 
+{{#if RESIDUE}}
+        // Residue kinds: the global tiles first (keys [0, globals) up to the tile's last query), then residue
+        // res's band in residue coordinates: key tiles kb in [b0, b1) of KT rows res + DIL*(kb*KT + r), the
+        // band keys below globals left to the global tiles.
+        const int qmax = q0 + DIL * (nq - 1);  // the tile's last query below P+T
+        const int ng = (min({{KERNEL_NAME}}_globals, qmax + 1) + KT - 1) / KT;
+        const int kg = {{KERNEL_NAME}}_globals > res ? ({{KERNEL_NAME}}_globals - res + DIL - 1) / DIL : 0;  // first band key not global
+        const int b0 = max(max(0, k0q - RREACH + 1), kg) / KT, b1 = (k0q + nq - 1) / KT + 1;
+        const int e0 = 0, e1 = ng + max(0, b1 - b0);
+        // Position of key row r of the tile at entry e, -1: none.
+        auto key_row = [&](int e, int r) {
+            return e < ng ? (e * KT + r < {{KERNEL_NAME}}_globals ? e * KT + r : -1) : res + DIL * ((b0 + e - ng) * KT + r);
+        };
+{{#else}}
 {{#if BANDED}}
         // Banded kinds: the key tiles overlapping [q0 - reach + 1, q0 + QT - 1], in closed form.
         const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
@@ -127,6 +168,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         const int e0 = qt < NQT ? {{KERNEL_NAME}}_off[list] : 0;
         const int e1 = qt < NQT ? {{KERNEL_NAME}}_off[list + 1] : 0;
 {{#endif}}
+{{#endif}}
         // Issues the copies of the key tile at entry e into buffer b (zero rows for absent keys).
         auto load_tile = [&](int e, int b) {
 {{#if COUNT_TILES}}
@@ -134,7 +176,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
             for (int i = threadIdx.x; i < 2 * KT * CH; i += WARPS * 32) {
                 const int part = i / (KT * CH), r = i / CH % KT, c = i % CH;
+{{#if RESIDUE}}
+                const int t = key_row(e, r);
+{{#else}}
                 const int t = {{KERNEL_NAME}}_row(e, e1, r, KT);
+{{#endif}}
                 const bool have = t >= 0 && t < P + T;
                 if (part == 0 && c == 0) key_s[b][r] = have ? t : -1;
                 TE *dst = &kv_s[b][part][r][c * 8];
@@ -148,7 +194,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             }
         };
         // The tile at entry e exists: inside the list, and its first key below P+T (lists ascend).
+{{#if RESIDUE}}
+        auto tile_exists = [&](int e) { return e < e1 && key_row(e, 0) < P + T; };
+{{#else}}
         auto tile_exists = [&](int e) { return e < e1 && {{KERNEL_NAME}}_row(e, e1, 0, KT) < P + T; };
+{{#endif}}
 
         bool have = tile_exists(e0);
         if (have) load_tile(e0, 0);
@@ -160,6 +210,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             shortc_cp_async_commit();
             shortc_cp_async_wait<1>();  // this tile's copies have landed (the next may be in flight)
             __syncthreads();
+{{#if RESIDUE}}
+            const int kfirst = key_row(e, 0);
+            const bool glob = e < ng;
+            const int kb = b0 + e - ng;  // band tile in residue coordinates
+            const int kmin = glob ? 0 : {{KERNEL_NAME}}_globals;  // band keys below it belong to the global tiles
+            const bool full = glob ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
+                                   : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst >= kmin;
+{{#else}}
             const int kfirst = {{KERNEL_NAME}}_row(e, e1, 0, KT);
 {{#if BANDED}}
             const bool full = kfirst + KT - 1 <= q0 && q0 + QT - 1 - kfirst < {{KERNEL_NAME}}_reach;
@@ -170,7 +228,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const bool full = ({{KERNEL_NAME}}_ent[e] & 1) != 0;
 {{#endif}}
 {{#endif}}
+{{#endif}}
+{{#if RESIDUE}}
+            if (kfirst <= qw + DIL * 15) {  // else every key of the tile is in this warp's future
+{{#else}}
             if (kfirst <= qw + 15) {  // else every key of the tile is in this warp's future
+{{#endif}}
                 float s[KT / 8][4];
 #pragma unroll
                 for (int j = 0; j < KT / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
@@ -187,8 +250,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 for (int j = 0; j < KT / 8; j++)
 #pragma unroll
                     for (int x = 0; x < 4; x++) {
+{{#if RESIDUE}}
+                        const int q = qw + DIL * (g + 8 * (x >> 1)), key = key_s[b][8 * j + 2 * t4 + (x & 1)];
+                        const bool seen = key >= kmin && (full || {{KERNEL_NAME}}_visible(h, q, key));
+{{#else}}
                         const int q = qw + g + 8 * (x >> 1), key = key_s[b][8 * j + 2 * t4 + (x & 1)];
                         const bool seen = key >= 0 && (full || {{KERNEL_NAME}}_visible(h, q, key));
+{{#endif}}
                         s[j][x] = seen ? s[j][x] * SCALE + {{KERNEL_NAME}}_extra(h, q, key) : shortc_frag_neg_inf();
                     }
                 shortc_frag_softmax_tile<KT / 8, HDP / 8>(s, o, m, l, 1.0f);
@@ -200,7 +268,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 
 #pragma unroll
         for (int x = 0; x < 2; x++) {
+{{#if RESIDUE}}
+            const int t = qw + DIL * (g + 8 * x) - P;  // this call's row of the query
+{{#else}}
             const int t = qw + g + 8 * x - P;  // this call's row of the query
+{{#endif}}
             if (t < 0 || t >= T) continue;
             const float inv = l[x] > 0.0f ? 1.0f / l[x] : 0.0f;
             {{T_OUT}} *out = y + (size_t)t * (H * HD) + h * HD;

@@ -59,6 +59,8 @@ static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern
     tmpl_set(&t, "KV_HTD", s->thd ? "0" : "1");
     tmpl_set(&t, "GATHER", attn_pattern_gathered(p) ? "1" : "0");
     tmpl_set(&t, "BANDED", attn_pattern_band(p) ? "1" : "0");
+    int dil, reach, globals;
+    tmpl_set(&t, "RESIDUE", attn_pattern_residue(p, 0, &dil, &reach, &globals) ? "1" : "0");
     tmpl_set(&t, "COUNT_TILES", count ? "1" : "0");
     if (!s->mma) tmpl_set(&t, "REC_KEY", "0"); /* no recurrence key source (docs/attention/recurrence.md) */
     if (!s->mma) tmpl_set(&t, "PIA", "0"); /* position-infused attention: tests/cmake/pia.cmake */

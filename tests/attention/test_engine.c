@@ -8,6 +8,9 @@
  *             full has every pair visible, no listed tile is empty (visited
  *             == needed), a gathered list is exactly the union of its
  *             queries' keys;
+ *   residue   dilated and strided are residue kinds: their description by
+ *             residue (dilation, band, globals) equals the pattern, and their
+ *             hooks are that key source, not key lists;
  *   hooks     the emitted _visible hook, run on the simulator for every
  *             (head, query, key), equals the pattern; _extra is 0;
  *   engine    the kernel launched by hand with P > 0 (keys 0..P+T-1 exist)
@@ -174,6 +177,29 @@ static void test_lists(void) {
         attn_pattern_free(&p);
     }
     free(ent);
+}
+
+/* Residue kinds: the description by residue (dilation, band, globals) is the pattern, and the emitted hooks are
+ * that key source (no key lists). */
+static void test_residue(void) {
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        if (!build(&p, &kinds[k].spec, 0)) continue;
+        int d, reach, g;
+        bool residue = attn_pattern_residue(&p, 0, &d, &reach, &g);
+        CHECK(residue == (p.kind == ATTN_DILATED || p.kind == ATTN_STRIDED));
+        for (int h = 0; residue && h < H; h++) {
+            CHECK(attn_pattern_residue(&p, h, &d, &reach, &g) && d >= 1 && reach >= 1);
+            for (int i = 0; i < NTOK; i++)
+                for (int j = 0; j <= i; j++)
+                    CHECK(attn_pattern_visible(&p, h, i, j) == (j < g || ((i - j) % d == 0 && (i - j) / d < reach)));
+        }
+        char *hooks = attn_pattern_band(&p) ? NULL : attn_hooks(&p, "k", QT, KT, NQT); /* banded: neither */
+        CHECK(attn_pattern_band(&p) ||
+              (hooks && (strstr(hooks, "k_dil(int h)") != NULL) == residue && (strstr(hooks, "k_ent") != NULL) == !residue));
+        free(hooks);
+        attn_pattern_free(&p);
+    }
 }
 
 /* ---- hooks and the engine on the simulator -------------------------------- */
@@ -493,6 +519,7 @@ int main(void) {
     test_bigbird_counts();
     test_row_counts();
     test_lists();
+    test_residue();
     test_emitted_gaussian_table();
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);

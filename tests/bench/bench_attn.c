@@ -9,6 +9,10 @@
  * tensor-core path (attn_mma.cuh, bf16) 64 and 64. For a gathered kind
  * (Gaussian) a "tile" is a chunk of KT gathered keys and the needed chunks
  * are ceil(|keys the query tile sees| / KT); its loaded keys grow as c*n.
+ * A residue kind (dilated, strided: attn_pattern_residue) groups its queries
+ * by residue i mod dilation, so its needed tiles are counted in residue
+ * coordinates: per query tile of one residue, the key tiles of that residue
+ * (and the global tiles) holding a visible pair.
  *
  *   bench_attn [T...]      (default 128 1024)
  *   bench_attn --cu FILE   writes both paths' kernels of every kind (bf16,
@@ -68,10 +72,47 @@ enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 
 static RtDriver D;
 
+/* Whether query q0 + qs*a of head h sees key k0 + ks*b with key >= kmin, for some a < nq, b < nk. */
+static bool any_visible(const AttnPattern *p, int h, int q0, int qs, int nq, int k0, int ks, int nk, int kmin) {
+    for (int a = 0; a < nq; a++)
+        for (int b = 0; b < nk; b++) {
+            int j = k0 + ks * b;
+            if (j >= kmin && attn_pattern_visible(p, h, q0 + qs * a, j)) return true;
+        }
+    return false;
+}
+
+/* A residue kind's tiles for queries and keys [0, T): per head and residue r of its dilation d, query tiles of
+ * QT positions r + d*a; per query tile the global tiles (KT keys of [0, globals)) and the band tiles (KT keys
+ * r + d*b, not global) holding a visible pair. */
+static long residue_needed(const AttnPattern *p, int T, int QT, int KT) {
+    long tiles = 0;
+    for (int h = 0; h < H; h++) {
+        int d, reach, g;
+        attn_pattern_residue(p, h, &d, &reach, &g);
+        for (int r = 0; r < d && r < T; r++) {
+            int n = (T - r + d - 1) / d; /* positions r + d*a below T */
+            for (int a = 0; a < n; a += QT) {
+                int nq = a + QT < n ? QT : n - a, q0 = r + d * a;
+                for (int k0 = 0; k0 < g && k0 < T; k0 += KT)
+                    tiles += any_visible(p, h, q0, d, nq, k0, 1, k0 + KT < g ? KT : g - k0, 0);
+                for (int b = 0; b < a + nq; b += KT)
+                    tiles += any_visible(p, h, q0, d, nq, r + d * b, d, b + KT < a + nq ? KT : a + nq - b, g);
+            }
+        }
+    }
+    return tiles;
+}
+
 /* Tiles of QT queries x KT keys the pattern needs for queries and keys [0, T), and the visible pairs. */
 static void needed(const AttnPattern *p, int T, int QT, int KT, long *tiles, double *pairs) {
     *tiles = 0;
     *pairs = attn_pattern_pairs(p, T);
+    int d, reach, g;
+    if (attn_pattern_residue(p, 0, &d, &reach, &g)) {
+        *tiles = residue_needed(p, T, QT, KT);
+        return;
+    }
     for (int h = 0; h < H; h++)
         for (int q0 = 0; q0 < T; q0 += QT) {
             int q1 = q0 + QT < T ? q0 + QT : T, keys = 0;

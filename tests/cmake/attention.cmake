@@ -81,7 +81,7 @@ set_tests_properties(attn_tiles PROPERTIES LABELS "attention;sim" ENVIRONMENT "S
 # statement; banded kinds (causal, window) emit no lists, so a 10^6-token segment compiles.
 add_test(NAME attn_lists_too_large
          COMMAND sh ${ATTN_EXPECT} --fail
-                 --grep "err_huge_lists\\.arch:11:3: error: attention 'dilated': the key lists for 1000000 positions"
+                 --grep "err_huge_lists\\.arch:12:3: error: attention 'bigbird': the key lists for 1000000 positions"
                  -- ${SHORTC_BIN} ${ATTN_DIR}/err_huge_lists.arch -o -)
 add_test(NAME attn_banded_long_segment
          COMMAND sh ${ATTN_EXPECT} --grep "constexpr int shortc_attn_window_size100_h2_hd16_f32_reach = 100;"

@@ -128,7 +128,7 @@ static void test_syntax(void) {
 typedef struct TmplCase {
     const char *name;          /* template file */
     const char *values;        /* "KEY=VALUE ..." always set */
-    const char *flags[7];      /* 0/1 flags, all combinations */
+    const char *flags[8];      /* 0/1 flags, all combinations */
 } TmplCase;
 
 static const TmplCase tmpl_cases[] = {
@@ -143,10 +143,10 @@ static const TmplCase tmpl_cases[] = {
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
      "T_XKV=float T_POS=float T_B=__half",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL"}},
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL", "RESIDUE"}},
     {"attn_mma.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED"}},
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE"}},
     {"recurrence_kv.cuh",
      "COMMENT=// KERNEL_NAME=k D=20 A=12 THREADS=32 EPS=1e-05f T_GAMMA=float T_BETA=float T_W=__half T_B=float "
      "T_STATE=float T_OUT=float",
@@ -205,7 +205,7 @@ static void test_templates(void) {
             kv[nkv++] = (TmplKV){tok, eq + 1};
         }
         int nflags = 0;
-        while (nflags < 7 && c->flags[nflags]) nflags++;
+        while (nflags < 8 && c->flags[nflags]) nflags++;
         for (int mask = 0; mask < (1 << nflags); mask++) {
             for (int f = 0; f < nflags; f++) kv[nkv + f] = (TmplKV){c->flags[f], (mask >> f) & 1 ? "1" : "0"};
             char *msgs;
