@@ -6,8 +6,9 @@
  * --tokenizer), in order. Every step runs through srt_forward_batch_sample:
  * on sim and cuda the next token is drawn on the device and only its id
  * comes back. A sequence stops at --max-new tokens or at --eos (not
- * printed); the others go on. Tokens/s go to stderr when it is a terminal
- * or with --report.
+ * printed); the others go on. stdout has the generated sequences only; one
+ * summary line with tokens/s goes to stderr unless --quiet, and --report
+ * adds the bytes copied from the device.
  */
 #include "cmd_generate.h"
 
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* The prompts of one generate call. */
 typedef struct Prompts {
@@ -252,7 +252,7 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     }
     if (!print_all(ra, &om, seq, B)) goto out;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
-    if (ra->report || isatty(STDERR_FILENO)) /* stdout and a redirected stderr stay the output alone */
+    if (!ra->quiet) /* stdout stays the output alone */
         fprintf(stderr, "%d prompt%s on backend %s: %d tokens generated in %.1f ms, %.1f tokens/s\n", B, B == 1 ? "" : "s",
             srt_backend_name(mi->backend), total, t1 - t0, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
     if (ra->report)

@@ -57,7 +57,7 @@ static const char usage_text[] =
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
     "                  (--tokens PROMPT | --prompt TEXT... --tokenizer T | --prompts FILE) --max-new N\n"
     "                  [--backend B] [--model NAME]\n"
-    "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report]\n"
+    "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report] [--quiet]\n"
     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
     "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
@@ -694,6 +694,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
         else if (cmd == RUN_CMD_EVAL && strcmp(s, "--json") == 0) ra->json = true;
+        else if (cmd == RUN_CMD_GENERATE && strcmp(s, "--quiet") == 0) ra->quiet = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
             return false;

@@ -45,6 +45,7 @@ typedef struct RunArgs {
     int top;                   /* --top K: print top-K next tokens */
     int sim_threads;           /* --sim-threads */
     bool report;               /* --report */
+    bool quiet;                /* generate --quiet: no summary line on stderr */
     bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
     int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */

@@ -1367,7 +1367,8 @@ static bool emit_loss(Emit *e) {
  * The "sample" program (templates/sample.cuh, docs/plan.md): one block draws
  * the next token from the last logits row. Its arena area holds the
  * parameter block the runtime writes (RtSampleParams: 32 bytes), then the
- * sort keys (VPAD uint64) and the weights (V doubles). Node -1, like loss.
+ * sort keys and the radix passes' other buffer (2 V uint64) and the weights
+ * (V doubles). Node -1, like loss.
  */
 enum { SAMPLE_THREADS = 256, SAMPLE_PARAM_BYTES = 32 };
 static bool emit_sample(Emit *e) {
@@ -1375,17 +1376,17 @@ static bool emit_sample(Emit *e) {
     int V;
     const Node *producer = logits_producer(e, &V);
     if (!producer) return false;
-    int vpad = 1;
-    while (vpad < V) vpad *= 2;
+    int id_passes = 0; /* 4-bit digits of the largest id, V - 1 */
+    while (id_passes < 8 && ((unsigned)(V - 1) >> (4 * id_passes)) != 0) id_passes++;
     st->sample_params = align_up(st->arena_bytes);
-    size_t keys = st->sample_params + align_up(SAMPLE_PARAM_BYTES), prob = keys + align_up((size_t)vpad * 8);
+    size_t keys = st->sample_params + align_up(SAMPLE_PARAM_BYTES), prob = keys + align_up((size_t)V * 16);
     st->arena_bytes = prob + align_up((size_t)V * 8);
     KSpec ks;
     memset(&ks, 0, sizeof ks);
     ks.tmpl = "sample.cuh";
     ks.name = arena_printf(st->arena, "shortc_sample_v%d", V);
     set_int(e, &ks, "V", V);
-    set_int(e, &ks, "VPAD", vpad);
+    set_int(e, &ks, "ID_PASSES", id_passes);
     set_int(e, &ks, "THREADS", SAMPLE_THREADS);
     ks.grid[0] = SYMDIM_CONST(1);
     ks.block = SAMPLE_THREADS;

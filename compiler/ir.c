@@ -212,6 +212,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
         if (s->infused != PIA_NONE) fprintf(out, " infused=%s cache=%d", pia_style_name(s->infused), s->cache);
         fprintf(out, " embedding=%s", s->tied ? "tied" : "untied");
         if (s->adaptive.style != ADAPTIVE_NONE) fprintf(out, "/adaptive=%s", adaptive_style_name(s->adaptive.style));
+        if (s->no_final_norm) fputs(" final_norm=off", out);
         fprintf(out, " segment=%d layers=%d\n", s->segment, s->n_layers);
     }
     /* inputs and weights */

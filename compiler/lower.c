@@ -620,7 +620,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         }
     }
     if (s->rec.on && !rec_update(&L, pooled, npooled)) return NULL;
-    if (s->norm_place == NORM_PRE) x = norm(&L, nloc, -1, x, "ln_f");
+    if (s->norm_place == NORM_PRE && !s->no_final_norm) x = norm(&L, nloc, -1, x, "ln_f");
 
     /* output projection */
     if (adaptive) {

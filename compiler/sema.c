@@ -42,6 +42,7 @@ typedef enum Key {
     K_RECURRENCE, /* the recurrence module (docs/attention/recurrence.md) */
     K_CACHE,      /* Shortformer's cache (docs/attention/pia.md) */
     K_MEMORY,     /* Transformer-XL memory rows, per layer (docs/attention/relative.md) */
+    K_FINAL_NORM, /* whether a pre-norm model normalizes the last block's output (fairseq's no_decoder_final_norm) */
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -65,6 +66,7 @@ typedef struct Setting {
     AttnSpec attn;         /* attention */
     LayoutSpec layout;     /* layout */
     bool tf32;             /* math: tf32 */
+    bool final_off;        /* final_norm: off */
     RecurrenceSpec rec;    /* recurrence */
     const AstValue *insert_ast;  /* recurrence: the insert value (for the check against the layers) */
     const AstValue *overlap_ast; /* recurrence: the overlap value (for the check against the segment) */
@@ -98,6 +100,7 @@ static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Settin
 static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_memory(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_final_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -124,6 +127,7 @@ static const SettingDef settings[] = {
     {"cache", K_CACHE, check_cache, "cache INT (tokens of earlier calls kept; needs positions sinusoidal infused)",
      false, false, MAX_DIM},
     {"memory", K_MEMORY, check_memory, "memory INT", true, false, MAX_DIM},
+    {"final_norm", K_FINAL_NORM, check_final_norm, "final_norm on|off", false, false, 0},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -136,6 +140,7 @@ static const int key_setting_id[K_COUNT] = {
     [K_RECURRENCE] = -1,
     [K_CACHE] = SET_CACHE,
     [K_MEMORY] = SET_MEMORY,
+    [K_FINAL_NORM] = -1,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -570,6 +575,15 @@ static bool check_math(Sema *S, const SettingDef *def, const AstStmt *st, Settin
     int k = word_arg(S, def, st, 0, "math mode", modes, 2);
     if (k < 0) return false;
     out->tf32 = k == 1;
+    return no_more(S, def, st, 1);
+}
+
+/* final_norm on|off: whether a pre-norm model's last block output goes through ln_f (docs/language.md). */
+static bool check_final_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const states[] = {"on", "off"};
+    int k = word_arg(S, def, st, 0, "final_norm value", states, 2);
+    if (k < 0) return false;
+    out->final_off = k == 1;
     return no_more(S, def, st, 1);
 }
 
@@ -1157,6 +1171,12 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->max_pos = (int)eff[K_POSITIONS].max_pos;
     s->tied = eff[K_EMBEDDING].stmt ? eff[K_EMBEDDING].tied : true;
     s->tf32 = eff[K_MATH].stmt && eff[K_MATH].tf32;
+    s->no_final_norm = eff[K_FINAL_NORM].stmt && eff[K_FINAL_NORM].final_off;
+    if (eff[K_FINAL_NORM].stmt && !s->no_final_norm && s->norm_place == NORM_POST) {
+        diag_error(S->d, eff[K_FINAL_NORM].stmt->args[0]->loc, "'final_norm on' needs a pre-norm model (a post-norm model's "
+                   "last block already ends in its norm)");
+        diag_note(S->d, eff[K_NORM].stmt->loc, "norm set here");
+    }
     s->infused = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].infused : PIA_NONE;
     s->pos_style = s->pos == POS_SINUSOIDAL ? eff[K_POSITIONS].pos_style : PIA_VASWANI;
     s->cache = (int)eff[K_CACHE].n;

@@ -414,6 +414,8 @@ typedef struct ModelSpec {
     RecurrenceSpec rec;       /* the recurrence module (rec.on false: none) */
     PiaStyle pos_style;       /* `positions sinusoidal [style=...]`: the embedding's sinusoid (PIA_VASWANI
                                  by default; PIA_FAIRSEQ: fairseq's SinusoidalPositionalEmbedding) */
+    bool no_final_norm;       /* `final_norm off`: a pre-norm model's logits read the last block's output
+                                 directly, without ln_f (fairseq's no_decoder_final_norm) */
 } ModelSpec;
 
 /*

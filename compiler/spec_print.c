@@ -81,6 +81,7 @@ void spec_print(FILE *out, const ModelSpec *s) {
         fprintf(out, "layout %s %s %s\n", class_names[c], dtype_name(s->layout[c].dtype),
                 dim_order_name(s->layout[c].order));
     if (s->tf32) fprintf(out, "math tf32\n");
+    if (s->no_final_norm) fprintf(out, "final_norm off\n");
     const RecurrenceSpec *r = &s->rec;
     if (r->on) {
         fprintf(out, "recurrence insert=%d ffn=[", r->insert);

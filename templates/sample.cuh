@@ -7,9 +7,14 @@
 //!
 //!   greedy (temperature 0 or top-k 1): the first largest logit (a block
 //!     minimum of the keys below);
-//!   otherwise: the tokens sorted by (logit descending, id ascending) — a
-//!     bitonic sort of 64-bit keys (order-preserving logit bits, inverted,
-//!     then the id) in the scratch buffer — weights
+//!   otherwise: the candidates sorted by (logit descending, id ascending),
+//!     as 64-bit keys (order-preserving logit bits, inverted, then the id):
+//!     with top-k < V a radix select finds the k-th key (4-bit digits from
+//!     the top, one counting pass per digit) and only the k keys up to it
+//!     are kept and sorted; the sort is a stable LSD radix sort over the
+//!     key's significant digits (the 32 logit bits and the ID_PASSES digits
+//!     an id below V needs), each pass a per-thread count of a contiguous
+//!     slice, one block scan and a scatter. Then weights
 //!     exp((logit - top) / temperature) in double over the top-k, summed in
 //!     order, cut to the smallest prefix whose mass reaches top_p · sum, and
 //!     a splitmix64 uniform (53 bits) times that mass picks the first token
@@ -19,7 +24,7 @@
 //! of RtSampleParams in runtime/src/rt_internal.h) before the launch; the
 //! kernel writes back the token and the advanced generator state.
 //!
-//! Placeholders: COMMENT KERNEL_NAME V VPAD (a power of two >= V) THREADS
+//! Placeholders: COMMENT KERNEL_NAME V ID_PASSES (4-bit digits of V - 1) THREADS
 {{COMMENT}}
 // Next-token sampling from the last logits row, one block (templates/sample.cuh).
 struct shortc_sample_params {
@@ -47,22 +52,140 @@ __device__ __forceinline__ double shortc_sample_uniform(unsigned long long *stat
     return (double)(z >> 11) * 0x1.0p-53;
 }
 
+enum { SHORTC_SAMPLE_DIGITS = 16 };  // radix 16: 4 bits per pass
+
+// The calling thread's contiguous slice [*lo, *hi) of n items.
+__device__ __forceinline__ void shortc_sample_slice(int n, int *lo, int *hi) {
+    const int per = (n + (int)blockDim.x - 1) / (int)blockDim.x;
+    const int l = (int)threadIdx.x * per;
+    *lo = l < n ? l : n;
+    *hi = l + per < n ? l + per : n;
+}
+
+// Exclusive block prefix sum of v (every thread calls); *total gets the sum. buf: [blockDim.x].
+__device__ __forceinline__ unsigned shortc_sample_scan(unsigned v, unsigned *buf, unsigned *total) {
+    const int t = threadIdx.x, nt = blockDim.x;
+    buf[t] = v;
+    __syncthreads();
+    for (int off = 1; off < nt; off <<= 1) {
+        const unsigned add = t >= off ? buf[t - off] : 0u;
+        __syncthreads();
+        buf[t] += add;
+        __syncthreads();
+    }
+    const unsigned incl = buf[t];
+    *total = buf[nt - 1];
+    __syncthreads();
+    return incl - v;
+}
+
+// The bit position of radix pass p: the id digits first (low), then the 8 digits of the logit bits.
+__device__ __forceinline__ int shortc_sample_shift(int p, int id_passes) {
+    return p < id_passes ? 4 * p : 32 + 4 * (p - id_passes);
+}
+
+// The k-th smallest (1-based) of the n distinct keys a (all threads call): one counting pass per digit,
+// from the most significant, narrowing to the keys that share the digits found so far.
+// count: [16 * blockDim.x], totals: [16], found/rem: one each (shared).
+__device__ __forceinline__ unsigned long long shortc_sample_select(const unsigned long long *a, int n, int k,
+                                                                   int id_passes, unsigned *count, unsigned *totals,
+                                                                   unsigned long long *found, int *rem) {
+    const int t = threadIdx.x, nt = blockDim.x;
+    int lo, hi;
+    shortc_sample_slice(n, &lo, &hi);
+    unsigned long long prefix = 0, mask = 0;
+    if (t == 0) *found = 0, *rem = k;
+    for (int p = id_passes + 7; p >= 0; p--) {
+        const int shift = shortc_sample_shift(p, id_passes);
+        for (int d = 0; d < SHORTC_SAMPLE_DIGITS; d++) count[d * nt + t] = 0;  // this thread's column
+        for (int i = lo; i < hi; i++)
+            if ((a[i] & mask) == prefix) count[((a[i] >> shift) & 15u) * nt + t]++;
+        __syncthreads();
+        if (t < SHORTC_SAMPLE_DIGITS) {
+            unsigned sum = 0;
+            for (int j = 0; j < nt; j++) sum += count[t * nt + j];
+            totals[t] = sum;
+        }
+        __syncthreads();
+        if (t == 0) {
+            int r = *rem, d = 0;
+            while (d < SHORTC_SAMPLE_DIGITS - 1 && r > (int)totals[d]) r -= (int)totals[d++];
+            *found |= (unsigned long long)d << shift;
+            *rem = r;
+        }
+        __syncthreads();
+        prefix = *found;
+        mask |= 15ull << shift;
+    }
+    return prefix;
+}
+
+// Stable LSD radix sort of a[0, n) ascending over the significant digits, b[0, n) the other buffer;
+// returns the one holding the result. count: [16 * blockDim.x], buf: [blockDim.x].
+__device__ __forceinline__ unsigned long long *shortc_sample_sort(unsigned long long *a, unsigned long long *b, int n,
+                                                                  int id_passes, unsigned *count, unsigned *buf) {
+    const int t = threadIdx.x, nt = blockDim.x;
+    int lo, hi;
+    shortc_sample_slice(n, &lo, &hi);
+    for (int p = 0; p < id_passes + 8; p++) {
+        const int shift = shortc_sample_shift(p, id_passes);
+        for (int d = 0; d < SHORTC_SAMPLE_DIGITS; d++) count[d * nt + t] = 0;  // this thread's column
+        for (int i = lo; i < hi; i++) count[((a[i] >> shift) & 15u) * nt + t]++;
+        __syncthreads();
+        // exclusive scan of count in (digit, thread) order: this thread's 16 consecutive entries
+        unsigned own = 0, total;
+        for (int j = 0; j < SHORTC_SAMPLE_DIGITS; j++) own += count[t * SHORTC_SAMPLE_DIGITS + j];
+        unsigned run = shortc_sample_scan(own, buf, &total);
+        for (int j = 0; j < SHORTC_SAMPLE_DIGITS; j++) {
+            const unsigned v = count[t * SHORTC_SAMPLE_DIGITS + j];
+            count[t * SHORTC_SAMPLE_DIGITS + j] = run;
+            run += v;
+        }
+        __syncthreads();
+        for (int i = lo; i < hi; i++) b[count[((a[i] >> shift) & 15u) * nt + t]++] = a[i];  // in slice order: stable
+        __syncthreads();
+        unsigned long long *swap = a;
+        a = b;
+        b = swap;
+    }
+    return a;
+}
+
+// Moves the keys of a[0, n) not above thr to b, in order; returns how many (all threads call).
+__device__ __forceinline__ int shortc_sample_compact(const unsigned long long *a, int n, unsigned long long thr,
+                                                     unsigned long long *b, unsigned *buf) {
+    int lo, hi;
+    shortc_sample_slice(n, &lo, &hi);
+    unsigned mine = 0, total;
+    for (int i = lo; i < hi; i++) mine += a[i] <= thr;
+    unsigned at = shortc_sample_scan(mine, buf, &total);
+    for (int i = lo; i < hi; i++)
+        if (a[i] <= thr) b[at++] = a[i];
+    __syncthreads();
+    return (int)total;
+}
+
 extern "C" __global__ void {{KERNEL_NAME}}(
     const float *__restrict__ logits,  // [T, V]: row T - 1 is sampled
     shortc_sample_params *__restrict__ params,  // in/out
-    unsigned long long *__restrict__ keys,  // [VPAD] scratch
+    unsigned long long *__restrict__ keys,  // [2 V] scratch: the keys and the radix passes' other buffer
     double *__restrict__ prob,  // [V] scratch: the sorted tokens' weights
     int T)  // rows
 {
     constexpr int V = {{V}};
-    constexpr int VPAD = {{VPAD}};
+    constexpr int ID_PASSES = {{ID_PASSES}};
     constexpr int THREADS = {{THREADS}};
     __shared__ unsigned long long least[THREADS];
+    __shared__ unsigned count[SHORTC_SAMPLE_DIGITS * THREADS];
+    __shared__ unsigned buf[THREADS];
+    __shared__ unsigned totals[SHORTC_SAMPLE_DIGITS];
+    __shared__ unsigned long long found;
+    __shared__ int rem;
     const float *row = logits + (size_t)(T - 1) * V;
     const bool greedy = params->temperature == 0.0 || params->top_k == 1;
     unsigned long long mine = ~0ull;
-    for (int i = threadIdx.x; i < VPAD; i += THREADS) {
-        const unsigned long long k = i < V ? shortc_sample_key(row[i], i) : ~0ull;  // padding sorts last
+    for (int i = threadIdx.x; i < V; i += THREADS) {
+        const unsigned long long k = shortc_sample_key(row[i], i);
         if (greedy) mine = k < mine ? k : mine;
         else keys[i] = k;
     }
@@ -78,24 +201,17 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         return;
     }
     __syncthreads();
-    for (int size = 2; size <= VPAD; size <<= 1) {  // bitonic sort, ascending
-        for (int stride = size >> 1; stride > 0; stride >>= 1) {
-            for (int i = threadIdx.x; i < VPAD; i += THREADS) {
-                const int j = i ^ stride;
-                if (j > i) {
-                    const unsigned long long a = keys[i], b = keys[j];
-                    if ((a > b) == ((i & size) == 0)) {
-                        keys[i] = b;
-                        keys[j] = a;
-                    }
-                }
-            }
-            __syncthreads();
-        }
-    }
     const int k = params->top_k > 0 && params->top_k < V ? params->top_k : V;
-    const double top = (double)row[keys[0] & 0xffffffffu], temperature = params->temperature;
-    for (int i = threadIdx.x; i < k; i += THREADS) prob[i] = exp(((double)row[keys[i] & 0xffffffffu] - top) / temperature);
+    unsigned long long *sorted = keys, *other = keys + V;
+    int n = V;
+    if (k < V) {  // only the k largest logits are sorted
+        const unsigned long long kth = shortc_sample_select(keys, V, k, ID_PASSES, count, totals, &found, &rem);
+        n = shortc_sample_compact(keys, V, kth, other, buf);
+        sorted = other, other = keys;
+    }
+    sorted = shortc_sample_sort(sorted, other, n, ID_PASSES, count, buf);
+    const double top = (double)row[sorted[0] & 0xffffffffu], temperature = params->temperature;
+    for (int i = threadIdx.x; i < k; i += THREADS) prob[i] = exp(((double)row[sorted[i] & 0xffffffffu] - top) / temperature);
     __syncthreads();
     if (threadIdx.x != 0) return;
     double sum = 0;
@@ -112,6 +228,6 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             pick = i;
             break;
         }
-    params->token = (int)(unsigned)(keys[pick] & 0xffffffffu);
+    params->token = (int)(unsigned)(sorted[pick] & 0xffffffffu);
     params->state = state;
 }

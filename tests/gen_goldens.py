@@ -37,12 +37,17 @@ MODELS = {
                       tied=True, segment=128, layers=2, wdtype="fp32", seed=1001),
     "baseline_ba_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=256, act="relu",
                              norm="layernorm", place="pre", eps=1e-5, pos="sinusoidal_fairseq", max_pos=0,
-                             tied=True, segment=96, layers=2, wdtype="fp32", seed=1002),
+                             tied=True, segment=96, layers=2, wdtype="fp32", seed=1002, final_norm=False),
     "mixed_tiny": dict(vocab=200, d_model=48, heads=3, head_dim=16, ffn=112, act="gelu",
                        norm="rmsnorm", place="post", eps=1e-6, pos="none", max_pos=0,
                        tied=False, segment=40, layers=3, wdtype="fp16", seed=1003),
 }
 NTOKENS = 37
+
+
+def has_final_norm(cfg):
+    """A pre-norm model ends in ln_f unless it sets `final_norm off` (final_norm=False here)."""
+    return cfg["place"] == "pre" and cfg.get("final_norm", True)
 
 
 def make_weights(cfg):
@@ -75,7 +80,7 @@ def make_weights(cfg):
         W[p + "mlp.c_fc.bias"] = randn(Fd, std=0.02)
         W[p + "mlp.c_proj.weight"] = randn(Fd, D, std=0.08)
         W[p + "mlp.c_proj.bias"] = randn(D, std=0.02)
-    if cfg["place"] == "pre":
+    if has_final_norm(cfg):
         norm("ln_f")
     if not cfg["tied"]:
         W["lm_head.weight"] = randn(V, D, std=0.1)
@@ -162,7 +167,7 @@ def forward(cfg, W, tokens):
         else:
             x = norm(x + attn(x, p), p + "ln_1")
             x = norm(x + mlp(x, p), p + "ln_2")
-    if cfg["place"] == "pre":
+    if has_final_norm(cfg):
         x = norm(x, "ln_f")
     out = w["wte.weight"] if cfg["tied"] else w["lm_head.weight"]
     return (x @ out.t()).to(torch.float32)

@@ -9,7 +9,10 @@ IN is a state dict: a .pt/.pth file (needs torch; fairseq checkpoints keep it un
 "model") or a .npz whose keys are the state-dict names (what the tests build without torch).
 
 fairseq: the adaptive input and adaptive softmax (tied or untied) and every decoder layer
-(q/k/v/out projections, fc1/fc2, the two layer norms) -> HF GPT-2 names; the embedding
+(q/k/v/out projections, fc1/fc2, the two layer norms) -> HF GPT-2 names, and the final
+layer norm decoder.layer_norm -> ln_f.* where the checkpoint has one (transformer_lm_wiki103
+has none: no_decoder_final_norm; the last line printed says which `final_norm` setting the
+weights need, docs/language.md); the embedding
 positions are computed (models/baseline_ba.arch: `positions sinusoidal style=fairseq`, fairseq's
 SinusoidalPositionalEmbedding layout), so no position table is read. Transformer-XL (original PyTorch or
 HF TransfoXL, whose leading "transformer." is dropped): the adaptive embedding and
@@ -142,12 +145,21 @@ def fairseq_layers(st, out):
         out[h + "mlp.c_proj.weight"] = st.take(p + "fc2.weight", 2).T
         out[h + "mlp.c_proj.bias"] = st.take(p + "fc2.bias", 1)
         i += 1
-    if st.has("decoder.layer_norm.weight"):
+    if st.has("decoder.layer_norm.weight"):  # trained with no_decoder_final_norm False
         out["ln_f.weight"] = st.take("decoder.layer_norm.weight", 1)
         out["ln_f.bias"] = st.take("decoder.layer_norm.bias", 1)
     for k in st.unused():
         if k.endswith("embed_positions._float_tensor") or k == "decoder.version":
             st.take(k)  # fairseq bookkeeping, no weights
+
+
+def final_norm_note(out):
+    """Which `final_norm` setting the converted weights need (docs/language.md)."""
+    if "ln_f.weight" in out:
+        return ("convert_checkpoint: the checkpoint has a final layer norm (decoder.layer_norm -> ln_f.*): "
+                "compile it with `final_norm on` (models/baseline_ba.arch sets `final_norm off`)")
+    return ("convert_checkpoint: the checkpoint has no final layer norm (fairseq's no_decoder_final_norm, as "
+            "transformer_lm_wiki103): compile it with `final_norm off`, as models/baseline_ba.arch does")
 
 
 def txl_adaptive(st, out):
@@ -226,6 +238,8 @@ def main(argv):
         print(f"convert_checkpoint: error: {e}", file=sys.stderr)
         return 1
     print(f"convert_checkpoint: wrote {len(out)} tensors to {argv[3]}")
+    if argv[1] == "fairseq":
+        print(final_norm_note(out))
     return 0
 
 

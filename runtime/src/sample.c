@@ -8,7 +8,8 @@
  * logits. templates/sample.cuh is the same algorithm on the device (the
  * plan's "sample" program, run by srt_forward_sample on sim and cuda); this
  * file also gives it its parameters and keeps the host's copy of the stream
- * in step with it.
+ * in step with it. With top-k only the k first tokens are selected and
+ * sorted, in the same total order (descending logit, then ascending id).
  */
 #include "rt_internal.h"
 
@@ -70,6 +71,36 @@ static int by_logit(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
+static void swap_ids(int32_t *a, int32_t *b) {
+    int32_t t = *a;
+    *a = *b, *b = t;
+}
+
+/*
+ * Moves the first k tokens of the by_logit order into order[0, k), in any
+ * order (k < n): quickselect with the middle element as pivot (the order is
+ * total, so a two-way partition is exact); after 64 rounds the range left is
+ * sorted instead, which bounds the worst case.
+ */
+static void select_first(int32_t *order, int n, int k) {
+    int lo = 0, hi = n; /* the k-th boundary lies in [lo, hi) */
+    for (int round = 0; hi - lo > 1; round++) {
+        if (round == 64) {
+            qsort(order + lo, (size_t)(hi - lo), sizeof *order, by_logit);
+            return;
+        }
+        swap_ids(&order[lo + (hi - lo) / 2], &order[hi - 1]);
+        int32_t pivot = order[hi - 1];
+        int store = lo;
+        for (int i = lo; i < hi - 1; i++)
+            if (by_logit(&order[i], &pivot) < 0) swap_ids(&order[i], &order[store++]);
+        swap_ids(&order[store], &order[hi - 1]);
+        if (store + 1 == k) return; /* order[0, k) holds the k first */
+        if (store + 1 > k) hi = store;
+        else lo = store + 1;
+    }
+}
+
 /* The first largest logit. */
 static int32_t argmax(const float *row, int n) {
     int32_t best = 0;
@@ -115,8 +146,9 @@ srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token)
     }
     for (int32_t i = 0; i < s->vocab; i++) s->order[i] = i;
     sort_row = logits;
-    qsort(s->order, (size_t)s->vocab, sizeof *s->order, by_logit);
     int k = s->cfg.top_k > 0 && s->cfg.top_k < s->vocab ? s->cfg.top_k : s->vocab;
+    if (k < s->vocab) select_first(s->order, s->vocab, k); /* only the top-k are sorted, as on the device */
+    qsort(s->order, (size_t)k, sizeof *s->order, by_logit);
     double top = logits[s->order[0]], sum = 0;
     for (int i = 0; i < k; i++) sum += s->prob[i] = exp(((double)logits[s->order[i]] - top) / s->cfg.temperature);
     int keep = 0;

@@ -3,7 +3,8 @@
  * reference interpreter with seeded weights and writes what the independent
  * NumPy reference (adaptive_ref.py) needs: every weight under its checkpoint
  * name in its file layout, the tokens, the scaled embedding with positions
- * (the pos_add output), the hidden the output head reads (the final norm) and
+ * (the pos_add output), the hidden the output head reads (the final norm, or
+ * the last block's output with `final_norm off`) and
  * the log-probabilities.
  *
  * usage: adaptive_dump MODEL.arch OUTDIR SEED
@@ -65,6 +66,13 @@ static int node_out(const Graph *g, OpKind op, int layer) {
     return -1;
 }
 
+/* The output of the last live node of layer `layer` (without a final norm: the hidden the head reads). */
+static int last_out(const Graph *g, int layer) {
+    for (int i = g->nnodes - 1; i >= 0; i--)
+        if (!g->nodes[i]->dead && g->nodes[i]->layer == layer) return g->nodes[i]->out;
+    return -1;
+}
+
 int main(int argc, char **argv) {
     if (argc != 4) {
         fprintf(stderr, "usage: adaptive_dump MODEL.arch OUTDIR SEED\n");
@@ -115,9 +123,9 @@ int main(int argc, char **argv) {
     for (int t = 0; t < NTOKENS; t++) tokens[t] = (int32_t)((t * 37 + 5) % s->vocab);
     tokens[NTOKENS - 1] = s->vocab - 1;
     if (!interp_run_values(g, &d, (const float *const *)weights, tokens, NTOKENS, logits, values)) goto done;
-    int emb = node_out(g, OP_POS_ADD, -1), hid = node_out(g, OP_NORM, -1);
+    int emb = node_out(g, OP_POS_ADD, -1), hid = s->no_final_norm ? last_out(g, s->n_layers - 1) : node_out(g, OP_NORM, -1);
     if (emb < 0 || hid < 0 || !values[emb] || !values[hid]) {
-        fprintf(stderr, "adaptive_dump: %s has no adaptive embedding or final norm\n", argv[1]);
+        fprintf(stderr, "adaptive_dump: %s has no adaptive embedding or head input\n", argv[1]);
         goto done;
     }
     size_t td = sizeof(float) * NTOKENS * (size_t)s->d_model;

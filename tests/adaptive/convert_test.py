@@ -4,8 +4,9 @@ with NumPy under those frameworks' key names (.npz; torch is not needed), comput
 adaptive embedding and log-probabilities from those keys the way the frameworks' modules do,
 converts them with tools/convert_checkpoint.py, and checks that the shortc-named tensors give
 the same results through adaptive_ref.py (the semantics the interpreter is checked against).
-Also: fairseq decoder layers land under their HF GPT-2 names, transposed; a missing key is an
-error with no output file."""
+Also: fairseq decoder layers land under their HF GPT-2 names, transposed; the final layer norm
+becomes ln_f.* only where the checkpoint has one, and the converter names the `final_norm`
+setting the weights need; a missing key is an error with no output file."""
 import json
 import os
 import struct
@@ -128,13 +129,33 @@ def txl_forward(sd, tokens, h):
     return e, np.concatenate(out, axis=1)
 
 
-def convert(tool, style, sd, tmp, name):
+def convert(tool, style, sd, tmp, name, stdout=None):
     src, dst = os.path.join(tmp, name + ".npz"), os.path.join(tmp, name + ".safetensors")
     np.savez(src, **sd)
     r = subprocess.run([sys.executable, tool, style, src, dst], capture_output=True, text=True)
     if r.returncode != 0:
         raise SystemExit(f"{name}: converter failed: {r.stderr}")
+    if stdout is not None:
+        stdout.append(r.stdout)
     return read_safetensors(dst), r.stderr
+
+
+def check_final_norm(tool, tmp):
+    """transformer_lm_wiki103 has no decoder.layer_norm (no_decoder_final_norm): no ln_f, and the
+    converter says `final_norm off`; a checkpoint with one gets ln_f.* and `final_norm on`."""
+    ok = True
+    for has in (False, True):
+        sd = fairseq_state(True)
+        if has:
+            sd["decoder.layer_norm.weight"], sd["decoder.layer_norm.bias"] = rnd(D), rnd(D)
+        said = []
+        W, warn = convert(tool, "fairseq", sd, tmp, f"final_{has}", said)
+        want = "`final_norm on`" if has else "`final_norm off`"
+        good = (("ln_f.weight" in W) == has and want in said[0] and "not converted" not in warn and
+                (not has or np.array_equal(W["ln_f.bias"], sd["decoder.layer_norm.bias"])))
+        print(f"fairseq final layer norm {has}: ln_f {'ln_f.weight' in W}, converter says {want}: {good}")
+        ok &= good
+    return ok
 
 
 def check(name, got, want):
@@ -159,6 +180,7 @@ def main():
             qkv = np.concatenate([sd[f"decoder.layers.0.self_attn.{x}_proj.weight"] for x in "qkv"]).T
             ok &= check("fairseq c_attn (Conv1D [in,out])", W["h.0.attn.c_attn.weight"], qkv)
             ok &= check("fairseq mlp.c_fc", W["h.0.mlp.c_fc.weight"], sd["decoder.layers.0.fc1.weight"].T)
+        ok &= check_final_norm(tool, tmp)
         sd = txl_state()
         W, warn = convert(tool, "transformer_xl", sd, tmp, "txl")
         m = {"style": "transformer_xl", "tied": 1, "cutoffs": CUT, "vocab": V, "d_model": D, "scale": 1.0}

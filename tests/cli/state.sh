@@ -5,7 +5,8 @@
 # the sequence so far); a token file longer than the segment gives
 # one logits row per token, its segments evaluated independently (the second
 # segment's rows equal a run of those tokens alone); `generate` prints only
-# the generated ids, each the argmax of a full re-run of the prompt and the
+# the generated ids on stdout and one summary line with tokens/s on stderr
+# (nothing with --quiet), each id the argmax of a full re-run of the prompt and the
 # ids before it (on ref and on sim); a generation past the learned positions
 # and an empty prompt are one-line errors.
 set -u
@@ -50,12 +51,17 @@ tail -c $((8 * 256 * 4)) "$tmp/long.npy" >"$tmp/a.bin"
 tail -c $((8 * 256 * 4)) "$tmp/tail.npy" >"$tmp/b.bin"
 cmp -s "$tmp/a.bin" "$tmp/b.bin" || { echo "FAIL: the last segment is not evaluated on its own"; fail=1; }
 
-# generate: stdout is the ids only; each is the argmax of a full re-run
+# generate: stdout is the ids only, stderr one summary line (none with --quiet); each id is the argmax of a full re-run
 m="$models/gpt2_tiny.arch"
 echo "5 17 99 3" >"$tmp/prompt.txt"
 for b in ref sim; do
     "$bin" generate "$m" --backend $b --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 6 >"$tmp/gen.txt" 2>"$tmp/gen.err" || fail=1
-    [ -s "$tmp/gen.err" ] && { echo "FAIL: generate on $b wrote to stderr: $(cat "$tmp/gen.err")"; fail=1; }
+    # stderr: the one summary line (issue 6: timings to stderr), nothing else
+    grep -Eqx "1 prompt on backend $b: 6 tokens generated in [0-9.]+ ms, [0-9.]+ tokens/s" "$tmp/gen.err" &&
+        [ "$(wc -l <"$tmp/gen.err")" -eq 1 ] || { echo "FAIL: generate on $b: stderr is not the summary: $(cat "$tmp/gen.err")"; fail=1; }
+    "$bin" generate "$m" --backend $b --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 6 --quiet >"$tmp/genq.txt" 2>"$tmp/genq.err" || fail=1
+    [ -s "$tmp/genq.err" ] && { echo "FAIL: generate --quiet on $b wrote to stderr: $(cat "$tmp/genq.err")"; fail=1; }
+    cmp -s "$tmp/gen.txt" "$tmp/genq.txt" || { echo "FAIL: generate --quiet on $b changed stdout"; fail=1; }
     grep -Eqx '[0-9]+( [0-9]+){5}' "$tmp/gen.txt" || { echo "FAIL: generate output on $b: $(cat "$tmp/gen.txt")"; fail=1; }
     cp "$tmp/prompt.txt" "$tmp/ctx.txt"
     for id in $(cat "$tmp/gen.txt"); do

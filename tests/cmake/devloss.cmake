@@ -27,3 +27,8 @@ set_tests_properties(device_sampler PROPERTIES LABELS "modes;sim" TIMEOUT 600)
 #                       (tests/modes/generate_batch.sh)
 add_test(NAME generate_batch COMMAND sh ${TESTS_DIR}/modes/generate_batch.sh ${SHORTC_BIN} ${TESTS_DIR})
 set_tests_properties(generate_batch PROPERTIES LABELS "cli;modes" TIMEOUT 600)
+#   device_sampler_50k  the same at GPT-2's vocabulary of 50257 (tests/modes/sample_50k.arch, --large):
+#                       top-k small and large, top-p alone, plain temperature; prints the simulator time
+add_test(NAME device_sampler_50k COMMAND test_device_sampler ${TESTS_DIR}/modes/sample_50k.arch --large)
+set_tests_properties(device_sampler_50k PROPERTIES LABELS "modes;sim" TIMEOUT 600
+                     ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")

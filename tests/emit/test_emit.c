@@ -164,7 +164,7 @@ static const TmplCase tmpl_cases[] = {
      "T_OUT=float",
      {"HEAD"}},
     {"loss.cuh", "COMMENT=// KERNEL_NAME=k V=300 VEC=4 THREADS=96", {"LOGPROB"}},
-    {"sample.cuh", "COMMENT=// KERNEL_NAME=k V=300 VPAD=512 THREADS=64", {NULL}},
+    {"sample.cuh", "COMMENT=// KERNEL_NAME=k V=300 ID_PASSES=3 THREADS=64", {NULL}},
     {"attn_pia_pos.cuh", "COMMENT=// KERNEL_NAME=k D=20 HHD=12 THREADS=32 T_W=__half T_POS=float", {"FAIRSEQ", "W_OUT_IN"}},
     {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
     {"txl_mem_write.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 THREADS=32 T_X=float T_MEM=__half", {NULL}},

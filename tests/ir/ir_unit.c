@@ -63,6 +63,7 @@ static ModelSpec *make_spec(Arena *a, ModelId m, int layers) {
         s->act = ACT_RELU;
         s->pos = POS_SINUSOIDAL;
         s->pos_style = PIA_FAIRSEQ; /* models/baseline_ba.arch: style=fairseq */
+        s->no_final_norm = true;    /* models/baseline_ba.arch: final_norm off */
         s->max_pos = 0;
         s->segment = 96;
         break;

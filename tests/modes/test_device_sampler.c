@@ -13,13 +13,22 @@
  * to the host instead of a row; srt_forward_batch_sample over sequences of
  * different lengths draws what each draws alone; the ref backend draws the
  * same tokens as well. Errors: a sampler of another vocabulary, NULLs.
+ *
+ *   test_device_sampler MODEL.arch --large
+ *
+ * For a GPT-2-sized vocabulary (tests/modes/sample_50k.arch): device, host
+ * and ref draw the same tokens for top-k 0, 40 and 20000 with top-p 1 and
+ * 0.9; prints the simulator time of the device-sampled steps.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "check.h"
 #include "shortrt.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { STEPS = 10, PROMPT = 5 };
 
@@ -75,28 +84,49 @@ static srt_status generate(srt_context *ctx, srt_session *s, const srt_sampling 
     return st;
 }
 
+/* Wall-clock milliseconds (for the printed figure only). */
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static int same(const int32_t *x, const int32_t *y) { return memcmp(x, y, sizeof *x * STEPS) == 0; }
 
-/* Every option combination: the device's tokens equal the host's, and ref's. */
-static void check_combinations(srt_context *ctx, M *sim, M *ref) {
-    static const double temps[] = {0, 0.5, 1, 2}, top_ps[] = {1, 0.9, 0.3};
-    static const int top_ks[] = {0, 1, 5, 40};
-    static const uint64_t seeds[] = {1, 12345};
+/* The option values whose every combination is checked. */
+typedef struct Grid {
+    const double *temps;     /* temperatures */
+    int ntemps;              /* count */
+    const int *top_ks;       /* top-k values */
+    int ntop_ks;             /* count */
+    const double *top_ps;    /* top-p values */
+    int ntop_ps;             /* count */
+    const uint64_t *seeds;   /* sampler seeds */
+    int nseeds;              /* count */
+} Grid;
+
+/* Every option combination of g: the device's tokens equal the host's, and ref's; returns the
+ * milliseconds the device draws took in all. */
+static double check_combinations(srt_context *ctx, M *sim, M *ref, const Grid *g) {
     int combos = 0, differ = 0;
-    for (size_t t = 0; t < sizeof temps / sizeof *temps; t++)
-        for (size_t k = 0; k < sizeof top_ks / sizeof *top_ks; k++)
-            for (size_t p = 0; p < sizeof top_ps / sizeof *top_ps; p++)
-                for (size_t z = 0; z < sizeof seeds / sizeof *seeds; z++) {
+    double device_ms = 0;
+    for (int t = 0; t < g->ntemps; t++)
+        for (int k = 0; k < g->ntop_ks; k++)
+            for (int p = 0; p < g->ntop_ps; p++)
+                for (int z = 0; z < g->nseeds; z++) {
                     srt_sampling cfg;
                     srt_sampling_init(&cfg);
-                    cfg.temperature = temps[t], cfg.top_k = top_ks[k], cfg.top_p = top_ps[p], cfg.seed = seeds[z];
+                    cfg.temperature = g->temps[t], cfg.top_k = g->top_ks[k], cfg.top_p = g->top_ps[p];
+                    cfg.seed = g->seeds[z];
                     int32_t dev[STEPS], host[STEPS], r[STEPS];
                     size_t before = srt_session_bytes_to_host(sim->a);
-                    CHECK(generate(ctx, sim->a, &cfg, sim->V, 1, (int)z, dev) == SRT_OK);
+                    double t0 = now_ms();
+                    CHECK(generate(ctx, sim->a, &cfg, sim->V, 1, z, dev) == SRT_OK);
+                    device_ms += now_ms() - t0;
                     /* one token id per step comes back, no logits */
                     CHECK(srt_session_bytes_to_host(sim->a) - before == STEPS * sizeof(int32_t));
-                    CHECK(generate(ctx, sim->b, &cfg, sim->V, 0, (int)z, host) == SRT_OK);
-                    CHECK(generate(ctx, ref->a, &cfg, ref->V, 1, (int)z, r) == SRT_OK);
+                    CHECK(generate(ctx, sim->b, &cfg, sim->V, 0, z, host) == SRT_OK);
+                    CHECK(generate(ctx, ref->a, &cfg, ref->V, 1, z, r) == SRT_OK);
                     if (!same(dev, host) || !same(dev, r)) {
                         differ++;
                         fprintf(stderr, "temperature %g top-k %d top-p %g seed %llu: device, host and ref differ\n",
@@ -104,7 +134,27 @@ static void check_combinations(srt_context *ctx, M *sim, M *ref) {
                     }
                     combos++;
                 }
-    CHECK(combos == 96 && differ == 0);
+    CHECK(combos == g->ntemps * g->ntop_ks * g->ntop_ps * g->nseeds && differ == 0);
+    return device_ms;
+}
+
+/* The small model's grid: 96 combinations, greedy included. */
+static void check_small(srt_context *ctx, M *sim, M *ref) {
+    static const double temps[] = {0, 0.5, 1, 2}, top_ps[] = {1, 0.9, 0.3};
+    static const int top_ks[] = {0, 1, 5, 40};
+    static const uint64_t seeds[] = {1, 12345};
+    const Grid g = {temps, 4, top_ks, 4, top_ps, 3, seeds, 2};
+    check_combinations(ctx, sim, ref, &g);
+}
+
+/* A GPT-2-sized vocabulary (--large): top-k with a small and a large k, top-p alone, plain temperature. */
+static void check_large(srt_context *ctx, M *sim, M *ref) {
+    static const double temps[] = {0.7}, top_ps[] = {1, 0.9};
+    static const int top_ks[] = {0, 40, 20000};
+    static const uint64_t seeds[] = {7};
+    const Grid g = {temps, 1, top_ks, 3, top_ps, 2, seeds, 1};
+    double ms = check_combinations(ctx, sim, ref, &g);
+    printf("vocab %d: %d sampled steps on the simulator in %.0f ms (forward and draw)\n", sim->V, 6 * STEPS, ms);
 }
 
 /* Greedy is the first largest logit of the row. */
@@ -167,8 +217,9 @@ static void check_batch(srt_context *ctx, M *sim) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_device_sampler MODEL.arch\n");
+    bool large = argc == 3 && strcmp(argv[2], "--large") == 0;
+    if (argc != 2 && !large) {
+        fprintf(stderr, "usage: test_device_sampler MODEL.arch [--large]\n");
         return 2;
     }
     srt_context *ctx = NULL;
@@ -176,9 +227,13 @@ int main(int argc, char **argv) {
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK || !open_model(ctx, argv[1], SRT_BACKEND_SIM, &sim) ||
         !open_model(ctx, argv[1], SRT_BACKEND_REF, &ref))
         return 1;
-    check_combinations(ctx, &sim, &ref);
-    check_greedy_argmax(ctx, &sim);
-    check_batch(ctx, &sim);
+    if (large) {
+        check_large(ctx, &sim, &ref);
+    } else {
+        check_small(ctx, &sim, &ref);
+        check_greedy_argmax(ctx, &sim);
+        check_batch(ctx, &sim);
+    }
     srt_model_close(sim.m);
     srt_model_close(ref.m);
     srt_context_destroy(ctx);

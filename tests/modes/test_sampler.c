@@ -4,8 +4,9 @@
  * frequencies of 60000 draws match softmax(logits / T) restricted to the
  * top-k tokens and to the nucleus, both computed here from their
  * definitions, within 0.01; no token outside them is ever drawn; a seed
- * repeats its draws and another seed does not; bad settings and non-finite
- * logits are refused.
+ * repeats its draws and another seed does not; top-k on a 2000-token row
+ * with ties draws only (and, for k = 5, all of) the k first tokens; bad
+ * settings and non-finite logits are refused.
  */
 #include "check.h"
 #include "shortrt.h"
@@ -62,6 +63,38 @@ static void draws(srt_context *ctx, uint64_t seed, int32_t *out) {
     srt_sampler_destroy(s);
 }
 
+/*
+ * Top-k on a 2000-token row with many equal logits (the host selects the k
+ * first before sorting them): with a high temperature every draw is one of
+ * the k first by (logit descending, id ascending), and for k = 5 each of
+ * them is drawn.
+ */
+static void check_topk_large(srt_context *ctx) {
+    enum { N = 2000 };
+    static float row[N];
+    for (int i = 0; i < N; i++) row[i] = (float)((i * 7919) % 97 / 8); /* 13 distinct values, ties */
+    static const int ks[] = {1, 5, 150, 1999};
+    for (size_t j = 0; j < sizeof ks / sizeof *ks; j++) {
+        int k = ks[j], drawn[N] = {0};
+        srt_sampling c;
+        srt_sampling_init(&c);
+        c.temperature = 1000, c.top_k = k, c.seed = 5;
+        srt_sampler *s = NULL;
+        CHECK(srt_sampler_create(ctx, &c, N, &s) == SRT_OK);
+        for (int i = 0; s && i < 3000; i++) {
+            int32_t tok = -1;
+            CHECK(srt_sampler_next(s, row, &tok) == SRT_OK && tok >= 0 && tok < N);
+            if (tok < 0 || tok >= N) break;
+            int before = 0; /* tokens ahead of tok in the order: it is in the top k iff fewer than k */
+            for (int v = 0; v < N; v++) before += row[v] > row[tok] || (row[v] == row[tok] && v < tok);
+            CHECK(before < k);
+            drawn[before] = 1;
+        }
+        for (int r = 0; k == 5 && r < k; r++) CHECK(drawn[r]);
+        srt_sampler_destroy(s);
+    }
+}
+
 int main(void) {
     srt_context *ctx = NULL;
     CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
@@ -80,6 +113,7 @@ int main(void) {
     check_distribution(ctx, 0.5, 2, 1.0);
     check_distribution(ctx, 1.0, V, 0.8);
     check_distribution(ctx, 1.5, 4, 0.9);
+    check_topk_large(ctx);
 
     int32_t a[50], b[50], c[50];
     draws(ctx, 3, a);
