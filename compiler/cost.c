@@ -496,14 +496,14 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
 }
 
 /*
- * Position-infused table (docs/attention/pia.md): session state whose rows are
- * computed on their first use (D x 2·H·hd multiply-adds each, once per
- * session); a call after that, the steady state counted here, reads only the
- * computed mark of each of its cache + T slots.
+ * Position-infused table (docs/attention/pia.md): a derived tensor the load
+ * program computes once per weights load (D x 2·H·hd multiply-adds per slot,
+ * not per call); a call reads the rows of its cache + T slots (the attention
+ * adds them to its queries and keys), counted here.
  */
 void cost_pia_pos(const Graph *g, const Node *n, int T, OpCost *c) {
     const Value *o = out_value(g, n);
     double rows = g->spec ? (double)g->spec->cache + T : T;
     if (rows > o->capacity) rows = o->capacity;
-    count_read(c, o, rows);
+    count_read(c, o, rows * o->dims[1]);
 }

@@ -1698,12 +1698,15 @@ static bool index_values(Emit *e) {
     Graph *g = st->g;
     st->weight_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
     st->state_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
-    if (!st->weight_index || !st->state_index) return false;
+    st->derived_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
+    if (!st->weight_index || !st->state_index || !st->derived_index) return false;
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
-        st->weight_index[i] = st->state_index[i] = -1;
+        st->weight_index[i] = st->state_index[i] = st->derived_index[i] = -1;
+        bool made = v->def >= 0 && !g->nodes[v->def]->dead;
         if (v->cls == VC_WEIGHT) st->weight_index[i] = st->nweights++;
-        else if (v->cls == VC_KV && !ir_value_placed(v) && v->def >= 0 && !g->nodes[v->def]->dead)
+        else if (made && ir_value_derived(v)) st->derived_index[i] = st->nderived++;
+        else if (v->cls == VC_KV && !ir_value_placed(v) && made)
             st->state_index[i] = st->nstate++;
     }
     return true;
@@ -1727,11 +1730,22 @@ static bool check_refs(Emit *e) {
         for (int k = 0; k < n; k++) {
             if (refs[k].kind != ARG_VALUE) continue;
             const Value *v = val(e, refs[k].value);
-            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && !ir_value_placed(v)) {
+            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && st->derived_index[v->id] < 0 &&
+                !ir_value_placed(v)) {
                 internal(e, st->g->nodes[s->node], "value %s has no place in the arena", v->name);
                 return false;
             }
         }
+    }
+    return true;
+}
+
+/* Emits the live nodes of one program: those whose output is derived (the load program) or the others. */
+static bool emit_nodes(Emit *e, bool derived) {
+    const Graph *g = e->st.g;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!n->dead && ir_value_derived(g->values[n->out]) == derived && !emit_node(e, n)) return false;
     }
     return true;
 }
@@ -1791,15 +1805,17 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
         }
     }
     if (!size_staging(&e)) return false;
-    for (int i = 0; i < g->nnodes; i++)
-        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (!emit_nodes(&e, false)) return false;
     /* the "decode" program: the same steps for T = 1, attention split over key chunks (flash-decoding) */
     e.st.nforward = e.st.nsteps;
     int nlaunches = e.st.nlaunches, ngemms = e.st.ngemms;
     e.decode = e.st.decode_bytes > 0;
-    for (int i = 0; e.decode && i < g->nnodes; i++)
-        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (e.decode && !emit_nodes(&e, false)) return false;
     if (!emit_loss(&e) || !emit_sample(&e)) return false;
+    /* the "load" program: the derived tensors, computed once per weights load */
+    e.decode = false;
+    e.st.nload_first = e.st.nsteps;
+    if (!emit_nodes(&e, true)) return false;
     e.st.nlaunches = nlaunches; /* per forward of a segment: the forward program's */
     e.st.ngemms = ngemms;
     if (d->errors > errors0 || !check_refs(&e) || !render_kernels(&e)) return false;
@@ -1856,7 +1872,7 @@ void emit_result_free(EmitResult *r) {
 /* The engine's PIA hooks: slot s's query adds row s's first half of the table, its key the second. */
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *pos = val(e, n->in[2]);
-    int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
+    int W = 2 * H * hd; /* row stride: W_q p_s | W_k p_s */
     if (pos->rank != 2 || pos->dims[1] != W) {
         internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
@@ -1901,14 +1917,14 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     return add_launch(e, n, &ks);
 }
 
-/* Position-infused attention's table: the rows of 0..P+T-1 not yet computed this session (templates/attn_pia_pos.cuh). */
+/* Position-infused attention's table, every slot, in the load program (templates/attn_pia_pos.cuh). */
 bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     *launch = false;
     const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
     int HHD = n->heads * n->head_dim;
     bool out_in = w->order == ORD_OUT_IN;
     int D = out_in ? w->dims[1] : w->dims[0];
-    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD + 1) {
+    if (w->rank != 2 || (out_in ? w->dims[0] : w->dims[1]) != 3 * HHD || pos->rank != 2 || pos->dims[1] != 2 * HHD) {
         internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
         return false;
     }
@@ -1929,12 +1945,12 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     set_dtype(ks, "T_POS", pos->dtype);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
     set_flag(ks, "W_OUT_IN", out_in);
-    ks->grid[0] = (Dim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
+    ks->grid[0] = DIM_CONST(pos->capacity); /* every slot: the cached and the new tokens of any call */
     ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
-                                threads);
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one slot per block, once per weights load",
+                                pos->capacity, threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = {.t = 1, .p = 1, .div = 1}};
+    ks->sargs[ks->nsargs++] = arg_kv_rows(pos);
     return (*launch = true);
 }

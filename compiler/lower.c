@@ -214,14 +214,14 @@ static PiaStyle embedding_sinusoid(const ModelSpec *s) {
     return s->pos_style == PIA_FAIRSEQ ? PIA_FAIRSEQ : PIA_VASWANI;
 }
 
-/* Position-infused attention: the table [slots, 2·H·hd + 1] of W_q p_s | W_k p_s | computed, from the layer's
- * c_attn weight, in the session's state. */
+/* Position-infused attention: the table [slots, 2·H·hd] of W_q p_s | W_k p_s, from the layer's c_attn weight,
+ * a derived tensor (computed once per weights load by the load program, shared by every session). */
 static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
     char name[32];
     snprintf(name, sizeof name, "%%pia.%d", layer);
     Value *v = ir_new_value(L->g, VC_KV, name);
     if (!v) return -1;
-    v->role = STATE_TABLE; /* computed once per session (a row on its first use), kept until reset */
+    v->role = STATE_TABLE; /* derived: computed when the weights load, not session state */
     v->capacity = ir_position_limit(L->s);
     int t = v->id;
     Node *n = node(L, OP_PIA_POS, src, layer, t, 1, (int[]){wqkv});

@@ -342,7 +342,7 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, int dims[M
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
-/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd + 1] (state). */
+/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd] (derived). */
 static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int HD3 = 3 * n->heads * n->head_dim;
@@ -350,8 +350,8 @@ static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, int dims[MAX
         FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
     if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
     *rank = 2;
-    dims[0] = DIM_T; /* slots: the state's capacity */
-    dims[1] = 2 * n->heads * n->head_dim + 1;
+    dims[0] = DIM_T; /* slots: the table's capacity */
+    dims[1] = 2 * n->heads * n->head_dim;
     return true;
 }
 

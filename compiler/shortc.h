@@ -448,7 +448,7 @@ typedef enum OpKind {
     OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
     OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
     OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
-    OP_PIA_POS,    /* c_attn weight         -> pos state [slots, 2D+1]  W_q p_s | W_k p_s | computed, per slot s */
+    OP_PIA_POS,    /* c_attn weight         -> derived table [slots, 2D]  W_q p_s | W_k p_s, per slot s */
     OP_REL_ATTENTION, /* qkv[T,3D], w_r, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention */
     OP_MEM_WRITE,  /* x[T,D]                -> memory state [m, D]: keeps the last m rows of cat(memory, x) */
     OP_COUNT       /* number of ops (not an op) */
@@ -476,8 +476,8 @@ typedef enum StateRole {
     STATE_LAYER_INPUT,  /* a layer's input rows of earlier tokens (Shortformer-style cache) */
     STATE_MEMORY,       /* per-layer memory of the previous segment (Transformer-XL) */
     STATE_RECURRENT,    /* one vector carried from segment to segment */
-    STATE_TABLE,        /* rows computed from the weights on a session's first use of each, kept until reset
-                           (Shortformer's positional table: a last column marks a computed row) */
+    STATE_TABLE,        /* derived, not session state: computed from the weights once per weights load by the
+                           plan's "load" program and shared by every session (Shortformer's positional table) */
 } StateRole;
 const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent", "table" */
 /* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
@@ -592,8 +592,13 @@ size_t ir_numel(const Value *v, int T);
 SymDim ir_dim_sym(int d);
 /* A state value's storage: its dims with the token dimension at its capacity (elements). */
 size_t ir_state_numel(const Value *v);
-/* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
+/* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype (derived
+ * tables are not session state: ir_derived_bytes). */
 size_t ir_state_bytes(const Graph *g);
+/* Whether v is a derived tensor (role STATE_TABLE): computed from the weights by the load program, model-level. */
+bool ir_value_derived(const Value *v);
+/* Bytes of the live derived tensors of g (each at its capacity): what the load program computes once per model. */
+size_t ir_derived_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
  * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
@@ -1063,11 +1068,21 @@ void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);
  * Runs the graph in plain C: fp32 storage rounded to each value's dtype on
  * store, double accumulation in reductions. weights[v] is the fp32 host copy
  * of weight value v (indexed by value id; NULL for non-weights), in the
- * value's logical shape and its storage `order`. logits: tokens x vocab.
+ * value's logical shape and its storage `order`; for a derived value v,
+ * its interp_derive array or NULL (then the forward computes it). logits: tokens x vocab.
  * Returns false (reported in d) on failure.
  */
 bool interp_run(const Graph *g, Diag *d, const float *const *weights,
                 const int32_t *tokens, int ntokens, float *logits);
+/*
+ * The derived tensors of g (Shortformer's positional tables), computed from weights (indexed as
+ * for interp_run) as the plan's load program computes them once per weights load: derived (nvalues
+ * entries, NULL on entry) receives for each live derived value a malloc'd fp32 array of
+ * ir_state_numel(v) elements (caller frees). A forward handed them (weights[v] = derived[v], the
+ * ref backend does) skips their nodes; one not handed them computes them itself. False (reported
+ * in d, every entry NULL) on failure.
+ */
+bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float **derived);
 /*
  * interp_run, also handing out every computed value: values (nvalues
  * entries, all NULL on entry) receives for each value produced by a live

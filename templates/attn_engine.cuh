@@ -44,7 +44,7 @@
 //! softmax step after the key tiles.
 //!
 //! PIA (position-infused attention, docs/attention/pia.md): one more argument,
-//! pos [slots, 2*H*HD + 1], and two more hooks: _qpos(pos, h, s, j) added to the
+//! pos [slots, 2*H*HD], and two more hooks: _qpos(pos, h, s, j) added to the
 //! query of slot s (its absolute position) and _kpos(pos, h, s, j) to the key
 //! of slot s as the tile is loaded, so one q.k product per score.
 //!
@@ -77,7 +77,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if PIA}}
     int T, int P, int kv_rows,
-    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD + 1]: W_q p_s | W_k p_s | computed, per slot s
+    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD]: W_q p_s | W_k p_s, per slot s
 {{#else}}
 {{#if REL}}
     int T, int P, int kv_rows,
