@@ -6,3 +6,9 @@ shortc_sim_program(loadprog_once ${TESTS_DIR}/sim/test_loadprog.c)
 target_link_libraries(loadprog_once PRIVATE shortc_core)
 add_test(NAME loadprog_once COMMAND loadprog_once)
 set_tests_properties(loadprog_once PROPERTIES LABELS "pia;sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+# shortc run --report prints the derived tables on their own line, once per model, after the state (which no
+# longer lists them): 2 layers x 32 slots x 128 floats.
+add_test(NAME loadprog_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
+         --grep "derived 0\\.03 MiB \\(computed once per weights load, shared by every session; computed 1 time\\)"
+         -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref --random-weights 1 --report)
+set_tests_properties(loadprog_report PROPERTIES LABELS "pia")
