@@ -1387,59 +1387,75 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
-/* Rows of the relative-key table: distances 0 .. m + segment - 1, or 0 .. clamp. */
-static int txl_distances(const Emit *e, const Node *n) {
-    int seg = e->st.g->spec && e->st.g->spec->segment > 0 ? e->st.g->spec->segment : 1;
-    int clamp = txl_param(n, "clamp"), nd = n->memory + seg;
-    return clamp > 0 && clamp + 1 < nd ? clamp + 1 : nd;
-}
-
-/* Memory keys/values and relative keys of one call into the scratch area (templates/txl_prep.cuh). */
-static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, size_t rel_off, int nd, DType sdt) {
-    const Value *wr = val(e, n->in[1]);
-    const Value *wqkv = n->memory > 0 ? val(e, n->in[4]) : wr, *mem = n->memory > 0 ? val(e, n->in[5]) : wr;
+/* The memory's keys and values of one call into the scratch area (templates/txl_prep.cuh); none without memory. */
+static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, DType sdt) {
+    if (n->memory == 0) return true;
+    const Value *wqkv = val(e, n->in[4]), *mem = val(e, n->in[5]);
     int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(2 * W);
     if ((long)D * 4 > SMEM_STATIC_LIMIT) {
-        diag_error(e->st.d, n->src, "d_model %d is too large for the relative-key kernel", D);
+        diag_error(e->st.d, n->src, "d_model %d is too large for the memory projection kernel", D);
         return false;
     }
     KSpec ks;
     memset(&ks, 0, sizeof ks);
     char sfx[32];
-    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wr->dtype, 1, mem->dtype);
+    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wqkv->dtype, 1, mem->dtype);
     ks.tmpl = "txl_prep.cuh";
-    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_nd%d_d%d_w%d%s%s%s", n->memory, nd, D, W, sfx,
-                           wqkv->order == ORD_OUT_IN ? "_qoi" : "", wr->order == ORD_OUT_IN ? "_roi" : "");
+    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_d%d_w%d%s%s", n->memory, D, W, sfx,
+                           wqkv->order == ORD_OUT_IN ? "_qoi" : "");
     set_int(e, &ks, "M", n->memory);
     set_int(e, &ks, "D", D);
     set_int(e, &ks, "W", W);
     set_int(e, &ks, "THREADS", threads);
     set_dtype(&ks, "T_MEM", mem->dtype);
-    set_dtype(&ks, "T_W", wr->dtype);
+    set_dtype(&ks, "T_W", wqkv->dtype);
     set_dtype(&ks, "T_S", sdt);
     set_flag(&ks, "QKV_OUT_IN", wqkv->order == ORD_OUT_IN);
-    set_flag(&ks, "R_OUT_IN", wr->order == ORD_OUT_IN);
-    if (wqkv->dtype != wr->dtype) {
-        internal(e, n, "qkv_net and r_net have different types");
-        return false;
-    }
-    ks.grid[0] = DIM_CONST(n->memory + nd);
+    ks.grid[0] = DIM_CONST(n->memory);
     ks.block = threads;
-    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row or one distance per block",
-                               n->memory + nd, threads);
-    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[5] : n->in[1]);
-    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[4] : n->in[1]);
-    ks.sargs[ks.nsargs++] = arg_value(n->in[1]);
+    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row per block", n->memory, threads);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[5]);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[4]);
     ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
-    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
     ks.sargs[ks.nsargs++] = arg_position();
     return add_launch(e, n, &ks);
+}
+
+/* Transformer-XL's relative keys W_r R_d, every distance of the table, in the load program
+ * (templates/txl_rel_keys.cuh). */
+bool emit_rel_keys(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    *launch = false;
+    const Value *wr = val(e, n->in[0]), *rel = val(e, n->out);
+    int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(W);
+    if ((long)D * 4 > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "d_model %d is too large for the relative-key kernel", D);
+        return false;
+    }
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, rel->dtype, 1, &wr->dtype, 0, rel->dtype);
+    ks->tmpl = "txl_rel_keys.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_txl_rel_keys_d%d_w%d%s%s", D, W, sfx, wr->order == ORD_OUT_IN ? "_roi" : "");
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "W", W);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_W", wr->dtype);
+    set_dtype(ks, "T_REL", rel->dtype);
+    set_flag(ks, "R_OUT_IN", wr->order == ORD_OUT_IN);
+    ks->grid[0] = DIM_CONST(rel->capacity);
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one distance per block, once per weights load",
+                                rel->capacity, threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_kv_rows(rel);
+    return (*launch = true);
 }
 
 /* The position rules as the engine's hooks: visibility (reads the kernel's P) and the positional score term. */
 static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
     int m = n->memory, hd = n->head_dim, W = n->heads * hd, clamp = txl_param(n, "clamp");
-    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_KV");
+    int rows = val(e, n->in[1])->capacity; /* the relative keys' distances: m + segment, or clamp + 1 */
+    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_REL");
     tmpl_set(&ks->args, "HOOKS",
              arena_printf(e->st.arena,
                           "// Transformer-XL relative attention: memory %d, clamp %d, same_length %d.\n"
@@ -1450,14 +1466,14 @@ static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
                           "#define %s_visible(h, i, j) %s_txl_visible(i, j, P)  // P: the kernel's argument\n"
                           "__device__ __forceinline__ float %s_rel(const %s *rel, const %s *r_w, const %s *r_r, int h, int i,"
                           " int j, const float *q) {\n"
-                          "    const int d = %d > 0 && i - j > %d ? %d : i - j;\n"
+                          "    const int d = min(i - j, %d);  // clamp_len (the table's last row), also for padding queries\n"
                           "    float s = 0.0f;\n"
                           "    for (int c = 0; c < %d; c++)\n"
                           "        s += (q[c] - shortc_ld(r_w + h * %d + c) + shortc_ld(r_r + h * %d + c)) *"
                           " shortc_ld(rel + (size_t)d * %d + h * %d + c);\n"
                           "    return s;\n}",
                           m, clamp, txl_param(n, "same_length"), name, m + qt, name, m, txl_param(n, "same_length"), m,
-                          name, name, name, ts, tb, tb, clamp, clamp, clamp, hd, hd, hd, W, hd));
+                          name, name, name, ts, tb, tb, rows - 1, hd, hd, hd, W, hd));
 }
 
 /* Relative attention on the engine's CUDA-core path: the memory's keys and the relative keys first. */
@@ -1472,14 +1488,16 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "r_w_bias and r_r_bias have different types");
         return false;
     }
-    int nd = txl_distances(e, n), qt = warps * qpw;
-    size_t kv_off = align_up(e->st.arena_bytes), rel_off = kv_off + align_up((size_t)2 * n->memory * W * 4);
-    e->st.arena_bytes = rel_off + align_up((size_t)nd * W * 4);
+    int qt = warps * qpw;
+    const Value *rel = val(e, n->in[1]);
+    size_t kv_off = align_up(e->st.arena_bytes);
+    e->st.arena_bytes = kv_off + align_up((size_t)2 * n->memory * W * 4);
     DType sdt = y->dtype; /* the scratch rows are rounded like the interpreter's */
-    if (!add_txl_prep(e, n, kv_off, rel_off, nd, sdt)) return false;
+    if (!add_txl_prep(e, n, kv_off, sdt)) return false;
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &ub->dtype, 1, sdt);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
+    if (rel->dtype != sdt) append_dtype(sfx, sizeof sfx, "_rel", rel->dtype);
     ks->tmpl = "attn_engine.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s", n->memory,
                             txl_param(n, "clamp"), txl_param(n, "same_length"), H, hd, sfx);
@@ -1490,6 +1508,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_KV", sdt);
     set_dtype(ks, "T_OUT", y->dtype);
     set_dtype(ks, "T_B", ub->dtype);
+    set_dtype(ks, "T_REL", rel->dtype);
     set_flag(ks, "KV_HTD", false);
     set_flag(ks, "REC_KEY", false);
     set_flag(ks, "PIA", false);
@@ -1516,7 +1535,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = DIM_CONST(n->memory)};
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
+    ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[3]);
     return true;

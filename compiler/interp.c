@@ -333,14 +333,21 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
 
 /* Transformer-XL relative attention (mem_txl.c): the memory input is the previous calls' ring. */
 bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
-    const Value *wr = val(r, n, 1);
     bool mem = n->memory > 0;
     TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
-                     .memory = n->memory, .qkv = in(r, n, 0), .w_r = in(r, n, 1), .w_r_trans = wr->order == ORD_OUT_IN,
+                     .memory = n->memory, .qkv = in(r, n, 0), .rel = in(r, n, 1), .rel_rows = val(r, n, 1)->capacity,
                      .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
                      .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
                      .clamp = txl_param(n, "clamp"), .same_length = txl_param(n, "same_length") != 0};
-    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory");
+    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory, or the relative keys hold fewer "
+                                                                 "than the call's distances");
+}
+
+/* Transformer-XL's relative keys (mem_txl.c): W_r R_d for every distance of the table, a derived tensor. */
+bool interp_rel_keys(Run *r, const Node *n, float *y, const Value *o) {
+    const Value *wr = val(r, n, 0);
+    return txl_rel_keys_ref(in(r, n, 0), wr->order == ORD_OUT_IN, r->g->spec->d_model, n->heads * n->head_dim,
+                            o->capacity, y, o->dtype) || fail(r, n, "out of memory");
 }
 
 /* The memory keeps the last m rows of cat(memory, x): written after the layer's attention has read it. */

@@ -447,6 +447,9 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_MEM_WRITE] = {.name = "mem_write", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
                       .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write,
                       .emit = emit_txl, .cost = cost_mem_write},
+    [OP_REL_KEYS] = {.name = "rel_keys", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
+                     .key_attrs = txl_key_attrs, .shape = txl_shape_rel_keys, .interp = interp_rel_keys,
+                     .emit = emit_rel_keys, .cost = cost_rel_keys},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

@@ -449,8 +449,10 @@ typedef enum OpKind {
     OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
     OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
     OP_PIA_POS,    /* c_attn weight         -> derived table [slots, 2D]  W_q p_s | W_k p_s, per slot s */
-    OP_REL_ATTENTION, /* qkv[T,3D], w_r, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention */
+    OP_REL_ATTENTION, /* qkv[T,3D], rel, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention
+                         (rel: OP_REL_KEYS's table) */
     OP_MEM_WRITE,  /* x[T,D]                -> memory state [m, D]: keeps the last m rows of cat(memory, x) */
+    OP_REL_KEYS,   /* r_net weight          -> derived table [distances, H*hd]: W_r R_d per distance d (Transformer-XL) */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -1026,8 +1028,8 @@ typedef struct TxlAttnCall {
     int clamp;           /* clamp_len: relative distances above it use R_clamp (0: no clamp) */
     bool same_length;    /* query i sees only keys j > i - memory (its last m positions, itself included) */
     const float *qkv;    /* [T, 3*H*hd]: q | k | v of the new tokens */
-    const float *w_r;    /* r_net: [D, H*hd] (w_r_trans: stored [H*hd, D]) */
-    bool w_r_trans;      /* w_r is stored [out, in] */
+    const float *rel;    /* the relative keys W_r R_d [rel_rows, H*hd] (OP_REL_KEYS's derived table) */
+    int rel_rows;        /* its rows: the distances it holds */
     const float *u, *v;  /* r_w_bias, r_r_bias: [H, hd] */
     const float *mem;    /* the memory ring [m, D]: position p at row p mod m (NULL when m == 0) */
     const float *w_qkv;  /* qkv_net for the memory rows: [D, 3*H*hd] (w_qkv_trans: [3*H*hd, D]) */
@@ -1040,7 +1042,14 @@ int txl_memory_fill(int P, int memory);
 bool txl_visible(int i, int j, int P, int memory, bool same_length);
 /* Channel c of the sinusoidal relative embedding R_d of width D: sin of the first D/2 channels, cos of the rest. */
 double txl_rel_embedding(int d, int c, int D);
-/* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory. */
+/* Rows of the relative-key table of a layer with `memory` rows: distances 0 .. memory + segment - 1, or
+ * 0 .. clamp when clamp_len is smaller. */
+int txl_rel_rows(int memory, int segment, int clamp);
+/* The relative keys W_r R_d for d in [0, nd) from r_net w_r ([D, W], or [W, D] when trans): r [nd, W],
+ * rounded to dt (accumulated in double); false when out of memory. */
+bool txl_rel_keys_ref(const float *w_r, bool trans, int D, int W, int nd, float *r, DType dt);
+/* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory
+ * or when the table holds fewer distances than the call reads. */
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
 /* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
@@ -1059,6 +1068,13 @@ bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, int dims[MAX_
 bool emit_txl(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_rel_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);
+/* Op-table hooks of OP_REL_KEYS: the relative-key table, a derived tensor the load program computes. */
+bool txl_shape_rel_keys(const Graph *g, const Node *n, int *rank, int dims[MAX_RANK], char *why, size_t whylen);
+bool interp_rel_keys(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool emit_rel_keys(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+void cost_rel_keys(const Graph *g, const Node *n, int T, struct OpCost *c);
+/* Attention parameter `key` of a spec as an int; 0 when not given (txl_param on a node's spec). */
+int txl_spec_param(const AttnSpec *a, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */

@@ -61,7 +61,7 @@
 //! Placeholders: COMMENT KERNEL_NAME H HD WARPS QPW KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
 //!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both;
-//!               REL (0/1), T_B (REL only)
+//!               REL (0/1), T_B and T_REL (REL only)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -81,7 +81,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if REL}}
     int T, int P, int kv_rows,
-    const {{T_KV}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d
+    const {{T_REL}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d (derived: the load program's)
     const {{T_B}} *__restrict__ r_w,  // [H, HD]: u, added to the query
     const {{T_B}} *__restrict__ r_r)  // [H, HD]: v, the positional term's query bias
 {{#else}}

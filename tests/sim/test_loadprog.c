@@ -2,12 +2,14 @@
  * test_loadprog.c — the plan's load program (issue 8; docs/plan.md, "The load program"): Shortformer's
  * positional tables are computed once per weights load, not per session, per call or per reset.
  *
- * On models/shortformer_tiny and tests/memory/pia_vaswani_tiny (both sinusoid styles), on sim (blocks
- * launched counted by the simulator per kernel) and ref:
+ * On models/shortformer_tiny and tests/memory/pia_vaswani_tiny (both sinusoid styles), and on Transformer-XL's
+ * relative-key tables W_r R_d of models/txl_tiny and models/txl_lrm_tiny (per-layer memories, so per-layer
+ * tables of m + segment distances), on sim (blocks launched counted by the simulator per kernel) and ref:
  *   - before any weights, srt_model_info.load_runs is 0; derived_bytes is the plan's derived tensors
- *     (layers x slots x 2·H·hd floats) and state_bytes no longer counts them (only the caches);
- *   - a weights load runs the load program once: load_runs 1, the table kernel launched one block per slot
- *     per layer; two sessions, forwards of several calls and a reset launch no further block of it;
+ *     (layers x slots x 2·H·hd; per layer (m + segment) x H·hd) and state_bytes no longer counts them (only
+ *     the caches or memories);
+ *   - a weights load runs the load program once: load_runs 1, the table kernel launched one block per row of
+ *     every table; two sessions, forwards of several calls and a reset launch no further block of it;
  *   - sim: the device's derived tensors equal interp_derive's on the same weights (the golden tolerance);
  *   - loading other weights runs it again (load_runs 2, the blocks doubled), and the session then gives
  *     exactly the logits of a model opened with those weights from the start (the table was recomputed);
@@ -40,7 +42,7 @@ static int failures;
         }                                                                          \
     } while (0)
 
-enum { NTOK = 40 }; /* more than the segment and the cache (16 each): the cache slides */
+enum { NTOK = 40 }; /* more than the segment and the cache or memory: the cache slides, the memories wrap */
 
 /* Blocks launched so far of the plan's kernels whose name contains part. */
 static long blocks_of(const srt_model *m, const char *part) {
@@ -68,13 +70,13 @@ static srt_model *open_model(srt_context *ctx, const char *path, srt_backend b, 
     return m;
 }
 
-/* NTOK tokens through a fresh session of m in calls of 7; logits [NTOK, vocab]. */
+/* NTOK tokens through a fresh session of m in calls of 5 (every model's segment holds 5); logits [NTOK, vocab]. */
 static bool run_tokens(srt_model *m, srt_session *s, float *logits) {
     int32_t tok[NTOK];
     for (int t = 0; t < NTOK; t++) tok[t] = (t * 7 + 3) % m->plan.vocab;
     if (srt_session_reset(s) != SRT_OK) return false;
-    for (int at = 0; at < NTOK; at += 7) {
-        int k = NTOK - at < 7 ? NTOK - at : 7;
+    for (int at = 0; at < NTOK; at += 5) {
+        int k = NTOK - at < 5 ? NTOK - at : 5;
         if (srt_forward(s, tok + at, k, logits + (size_t)at * (size_t)m->plan.vocab) != SRT_OK) return false;
     }
     return true;
@@ -140,12 +142,21 @@ static void check_derived(const char *path, const Graph *g, srt_model *m, uint64
     arena_free(&a);
 }
 
-/* The sizes srt_model_info reports: derived_bytes the tables, state_bytes without them. */
-static void check_sizes(const char *path, const Graph *g, srt_model *m) {
+/* What a model's derived tables hold: Shortformer's, layers x slots x 2·H·hd; Transformer-XL's, per layer
+ * (memory + segment) x H·hd; in the KV dtype. */
+static size_t want_derived_bytes(const ModelSpec *s) {
+    size_t W = (size_t)s->n_heads * (size_t)(s->d_model / s->n_heads), rows = 0;
+    for (int l = 0; l < s->n_layers; l++) rows += s->infused != PIA_NONE ? 2u * (size_t)ir_position_limit(s)
+                                                                       : (size_t)(s->layers[l].memory + s->segment);
+    return rows * W * (size_t)dtype_size(s->layout[TC_KV].dtype);
+}
+
+/* The sizes srt_model_info reports: derived_bytes the tables, state_bytes without them (every state entry of
+ * role `role`). */
+static void check_sizes(const char *path, const Graph *g, srt_model *m, const char *role) {
     srt_model_info mi;
     CHECK(srt_model_get_info(m, &mi) == SRT_OK, "%s: info", path);
-    size_t want = (size_t)g->spec->n_layers * (size_t)ir_position_limit(g->spec) * 2u *
-                  (size_t)(g->spec->n_heads * (g->spec->d_model / g->spec->n_heads)) * (size_t)dtype_size(g->spec->layout[TC_KV].dtype);
+    size_t want = want_derived_bytes(g->spec);
     CHECK(mi.derived_bytes == want && mi.derived_bytes == ir_derived_bytes(g), "%s: derived_bytes %zu, want %zu", path,
           mi.derived_bytes, want);
     CHECK(mi.state_bytes == ir_state_bytes(g), "%s: state_bytes %zu, the graph's %zu", path, mi.state_bytes,
@@ -153,7 +164,7 @@ static void check_sizes(const char *path, const Graph *g, srt_model *m) {
     size_t sum = 0;
     for (int i = 0; i < srt_model_state_count(m); i++) {
         srt_state_info si;
-        CHECK(srt_model_state_get(m, i, &si) == SRT_OK && strcmp(si.role, "kv_cache") == 0, "%s: state %d", path, i);
+        CHECK(srt_model_state_get(m, i, &si) == SRT_OK && strcmp(si.role, role) == 0, "%s: state %d", path, i);
         sum += si.bytes;
     }
     CHECK(sum == mi.state_bytes, "%s: state entries sum to %zu, state_bytes %zu", path, sum, mi.state_bytes);
@@ -164,8 +175,10 @@ static int load_runs(const srt_model *m) {
     return srt_model_get_info(m, &mi) == SRT_OK ? mi.load_runs : -1;
 }
 
-/* One model on backend b: the load program runs once per weights load. */
-static void check_backend(srt_context *ctx, const char *path, const Graph *g, srt_backend b, float *ref_logits) {
+/* One model on backend b: the load program runs once per weights load; kernel names its table kernel, role the
+ * role of its state entries. */
+static void check_backend(srt_context *ctx, const char *path, const Graph *g, srt_backend b, float *ref_logits,
+                          const char *kernel, const char *role) {
     srt_options opt;
     srt_options_init(&opt);
     opt.backend = b;
@@ -179,12 +192,13 @@ static void check_backend(srt_context *ctx, const char *path, const Graph *g, sr
         goto done;
     }
     CHECK(load_runs(m) == 0, "%s: the load program ran before any weights", path);
-    check_sizes(path, g, m);
-    const long per_load = (long)g->spec->n_layers * ir_position_limit(g->spec); /* a block per slot per layer */
+    check_sizes(path, g, m, role);
+    long per_load = 0; /* a block per row (slot or distance) of every table */
+    for (int i = 0; i < m->plan.nderived; i++) per_load += (long)m->plan.derived[i].shape[0];
     CHECK(srt_model_random_weights(m, 3) == SRT_OK, "%s: %s", path, srt_last_error(ctx));
     CHECK(load_runs(m) == 1, "%s: load_runs %d after one load", path, load_runs(m));
-    CHECK(!sim || blocks_of(m, "pia_pos") == per_load, "%s: %ld table blocks after one load, want %ld", path,
-          blocks_of(m, "pia_pos"), per_load);
+    CHECK(!sim || blocks_of(m, kernel) == per_load, "%s: %ld table blocks after one load, want %ld", path,
+          blocks_of(m, kernel), per_load);
     if (sim) check_derived(path, g, m, 3);
     CHECK(srt_session_create(m, 1, &s1) == SRT_OK && srt_session_create(m, 1, &s2) == SRT_OK, "%s: sessions: %s", path,
           srt_last_error(ctx));
@@ -193,13 +207,13 @@ static void check_backend(srt_context *ctx, const char *path, const Graph *g, sr
           srt_last_error(ctx));
     CHECK(memcmp(l1, l2, sizeof *l1 * n) == 0, "%s: a second session or a reset changed the logits", path);
     CHECK(load_runs(m) == 1, "%s: sessions, forwards or a reset ran the load program (load_runs %d)", path, load_runs(m));
-    CHECK(!sim || blocks_of(m, "pia_pos") == per_load, "%s: %ld table blocks after sessions, forwards and a reset, "
-          "want %ld", path, blocks_of(m, "pia_pos"), per_load);
+    CHECK(!sim || blocks_of(m, kernel) == per_load, "%s: %ld table blocks after sessions, forwards and a reset, "
+          "want %ld", path, blocks_of(m, kernel), per_load);
     /* other weights: the tables are recomputed, and the open session sees them */
     CHECK(srt_model_random_weights(m, 4) == SRT_OK, "%s: %s", path, srt_last_error(ctx));
     CHECK(load_runs(m) == 2, "%s: load_runs %d after two loads", path, load_runs(m));
-    CHECK(!sim || blocks_of(m, "pia_pos") == 2 * per_load, "%s: %ld table blocks after two loads", path,
-          blocks_of(m, "pia_pos"));
+    CHECK(!sim || blocks_of(m, kernel) == 2 * per_load, "%s: %ld table blocks after two loads", path,
+          blocks_of(m, kernel));
     if (sim) check_derived(path, g, m, 4);
     fresh = open_model(ctx, path, b, 4);
     srt_session *sf = NULL;
@@ -315,7 +329,8 @@ static void check_malformed(srt_context *ctx, const char *path) {
 }
 
 int main(void) {
-    static const char *const models[] = {"models/shortformer_tiny", "tests/memory/pia_vaswani_tiny"};
+    static const char *const models[] = {"models/shortformer_tiny", "tests/memory/pia_vaswani_tiny", "models/txl_tiny",
+                                         "models/txl_lrm_tiny"};
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
     for (size_t i = 0; i < sizeof models / sizeof *models; i++) {
@@ -331,8 +346,10 @@ int main(void) {
             CHECK(false, "%s: compiling failed", models[i]);
         } else {
             float *ref_logits = calloc((size_t)NTOK * (size_t)cr.graph->spec->vocab, sizeof *ref_logits);
-            check_backend(ctx, path, cr.graph, SRT_BACKEND_REF, ref_logits);
-            check_backend(ctx, path, cr.graph, SRT_BACKEND_SIM, ref_logits);
+            bool pia = cr.graph->spec->infused != PIA_NONE;
+            const char *kernel = pia ? "pia_pos" : "txl_rel_keys", *role = pia ? "kv_cache" : "memory";
+            check_backend(ctx, path, cr.graph, SRT_BACKEND_REF, ref_logits, kernel, role);
+            check_backend(ctx, path, cr.graph, SRT_BACKEND_SIM, ref_logits, kernel, role);
             free(ref_logits);
         }
         compile_result_free(&cr);
