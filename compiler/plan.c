@@ -159,44 +159,26 @@ static cJSON *buffers_json(const EmitState *st) {
     return a;
 }
 
-/* State entries: each state value at its capacity (docs/plan.md, "State"). */
-static cJSON *state_json(const EmitState *st) {
+/* The values index marks, each at its capacity: the state entries (docs/plan.md, "State"), or (state false) the
+ * derived tensors the load program computes from the weights (docs/plan.md, "derived"). */
+static cJSON *capacity_json(const EmitState *st, const int *index, bool state) {
     const Graph *g = st->g;
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < g->nvalues; i++) {
-        if (st->state_index[i] < 0) continue;
+        if (index[i] < 0) continue;
         const Value *v = g->values[i];
         int shape[MAX_RANK];
         for (int k = 0; k < v->rank; k++) shape[k] = v->dims[k] == DIM_T ? v->capacity : v->dims[k];
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "name", v->name[0] == '%' ? v->name + 1 : v->name);
-        cJSON_AddStringToObject(s, "role", state_role_name(v->role));
+        if (state) cJSON_AddStringToObject(s, "role", state_role_name(v->role));
         cJSON_AddItemToObject(s, "shape", shape_json(shape, v->rank, 0));
-        cJSON_AddNumberToObject(s, "capacity", v->capacity);
+        if (state) cJSON_AddNumberToObject(s, "capacity", v->capacity);
         cJSON_AddNumberToObject(s, "bytes", (double)(ir_state_numel(v) * (size_t)dtype_size(v->dtype)));
         cJSON_AddStringToObject(s, "dtype", dtype_plan_name(v->dtype));
-        cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
-        if (v->slides) cJSON_AddNumberToObject(s, "keep", v->keep); /* a PIA cache: its last rows stay */
+        if (state) cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
+        if (state && v->slides) cJSON_AddNumberToObject(s, "keep", v->keep); /* a PIA cache: its last rows stay */
         cJSON_AddItemToArray(a, s);
-    }
-    return a;
-}
-
-/* Derived tensors: what the load program computes from the weights, each at its capacity (docs/plan.md). */
-static cJSON *derived_json(const EmitState *st) {
-    const Graph *g = st->g;
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < g->nvalues; i++) {
-        if (st->derived_index[i] < 0) continue;
-        const Value *v = g->values[i];
-        int shape[MAX_RANK];
-        for (int k = 0; k < v->rank; k++) shape[k] = v->dims[k] == DIM_T ? v->capacity : v->dims[k];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddStringToObject(o, "name", v->name[0] == '%' ? v->name + 1 : v->name);
-        cJSON_AddItemToObject(o, "shape", shape_json(shape, v->rank, 0));
-        cJSON_AddNumberToObject(o, "bytes", (double)(ir_state_numel(v) * (size_t)dtype_size(v->dtype)));
-        cJSON_AddStringToObject(o, "dtype", dtype_plan_name(v->dtype));
-        cJSON_AddItemToArray(a, o);
     }
     return a;
 }
@@ -395,8 +377,8 @@ char *plan_build(const EmitState *st) {
     cJSON_AddItemToObject(root, "weights", weights_json(st));
     cJSON_AddItemToObject(root, "scalars", scalars_json(s));
     cJSON_AddItemToObject(root, "constants", constants_json(st));
-    cJSON_AddItemToObject(root, "state", state_json(st));
-    if (st->nderived > 0) cJSON_AddItemToObject(root, "derived", derived_json(st));
+    cJSON_AddItemToObject(root, "state", capacity_json(st, st->state_index, true));
+    if (st->nderived > 0) cJSON_AddItemToObject(root, "derived", capacity_json(st, st->derived_index, false));
     cJSON_AddItemToObject(root, "kernels", kernels_json(st));
     cJSON *programs = cJSON_CreateArray();
     cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment, 0, st->nforward));

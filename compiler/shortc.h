@@ -1103,7 +1103,8 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  * interp_run, also handing out every computed value: values (nvalues
  * entries, all NULL on entry) receives for each value produced by a live
  * node a malloc'd fp32 array (caller frees) of ir_numel(v, ntokens)
- * elements in its stored shape and order, rounded to its dtype. Token ids
+ * elements (a derived table the run computed: ir_state_numel(v)) in its
+ * stored shape and order, rounded to its dtype. Token ids
  * and weights are not copied (their entries stay NULL). On failure every
  * entry is NULL. values NULL: exactly interp_run.
  */

@@ -390,6 +390,15 @@ static srt_status get_role(P *p, const cJSON *obj, int *role) {
     return st;
 }
 
+/* An entry's "bytes" must be what its shape and dtype take. */
+static srt_status check_bytes(P *p, int64_t bytes, DType dtype, int rank, const int64_t *shape) {
+    int64_t want = dtype_size(dtype);
+    for (int d = 0; d < rank; d++) want *= shape[d];
+    if (bytes != want)
+        return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+    return SRT_OK;
+}
+
 static srt_status parse_state(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
@@ -408,6 +417,9 @@ static srt_status parse_state(P *p, const cJSON *root) {
         int64_t bytes;
         TRY(get_str(p, s, "name", true, &ps->name));
         TRY(get_role(p, s, &ps->role));
+        if (strcmp(plan_state_roles[ps->role], "table") == 0) /* the load program's tables are not session state */
+            return perr(p, "role", "a table computed from the weights is a derived tensor (plan \"derived\", written by "
+                                   "the \"" PLAN_LOAD_PROGRAM "\" program), not session state");
         TRY(parse_shape(p, s, "shape", &ps->rank, ps->shape));
         TRY(get_i32(p, s, "capacity", 1, 1 << 30, true, 0, &ps->capacity));
         TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
@@ -417,10 +429,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
         if (ps->keep >= 0 && (!ps->persistent || ps->role != PLAN_ROLE_KV_CACHE))
             return perr(p, "keep", "only a persistent kv_cache slides");
         if (ps->keep >= 0 && (pl->keep < 0 || ps->keep < pl->keep)) pl->keep = ps->keep;
-        int64_t want = dtype_size(ps->dtype);
-        for (int d = 0; d < ps->rank; d++) want *= ps->shape[d];
-        if (bytes != want)
-            return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+        TRY(check_bytes(p, bytes, ps->dtype, ps->rank, ps->shape));
         /* a KV cache takes a row per position: the plan's P range must fit (kernels index rows P..P+T-1) */
         if (ps->persistent && ps->role == PLAN_ROLE_KV_CACHE && ps->capacity < pl->scalar_max[1] + 1)
             return perr(p, "capacity", "%d rows cannot hold the positions the plan allows (P up to %lld)", ps->capacity,
@@ -456,10 +465,7 @@ static srt_status parse_derived(P *p, const cJSON *root) {
         TRY(parse_shape(p, d, "shape", &pd->rank, pd->shape));
         TRY(get_int(p, d, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
         TRY(get_dtype(p, d, "dtype", false, &pd->dtype));
-        int64_t want = dtype_size(pd->dtype);
-        for (int k = 0; k < pd->rank; k++) want *= pd->shape[k];
-        if (bytes != want)
-            return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+        TRY(check_bytes(p, bytes, pd->dtype, pd->rank, pd->shape));
         pd->bytes = (size_t)bytes;
         pd->offset = off;
         off = (off + pd->bytes + 255) & ~(size_t)255;
