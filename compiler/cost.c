@@ -483,6 +483,7 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     m->peak_activation_bytes = (double)g->arena_bytes;
     m->naive_activation_bytes = (double)g->naive_bytes;
     m->state_bytes = (double)ir_state_bytes(g); /* every state value at its capacity */
+    m->derived_bytes = (double)ir_derived_bytes(g); /* once per model: Shortformer's and Transformer-XL's tables */
     if (o->device) {
         m->device = o->device->name;
         m->forward_seconds = forward_seconds(g, W, o->device);

@@ -931,6 +931,7 @@ typedef struct ModelCost {
     CostGroup *groups;       /* distinct steps in program order */
     int ngroups;             /* count */
     ModeCost modes[MODE_COUNT]; /* per-token figures, indexed by CostMode */
+    double derived_bytes;    /* tables the load program computes once per weights load, per model (not state) */
 } ModelCost;
 
 /* Cost of the live nodes of g for one call on T tokens (T >= 1). */

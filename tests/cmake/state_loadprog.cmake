@@ -12,3 +12,9 @@ add_test(NAME loadprog_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
          --grep "derived 0\\.03 MiB \\(computed once per weights load, shared by every session; computed 1 time\\)"
          -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch --backend ref --random-weights 1 --report)
 set_tests_properties(loadprog_report PROPERTIES LABELS "pia")
+# shortc compare --json reports the tables per model (derived_bytes) apart from the session state: Shortformer's
+# 2 x 32 x 128 floats, Transformer-XL's 2 layers x (5 + 7) distances x 32 floats; the state is the caches alone.
+add_test(NAME loadprog_compare_json COMMAND sh ${TESTS_DIR}/gate/expect.sh
+         --grep "\"state_bytes\":.32768," --grep "\"derived_bytes\":.32768," --grep "\"derived_bytes\":.3072,"
+         -- ${SHORTC_BIN} compare ${CMAKE_SOURCE_DIR}/models/shortformer_tiny.arch ${CMAKE_SOURCE_DIR}/models/txl_tiny.arch --json)
+set_tests_properties(loadprog_compare_json PROPERTIES LABELS "pia;cli")
