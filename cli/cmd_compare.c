@@ -639,6 +639,7 @@ static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
     cJSON_AddNumberToObject(o, "peak_activation_bytes", m->peak_activation_bytes);
     cJSON_AddNumberToObject(o, "naive_activation_bytes", m->naive_activation_bytes);
     cJSON_AddNumberToObject(o, "state_bytes", m->state_bytes);
+    cJSON_AddNumberToObject(o, "derived_bytes", m->derived_bytes); /* per model, computed when the weights load */
     cJSON *fwd = op_cost_json(&m->forward, m->forward_seconds);
     cJSON_AddNumberToObject(fwd, "flops_gemm", m->flops_gemm);
     cJSON_AddNumberToObject(fwd, "flops_attention", m->flops_attention);

@@ -422,6 +422,9 @@ static void print_report(const srt_model *m, const srt_model_info *mi, int ntoke
     printf("  weights %.2f MiB, activations %.2f MiB, state %.2f MiB\n", (double)mi->weight_bytes / 1048576.0,
            (double)mi->activation_bytes / 1048576.0, (double)mi->state_bytes / 1048576.0);
     print_state(m);
+    if (mi->derived_bytes > 0) /* the load program's tables: once per model, not per session */
+        printf("  derived %.2f MiB (computed once per weights load, shared by every session; computed %d time%s)\n",
+               (double)mi->derived_bytes / 1048576.0, mi->load_runs, mi->load_runs == 1 ? "" : "s");
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);

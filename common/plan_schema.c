@@ -29,6 +29,7 @@ const PlanField plan_schema[] = {
     ARR(PO_ROOT, "scalars", PT_OBJECT, PO_SCALAR, true),
     ARR(PO_ROOT, "constants", PT_OBJECT, PO_CONSTANT, true),
     ARR(PO_ROOT, "state", PT_OBJECT, PO_STATE, true),
+    ARR(PO_ROOT, "derived", PT_OBJECT, PO_DERIVED, false),
     ARR(PO_ROOT, "kernels", PT_OBJECT, PO_KERNEL, true),
     ARR(PO_ROOT, "programs", PT_OBJECT, PO_PROGRAM, true),
 
@@ -150,6 +151,14 @@ const PlanField plan_schema[] = {
     F(PO_LOSS, "nll", PT_REF, true),
 
     F(PO_SAMPLE, "params", PT_REF, true),
+
+    F(PO_DERIVED, "name", PT_STRING, true),
+    ARR(PO_DERIVED, "shape", PT_INT, PO_NONE, true),
+    F(PO_DERIVED, "bytes", PT_INT, true),
+    F(PO_DERIVED, "dtype", PT_STRING, true),
+
+    F(PO_REF_DERIVED, "derived", PT_INT, true),
+    F(PO_REF_DERIVED, "offset", PT_INT, false),
 };
 const int plan_schema_nfields = (int)(sizeof plan_schema / sizeof *plan_schema);
 
@@ -242,7 +251,8 @@ static PlanObject ref_kind(const cJSON *j) {
     const char *k = j->child->string;
     return strcmp(k, "arena") == 0 ? PO_REF_ARENA : strcmp(k, "weight") == 0 ? PO_REF_WEIGHT
                                                 : strcmp(k, "state") == 0  ? PO_REF_STATE
-                                                : strcmp(k, "const") == 0  ? PO_REF_CONST : PO_NONE;
+                                                : strcmp(k, "const") == 0  ? PO_REF_CONST
+                                                : strcmp(k, "derived") == 0 ? PO_REF_DERIVED : PO_NONE;
 }
 
 static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, PlanObject kind) {
@@ -257,7 +267,7 @@ static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, Pla
         return check_object(c, j, PO_DIM);
     case PT_REF: {
         PlanObject k = ref_kind(j);
-        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\"|\"const\": ...}), got %s", plan_json_kind(j));
+        return k != PO_NONE ? check_object(c, j, k) : bad(c, "expected a REF ({\"arena\"|\"weight\"|\"state\"|\"const\"|\"derived\": ...}), got %s", plan_json_kind(j));
     }
     case PT_ARG:
         if (cJSON_IsObject(j) && j->child && j->child->string && strcmp(j->child->string, "int") == 0)
@@ -314,7 +324,78 @@ bool plan_schema_check(const cJSON *root, char *why, size_t whylen) {
         snprintf(why, whylen, "version: %s", plan_version_message((int)v->valuedouble));
         return false;
     }
-    return check_object(&c, root, PO_ROOT);
+    return check_object(&c, root, PO_ROOT) && plan_load_program_check(root, why, whylen);
+}
+
+/* ------------------------------------------------------------------ */
+/* The load program                                                    */
+/* ------------------------------------------------------------------ */
+
+/* The REFs of a step (kernel arguments that are objects with a REF key; a gemm's A, B, C and bias), up to max. */
+static int step_refs(const cJSON *step, const cJSON **out, int max) {
+    int n = 0;
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(step, "args"), *a;
+    cJSON_ArrayForEach(a, args)
+        if (n < max && ref_kind(a) != PO_NONE) out[n++] = a;
+    static const char *const operands[] = {"A", "B", "C", "bias"};
+    for (int k = 0; k < 4; k++) {
+        const cJSON *r = cJSON_GetObjectItemCaseSensitive(step, operands[k]);
+        if (n < max && ref_kind(r) != PO_NONE) out[n++] = r;
+    }
+    return n;
+}
+
+/* One program's steps against the load rules: derived indices in range; in the load program only weights,
+ * constants and derived tensors. */
+static bool check_program_refs(const cJSON *pg, int ipg, bool load, int nderived, char *why, size_t whylen) {
+    const cJSON *steps = cJSON_GetObjectItemCaseSensitive(pg, "steps"), *st;
+    int k = 0;
+    cJSON_ArrayForEach(st, steps) {
+        const cJSON *refs[64];
+        int n = step_refs(st, refs, 64);
+        for (int i = 0; i < n; i++) {
+            PlanObject kind = ref_kind(refs[i]);
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(refs[i], "derived");
+            if (kind == PO_REF_DERIVED && (!is_int(d) || d->valuedouble < 0 || d->valuedouble >= nderived)) {
+                snprintf(why, whylen, "programs[%d].steps[%d]: derived tensor %g does not exist (the plan lists %d)", ipg,
+                         k, is_int(d) ? d->valuedouble : -1.0, nderived);
+                return false;
+            }
+            if (load && (kind == PO_REF_ARENA || kind == PO_REF_STATE)) {
+                snprintf(why, whylen, "programs[%d].steps[%d]: the \"" PLAN_LOAD_PROGRAM "\" program refers to the %s; it "
+                         "runs once per weights load with no session, so it reads weights, constants and derived "
+                         "tensors and writes derived tensors only", ipg, k, kind == PO_REF_ARENA ? "arena" : "state");
+                return false;
+            }
+        }
+        k++;
+    }
+    return true;
+}
+
+bool plan_load_program_check(const cJSON *root, char *why, size_t whylen) {
+    const cJSON *derived = cJSON_GetObjectItemCaseSensitive(root, "derived");
+    const cJSON *progs = cJSON_GetObjectItemCaseSensitive(root, "programs"), *pg;
+    int nderived = cJSON_IsArray(derived) ? cJSON_GetArraySize(derived) : 0, ipg = 0;
+    bool have_load = false;
+    cJSON_ArrayForEach(pg, progs) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(pg, "name"), *t = cJSON_GetObjectItemCaseSensitive(pg, "t");
+        bool load = cJSON_IsString(name) && strcmp(name->valuestring, PLAN_LOAD_PROGRAM) == 0;
+        if (load && (cJSON_GetArraySize(t) != 2 || !is_int(t->child) || !is_int(t->child->next) ||
+                     t->child->valuedouble != 1 || t->child->next->valuedouble != 1)) {
+            snprintf(why, whylen, "programs[%d].t: the \"" PLAN_LOAD_PROGRAM "\" program runs once, at T = 1: expected [1, 1]", ipg);
+            return false;
+        }
+        if (!check_program_refs(pg, ipg, load, nderived, why, whylen)) return false;
+        have_load = have_load || load;
+        ipg++;
+    }
+    if (have_load != (nderived > 0)) {
+        if (have_load) snprintf(why, whylen, "programs: a \"" PLAN_LOAD_PROGRAM "\" program but no \"derived\" tensors for it to compute");
+        else snprintf(why, whylen, "derived: %d derived tensors but no \"" PLAN_LOAD_PROGRAM "\" program computes them", nderived);
+        return false;
+    }
+    return true;
 }
 
 static const char *const epilogue_names[PLAN_EPI_COUNT] = {"none", "bias", "relu", "bias_relu", "gelu_tanh",

@@ -44,6 +44,8 @@ typedef enum PlanObject {
     PO_ARG_FLOAT,   /* kernel argument {"float": x} */
     PO_LOSS,        /* "loss": where the "loss" program reads its targets and writes its per-row losses */
     PO_SAMPLE,      /* "sample": where the "sample" program reads its parameters and writes the token drawn */
+    PO_DERIVED,     /* an element of "derived": a model-level tensor the "load" program computes from the weights */
+    PO_REF_DERIVED, /* REF {"derived": I, "offset": B} */
     PO_COUNT        /* number of kinds (not a kind) */
 } PlanObject;
 
@@ -107,6 +109,18 @@ const char *plan_version_message(int version);
 
 /* The steps array of the program called name (NULL: the first program); NULL when there is none. */
 const struct cJSON *plan_program_steps(const struct cJSON *root, const char *name);
+
+/* The program run once per weights load (after srt_model_load_weights / srt_model_random_weights): it
+ * computes the "derived" tensors from the weights, and reads and writes nothing else (docs/plan.md). */
+#define PLAN_LOAD_PROGRAM "load"
+
+/*
+ * The load program's rules, beyond the schema: a plan has "derived" entries exactly when it has a program
+ * named "load"; that program runs T = 1 and its steps refer only to weights, constants and derived
+ * tensors (it runs with no session: no arena, no state); every {"derived": I} of any step is in range.
+ * Returns true, or false with "programs[i].steps[k]...: what is wrong" in why. plan_schema_check calls it.
+ */
+bool plan_load_program_check(const struct cJSON *root, char *why, size_t whylen);
 
 /* The roles a state entry may have, in the order of the compiler's StateRole ("none", "kv_cache", ...). */
 #define PLAN_NSTATE_ROLES 6

@@ -567,7 +567,8 @@ static char arg_kind(const cJSON *arg) {
     if (cJSON_GetObjectItemCaseSensitive(arg, "int")) return 'i';
     if (cJSON_GetObjectItemCaseSensitive(arg, "float")) return 'f';
     if (cJSON_GetObjectItemCaseSensitive(arg, "arena") || cJSON_GetObjectItemCaseSensitive(arg, "weight") ||
-        cJSON_GetObjectItemCaseSensitive(arg, "state"))
+        cJSON_GetObjectItemCaseSensitive(arg, "state") || cJSON_GetObjectItemCaseSensitive(arg, "const") ||
+        cJSON_GetObjectItemCaseSensitive(arg, "derived"))
         return 'p';
     return '?';
 }

@@ -188,18 +188,13 @@ void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
 /*
  * Transformer-XL relative attention, the memory full (m rows; docs/attention/relative.md):
  * two q.k products per score ((q+u).k and (q+v).W_r R) and p.v, each 2 hd FLOPs;
- * the memory's keys and values projected again each call (2 m D 2W) and the
- * relative keys W_r R_d of the call's distances (2 nd D W).
+ * the memory's keys and values projected again each call (2 m D 2W). The
+ * relative keys W_r R_d are a derived table (cost_rel_keys: a call reads its rows).
  */
 void cost_rel_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     double H = n->heads, hd = n->head_dim, W = H * hd, m = n->memory, D = g->spec->d_model;
-    bool same = false;
-    double clamp = 0;
-    for (int i = 0; i < n->attn.nparams; i++) {
-        if (strcmp(n->attn.params[i].key, "same_length") == 0) same = n->attn.params[i].value != 0;
-        if (strcmp(n->attn.params[i].key, "clamp") == 0) clamp = n->attn.params[i].value;
-    }
-    double keys = m + T, nd = clamp > 0 && clamp + 1 < keys ? clamp + 1 : keys;
+    bool same = txl_param(n, "same_length") != 0;
+    double keys = m + T;
     double per_head = same ? (double)T * m : (double)T * m + (double)T * (T + 1) / 2.0;
     count_read(c, in_value(g, n, 0), (double)T * 3.0 * W);
     if (m > 0) count_read(c, in_value(g, n, 5), m * D);
@@ -207,8 +202,17 @@ void cost_rel_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     c->attn_queries = T;
     c->attn_keys = keys;
     c->attn_scores = per_head * H;
-    c->flops += 3.0 * 2.0 * hd * c->attn_scores + 2.0 * m * D * 2.0 * W + 2.0 * nd * D * W;
+    c->flops += 3.0 * 2.0 * hd * c->attn_scores + 2.0 * m * D * 2.0 * W;
     c->other_ops += OPS_SOFTMAX * c->attn_scores;
+}
+
+/* Transformer-XL's relative keys: computed once per weights load (the load program, 2 rows D W FLOPs, not per
+ * call); a call reads the rows of its distances, 0 .. m + T - 1 (or clamp). */
+void cost_rel_keys(const Graph *g, const Node *n, int T, OpCost *c) {
+    const Value *o = out_value(g, n);
+    double rows = n->memory + T;
+    if (rows > o->capacity) rows = o->capacity;
+    count_read(c, o, rows * ir_dim(o, 1));
 }
 
 /* Memory write: the last min(T, m) rows of the layer input copied into the ring. */
@@ -628,6 +632,7 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     m->peak_activation_bytes = (double)g->arena_bytes;
     m->naive_activation_bytes = (double)g->naive_bytes;
     m->state_bytes = (double)ir_state_bytes(g); /* every state value at its capacity */
+    m->derived_bytes = (double)ir_derived_bytes(g); /* once per model: Shortformer's and Transformer-XL's tables */
     if (o->device) {
         m->device = o->device->name;
         m->forward_seconds = forward_seconds(&x, W, o->device);
@@ -645,14 +650,14 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
 }
 
 /*
- * Position-infused table (docs/attention/pia.md): session state whose rows are
- * computed on their first use (D x 2·H·hd multiply-adds each, once per
- * session); a call after that, the steady state counted here, reads only the
- * computed mark of each of its cache + T slots.
+ * Position-infused table (docs/attention/pia.md): a derived tensor the load
+ * program computes once per weights load (D x 2·H·hd multiply-adds per slot,
+ * not per call); a call reads the rows of its cache + T slots (the attention
+ * adds them to its queries and keys), counted here.
  */
 void cost_pia_pos(const Graph *g, const Node *n, int T, OpCost *c) {
     const Value *o = out_value(g, n);
     double rows = g->spec ? (double)g->spec->cache + T : T;
     if (rows > o->capacity) rows = o->capacity;
-    count_read(c, o, rows);
+    count_read(c, o, rows * ir_dim(o, 1));
 }

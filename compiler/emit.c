@@ -1429,59 +1429,75 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
-/* Rows of the relative-key table: distances 0 .. m + segment - 1, or 0 .. clamp. */
-static int txl_distances(const Emit *e, const Node *n) {
-    int seg = e->st.g->spec && e->st.g->spec->segment > 0 ? e->st.g->spec->segment : 1;
-    int clamp = txl_param(n, "clamp"), nd = n->memory + seg;
-    return clamp > 0 && clamp + 1 < nd ? clamp + 1 : nd;
-}
-
-/* Memory keys/values and relative keys of one call into the scratch area (templates/txl_prep.cuh). */
-static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, size_t rel_off, int nd, DType sdt) {
-    const Value *wr = val(e, n->in[1]);
-    const Value *wqkv = n->memory > 0 ? val(e, n->in[4]) : wr, *mem = n->memory > 0 ? val(e, n->in[5]) : wr;
+/* The memory's keys and values of one call into the scratch area (templates/txl_prep.cuh); none without memory. */
+static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, DType sdt) {
+    if (n->memory == 0) return true;
+    const Value *wqkv = val(e, n->in[4]), *mem = val(e, n->in[5]);
     int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(2 * W);
     if ((long)D * 4 > SMEM_STATIC_LIMIT) {
-        diag_error(e->st.d, n->src, "d_model %d is too large for the relative-key kernel", D);
+        diag_error(e->st.d, n->src, "d_model %d is too large for the memory projection kernel", D);
         return false;
     }
     KSpec ks;
     memset(&ks, 0, sizeof ks);
     char sfx[32];
-    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wr->dtype, 1, mem->dtype);
+    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wqkv->dtype, 1, mem->dtype);
     ks.tmpl = "txl_prep.cuh";
-    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_nd%d_d%d_w%d%s%s%s", n->memory, nd, D, W, sfx,
-                           wqkv->order == ORD_OUT_IN ? "_qoi" : "", wr->order == ORD_OUT_IN ? "_roi" : "");
+    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_d%d_w%d%s%s", n->memory, D, W, sfx,
+                           wqkv->order == ORD_OUT_IN ? "_qoi" : "");
     set_int(e, &ks, "M", n->memory);
     set_int(e, &ks, "D", D);
     set_int(e, &ks, "W", W);
     set_int(e, &ks, "THREADS", threads);
     set_dtype(&ks, "T_MEM", mem->dtype);
-    set_dtype(&ks, "T_W", wr->dtype);
+    set_dtype(&ks, "T_W", wqkv->dtype);
     set_dtype(&ks, "T_S", sdt);
     set_flag(&ks, "QKV_OUT_IN", wqkv->order == ORD_OUT_IN);
-    set_flag(&ks, "R_OUT_IN", wr->order == ORD_OUT_IN);
-    if (wqkv->dtype != wr->dtype) {
-        internal(e, n, "qkv_net and r_net have different types");
-        return false;
-    }
-    ks.grid[0] = SYMDIM_CONST(n->memory + nd);
+    ks.grid[0] = SYMDIM_CONST(n->memory);
     ks.block = threads;
-    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row or one distance per block",
-                               n->memory + nd, threads);
-    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[5] : n->in[1]);
-    ks.sargs[ks.nsargs++] = arg_value(n->memory > 0 ? n->in[4] : n->in[1]);
-    ks.sargs[ks.nsargs++] = arg_value(n->in[1]);
+    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row per block", n->memory, threads);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[5]);
+    ks.sargs[ks.nsargs++] = arg_value(n->in[4]);
     ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
-    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
     ks.sargs[ks.nsargs++] = arg_position();
     return add_launch(e, n, &ks);
+}
+
+/* Transformer-XL's relative keys W_r R_d, every distance of the table, in the load program
+ * (templates/txl_rel_keys.cuh). */
+bool emit_rel_keys(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    *launch = false;
+    const Value *wr = val(e, n->in[0]), *rel = val(e, n->out);
+    int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(W);
+    if ((long)D * 4 > SMEM_STATIC_LIMIT) {
+        diag_error(e->st.d, n->src, "d_model %d is too large for the relative-key kernel", D);
+        return false;
+    }
+    char sfx[32];
+    dtype_suffix(sfx, sizeof sfx, rel->dtype, 1, &wr->dtype, 0, rel->dtype);
+    ks->tmpl = "txl_rel_keys.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_txl_rel_keys_d%d_w%d%s%s", D, W, sfx, wr->order == ORD_OUT_IN ? "_roi" : "");
+    set_int(e, ks, "D", D);
+    set_int(e, ks, "W", W);
+    set_int(e, ks, "THREADS", threads);
+    set_dtype(ks, "T_W", wr->dtype);
+    set_dtype(ks, "T_REL", rel->dtype);
+    set_flag(ks, "R_OUT_IN", wr->order == ORD_OUT_IN);
+    ks->grid[0] = SYMDIM_CONST(rel->capacity);
+    ks->block = threads;
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one distance per block, once per weights load",
+                                rel->capacity, threads);
+    ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
+    ks->sargs[ks->nsargs++] = arg_value(n->out);
+    ks->sargs[ks->nsargs++] = arg_kv_rows(rel);
+    return (*launch = true);
 }
 
 /* The position rules as the engine's hooks: visibility (reads the kernel's P) and the positional score term. */
 static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
     int m = n->memory, hd = n->head_dim, W = n->heads * hd, clamp = txl_param(n, "clamp");
-    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_KV");
+    int rows = val(e, n->in[1])->capacity; /* the relative keys' distances: m + segment, or clamp + 1 */
+    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_REL");
     tmpl_set(&ks->args, "HOOKS",
              arena_printf(e->st.arena,
                           "// Transformer-XL relative attention: memory %d, clamp %d, same_length %d.\n"
@@ -1492,14 +1508,14 @@ static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
                           "#define %s_visible(h, i, j) %s_txl_visible(i, j, P)  // P: the kernel's argument\n"
                           "__device__ __forceinline__ float %s_rel(const %s *rel, const %s *r_w, const %s *r_r, int h, int i,"
                           " int j, const float *q) {\n"
-                          "    const int d = %d > 0 && i - j > %d ? %d : i - j;\n"
+                          "    const int d = min(i - j, %d);  // clamp_len (the table's last row), also for padding queries\n"
                           "    float s = 0.0f;\n"
                           "    for (int c = 0; c < %d; c++)\n"
                           "        s += (q[c] - shortc_ld(r_w + h * %d + c) + shortc_ld(r_r + h * %d + c)) *"
                           " shortc_ld(rel + (size_t)d * %d + h * %d + c);\n"
                           "    return s;\n}",
                           m, clamp, txl_param(n, "same_length"), name, m + qt, name, m, txl_param(n, "same_length"), m,
-                          name, name, name, ts, tb, tb, clamp, clamp, clamp, hd, hd, hd, W, hd));
+                          name, name, name, ts, tb, tb, rows - 1, hd, hd, hd, W, hd));
 }
 
 /* Relative attention on the engine's CUDA-core path: the memory's keys and the relative keys first. */
@@ -1514,14 +1530,16 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
         internal(e, n, "r_w_bias and r_r_bias have different types");
         return false;
     }
-    int nd = txl_distances(e, n), qt = warps * qpw;
-    size_t kv_off = align_up(e->st.arena_bytes), rel_off = kv_off + align_up((size_t)2 * n->memory * W * 4);
-    e->st.arena_bytes = rel_off + align_up((size_t)nd * W * 4);
+    int qt = warps * qpw;
+    const Value *rel = val(e, n->in[1]);
+    size_t kv_off = align_up(e->st.arena_bytes);
+    e->st.arena_bytes = kv_off + align_up((size_t)2 * n->memory * W * 4);
     DType sdt = y->dtype; /* the scratch rows are rounded like the interpreter's */
-    if (!add_txl_prep(e, n, kv_off, rel_off, nd, sdt)) return false;
+    if (!add_txl_prep(e, n, kv_off, sdt)) return false;
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &ub->dtype, 1, sdt);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
+    if (rel->dtype != sdt) append_dtype(sfx, sizeof sfx, "_rel", rel->dtype);
     ks->tmpl = "attn_engine.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s", n->memory,
                             txl_param(n, "clamp"), txl_param(n, "same_length"), H, hd, sfx);
@@ -1532,6 +1550,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_KV", sdt);
     set_dtype(ks, "T_OUT", y->dtype);
     set_dtype(ks, "T_B", ub->dtype);
+    set_dtype(ks, "T_REL", rel->dtype);
     set_flag(ks, "KV_HTD", false);
     set_flag(ks, "REC_KEY", false);
     set_flag(ks, "PIA", false);
@@ -1559,7 +1578,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(n->memory)};
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = rel_off};
+    ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[2]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[3]);
     return true;
@@ -1741,12 +1760,15 @@ static bool index_values(Emit *e) {
     Graph *g = st->g;
     st->weight_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
     st->state_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
-    if (!st->weight_index || !st->state_index) return false;
+    st->derived_index = arena_alloc(st->arena, sizeof(int) * (size_t)(g->nvalues + 1));
+    if (!st->weight_index || !st->state_index || !st->derived_index) return false;
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
-        st->weight_index[i] = st->state_index[i] = -1;
+        st->weight_index[i] = st->state_index[i] = st->derived_index[i] = -1;
+        bool made = v->def >= 0 && !g->nodes[v->def]->dead;
         if (v->cls == VC_WEIGHT) st->weight_index[i] = st->nweights++;
-        else if (v->cls == VC_KV && !ir_value_placed(v) && v->def >= 0 && !g->nodes[v->def]->dead)
+        else if (made && ir_value_derived(v)) st->derived_index[i] = st->nderived++;
+        else if (v->cls == VC_KV && !ir_value_placed(v) && made)
             st->state_index[i] = st->nstate++;
     }
     return true;
@@ -1770,11 +1792,22 @@ static bool check_refs(Emit *e) {
         for (int k = 0; k < n; k++) {
             if (refs[k].kind != ARG_VALUE) continue;
             const Value *v = val(e, refs[k].value);
-            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && !ir_value_placed(v)) {
+            if (st->weight_index[v->id] < 0 && st->state_index[v->id] < 0 && st->derived_index[v->id] < 0 &&
+                !ir_value_placed(v)) {
                 internal(e, st->g->nodes[s->node], "value %s has no place in the arena", v->name);
                 return false;
             }
         }
+    }
+    return true;
+}
+
+/* Emits the live nodes of one program: those whose output is derived (the load program) or the others. */
+static bool emit_nodes(Emit *e, bool derived) {
+    const Graph *g = e->st.g;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!n->dead && ir_value_derived(g->values[n->out]) == derived && !emit_node(e, n)) return false;
     }
     return true;
 }
@@ -1834,15 +1867,17 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
         }
     }
     if (!size_staging(&e)) return false;
-    for (int i = 0; i < g->nnodes; i++)
-        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (!emit_nodes(&e, false)) return false;
     /* the "decode" program: the same steps for T = 1, attention split over key chunks (flash-decoding) */
     e.st.nforward = e.st.nsteps;
     int nlaunches = e.st.nlaunches, ngemms = e.st.ngemms;
     e.decode = e.st.decode_bytes > 0;
-    for (int i = 0; e.decode && i < g->nnodes; i++)
-        if (!g->nodes[i]->dead && !emit_node(&e, g->nodes[i])) return false;
+    if (e.decode && !emit_nodes(&e, false)) return false;
     if (!emit_loss(&e) || !emit_sample(&e)) return false;
+    /* the "load" program: the derived tensors, computed once per weights load */
+    e.decode = false;
+    e.st.nload_first = e.st.nsteps;
+    if (!emit_nodes(&e, true)) return false;
     e.st.nlaunches = nlaunches; /* per forward of a segment: the forward program's */
     e.st.ngemms = ngemms;
     if (d->errors > errors0 || !check_refs(&e) || !render_kernels(&e)) return false;
@@ -1899,7 +1934,7 @@ void emit_result_free(EmitResult *r) {
 /* The engine's PIA hooks: slot s's query adds row s's first half of the table, its key the second. */
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
     const Value *pos = val(e, n->in[2]);
-    int W = 2 * H * hd + 1; /* row stride: W_q p_s | W_k p_s | computed */
+    int W = 2 * H * hd; /* row stride: W_q p_s | W_k p_s */
     if (pos->rank != 2 || ir_dim(pos, 1) != W) {
         internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
@@ -1944,14 +1979,14 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     return add_launch(e, n, &ks);
 }
 
-/* Position-infused attention's table: the rows of 0..P+T-1 not yet computed this session (templates/attn_pia_pos.cuh). */
+/* Position-infused attention's table, every slot, in the load program (templates/attn_pia_pos.cuh). */
 bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     *launch = false;
     const Value *w = val(e, n->in[0]), *pos = val(e, n->out);
     int HHD = n->heads * n->head_dim;
     bool out_in = w->order == ORD_OUT_IN;
     int D = out_in ? ir_dim(w, 1) : ir_dim(w, 0);
-    if (w->rank != 2 || (out_in ? ir_dim(w, 0) : ir_dim(w, 1)) != 3 * HHD || pos->rank != 2 || ir_dim(pos, 1) != 2 * HHD + 1) {
+    if (w->rank != 2 || (out_in ? ir_dim(w, 0) : ir_dim(w, 1)) != 3 * HHD || pos->rank != 2 || ir_dim(pos, 1) != 2 * HHD) {
         internal(e, n, "weight %s or table %s does not match %d heads x %d", w->name, pos->name, n->heads, n->head_dim);
         return false;
     }
@@ -1972,12 +2007,12 @@ bool emit_pia_pos(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     set_dtype(ks, "T_POS", pos->dtype);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
     set_flag(ks, "W_OUT_IN", out_in);
-    ks->grid[0] = (SymDim){.t = 1, .p = 1, .div = 1}; /* the slots of the cached and the new tokens */
+    ks->grid[0] = SYMDIM_CONST(pos->capacity); /* every slot: the cached and the new tokens of any call */
     ks->block = threads;
-    ks->geometry = arena_printf(e->st.arena, "grid (P+T, 1, 1), block %d: one slot per block, computed rows skipped",
-                                threads);
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one slot per block, once per weights load",
+                                pos->capacity, threads);
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
-    ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = {.t = 1, .p = 1, .div = 1}};
+    ks->sargs[ks->nsargs++] = arg_kv_rows(pos);
     return (*launch = true);
 }

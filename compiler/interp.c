@@ -252,8 +252,9 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
 /*
  * Position-infused attention's table: row s holds W_q p_s | W_k p_s (no biases)
  * for the position code p_s of slot s, from the c_attn weight [D, 3·H·hd]
- * ([3·H·hd, D] when stored [out, in]), and 1 in its last column (computed).
- * A state at its capacity; the interpreter recomputes every row each call.
+ * ([3·H·hd, D] when stored [out, in]). A derived tensor at its capacity:
+ * computed by interp_derive when the weights load (or by a forward that was
+ * not handed it).
  */
 bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
     const Value *wv = val(r, n, 0);
@@ -270,7 +271,6 @@ bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
             for (int d = 0; d < D; d++) acc += p[d] * (out_in ? w[(size_t)c * D + d] : w[(size_t)d * 3 * HD + c]);
             y[(size_t)s * stride + c] = round_to_dtype((float)acc, o->dtype);
         }
-        y[(size_t)s * stride + W] = 1.0f;
     }
     free(p);
     return true;
@@ -281,7 +281,7 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
     /* position-infused: slot s adds pos[s][0..H·hd) to its query and pos[s][H·hd..) to its key */
     const float *pos = n->infused ? in(r, n, 2) : NULL;
-    int PW = pos ? ir_dim(val(r, n, 2), 1) : 0; /* row stride: 2·H·hd and the computed mark */
+    int PW = pos ? ir_dim(val(r, n, 2), 1) : 0; /* row stride: 2·H·hd */
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
     SymEnv env = call_env(r);
@@ -341,14 +341,21 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
 
 /* Transformer-XL relative attention (mem_txl.c): the memory input is the previous calls' ring. */
 bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
-    const Value *wr = val(r, n, 1);
     bool mem = n->memory > 0;
     TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
-                     .memory = n->memory, .qkv = in(r, n, 0), .w_r = in(r, n, 1), .w_r_trans = wr->order == ORD_OUT_IN,
+                     .memory = n->memory, .qkv = in(r, n, 0), .rel = in(r, n, 1), .rel_rows = val(r, n, 1)->capacity,
                      .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
                      .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
                      .clamp = txl_param(n, "clamp"), .same_length = txl_param(n, "same_length") != 0};
-    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory");
+    return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory, or the relative keys hold fewer "
+                                                                 "than the call's distances");
+}
+
+/* Transformer-XL's relative keys (mem_txl.c): W_r R_d for every distance of the table, a derived tensor. */
+bool interp_rel_keys(Run *r, const Node *n, float *y, const Value *o) {
+    const Value *wr = val(r, n, 0);
+    return txl_rel_keys_ref(in(r, n, 0), wr->order == ORD_OUT_IN, r->g->spec->d_model, n->heads * n->head_dim,
+                            o->capacity, y, o->dtype) || fail(r, n, "out of memory");
 }
 
 /* The memory keeps the last m rows of cat(memory, x): written after the layer's attention has read it. */
@@ -494,7 +501,7 @@ struct InterpSession {
     int fill;             /* positions committed (P of the next forward) */
 };
 
-static bool is_state(const Value *v) { return v->role != STATE_NONE && v->capacity > 0; }
+static bool is_state(const Value *v) { return v->role != STATE_NONE && !ir_value_derived(v) && v->capacity > 0; }
 
 InterpSession *interp_session_new(const Graph *g) {
     InterpSession *s = calloc(1, sizeof *s);
@@ -625,6 +632,34 @@ static void restore_memories(InterpSession *s, float **saved, bool restore) {
     free(saved);
 }
 
+bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float **derived) {
+    Run r = {.g = g, .d = d, .T = 1};
+    r.buf = calloc((size_t)g->nvalues + 1, sizeof *r.buf);
+    bool ok = r.buf != NULL;
+    if (!ok) fail(&r, NULL, "out of memory");
+    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = g->values[i]->cls == VC_WEIGHT ? (float *)weights[i] : NULL;
+    for (int i = 0; ok && i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        const Value *o = g->values[n->out];
+        if (n->dead || !ir_value_derived(o)) continue;
+        for (int k = 0; ok && k < n->nin; k++)
+            if (!r.buf[n->in[k]]) ok = fail(&r, n, "input %s of a derived tensor is not a supplied weight", g->values[n->in[k]]->name);
+        float *y = ok ? calloc(ir_state_numel(o) + 1, sizeof *y) : NULL;
+        if (ok && !y) ok = fail(&r, n, "out of memory");
+        if (ok) {
+            derived[o->id] = r.buf[o->id] = y;
+            ok = run_node(&r, n, y, o);
+        }
+    }
+    for (int i = 0; !ok && i < g->nvalues; i++) /* on failure the caller gets nothing */
+        if (ir_value_derived(g->values[i])) {
+            free(derived[i]);
+            derived[i] = NULL;
+        }
+    free(r.buf);
+    return ok;
+}
+
 bool interp_run(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens, float *logits) {
     return interp_run_values(g, d, weights, tokens, ntokens, logits, NULL);
 }
@@ -667,6 +702,7 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     if (!ok) fail(&r, NULL, "out of memory");
     for (int i = 0; ok && i < g->nvalues; i++) {
         const Value *v = g->values[i];
+        if (ir_value_derived(v) && ir_value_live(g, v)) r.buf[i] = (float *)weights[i]; /* NULL: computed below */
         if (v->cls != VC_WEIGHT || !ir_value_live(g, v)) continue;
         if (!weights[i]) ok = fail(&r, NULL, "weight %s was not supplied", v->weight_name);
         r.buf[i] = (float *)weights[i];
@@ -688,13 +724,15 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
         const Node *n = g->nodes[i];
         if (n->dead) continue;
         const Value *o = g->values[n->out];
+        if (ir_value_derived(o) && r.buf[o->id]) continue; /* computed when the weights loaded */
         for (int k = 0; k < n->nin; k++) {
             const Value *v = g->values[n->in[k]];
             if (v->cls != VC_INPUT && !r.buf[v->id]) { ok = fail(&r, n, "input %s has not been computed", v->name); break; }
         }
         if (!ok) break;
         bool state = is_state(o);
-        float *y = state ? state_of(s, o) : calloc(numel(&r, o) + 1, sizeof *y);
+        size_t count = ir_value_derived(o) ? ir_state_numel(o) : numel(&r, o);
+        float *y = state ? state_of(s, o) : calloc(count + 1, sizeof *y);
         if (!y) { ok = fail(&r, n, "out of memory"); break; }
         r.buf[o->id] = y;
         owned[o->id] = !state;

@@ -128,7 +128,19 @@ size_t ir_state_bytes(const Graph *g) {
     size_t bytes = 0;
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
-        if (v->role != STATE_NONE && ir_value_live(g, v)) bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
+        if (v->role != STATE_NONE && !ir_value_derived(v) && ir_value_live(g, v))
+            bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
+    }
+    return bytes;
+}
+
+bool ir_value_derived(const Value *v) { return v->role == STATE_TABLE; }
+
+size_t ir_derived_bytes(const Graph *g) {
+    size_t bytes = 0;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (ir_value_derived(v) && ir_value_live(g, v)) bytes += ir_state_numel(v) * (size_t)dtype_size(v->dtype);
     }
     return bytes;
 }

@@ -214,14 +214,14 @@ static PiaStyle embedding_sinusoid(const ModelSpec *s) {
     return s->pos_style == PIA_FAIRSEQ ? PIA_FAIRSEQ : PIA_VASWANI;
 }
 
-/* Position-infused attention: the table [slots, 2·H·hd + 1] of W_q p_s | W_k p_s | computed, from the layer's
- * c_attn weight, in the session's state. */
+/* Position-infused attention: the table [slots, 2·H·hd] of W_q p_s | W_k p_s, from the layer's c_attn weight,
+ * a derived tensor (computed once per weights load by the load program, shared by every session). */
 static int pia_table(Lower *L, Loc src, int layer, int wqkv) {
     char name[32];
     snprintf(name, sizeof name, "%%pia.%d", layer);
     Value *v = ir_new_value(L->g, VC_KV, name);
     if (!v) return -1;
-    v->role = STATE_TABLE; /* computed once per session (a row on its first use), kept until reset */
+    v->role = STATE_TABLE; /* derived: computed when the weights load, not session state */
     v->capacity = ir_position_limit(L->s);
     int t = v->id;
     Node *n = node(L, OP_PIA_POS, src, layer, t, 1, (int[]){wqkv});
@@ -415,6 +415,24 @@ static int txl_memory_value(Lower *L, int layer, int m) {
     return v->id;
 }
 
+/* A layer's relative keys W_r R_d from its r_net weight wr: the derived table [distances, H*hd] the load
+ * program computes once per weights load (role table). */
+static int txl_rel_table(Lower *L, Loc src, int layer, int wr, const AttnSpec *at, int m) {
+    char name[32];
+    snprintf(name, sizeof name, "%%rel.%d", layer);
+    Value *v = ir_new_value(L->g, VC_KV, name);
+    if (!v) return -1;
+    v->role = STATE_TABLE; /* derived: computed when the weights load, not session state */
+    v->capacity = txl_rel_rows(m, L->s->segment, txl_spec_param(at, "clamp"));
+    Node *n = node(L, OP_REL_KEYS, src, layer, v->id, 1, (int[]){wr});
+    if (!n) return -1;
+    n->attn = *at;
+    n->heads = L->s->n_heads;
+    n->head_dim = L->hd;
+    n->memory = m;
+    return v->id;
+}
+
 /* Relative attention of layer i on its attention input a, up to o_net; returns the branch value. */
 static int txl_attention(Lower *L, int layer, int a, int shared_u, int shared_v) {
     const ModelSpec *s = L->s;
@@ -430,8 +448,10 @@ static int txl_attention(Lower *L, int layer, int a, int shared_u, int shared_v)
     }
     int qkv = matmul(L, src, layer, a, wqkv, -1);
     int mem = m > 0 ? txl_memory_value(L, layer, m) : -1;
+    int rel = txl_rel_table(L, src, layer, wr, &ls->attn, m);
+    if (rel < 0) return -1;
     int y = act_value(L, VC_ACTIVATION);
-    Node *an = node(L, OP_REL_ATTENTION, src, layer, y, m > 0 ? 6 : 4, (int[]){qkv, wr, u, v, wqkv, mem});
+    Node *an = node(L, OP_REL_ATTENTION, src, layer, y, m > 0 ? 6 : 4, (int[]){qkv, rel, u, v, wqkv, mem});
     if (!an) return -1;
     an->attn = ls->attn;
     an->heads = H;

@@ -57,20 +57,24 @@ static void txl_keys(const TxlAttnCall *c, int mlen, float *k, float *v, DType d
         }
 }
 
-/* The projected relative keys W_r R_d for distances d in [0, nd): r [nd, H*hd]. */
-static void txl_rel_keys(const TxlAttnCall *c, int nd, float *r, DType dt) {
-    int W = c->H * c->hd;
-    double *R = malloc(sizeof *R * (size_t)c->D);
-    if (!R) return;
+int txl_rel_rows(int memory, int segment, int clamp) {
+    int nd = memory + (segment > 0 ? segment : 1);
+    return clamp > 0 && clamp + 1 < nd ? clamp + 1 : nd;
+}
+
+bool txl_rel_keys_ref(const float *w_r, bool trans, int D, int W, int nd, float *r, DType dt) {
+    double *R = malloc(sizeof *R * (size_t)D);
+    if (!R) return false;
     for (int d = 0; d < nd; d++) {
-        for (int e = 0; e < c->D; e++) R[e] = txl_rel_embedding(d, e, c->D);
+        for (int e = 0; e < D; e++) R[e] = txl_rel_embedding(d, e, D);
         for (int o = 0; o < W; o++) {
             double s = 0;
-            for (int e = 0; e < c->D; e++) s += R[e] * wat(c->w_r, c->w_r_trans, c->D, W, e, o);
+            for (int e = 0; e < D; e++) s += R[e] * wat(w_r, trans, D, W, e, o);
             r[(size_t)d * W + o] = round_to_dtype((float)s, dt);
         }
     }
     free(R);
+    return true;
 }
 
 /* One query row of one head: softmax over its visible keys, written to yr [hd]; p: K scores then hd sums. */
@@ -107,19 +111,17 @@ static void txl_row(const TxlAttnCall *c, int h, int t, int mlen, const float *k
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt) {
     int W = c->H * c->hd, mlen = c->memory > 0 && c->mem ? txl_memory_fill(c->P, c->memory) : 0, K = mlen + c->T;
     int nd = c->clamp > 0 && c->clamp < K ? c->clamp + 1 : K; /* distances 0..K-1, clamped */
+    if (nd > c->rel_rows) return false;
     float *k = malloc(sizeof *k * (size_t)K * W), *v = malloc(sizeof *v * (size_t)K * W);
-    float *r = malloc(sizeof *r * (size_t)nd * W);
     double *p = malloc(sizeof *p * ((size_t)K + (size_t)c->hd));
-    bool ok = k && v && r && p;
+    bool ok = k && v && p;
     if (ok) {
         txl_keys(c, mlen, k, v, dt);
-        txl_rel_keys(c, nd, r, dt);
         for (int h = 0; h < c->H; h++)
-            for (int t = 0; t < c->T; t++) txl_row(c, h, t, mlen, k, v, r, p, y + (size_t)t * W + (size_t)h * c->hd, dt);
+            for (int t = 0; t < c->T; t++) txl_row(c, h, t, mlen, k, v, c->rel, p, y + (size_t)t * W + (size_t)h * c->hd, dt);
     }
     free(k);
     free(v);
-    free(r);
     free(p);
     return ok;
 }
@@ -130,11 +132,13 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
             ring[(size_t)((P + t) % memory) * D + e] = round_to_dtype(x[(size_t)t * D + e], dt);
 }
 
-int txl_param(const Node *n, const char *key) {
-    for (int i = 0; i < n->attn.nparams; i++)
-        if (strcmp(n->attn.params[i].key, key) == 0) return (int)n->attn.params[i].value;
+int txl_spec_param(const AttnSpec *a, const char *key) {
+    for (int i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].key, key) == 0) return (int)a->params[i].value;
     return 0;
 }
+
+int txl_param(const Node *n, const char *key) { return txl_spec_param(&n->attn, key); }
 
 bool txl_model(const ModelSpec *s) {
     if (!s || s->n_layers < 1 || !s->layers) return false;
@@ -147,12 +151,12 @@ bool txl_model(const ModelSpec *s) {
 /* Op-table hooks                                                      */
 /* ------------------------------------------------------------------ */
 
-/* qkv, w_r, u, v, and with a memory w_qkv and the memory itself. */
+/* qkv, the relative keys, u, v, and with a memory w_qkv and the memory itself. */
 int txl_rel_ninputs(const Node *n) { return n->memory > 0 ? 6 : 4; }
 
 void txl_print_attrs(FILE *out, const Node *n) {
     fprintf(out, " memory=%d", n->memory);
-    if (n->op != OP_REL_ATTENTION) return;
+    if (n->op == OP_MEM_WRITE) return;
     fprintf(out, " heads=%d head_dim=%d", n->heads, n->head_dim);
     for (int i = 0; i < n->attn.nparams; i++) fprintf(out, " %s=%g", n->attn.params[i].key, n->attn.params[i].value);
 }
@@ -181,7 +185,10 @@ bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, SymDim di
     const Value *qkv = in_val(g, n, 0);
     if (qkv->rank != 2 || !symdim_eq(qkv->dims[0], SYMDIM_T) || ir_dim(qkv, 1) != 3 * W) FAIL("qkv %s is not [T, %d]", qkv->name, 3 * W);
     int D = g->spec ? g->spec->d_model : 0;
-    if (!is_matrix(in_val(g, n, 1), D, W)) FAIL("r_net %s is not [%d, %d]", in_val(g, n, 1)->name, D, W);
+    const Value *rel = in_val(g, n, 1);
+    int rows = txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, txl_param(n, "clamp"));
+    if (!ir_value_derived(rel) || rel->capacity != rows || rel->rank != 2 || ir_dim(rel, 1) != W)
+        FAIL("relative keys %s are not a derived [%d, %d] table (rel_keys)", rel->name, rows, W);
     for (int k = 2; k < 4; k++) {
         const Value *b = in_val(g, n, k);
         if (b->rank != 2 || ir_dim(b, 0) != n->heads || ir_dim(b, 1) != n->head_dim)
@@ -207,5 +214,17 @@ bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, SymDim dims[M
     *rank = 2;
     dims[0] = DIM_STATE_ROWS; /* the state's rows: at most its capacity m */
     dims[1] = x->dims[1];
+    return true;
+}
+
+bool txl_shape_rel_keys(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
+    int W = n->heads * n->head_dim, D = g->spec ? g->spec->d_model : 0;
+    const Value *w = in_val(g, n, 0), *o = g->values[n->out];
+    if (w->cls != VC_WEIGHT || !is_matrix(w, D, W)) FAIL("r_net %s is not a [%d, %d] weight", w->name, D, W);
+    if (!ir_value_derived(o) || o->capacity != txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, txl_param(n, "clamp")))
+        FAIL("output %s is not a derived table of the layer's distances", o->name);
+    *rank = 2;
+    dims[0] = DIM_STATE_ROWS; /* the distances: the table's rows, at its capacity */
+    dims[1] = SYMDIM_CONST(W);
     return true;
 }

@@ -339,7 +339,7 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, SymDim dim
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
-/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd + 1] (state). */
+/* The position-infused table: the c_attn weight [D, 3·H·hd] (either order) -> [slots, 2·H·hd] (derived). */
 static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int HD3 = 3 * n->heads * n->head_dim;
@@ -347,8 +347,8 @@ static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, SymDim dims[
         FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
     if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
     *rank = 2;
-    dims[0] = DIM_STATE_ROWS; /* slots: the state's rows, at most its capacity */
-    dims[1] = SYMDIM_CONST(2 * n->heads * n->head_dim + 1);
+    dims[0] = DIM_STATE_ROWS; /* slots: the table's rows, at its capacity */
+    dims[1] = SYMDIM_CONST(2 * n->heads * n->head_dim);
     return true;
 }
 
@@ -444,6 +444,9 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_MEM_WRITE] = {.name = "mem_write", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
                       .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write,
                       .emit = emit_txl, .cost = cost_mem_write},
+    [OP_REL_KEYS] = {.name = "rel_keys", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
+                     .key_attrs = txl_key_attrs, .shape = txl_shape_rel_keys, .interp = interp_rel_keys,
+                     .emit = emit_rel_keys, .cost = cost_rel_keys},
 };
 
 const OpInfo *op_info(OpKind k) { return (unsigned)k < OP_COUNT ? &op_table[k] : NULL; }

@@ -3,6 +3,7 @@
  * (docs/plan.md): model configuration, arena size, where the tokens and
  * logits live, the buffers, the weights the loader must provide, the run-time
  * scalars, compile-time constants, per-session state (role, shape, capacity),
+ * the derived tensors the "load" program computes from the weights,
  * the kernels and the named programs (steps of one forward for a range of T). Built with cJSON and
  * pretty-printed by it; key order is fixed, so output is deterministic.
  */
@@ -43,6 +44,9 @@ static cJSON *ref_json(const EmitState *st, int id) {
     cJSON *o = cJSON_CreateObject();
     if (st->weight_index[id] >= 0) {
         cJSON_AddNumberToObject(o, "weight", st->weight_index[id]);
+    } else if (st->derived_index[id] >= 0) {
+        cJSON_AddNumberToObject(o, "derived", st->derived_index[id]);
+        cJSON_AddNumberToObject(o, "offset", 0);
     } else if (st->state_index[id] >= 0) {
         cJSON_AddNumberToObject(o, "state", st->state_index[id]);
         cJSON_AddNumberToObject(o, "offset", 0);
@@ -157,24 +161,25 @@ static cJSON *buffers_json(const EmitState *st) {
     return a;
 }
 
-/* State entries: each state value at its capacity (docs/plan.md, "State"). */
-static cJSON *state_json(const EmitState *st) {
+/* The values index marks, each at its capacity: the state entries (docs/plan.md, "State"), or (state false) the
+ * derived tensors the load program computes from the weights (docs/plan.md, "derived"). */
+static cJSON *capacity_json(const EmitState *st, const int *index, bool state) {
     const Graph *g = st->g;
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < g->nvalues; i++) {
-        if (st->state_index[i] < 0) continue;
+        if (index[i] < 0) continue;
         const Value *v = g->values[i];
         SymDim shape[MAX_RANK]; /* the rows at the capacity */
         for (int k = 0; k < v->rank; k++) shape[k] = k == ir_token_axis(v) ? SYMDIM_CONST(v->capacity) : v->dims[k];
         cJSON *s = cJSON_CreateObject();
         cJSON_AddStringToObject(s, "name", v->name[0] == '%' ? v->name + 1 : v->name);
-        cJSON_AddStringToObject(s, "role", state_role_name(v->role));
+        if (state) cJSON_AddStringToObject(s, "role", state_role_name(v->role));
         cJSON_AddItemToObject(s, "shape", shape_json(shape, v->rank, 0));
-        cJSON_AddNumberToObject(s, "capacity", v->capacity);
+        if (state) cJSON_AddNumberToObject(s, "capacity", v->capacity);
         cJSON_AddNumberToObject(s, "bytes", (double)(ir_state_numel(v) * (size_t)dtype_size(v->dtype)));
         cJSON_AddStringToObject(s, "dtype", dtype_plan_name(v->dtype));
-        cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
-        if (v->slides) cJSON_AddNumberToObject(s, "keep", v->keep); /* a PIA cache: its last rows stay */
+        if (state) cJSON_AddBoolToObject(s, "persistent", v->role != STATE_NONE);
+        if (state && v->slides) cJSON_AddNumberToObject(s, "keep", v->keep); /* a PIA cache: its last rows stay */
         cJSON_AddItemToArray(a, s);
     }
     return a;
@@ -374,14 +379,17 @@ char *plan_build(const EmitState *st) {
     cJSON_AddItemToObject(root, "weights", weights_json(st));
     cJSON_AddItemToObject(root, "scalars", scalars_json(s));
     cJSON_AddItemToObject(root, "constants", constants_json(st));
-    cJSON_AddItemToObject(root, "state", state_json(st));
+    cJSON_AddItemToObject(root, "state", capacity_json(st, st->state_index, true));
+    if (st->nderived > 0) cJSON_AddItemToObject(root, "derived", capacity_json(st, st->derived_index, false));
     cJSON_AddItemToObject(root, "kernels", kernels_json(st));
     cJSON *programs = cJSON_CreateArray();
     cJSON_AddItemToArray(programs, program_json(st, "forward", 1, s->segment, 0, st->nforward));
     if (st->nloss_first > st->nforward)
         cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nloss_first));
     cJSON_AddItemToArray(programs, program_json(st, "loss", 1, s->segment, st->nloss_first, st->nsample_first));
-    cJSON_AddItemToArray(programs, program_json(st, "sample", 1, s->segment, st->nsample_first, st->nsteps));
+    cJSON_AddItemToArray(programs, program_json(st, "sample", 1, s->segment, st->nsample_first, st->nload_first));
+    if (st->nload_first < st->nsteps) /* once per weights load: the derived tensors */
+        cJSON_AddItemToArray(programs, program_json(st, PLAN_LOAD_PROGRAM, 1, 1, st->nload_first, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */

@@ -456,9 +456,11 @@ typedef enum OpKind {
     OP_ADAPTIVE_LOGPROB, /* head[T,c0], clusters[T,n], tail_1..tail_n -> log-probs[T,V] */
     OP_REC_KV,     /* [gamma, beta,] w_qkv, b_qkv; reads state rec_state -> [1, 2*H*hd+1]: k | v | present */
     OP_REC_UPDATE, /* x_1..x_n [T,D], alpha[n], (w_k, b_k)* -> state h_prev [D+1] (h | present) */
-    OP_PIA_POS,    /* c_attn weight         -> pos state [slots, 2D+1]  W_q p_s | W_k p_s | computed, per slot s */
-    OP_REL_ATTENTION, /* qkv[T,3D], w_r, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention */
+    OP_PIA_POS,    /* c_attn weight         -> derived table [slots, 2D]  W_q p_s | W_k p_s, per slot s */
+    OP_REL_ATTENTION, /* qkv[T,3D], rel, u, v [, w_qkv, memory] -> y[T,D]  Transformer-XL relative attention
+                         (rel: OP_REL_KEYS's table) */
     OP_MEM_WRITE,  /* x[T,D]                -> memory state [m, D]: keeps the last m rows of cat(memory, x) */
+    OP_REL_KEYS,   /* r_net weight          -> derived table [distances, H*hd]: W_r R_d per distance d (Transformer-XL) */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -484,8 +486,8 @@ typedef enum StateRole {
     STATE_LAYER_INPUT,  /* a layer's input rows of earlier tokens (Shortformer-style cache) */
     STATE_MEMORY,       /* per-layer memory of the previous segment (Transformer-XL) */
     STATE_RECURRENT,    /* one vector carried from segment to segment */
-    STATE_TABLE,        /* rows computed from the weights on a session's first use of each, kept until reset
-                           (Shortformer's positional table: a last column marks a computed row) */
+    STATE_TABLE,        /* derived, not session state: computed from the weights once per weights load by the
+                           plan's "load" program and shared by every session (Shortformer's positional table) */
 } StateRole;
 const char *state_role_name(StateRole r);   /* "none", "kv_cache", "layer_input", "memory", "recurrent", "table" */
 /* MAX_RANK (most dimensions of a value): common/shortc_common.h, shared with the plan reader. */
@@ -606,8 +608,13 @@ int ir_token_axis(const Value *v);
 size_t ir_format_dims(char *buf, size_t n, int rank, const SymDim *dims);
 /* A state value's storage: its dims with the token dimension at its capacity (elements). */
 size_t ir_state_numel(const Value *v);
-/* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype. */
+/* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype (derived
+ * tables are not session state: ir_derived_bytes). */
 size_t ir_state_bytes(const Graph *g);
+/* Whether v is a derived tensor (role STATE_TABLE): computed from the weights by the load program, model-level. */
+bool ir_value_derived(const Value *v);
+/* Bytes of the live derived tensors of g (each at its capacity): what the load program computes once per model. */
+size_t ir_derived_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
  * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
@@ -971,6 +978,7 @@ typedef struct ModelCost {
     CostGroup *groups;       /* distinct steps in program order */
     int ngroups;             /* count */
     ModeCost modes[MODE_COUNT]; /* per-token figures, indexed by CostMode */
+    double derived_bytes;    /* tables the load program computes once per weights load, per model (not state) */
 } ModelCost;
 
 /* Cost of the live nodes of g for one call on T tokens (T >= 1). */
@@ -1068,8 +1076,8 @@ typedef struct TxlAttnCall {
     int clamp;           /* clamp_len: relative distances above it use R_clamp (0: no clamp) */
     bool same_length;    /* query i sees only keys j > i - memory (its last m positions, itself included) */
     const float *qkv;    /* [T, 3*H*hd]: q | k | v of the new tokens */
-    const float *w_r;    /* r_net: [D, H*hd] (w_r_trans: stored [H*hd, D]) */
-    bool w_r_trans;      /* w_r is stored [out, in] */
+    const float *rel;    /* the relative keys W_r R_d [rel_rows, H*hd] (OP_REL_KEYS's derived table) */
+    int rel_rows;        /* its rows: the distances it holds */
     const float *u, *v;  /* r_w_bias, r_r_bias: [H, hd] */
     const float *mem;    /* the memory ring [m, D]: position p at row p mod m (NULL when m == 0) */
     const float *w_qkv;  /* qkv_net for the memory rows: [D, 3*H*hd] (w_qkv_trans: [3*H*hd, D]) */
@@ -1082,7 +1090,14 @@ int txl_memory_fill(int P, int memory);
 bool txl_visible(int i, int j, int P, int memory, bool same_length);
 /* Channel c of the sinusoidal relative embedding R_d of width D: sin of the first D/2 channels, cos of the rest. */
 double txl_rel_embedding(int d, int c, int D);
-/* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory. */
+/* Rows of the relative-key table of a layer with `memory` rows: distances 0 .. memory + segment - 1, or
+ * 0 .. clamp when clamp_len is smaller. */
+int txl_rel_rows(int memory, int segment, int clamp);
+/* The relative keys W_r R_d for d in [0, nd) from r_net w_r ([D, W], or [W, D] when trans): r [nd, W],
+ * rounded to dt (accumulated in double); false when out of memory. */
+bool txl_rel_keys_ref(const float *w_r, bool trans, int D, int W, int nd, float *r, DType dt);
+/* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory
+ * or when the table holds fewer distances than the call reads. */
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
 /* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
@@ -1101,6 +1116,13 @@ bool txl_shape_mem_write(const Graph *g, const Node *n, int *rank, SymDim dims[M
 bool emit_txl(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_rel_attention(const Graph *g, const Node *n, int T, struct OpCost *c);
 void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);
+/* Op-table hooks of OP_REL_KEYS: the relative-key table, a derived tensor the load program computes. */
+bool txl_shape_rel_keys(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
+bool interp_rel_keys(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool emit_rel_keys(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+void cost_rel_keys(const Graph *g, const Node *n, int T, struct OpCost *c);
+/* Attention parameter `key` of a spec as an int; 0 when not given (txl_param on a node's spec). */
+int txl_spec_param(const AttnSpec *a, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */
@@ -1110,16 +1132,27 @@ void cost_mem_write(const Graph *g, const Node *n, int T, struct OpCost *c);
  * Runs the graph in plain C: fp32 storage rounded to each value's dtype on
  * store, double accumulation in reductions. weights[v] is the fp32 host copy
  * of weight value v (indexed by value id; NULL for non-weights), in the
- * value's logical shape and its storage `order`. logits: tokens x vocab.
+ * value's logical shape and its storage `order`; for a derived value v,
+ * its interp_derive array or NULL (then the forward computes it). logits: tokens x vocab.
  * Returns false (reported in d) on failure.
  */
 bool interp_run(const Graph *g, Diag *d, const float *const *weights,
                 const int32_t *tokens, int ntokens, float *logits);
 /*
+ * The derived tensors of g (Shortformer's positional tables), computed from weights (indexed as
+ * for interp_run) as the plan's load program computes them once per weights load: derived (nvalues
+ * entries, NULL on entry) receives for each live derived value a malloc'd fp32 array of
+ * ir_state_numel(v) elements (caller frees). A forward handed them (weights[v] = derived[v], the
+ * ref backend does) skips their nodes; one not handed them computes them itself. False (reported
+ * in d, every entry NULL) on failure.
+ */
+bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float **derived);
+/*
  * interp_run, also handing out every computed value: values (nvalues
  * entries, all NULL on entry) receives for each value produced by a live
  * node a malloc'd fp32 array (caller frees) of ir_numel(v, ntokens)
- * elements in its stored shape and order, rounded to its dtype. Token ids
+ * elements (a derived table the run computed: ir_state_numel(v)) in its
+ * stored shape and order, rounded to its dtype. Token ids
  * and weights are not copied (their entries stay NULL). On failure every
  * entry is NULL. values NULL: exactly interp_run.
  */

@@ -54,7 +54,7 @@
 //! softmax step after the key tiles.
 //!
 //! PIA (position-infused attention, docs/attention/pia.md): one more argument,
-//! pos [slots, 2*H*HD + 1], and two more hooks: _qpos(pos, h, s, j) added to the
+//! pos [slots, 2*H*HD], and two more hooks: _qpos(pos, h, s, j) added to the
 //! query of slot s (its absolute position) and _kpos(pos, h, s, j) to the key
 //! of slot s as the tile is loaded, so one q.k product per score.
 //!
@@ -72,7 +72,7 @@
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
 //!               RESIDUE (0/1; never with BANDED, GATHER, REC_KEY, PIA or REL)
 //!               REC_KEY (0/1) T_XKV, PIA (0/1), T_POS (PIA only); REC_KEY and PIA never both;
-//!               REL (0/1), T_B (REL only)
+//!               REL (0/1), T_B and T_REL (REL only)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_engine.cuh).
 {{HOOKS}}
@@ -88,11 +88,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if PIA}}
     int T, int P, int kv_rows,
-    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD + 1]: W_q p_s | W_k p_s | computed, per slot s
+    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD]: W_q p_s | W_k p_s, per slot s
 {{#else}}
 {{#if REL}}
     int T, int P, int kv_rows,
-    const {{T_KV}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d
+    const {{T_REL}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d (derived: the load program's)
     const {{T_B}} *__restrict__ r_w,  // [H, HD]: u, added to the query
     const {{T_B}} *__restrict__ r_r)  // [H, HD]: v, the positional term's query bias
 {{#else}}

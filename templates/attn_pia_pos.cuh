@@ -1,33 +1,32 @@
 //! attn_pia_pos.cuh — position-infused attention's table (docs/attention/pia.md):
-//! row s = W_q p_s | W_k p_s | 1, the projections of the position code p_s of
-//! slot s by the query and key thirds of the layer's c_attn weight (no biases),
-//! and a mark that the row is computed. The attention kernel adds row s to the
-//! query and the key of slot s, so the cache holds content keys and is never
-//! re-projected. The table is session state (zeroed at creation and reset):
-//! a row is computed on its first use and skipped by every later call.
+//! row s = W_q p_s | W_k p_s, the projections of the position code p_s of slot s
+//! by the query and key thirds of the layer's c_attn weight (no biases). The
+//! attention kernel adds row s to the query and the key of slot s, so the cache
+//! holds content keys and is never re-projected. The table is a derived tensor:
+//! the plan's "load" program computes every row once per weights load, and every
+//! session reads it.
 //!
-//! Grid: (rows, 1, 1), one block per slot 0..rows-1 (rows = the cached and new
-//! tokens of the call); block THREADS threads. A block whose row is marked
-//! returns; otherwise it writes p_s (computed in double: fairseq's halves from
-//! position s + 2, or Vaswani's interleaved sinusoids from s) to shared memory,
-//! each thread takes columns c, c + THREADS, ... of the 2*HHD, and thread 0
-//! marks the row.
+//! Grid: (rows, 1, 1), one block per slot 0..rows-1 (rows = the table's slots:
+//! the cache and one segment); block THREADS threads. A block writes p_s
+//! (computed in double: fairseq's halves from position s + 2, or Vaswani's
+//! interleaved sinusoids from s) to shared memory, then each thread takes
+//! columns c, c + THREADS, ... of the 2*HHD.
 //!
 //! Placeholders: COMMENT KERNEL_NAME D HHD THREADS T_W T_POS FAIRSEQ (0/1) W_OUT_IN (0/1)
 {{COMMENT}}
 // Positional query and key table of position-infused attention (templates/attn_pia_pos.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_W}} *__restrict__ w,  // c_attn weight: [D, 3*HHD] ([3*HHD, D] when W_OUT_IN)
-    {{T_POS}} *__restrict__ pos,  // [slots, 2*HHD + 1]: W_q p_s | W_k p_s | computed
-    int rows)  // slots this call uses
+    {{T_POS}} *__restrict__ pos,  // [slots, 2*HHD]: W_q p_s | W_k p_s
+    int rows)  // slots of the table
 {
     constexpr int D = {{D}};
     constexpr int HHD = {{HHD}};  // heads x head_dim
     constexpr int THREADS = {{THREADS}};
-    constexpr int W = 2 * HHD + 1;  // row stride
+    constexpr int W = 2 * HHD;  // row stride
     __shared__ float p_s[D];
     const int s = blockIdx.x;
-    if (s >= rows || shortc_ld(pos + (size_t)s * W + 2 * HHD) != 0.0f) return;  // computed by an earlier call
+    if (s >= rows) return;
     for (int d = threadIdx.x; d < D; d += THREADS) {
 {{#if FAIRSEQ}}
         constexpr int HALF = D / 2;
@@ -51,6 +50,4 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         }
         shortc_st(pos + (size_t)s * W + c, acc);
     }
-    __syncthreads();
-    if (threadIdx.x == 0) shortc_st(pos + (size_t)s * W + 2 * HHD, 1.0f);
 }

@@ -122,13 +122,18 @@ typedef struct srt_model_info {
                                   never needs a reset and mode 'cached' runs a whole text through it */
     int memories;              /* 1: the state is Transformer-XL memories (docs/attention/relative.md): positions
                                   accumulate up to max_positions, each layer keeps its last `memory` inputs */
+    size_t derived_bytes;      /* tensors computed from the weights once per weights load by the plan's load
+                                  program and shared by every session (Shortformer's positional tables); not in
+                                  state_bytes */
+    int load_runs;             /* times they were computed: once per srt_model_load_weights /
+                                  srt_model_random_weights that succeeded (0 for a model without them) */
 } srt_model_info;
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info);
-/* One tensor of the state a session keeps between forwards (per sequence): a KV cache, Shortformer's
- * positional table, a Transformer-XL memory, the recurrence's h_prev (docs/runtime.md). */
+/* One tensor of the state a session keeps between forwards (per sequence): a KV cache, a Transformer-XL
+ * memory, the recurrence's h_prev (docs/runtime.md). */
 typedef struct srt_state_info {
     const char *name;          /* its name in the plan, e.g. "kv.0", "pia.1", "mem.3", "rec" (owned by the model) */
-    const char *role;          /* "kv_cache", "layer_input", "memory", "recurrent" or "table" */
+    const char *role;          /* "kv_cache", "layer_input", "memory" or "recurrent" */
     const char *dtype;         /* "fp32", "fp16" or "bf16" */
     int capacity;              /* rows (positions) it holds */
     int keep;                  /* a sliding cache: rows kept after each call (Shortformer's L'); -1 otherwise */

@@ -36,11 +36,20 @@ struct RtRefModel {
     Graph *g;             /* the IR after run_passes */
     float **plan_vals;    /* per plan weight: fp32 values (owned) */
     int nplan;            /* entries in plan_vals */
-    const float **by_value; /* per IR value id: its weight values or NULL */
+    const float **by_value; /* per IR value id: its weight values, its derived tensor, or NULL */
+    float **derived;      /* per IR value id: the derived tensor interp_derive computed at the last load (owned) */
 };
+
+/* Frees the derived tensors of the last weights load. */
+static void free_derived(srt_context *ctx, RtRefModel *r) {
+    for (int i = 0; r->derived && i < r->g->nvalues; i++) free(r->derived[i]); /* interp_derive's (malloc) */
+    rt_free(ctx, r->derived);
+    r->derived = NULL;
+}
 
 static void rt_ref_free(srt_context *ctx, RtRefModel *r) {
     if (!r) return;
+    if (r->g) free_derived(ctx, r);
     for (int i = 0; i < r->nplan; i++) rt_free(ctx, r->plan_vals[i]);
     rt_free(ctx, r->plan_vals);
     rt_free(ctx, r->by_value);
@@ -141,6 +150,30 @@ static srt_status bind_weights(srt_model *m, float **vals) {
     rt_free(ctx, r->by_value);
     r->by_value = by_value;
     return SRT_OK;
+}
+
+/* What the plan's load program computes, in the interpreter: the derived tensors from the weights just
+ * bound, handed to every forward with the weights (by_value). */
+static srt_status derive(srt_model *m) {
+    RtRefModel *r = m->ref;
+    const Graph *g = r->g;
+    free_derived(m->ctx, r);
+    r->derived = rt_alloc(m->ctx, sizeof *r->derived * ((size_t)g->nvalues + 1));
+    if (!r->derived) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    r->diag.out = mf;
+    bool ok = interp_derive(g, &r->diag, (const float *const *)r->by_value, r->derived);
+    r->diag.out = NULL;
+    fclose(mf);
+    srt_status st = ok ? SRT_OK : rt_error(m->ctx, SRT_ERR_UNSUPPORTED, "reference interpreter: %s", msg && *msg ? msg : "failed");
+    free(msg);
+    for (int i = 0; ok && i < g->nvalues; i++)
+        if (r->derived[i]) r->by_value[i] = r->derived[i];
+    if (ok && ir_derived_bytes(g) > 0) m->load_runs++;
+    return st;
 }
 
 static srt_status ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
@@ -277,7 +310,7 @@ static void ref_close(srt_model *m) {
 static srt_status ref_install_weights(srt_model *m, float **vals) {
     srt_status st = bind_weights(m, vals); /* owns vals[i] from here */
     rt_free(m->ctx, vals);
-    return st;
+    return st == SRT_OK ? derive(m) : st;
 }
 
 const RtBackend rt_backend_ref = {

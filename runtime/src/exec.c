@@ -330,6 +330,7 @@ static void rt_exec_close(srt_model *m) {
     if (m->blaslt) d->ltDestroy(m->blaslt);
     if (m->dweights) d->memFree(m->dweights);
     if (m->dconsts) d->memFree(m->dconsts);
+    if (m->dderived) d->memFree(m->dderived);
     if (m->module) d->moduleUnload(m->module);
     if (m->cuctx) d->primaryCtxRelease(m->dev);
     rt_free(m->ctx, m->funcs);
@@ -461,6 +462,7 @@ static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
     case RT_REF_WEIGHT: return m->dweights + (CUdeviceptr)m->plan.weights[r.index].offset + (CUdeviceptr)r.offset;
     case RT_REF_STATE: return s->state[r.index] + (CUdeviceptr)r.offset;
     case RT_REF_CONST: return m->dconsts + (CUdeviceptr)m->plan.consts[r.index].offset + (CUdeviceptr)r.offset;
+    case RT_REF_DERIVED: return m->dderived + (CUdeviceptr)m->plan.derived[r.index].offset + (CUdeviceptr)r.offset;
     }
     return 0;
 }
@@ -473,6 +475,7 @@ static size_t ref_room(const srt_model *m, RtRef r) {
     case RT_REF_WEIGHT: return p->weights[r.index].bytes - (size_t)r.offset;
     case RT_REF_STATE: return p->state[r.index].bytes - (size_t)r.offset;
     case RT_REF_CONST: return p->consts[r.index].bytes - (size_t)r.offset;
+    case RT_REF_DERIVED: return p->derived[r.index].bytes - (size_t)r.offset;
     }
     return 0;
 }
@@ -895,8 +898,60 @@ static srt_status device_forward_sample(srt_session *s, const int32_t *tokens, i
     return device_run(s, tokens, ntokens, ntokens - 1, &out);
 }
 
+/* The program-running state of a session that has none of a session's buffers (no arena, no state): a stream
+ * and the launch argument arrays; what the load program needs. */
+static srt_status loader_open(srt_model *m, srt_session *ls) {
+    const RtPlan *p = &m->plan;
+    *ls = (srt_session){.m = m};
+    ls->params = rt_alloc(m->ctx, sizeof *ls->params * (size_t)(p->max_args ? p->max_args : 1));
+    ls->vals = rt_alloc(m->ctx, sizeof *ls->vals * (size_t)(p->max_args ? p->max_args : 1));
+    if (!ls->params || !ls->vals) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int a = 0; a < p->max_args; a++) ls->params[a] = &ls->vals[a];
+    CUresult r = m->drv.streamCreate(&ls->stream, CU_STREAM_DEFAULT);
+    if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuStreamCreate");
+    ls->have_stream = true;
+    return SRT_OK;
+}
+
+static void loader_close(srt_model *m, srt_session *ls) {
+    if (ls->have_stream) m->drv.streamDestroy(ls->stream);
+    rt_free(m->ctx, ls->params);
+    rt_free(m->ctx, ls->vals);
+}
+
+/*
+ * The plan's load program, once per weights load: the derived tensors (Shortformer's positional tables)
+ * computed from the weights just uploaded into the model's derived block, which every session reads. Its
+ * steps refer to weights, constants and derived tensors only (plan_load_program_check), so it runs with no
+ * session.
+ */
+static srt_status run_load_program(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    if (p->load_program < 0) return SRT_OK;
+    RtDriver *d = &m->drv;
+    CUresult r;
+    if (!m->dderived && (r = d->memAlloc(&m->dderived, p->derived_bytes)) != CUDA_SUCCESS) {
+        m->dderived = 0;
+        return cu_fail(m, r, "allocating %zu bytes of device memory for the derived tensors", p->derived_bytes);
+    }
+    srt_session ls;
+    srt_status st = loader_open(m, &ls);
+    cublasStatus_t bs = st == SRT_OK ? d->blasSetStream(m->blas, ls.stream) : CUBLAS_STATUS_SUCCESS;
+    if (bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(m, bs, "cublasSetStream");
+    SymEnv env = call_env(1, 0);
+    const RtProgram *pg = &p->programs[p->load_program];
+    if (st == SRT_OK) st = run_steps(&ls, pg, &env);
+    if (st == SRT_OK && (r = d->streamSynchronize(ls.stream)) != CUDA_SUCCESS)
+        st = cu_fail(m, r, "running the %d steps of program '%s' of '%s' (the derived tensors)", pg->nsteps, pg->name,
+                     p->model);
+    loader_close(m, &ls);
+    if (st == SRT_OK) m->load_runs++;
+    return st;
+}
+
 static srt_status device_install_weights(srt_model *m, float **vals) {
     srt_status st = upload_weights(m, vals);
+    if (st == SRT_OK) st = run_load_program(m);
     for (int i = 0; i < m->plan.nweights; i++) rt_free(m->ctx, vals[i]);
     rt_free(m->ctx, vals);
     return st;

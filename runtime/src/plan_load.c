@@ -235,7 +235,7 @@ static srt_status get_dim(P *p, const cJSON *obj, const char *key, RtDim *d) {
     return parse_dim_json(p, key, cJSON_GetObjectItemCaseSensitive(obj, key), d);
 }
 
-#define REF_FORM "{\"arena\": OFFSET}, {\"weight\": I}, {\"state\": I, \"offset\": B} or {\"const\": I, \"offset\": B}"
+#define REF_FORM "{\"arena\": OFFSET}, {\"weight\": I}, {\"state\": I, \"offset\": B}, {\"const\": I, \"offset\": B} or {\"derived\": I, \"offset\": B}"
 
 static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef *r) {
     if (!j) return perr(p, field, "missing (expected " REF_FORM ")");
@@ -273,6 +273,14 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
         if (st == SRT_OK) st = get_int(p, j, "const", 0, pl->nconsts - 1, true, 0, &v);
         if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->consts[v].bytes - 1, false, 0, &off);
         *r = (RtRef){RT_REF_CONST, (int)v, off};
+    } else if (cJSON_GetObjectItemCaseSensitive(j, "derived")) {
+        const char *keys[4];
+        plan_schema_keys(PO_REF_DERIVED, keys, 4);
+        int64_t off = 0;
+        st = only_keys(p, "", j, keys, REF_FORM);
+        if (st == SRT_OK) st = get_int(p, j, "derived", 0, pl->nderived - 1, true, 0, &v);
+        if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->derived[v].bytes - 1, false, 0, &off);
+        *r = (RtRef){RT_REF_DERIVED, (int)v, off};
     } else {
         st = perr(p, "", "expected " REF_FORM);
     }
@@ -382,6 +390,15 @@ static srt_status get_role(P *p, const cJSON *obj, int *role) {
     return st;
 }
 
+/* An entry's "bytes" must be what its shape and dtype take. */
+static srt_status check_bytes(P *p, int64_t bytes, DType dtype, int rank, const int64_t *shape) {
+    int64_t want = dtype_size(dtype);
+    for (int d = 0; d < rank; d++) want *= shape[d];
+    if (bytes != want)
+        return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+    return SRT_OK;
+}
+
 static srt_status parse_state(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
@@ -400,6 +417,9 @@ static srt_status parse_state(P *p, const cJSON *root) {
         int64_t bytes;
         TRY(get_str(p, s, "name", true, &ps->name));
         TRY(get_role(p, s, &ps->role));
+        if (strcmp(plan_state_roles[ps->role], "table") == 0) /* the load program's tables are not session state */
+            return perr(p, "role", "a table computed from the weights is a derived tensor (plan \"derived\", written by "
+                                   "the \"" PLAN_LOAD_PROGRAM "\" program), not session state");
         TRY(parse_shape(p, s, "shape", &ps->rank, ps->shape));
         TRY(get_i32(p, s, "capacity", 1, 1 << 30, true, 0, &ps->capacity));
         TRY(get_int(p, s, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
@@ -409,10 +429,7 @@ static srt_status parse_state(P *p, const cJSON *root) {
         if (ps->keep >= 0 && (!ps->persistent || ps->role != PLAN_ROLE_KV_CACHE))
             return perr(p, "keep", "only a persistent kv_cache slides");
         if (ps->keep >= 0 && (pl->keep < 0 || ps->keep < pl->keep)) pl->keep = ps->keep;
-        int64_t want = dtype_size(ps->dtype);
-        for (int d = 0; d < ps->rank; d++) want *= ps->shape[d];
-        if (bytes != want)
-            return perr(p, "bytes", "%lld bytes, but its shape and dtype take %lld", (long long)bytes, (long long)want);
+        TRY(check_bytes(p, bytes, ps->dtype, ps->rank, ps->shape));
         /* a KV cache takes a row per position: the plan's P range must fit (kernels index rows P..P+T-1) */
         if (ps->persistent && ps->role == PLAN_ROLE_KV_CACHE && ps->capacity < pl->scalar_max[1] + 1)
             return perr(p, "capacity", "%d rows cannot hold the positions the plan allows (P up to %lld)", ps->capacity,
@@ -423,6 +440,38 @@ static srt_status parse_state(P *p, const cJSON *root) {
         if (ps->persistent && ps->role == PLAN_ROLE_MEMORY) pl->memories = true;
         leave(p, saved);
     }
+    return SRT_OK;
+}
+
+/* "derived" (optional): the tensors the load program computes, laid out in one block (256-aligned). */
+static srt_status parse_derived(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *arr;
+    int n;
+    if (!cJSON_GetObjectItemCaseSensitive(root, "derived")) return SRT_OK;
+    TRY(get_array(p, root, "derived", true, &arr, &n));
+    pl->derived = rt_alloc(p->ctx, sizeof *pl->derived * (size_t)(n ? n : 1));
+    if (!pl->derived) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory reading the plan");
+    pl->nderived = n;
+    size_t off = 0;
+    int i = 0;
+    for (const cJSON *d = arr->child; d; d = d->next, i++) {
+        char saved[256];
+        enter(p, saved, "derived", i);
+        RtPlanDerived *pd = &pl->derived[i];
+        if (!cJSON_IsObject(d)) return perr(p, "", "expected an object, got %s", plan_json_kind(d));
+        int64_t bytes;
+        TRY(get_str(p, d, "name", true, &pd->name));
+        TRY(parse_shape(p, d, "shape", &pd->rank, pd->shape));
+        TRY(get_int(p, d, "bytes", 1, (int64_t)1 << 40, true, 0, &bytes));
+        TRY(get_dtype(p, d, "dtype", false, &pd->dtype));
+        TRY(check_bytes(p, bytes, pd->dtype, pd->rank, pd->shape));
+        pd->bytes = (size_t)bytes;
+        pd->offset = off;
+        off = (off + pd->bytes + 255) & ~(size_t)255;
+        leave(p, saved);
+    }
+    pl->derived_bytes = off;
     return SRT_OK;
 }
 
@@ -789,6 +838,12 @@ static srt_status parse_programs(P *p, const cJSON *root) {
         leave(p, saved);
     }
     TRY(parse_on_request_programs(p, root));
+    pl->load_program = -1; /* the load program (plan_load_program_check has its rules): run once per weights load */
+    for (int k = 0; k < n; k++)
+        if (strcmp(pl->programs[k].name, PLAN_LOAD_PROGRAM) == 0) {
+            pl->load_program = k;
+            pl->programs[k].on_request = true;
+        }
     for (int T = 1; T <= pl->segment; T++)
         if (!rt_plan_program(pl, T)) return perr(p, "programs", "no program runs %d tokens (T 1 to %d must be covered)", T, pl->segment);
     /* what srt_model_info reports per forward: the program of a whole segment */
@@ -875,6 +930,7 @@ static srt_status parse_root(P *p, const cJSON *root) {
     TRY(parse_scalars(p, root));
     TRY(parse_constants(p, root));
     TRY(parse_state(p, root));
+    TRY(parse_derived(p, root));
     TRY(parse_weights(p, root));
     TRY(parse_kernels(p, root));
     TRY(get_ref(p, root, "tokens", &pl->tokens));
@@ -956,6 +1012,8 @@ void rt_plan_free(srt_context *ctx, RtPlan *p) {
         rt_free(ctx, p->consts[i].data);
     }
     rt_free(ctx, p->consts);
+    for (int i = 0; i < p->nderived; i++) rt_free(ctx, p->derived[i].name);
+    rt_free(ctx, p->derived);
     for (int i = 0; i < p->nprograms; i++) rt_free(ctx, p->programs[i].name);
     rt_free(ctx, p->programs);
     for (int i = 0; i < p->nkernels; i++) {

@@ -72,10 +72,11 @@ typedef enum RtRefKind {
     RT_REF_WEIGHT,    /* a weight of the model's weight block */
     RT_REF_STATE,     /* a state tensor of the session */
     RT_REF_CONST,     /* a table of the model's constants block */
+    RT_REF_DERIVED,   /* a tensor of the model's derived block (computed by the load program) */
 } RtRefKind;
 typedef struct RtRef {
     RtRefKind kind;   /* which base */
-    int index;        /* weight, state or constant index */
+    int index;        /* weight, state, constant or derived index */
     int64_t offset;   /* bytes from the base */
 } RtRef;
 
@@ -151,6 +152,17 @@ typedef struct RtPlanConst {
     size_t offset;        /* offset in the device constants block (256-aligned) */
 } RtPlanConst;
 
+/* A derived tensor (plan "derived"): computed from the weights by the load program once per weights load,
+ * held once per model and read by every session. */
+typedef struct RtPlanDerived {
+    char *name;           /* e.g. pia.0 */
+    int rank;             /* dimensions of shape */
+    int64_t shape[MAX_RANK]; /* its shape */
+    DType dtype;          /* element type */
+    size_t bytes;         /* device bytes */
+    size_t offset;        /* offset in the device derived block (256-aligned) */
+} RtPlanDerived;
+
 /* The parameter block of the plan's "sample" program, as templates/sample.cuh's shortc_sample_params lays it
  * out (32 bytes): the runtime writes it before the launch, the kernel writes token and state back. */
 typedef struct RtSampleParams {
@@ -166,7 +178,8 @@ typedef struct RtProgram {
     char *name;           /* e.g. "forward", "decode" */
     int tmin, tmax;       /* the T it runs */
     int first;            /* index of its first step in RtPlan.steps */
-    bool on_request;      /* "loss" or "sample": run by srt_forward_nll / srt_forward_sample, never chosen by T */
+    bool on_request;      /* "loss", "sample" or "load": run by srt_forward_nll / srt_forward_sample / a weights
+                             load, never chosen by T */
     int nsteps;           /* its steps */
 } RtProgram;
 
@@ -205,6 +218,10 @@ typedef struct RtPlan {
     RtPlanConst *consts;  /* compile-time tables */
     int nconsts;          /* count */
     size_t const_bytes;   /* device constants block size */
+    RtPlanDerived *derived; /* tensors the load program computes (NULL when none) */
+    int nderived;         /* count */
+    size_t derived_bytes; /* device derived block size (the sum of their bytes, each 256-aligned) */
+    int load_program;     /* index of the program "load" (run once per weights load), -1: none */
     int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
     RtProgram *programs;  /* named programs; their steps are consecutive ranges of steps */
     int nprograms;        /* count */
@@ -322,6 +339,8 @@ struct srt_model {
     cublasLtHandle_t blaslt;  /* cuBLASLt handle (GEMMs with an epilogue; the stream is passed per call) */
     CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */
     CUdeviceptr dconsts;      /* constants block (plan.const_bytes; 0 when there are none) */
+    CUdeviceptr dderived;     /* derived block (plan.derived_bytes; 0 when there are none), written by the load program */
+    int load_runs;            /* times the derived tensors were computed (once per weights load; srt_model_info) */
     int arch;                 /* compute capability * 10 */
     double compile_ms;        /* kernel build time (0 on a cache hit) */
     int cache_hit;            /* module image came from the cache */

@@ -341,6 +341,8 @@ srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     info->overlap = m->plan.overlap;
     info->carries_state = m->ops->state_keep(m) >= 0 || m->plan.memories; /* a PIA cache or bounded memories */
     info->memories = m->plan.memories;
+    for (int i = 0; i < p->nderived; i++) info->derived_bytes += p->derived[i].bytes;
+    info->load_runs = m->load_runs;
     return SRT_OK;
 }
 

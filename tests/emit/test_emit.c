@@ -142,7 +142,7 @@ static const TmplCase tmpl_cases[] = {
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
-     "T_XKV=float T_POS=float T_B=__half",
+     "T_XKV=float T_POS=float T_B=__half T_REL=float",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL", "RESIDUE"}},
     {"attn_mma.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
@@ -169,7 +169,8 @@ static const TmplCase tmpl_cases[] = {
     {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
     {"txl_mem_write.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 THREADS=32 T_X=float T_MEM=__half", {NULL}},
     {"txl_prep.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 W=12 THREADS=32 T_MEM=__half T_W=float T_S=float",
-     {"QKV_OUT_IN", "R_OUT_IN"}},
+     {"QKV_OUT_IN", NULL}},
+    {"txl_rel_keys.cuh", "COMMENT=// KERNEL_NAME=k D=20 W=12 THREADS=32 T_W=__half T_REL=float", {"R_OUT_IN", NULL}},
 };
 
 static void test_templates(void) {

@@ -289,7 +289,8 @@ static void test_lowering_guard(void) {
     }
 }
 
-/* The cost rule: two q.k products per score plus p.v, the memory and the relative keys re-projected. */
+/* The cost rule: two q.k products per score plus p.v and the memory re-projected; the relative keys are a
+ * derived table (the load program's), of which a call reads m + T rows. */
 static void test_cost(void) {
     char path[1024];
     snprintf(path, sizeof path, "%s/txl_tiny.arch", models_dir);
@@ -302,8 +303,14 @@ static void test_cost(void) {
         memset(&oc, 0, sizeof oc);
         op_info(n->op)->cost(c.g, n, 7, &oc);
         double H = 4, hd = 8, m = 5, T = 7, D = 32, W = 32, scores = H * (T * m + T * (T + 1) / 2);
-        double flops = 3 * 2 * hd * scores + 2 * m * D * 2 * W + 2 * (m + T) * D * W;
+        double flops = 3 * 2 * hd * scores + 2 * m * D * 2 * W;
         CHECK(oc.attn_scores == scores && oc.attn_keys == m + T && oc.flops == flops);
+        const Value *rel = c.g->values[n->in[1]];
+        const Node *rk = c.g->nodes[rel->def];
+        CHECK(rk->op == OP_REL_KEYS && ir_value_derived(rel) && rel->capacity == m + 7 && ir_dim(rel, 1) == W);
+        memset(&oc, 0, sizeof oc);
+        op_info(rk->op)->cost(c.g, rk, 7, &oc);
+        CHECK(oc.flops == 0 && op_cost_bytes_read(&oc) == (m + T) * W * dtype_size(rel->dtype));
     }
     compiled_free(&c);
 }
