@@ -10,9 +10,9 @@
  *   residue_cost FIXTURE   (FIXTURE: tests/costdoc/residue_cost.arch)
  */
 #define _POSIX_C_SOURCE 200809L
+#include "../attention/engine_module.h"
 #include "../attention/engine_render.h"
 #include "check.h"
-#include "rt_driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,21 +37,7 @@ static CUmodule build_counted(const AttnPattern *p, const char *name, const Engi
         free(src);
         return NULL;
     }
-    char count[96];
-    snprintf(count, sizeof count, "%s_count", name);
-    const char *names[] = {name, count};
-    const char *cache = getenv("SHORTC_CACHE");
-    RtCompileRequest req = {.source = src, .len = strlen(src), .name = "residue_cost", .arch = 80,
-                            .cache_dir = cache && *cache ? cache : "/tmp/shortc-sim-test-cache", .kernel_names = names,
-                            .nkernels = 2};
-    static char err[65536];
-    RtCompiled out;
-    CUmodule m = NULL;
-    if (D.compile_module(&req, &out, err, sizeof err) != SRT_OK) fprintf(stderr, "residue_cost: %s\n", err);
-    else if (D.moduleLoadData(&m, out.image) != CUDA_SUCCESS) m = NULL;
-    if (req.source) rt_compiled_release(&out);
-    free(src);
-    return m;
+    return engine_module(&D, src, name, "residue_cost");
 }
 
 /* Runs kernel `name` of module m over positions [0, T) (zero inputs, 2-byte elements); counts[0]: warp-tiles
