@@ -227,11 +227,16 @@ void cost_mem_write(const Graph *g, const Node *n, int T, OpCost *c) {
 /* ------------------------------------------------------------------ */
 
 /* The key tiles the tensor-core path visits for one attention node: for every absolute query tile of
- * ATTN_MMA_QT queries, the first key of each tile its list loads (the emitter's lists, emit_attn.c). */
+ * ATTN_MMA_QT queries, the first key of each tile its list loads (the emitter's lists, emit_attn.c); banded
+ * and residue kinds in closed form, without lists. */
 typedef struct MmaTiles {
     int kt;     /* keys per tile */
     int hdp;    /* head_dim rounded up to 16 (the MMA's k and n extent) */
     long band;  /* banded kinds: the reach (tiles in closed form, no lists); 0: lists */
+    bool residue; /* residue kinds (attn_pattern_residue): query tiles of one residue, in closed form */
+    int *dil;   /* residue kinds: [lists] each list's (head's) dilation */
+    int *reach; /* residue kinds: [lists] each list's band taps in residue steps (ATTN_BAND_UNBOUNDED: all) */
+    int globals; /* residue kinds: the leading keys every later query sees */
     int lists;  /* lists per query tile: heads when the pattern depends on the head, else 1 (shared) */
     int nqt;    /* query tiles listed (the key/value capacity in tiles) */
     int *off;   /* [lists * nqt + 1]: where each list starts in first[] */
@@ -260,6 +265,15 @@ static bool list_tile_starts(const AttnPattern *p, int h, int q, int kt, int *bu
     return true;
 }
 
+/* Each list's dilation and band taps of residue pattern p into t (arena a); false when out of memory. */
+static bool residue_build(Arena *a, const AttnPattern *p, MmaTiles *t) {
+    t->residue = true;
+    t->dil = arena_alloc(a, sizeof *t->dil * (size_t)t->lists);
+    t->reach = arena_alloc(a, sizeof *t->reach * (size_t)t->lists);
+    for (int l = 0; t->dil && t->reach && l < t->lists; l++) attn_pattern_residue(p, l, &t->dil[l], &t->reach[l], &t->globals);
+    return t->dil && t->reach;
+}
+
 /* The tiles of attention node n on the tensor-core path with kt keys per tile (arena a); NULL when out of
  * memory or when its pattern cannot be built (cost_model then refuses the model). */
 static MmaTiles *mma_tiles_build(Arena *a, const Graph *g, const Node *n, int kt) {
@@ -271,7 +285,9 @@ static MmaTiles *mma_tiles_build(Arena *a, const Graph *g, const Node *n, int kt
     if (t) *t = (MmaTiles){.kt = kt, .hdp = (n->head_dim + 15) / 16 * 16, .band = attn_pattern_band(&p),
                            .lists = attn_pattern_head_dependent(&p) ? n->heads : 1,
                            .nqt = (ntok + ATTN_MMA_QT - 1) / ATTN_MMA_QT};
-    if (t && !t->band) {
+    int dil, reach, globals;
+    if (t && attn_pattern_residue(&p, 0, &dil, &reach, &globals) && !residue_build(a, &p, t)) t = NULL;
+    if (t && !t->band && !t->residue) {
         size_t most = 0; /* a list of query tile q has at most ceil((q + 1) QT / kt) tiles */
         for (int q = 0; q < t->nqt; q++) most += ((size_t)(q + 1) * ATTN_MMA_QT + kt - 1) / kt;
         t->off = arena_alloc(a, sizeof *t->off * ((size_t)t->lists * t->nqt + 1));
@@ -306,6 +322,45 @@ static double query_tile_work(const MmaTiles *t, int l, int q, int end) {
     return w;
 }
 
+/* Indices x in [lo, hi) with x <= last. */
+static long upto(long lo, long hi, long last) {
+    long top = hi < last + 1 ? hi : last + 1;
+    return top > lo ? top - lo : 0;
+}
+
+/*
+ * Warp-tiles a residue kind's query tile qt of list l computes in a call of T queries at positions
+ * P..P+T-1 (templates/attn_mma.cuh RESIDUE): its rows q0 + dil*r of residue res = qt mod dil, none when
+ * no row is in the call; the global tiles e*kt below min(globals, last row + 1), then the band tiles kb in
+ * [b0, b1) of keys res + dil*(kb*kt + r); warp w computes a tile unless its first key follows the warp's
+ * last row q0 + dil*(16w + 15) (for a band tile: kb*kt > k0q + 16w + 15). Every listed tile's first key
+ * is at most the last row, below P+T, so the call's key end cuts none.
+ */
+static double residue_tile_work(const MmaTiles *t, int l, long qt, long P, long T) {
+    long dil = t->dil[l], kt = t->kt, G = t->globals, QT = ATTN_MMA_QT;
+    long res = qt % dil, k0q = qt / dil * QT, q0 = res + dil * k0q;
+    long rlo = q0 >= P ? 0 : (P - q0 + dil - 1) / dil;
+    if (rlo >= QT || q0 + dil * rlo >= P + T) return 0;
+    long nq = (P + T - 1 - q0) / dil + 1 < QT ? (P + T - 1 - q0) / dil + 1 : QT, qmax = q0 + dil * (nq - 1);
+    long ng = ((G < qmax + 1 ? G : qmax + 1) + kt - 1) / kt, kg = G > res ? (G - res + dil - 1) / dil : 0;
+    long from = k0q - t->reach[l] + 1 > 0 ? k0q - t->reach[l] + 1 : 0;
+    long b0 = (from > kg ? from : kg) / kt, b1 = (k0q + nq - 1) / kt + 1;
+    double w = 0;
+    for (long k = 0; k < QT / 16; k++)
+        w += upto(0, ng, (q0 + dil * (16 * k + 15)) / kt) + upto(b0, b1, (k0q + 16 * k + 15) / kt);
+    return w;
+}
+
+/* Warp-tiles of list l of a residue kind in a call of T queries at positions P..P+T-1: the query tiles
+ * (residue index / ATTN_MMA_QT) * dil + residue that hold the call's queries. */
+static double residue_call_work(const MmaTiles *t, int l, int P, int T) {
+    long dil = t->dil[l], span = dil * ATTN_MMA_QT;
+    double w = 0;
+    for (long qt = P / span * dil, last = (P + (long)T - 1) / span * dil + dil - 1; qt <= last; qt++)
+        w += residue_tile_work(t, l, qt, P, T);
+    return w;
+}
+
 /*
  * FLOPs the tensor-core path executes for a call of T queries at positions P..P+T-1 of a node with
  * `heads` heads: every warp-tile of every query tile the call touches (a warp's 16 rows computed
@@ -314,7 +369,9 @@ static double query_tile_work(const MmaTiles *t, int l, int q, int end) {
 static double mma_tile_flops(const MmaTiles *t, int heads, int P, int T) {
     double w = 0;
     for (int l = 0; l < t->lists; l++)
-        for (int q = P / ATTN_MMA_QT; q <= (P + T - 1) / ATTN_MMA_QT; q++) w += query_tile_work(t, l, q, P + T);
+        if (t->residue) w += residue_call_work(t, l, P, T);
+        else
+            for (int q = P / ATTN_MMA_QT; q <= (P + T - 1) / ATTN_MMA_QT; q++) w += query_tile_work(t, l, q, P + T);
     return w * ((double)heads / t->lists) * 2.0 * 2.0 * 16.0 * t->kt * t->hdp;
 }
 

@@ -38,7 +38,8 @@
 //! dim that is not a multiple of 16 (a multiple of 8) runs padded to HDP.
 //! Q is staged in the K/V buffers (QT <= 4*KT rows), before the first copy.
 //! COUNT_TILES (instrumented builds only): thread 0 counts each key tile it
-//! loads in KERNEL_NAME_tiles_loaded.
+//! loads in KERNEL_NAME_tiles_loaded, and lane 0 of each warp each tile its
+//! warp computes in KERNEL_NAME_warp_tiles (the cost model's tile work).
 //!
 //! Placeholders: COMMENT KERNEL_NAME H HD HDP WARPS KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
@@ -233,6 +234,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             if (kfirst <= qw + DIL * 15) {  // else every key of the tile is in this warp's future
 {{#else}}
             if (kfirst <= qw + 15) {  // else every key of the tile is in this warp's future
+{{#endif}}
+{{#if COUNT_TILES}}
+                if (lane == 0) atomicAdd(&{{KERNEL_NAME}}_warp_tiles, 1u);  // instrumented builds (tests/costdoc)
 {{#endif}}
                 float s[KT / 8][4];
 #pragma unroll

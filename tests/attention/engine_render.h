@@ -33,13 +33,15 @@ static inline void engine_source_start(StrBuf *b, bool mma) {
 /* Queries per block of a rendered kernel. */
 static inline int engine_qt(const EngineShape *s) { return s->mma ? 64 : 4 * s->qpw; }
 
-/* Appends kernel `name` for pattern p to b; with count, the instrumented build (NAME_tiles_loaded). */
+/* Appends kernel `name` for pattern p to b; with count, the instrumented build (NAME_tiles_loaded, and on
+ * the tensor-core path NAME_warp_tiles). */
 static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char *name,
                                  const EngineShape *s, bool count) {
     int qt = engine_qt(s), nqt = (s->ntok + qt - 1) / qt;
     char *hooks = attn_hooks(p, name, qt, s->kt, nqt);
     if (!hooks) return false;
     if (count) sb_printf(b, "__device__ unsigned %s_tiles_loaded;\n", name);
+    if (count && s->mma) sb_printf(b, "__device__ unsigned %s_warp_tiles;\n", name);
     TmplArgs t = {0};
     tmpl_set(&t, "COMMENT", "//");
     tmpl_set(&t, "KERNEL_NAME", name);

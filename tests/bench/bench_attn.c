@@ -31,8 +31,8 @@
  * work: every pair of every key tile it visited (masked ones included) at
  * the tensor-core peak, with K and V read once per visited tile.
  */
+#include "../attention/engine_module.h"
 #include "../attention/engine_render.h"
-#include "rt_driver.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,21 +150,7 @@ static CUmodule build_kind(const BenchKind *k, const BenchPath *pa, const AttnPa
         free(src);
         return NULL;
     }
-    char count[64];
-    snprintf(count, sizeof count, "%s_count", k->name);
-    const char *names[] = {k->name, count};
-    const char *cache = getenv("SHORTC_CACHE");
-    RtCompileRequest req = {.source = src, .len = strlen(src), .name = "bench_attn", .arch = 80,
-                            .cache_dir = cache && *cache ? cache : "/tmp/shortc-sim-test-cache", .kernel_names = names,
-                            .nkernels = 2};
-    static char err[65536];
-    RtCompiled out;
-    CUmodule m = NULL;
-    if (D.compile_module(&req, &out, err, sizeof err) != SRT_OK) fprintf(stderr, "bench_attn: %s\n", err);
-    else if (D.moduleLoadData(&m, out.image) != CUDA_SUCCESS) m = NULL;
-    if (req.source) rt_compiled_release(&out);
-    free(src);
-    return m;
+    return engine_module(&D, src, k->name, "bench_attn");
 }
 
 /* Runs kind k on T queries from position 0 in query tiles of QT; the key tiles its blocks loaded, or -1. */
