@@ -433,16 +433,16 @@ static bool decode_vec_kv(DType kv, int hd) {
     return (kv == DT_F16 || kv == DT_BF16) && hd % 8 == 0 && hd / 8 <= DECODE_KPS;
 }
 
-/* A sparse kind's HOOKS for decode kernel k (its pattern at the state's capacity); false after an error. */
-static bool decode_hooks(Emit *e, const Node *n, KSpec *k, int ntok) {
-    AttnPattern pat;
+/* Node n's attention pattern over ntok positions into *pat; false after an error (reported at n). */
+static bool build_pattern(Emit *e, const Node *n, int ntok, AttnPattern *pat) {
     char err[256];
-    if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
-        diag_error(e->st.d, n->src, "%s", err);
-        return false;
-    }
-    char *hooks = attn_visible_hooks(&pat, k->name);
-    attn_pattern_free(&pat);
+    if (attn_pattern_build(pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) return true;
+    diag_error(e->st.d, n->src, "%s", err);
+    return false;
+}
+
+/* Sets kernel k's HOOKS to the heap text hooks (freed here); false when it is NULL (out of memory). */
+static bool set_hooks(Emit *e, const Node *n, KSpec *k, char *hooks) {
     if (!hooks) {
         internal(e, n, "out of memory writing the attention hooks");
         return false;
@@ -450,6 +450,15 @@ static bool decode_hooks(Emit *e, const Node *n, KSpec *k, int ntok) {
     tmpl_set(&k->args, "HOOKS", arena_strdup(e->st.arena, hooks));
     free(hooks);
     return true;
+}
+
+/* A sparse kind's HOOKS for decode kernel k (its pattern at the state's capacity); false after an error. */
+static bool decode_hooks(Emit *e, const Node *n, KSpec *k, int ntok) {
+    AttnPattern pat;
+    if (!build_pattern(e, n, ntok, &pat)) return false;
+    char *hooks = attn_visible_hooks(&pat, k->name);
+    attn_pattern_free(&pat);
+    return set_hooks(e, n, k, hooks);
 }
 
 /*
@@ -568,11 +577,7 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
 static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
                               bool *banded, bool *residue) {
     AttnPattern pat;
-    char err[256];
-    if (!attn_pattern_build(&pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
-        diag_error(e->st.d, n->src, "%s", err);
-        return false;
-    }
+    if (!build_pattern(e, n, ntok, &pat)) return false;
     enum { MAX_LIST = 1 << 23 };
     double bound = attn_list_bound(&pat, qt, kt, (ntok + qt - 1) / qt);
     if (bound > MAX_LIST) {
@@ -588,13 +593,7 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     int dil, reach, globals;
     *residue = attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
     attn_pattern_free(&pat);
-    if (!hooks) {
-        internal(e, n, "out of memory writing the attention hooks");
-        return false;
-    }
-    tmpl_set(&ks->args, "HOOKS", arena_strdup(e->st.arena, hooks));
-    free(hooks);
-    return true;
+    return set_hooks(e, n, ks, hooks);
 }
 
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd);
