@@ -14,9 +14,11 @@ Writes into tests/memory/:
   pia_tiny.tokenwise.npy                  one token per call through the cache
   pia_tiny_vaswani.cached.npy             the same with Vaswani-style positions (pia_vaswani_tiny.arch)
 
-Before writing, it checks the cached pass against a second computation: one
-pass over all tokens with the equivalent explicit pattern (each query's
-visible keys and their position slots written out), and exits 1 if they differ.
+Before writing, it checks the cached pass (segments of 16) and the
+token-by-token pass (one query per call) each against a second computation:
+one pass over all tokens with the equivalent explicit pattern (each query's
+visible keys and their position slots written out, in every layer), and
+exits 1 if they differ.
 
 Usage: /usr/bin/python3 tests/memory/gen_pia.py [--out DIR] [--check]
   --check  regenerate in memory and compare with the files in DIR (exit 1 on a difference);
@@ -138,12 +140,18 @@ def generate():
         print("gen_pia.py: the cached pass and the explicit-pattern pass differ by %g" % err, file=sys.stderr)
         sys.exit(1)
     print("cached == explicit pattern (max diff %.2g)" % err)
+    tokenwise = fs.cached(toks, 1, CACHE)
+    err1 = (tokenwise - fs.explicit(toks, 1, CACHE)).abs().max().item()
+    if err1 > 1e-5:
+        print("gen_pia.py: the token-by-token pass and its explicit-pattern pass differ by %g" % err1, file=sys.stderr)
+        sys.exit(1)
+    print("token by token == explicit pattern (max diff %.2g)" % err1)
     meta = {"model": "shortformer_tiny", "generator": "tests/memory/gen_pia.py", "seed": str(CFG["seed"])}
     return {
         "pia_tiny.safetensors": gg.safetensors_bytes(W, meta),
         "pia_tiny.tokens": (" ".join(str(t) for t in toks) + "\n").encode(),
         "pia_tiny.cached.npy": gg.npy_bytes(cached.numpy()),
-        "pia_tiny.tokenwise.npy": gg.npy_bytes(fs.cached(toks, 1, CACHE).numpy()),
+        "pia_tiny.tokenwise.npy": gg.npy_bytes(tokenwise.numpy()),
         "pia_tiny_vaswani.cached.npy": gg.npy_bytes(va.cached(toks, SEGMENT, CACHE).numpy()),
     }
 
