@@ -570,8 +570,8 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
                         "window)\n", mi->name);
         goto out;
     }
-    if (args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk)) { /* a mode's rows through
-                                                                                       the runtime (srt_eval_logits) */
+    /* a named mode, or the model's own (cached, windows): its rows through the runtime (srt_eval_logits) */
+    if (args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk)) {
         if (!eval_options_from_args(ra, &eo)) goto out;
         model_mode_defaults(ra, mi, &eo);
         srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
