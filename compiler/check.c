@@ -28,9 +28,93 @@
 
 #include <clang-c/Index.h>
 #include <cjson/cJSON.h>
+#include <dlfcn.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* ------------------------------------------------------------------ */
+/* libclang, loaded on first use                                       */
+/* ------------------------------------------------------------------ */
+
+/* libclang is opened with dlopen by --check alone, so shortc starts (and the
+ * bundle runs) on machines without LLVM. The header gives the types; the
+ * functions come from this table. */
+#define LIBCLANG_FUNCS(X) \
+    X(clang_Cursor_getArgument) \
+    X(clang_Cursor_getMangling) \
+    X(clang_Cursor_getNumArguments) \
+    X(clang_Location_isFromMainFile) \
+    X(clang_createIndex) \
+    X(clang_disposeDiagnostic) \
+    X(clang_disposeIndex) \
+    X(clang_disposeString) \
+    X(clang_disposeTranslationUnit) \
+    X(clang_getCString) \
+    X(clang_getCanonicalType) \
+    X(clang_getCursorKind) \
+    X(clang_getCursorLocation) \
+    X(clang_getCursorSpelling) \
+    X(clang_getCursorType) \
+    X(clang_getDiagnostic) \
+    X(clang_getDiagnosticLocation) \
+    X(clang_getDiagnosticSeverity) \
+    X(clang_getDiagnosticSpelling) \
+    X(clang_getExpansionLocation) \
+    X(clang_getFileName) \
+    X(clang_getNumDiagnostics) \
+    X(clang_getTranslationUnitCursor) \
+    X(clang_getTypeSpelling) \
+    X(clang_isCursorDefinition) \
+    X(clang_parseTranslationUnit2) \
+    X(clang_visitChildren)
+
+/* The libclang entry points check.c calls, each typed as its prototype. */
+typedef struct LibClang {
+#define LIBCLANG_FIELD(f) __typeof__(&f) f; /* libclang's f */
+    LIBCLANG_FUNCS(LIBCLANG_FIELD)
+#undef LIBCLANG_FIELD
+} LibClang;
+
+static LibClang lc;      /* filled by load_libclang */
+static bool lc_loaded;   /* every entry of lc resolved */
+
+/* The libclang shared objects tried in order: the one the build found first
+ * (SHORTC_LIBCLANG_PATH), then Debian's and LLVM's usual sonames. */
+static const char *const libclang_names[] = {
+#ifdef SHORTC_LIBCLANG_PATH
+    SHORTC_LIBCLANG_PATH,
+#endif
+    "libclang-14.so.13", "libclang-14.so.1", "libclang.so.13", "libclang.so.1", "libclang.so",
+};
+
+/* dlopens libclang and resolves every entry; false with an error in d naming the package. */
+static bool load_libclang(Diag *d) {
+    if (lc_loaded) return true;
+    void *lib = NULL;
+    const char *why = NULL;
+    for (size_t i = 0; i < sizeof libclang_names / sizeof libclang_names[0] && !lib; i++) {
+        lib = dlopen(libclang_names[i], RTLD_NOW | RTLD_LOCAL);
+        if (!lib && !why) why = dlerror();
+    }
+    if (!lib) {
+        diag_plain_error(d, "shortc --check needs libclang 14, which could not be loaded (%s); "
+                            "install it (Debian: apt-get install libclang1-14) or run --check on a machine that has it",
+                         why ? why : "not found");
+        return false;
+    }
+#define LIBCLANG_LOAD(f)                                                                              \
+    if (!(*(void **)&lc.f = dlsym(lib, #f))) {                                                        \
+        diag_plain_error(d, "shortc --check: libclang lacks %s (a libclang older than 14?)", #f);    \
+        dlclose(lib);                                                                                 \
+        return false;                                                                                 \
+    }
+    LIBCLANG_FUNCS(LIBCLANG_LOAD)
+#undef LIBCLANG_LOAD
+    lc_loaded = true; /* the library stays loaded for the process */
+    return true;
+}
 
 /* ------------------------------------------------------------------ */
 /* The builtin headers (libclang unsaved files)                        */
@@ -443,23 +527,23 @@ typedef struct KernelList {
 } KernelList;
 
 static char *cxstr(Arena *a, CXString s) {
-    const char *c = clang_getCString(s);
+    const char *c = lc.clang_getCString(s);
     char *r = arena_strdup(a, c ? c : "");
-    clang_disposeString(s);
+    lc.clang_disposeString(s);
     return r;
 }
 
 static void cursor_pos(CXCursor cur, int *line, int *col) {
-    CXSourceLocation loc = clang_getCursorLocation(cur);
+    CXSourceLocation loc = lc.clang_getCursorLocation(cur);
     unsigned l = 0, c = 0;
-    clang_getExpansionLocation(loc, NULL, &l, &c, NULL);
+    lc.clang_getExpansionLocation(loc, NULL, &l, &c, NULL);
     *line = (int)l;
     *col = (int)c;
 }
 
 static enum CXChildVisitResult find_global_attr(CXCursor cur, CXCursor parent, CXClientData data) {
     (void)parent;
-    if (clang_getCursorKind(cur) == CXCursor_CUDAGlobalAttr) {
+    if (lc.clang_getCursorKind(cur) == CXCursor_CUDAGlobalAttr) {
         *(bool *)data = true;
         return CXChildVisit_Break;
     }
@@ -467,7 +551,7 @@ static enum CXChildVisitResult find_global_attr(CXCursor cur, CXCursor parent, C
 }
 
 static char param_kind(CXType t) {
-    CXType ct = clang_getCanonicalType(t);
+    CXType ct = lc.clang_getCanonicalType(t);
     switch (ct.kind) {
     case CXType_Pointer: return 'p';
     case CXType_Int: return 'i';
@@ -478,11 +562,11 @@ static char param_kind(CXType t) {
 
 static void add_kernel(KernelList *kl, CXCursor cur) {
     Arena *a = kl->a;
-    const char *name = cxstr(a, clang_getCursorSpelling(cur));
+    const char *name = cxstr(a, lc.clang_getCursorSpelling(cur));
     for (int i = 0; i < kl->len; i++)
         if (strcmp(kl->items[i].name, name) == 0) {
             /* a declaration and its definition: keep the definition */
-            if (!clang_isCursorDefinition(cur)) return;
+            if (!lc.clang_isCursorDefinition(cur)) return;
             kl->len--;
             memmove(&kl->items[i], &kl->items[i + 1], sizeof *kl->items * (size_t)(kl->len - i));
             break;
@@ -497,17 +581,17 @@ static void add_kernel(KernelList *kl, CXCursor cur) {
     KernelDecl *k = &kl->items[kl->len++];
     memset(k, 0, sizeof *k);
     k->name = name;
-    const char *mangled = cxstr(a, clang_Cursor_getMangling(cur));
+    const char *mangled = cxstr(a, lc.clang_Cursor_getMangling(cur));
     k->extern_c = strcmp(mangled, name) == 0;
     cursor_pos(cur, &k->line, &k->col);
-    int n = clang_Cursor_getNumArguments(cur);
+    int n = lc.clang_Cursor_getNumArguments(cur);
     k->nparams = n > 0 ? n : 0;
     k->params = arena_alloc(a, sizeof *k->params * (size_t)(k->nparams + 1));
     for (int i = 0; i < k->nparams; i++) {
-        CXCursor p = clang_Cursor_getArgument(cur, (unsigned)i);
-        CXType t = clang_getCursorType(p);
-        k->params[i].name = cxstr(a, clang_getCursorSpelling(p));
-        k->params[i].type = cxstr(a, clang_getTypeSpelling(t));
+        CXCursor p = lc.clang_Cursor_getArgument(cur, (unsigned)i);
+        CXType t = lc.clang_getCursorType(p);
+        k->params[i].name = cxstr(a, lc.clang_getCursorSpelling(p));
+        k->params[i].type = cxstr(a, lc.clang_getTypeSpelling(t));
         k->params[i].kind = param_kind(t);
         cursor_pos(p, &k->params[i].line, &k->params[i].col);
     }
@@ -515,11 +599,11 @@ static void add_kernel(KernelList *kl, CXCursor cur) {
 
 static enum CXChildVisitResult visit_decl(CXCursor cur, CXCursor parent, CXClientData data) {
     (void)parent;
-    if (!clang_Location_isFromMainFile(clang_getCursorLocation(cur))) return CXChildVisit_Continue;
-    switch (clang_getCursorKind(cur)) {
+    if (!lc.clang_Location_isFromMainFile(lc.clang_getCursorLocation(cur))) return CXChildVisit_Continue;
+    switch (lc.clang_getCursorKind(cur)) {
     case CXCursor_FunctionDecl: {
         bool global = false;
-        clang_visitChildren(cur, find_global_attr, &global);
+        lc.clang_visitChildren(cur, find_global_attr, &global);
         if (global) add_kernel(data, cur);
         return CXChildVisit_Continue;
     }
@@ -731,6 +815,7 @@ static Source *cu_source(Diag *d, const char *text, size_t len, const char *path
 
 int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_path) {
     int errors_before = d->errors;
+    if (!load_libclang(d)) return d->errors - errors_before;
     Checker c = {.d = d, .a = d->arena};
     c.cu_src = cu_source(d, cu_text, len, cu_path);
     c.cu.text = c.cu_src->text; /* NUL-terminated copy */
@@ -751,30 +836,30 @@ int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_p
         "-Xclang", "-nostdsysteminc", "-nostdinc++", "-ffreestanding", "-std=c++17",
         "-Wno-unknown-cuda-version", "-I" CHECK_INC, "-include", "shortc_check_cuda.h",
     };
-    CXIndex index = clang_createIndex(0, 0);
+    CXIndex index = lc.clang_createIndex(0, 0);
     CXTranslationUnit tu = NULL;
-    enum CXErrorCode ec = clang_parseTranslationUnit2(index, CHECK_MAIN, args, (int)(sizeof args / sizeof args[0]),
+    enum CXErrorCode ec = lc.clang_parseTranslationUnit2(index, CHECK_MAIN, args, (int)(sizeof args / sizeof args[0]),
                                                       unsaved, NSHIM + 1, CXTranslationUnit_None, &tu);
     if (ec != CXError_Success || !tu) {
         diag_plain_error(d, "%s: libclang could not parse the file (error %d)", cu_path, (int)ec);
-        clang_disposeIndex(index);
+        lc.clang_disposeIndex(index);
         return d->errors - errors_before;
     }
 
-    unsigned ndiag = clang_getNumDiagnostics(tu);
+    unsigned ndiag = lc.clang_getNumDiagnostics(tu);
     for (unsigned i = 0; i < ndiag; i++) {
-        CXDiagnostic dg = clang_getDiagnostic(tu, i);
-        enum CXDiagnosticSeverity sev = clang_getDiagnosticSeverity(dg);
+        CXDiagnostic dg = lc.clang_getDiagnostic(tu, i);
+        enum CXDiagnosticSeverity sev = lc.clang_getDiagnosticSeverity(dg);
         if (sev != CXDiagnostic_Warning && sev != CXDiagnostic_Error && sev != CXDiagnostic_Fatal) {
-            clang_disposeDiagnostic(dg);
+            lc.clang_disposeDiagnostic(dg);
             continue;
         }
         bool is_error = sev != CXDiagnostic_Warning;
-        char *text = cxstr(c.a, clang_getDiagnosticSpelling(dg));
+        char *text = cxstr(c.a, lc.clang_getDiagnosticSpelling(dg));
         CXFile file = NULL;
         unsigned line = 0, col = 0;
-        clang_getExpansionLocation(clang_getDiagnosticLocation(dg), &file, &line, &col, NULL);
-        char *fname = file ? cxstr(c.a, clang_getFileName(file)) : NULL;
+        lc.clang_getExpansionLocation(lc.clang_getDiagnosticLocation(dg), &file, &line, &col, NULL);
+        char *fname = file ? cxstr(c.a, lc.clang_getFileName(file)) : NULL;
         if (fname && strcmp(fname, CHECK_MAIN) == 0) {
             report(&c, is_error, (int)line, (int)col, text);
         } else if (is_error) {
@@ -785,14 +870,14 @@ int check_cuda_source(Diag *d, const char *cu_text, size_t len, const char *cu_p
             else
                 diag_plain_error(d, "%s: %s", cu_path, text);
         }
-        clang_disposeDiagnostic(dg);
+        lc.clang_disposeDiagnostic(dg);
     }
 
     KernelList kl = {.a = c.a};
-    clang_visitChildren(clang_getTranslationUnitCursor(tu), visit_decl, &kl);
+    lc.clang_visitChildren(lc.clang_getTranslationUnitCursor(tu), visit_decl, &kl);
     check_contract(&c, &kl);
 
-    clang_disposeTranslationUnit(tu);
-    clang_disposeIndex(index);
+    lc.clang_disposeTranslationUnit(tu);
+    lc.clang_disposeIndex(index);
     return d->errors - errors_before;
 }

@@ -169,6 +169,24 @@ int srt_session_position_of(const srt_session *s, int b);
  * backend, whose results never leave the host. */
 size_t srt_session_bytes_to_host(const srt_session *s);
 
+/* Per-step device time (docs/runtime.md, "Profiling"): with profiling on, a sim or cuda session runs its
+ * programs step by step (no CUDA graph), with an event recorded before and after each step, and sums each
+ * plan step's elapsed time over its runs. Switching it on (again) clears the sums; off frees the events.
+ * The ref backend has no steps: SRT_ERR_UNSUPPORTED. On sim the times are the simulator's, not a GPU's. */
+srt_status srt_session_set_profiling(srt_session *s, int on);
+/* One plan step's timing since profiling was switched on. */
+typedef struct srt_step_time {
+    const char *kernel;   /* the kernel it launches, or "gemm" (owned by the model) */
+    int line;             /* the .arch line it comes from (0 if unknown) */
+    int layer;            /* the layer, or -1 */
+    double ms;            /* device milliseconds, summed over its runs */
+    int runs;             /* how many times it ran */
+} srt_step_time;
+/* The number of plan steps of s's model (0 on the ref backend). */
+int srt_session_step_count(const srt_session *s);
+/* Step i (0 to srt_session_step_count(s) - 1) into *out. */
+srt_status srt_session_step_time(const srt_session *s, int i, srt_step_time *out);
+
 /*
  * Runs tokens[ntokens] (1 <= ntokens <= segment) -> logits [ntokens,
  * vocab] float32, row-major, written to the caller's buffer. The tokens

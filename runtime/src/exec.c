@@ -416,6 +416,8 @@ static srt_status rt_exec_session_reset(srt_session *s) {
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
 }
 
+static void profile_free(srt_session *s);
+
 static void rt_exec_session_destroy(srt_session *s) {
     srt_model *m = s->m;
     RtDriver *d = &m->drv;
@@ -424,6 +426,7 @@ static void rt_exec_session_destroy(srt_session *s) {
         d->streamSynchronize(s->stream);
         d->streamDestroy(s->stream);
     }
+    profile_free(s);
     for (int g = 0; s->graphs && g < m->plan.nprograms; g++)
         if (s->graphs[g].exec) d->graphExecDestroy(s->graphs[g].exec);
     rt_free(m->ctx, s->graphs);
@@ -647,13 +650,40 @@ srt_status rt_exec_step(srt_session *s, int i, int T, int P) {
     return SRT_OK;
 }
 
+/* Records profiling event ev of step i on the session's stream (a no-op without profiling). */
+static srt_status profile_mark(srt_session *s, int i, bool after) {
+    RtProfile *pf = s->profile;
+    if (!pf) return SRT_OK;
+    CUresult r = s->m->drv.eventRecord(after ? pf->end[i] : pf->begin[i], s->stream);
+    if (r != CUDA_SUCCESS) return cu_fail(s->m, r, "cuEventRecord (profiling step %d)", i);
+    pf->queued[i] = after;
+    return SRT_OK;
+}
+
+/* After pg ran and its stream was synchronized: adds each queued step's elapsed time to its sums. */
+static srt_status profile_collect(srt_session *s, const RtProgram *pg) {
+    RtProfile *pf = s->profile;
+    for (int i = pg->first; pf && i < pg->first + pg->nsteps; i++) {
+        if (!pf->queued[i]) continue;
+        float ms = 0;
+        CUresult r = s->m->drv.eventElapsedTime(&ms, pf->begin[i], pf->end[i]);
+        if (r != CUDA_SUCCESS) return cu_fail(s->m, r, "cuEventElapsedTime (profiling step %d)", i);
+        pf->ms[i] += ms;
+        pf->runs[i]++;
+        pf->queued[i] = false;
+    }
+    return SRT_OK;
+}
+
 /* Queues the steps of pg one by one on the session's stream (or into its capture). */
 static srt_status run_steps(srt_session *s, const RtProgram *pg, const SymEnv *env) {
     srt_model *m = s->m;
     const RtPlan *p = &m->plan;
     char label[512];
     for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
-        srt_status st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, env) : run_gemm(s, i, env);
+        srt_status st = profile_mark(s, i, false);
+        if (st == SRT_OK) st = p->steps[i].op == RT_STEP_LAUNCH ? run_launch(s, i, env) : run_gemm(s, i, env);
+        if (st == SRT_OK) st = profile_mark(s, i, true);
         if (st != SRT_OK) return st;
         CUresult r;
         if (m->sync_steps && (r = m->drv.streamSynchronize(s->stream)) != CUDA_SUCCESS) {
@@ -752,7 +782,8 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
 /* Runs program pg for env on the session's stream (as a graph when the session captures them) and waits. */
 static srt_status run_program(srt_session *s, const RtProgram *pg, const SymEnv *env) {
     srt_model *m = s->m;
-    srt_status st = s->graphs && !s->graph_note[0] ? run_graph(s, pg, env) : run_steps(s, pg, env);
+    bool graph = s->graphs && !s->graph_note[0] && !s->profile; /* profiling times the steps one by one */
+    srt_status st = graph ? run_graph(s, pg, env) : run_steps(s, pg, env);
     if (st != SRT_OK) return st;
     CUresult r = m->drv.streamSynchronize(s->stream);
     if (r != CUDA_SUCCESS)
@@ -760,7 +791,64 @@ static srt_status run_program(srt_session *s, const RtProgram *pg, const SymEnv 
                        "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
                        "SHORTC_SYNC_STEPS=1 to find the failing step)",
                        pg->nsteps, pg->name, m->plan.model);
+    return profile_collect(s, pg);
+}
+
+/* Frees the session's profiling events and sums. */
+static void profile_free(srt_session *s) {
+    RtProfile *pf = s->profile;
+    if (!pf) return;
+    srt_model *m = s->m;
+    for (int i = 0; i < m->plan.nsteps; i++) {
+        if (pf->begin && pf->begin[i]) m->drv.eventDestroy(pf->begin[i]);
+        if (pf->end && pf->end[i]) m->drv.eventDestroy(pf->end[i]);
+    }
+    rt_free(m->ctx, pf->begin);
+    rt_free(m->ctx, pf->end);
+    rt_free(m->ctx, pf->queued);
+    rt_free(m->ctx, pf->ms);
+    rt_free(m->ctx, pf->runs);
+    rt_free(m->ctx, pf);
+    s->profile = NULL;
+}
+
+srt_status rt_exec_set_profiling(srt_session *s, bool on) {
+    srt_model *m = s->m;
+    profile_free(s);
+    if (!on) return SRT_OK;
+    int n = m->plan.nsteps;
+    RtProfile *pf = rt_alloc(m->ctx, sizeof *pf);
+    if (!pf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (profiling)");
+    s->profile = pf;
+    pf->begin = rt_alloc(m->ctx, ((size_t)n + 1) * sizeof *pf->begin);
+    pf->end = rt_alloc(m->ctx, ((size_t)n + 1) * sizeof *pf->end);
+    pf->queued = rt_alloc(m->ctx, ((size_t)n + 1) * sizeof *pf->queued);
+    pf->ms = rt_alloc(m->ctx, ((size_t)n + 1) * sizeof *pf->ms);
+    pf->runs = rt_alloc(m->ctx, ((size_t)n + 1) * sizeof *pf->runs);
+    if (!pf->begin || !pf->end || !pf->queued || !pf->ms || !pf->runs) {
+        profile_free(s);
+        return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (profiling)");
+    }
+    CUresult r = m->drv.ctxSetCurrent(m->cuctx);
+    for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        r = m->drv.eventCreate(&pf->begin[i], CU_EVENT_DEFAULT);
+        if (r == CUDA_SUCCESS) r = m->drv.eventCreate(&pf->end[i], CU_EVENT_DEFAULT);
+    }
+    if (r != CUDA_SUCCESS) {
+        profile_free(s);
+        return cu_fail(m, r, "cuEventCreate (profiling)");
+    }
     return SRT_OK;
+}
+
+void rt_exec_step_time(const srt_session *s, int i, srt_step_time *out) {
+    const RtPlan *p = &s->m->plan;
+    const RtStep *st = &p->steps[i];
+    out->kernel = st->op == RT_STEP_LAUNCH ? p->kernels[st->kernel].name : "gemm";
+    out->line = st->line;
+    out->layer = st->layer;
+    out->ms = s->profile ? s->profile->ms[i] : 0;
+    out->runs = s->profile ? s->profile->runs[i] : 0;
 }
 
 /* Copies n bytes from the device to the host, counted in the session's bytes_to_host. */

@@ -362,6 +362,15 @@ typedef struct RtGraphSlot {
     int seen_T;               /* that T */
 } RtGraphSlot;
 
+/* A session's per-step timing (srt_session_set_profiling): while on, programs run step by step (no graphs)
+ * with an event recorded before and after each step; the elapsed times are summed per plan step. */
+typedef struct RtProfile {
+    CUevent *begin, *end;     /* per plan step: recorded before / after its last queued run */
+    bool *queued;             /* per plan step: recorded in the program now running (read after its sync) */
+    double *ms;               /* per plan step: device milliseconds summed over its runs */
+    int *runs;                /* per plan step: runs timed since profiling was switched on */
+} RtProfile;
+
 struct srt_session {
     srt_model *m;             /* owner */
     srt_session *next;        /* in m->sessions */
@@ -385,6 +394,7 @@ struct srt_session {
     RtGraphSlot *graphs;      /* per plan program (NULL when the model runs no graphs) */
     char graph_note[512];     /* why this session stopped capturing graphs ("" while it captures) */
     size_t bytes_to_host;     /* sim, cuda: bytes its forwards copied from the device (srt_session_bytes_to_host) */
+    RtProfile *profile;       /* sim, cuda: per-step timing while srt_session_set_profiling is on; NULL when off */
 };
 
 /* What a device forward hands back from its rows first_row.. (exec.c). */
@@ -467,6 +477,10 @@ extern const RtBackend rt_backend_device; /* exec.c: sim and cuda */
  * (checking tools: tests/suite/step_check.c). The token ids and the step's inputs (arena and state) must already
  * be in place. */
 srt_status rt_exec_step(srt_session *s, int i, int T, int P);
+/* Per-step timing of a device session (exec.c): on allocates the events (off frees them); step_time reads
+ * step i's sums. */
+srt_status rt_exec_set_profiling(srt_session *s, bool on);
+void rt_exec_step_time(const srt_session *s, int i, srt_step_time *out);
 
 /*
  * Compiles an .arch through the compiler library. On success fills the

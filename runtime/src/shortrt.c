@@ -486,6 +486,34 @@ size_t srt_session_bytes_to_host(const srt_session *s) {
     return n;
 }
 
+/* A single-sequence session of a device backend (profiling's precondition); else the error. */
+static srt_status profiling_session(const srt_session *s, const char *what) {
+    if (!s) return SRT_ERR_INVALID;
+    if (s->m->ops != &rt_backend_device)
+        return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "%s: the %s backend runs no plan steps to time", what,
+                        srt_backend_name(s->m->backend));
+    if (s->lanes) return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "%s: a batch session (profile one sequence)", what);
+    return SRT_OK;
+}
+
+srt_status srt_session_set_profiling(srt_session *s, int on) {
+    srt_status st = profiling_session(s, "srt_session_set_profiling");
+    return st != SRT_OK ? st : rt_exec_set_profiling(s, on != 0);
+}
+
+int srt_session_step_count(const srt_session *s) {
+    return s && s->m->ops == &rt_backend_device ? s->m->plan.nsteps : 0;
+}
+
+srt_status srt_session_step_time(const srt_session *s, int i, srt_step_time *out) {
+    srt_status st = profiling_session(s, "srt_session_step_time");
+    if (st != SRT_OK) return st;
+    if (!out || i < 0 || i >= s->m->plan.nsteps)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_session_step_time: step %d of %d", i, s->m->plan.nsteps);
+    rt_exec_step_time(s, i, out);
+    return SRT_OK;
+}
+
 srt_status srt_forward(srt_session *s, const int32_t *tokens, int ntokens, float *logits) {
     return srt_forward_rows(s, tokens, ntokens, 0, logits);
 }

@@ -22,3 +22,10 @@ list(GET CUDAToolkit_INCLUDE_DIRS 0 SHORTC_TEST_CUDA_INCLUDE)
 add_test(NAME rt_cuda_include_env COMMAND sh ${TESTS_DIR}/install/cuda_include_env.sh ${SHORTC_BIN}
   ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch ${SHORTC_TEST_CUDA_INCLUDE} ${CMAKE_CURRENT_BINARY_DIR})
 set_tests_properties(rt_cuda_include_env PROPERTIES LABELS "rt;sim" TIMEOUT 300)
+
+# bundle_scrubbed (bundle_scrubbed.sh): `--target bundle` makes build/bundle, which runs
+# copied elsewhere under `env -i` on the simulator and the interpreter, needs nothing but
+# libc, the CUDA libraries and its own cJSON (readelf), and stays under 32 MiB. It
+# installs into the build tree, so it is not run again under the sanitizers.
+add_test(NAME bundle_scrubbed COMMAND sh ${TESTS_DIR}/install/bundle_scrubbed.sh ${CMAKE_COMMAND} ${CMAKE_BINARY_DIR})
+set_tests_properties(bundle_scrubbed PROPERTIES LABELS "install;no-sanitize" TIMEOUT 300 RUN_SERIAL ON)
