@@ -288,6 +288,7 @@ typedef struct RtSafetensors {
     size_t data_len;      /* its length */
     RtStTensor *tensors;  /* header entries (without __metadata__) */
     int ntensors;         /* count */
+    RtStTensor **by_name; /* the tensors sorted by name without the "transformer." prefix (rt_st_find) */
 } RtSafetensors;
 
 /* Opens and validates a safetensors file. */
