@@ -33,9 +33,9 @@ add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHO
 set_tests_properties(rt_cli_sim_cache PROPERTIES LABELS "rt;sim" TIMEOUT 300)
 
 # Denial-of-service bounds (issue 26): a 320,000-tensor safetensors header loaded, and refused with a duplicate
-# name, in under 2 s each. Timed: not under the sanitizers.
+# name, in under 2 CPU seconds each. Timed: not under the sanitizers.
 add_test(NAME rt_safetensors_bound COMMAND rt_safetensors bound)
 set_tests_properties(rt_safetensors_bound PROPERTIES LABELS "rt;timing;no-sanitize")
-# BPE merging of a 320,000-letter run without whitespace in under 2 s (issue 26: quadratic before). Timed.
+# BPE merging of a 320,000-letter run without whitespace in under 2 CPU seconds (issue 26: quadratic before). Timed.
 add_test(NAME rt_bpe_bound COMMAND rt_bpe bound)
 set_tests_properties(rt_bpe_bound PROPERTIES LABELS "rt;tokenizer;timing;no-sanitize")

@@ -3,7 +3,7 @@
  * against GPT-2's bpe() loop it replaced (below: the lowest-ranked pair, all its occurrences left to right,
  * again; O(n) per pass and up to n passes), on generated vocabularies whose merge ranks are shuffled (so a
  * merge can make a pair ranked below the pass in progress). With the argument "bound": a 320,000-letter
- * run without whitespace is tokenized with a 22,700-merge vocabulary in under 2 s (issue 26: the old loop
+ * run without whitespace is tokenized with a 22,700-merge vocabulary in under 2 CPU seconds (issue 26: the old loop
  * took 162 s on 640,000 letters; BPE_REFERENCE=N also times the oracle on N letters).
  */
 #include "rt_test.h"
@@ -167,7 +167,7 @@ static void long_run(srt_tokenizer *t, const char *alpha, size_t n, double limit
         check_failures++;
     }
     double dt = check_now() - t0;
-    printf("%zu letters without whitespace: %zu tokens in %.3f s\n", n, nids, dt);
+    printf("%zu letters without whitespace: %zu tokens in %.3f CPU s\n", n, nids, dt);
     CHECK(nids > 0 && nids < n && dt < limit);
     srt_free(ctx, ids);
     free(text);
@@ -188,7 +188,7 @@ int main(int argc, char **argv) {
             for (size_t i = 0; i < n; i++) w[i] = letters[next_rand(52)], len[i] = 1;
             double t0 = check_now();
             reference_bpe(t, w, len, n);
-            printf("reference on %zu letters: %.3f s\n", n, check_now() - t0);
+            printf("reference on %zu letters: %.3f CPU s\n", n, check_now() - t0);
             free(w);
             free(len);
         }

@@ -1,6 +1,6 @@
 /* Safetensors reader: a valid file (metadata, padding, prefixes) and malformed ones, each with a precise error.
  * With the argument "bound": a 320,000-tensor header (19 MB) is loaded, and rejected with one duplicate, in under
- * 2 s each (issue 26: the duplicate-name check was O(n^2)). */
+ * 2 CPU seconds each (issue 26: the duplicate-name check was O(n^2)). */
 #include "rt_test.h"
 #include "rt_internal.h"
 
@@ -79,7 +79,7 @@ static void many(int n, double limit) {
     free(b);
     free(h);
     if (limit > 0) {
-        printf("%d tensors: loaded in %.3f s, the duplicate refused in %.3f s\n", n, t1 - t0, t3 - t2);
+        printf("%d tensors: loaded in %.3f CPU s, the duplicate refused in %.3f CPU s\n", n, t1 - t0, t3 - t2);
         CHECK(t1 - t0 < limit && t3 - t2 < limit);
     }
 }
