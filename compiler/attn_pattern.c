@@ -304,10 +304,24 @@ static long taps_in(long i, long step, long taps, long a, long b) {
     return mhi >= mlo ? mhi - mlo + 1 : 0;
 }
 
+/* BigBird: all keys query i sees, in O(random): the global blocks, the window blocks up to i and the random
+ * blocks (drawn from between the two, whole blocks below i). */
+static long bigbird_row_all(const AttnPattern *p, int h, int i) {
+    long qb = i / p->block, win = qb - p->window + 1 > 0 ? (qb - p->window + 1) * p->block : 0;
+    if (qb < p->globals) return (long)i + 1;
+    long glob = (long)p->globals * p->block < win ? (long)p->globals * p->block : win, n = glob + (i + 1 - win);
+    if (p->random > 0 && i < p->ntok) {
+        const int *row = p->rand + ((size_t)h * ((p->ntok + p->block - 1) / p->block) + qb) * p->random;
+        for (int k = 0; k < p->random; k++) n += row[k] >= 0 ? p->block : 0;
+    }
+    return n;
+}
+
 /* BigBird: visible keys of query i in [a, b), block by block. */
 static long bigbird_count(const AttnPattern *p, int h, int i, long a, long b) {
     long n = 0;
     if (b > i + 1) b = i + 1;
+    if (a == 0 && b == i + 1) return bigbird_row_all(p, h, i);
     for (long kb = a / p->block; kb * p->block < b; kb++) {
         long k = kb * p->block;
         if (attn_pattern_visible(p, h, i, (int)(k > a ? k : a))) n += overlap(k, k + p->block, a, b);
@@ -345,7 +359,12 @@ long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b) 
     }
 }
 
+/* Sum of min(w, i + 1) over queries i in [0, T): a band of w keys. */
+static double band_pairs(double w, double T) { return T <= w ? T * (T + 1) / 2 : w * (w + 1) / 2 + (T - w) * w; }
+
 double attn_pattern_pairs(const AttnPattern *p, int T) {
+    if (p->kind == ATTN_CAUSAL || p->kind == ATTN_RELATIVE) return p->heads * band_pairs(T, T);
+    if (p->kind == ATTN_WINDOW) return p->heads * band_pairs(p->window, T);
     double n = 0;
     for (int h = 0; h < p->heads; h++)
         for (int i = 0; i < T; i++) n += (double)attn_pattern_row_count(p, h, i, 0, i + 1);

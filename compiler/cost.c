@@ -165,10 +165,10 @@ static bool attn_geometry(const AttnSpec *a, int layer, int heads, int T, double
     return true;
 }
 
-/* Attention: q.k and p.v over the computed scores (2 hd FLOPs each per score), softmax per score. */
-void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
-    double q = 0, k = 0, per_head = 0;
-    if (!attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, &per_head)) return;
+/* Attention on T queries and keys with per_head computed scores per head: q.k and p.v over them (2 hd FLOPs
+ * each per score), softmax per score. */
+static void attention_cost(const Graph *g, const Node *n, int T, double per_head, OpCost *c) {
+    double q = T, k = T;
     if (n->infused && g->spec) { /* position-infused: a call after a full cache also sees its L' tokens */
         k += g->spec->cache;
         per_head += (double)T * g->spec->cache;
@@ -183,6 +183,11 @@ void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     c->attn_scores = per_head * H;
     c->flops += 2.0 * 2.0 * hd * c->attn_scores;
     c->other_ops += OPS_SOFTMAX * c->attn_scores;
+}
+
+void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
+    double q = 0, k = 0, per_head = 0;
+    if (attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, &per_head)) attention_cost(g, n, T, per_head, c);
 }
 
 /*
@@ -381,24 +386,52 @@ static double mma_tile_flops(const MmaTiles *t, int heads, int P, int T) {
 
 static bool live(const Node *n) { return !n->dead; }
 
-/* What the node loops below share: the graph and each node's tensor-core tiles. */
+/* What the node loops below share: the graph, each node's tensor-core tiles and its pair counts. */
 typedef struct CostCtx {
     const Graph *g;   /* the graph costed */
     MmaTiles **mma;   /* [g->nnodes]: the node's tiles when its attention runs on tensor cores, else NULL;
                          NULL itself: the path is not modelled (cost_forward and cost_cached_token) */
+    double **pairs;   /* [g->nnodes]: an attention node's visible pairs (all heads) among its first t queries,
+                         t = 0..W, when its kind has no closed form; NULL (either level): the op's hook */
+    const DeviceSpec *dev; /* roofline device of the modes' seconds; NULL: none */
 } CostCtx;
 
-/* The tensor-core tiles of every attention node on that path; false when out of memory. */
-static bool cost_ctx_init(CostCtx *x, Graph *g) {
-    x->g = g;
-    x->mma = arena_alloc(g->arena, sizeof *x->mma * (size_t)(g->nnodes > 0 ? g->nnodes : 1));
-    if (!x->mma) return false;
+/* pairs[t] of attention node n's pattern for t = 0..W (arena a), row by row: O(heads W) once instead of per
+ * call; NULL when out of memory or the pattern cannot be built. */
+static double *pair_prefix(Arena *a, const Node *n, int W) {
+    AttnPattern p;
+    char err[256];
+    if (!attn_pattern_build(&p, &n->attn, n->layer, n->heads > 0 ? n->heads : 1, W, err, sizeof err)) return NULL;
+    double *v = arena_alloc(a, sizeof *v * ((size_t)W + 1));
+    for (int t = 0; v && t < W; t++) {
+        double row = 0;
+        for (int h = 0; h < p.heads; h++) row += (double)attn_pattern_row_count(&p, h, t, 0, t + 1);
+        v[t + 1] = (t ? v[t] : 0) + row;
+    }
+    if (v) v[0] = 0;
+    attn_pattern_free(&p);
+    return v;
+}
+
+/* The tensor-core tiles of every attention node on that path and, when W > 0, the pair counts of the kinds
+ * without a closed form (attn_pattern_band 0); false when out of memory. */
+static bool cost_ctx_init(CostCtx *x, Graph *g, int W, const DeviceSpec *dev) {
+    size_t nn = (size_t)(g->nnodes > 0 ? g->nnodes : 1);
+    *x = (CostCtx){.g = g, .dev = dev, .mma = arena_alloc(g->arena, sizeof *x->mma * nn)};
+    if (W > 0) x->pairs = arena_alloc(g->arena, sizeof *x->pairs * nn);
+    if (!x->mma || (W > 0 && !x->pairs)) return false;
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         int kt, smem;
-        if (live(n) && n->op == OP_ATTENTION && attn_mma_tiles(g, n, &kt, &smem) &&
-            !(x->mma[i] = mma_tiles_build(g->arena, g, n, kt)))
-            return false;
+        if (!live(n) || n->op != OP_ATTENTION) continue;
+        if (attn_mma_tiles(g, n, &kt, &smem) && !(x->mma[i] = mma_tiles_build(g->arena, g, n, kt))) return false;
+        AttnPattern p;
+        char err[256];
+        if (W > 0 && attn_pattern_build(&p, &n->attn, n->layer, n->heads > 0 ? n->heads : 1, 1, err, sizeof err)) {
+            bool banded = attn_pattern_band(&p) != 0;
+            attn_pattern_free(&p);
+            if (!banded && !(x->pairs[i] = pair_prefix(g->arena, n, W))) return false;
+        }
     }
     return true;
 }
@@ -423,7 +456,8 @@ static void node_cost(const CostCtx *x, int i, int P, int T, OpCost *c) {
     const Node *n = x->g->nodes[i];
     memset(c, 0, sizeof *c);
     const OpInfo *oi = op_info(n->op);
-    if (oi && oi->cost) oi->cost(x->g, n, T, c);
+    if (x->pairs && x->pairs[i]) attention_cost(x->g, n, T, x->pairs[i][T] / (n->heads > 0 ? n->heads : 1), c);
+    else if (oi && oi->cost) oi->cost(x->g, n, T, c);
     if (on_mma_path(x, i, T)) c->mma_flops = mma_tile_flops(x->mma[i], n->heads, P, T);
 }
 
@@ -439,14 +473,23 @@ static void ctx_forward(const CostCtx *x, int T, OpCost *total) {
 
 void cost_forward(const Graph *g, int T, OpCost *total) { ctx_forward(&(CostCtx){.g = g}, T, total); }
 
+/* Attention node i's computed scores per head over its first T queries (attn_geometry, or the context's
+ * pair counts); false for a kind without a rule. */
+static bool ctx_per_head(const CostCtx *x, int i, int T, double *per_head) {
+    const Node *n = x->g->nodes[i];
+    double q, k;
+    if (!x->pairs || !x->pairs[i]) return attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, per_head);
+    *per_head = x->pairs[i][T] / (n->heads > 0 ? n->heads : 1);
+    return true;
+}
+
 /* Node i's cost for a token at position C of a session with a KV cache (cost_cached_token). */
 static void cached_node_cost(const CostCtx *x, int i, int C, OpCost *c) {
     const Graph *g = x->g;
     const Node *n = g->nodes[i];
     node_cost(x, i, C, 1, c);
-    double q = 0, k = 0, before = 0, after = 0;
-    if (n->op == OP_ATTENTION && (C == 0 || attn_geometry(&n->attn, n->layer, n->heads, C, &q, &k, &before)) &&
-        attn_geometry(&n->attn, n->layer, n->heads, C + 1, &q, &k, &after)) {
+    double before = 0, after = 0;
+    if (n->op == OP_ATTENTION && (C == 0 || ctx_per_head(x, i, C, &before)) && ctx_per_head(x, i, C + 1, &after)) {
         /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
         double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before, mma = c->mma_flops;
         memset(c, 0, sizeof *c);
@@ -596,48 +639,195 @@ static ModeCost windowed_mode(const ModelCost *m, CostMode mode, int param, doub
     return mc;
 }
 
-/* Token by token without a cache: token i (1..W) re-runs a forward on i tokens; the mean over the segment. */
-static ModeCost token_mode(const CostCtx *x, int W, const DeviceSpec *dev) {
-    ModeCost mc = {.mode = MODE_TOKEN};
-    for (int i = 1; i <= W; i++) {
-        OpCost c;
-        ctx_forward(x, i, &c);
-        mc.flops += c.flops / W;
-        mc.other_ops += c.other_ops / W;
-        mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
-        mc.attn_scores += c.attn_scores / W;
-        if (dev) mc.seconds += forward_seconds(x, i, dev) / W;
-    }
-    return mc;
+/* ------------------------------------------------------------------ */
+/* The token modes: sums over a segment's calls                          */
+/* ------------------------------------------------------------------ */
+
+/* What a token mode adds up per call of one node: the ModeCost figures, the roofline's two sides apart. */
+enum { FIG_FLOPS, FIG_OTHER, FIG_BYTES, FIG_SCORES, FIG_COMPUTE, FIG_MEMORY, FIG_COUNT };
+
+/* One node's figures in one call, or their sum over calls (seconds: the sum of each call's roofline max). */
+typedef struct CallFigs {
+    double v[FIG_COUNT]; /* indexed by FIG_* */
+    double seconds;      /* sums: the roofline seconds, max(compute, memory) call by call */
+} CallFigs;
+
+/* Which calls a token mode makes of a node: token by token without a cache (t = 1..W: a forward of t tokens)
+ * or through the session's state (t = 0..W-1: one token at context C(t)). */
+typedef struct CallSeries {
+    const CostCtx *x; /* the graph and its tables */
+    int node;         /* the node */
+    bool cached;      /* through the state */
+} CallSeries;
+
+/* The context of token t of a cached generation: a KV cache holds all t earlier tokens, Shortformer's at
+ * most its L'. */
+static int cached_context(const Graph *g, long t) {
+    return g->spec->infused != PIA_NONE && t > g->spec->cache ? g->spec->cache : (int)t;
 }
 
-/* Token by token through the session's state: token i (0..W-1) of a W-token generation is one call of one
- * token; a KV cache holds all i earlier tokens, Shortformer's cache at most its L' (so the context is
- * min(i, L')), a Transformer-XL layer its memory (in the node's T = 1 cost). The mean over the segment. A
- * recurrent model has no such mode (its windows restart at position 0): every figure is NAN. */
-static ModeCost cached_token_mode(const CostCtx *x, int W, const DeviceSpec *dev) {
-    const Graph *g = x->g;
-    ModeCost mc = {.mode = MODE_CACHED_TOKEN};
-    if (ir_recurrent(g)) {
-        mc.flops = mc.other_ops = mc.bytes = mc.attn_scores = mc.seconds = NAN;
-        return mc;
+/* The node's figures in call t of the series. */
+static CallFigs call_figs(const CallSeries *cs, long t) {
+    const CostCtx *x = cs->x;
+    OpCost c;
+    int T = cs->cached ? 1 : (int)t;
+    if (cs->cached) cached_node_cost(x, cs->node, cached_context(x->g, t), &c);
+    else node_cost(x, cs->node, 0, T, &c);
+    CallFigs f = {.v = {c.flops, c.other_ops, op_cost_bytes_read(&c) + op_cost_bytes_written(&c), c.attn_scores}};
+    if (x->dev) roofline_sides(x->dev, &c, node_peak(x, cs->node, T), &f.v[FIG_COMPUTE], &f.v[FIG_MEMORY]);
+    f.seconds = f.v[FIG_COMPUTE] > f.v[FIG_MEMORY] ? f.v[FIG_COMPUTE] : f.v[FIG_MEMORY];
+    return f;
+}
+
+static void figs_add(CallFigs *sum, const CallFigs *f) {
+    for (int k = 0; k < FIG_COUNT; k++) sum->v[k] += f->v[k];
+    sum->seconds += f->seconds;
+}
+
+/* a + b u + c u^2 over u = t - lo. */
+typedef struct Quad {
+    double a, b, c; /* coefficients */
+} Quad;
+
+static double quad_at(Quad q, double u) { return q.a + u * (q.b + q.c * u); }
+
+/* Sum of q(u) over integers u in [u0, u1]. */
+static double quad_sum(Quad q, double u0, double u1) {
+    double n = u1 - u0 + 1, s1 = (u1 * (u1 + 1) - (u0 - 1) * u0) / 2;
+    double s2 = (u1 * (u1 + 1) * (2 * u1 + 1) - (u0 - 1) * u0 * (2 * u0 - 1)) / 6;
+    return q.a * n + q.b * s1 + q.c * s2;
+}
+
+/* The quadratic through (0, f0), (m, fm), (e, fe), 0 < m < e. */
+static Quad quad_fit(double f0, double fm, double fe, double m, double e) {
+    double d1 = (fm - f0) / m, d2 = ((fe - fm) / (e - m) - d1) / e;
+    return (Quad){f0, d1 - d2 * m, d2};
+}
+
+/* The real roots of q, ascending, into r; a c negligible over [0, e] counts as 0. Returns their count. */
+static int quad_roots(Quad q, double e, double r[2]) {
+    if (fabs(q.c) * e * e <= 1e-12 * (fabs(q.a) + fabs(q.b) * e)) {
+        if (q.b == 0) return 0;
+        r[0] = -q.a / q.b;
+        return 1;
     }
-    bool infused = g->spec->infused != PIA_NONE;
-    for (int i = 0; i < W; i++) {
-        int C = infused && i > g->spec->cache ? g->spec->cache : i;
-        for (int j = 0; j < g->nnodes; j++) {
-            const Node *n = g->nodes[j];
-            if (!live(n)) continue;
-            OpCost c;
-            cached_node_cost(x, j, C, &c);
-            mc.flops += c.flops / W;
-            mc.other_ops += c.other_ops / W;
-            mc.bytes += (op_cost_bytes_read(&c) + op_cost_bytes_written(&c)) / W;
-            mc.attn_scores += c.attn_scores / W;
-            if (dev) mc.seconds += roofline_seconds_at(dev, &c, node_peak(x, j, 1)) / W;
+    double disc = q.b * q.b - 4 * q.a * q.c;
+    if (disc < 0) return 0;
+    double h = -(q.b + (q.b < 0 ? -sqrt(disc) : sqrt(disc))) / 2; /* without cancellation */
+    r[0] = h / q.c;
+    r[1] = h != 0 ? q.a / h : r[0];
+    if (r[0] > r[1]) {
+        double t = r[0];
+        r[0] = r[1];
+        r[1] = t;
+    }
+    return 2;
+}
+
+/* Sum over [0, e] of max(qc, qm): split where qc - qm changes sign. */
+static double quad_max_sum(Quad qc, Quad qm, double e) {
+    Quad d = {qc.a - qm.a, qc.b - qm.b, qc.c - qm.c};
+    double cut[4] = {-1, e, e, e}; /* ranges (cut[k], cut[k+1]] */
+    int n = 1;
+    double r[2];
+    int nr = quad_roots(d, e, r);
+    for (int k = 0; k < nr; k++)
+        if (r[k] > 0 && r[k] < e && floor(r[k]) > cut[n - 1]) cut[n++] = floor(r[k]);
+    cut[n] = e;
+    double s = 0;
+    for (int k = 0; k < n; k++) {
+        double u0 = cut[k] + 1, u1 = cut[k + 1];
+        if (u1 < u0) continue;
+        s += quad_sum(quad_at(d, (u0 + u1) / 2) >= 0 ? qc : qm, u0, u1);
+    }
+    return s;
+}
+
+/* Whether f agrees with its fit q at u (relative 1e-9 of the figures' size there). */
+static bool fits(const CallFigs *f, const Quad *q, double u, const double *size) {
+    for (int k = 0; k < FIG_COUNT; k++) {
+        double want = quad_at(q[k], u);
+        if (fabs(want - f->v[k]) > 1e-9 * (size[k] + fabs(f->v[k]))) return false;
+    }
+    return true;
+}
+
+/* Calls [lo, hi] of the series added to *sum: one quadratic per figure when the calls' figures follow one
+ * (checked at seven more calls), else halves, down to call-by-call sums of at most 32 calls. Every rule is
+ * piecewise polynomial of degree <= 2 in t with few pieces (a min() of the memory or cache, the roofline's
+ * max, the banded kinds' pairs), so a segment costs O(pieces log W) calls; a pattern without a closed form
+ * (row counts, tile lists) ends call by call: O(W). */
+static void sum_calls(const CallSeries *cs, long lo, long hi, CallFigs *sum) {
+    if (hi - lo < 32) {
+        for (long t = lo; t <= hi; t++) {
+            CallFigs f = call_figs(cs, t);
+            figs_add(sum, &f);
         }
+        return;
     }
-    return mc;
+    double e = (double)(hi - lo), m = floor(e / 2), size[FIG_COUNT];
+    CallFigs f0 = call_figs(cs, lo), fm = call_figs(cs, lo + (long)m), fe = call_figs(cs, hi);
+    Quad q[FIG_COUNT];
+    for (int k = 0; k < FIG_COUNT; k++) {
+        q[k] = quad_fit(f0.v[k], fm.v[k], fe.v[k], m, e);
+        size[k] = fabs(f0.v[k]) + fabs(fm.v[k]) + fabs(fe.v[k]);
+    }
+    const double probe[] = {1, 2, floor(e / 4), m + 1, floor(3 * e / 4), e - 2, e - 1};
+    bool ok = true;
+    for (size_t k = 0; ok && k < sizeof probe / sizeof *probe; k++) {
+        CallFigs f = call_figs(cs, lo + (long)probe[k]);
+        ok = fits(&f, q, probe[k], size);
+    }
+    if (!ok) {
+        long mid = lo + (hi - lo) / 2;
+        sum_calls(cs, lo, mid, sum);
+        sum_calls(cs, mid + 1, hi, sum);
+        return;
+    }
+    for (int k = 0; k < FIG_COUNT; k++) sum->v[k] += quad_sum(q[k], 0, e);
+    sum->seconds += quad_max_sum(q[FIG_COMPUTE], q[FIG_MEMORY], e);
+}
+
+/* A token mode's per-token figures: the live nodes' sums over calls [lo, hi], over W tokens. */
+static ModeCost series_mode(const CostCtx *x, CostMode mode, bool cached, long lo, long hi, int W) {
+    CallFigs sum = {.seconds = 0};
+    for (int i = 0; i < x->g->nnodes; i++) {
+        if (!live(x->g->nodes[i])) continue;
+        CallSeries cs = {.x = x, .node = i, .cached = cached};
+        sum_calls(&cs, lo, hi, &sum);
+    }
+    return (ModeCost){.mode = mode, .flops = sum.v[FIG_FLOPS] / W, .other_ops = sum.v[FIG_OTHER] / W,
+                      .bytes = sum.v[FIG_BYTES] / W, .attn_scores = sum.v[FIG_SCORES] / W,
+                      .seconds = x->dev ? sum.seconds / W : 0};
+}
+
+/* Token by token without a cache: token t (1..W) re-runs a forward on t tokens; the mean over the segment. */
+static ModeCost token_mode(const CostCtx *x, int W) { return series_mode(x, MODE_TOKEN, false, 1, W, W); }
+
+/* Token by token through the session's state: token t (0..W-1) of a W-token generation is one call of one
+ * token; a KV cache holds all t earlier tokens, Shortformer's cache at most its L' (so the context is
+ * min(t, L')), a Transformer-XL layer its memory (in the node's T = 1 cost). The mean over the segment. A
+ * recurrent model has no such mode (its windows restart at position 0): every figure is NAN. */
+static ModeCost cached_token_mode(const CostCtx *x, int W) {
+    if (ir_recurrent(x->g))
+        return (ModeCost){.mode = MODE_CACHED_TOKEN, .flops = NAN, .other_ops = NAN, .bytes = NAN,
+                          .attn_scores = NAN, .seconds = NAN};
+    return series_mode(x, MODE_CACHED_TOKEN, true, 0, W - 1, W);
+}
+
+bool cost_call(Graph *g, const DeviceSpec *dev, bool cached, int t, ModeCost *out) {
+    CostCtx x;
+    if (!cost_ctx_init(&x, g, 0, dev)) return false;
+    CallFigs sum = {.seconds = 0};
+    for (int i = 0; i < g->nnodes; i++) {
+        if (!live(g->nodes[i])) continue;
+        CallFigs f = call_figs(&(CallSeries){.x = &x, .node = i, .cached = cached}, t);
+        figs_add(&sum, &f);
+    }
+    *out = (ModeCost){.mode = cached ? MODE_CACHED_TOKEN : MODE_TOKEN, .flops = sum.v[FIG_FLOPS],
+                      .other_ops = sum.v[FIG_OTHER], .bytes = sum.v[FIG_BYTES], .attn_scores = sum.v[FIG_SCORES],
+                      .seconds = dev ? sum.seconds : 0};
+    return true;
 }
 
 /* Checks the options against the model; fills defaults. */
@@ -674,7 +864,7 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     if (!resolve_options(g, o, &W, &S, &K, why, whylen)) return NULL;
     ModelCost *m = arena_alloc(g->arena, sizeof *m);
     CostCtx x;
-    if (!m || !cost_ctx_init(&x, g)) {
+    if (!m || !cost_ctx_init(&x, g, W, o->device)) {
         snprintf(why, whylen, "out of memory");
         return NULL;
     }
@@ -697,8 +887,8 @@ ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen) 
     m->modes[MODE_NONOVERLAP] = windowed_mode(m, MODE_NONOVERLAP, 0, W);
     m->modes[MODE_SLIDING] = windowed_mode(m, MODE_SLIDING, S, S);
     m->modes[MODE_OVERLAP] = windowed_mode(m, MODE_OVERLAP, K, W - K);
-    m->modes[MODE_TOKEN] = token_mode(&x, W, o->device);
-    m->modes[MODE_CACHED_TOKEN] = cached_token_mode(&x, W, o->device);
+    m->modes[MODE_TOKEN] = token_mode(&x, W);
+    m->modes[MODE_CACHED_TOKEN] = cached_token_mode(&x, W);
     if (!m->attn || !m->groups) {
         snprintf(why, whylen, "out of memory");
         return NULL;

@@ -53,10 +53,15 @@ double device_peak(const DeviceSpec *dev, CostPeak peak) {
     return dev->fp32;
 }
 
-double roofline_seconds_at(const DeviceSpec *dev, const OpCost *c, CostPeak peak) {
+void roofline_sides(const DeviceSpec *dev, const OpCost *c, CostPeak peak, double *compute, double *memory) {
     double flops = c->mma_flops > 0 ? c->mma_flops : c->flops;
-    double compute = flops / device_peak(dev, peak) + c->other_ops / dev->fp32;
-    double memory = (op_cost_bytes_read(c) + op_cost_bytes_written(c)) / dev->bandwidth;
+    *compute = flops / device_peak(dev, peak) + c->other_ops / dev->fp32;
+    *memory = (op_cost_bytes_read(c) + op_cost_bytes_written(c)) / dev->bandwidth;
+}
+
+double roofline_seconds_at(const DeviceSpec *dev, const OpCost *c, CostPeak peak) {
+    double compute, memory;
+    roofline_sides(dev, c, peak, &compute, &memory);
     return compute > memory ? compute : memory;
 }
 

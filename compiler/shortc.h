@@ -291,7 +291,8 @@ void attn_pattern_free(AttnPattern *p);
 bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j);
 /* Keys in [a, b) that query i of head h sees, by interval arithmetic per kind (O(1), O(c) or O(blocks)). */
 long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b);
-/* Visible (query, key) pairs over all heads for queries and keys [0, T). */
+/* Visible (query, key) pairs over all heads for queries and keys [0, T): closed form for the banded kinds
+ * (causal, relative, window), else the sum of the rows' counts (O(heads T)). */
 double attn_pattern_pairs(const AttnPattern *p, int T);
 /* Whether heads differ (tables per head). */
 bool attn_pattern_head_dependent(const AttnPattern *p);
@@ -943,6 +944,8 @@ extern const int ndevices;
 double roofline_seconds(const DeviceSpec *dev, const OpCost *c, bool gemm, DType dtype);
 /* Roofline seconds of a cost whose matrix products run at `peak` (mma_flops in place of flops when set). */
 double roofline_seconds_at(const DeviceSpec *dev, const OpCost *c, CostPeak peak);
+/* Its two sides: compute (matrix products at `peak`, other ops at fp32) and memory seconds. */
+void roofline_sides(const DeviceSpec *dev, const OpCost *c, CostPeak peak, double *compute, double *memory);
 /* The peak FLOP/s of dev at `peak`. */
 double device_peak(const DeviceSpec *dev, CostPeak peak);
 /* The tensor-core peak of matrix products on operands of dtype t (fp32: CUDA cores). */
@@ -991,6 +994,13 @@ void cost_cached_token(const Graph *g, int C, OpCost *total);
  * back), and the minimum (*minimum: the same without epilogue kernels, which a fused design does in
  * the GEMM). GEMM operand traffic is in neither; a plan's staging conversions are not counted. */
 void cost_kernel_traffic(const Graph *g, int T, double *moved, double *minimum);
+/*
+ * One call's figures as the token modes add them up, node by node through the per-node rules, without
+ * cost_model's closed forms (its brute-force oracle: tests/ir/cost_modes.c averages them): cached false,
+ * a forward of t tokens (t >= 1); true, token t (0-based) of a session through its state. Seconds 0
+ * without a device. False when out of memory or a pattern cannot be built.
+ */
+bool cost_call(Graph *g, const DeviceSpec *dev, bool cached, int t, ModeCost *out);
 /*
  * The whole cost model of a graph after run_passes (allocated in g's arena).
  * Returns NULL with a message in why (window, stride or overlap out of range).

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int check_failures; /* failed checks so far in this program */
 
@@ -38,6 +39,14 @@ static inline int check_done(const char *name) {
     }
     printf("%s: ok\n", name);
     return 0;
+}
+
+/* CPU seconds of this process, for the bound tests (labelled timing): unlike the wall clock, not
+ * stretched by other work on a shared machine. */
+static inline double check_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* Whole file, NUL-terminated (malloc'd), length in *len (if len); NULL if unreadable. */

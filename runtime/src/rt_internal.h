@@ -44,6 +44,11 @@ char *rt_strndup(srt_context *ctx, const char *s, size_t n);
 /* True when s ends with suffix. */
 bool rt_ends_with(const char *s, const char *suffix);
 /* name without the "transformer." prefix HF checkpoints may carry. */
+/* Tests of the tokenizer's BPE (tests/rt/test_bpe.c, with GPT-2's pass-by-pass loop as the oracle): the
+ * merge rank of "left right" (-1: none); the merging of one word of byte-map characters given as n symbols
+ * of lengths len[] (rewritten with the merged symbols' lengths), returning their count (0: out of memory). */
+int32_t rt_tokenizer_merge_rank(const srt_tokenizer *t, const char *left, size_t llen, const char *right, size_t rlen);
+size_t rt_tokenizer_bpe(srt_tokenizer *t, const char *word, uint32_t *len, size_t n);
 const char *rt_strip_hf_prefix(const char *name);
 /* Sets the context's message and returns st. */
 srt_status rt_error(srt_context *ctx, srt_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -288,6 +293,7 @@ typedef struct RtSafetensors {
     size_t data_len;      /* its length */
     RtStTensor *tensors;  /* header entries (without __metadata__) */
     int ntensors;         /* count */
+    RtStTensor **by_name; /* the tensors sorted by name without the "transformer." prefix (rt_st_find) */
 } RtSafetensors;
 
 /* Opens and validates a safetensors file. */

@@ -204,38 +204,43 @@ static size_t pretoken_end(const uint32_t *cp, const unsigned char *cls, size_t 
 /* A symbol of a word during merging: bytes [start, start + len) of the mapped word. */
 typedef struct Sym {
     uint32_t start;  /* offset in the mapped word */
-    uint32_t len;    /* bytes */
+    uint32_t len;    /* bytes (0: merged into the symbol on its left) */
 } Sym;
+
+/* A candidate merge: the pair of symbol `pos` and its right neighbour, as they were when it was found. */
+typedef struct MergeCand {
+    int32_t rank;    /* the pair's merge rank */
+    uint32_t pos;    /* index of the left symbol (the heap's second key: left to right) */
+    uint32_t llen;   /* the left symbol's length then (a later merge grows it: the candidate is stale) */
+    uint32_t rlen;   /* the right symbol's length then */
+} MergeCand;
 
 /* Scratch buffers of one encode call. */
 typedef struct Scratch {
     char *word;        /* the pre-token's bytes mapped to characters (UTF-8) */
-    Sym *syms;         /* its symbols */
+    Sym *syms;         /* its symbols, by first character */
     char *key;         /* "left right" lookup key */
-    int32_t *rank;     /* rank[i]: the merge rank of syms i, i + 1 (-1: none) */
-    int32_t *next;     /* the ranks after a merge pass */
-    int32_t *src;      /* during a pass: the old index of each new symbol, negative when it is a merge */
+    int32_t *prev;     /* prev[i]: the live symbol left of symbol i (-1: none) */
+    int32_t *next;     /* next[i]: the live symbol right of symbol i (-1: none) */
+    MergeCand *heap;   /* min-heap of candidates by (rank, pos) */
+    MergeCand *later;  /* candidates of a rank at or below the one being merged: after its pass */
     size_t cap;        /* bytes of the pre-token these hold room for */
 } Scratch;
 
-/* Resizes *p to cap int32s (kept on failure). */
-static bool grow_ints(srt_context *ctx, int32_t **p, size_t cap) {
-    int32_t *q = rt_realloc(ctx, *p, sizeof *q * cap);
+/* Resizes *p to cap elements of size sz (kept on failure). */
+static bool grow(srt_context *ctx, void **p, size_t cap, size_t sz) {
+    void *q = rt_realloc(ctx, *p, sz * cap);
     if (q) *p = q;
     return q != NULL;
 }
 
 static bool scratch_fit(srt_context *ctx, Scratch *sc, size_t bytes) {
     if (bytes <= sc->cap) return true;
-    size_t cap = bytes * 2;
-    char *w = rt_realloc(ctx, sc->word, cap * 2 + 1);
-    if (w) sc->word = w;
-    Sym *s = rt_realloc(ctx, sc->syms, sizeof *s * cap);
-    if (s) sc->syms = s;
-    char *k = rt_realloc(ctx, sc->key, cap * 2 + 2);
-    if (k) sc->key = k;
-    if (!w || !s || !k || !grow_ints(ctx, &sc->rank, cap) || !grow_ints(ctx, &sc->next, cap) ||
-        !grow_ints(ctx, &sc->src, cap))
+    size_t cap = bytes * 2; /* a merge adds at most two candidates: 3 per symbol in all */
+    if (!grow(ctx, (void **)&sc->word, cap * 2 + 1, 1) || !grow(ctx, (void **)&sc->syms, cap, sizeof *sc->syms) ||
+        !grow(ctx, (void **)&sc->key, cap * 2 + 2, 1) || !grow(ctx, (void **)&sc->prev, cap, sizeof *sc->prev) ||
+        !grow(ctx, (void **)&sc->next, cap, sizeof *sc->next) || !grow(ctx, (void **)&sc->heap, 3 * cap, sizeof *sc->heap) ||
+        !grow(ctx, (void **)&sc->later, 3 * cap, sizeof *sc->later))
         return false;
     sc->cap = cap;
     return true;
@@ -245,9 +250,10 @@ static void scratch_free(srt_context *ctx, Scratch *sc) {
     rt_free(ctx, sc->word);
     rt_free(ctx, sc->syms);
     rt_free(ctx, sc->key);
-    rt_free(ctx, sc->rank);
+    rt_free(ctx, sc->prev);
     rt_free(ctx, sc->next);
-    rt_free(ctx, sc->src);
+    rt_free(ctx, sc->heap);
+    rt_free(ctx, sc->later);
 }
 
 /* The merge rank of syms a, b of word, or -1. */
@@ -258,38 +264,113 @@ static int32_t pair_rank(const srt_tokenizer *t, Scratch *sc, Sym a, Sym b) {
     return map_get(&t->merges, sc->key, (size_t)a.len + 1 + b.len);
 }
 
-/* Merges every pair of rank `best` in syms[0..*n), left to right without overlaps (a rank names one
- * pair of strings: symbols hold no space), then updates the ranks: pairs of two untouched symbols
- * keep theirs, the others are looked up. */
-static void merge_pass(const srt_tokenizer *t, Scratch *sc, size_t *n, int32_t best) {
-    Sym *s = sc->syms;
-    size_t out = 0;
-    for (size_t i = 0; i < *n; i++, out++) {
-        s[out] = s[i];
-        sc->src[out] = (int32_t)i;
-        if (i + 1 < *n && sc->rank[i] == best) {
-            s[out].len += s[++i].len;
-            sc->src[out] = -1;
-        }
+static bool cand_less(const MergeCand *a, const MergeCand *b) {
+    return a->rank != b->rank ? a->rank < b->rank : a->pos < b->pos;
+}
+
+static void heap_push(MergeCand *h, size_t *n, MergeCand c) {
+    size_t i = (*n)++;
+    for (; i > 0 && cand_less(&c, &h[(i - 1) / 2]); i = (i - 1) / 2) h[i] = h[(i - 1) / 2];
+    h[i] = c;
+}
+
+static MergeCand heap_pop(MergeCand *h, size_t *n) {
+    MergeCand top = h[0], last = h[--*n];
+    size_t i = 0;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && cand_less(&h[c + 1], &h[c])) c++;
+        if (!cand_less(&h[c], &last)) break;
+        h[i] = h[c];
+        i = c;
     }
-    for (size_t k = 0; k + 1 < out; k++)
-        sc->next[k] = sc->src[k] >= 0 && sc->src[k + 1] >= 0 ? sc->rank[sc->src[k]] : pair_rank(t, sc, s[k], s[k + 1]);
-    int32_t *tmp = sc->rank;
-    sc->rank = sc->next;
-    sc->next = tmp;
+    if (*n) h[i] = last;
+    return top;
+}
+
+/* Whether candidate c still names two adjacent live symbols of the lengths it saw. */
+static bool cand_live(const Scratch *sc, const MergeCand *c) {
+    int32_t r = sc->next[c->pos];
+    return sc->syms[c->pos].len == c->llen && r >= 0 && sc->syms[r].len == c->rlen;
+}
+
+/* The candidate of symbol a and its right neighbour b, if that pair has a rank: into the heap, or, when its
+ * rank is at or below cur (the pass being merged), into later. */
+static void add_cand(const srt_tokenizer *t, Scratch *sc, int32_t a, int32_t b, int32_t cur, size_t *nh, size_t *nl) {
+    if (a < 0 || b < 0) return;
+    int32_t r = pair_rank(t, sc, sc->syms[a], sc->syms[b]);
+    MergeCand c = {r, (uint32_t)a, sc->syms[a].len, sc->syms[b].len};
+    if (r < 0) return;
+    if (cur >= 0 && r <= cur) sc->later[(*nl)++] = c;
+    else heap_push(sc->heap, nh, c);
+}
+
+/*
+ * Merges syms[0..*n) as GPT-2's bpe() does (the lowest-ranked pair, all its occurrences left to right
+ * without overlaps, again until no pair has a rank) in O(n log n), as Hugging Face tokenizers: a min-heap
+ * of candidates keyed by (rank, position) over a doubly linked list of symbols, stale candidates skipped
+ * when popped. A merge's new pairs of a rank at or below the current one wait for the end of its pass, as
+ * bpe() looks them up only after the pass (merges out of learning order can rank them lower).
+ */
+static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
+    size_t nh = 0, nl = 0;
+    for (size_t i = 0; i < *n; i++) {
+        sc->prev[i] = (int32_t)i - 1;
+        sc->next[i] = i + 1 < *n ? (int32_t)i + 1 : -1;
+    }
+    for (size_t i = 0; i + 1 < *n; i++) add_cand(t, sc, (int32_t)i, (int32_t)i + 1, -1, &nh, &nl);
+    int32_t cur = -1;
+    for (;;) {
+        while (nh && !cand_live(sc, &sc->heap[0])) heap_pop(sc->heap, &nh);
+        if (!nh || sc->heap[0].rank != cur) { /* the pass of rank cur is over */
+            if (nl) {
+                for (size_t k = 0; k < nl; k++) heap_push(sc->heap, &nh, sc->later[k]);
+                nl = 0;
+                continue;
+            }
+            if (!nh) break;
+            cur = sc->heap[0].rank;
+        }
+        MergeCand c = heap_pop(sc->heap, &nh);
+        int32_t a = (int32_t)c.pos, b = sc->next[a];
+        sc->syms[a].len += sc->syms[b].len;
+        sc->syms[b].len = 0;
+        sc->next[a] = sc->next[b];
+        if (sc->next[b] >= 0) sc->prev[sc->next[b]] = a;
+        add_cand(t, sc, sc->prev[a], a, cur, &nh, &nl);
+        add_cand(t, sc, a, sc->next[a], cur, &nh, &nl);
+    }
+    size_t out = 0;
+    for (int32_t i = *n ? 0 : -1; i >= 0; i = sc->next[i]) sc->syms[out++] = sc->syms[i];
     *n = out;
 }
 
-/* Merges syms[0..*n) until no adjacent pair has a rank (GPT-2's bpe()). */
-static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
-    for (size_t i = 0; i + 1 < *n; i++) sc->rank[i] = pair_rank(t, sc, sc->syms[i], sc->syms[i + 1]);
-    for (;;) {
-        int32_t best = -1;
-        for (size_t i = 0; i + 1 < *n; i++)
-            if (sc->rank[i] >= 0 && (best < 0 || sc->rank[i] < best)) best = sc->rank[i];
-        if (best < 0) return;
-        merge_pass(t, sc, n, best);
+int32_t rt_tokenizer_merge_rank(const srt_tokenizer *t, const char *left, size_t llen, const char *right, size_t rlen) {
+    char *key = rt_alloc(t->ctx, llen + rlen + 2);
+    if (!key) return -1;
+    memcpy(key, left, llen);
+    key[llen] = ' ';
+    memcpy(key + llen + 1, right, rlen);
+    int32_t r = map_get(&t->merges, key, llen + 1 + rlen);
+    rt_free(t->ctx, key);
+    return r;
+}
+
+size_t rt_tokenizer_bpe(srt_tokenizer *t, const char *word, uint32_t *len, size_t n) {
+    Scratch sc = {0};
+    size_t bytes = 0;
+    for (size_t i = 0; i < n; i++) bytes += len[i];
+    if (!scratch_fit(t->ctx, &sc, bytes > n ? bytes : n)) {
+        scratch_free(t->ctx, &sc);
+        return 0;
     }
+    memcpy(sc.word, word, bytes);
+    for (size_t i = 0, at = 0; i < n; at += len[i++]) sc.syms[i] = (Sym){(uint32_t)at, len[i]};
+    bpe_merge(t, &sc, &n);
+    for (size_t i = 0; i < n; i++) len[i] = sc.syms[i].len;
+    scratch_free(t->ctx, &sc);
+    return n;
 }
 
 /* Appends id to the growing array *ids (*n used, *cap slots). */

@@ -170,6 +170,42 @@ static int cmp_begin(const void *a, const void *b) {
     return (*x)->end < (*y)->end ? -1 : (*x)->end > (*y)->end;
 }
 
+/* Whether two entries name the same weight (equal without the "transformer." prefix). */
+static bool same_weight(const RtStTensor *a, const RtStTensor *b) {
+    return strcmp(rt_strip_hf_prefix(a->name), rt_strip_hf_prefix(b->name)) == 0;
+}
+
+/* Orders tensors by name without the "transformer." prefix, then by position in the header. */
+static int cmp_name(const void *a, const void *b) {
+    const RtStTensor *const *x = a, *const *y = b;
+    int c = strcmp(rt_strip_hf_prefix((*x)->name), rt_strip_hf_prefix((*y)->name));
+    return c ? c : (*x < *y ? -1 : *x > *y);
+}
+
+/* Builds st->by_name and rejects names that are equal, also without the "transformer." prefix (cJSON keeps
+ * duplicates), in O(n log n). Reports the pair the header's order meets first: the smallest second entry. */
+static srt_status st_index_names(srt_context *ctx, const char *what, RtSafetensors *st) {
+    size_t n = (size_t)st->ntensors;
+    if (!(st->by_name = rt_alloc(ctx, sizeof *st->by_name * (n ? n : 1))))
+        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory reading %s", what);
+    for (size_t i = 0; i < n; i++) st->by_name[i] = &st->tensors[i];
+    qsort(st->by_name, n, sizeof *st->by_name, cmp_name);
+    const RtStTensor *first = NULL, *second = NULL; /* the reported pair */
+    for (size_t i = 1; i < n; i++) {
+        const RtStTensor *a = st->by_name[i - 1], *b = st->by_name[i];
+        if (i >= 2 && same_weight(st->by_name[i - 2], a)) continue; /* b is a third entry: not its group's second */
+        if (same_weight(a, b) && (!second || b < second)) {
+            first = a;
+            second = b;
+        }
+    }
+    if (!second) return SRT_OK;
+    if (strcmp(first->name, second->name) == 0)
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: duplicate tensor name '%s'", what, first->name);
+    return rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' and '%s' are the same weight (names are matched "
+                    "with and without the \"transformer.\" prefix): keep one", what, first->name, second->name);
+}
+
 static srt_status st_parse(srt_context *ctx, const char *what, const unsigned char *bytes, size_t len, RtSafetensors *st) {
     if (len < 8)
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: %zu bytes is too short for a safetensors file (8-byte header length missing)",
@@ -216,25 +252,15 @@ static srt_status st_parse(srt_context *ctx, const char *what, const unsigned ch
             st->ntensors++;
         }
     }
+    if (s == SRT_OK) s = st_index_names(ctx, what, st);
     if (s == SRT_OK) {
-        /* names are unique, also without the "transformer." prefix (cJSON keeps duplicates: reject them),
-         * and byte ranges disjoint */
+        /* byte ranges disjoint (after the names: a name listed twice is reported as such, not as an overlap) */
         qsort(order, (size_t)st->ntensors, sizeof *order, cmp_begin);
         for (int i = 1; i < st->ntensors && s == SRT_OK; i++) {
             if (order[i]->begin < order[i - 1]->end)
                 s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' [%zu, %zu) and '%s' [%zu, %zu) overlap", what,
                              order[i - 1]->name, order[i - 1]->begin, order[i - 1]->end, order[i]->name, order[i]->begin,
                              order[i]->end);
-        }
-        for (int i = 0; i < st->ntensors && s == SRT_OK; i++) {
-            for (int j = 0; j < i && s == SRT_OK; j++) {
-                const char *a = st->tensors[i].name, *b = st->tensors[j].name;
-                if (strcmp(a, b) == 0)
-                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensor '%s' is listed twice in the header", what, a);
-                else if (strcmp(rt_strip_hf_prefix(a), rt_strip_hf_prefix(b)) == 0)
-                    s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' and '%s' are the same weight (names are matched "
-                                 "with and without the \"transformer.\" prefix): keep one", what, b, a);
-            }
         }
     }
     rt_free(ctx, order);
@@ -285,6 +311,7 @@ void rt_st_close(RtSafetensors *st) {
     if (!st->ctx) return;
     for (int i = 0; i < st->ntensors; i++) rt_free(st->ctx, st->tensors[i].name);
     rt_free(st->ctx, st->tensors);
+    rt_free(st->ctx, st->by_name);
     rt_free(st->ctx, st->path);
     if (st->map) munmap(st->map, st->map_len);
     memset(st, 0, sizeof *st);
@@ -292,8 +319,13 @@ void rt_st_close(RtSafetensors *st) {
 
 const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name) {
     const char *bare = rt_strip_hf_prefix(name);
-    for (int i = 0; i < st->ntensors; i++) {
-        if (strcmp(rt_strip_hf_prefix(st->tensors[i].name), bare) == 0) return &st->tensors[i];
+    size_t lo = 0, hi = (size_t)st->ntensors; /* binary search of by_name: names are unique without the prefix */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(rt_strip_hf_prefix(st->by_name[mid]->name), bare);
+        if (c == 0) return st->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
     }
     return NULL;
 }

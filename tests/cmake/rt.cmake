@@ -31,3 +31,11 @@ set_tests_properties(rt_cli_no_cuda PROPERTIES LABELS rt)
 add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch
          $<TARGET_FILE:file_tool> ${CMAKE_C_COMPILER})
 set_tests_properties(rt_cli_sim_cache PROPERTIES LABELS "rt;sim" TIMEOUT 300)
+
+# Denial-of-service bounds (issue 26): a 320,000-tensor safetensors header loaded, and refused with a duplicate
+# name, in under 2 CPU seconds each. Timed: not under the sanitizers.
+add_test(NAME rt_safetensors_bound COMMAND rt_safetensors bound)
+set_tests_properties(rt_safetensors_bound PROPERTIES LABELS "rt;timing;no-sanitize")
+# BPE merging of a 320,000-letter run without whitespace in under 2 CPU seconds (issue 26: quadratic before). Timed.
+add_test(NAME rt_bpe_bound COMMAND rt_bpe bound)
+set_tests_properties(rt_bpe_bound PROPERTIES LABELS "rt;tokenizer;timing;no-sanitize")

@@ -1,4 +1,6 @@
-/* Safetensors reader: a valid file (metadata, padding, prefixes) and malformed ones, each with a precise error. */
+/* Safetensors reader: a valid file (metadata, padding, prefixes) and malformed ones, each with a precise error.
+ * With the argument "bound": a 320,000-tensor header (19 MB) is loaded, and rejected with one duplicate, in under
+ * 2 CPU seconds each (issue 26: the duplicate-name check was O(n^2)). */
 #include "rt_test.h"
 #include "rt_internal.h"
 
@@ -33,8 +35,63 @@ static void bad(const char *header, size_t dlen, const char *want) {
     free(b);
 }
 
-int main(void) {
+/* A header of n zero-size F32 tensors "t0".."t<n-1>", then "t<dup>" again when dup >= 0. malloc'd. */
+static char *many_tensors(int n, int dup) {
+    size_t cap = (size_t)(n + 1) * 96 + 8, len = 0;
+    char *h = malloc(cap);
+    len += (size_t)snprintf(h + len, cap - len, "{");
+    for (int i = 0; i < n + (dup >= 0); i++)
+        len += (size_t)snprintf(h + len, cap - len, "%s\"t%d\": {\"dtype\": \"F32\", \"shape\": [0], \"data_offsets\": [0, 0]}",
+                                i ? ", " : "", i < n ? i : dup);
+    snprintf(h + len, cap - len, "}");
+    return h;
+}
+
+/* n tensors load and every one is found; one more with a repeated name is refused; each within limit seconds. */
+static void many(int n, double limit) {
+    char *h = many_tensors(n, -1);
+    size_t len;
+    unsigned char *b = build(h, NULL, 0, &len);
+    RtSafetensors st;
+    double t0 = check_now();
+    srt_status s = rt_st_open_memory(ctx, "w.safetensors", b, len, &st);
+    double t1 = check_now();
+    CHECK(s == SRT_OK);
+    if (s == SRT_OK) {
+        CHECK(st.ntensors == n && rt_st_find(&st, "t0") && rt_st_find(&st, "transformer.t1") && !rt_st_find(&st, "t"));
+        for (int i = 0; i < n; i += n / 97 + 1) {
+            char name[32];
+            snprintf(name, sizeof name, "t%d", i);
+            const RtStTensor *t = rt_st_find(&st, name);
+            CHECK(t && strcmp(t->name, name) == 0);
+        }
+        rt_st_close(&st);
+    }
+    free(b);
+    free(h);
+    h = many_tensors(n, n / 2);
+    b = build(h, NULL, 0, &len);
+    char want[64];
+    snprintf(want, sizeof want, "duplicate tensor name 't%d'", n / 2);
+    double t2 = check_now();
+    bad_bytes(b, len, want);
+    double t3 = check_now();
+    free(b);
+    free(h);
+    if (limit > 0) {
+        printf("%d tensors: loaded in %.3f CPU s, the duplicate refused in %.3f CPU s\n", n, t1 - t0, t3 - t2);
+        CHECK(t1 - t0 < limit && t3 - t2 < limit);
+    }
+}
+
+int main(int argc, char **argv) {
     CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
+    if (argc > 1 && strcmp(argv[1], "bound") == 0) {
+        many(320000, 2.0);
+        srt_context_destroy(ctx);
+        return check_done("test_safetensors bound");
+    }
+    many(3000, 0);
     float data[6] = {1, 2, 3, 4, 5, 6};
     const char *good = "{\"__metadata__\": {\"format\": \"pt\"},"
                        " \"transformer.wte.weight\": {\"dtype\": \"F32\", \"shape\": [2, 2], \"data_offsets\": [0, 16]},"
@@ -116,7 +173,22 @@ int main(void) {
         12, "tensors 'a' [0, 8) and 'b' [4, 12) overlap");
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
         " \"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [8, 16]}}",
-        16, "tensor 'a' is listed twice");
+        16, "w.safetensors: duplicate tensor name 'a'");
+    /* the same name and range twice: a duplicate, not an overlap */
+    bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]},"
+        " \"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 8]}}",
+        8, "w.safetensors: duplicate tensor name 'a'");
+    /* the pair the header's order meets first: 'b' (entries 1 and 3) before 'a' (0 and 4) */
+    bad("{\"a\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"b\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"c\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"b\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"a\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]}}",
+        0, "duplicate tensor name 'b'");
+    bad("{\"transformer.q\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"q\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]},"
+        " \"q\": {\"dtype\": \"U8\", \"shape\": [0], \"data_offsets\": [0, 0]}}",
+        0, "tensors 'transformer.q' and 'q' are the same weight");
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [-1], \"data_offsets\": [0, 4]}}", 4,
         "tensor 'a': shape[0] is -1, not a non-negative integer <= 2^53");
     bad("{\"a\": {\"dtype\": \"F32\", \"shape\": [1, 2.5], \"data_offsets\": [0, 4]}}", 4,
