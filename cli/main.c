@@ -19,7 +19,8 @@
  * inputs must be regular files (a FIFO or device is refused, never waited
  * on); outputs that are regular files are written to a temporary name and
  * renamed into place, so an error never leaves a half-written file, and
- * /dev/null, a FIFO or a symbolic link is never replaced.
+ * /dev/null or a FIFO is never replaced; a symbolic link is refused
+ * (--force replaces the link itself, never writing its target).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
@@ -44,13 +45,13 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE]\n"
+    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE] [--force]\n"
     "                        [--dump-spec] [--dump-ir[=PASS]] [--no-fuse] [--check] [--time]\n"
     "       shortc --check FILE.cu\n"
     "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
     "                  (--weights FILE.safetensors | --random-weights SEED)\n"
     "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
-    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K]\n"
+    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K] [--force]\n"
     "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
     "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
     "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
@@ -63,12 +64,12 @@ static const char usage_text[] =
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
     "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
-    "                  [--sim-threads N] [-I DIR]...\n"
+    "                  [--sim-threads N] [-I DIR]... [--force]\n"
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
-    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg]\n"
+    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg [--force]]\n"
     "       shortc report MODEL.arch [--model NAME] [same options as compare]\n"
-    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy] [--ascii [--layer L] [--head H]] [--model NAME]\n"
+    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy [--force]] [--ascii [--layer L] [--head H]] [--model NAME]\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
@@ -77,7 +78,8 @@ static const char usage_text[] =
     "logits row per token; --chunk K feeds each segment K tokens per call.\n"
     "Every backend continues a sequence from its KV cache (sim and cuda: the plan's state, one per session).\n"
     "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
-    "a vocab.json (merges.txt beside it) or their directory.\n";
+    "a vocab.json (merges.txt beside it) or their directory.\n"
+    "An output that is a symbolic link is refused; --force replaces the link itself (never its target).\n";
 
 double now_ms(void) {
     struct timespec ts;
@@ -258,6 +260,7 @@ static int parse_compile_args(int argc, char **argv, CompileArgs *ca) {
         else if (strcmp(s, "--no-fuse") == 0) ca->no_fuse = true;
         else if (strcmp(s, "--check") == 0) ca->check = true;
         else if (strcmp(s, "--time") == 0) ca->time = true;
+        else if (strcmp(s, "--force") == 0) fio_set_force(true);
         else if (s[0] == '-' && s[1] != '\0') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
             return -1;
@@ -697,6 +700,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
         else if (cmd == RUN_CMD_EVAL && strcmp(s, "--json") == 0) ra->json = true;
+        else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
         else if (cmd == RUN_CMD_GENERATE && strcmp(s, "--quiet") == 0) ra->quiet = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);

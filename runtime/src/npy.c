@@ -5,8 +5,8 @@
  * Written: format 1.0, '<f4', '<i4' or '<u4', C order, the header padded
  * with spaces to a multiple of 64 bytes and ended by '\n' (what numpy
  * writes), through fileio.h: a regular file is written to a temporary file
- * renamed into place, /dev/null or a FIFO is written through, a symlink's
- * target is replaced and the link kept. Read: formats 1.0, 2.0 and 3.0; the
+ * renamed into place, /dev/null or a FIFO is written through, a symlink is
+ * refused (or replaced itself under fio_set_force), never followed. Read: formats 1.0, 2.0 and 3.0; the
  * header dict is parsed (keys in any order) and must say one of those dtypes
  * ('|' or '<' byte order) and fortran_order False;
  * the data must be exactly shape's product of floats.

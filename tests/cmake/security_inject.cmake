@@ -5,9 +5,15 @@
 #                backslash, non-UTF-8) as main and imported paths: compile, --check, run on ref
 #                and sim emit the plain code and run nothing; a control character in an import
 #                path is a located error (tests/cli/inject.sh)
+#   sec_links    outputs never follow a symbolic link: -o, --plan-out, --logits, mask -o, --svg and
+#                sim outputs refuse one (target untouched); --force replaces the link itself
+#                (tests/cli/links.sh)
 add_executable(escape_unit ${TESTS_DIR}/common/escape_unit.c)
 target_link_libraries(escape_unit PRIVATE shortc_common)
 add_test(NAME sec_escape COMMAND escape_unit)
 add_test(NAME sec_inject COMMAND sh ${TESTS_DIR}/cli/inject.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
 set_tests_properties(sec_inject PROPERTIES LABELS "cli;sim;security" SKIP_RETURN_CODE 77 TIMEOUT 600)
 set_tests_properties(sec_escape PROPERTIES LABELS security)
+add_test(NAME sec_links COMMAND sh ${TESTS_DIR}/cli/links.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models
+         ${TESTS_DIR}/simbench/data)
+set_tests_properties(sec_links PROPERTIES LABELS "cli;security" TIMEOUT 300)
