@@ -17,3 +17,9 @@ set_tests_properties(sec_escape PROPERTIES LABELS security)
 add_test(NAME sec_links COMMAND sh ${TESTS_DIR}/cli/links.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models
          ${TESTS_DIR}/simbench/data)
 set_tests_properties(sec_links PROPERTIES LABELS "cli;security" TIMEOUT 300)
+#   sec_external cuobjdump with an argument vector ($TMPDIR with shell syntax runs nothing), the sim
+#                host compiler killed at SHORTC_SIM_COMPILE_TIMEOUT (a .cu including a FIFO), stale
+#                tmp-sim-* build directories removed (tests/cli/external.sh)
+add_test(NAME sec_external COMMAND sh ${TESTS_DIR}/cli/external.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models
+         ${TESTS_DIR}/simbench/data)
+set_tests_properties(sec_external PROPERTIES LABELS "cli;sim;security" TIMEOUT 300)
