@@ -219,13 +219,6 @@ static srt_status st_parse(srt_context *ctx, const char *what, const unsigned ch
     if (s == SRT_OK) {
         /* names are unique, also without the "transformer." prefix (cJSON keeps duplicates: reject them),
          * and byte ranges disjoint */
-        qsort(order, (size_t)st->ntensors, sizeof *order, cmp_begin);
-        for (int i = 1; i < st->ntensors && s == SRT_OK; i++) {
-            if (order[i]->begin < order[i - 1]->end)
-                s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' [%zu, %zu) and '%s' [%zu, %zu) overlap", what,
-                             order[i - 1]->name, order[i - 1]->begin, order[i - 1]->end, order[i]->name, order[i]->begin,
-                             order[i]->end);
-        }
         for (int i = 0; i < st->ntensors && s == SRT_OK; i++) {
             for (int j = 0; j < i && s == SRT_OK; j++) {
                 const char *a = st->tensors[i].name, *b = st->tensors[j].name;
@@ -235,6 +228,14 @@ static srt_status st_parse(srt_context *ctx, const char *what, const unsigned ch
                     s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' and '%s' are the same weight (names are matched "
                                  "with and without the \"transformer.\" prefix): keep one", what, b, a);
             }
+        }
+        /* after the names: a name listed twice is reported as such, not as an overlap */
+        qsort(order, (size_t)st->ntensors, sizeof *order, cmp_begin);
+        for (int i = 1; i < st->ntensors && s == SRT_OK; i++) {
+            if (order[i]->begin < order[i - 1]->end)
+                s = rt_error(ctx, SRT_ERR_FORMAT, "%s: tensors '%s' [%zu, %zu) and '%s' [%zu, %zu) overlap", what,
+                             order[i - 1]->name, order[i - 1]->begin, order[i - 1]->end, order[i]->name, order[i]->begin,
+                             order[i]->end);
         }
     }
     rt_free(ctx, order);
