@@ -10,7 +10,7 @@
 #   - under `run`, an .arch compile error keeps `file:line:col: error:` first;
 #   - NaN weights are refused with the tensor and index, unless
 #     --allow-nonfinite-weights, and non-finite logits are never written
-#     silently.
+#     silently nor sampled from (generate fails alike on ref and sim).
 set -u
 bin=$1 models=$2 tool=$3
 model=$models/gpt2_tiny.arch
@@ -134,6 +134,14 @@ if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
     check "non-finite logits: exit 1 (got $rc)" test $rc -eq 1
     check "non-finite logits: message" grep -q "^shortc: error: the logits hold .* at token 0, index 0 (an overflow in the forward pass); nothing written" "$tmp/err"
     check "non-finite logits: nothing written" test ! -e "$tmp/nan.npy"
+    # generation from non-finite logits: the same error on every backend (the device sampler too)
+    for be in ref sim; do
+        for temp in 0 0.8; do
+            expect 1 "shortc: error: no token can be drawn: logit 0 is not finite (NaN or infinite)" \
+                generate "$model" --backend $be --weights "$tmp/big.safetensors" --tokens "$tmp/nan.tokens" \
+                --max-new 2 --temperature $temp --seed 1
+        done
+    done
     # explicitly allowed: written
     expect 0 "" $nan_run --weights "$tmp/nan.safetensors" --allow-nonfinite-weights
     check "allowed NaN weights write logits" test -s "$tmp/nan.npy"
