@@ -12,14 +12,7 @@
 #     removed by the next build; a fresh one is kept.
 set -u
 bin=$1 models=$2 data=$3
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-models=$(cd "$models" && pwd) data=$(cd "$data" && pwd)
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-export SHORTC_CACHE="$tmp/cache"
-mkdir -m 700 "$SHORTC_CACHE"
-fail=0
-cd "$tmp" || exit 2
+. "$(dirname "$0")/sec_setup.sh"
 
 # ---- no shell for cuobjdump ----
 cat >fake_cuobjdump <<'SH'

@@ -8,15 +8,8 @@
 # replaced by a regular file (renamed over it) and its target is unchanged.
 set -u
 bin=$1 models=$2 data=$3
-case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
-models=$(cd "$models" && pwd) data=$(cd "$data" && pwd)
+. "$(dirname "$0")/sec_setup.sh"
 model=$models/gpt2_tiny.arch
-tmp=$(mktemp -d) || exit 2
-trap 'rm -rf "$tmp"' EXIT
-export SHORTC_CACHE="$tmp/cache"
-mkdir -m 700 "$SHORTC_CACHE"
-fail=0
-cd "$tmp" || exit 2
 cat >k.cu <<'CU'
 __global__ void store(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 2.0f; }
 CU
