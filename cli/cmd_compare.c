@@ -44,6 +44,7 @@ static const char compare_usage[] =
     "  --kernels sm_XX static kernel facts from NVRTC for that arch (e.g. sm_80, sm_90)\n"
     "  --json | --csv  machine-readable output instead of the table\n"
     "  --svg OUT.svg   also write a bar chart of the main figures\n"
+    "  --force         replace an output that is a symbolic link (the link, never its target)\n"
     "A file stands for its last model; --variants takes every model of one file.\n"
     "Figures follow docs/cost-model.md; times are roofline estimates, not measurements.\n";
 
@@ -145,6 +146,7 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
     if (takes_value) (*i)++;
     if (strcmp(s, "--json") == 0) return set_format(a, FMT_JSON, s);
     if (strcmp(s, "--csv") == 0) return set_format(a, FMT_CSV, s);
+    if (strcmp(s, "--force") == 0) return fio_set_force(true), true;
     if (strcmp(s, "--device") == 0) a->device = v;
     else if (strcmp(s, "--svg") == 0) a->svg = v;
     else if (strcmp(s, "--model") == 0 && a->report) a->model = v;

@@ -29,7 +29,7 @@ typedef struct MaskArgs {
 } MaskArgs;
 
 static const char mask_usage[] =
-    "usage: shortc mask MODEL.arch --tokens N [-o MASKS.npy] [--ascii [--layer L] [--head H]] [--model NAME]\n";
+    "usage: shortc mask MODEL.arch --tokens N [-o MASKS.npy [--force]] [--ascii [--layer L] [--head H]] [--model NAME]\n";
 
 static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
     memset(a, 0, sizeof *a);
@@ -45,6 +45,7 @@ static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
         } else if (strcmp(s, "-o") == 0 && more) a->out = argv[++i];
         else if (strcmp(s, "--model") == 0 && more) a->model = argv[++i];
         else if (strcmp(s, "--ascii") == 0) a->ascii = true;
+        else if (strcmp(s, "--force") == 0) fio_set_force(true);
         else if (s[0] != '-' && !a->path) a->path = s;
         else {
             fprintf(stderr, "shortc: error: mask: unknown or incomplete option '%s'\n%s", s, mask_usage);

@@ -36,7 +36,7 @@
 
 static const char sim_usage[] =
     "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
-    "                  [--sim-threads N] [-I DIR]... --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
+    "                  [--sim-threads N] [-I DIR]... [--force] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
 
 /* Most -I directories (srt_sim_launch takes 15). */
 #define SIM_MAX_INCLUDES 15
@@ -176,6 +176,8 @@ static bool parse_cli(int argc, char **argv, SimCli *c) {
         bool has_val = i + 1 < argc;
         if (strcmp(a, "--checked") == 0) {
             c->checked = 1;
+        } else if (strcmp(a, "--force") == 0) {
+            fio_set_force(true);
         } else if (strcmp(a, "--kernel") == 0 || strcmp(a, "--grid") == 0 || strcmp(a, "--block") == 0 ||
                    strcmp(a, "--smem") == 0 || strcmp(a, "--arg") == 0 || strcmp(a, "--sim-threads") == 0) {
             if (!has_val) return fail("%s needs a value", a), false;

@@ -19,7 +19,8 @@
  * inputs must be regular files (a FIFO or device is refused, never waited
  * on); outputs that are regular files are written to a temporary name and
  * renamed into place, so an error never leaves a half-written file, and
- * /dev/null, a FIFO or a symbolic link is never replaced.
+ * /dev/null or a FIFO is never replaced; a symbolic link is refused
+ * (--force replaces the link itself, never writing its target).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
@@ -44,13 +45,13 @@
 #include <unistd.h>
 
 static const char usage_text[] =
-    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE]\n"
+    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE] [--force]\n"
     "                        [--dump-spec] [--dump-ir[=PASS]] [--no-fuse] [--check] [--time]\n"
     "       shortc --check FILE.cu\n"
     "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
     "                  (--weights FILE.safetensors | --random-weights SEED)\n"
     "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
-    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K]\n"
+    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K] [--force]\n"
     "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
     "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
     "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
@@ -63,12 +64,12 @@ static const char usage_text[] =
     "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
     "       shortc --version\n"
     "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
-    "                  [--sim-threads N] [-I DIR]...\n"
+    "                  [--sim-threads N] [-I DIR]... [--force]\n"
     "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
     "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
-    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg]\n"
+    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg [--force]]\n"
     "       shortc report MODEL.arch [--model NAME] [same options as compare]\n"
-    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy] [--ascii [--layer L] [--head H]] [--model NAME]\n"
+    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy [--force]] [--ascii [--layer L] [--head H]] [--model NAME]\n"
     "\n"
     "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
     "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
@@ -77,7 +78,8 @@ static const char usage_text[] =
     "logits row per token; --chunk K feeds each segment K tokens per call.\n"
     "Every backend continues a sequence from its KV cache (sim and cuda: the plan's state, one per session).\n"
     "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
-    "a vocab.json (merges.txt beside it) or their directory.\n";
+    "a vocab.json (merges.txt beside it) or their directory.\n"
+    "An output that is a symbolic link is refused; --force replaces the link itself (never its target).\n";
 
 double now_ms(void) {
     struct timespec ts;
@@ -258,6 +260,7 @@ static int parse_compile_args(int argc, char **argv, CompileArgs *ca) {
         else if (strcmp(s, "--no-fuse") == 0) ca->no_fuse = true;
         else if (strcmp(s, "--check") == 0) ca->check = true;
         else if (strcmp(s, "--time") == 0) ca->time = true;
+        else if (strcmp(s, "--force") == 0) fio_set_force(true);
         else if (s[0] == '-' && s[1] != '\0') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
             return -1;
@@ -296,15 +299,6 @@ static int default_tokens(int32_t **out) {
 /* Largest token file read (whitespace-separated ids). */
 #define TOKENS_FILE_MAX ((size_t)64 << 20)
 
-/* Prints n bytes of s to f, every byte that is not printable ASCII as \xHH (a bad token file may be binary). */
-static void print_escaped(FILE *f, const char *s, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c < 0x7f && c != '\\') fputc(c, f);
-        else fprintf(f, "\\x%02x", c);
-    }
-}
-
 char *read_text_file(const char *path, const char *what, size_t *len) {
     const char *why;
     char *text = fio_read_file(path, TOKENS_FILE_MAX, len, &why);
@@ -324,53 +318,6 @@ static int read_tokens(const char *path, int32_t **out) {
     return n;
 }
 
-int parse_tokens(const char *path, const char *text, size_t len, int32_t **out) {
-    int cap = 64, n = 0;
-    int32_t *t = malloc(sizeof *t * (size_t)cap);
-    int ok = t != NULL;
-    for (size_t i = 0; ok && i < len;) {
-        while (i < len && isspace((unsigned char)text[i])) i++;
-        if (i == len) break;
-        size_t start = i;
-        while (i < len && !isspace((unsigned char)text[i])) i++;
-        char word[64];
-        size_t wl = i - start;
-        if (wl >= sizeof word || memchr(text + start, 0, wl)) {
-            fprintf(stderr, "shortc: error: %s: token %d is longer than 63 bytes or holds a NUL byte\n", path, n + 1);
-            ok = 0;
-            break;
-        }
-        memcpy(word, text + start, wl);
-        word[wl] = 0;
-        char *end;
-        errno = 0;
-        long long v = strtoll(word, &end, 10);
-        if (end == word || *end || (errno && errno != ERANGE) || v < 0 || errno == ERANGE || v > INT32_MAX) {
-            bool digits = end != word && !*end && v >= 0; /* a number, too large for a token id */
-            fprintf(stderr, "shortc: error: %s: token %d ('", path, n + 1);
-            print_escaped(stderr, word, wl);
-            fprintf(stderr, digits ? "') is out of range (token ids are at most %d)\n" : "') is not a non-negative integer\n",
-                    INT32_MAX);
-            ok = 0;
-            break;
-        }
-        if (n == cap) {
-            cap *= 2;
-            int32_t *nt = realloc(t, sizeof *t * (size_t)cap);
-            if (!nt) { ok = 0; break; }
-            t = nt;
-        }
-        t[n++] = (int32_t)v;
-    }
-    if (!ok) { free(t); return -1; }
-    if (n == 0) {
-        fprintf(stderr, "shortc: error: %s: no tokens (the file is empty or only whitespace)\n", path);
-        free(t);
-        return -1;
-    }
-    *out = t;
-    return n;
-}
 
 static int parse_backend(const char *s, srt_backend *b) {
     if (!s || strcmp(s, "auto") == 0) *b = SRT_BACKEND_AUTO;
@@ -697,6 +644,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
         else if (cmd == RUN_CMD_EVAL && strcmp(s, "--json") == 0) ra->json = true;
+        else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
         else if (cmd == RUN_CMD_GENERATE && strcmp(s, "--quiet") == 0) ra->quiet = true;
         else if (s[0] == '-') {
             fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);

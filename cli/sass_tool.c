@@ -8,6 +8,8 @@
 #define _GNU_SOURCE /* mkstemps */
 #include "sass_tool.h"
 
+#include "proc.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,25 +52,6 @@ bool sass_tool_find(char *out, size_t cap) {
     return false;
 }
 
-/* Everything f gives until EOF (malloc'd, NUL-terminated); NULL when out of memory. */
-static char *read_all(FILE *f) {
-    size_t n = 0, cap = 1 << 16;
-    char *s = malloc(cap);
-    while (s) {
-        size_t got = fread(s + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-        if (n + 1 == cap) {
-            char *ns = realloc(s, cap * 2);
-            if (!ns) free(s);
-            s = ns;
-            cap *= 2;
-        }
-    }
-    if (s) s[n] = '\0';
-    return s;
-}
-
 /* Writes the cubin to a new temporary file; its path in path (cap >= 64). */
 static bool write_temp(const void *cubin, size_t len, char *path, size_t cap, char *err, size_t errlen) {
     const char *dir = getenv("TMPDIR");
@@ -96,21 +79,18 @@ static bool write_temp(const void *cubin, size_t len, char *path, size_t cap, ch
 }
 
 char *sass_disassemble(const char *tool, const void *cubin, size_t len, char *err, size_t errlen) {
-    char path[1024], cmd[2200];
+    char path[1024];
     if (!write_temp(cubin, len, path, sizeof path, err, errlen)) return NULL;
-    if (strchr(tool, '\'') || (size_t)snprintf(cmd, sizeof cmd, "'%s' -sass '%s' 2>&1", tool, path) >= sizeof cmd) {
-        snprintf(err, errlen, "cuobjdump path %s cannot be quoted for the shell", tool);
-        unlink(path);
-        return NULL;
-    }
-    FILE *f = popen(cmd, "r");
-    char *text = f ? read_all(f) : NULL;
-    int rc = f ? pclose(f) : -1;
+    /* an argument vector: neither the tool's path nor $TMPDIR's ever meets a shell */
+    const char *argv[] = {tool, "-sass", path, NULL};
+    ProcRun r = {.argv = argv, .out_fd = -1, .out_max = (size_t)1 << 30, .timeout_ms = 600000};
+    int rc = proc_run(&r);
     unlink(path);
-    if (!text || rc != 0) {
-        snprintf(err, errlen, "%s -sass failed (status %d)%s%.500s", tool, rc, text ? ": " : "", text ? text : "");
-        free(text);
+    if (!r.out || rc != 0) {
+        snprintf(err, errlen, "%s -sass failed (%s %d)%s%.500s", tool, r.timed_out ? "killed after 600 s, status" : "status",
+                 rc, r.out ? ": " : "", r.out ? r.out : "");
+        free(r.out);
         return NULL;
     }
-    return text;
+    return r.out;
 }

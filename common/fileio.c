@@ -105,37 +105,27 @@ char *fio_read_file(const char *path, size_t max, size_t *len, const char **why)
     return buf;
 }
 
-/* The file an output path finally names: path itself, or its symbolic links resolved (malloc'd). */
-static char *resolve_target(const char *path, struct stat *st, bool *exists, const char **why) {
-    struct stat ls;
+static bool force_links; /* fio_set_force: a symbolic link as an output is replaced, not refused */
+
+void fio_set_force(bool replace_links) { force_links = replace_links; }
+
+const char fio_is_link[] = "a symbolic link (outputs never follow one; --force replaces the link itself)";
+
+/* What path names now, without following a symbolic link in its last component: *exists false for
+ * nothing; a link is refused unless force_links (then it is the file replaced). false with *why. */
+static bool output_kind(const char *path, struct stat *st, bool *exists, const char **why) {
     *exists = false;
-    if (lstat(path, &ls) != 0) {
-        if (errno != ENOENT) {
-            *why = strerror(errno);
-            return NULL;
-        }
-        char *p = strdup(path);
-        if (!p) *why = strerror(ENOMEM);
-        return p;
+    if (lstat(path, st) != 0) {
+        if (errno == ENOENT) return true;
+        *why = strerror(errno);
+        return false;
     }
     *exists = true;
-    if (!S_ISLNK(ls.st_mode)) {
-        *st = ls;
-        char *p = strdup(path);
-        if (!p) *why = strerror(ENOMEM);
-        return p;
+    if (S_ISLNK(st->st_mode) && !force_links) {
+        *why = fio_is_link;
+        return false;
     }
-    char *real = realpath(path, NULL);
-    if (!real) {
-        *why = errno == ENOENT ? "a symbolic link to a missing file" : strerror(errno);
-        return NULL;
-    }
-    if (stat(real, st) != 0) {
-        *why = strerror(errno);
-        free(real);
-        return NULL;
-    }
-    return real;
+    return true;
 }
 
 /* Opens a character device or FIFO for writing through; -1 with *why otherwise. */
@@ -148,10 +138,11 @@ static int open_through(const char *target, const struct stat *st, const char **
         *why = "not a regular file, character device or FIFO";
         return -1;
     }
-    /* non-blocking: a FIFO nobody reads fails (ENXIO) instead of hanging */
-    int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    /* non-blocking: a FIFO nobody reads fails (ENXIO) instead of hanging; never through a link
+     * put in place since it was looked at */
+    int fd = open(target, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
     if (fd < 0) {
-        *why = errno == ENXIO ? "a FIFO that nobody reads" : strerror(errno);
+        *why = errno == ENXIO ? "a FIFO that nobody reads" : errno == ELOOP ? fio_is_link : strerror(errno);
         return -1;
     }
     int fl = fcntl(fd, F_GETFL);
@@ -189,10 +180,14 @@ bool fio_out_open(FioOut *o, const char *path, const char **why) {
     o->fd = -1;
     struct stat st;
     bool exists;
-    if (!(o->target = resolve_target(path, &st, &exists, why))) return false;
-    if (!exists || S_ISREG(st.st_mode)) {
+    if (!output_kind(path, &st, &exists, why)) return false;
+    if (!(o->target = strdup(path))) {
+        *why = strerror(ENOMEM);
+        return false;
+    }
+    if (!exists || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {   /* a link only with --force */
         o->fd = open_temp(o, why);
-        if (o->fd >= 0 && exists) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
+        if (o->fd >= 0 && S_ISREG(st.st_mode)) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
     } else {
         o->fd = open_through(o->target, &st, why);
     }

@@ -10,13 +10,14 @@
  * fstat gives is only a first guess: procfs files say 0), refusing one
  * larger than a caller-given bound.
  *
- * Writing: an output whose path is absent or a regular file (directly or
- * through symbolic links) is written to a temporary file next to the
- * resolved target and renamed over it, so a failure never leaves a
- * half-written file and a symlink stays a symlink. A character device
- * (/dev/null, a terminal) or a FIFO with a reader is written through; a
- * directory, socket, block device, dangling link or reader-less FIFO is
- * refused with a message.
+ * Writing: an output whose path is absent or a regular file is written to
+ * a temporary file in the same directory and renamed over it, so a failure
+ * never leaves a half-written file. A symbolic link in the last component
+ * is never followed: it is refused, or with fio_set_force (shortc's
+ * --force) the link itself is replaced in the same way; its target is
+ * never written. A character device (/dev/null, a terminal) or a FIFO with
+ * a reader is written through (opened with O_NOFOLLOW); a directory,
+ * socket, block device or reader-less FIFO is refused with a message.
  */
 #ifndef SHORTC_FILEIO_H
 #define SHORTC_FILEIO_H
@@ -38,10 +39,16 @@ extern const char fio_too_large[];
 /* An output file being written (see the top of the file). */
 typedef struct FioOut {
     int fd;          /* descriptor written to (-1: closed) */
-    char *target;    /* file finally written: path with symbolic links resolved (malloc'd) */
+    char *target;    /* the path written (a copy; malloc'd) */
     char *tmp;       /* temporary file renamed over target on commit; NULL when written through */
     int err;         /* first errno of a failed write (0: none) */
 } FioOut;
+
+/* Whether an output that is a symbolic link is replaced (the link itself) instead of refused;
+ * process-wide, off by default. */
+void fio_set_force(bool replace_links);
+/* The *why of fio_out_open for a symbolic link without fio_set_force. */
+extern const char fio_is_link[];
 
 /* Opens an output. false with *why set (a static message) when it cannot or must not be written. */
 bool fio_out_open(FioOut *o, const char *path, const char **why);

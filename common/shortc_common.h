@@ -8,6 +8,7 @@
  *   plan framing        the markers around the plan in an emitted .cu, the most tensor dimensions
  *   symbolic dimensions sizes that are affine in the run-time symbols T, P, fill, B (SymDim)
  *   plan schema         every plan field, its type, required or not (plan_schema.h; uses cJSON)
+ *   comment escaping    input text placed in a comment of generated source (escape.c)
  *
  * Neither the compiler's internal header (shortc.h) nor the runtime's
  * (rt_internal.h) is visible from here; both include this one. The half and
@@ -17,6 +18,7 @@
 #ifndef SHORTC_COMMON_H
 #define SHORTC_COMMON_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "half.h"
@@ -112,5 +114,16 @@ int symdim_is_const(SymDim d);
 int symdim_eq(SymDim a, SymDim b);
 /* Text form: `T`, `fill+T`, `(T+15)/16`, `768`; writes at most n bytes, returns buf. */
 char *symdim_format(SymDim d, char *buf, unsigned long n);
+
+/* ------------------------------------------------------------------ */
+/* Input text in generated comments (escape.c; docs/security.md)        */
+/* ------------------------------------------------------------------ */
+
+/* text with every byte that could end or close a comment, a backslash, "??", a '/' after
+ * '*', any non-ASCII byte and (unless keep_space) a space written as \xNN; writes at most
+ * cap bytes of it (NUL-terminated) into out and returns its full length, as snprintf does. */
+size_t shortc_escape_comment(const char *text, int keep_space, char *out, size_t cap);
+/* The inverse: len bytes of escaped text decoded into out (room for len + 1); returns the length. */
+size_t shortc_unescape_comment(const char *text, size_t len, char *out);
 
 #endif /* SHORTC_COMMON_H */

@@ -346,7 +346,7 @@ typedef struct Origin {
     int comment_line;   /* .cu line of the comment */
 } Origin;
 
-/* Parses `// from FILE:LINE ...` on a .cu line; false if the line is not such a comment. */
+/* Parses `// from FILE:LINE ...` on a .cu line (FILE escaped: common/escape.c); false if the line is not such a comment. */
 static bool parse_from_comment(Arena *a, const CuText *cu, int line, Origin *o) {
     const char *s = cu->text + cu->line_start[line];
     size_t n = cu_line_len(cu, line);
@@ -365,7 +365,10 @@ static bool parse_from_comment(Arena *a, const CuText *cu, int line, Origin *o) 
         if (s[k] < '0' || s[k] > '9') return false;
         ln = ln * 10 + (s[k] - '0');
     }
-    o->file = arena_strndup(a, s + b, colon - 1 - b);
+    char *file = arena_alloc(a, colon - b); /* the path as emit.c escaped it (no space in it) */
+    if (!file) return false;
+    shortc_unescape_comment(s + b, colon - 1 - b, file);
+    o->file = file;
     o->line = ln;
     o->comment_line = line;
     return true;

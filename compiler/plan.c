@@ -321,6 +321,22 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
     return o;
 }
 
+
+/* The JSON text as it may sit in a C comment: a '/' after '*' (only possible inside a string, a
+ * path or a name) written as the JSON escape \/, so nothing closes the comment. malloc'd. */
+static char *comment_safe_json(const char *text) {
+    size_t len = strlen(text), extra = 0;
+    for (size_t i = 1; i < len; i++) extra += text[i] == '/' && text[i - 1] == '*';
+    char *out = malloc(len + extra + 1), *o = out;
+    if (!out) return NULL;
+    for (size_t i = 0; i < len; i++) {
+        if (i > 0 && text[i] == '/' && text[i - 1] == '*') *o++ = '\\';
+        *o++ = text[i];
+    }
+    *o = '\0';
+    return out;
+}
+
 /* One program: its name, the T it runs, and the steps [first, last). */
 static cJSON *program_json(const EmitState *st, const char *name, int tmin, int tmax, int first, int last) {
     cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateArray(), *steps = cJSON_CreateArray();
@@ -404,18 +420,10 @@ char *plan_build(const EmitState *st) {
         diag_plain_error(st->d, "plan: out of memory");
         return NULL;
     }
-    size_t len = strlen(text);
-    char *copy = malloc(len + 1);
-    if (copy) memcpy(copy, text, len + 1);
+    char *copy = comment_safe_json(text);
     cJSON_free(text);
     if (!copy) {
         diag_plain_error(st->d, "plan: out of memory");
-        return NULL;
-    }
-    /* The plan sits in a C comment: nothing in it may close the comment. */
-    if (strstr(copy, "*/")) {
-        diag_plain_error(st->d, "plan: a name or path contains '*/', which cannot appear in the plan comment");
-        free(copy);
         return NULL;
     }
     return copy;

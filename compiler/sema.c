@@ -791,6 +791,12 @@ static char *real_path(Sema *S, const char *path) {
     return copy;
 }
 
+/* Whether a path names a .arch file (the only kind an import reads). */
+static bool arch_name(const char *path) {
+    size_t n = strlen(path);
+    return n > 5 && strcmp(path + n - 5, ".arch") == 0 && path[n - 6] != '/';
+}
+
 /* `import` paths are relative to the importing file's directory. */
 static const char *import_path(Sema *S, const char *importer, const char *path) {
     const char *slash = strrchr(importer, '/');
@@ -806,9 +812,18 @@ static void visit_file(Sema *S, FileEntry *fe) {
         const char *path = import_path(S, fe->ast->src->path, im->path);
         struct stat st;
         char *real = NULL;
+        if (!arch_name(path)) {   /* refused before the file is touched (docs/security.md) */
+            diag_error(S->d, im->loc, "cannot import '%s': not a .arch file", clip(S, path));
+            continue;
+        }
         if (stat(path, &st) != 0 || !(real = real_path(S, path))) {
             int err = errno;
             diag_error(S->d, im->loc, "cannot import '%s': %s", clip(S, path), strerror(err));
+            continue;
+        }
+        if (!arch_name(real)) {   /* a link to another kind of file */
+            diag_error(S->d, im->loc, "cannot import '%s': it is '%s', not a .arch file", clip(S, path),
+                       clip(S, real));
             continue;
         }
         if (!S_ISREG(st.st_mode)) {   /* a directory, or a device that might never end */

@@ -79,6 +79,7 @@ int yylex(YYSTYPE *lval, YYLTYPE *lloc, yyscan_t scanner);
 #include <string.h>
 
 static void yyerror(YYLTYPE *loc, yyscan_t scanner, ParseState *ps, const char *msg);
+static bool import_path_ok(ParseState *ps, const char *path, Loc loc);
 static AstSelector *selector_words(ParseState *ps, Loc all, const char *w1, Loc l1, const long *n,
                                    const char *w2, Loc l2, const long *from);
 }
@@ -116,7 +117,7 @@ item
     : IMPORT STRING ';' {
         if (ps->seen_model)
             diag_error(ps->diag, @1, "imports must come before the first model");
-        ast_file_add_import(ps->arena, ps->file, $2, @2);
+        if (import_path_ok(ps, $2, @2)) ast_file_add_import(ps->arena, ps->file, $2, @2);
       }
     | model            { ast_file_add_model(ps->arena, ps->file, $1); ps->seen_model = true; }
     | error            { /* tokens are skipped up to the next 'import' or 'model' */ }
@@ -254,6 +255,30 @@ static AstSelector *selector_words(ParseState *ps, Loc all, const char *w1, Loc 
     AstSelector *s = arena_alloc(ps->arena, sizeof *s);
     if (s) *s = ast_selector(selector_table[k].kind, all, n ? *n : 0, from ? *from : -1);
     return s;
+}
+
+/*
+ * An import path holds no control character (a tab, or \n or \t written as an escape): a path
+ * is placed in comments of the generated source and in messages (docs/security.md). Reported at
+ * the first one.
+ */
+static bool import_path_ok(ParseState *ps, const char *path, Loc loc) {
+    bool bad = false;
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) bad |= *p < 0x20 || *p == 0x7f;
+    if (!bad) return true;
+    const char *raw = ps->src->text;
+    for (int i = loc.begin + 1; i < loc.end - 1; i++) {
+        int w = raw[i] == '\\' ? 2 : 1;   /* an escape, or one byte as it is */
+        unsigned char c = w == 2 ? (raw[i + 1] == 'n' ? '\n' : raw[i + 1] == 't' ? '\t' : 'x') : (unsigned char)raw[i];
+        if (c < 0x20 || c == 0x7f) {
+            Loc at = {loc.file, i, i + w};
+            diag_error(ps->diag, at, "control character 0x%02x in an import path", c);
+            return false;
+        }
+        i += w - 1;
+    }
+    diag_error(ps->diag, loc, "control character in an import path");
+    return false;
 }
 
 /* How a token is named in "expected ..." lists. */

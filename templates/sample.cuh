@@ -20,6 +20,10 @@
 //!     a splitmix64 uniform (53 bits) times that mass picks the first token
 //!     whose running weight exceeds it.
 //!
+//! A row holding a NaN or an infinity draws nothing: the kernel writes
+//! token -1 - i for the first such logit i and the runtime reports it, as
+//! the host sampler does (docs/security.md).
+//!
 //! The runtime writes the parameter block (shortc_sample_params, the layout
 //! of RtSampleParams in runtime/src/rt_internal.h) before the launch; the
 //! kernel writes back the token and the advanced generator state.
@@ -32,7 +36,7 @@ struct shortc_sample_params {
     double temperature;        // 0: greedy
     double top_p;              // nucleus mass, 0 < top_p <= 1
     int top_k;                 // the most likely tokens kept (0: all)
-    int token;                 // out: the token drawn
+    int token;                 // out: the token drawn; -1 - i when logit i is the first non-finite one
 };
 
 // The sort key of logit x of token id: ascending keys are descending logits, then ascending ids.
@@ -184,10 +188,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const float *row = logits + (size_t)(T - 1) * V;
     const bool greedy = params->temperature == 0.0 || params->top_k == 1;
     unsigned long long mine = ~0ull;
+    unsigned first_bad = V;  // this thread's first non-finite logit (all exponent bits set)
     for (int i = threadIdx.x; i < V; i += THREADS) {
         const unsigned long long k = shortc_sample_key(row[i], i);
+        if ((__float_as_uint(row[i]) & 0x7f800000u) == 0x7f800000u && (unsigned)i < first_bad) first_bad = i;
         if (greedy) mine = k < mine ? k : mine;
         else keys[i] = k;
+    }
+    buf[threadIdx.x] = first_bad;  // the block's first (buf is free until the sort)
+    __syncthreads();
+    for (int half = THREADS / 2; half > 0; half >>= 1) {
+        if ((int)threadIdx.x < half && buf[threadIdx.x + half] < buf[threadIdx.x]) buf[threadIdx.x] = buf[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (buf[0] < (unsigned)V) {
+        if (threadIdx.x == 0) params->token = -1 - (int)buf[0];
+        return;
     }
     if (greedy) {  // uniform over the block
         least[threadIdx.x] = mine;

@@ -4,8 +4,11 @@
  * compiler into a shared object and kept in the artifact cache.
  *
  * The compiler is $SHORTC_SIM_CXX if set, else the C++ compiler CMake
- * found (SHORTC_CXX); it runs through posix_spawn (no shell) and its
- * diagnostics become the error message. The cache key hashes the source
+ * found (SHORTC_CXX); it runs through posix_spawn (no shell; common/proc.c),
+ * is killed after $SHORTC_SIM_COMPILE_TIMEOUT seconds (default 300: a source
+ * that includes a FIFO cannot hang the run), and its diagnostics become the
+ * error message. A build directory left in the cache by a killed process is
+ * removed by a later build once it is older than any compile can run. The cache key hashes the source
  * (for a request with include directories whose source has #include: the
  * preprocessed text, so an edited header is a new key), the kernel names,
  * the command line, the compiler's --version text, the arch and the
@@ -21,14 +24,15 @@
  * removes it once loaded (rt_compiled_release) and out->note says why.
  */
 #define _GNU_SOURCE
+#include "proc.h"
 #include "rt_driver.h"
 #include "sim.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,13 +41,13 @@
 #include <time.h>
 #include <unistd.h>
 
-extern char **environ;
-
 #ifndef SHORTC_CXX
 #define SHORTC_CXX "c++"
 #endif
 
 #define MAX_ARGS 64
+/* Default time limit of one host compiler run, seconds ($SHORTC_SIM_COMPILE_TIMEOUT). */
+#define SIM_COMPILE_TIMEOUT_S 300
 
 static struct {
     pthread_once_t once;        /* init_flags runs once */
@@ -63,37 +67,31 @@ typedef enum RunFail {
     RUN_FAIL_SPAWN, /* the program could not be started (errno says why) */
 } RunFail;
 
-/* Runs argv in directory cwd (NULL: ours) with stdout and stderr into
- * out_path (opened here, before the child changes directory); returns the
- * exit status, or -1 with errno and *why. */
-static int run_cmd(const char *const *argv, const char *cwd, const char *out_path, RunFail *why) {
+/* The host compiler's time limit in milliseconds: $SHORTC_SIM_COMPILE_TIMEOUT seconds, default 300. */
+static long compile_timeout_ms(void) {
+    const char *s = getenv("SHORTC_SIM_COMPILE_TIMEOUT");
+    char *end;
+    long v = s && *s ? strtol(s, &end, 10) : 0;
+    return (s && *s && !*end && v > 0 && v <= 86400 ? v : SIM_COMPILE_TIMEOUT_S) * 1000L;
+}
+
+/* Runs argv in directory cwd (NULL: ours) with stdout and stderr into out_path (opened here,
+ * before the child changes directory), killed after compile_timeout_ms (*timed_out); returns
+ * the exit status, or -1 with errno and *why. */
+static int run_cmd(const char *const *argv, const char *cwd, const char *out_path, RunFail *why, bool *timed_out) {
     int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) {
         *why = RUN_FAIL_LOG;
         return -1;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
-    posix_spawn_file_actions_adddup2(&fa, fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
+    ProcRun r = {.argv = argv, .cwd = cwd, .out_fd = fd, .timeout_ms = compile_timeout_ms()};
+    int rc = proc_run(&r);
+    int e = errno;
     close(fd);
-    if (rc != 0) {
-        *why = RUN_FAIL_SPAWN;
-        errno = rc;
-        return -1;
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) {
-            *why = RUN_FAIL_SPAWN;
-            return -1;
-        }
-    if (WIFEXITED(st)) return WEXITSTATUS(st);
-    return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+    if (timed_out) *timed_out = r.timed_out;
+    *why = RUN_FAIL_SPAWN;
+    errno = e;
+    return rc;
 }
 
 static void init_flags(void) {
@@ -130,7 +128,7 @@ static void init_flags(void) {
         close(fd);
         const char *av[] = {C.argv[0], "--version", NULL};
         RunFail why;
-        if (run_cmd(av, NULL, tmpl, &why) == 0) C.version = rt_read_all(tmpl, NULL);
+        if (run_cmd(av, NULL, tmpl, &why, NULL) == 0) C.version = rt_read_all(tmpl, NULL);
         unlink(tmpl);
     }
     if (!C.version) C.version = dupstr("unknown compiler");
@@ -197,12 +195,42 @@ typedef struct Build {
 static const char main_name[] = "shortsim_main.cpp", so_name[] = "kernels.so", log_name[] = "compile.log",
                   pre_name[] = "preprocessed.ii";
 
+/* Removes the files of directory name in dirfd (flat: a build directory), then it. */
+static void remove_flat_dir(int dirfd, const char *name) {
+    int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) unlinkat(fd, e->d_name, 0);
+    closedir(d);
+    unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* Removes the cache's tmp-sim-* build directories that no compile can still be using: untouched
+ * for longer than two compiler runs at the time limit (a killed process leaves its own behind). */
+static void remove_stale_builds(const char *cache_dir) {
+    DIR *d = opendir(cache_dir);
+    if (!d) return;
+    time_t stale = time(NULL) - (time_t)(2 * (compile_timeout_ms() / 1000) + 60);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        struct stat st;
+        if (strncmp(e->d_name, "tmp-sim-", 8) != 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode) && st.st_mtime < stale) remove_flat_dir(dirfd(d), e->d_name);
+    }
+    closedir(d);
+}
+
 /* Makes the private build directory (inside the cache directory, or in $TMPDIR) and writes the
  * source, the trampoline unit and the simulator's headers into it. */
 static srt_status make_build(const RtCompileRequest *req, const char *cache_dir, int arch, Build *b, char *err,
                              size_t errlen) {
     char tmpl[1100];
     const char *tmpdir = getenv("TMPDIR");
+    if (cache_dir) remove_stale_builds(cache_dir);
     if (cache_dir) snprintf(tmpl, sizeof tmpl, "%s/tmp-sim-XXXXXX", cache_dir);
     else snprintf(tmpl, sizeof tmpl, "%s/shortc-sim-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     /* absolute: the compiler runs inside it, and the paths below must mean the same there */
@@ -278,9 +306,13 @@ static srt_status run_compiler(const RtCompileRequest *req, const Build *b, cons
     char own[2 * MAX_INCLUDE_DIRS + 1][1200];
     build_argv(req, b, argv, own, 2 * MAX_INCLUDE_DIRS + 1, extra);
     RunFail why;
-    int rc = run_cmd(argv, b->dir, b->p_log, &why);
+    bool timed_out = false;
+    int rc = run_cmd(argv, b->dir, b->p_log, &why, &timed_out);
     if (rc == 0) return SRT_OK;
-    if (rc < 0 && why == RUN_FAIL_LOG)
+    if (timed_out)
+        snprintf(err, errlen, "sim compile: %s ran for more than %ld s on %s and was killed "
+                 "(SHORTC_SIM_COMPILE_TIMEOUT sets the limit)", argv[0], compile_timeout_ms() / 1000, b->cu_name);
+    else if (rc < 0 && why == RUN_FAIL_LOG)
         snprintf(err, errlen, "sim compile: cannot create the compiler's log %s: %s", b->p_log, strerror(errno));
     else if (rc < 0)
         snprintf(err, errlen, "sim compile: cannot run the host compiler %s: %s", argv[0], strerror(errno));

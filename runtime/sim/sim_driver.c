@@ -453,9 +453,10 @@ static CUresult sim_funcSetAttribute(CUfunction hfunc, CUfunction_attribute attr
     if (attr == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
         int limit = sim_smem_optin_limit(f->mod ? f->mod->arch : 80);
         if (value < 0 || (long long)value + (long long)f->static_smem > limit) {
-            sim_set_fault("cuFuncSetAttribute: kernel %s: %d bytes of dynamic shared memory (+%zu static) exceed "
+            /* a byte count, printed unsigned: 0xffffffff is 4294967295 bytes, not -1 */
+            sim_set_fault("cuFuncSetAttribute: kernel %s: %u bytes of dynamic shared memory (+%zu static) exceed "
                           "the sm_%d limit of %d bytes",
-                          f->name, value, f->static_smem, f->mod ? f->mod->arch : 80, limit);
+                          f->name, (unsigned)value, f->static_smem, f->mod ? f->mod->arch : 80, limit);
             return CUDA_ERROR_INVALID_VALUE;
         }
         f->max_dyn_smem = value;

@@ -7,48 +7,24 @@
  * simply has no line.
  */
 #define _GNU_SOURCE
+#include "proc.h"
 #include "sim.h"
 
 #include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-extern char **environ;
-
-/* Runs addr2line for offset off of the object file; its output into out. */
+/* Runs addr2line for offset off of the object file (no shell, at most 10 s); its output into out. */
 static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len) {
     char addr[32];
     snprintf(addr, sizeof addr, "0x%lx", (unsigned long)off);
     const char *argv[] = {"addr2line", "-f", "-i", "-C", "-e", file, addr, NULL};
-    int fds[2];
-    if (pipe(fds) != 0) return -1;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    pid_t pid;
-    int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fds[1]);
-    size_t n = 0;
-    if (rc == 0) {
-        ssize_t k;
-        while (n + 1 < len && ((k = read(fds[0], out + n, len - 1 - n)) > 0 || (k < 0 && errno == EINTR)))
-            if (k > 0) n += (size_t)k;
-    }
-    out[n] = 0;
-    close(fds[0]);
-    if (rc != 0) return -1;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR) return -1;
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+    ProcRun r = {.argv = argv, .out_fd = -1, .out_max = len - 1, .timeout_ms = 10000};
+    int rc = proc_run(&r);
+    snprintf(out, len, "%s", r.out ? r.out : "");
+    free(r.out);
+    return rc == 0 ? 0 : -1;
 }
 
 /* 1 when location loc (FILE:LINE as addr2line prints it) is in the kernel's

@@ -893,6 +893,7 @@ static srt_status run_sample(srt_session *s, int T, srt_sampler *smp, int32_t *t
     if (st == SRT_OK)
         st = copy_to_host(s, token, ref_addr(s, p->sample_params) + offsetof(RtSampleParams, token), sizeof *token,
                           "the sampled token");
+    if (st == SRT_OK && *token < 0) return rt_nonfinite_logit(m->ctx, -1 - *token); /* the kernel found one */
     if (st == SRT_OK) rt_sampler_drew(smp);
     return st;
 }

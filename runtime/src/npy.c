@@ -5,8 +5,8 @@
  * Written: format 1.0, '<f4', '<i4' or '<u4', C order, the header padded
  * with spaces to a multiple of 64 bytes and ended by '\n' (what numpy
  * writes), through fileio.h: a regular file is written to a temporary file
- * renamed into place, /dev/null or a FIFO is written through, a symlink's
- * target is replaced and the link kept. Read: formats 1.0, 2.0 and 3.0; the
+ * renamed into place, /dev/null or a FIFO is written through, a symlink is
+ * refused (or replaced itself under fio_set_force), never followed. Read: formats 1.0, 2.0 and 3.0; the
  * header dict is parsed (keys in any order) and must say one of those dtypes
  * ('|' or '<' byte order) and fortran_order False;
  * the data must be exactly shape's product of floats.
@@ -128,6 +128,23 @@ srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, in
 }
 
 /* dtype in: the dtype required, or -1 for any of srt_dtype; out: the file's. */
+/* The element count of a shape into *count; false when it does not fit in 62 bits (4-byte
+ * elements) — a shape whose product wraps must never pass as "0 elements". A zero dimension
+ * makes the count 0 whatever the others are. */
+static bool npy_count(const int64_t *dims, int rank, uint64_t *count) {
+    uint64_t c = 1;
+    bool overflow = false;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == 0) {
+            *count = 0;
+            return true;
+        }
+        overflow |= __builtin_mul_overflow(c, (uint64_t)dims[i], &c) || c > UINT64_MAX / 4;
+    }
+    *count = c;
+    return !overflow;
+}
+
 srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, void **data, int64_t *shape, int *rank) {
     if (!ctx) return SRT_ERR_INVALID;
     if (!path || !data || !rank || !dtype || *rank < 0 || (*rank > 0 && !shape))
@@ -204,8 +221,8 @@ srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, vo
         FAIL("%s: dtype '%s' is not %s ('%s')", path, descr, *dtype == SRT_DTYPE_F32 ? "float32" : *dtype == SRT_DTYPE_I32 ? "int32" : "uint32", npy_descr[*dtype]);
     if (dt < 0) FAIL("%s: dtype '%s' is not float32, int32 or uint32 ('<f4', '<i4', '<u4')", path, descr);
     if (fortran) FAIL("%s: Fortran-ordered arrays are not supported (expected C order)", path);
-    unsigned __int128 count = 1;
-    for (int i = 0; i < r; i++) count *= (uint64_t)dims[i];
+    uint64_t count;
+    if (!npy_count(dims, r, &count)) FAIL("%s: .npy shape has more elements than a file can hold (its product overflows)", path);
     size_t have = len - hstart - hlen;
     if (count * 4 != have)
         FAIL("%s: shape needs %llu bytes of data but the file has %zu", path, (unsigned long long)(count * 4), have);

@@ -473,6 +473,8 @@ srt_status rt_forward_sample_on_host(srt_session *s, const int32_t *tokens, int 
                                      int32_t *token);
 /* The sample program's parameters for the sampler's next draw (its settings and stream state). */
 void rt_sampler_params(const srt_sampler *smp, RtSampleParams *p);
+/* The error of every backend when the row a token is drawn from holds a non-finite logit (the first, i). */
+srt_status rt_nonfinite_logit(srt_context *ctx, int i);
 /* After the device drew with rt_sampler_params' block: advances the host's stream as the kernel did. */
 void rt_sampler_drew(srt_sampler *smp);
 /* The vocabulary the sampler was made for. */

@@ -134,12 +134,15 @@ srt_status rt_forward_sample_on_host(srt_session *ss, const int32_t *tokens, int
     return st;
 }
 
+srt_status rt_nonfinite_logit(srt_context *ctx, int i) {
+    return rt_error(ctx, SRT_ERR_INVALID, "no token can be drawn: logit %d is not finite (NaN or infinite)", i);
+}
+
 srt_status srt_sampler_next(srt_sampler *s, const float *logits, int32_t *token) {
     if (!s) return SRT_ERR_INVALID;
     if (!logits || !token) return rt_error(s->ctx, SRT_ERR_INVALID, "srt_sampler_next: NULL argument");
     for (int i = 0; i < s->vocab; i++)
-        if (!isfinite(logits[i]))
-            return rt_error(s->ctx, SRT_ERR_INVALID, "srt_sampler_next: logit %d is not finite", i);
+        if (!isfinite(logits[i])) return rt_nonfinite_logit(s->ctx, i);
     if (is_greedy(s)) {
         *token = argmax(logits, s->vocab);
         return SRT_OK;

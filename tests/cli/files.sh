@@ -1,16 +1,16 @@
 #!/bin/sh
 # files.sh SHORTC MODELS_DIR FILE_TOOL — hostile files and directories on the
 # command line (common/fileio.c):
-#   - outputs (-o, --plan-out, --logits) that are a character device, a
-#     FIFO or a symbolic link are written through, never replaced by a
-#     regular file; a directory or a FIFO nobody reads is a clear error;
+#   - outputs (-o, --plan-out, --logits) that are a character device or a
+#     FIFO are written through, never replaced by a regular file; a
+#     symbolic link, a directory or a FIFO nobody reads is a clear error;
 #   - inputs (.arch, --weights, --tokens) that are a FIFO or a directory are
 #     refused at once (no hang) and say what they are;
 #   - a bad token file's bytes are escaped in the message;
 #   - under `run`, an .arch compile error keeps `file:line:col: error:` first;
 #   - NaN weights are refused with the tensor and index, unless
 #     --allow-nonfinite-weights, and non-finite logits are never written
-#     silently.
+#     silently nor sampled from (generate fails alike on ref and sim).
 set -u
 bin=$1 models=$2 tool=$3
 model=$models/gpt2_tiny.arch
@@ -37,14 +37,13 @@ expect 0 "" $run_ref --logits "$dev"
 check "--logits $dev is still a character device" test -c "$dev"
 expect 0 "" "$model" -o "$dev" --plan-out "$dev"
 check "-o $dev is still a character device" test -c "$dev"
-# a symbolic link: the target is replaced, the link stays
+# a symbolic link is refused, never followed (every output kind and --force: tests/cli/links.sh)
 : >"$tmp/real.npy"
 ln -s real.npy "$tmp/link.npy"
-expect 0 "" $run_ref --logits "$tmp/link.npy"
+expect 1 "shortc: error: cannot write '$tmp/link.npy': a symbolic link (outputs never follow one; --force replaces the link itself)" \
+    $run_ref --logits "$tmp/link.npy"
 check "--logits symlink stays a symlink" test -L "$tmp/link.npy"
-check "--logits through a symlink writes its target" test -s "$tmp/real.npy"
-ln -s missing/x.cu "$tmp/dangling.cu"
-expect 1 "shortc: error: cannot write '$tmp/dangling.cu': a symbolic link to a missing file" "$model" -o "$tmp/dangling.cu"
+check "--logits symlink: its target is not written" test ! -s "$tmp/real.npy"
 # a directory, a FIFO nobody reads (refused, not waited on), a FIFO with a reader (written through)
 mkdir "$tmp/dir.cu"
 expect 1 "shortc: error: cannot write '$tmp/dir.cu': Is a directory" "$model" -o "$tmp/dir.cu"
@@ -135,6 +134,14 @@ if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
     check "non-finite logits: exit 1 (got $rc)" test $rc -eq 1
     check "non-finite logits: message" grep -q "^shortc: error: the logits hold .* at token 0, index 0 (an overflow in the forward pass); nothing written" "$tmp/err"
     check "non-finite logits: nothing written" test ! -e "$tmp/nan.npy"
+    # generation from non-finite logits: the same error on every backend (the device sampler too)
+    for be in ref sim; do
+        for temp in 0 0.8; do
+            expect 1 "shortc: error: no token can be drawn: logit 0 is not finite (NaN or infinite)" \
+                generate "$model" --backend $be --weights "$tmp/big.safetensors" --tokens "$tmp/nan.tokens" \
+                --max-new 2 --temperature $temp --seed 1
+        done
+    done
     # explicitly allowed: written
     expect 0 "" $nan_run --weights "$tmp/nan.safetensors" --allow-nonfinite-weights
     check "allowed NaN weights write logits" test -s "$tmp/nan.npy"

@@ -7,7 +7,7 @@ add_test(NAME cli_args COMMAND sh ${TESTS_DIR}/cli/args.sh ${SHORTC_BIN} ${CMAKE
 set_tests_properties(cli_args PROPERTIES LABELS cli)
 
 #   cli_files  hostile files and directories: outputs that are devices, FIFOs,
-#              symlinks or directories; FIFO and directory inputs; escaped
+#              symlinks (refused) or directories; FIFO and directory inputs; escaped
 #              token bytes; diagnostics under run; NaN weights (tests/cli/files.sh,
 #              with tests/cli/file_tool.c making the files)
 add_executable(file_tool ${TESTS_DIR}/cli/file_tool.c)

@@ -7,13 +7,17 @@
 #                     hand-made files
 #   fuzz_plan         the plan JSON of every model (shortc --plan-out) and an
 #                     emitted .cu
+#   fuzz_npy          tests/simbench/data/*.npy and one of each dtype and rank
+#   fuzz_tokenizer    tests/tokenizer/data/tokenizer.json, a NUL, then each
+#                     tests/tokenizer/cases text
+#   fuzz_tokens       tests/tokenizer/data/*.ids and small hand-made token files
 # Exit 77 (ctest: skipped) when clang is missing; 1 on a crash, leak or hang
 # (the reproducer is kept under BUILD_DIR/findings and its path printed).
 # Long runs: docs/fuzzing.md.
 set -u
 src=$1 build=$2 shortc=$3 secs=$4
 shift 4
-targets=${*:-fuzz_arch fuzz_safetensors fuzz_plan}
+targets=${*:-fuzz_arch fuzz_safetensors fuzz_plan fuzz_npy fuzz_tokenizer fuzz_tokens}
 command -v clang >/dev/null 2>&1 && command -v clang++ >/dev/null 2>&1 ||
     { echo "clang not found: fuzzing skipped (apt-get install clang)"; exit 77; }
 mkdir -p "$build" || exit 1
@@ -27,7 +31,7 @@ cmake --build "$build" -j2 --target $targets >"$build/build.log" 2>&1 || { tail 
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/shortc-fuzz.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT INT TERM
-mkdir -p "$work/arch" "$work/st" "$work/plan" "$build/findings"
+mkdir -p "$work/arch" "$work/st" "$work/plan" "$work/npy" "$work/tok" "$work/ids" "$build/findings"
 # seeds
 n=0
 for f in "$src"/models/*.arch $(find "$src/tests" -name '*.arch'); do
@@ -44,6 +48,16 @@ for f in "$src"/models/*.arch; do
     "$shortc" "$f" --plan-out "$work/plan/$b.json" >/dev/null 2>&1 || rm -f "$work/plan/$b.json"
 done
 "$shortc" "$src/models/gpt2_tiny.arch" -o "$work/plan/gpt2_tiny.cu" >/dev/null 2>&1
+cp "$src"/tests/simbench/data/*.npy "$work/npy/" 2>/dev/null
+printf "\223NUMPY\001\000\166\000{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1, 1, 1), }                                                    \n\001\000\000\000\002\000\000\000" >"$work/npy/i4"
+n=0
+for f in "$src"/tests/tokenizer/cases/*.txt; do
+    n=$((n + 1))
+    { cat "$src/tests/tokenizer/data/tokenizer.json"; printf '\000'; cat "$f"; } >"$work/tok/$n"
+done
+cp "$src"/tests/tokenizer/data/*.ids "$work/ids/" 2>/dev/null
+printf '0 1 2\n' >"$work/ids/small"
+printf '2147483647\t0\n\n 17' >"$work/ids/edge"
 
 fail=0
 for t in $targets; do
@@ -51,6 +65,9 @@ for t in $targets; do
     fuzz_arch) corpus=$work/arch ;;
     fuzz_safetensors) corpus=$work/st ;;
     fuzz_plan) corpus=$work/plan ;;
+    fuzz_npy) corpus=$work/npy ;;
+    fuzz_tokenizer) corpus=$work/tok ;;
+    fuzz_tokens) corpus=$work/ids ;;
     *) echo "unknown target $t"; exit 1 ;;
     esac
     bin=$(find "$build" -name "$t" -type f -perm -u+x | head -n 1)

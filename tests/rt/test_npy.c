@@ -97,6 +97,13 @@ int main(void) {
     bad_header("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", 8, SRT_ERR_FORMAT, "not True or False");
     bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, x), }", 8, SRT_ERR_FORMAT, "bad dimension");
     bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", 8, SRT_ERR_FORMAT, "bad dimension");
+    /* element counts that wrap: 2^128 (every bit lost: once "0 elements"), 2^64, 2^62 floats = 2^64 bytes */
+    bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296, 4294967296), }",
+               0, SRT_ERR_FORMAT, "more elements than a file can hold");
+    bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", 0, SRT_ERR_FORMAT,
+               "more elements than a file can hold");
+    bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }", 0, SRT_ERR_FORMAT,
+               "more elements than a file can hold");
     bad_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}", 8, SRT_ERR_FORMAT, "unexpected key 'extra'");
     bad_header("['descr']", 8, SRT_ERR_FORMAT, "header is not a dict");
     unlink(path);

@@ -287,6 +287,9 @@ static void test_dyn_smem(void) {
             CHECK_HAS(D.last_fault(), "MAX_DYNAMIC_SHARED_SIZE_BYTES");
             CHECK(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 200000) ==
                   CUDA_ERROR_INVALID_VALUE); /* > 163 KB on sm_80 */
+            CHECK(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)0xffffffffu) ==
+                  CUDA_ERROR_INVALID_VALUE);
+            CHECK_HAS(D.last_fault(), ": 4294967295 bytes of dynamic shared memory"); /* never "-1 bytes" */
             CHECK_CU(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
         }
         CHECK_CU(launch("k_dyn_smem", (unsigned)nb, 1, 128, 1, 1, smem, p));
