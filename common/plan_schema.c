@@ -205,7 +205,7 @@ void plan_schema_keys(PlanObject obj, const char **out, int max) {
 /* Checking a document                                                  */
 /* ------------------------------------------------------------------ */
 
-#define CHECK_MAX_DEPTH 32
+#define CHECK_MAX_DEPTH 32 /* path steps kept for messages (plans nest about 8 deep) */
 /* One step of the walk's path: ".key", or "[index]" when key is NULL. */
 typedef struct CheckAt {
     const char *key;  /* the member's key, or NULL for an array element */

@@ -5,7 +5,7 @@
  * scalars, compile-time constants, per-session state (role, shape, capacity),
  * the derived tensors the "load" program computes from the weights,
  * the kernels and the named programs (steps of one forward for a range of T). Built as a cJSON tree and
- * written compactly by plan_write (no indentation; a line per top-level field, per element of a top-level
+ * written compactly by json_write (no indentation; a line per top-level field, per element of a top-level
  * array and per step); key order is fixed, so output is deterministic.
  */
 #include "emit.h"
@@ -465,7 +465,7 @@ char *plan_build(const EmitState *st) {
     if (st->nload_first < st->nsteps) /* once per weights load: the derived tensors */
         cJSON_AddItemToArray(programs, program_json(st, PLAN_LOAD_PROGRAM, 1, 1, st->nload_first, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);
-#ifndef NDEBUG /* debug builds check what was written; tests check every bundled model's plan (plan_models) */
+#ifndef NDEBUG /* debug builds check what was written; test emit_plan_schema checks every bundled model's plan */
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */
         diag_plain_error(st->d, "internal error: plan: does not conform to the plan schema: %s", why);
