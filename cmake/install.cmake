@@ -18,7 +18,7 @@ set(SHORTRT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shortrt)
 set(SHORTC_DOC_DIR ${CMAKE_INSTALL_DATADIR}/doc/shortc)
 
 # Runtime search paths of libraries linked from outside the system directories
-# (NVRTC in the CUDA toolkit) are kept in the installed binaries.
+# are kept in the installed binaries (NVRTC, the driver and cuBLAS are dlopened).
 set_target_properties(shortc shortrt_shared PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 
 install(TARGETS shortc RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
@@ -45,7 +45,6 @@ file(RELATIVE_PATH SHORTRT_PC_PREFIX_REL ${CMAKE_INSTALL_FULL_LIBDIR}/pkgconfig 
 string(REGEX REPLACE "/$" "" SHORTRT_PC_PREFIX_REL "${SHORTRT_PC_PREFIX_REL}")
 file(RELATIVE_PATH SHORTRT_PC_LIBDIR_REL ${CMAKE_INSTALL_PREFIX} ${CMAKE_INSTALL_FULL_LIBDIR})
 file(RELATIVE_PATH SHORTRT_PC_INCLUDEDIR_REL ${CMAKE_INSTALL_PREFIX} ${CMAKE_INSTALL_FULL_INCLUDEDIR})
-get_filename_component(SHORTRT_NVRTC_DIR ${SHORTC_NVRTC_LIBRARY} DIRECTORY)
 configure_file(${CMAKE_CURRENT_SOURCE_DIR}/cmake/shortrt.pc.in ${CMAKE_CURRENT_BINARY_DIR}/shortrt.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/shortrt.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

@@ -205,16 +205,30 @@ void plan_schema_keys(PlanObject obj, const char **out, int max) {
 /* Checking a document                                                  */
 /* ------------------------------------------------------------------ */
 
+#define CHECK_MAX_DEPTH 32 /* path steps kept for messages (plans nest about 8 deep) */
+/* One step of the walk's path: ".key", or "[index]" when key is NULL. */
+typedef struct CheckAt {
+    const char *key;  /* the member's key, or NULL for an array element */
+    int index;        /* the element's index */
+} CheckAt;
+
 typedef struct Check {
-    char path[256];   /* where the walk is: "steps[3].grid[0]" */
+    CheckAt at[CHECK_MAX_DEPTH]; /* where the walk is, written out only for a message ("steps[3].grid[0]") */
+    int depth;        /* steps of the path (entries past CHECK_MAX_DEPTH are not kept) */
     char *why;        /* the caller's message buffer */
     size_t whylen;    /* its size */
 } Check;
 
 static bool bad(Check *c, const char *fmt, const char *arg) {
-    char msg[192];
+    char msg[192], path[256] = "";
     snprintf(msg, sizeof msg, fmt, arg);
-    if (c->path[0]) snprintf(c->why, c->whylen, "%s: %s", c->path, msg);
+    size_t n = 0;
+    for (int i = 0; i < c->depth && i < CHECK_MAX_DEPTH && n < sizeof path; i++) {
+        const CheckAt *a = &c->at[i];
+        n += a->key ? (size_t)snprintf(path + n, sizeof path - n, "%s%s", n ? "." : "", a->key)
+                    : (size_t)snprintf(path + n, sizeof path - n, "[%d]", a->index);
+    }
+    if (path[0]) snprintf(c->why, c->whylen, "%s: %s", path, msg);
     else snprintf(c->why, c->whylen, "%s", msg);
     return false;
 }
@@ -230,14 +244,12 @@ const char *plan_json_kind(const cJSON *j) {
     return "something else";
 }
 
-/* Appends ".key" or "[i]" to the path; returns the old length to restore. */
-static size_t push(Check *c, const char *key, int index) {
-    size_t n = strlen(c->path);
-    if (key) snprintf(c->path + n, sizeof c->path - n, "%s%s", n ? "." : "", key);
-    else snprintf(c->path + n, sizeof c->path - n, "[%d]", index);
-    return n;
+/* Appends ".key" or "[i]" to the path; returns the old depth to restore. */
+static int push(Check *c, const char *key, int index) {
+    if (c->depth < CHECK_MAX_DEPTH) c->at[c->depth] = (CheckAt){.key = key, .index = index};
+    return c->depth++;
 }
-static void pop(Check *c, size_t n) { c->path[n] = '\0'; }
+static void pop(Check *c, int depth) { c->depth = depth; }
 
 static bool check_object(Check *c, const cJSON *j, PlanObject kind);
 
@@ -288,7 +300,7 @@ static bool check_value(Check *c, const cJSON *j, PlanType t, PlanType elem, Pla
         if (!cJSON_IsArray(j)) return bad(c, "expected an array, got %s", plan_json_kind(j));
         int i = 0;
         for (const cJSON *e = j->child; e; e = e->next, i++) {
-            size_t n = push(c, NULL, i);
+            int n = push(c, NULL, i);
             bool ok = check_value(c, e, elem, PT_INT, kind);
             if (!ok) return false;
             pop(c, n);
@@ -303,7 +315,7 @@ static bool check_object(Check *c, const cJSON *j, PlanObject kind) {
     for (const cJSON *m = j->child; m; m = m->next) {
         const PlanField *f = m->string ? plan_schema_field(kind, m->string) : NULL;
         if (!f) return bad(c, "unknown field '%s'", m->string ? m->string : "?");
-        size_t n = push(c, m->string, 0);
+        int n = push(c, m->string, 0);
         if (!check_value(c, m, f->type, f->elem, f->kind)) return false;
         pop(c, n);
     }

@@ -945,7 +945,9 @@ static bool add_launch(Emit *e, const Node *n, const KSpec *ks) {
     s->block[0] = ks->block;
     s->block[1] = s->block[2] = 1;
     s->smem = ks->smem;
-    memcpy(s->args, ks->sargs, sizeof ks->sargs);
+    s->args = ks->nsargs > 0 ? arena_alloc(e->st.arena, sizeof *s->args * (size_t)ks->nsargs) : NULL;
+    if (ks->nsargs > 0 && !s->args) return false;
+    if (ks->nsargs > 0) memcpy(s->args, ks->sargs, sizeof *s->args * (size_t)ks->nsargs);
     s->nargs = ks->nsargs;
     e->st.nlaunches++;
     return true;

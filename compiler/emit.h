@@ -136,7 +136,7 @@ typedef struct Step {
     SymDim grid[3];         /* grid size per axis */
     int block[3];           /* block size per axis */
     int smem;               /* dynamic shared memory bytes */
-    StepArg args[STEP_MAX_ARGS]; /* kernel arguments in parameter order */
+    StepArg *args;          /* kernel arguments in parameter order (nargs, in the arena) */
     int nargs;              /* entries in args */
     /* STEP_GEMM (cuBLAS, column-major: C = op(A) op(B)) */
     char transa, transb;    /* 'N' or 'T' */
@@ -192,7 +192,7 @@ typedef struct EmitState {
                                nload_first == nsteps) */
 } EmitState;
 
-/* plan.c: the plan document (pretty-printed JSON, malloc'd) or NULL with an error in d. */
+/* plan.c: the plan document (compact JSON, malloc'd) or NULL with an error in d. */
 char *plan_build(const EmitState *st);
 
 #endif /* SHORTC_EMIT_H */

@@ -120,6 +120,15 @@ size_t ir_format_dims(char *buf, size_t n, int rank, const SymDim *dims) {
     return k;
 }
 
+const char *ir_shape_text(const Value *v, char *buf, size_t n) {
+    if (!v) {
+        if (n) buf[0] = '\0';
+        return buf;
+    }
+    ir_format_dims(buf, n, v->rank, v->dims);
+    return buf;
+}
+
 size_t ir_state_numel(const Value *v) {
     return v->role == STATE_NONE || v->capacity <= 0 ? 0 : ir_numel(v, v->capacity);
 }
@@ -385,21 +394,20 @@ static void verify_structure(Ver *V) {
 /* A value's dims: each a positive constant, T, or (a state's rows) fill + T; a weight has no token
  * dimension, a state value's token dimension (if any) is its rows, and at most one dimension is symbolic. */
 static void verify_dims(Ver *V, const Value *v) {
-    char shape[MAX_RANK * 48 + 4];
-    ir_format_dims(shape, sizeof shape, v->rank, v->dims);
+    char shape[MAX_RANK * 48 + 4]; /* v's shape as text, written only for a message */
     int symbolic = 0;
     for (int k = 0; k < v->rank; k++) {
         SymDim d = v->dims[k];
         bool is_t = symdim_eq(d, SYMDIM_T), is_rows = symdim_eq(d, DIM_STATE_ROWS);
         if (symdim_is_const(d) ? symdim_eval(d, NULL) <= 0 : !is_t && !is_rows)
-            verr(V, NULL, "value %s %s has dimension %d not a positive size, T or fill+T", v->name, shape, k);
+            verr(V, NULL, "value %s %s has dimension %d not a positive size, T or fill+T", v->name, ir_shape_text(v, shape, sizeof shape), k);
         else if (v->cls == VC_WEIGHT && !symdim_is_const(d))
-            verr(V, NULL, "weight %s %s has a token dimension", v->name, shape);
+            verr(V, NULL, "weight %s %s has a token dimension", v->name, ir_shape_text(v, shape, sizeof shape));
         else if (is_rows != (v->role != STATE_NONE && !symdim_is_const(d)))
-            verr(V, NULL, "value %s %s: only a state's rows are fill+T", v->name, shape);
+            verr(V, NULL, "value %s %s: only a state's rows are fill+T", v->name, ir_shape_text(v, shape, sizeof shape));
         symbolic += !symdim_is_const(d);
     }
-    if (symbolic > 1) verr(V, NULL, "value %s %s has more than one token dimension", v->name, shape);
+    if (symbolic > 1) verr(V, NULL, "value %s %s has more than one token dimension", v->name, ir_shape_text(v, shape, sizeof shape));
 }
 
 static void verify_shapes(Ver *V) {

@@ -176,8 +176,6 @@ static bool shape_is(const Value *v, int rank, const SymDim *dims) {
     return true;
 }
 
-static void shape_str(const Value *v, char *buf, size_t n) { ir_format_dims(buf, n, v->rank, v->dims); }
-
 #define FAIL(...) do { snprintf(why, whylen, __VA_ARGS__); return false; } while (0)
 
 /* Input k if it has a shape, else NULL. */
@@ -187,17 +185,17 @@ static const Value *input(const Graph *g, const Node *n, int k) {
     return v->rank > 0 ? v : NULL;
 }
 
-/* The first two inputs of a node (NULL when absent or shapeless) and their shapes as text for messages. */
+/* The first two inputs of a node (NULL when absent or shapeless) and room for their shapes as text. */
 typedef struct ShapeIn {
     const Value *a, *b;   /* inputs 0 and 1 */
-    char s1[64], s2[64];  /* their shapes, "" when absent */
+    char s1[64], s2[64];  /* their shapes, written only for a message: S1, S2 ("" when absent) */
 } ShapeIn;
+/* The shapes of a ShapeIn `in`'s inputs as text, for FAIL's arguments (formatted only when it fails). */
+#define S1 ir_shape_text(in.a, in.s1, sizeof in.s1)
+#define S2 ir_shape_text(in.b, in.s2, sizeof in.s2)
 
 static ShapeIn shape_in(const Graph *g, const Node *n) {
-    ShapeIn in = {.a = input(g, n, 0), .b = input(g, n, 1)};
-    if (in.a) shape_str(in.a, in.s1, sizeof in.s1);
-    if (in.b) shape_str(in.b, in.s2, sizeof in.s2);
-    return in;
+    return (ShapeIn){.a = input(g, n, 0), .b = input(g, n, 1)};
 }
 
 /* [T, c] activation: returns c, or 0 if v is not of that form. */
@@ -226,10 +224,9 @@ static void kv_shape(const Graph *g, int H, int hd, int *rank, SymDim dims[MAX_R
 static bool shape_embed(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
-    const char *s1 = in.s1, *s2 = in.s2;
     if (!a || !b) FAIL("embed needs tokens and a table");
-    if (!shape_is(a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, s1);
-    if (b->rank != 2) FAIL("table %s is %s, expected [vocab, d_model]", b->name, s2);
+    if (!shape_is(a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", a->name, S1);
+    if (b->rank != 2) FAIL("table %s is %s, expected [vocab, d_model]", b->name, S2);
     if (n->nin == 3) {
         const Value *p = input(g, n, 2);
         if (p->rank != 2 || ir_dim(p, 1) != ir_dim(b, 1))
@@ -241,9 +238,8 @@ static bool shape_embed(const Graph *g, const Node *n, int *rank, SymDim dims[MA
 static bool shape_norm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
-    const char *s1 = in.s1;
     int D = act_width(a);
-    if (!D) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    if (!D) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", S1);
     int params = norm_params(n);
     for (int k = 1; k < n->nin; k++) {
         const Value *w = input(g, n, k);
@@ -257,14 +253,13 @@ static bool shape_norm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX
 static bool shape_gemm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
-    const char *s1 = in.s1, *s2 = in.s2;
     int K = act_width(a);
-    if (!K) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
-    if (!b || b->rank != 2) FAIL("weight %s is %s, expected a matrix", b ? b->name : "?", s2);
+    if (!K) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", S1);
+    if (!b || b->rank != 2) FAIL("weight %s is %s, expected a matrix", b ? b->name : "?", S2);
     int wk = ir_dim(b, n->trans_w ? 1 : 0);
     int N = ir_dim(b, n->trans_w ? 0 : 1);
     if (wk != K)
-        FAIL("input %s is %s but weight %s is %s%s (inner dimensions %d and %d differ)", a->name, s1, b->name, s2,
+        FAIL("input %s is %s but weight %s is %s%s (inner dimensions %d and %d differ)", a->name, S1, b->name, S2,
              n->trans_w ? ", used transposed" : "", K, wk);
     int k = 2;
     if (n->op == OP_MATMUL && n->epi.bias) {
@@ -281,18 +276,16 @@ static bool shape_gemm(const Graph *g, const Node *n, int *rank, SymDim dims[MAX
 static bool shape_bias(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
-    const char *s1 = in.s1, *s2 = in.s2;
     int N = act_width(a);
-    if (!N) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
-    if (!shape_is(b, 1, (SymDim[]){SYMDIM_CONST(N)})) FAIL("bias %s is %s, expected [%d]", b->name, s2, N);
+    if (!N) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", S1);
+    if (!shape_is(b, 1, (SymDim[]){SYMDIM_CONST(N)})) FAIL("bias %s is %s, expected [%d]", b->name, S2, N);
     return tokens_by(N, rank, dims);
 }
 
 static bool shape_act(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
-    const char *s1 = in.s1;
-    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
+    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", S1);
     *rank = a->rank;
     memcpy(dims, a->dims, sizeof a->dims);
     return true;
@@ -301,9 +294,8 @@ static bool shape_act(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_
 static bool shape_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a, *b = in.b;
-    const char *s1 = in.s1, *s2 = in.s2;
-    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", s1);
-    if (!shape_is(b, a->rank, a->dims)) FAIL("operands %s %s and %s %s differ in shape", a->name, s1, b->name, s2);
+    if (!act_width(a)) FAIL("input %s is %s, expected [T, channels]", a ? a->name : "?", S1);
+    if (!shape_is(b, a->rank, a->dims)) FAIL("operands %s %s and %s %s differ in shape", a->name, S1, b->name, S2);
     *rank = a->rank;
     memcpy(dims, a->dims, sizeof a->dims);
     return true;
@@ -313,10 +305,9 @@ static bool shape_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_
 static bool attn_qkv(const Graph *g, const Node *n, int *kr, SymDim kd[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
-    const char *s1 = in.s1;
     int W = act_width(a), H = n->heads, hd = n->head_dim;
     if (H <= 0 || hd <= 0) FAIL("heads=%d head_dim=%d", H, hd);
-    if (W != 3 * H * hd) FAIL("qkv %s is %s, expected [T,%d] (3 x %d heads x %d)", a ? a->name : "?", s1, 3 * H * hd, H, hd);
+    if (W != 3 * H * hd) FAIL("qkv %s is %s, expected [T,%d] (3 x %d heads x %d)", a ? a->name : "?", S1, 3 * H * hd, H, hd);
     kv_shape(g, H, hd, kr, kd);
     return true;
 }
@@ -331,11 +322,10 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, SymDim dim
     if (!attn_qkv(g, n, &kr, kd, why, whylen)) return false;
     ShapeIn in = shape_in(g, n);
     const Value *b = in.b;
-    const char *s2 = in.s2;
-    if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, s2, n->heads, n->head_dim);
+    if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, S2, n->heads, n->head_dim);
     char keys[48];
     if (!symdim_eq(n->keys, b->dims[ir_token_axis(b)]))
-        FAIL("attention over %s keys but KV %s is %s", symdim_format(n->keys, keys, sizeof keys), b->name, s2);
+        FAIL("attention over %s keys but KV %s is %s", symdim_format(n->keys, keys, sizeof keys), b->name, S2);
     return tokens_by(n->heads * n->head_dim, rank, dims);
 }
 
@@ -344,7 +334,7 @@ static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, SymDim dims[
     ShapeIn in = shape_in(g, n);
     int HD3 = 3 * n->heads * n->head_dim;
     if (!in.a || in.a->rank != 2 || (ir_dim(in.a, 0) != HD3 && ir_dim(in.a, 1) != HD3))
-        FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", in.s1, HD3, HD3);
+        FAIL("weight %s is %s, expected [D, %d] or [%d, D]", in.a ? in.a->name : "?", S1, HD3, HD3);
     if (!g->spec || g->spec->infused == PIA_NONE) FAIL("the model has no position-infused attention");
     *rank = 2;
     dims[0] = DIM_STATE_ROWS; /* slots: the table's rows, at its capacity */
@@ -356,10 +346,10 @@ static bool shape_pia_pos(const Graph *g, const Node *n, int *rank, SymDim dims[
 static bool shape_embed_band(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     if (!in.a || !in.b) FAIL("embed_band needs tokens and a table");
-    if (!shape_is(in.a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", in.a->name, in.s1);
+    if (!shape_is(in.a, 1, (SymDim[]){SYMDIM_T})) FAIL("tokens %s is %s, expected [T]", in.a->name, S1);
     if (n->band_lo < 0 || n->band_hi <= n->band_lo) FAIL("empty band [%d, %d)", n->band_lo, n->band_hi);
     if (in.b->rank != 2 || ir_dim(in.b, 0) != n->band_hi - n->band_lo)
-        FAIL("table %s is %s, expected [%d, width] for band [%d, %d)", in.b->name, in.s2, n->band_hi - n->band_lo,
+        FAIL("table %s is %s, expected [%d, width] for band [%d, %d)", in.b->name, S2, n->band_hi - n->band_lo,
              n->band_lo, n->band_hi);
     return tokens_by(ir_dim(in.b, 1), rank, dims);
 }
@@ -368,7 +358,7 @@ static bool shape_embed_band(const Graph *g, const Node *n, int *rank, SymDim di
 static bool shape_pos_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int D = act_width(in.a);
-    if (!D) FAIL("input %s is %s, expected [T, channels]", in.a ? in.a->name : "?", in.s1);
+    if (!D) FAIL("input %s is %s, expected [T, channels]", in.a ? in.a->name : "?", S1);
     if (n->nin == 2 && (in.b->rank != 2 || ir_dim(in.b, 1) != D))
         FAIL("position table %s does not have %d columns", in.b->name, D);
     return tokens_by(D, rank, dims);
@@ -378,8 +368,8 @@ static bool shape_pos_add(const Graph *g, const Node *n, int *rank, SymDim dims[
 static bool shape_logprob(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     int V = act_width(in.a);
-    if (!V) FAIL("head logits %s is %s, expected [T, shortlist]", in.a ? in.a->name : "?", in.s1);
-    if (act_width(in.b) != n->ntails) FAIL("cluster logits %s is %s, expected [T,%d]", in.b ? in.b->name : "?", in.s2, n->ntails);
+    if (!V) FAIL("head logits %s is %s, expected [T, shortlist]", in.a ? in.a->name : "?", S1);
+    if (act_width(in.b) != n->ntails) FAIL("cluster logits %s is %s, expected [T,%d]", in.b ? in.b->name : "?", S2, n->ntails);
     for (int k = 2; k < n->nin; k++) {
         int w = act_width(input(g, n, k));
         if (!w) FAIL("tail logits %d is not [T, size]", k - 1);

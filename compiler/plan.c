@@ -4,13 +4,16 @@
  * logits live, the buffers, the weights the loader must provide, the run-time
  * scalars, compile-time constants, per-session state (role, shape, capacity),
  * the derived tensors the "load" program computes from the weights,
- * the kernels and the named programs (steps of one forward for a range of T). Built with cJSON and
- * pretty-printed by it; key order is fixed, so output is deterministic.
+ * the kernels and the named programs (steps of one forward for a range of T). Built as a cJSON tree and
+ * written compactly by json_write (no indentation; a line per top-level field, per element of a top-level
+ * array and per step); key order is fixed, so output is deterministic.
  */
 #include "emit.h"
 #include "plan_schema.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,6 +355,77 @@ static cJSON *program_json(const EmitState *st, const char *name, int tmin, int 
     return o;
 }
 
+/* ------------------------------------------------------------------ */
+/* Writing                                                             */
+/* ------------------------------------------------------------------ */
+
+/* A JSON string: quotes, backslashes and control characters escaped, other bytes (UTF-8) as they are. */
+static void json_string(StrBuf *b, const char *s) {
+    sb_put(b, "\"", 1);
+    const char *run = s;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        sb_put(b, run, (size_t)(s - run));
+        char esc[8];
+        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
+        else snprintf(esc, sizeof esc, "\\u%04x", c);
+        sb_puts(b, esc);
+        run = s + 1;
+    }
+    sb_put(b, run, (size_t)(s - run));
+    sb_put(b, "\"", 1);
+}
+
+/* A number: an integer in decimal digits (the common case, no printf), else the shortest of %.15g and %.17g
+ * that reads back exactly; null when not finite (as cJSON writes it; the reader refuses it). */
+static void json_number(StrBuf *b, double d) {
+    char t[40];
+    if (!isfinite(d)) {
+        sb_puts(b, "null");
+        return;
+    }
+    if (d == floor(d) && fabs(d) < 9e15) {
+        long long v = (long long)d;
+        unsigned long long u = v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v;
+        char *p = t + sizeof t;
+        do *--p = (char)('0' + u % 10); while (u /= 10);
+        if (v < 0) *--p = '-';
+        sb_put(b, p, (size_t)(t + sizeof t - p));
+        return;
+    }
+    snprintf(t, sizeof t, "%.15g", d);
+    if (strtod(t, NULL) != d) snprintf(t, sizeof t, "%.17g", d);
+    sb_puts(b, t);
+}
+
+/* Whether the members or elements of j each start a line: the root's fields, the elements of its arrays, the
+ * steps of a program. */
+static bool json_breaks(const cJSON *j, int depth) {
+    return depth == 0 || (cJSON_IsArray(j) && (depth == 1 || (j->string && strcmp(j->string, "steps") == 0)));
+}
+
+/* j as compact JSON (depth: 0 for the root). */
+static void json_write(StrBuf *b, const cJSON *j, int depth) {
+    if (cJSON_IsObject(j) || cJSON_IsArray(j)) {
+        bool obj = cJSON_IsObject(j), lines = json_breaks(j, depth);
+        sb_put(b, obj ? "{" : "[", 1);
+        for (const cJSON *e = j->child; e; e = e->next) {
+            if (lines) sb_put(b, "\n", 1);
+            if (obj) {
+                json_string(b, e->string ? e->string : "");
+                sb_put(b, ":", 1);
+            }
+            json_write(b, e, depth + 1);
+            if (e->next) sb_put(b, ",", 1);
+        }
+        sb_put(b, obj ? "}" : "]", 1);
+    } else if (cJSON_IsString(j)) json_string(b, j->valuestring ? j->valuestring : "");
+    else if (cJSON_IsNumber(j)) json_number(b, j->valuedouble);
+    else if (cJSON_IsBool(j)) sb_puts(b, cJSON_IsTrue(j) ? "true" : "false");
+    else sb_puts(b, "null");
+}
+
 char *plan_build(const EmitState *st) {
     const Graph *g = st->g;
     const ModelSpec *s = g->spec;
@@ -407,21 +481,24 @@ char *plan_build(const EmitState *st) {
     if (st->nload_first < st->nsteps) /* once per weights load: the derived tensors */
         cJSON_AddItemToArray(programs, program_json(st, PLAN_LOAD_PROGRAM, 1, 1, st->nload_first, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);
+#ifndef NDEBUG /* debug builds check what was written; test emit_plan_schema checks every bundled model's plan */
     char why[320];
     if (!plan_schema_check(root, why, sizeof why)) { /* what was written must be what the reader expects */
         diag_plain_error(st->d, "internal error: plan: does not conform to the plan schema: %s", why);
         cJSON_Delete(root);
         return NULL;
     }
-
-    char *text = cJSON_Print(root);
+#endif
+    StrBuf b = {0};
+    json_write(&b, root, 0);
     cJSON_Delete(root);
+    char *text = sb_take(&b, NULL);
     if (!text) {
         diag_plain_error(st->d, "plan: out of memory");
         return NULL;
     }
     char *copy = comment_safe_json(text);
-    cJSON_free(text);
+    free(text);
     if (!copy) {
         diag_plain_error(st->d, "plan: out of memory");
         return NULL;

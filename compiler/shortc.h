@@ -607,6 +607,9 @@ int ir_dim(const Value *v, int k);
 int ir_token_axis(const Value *v);
 /* Text form of a shape, `[T,768]`, `[2,4,fill+T,16]`; writes at most n bytes, returns the length wanted. */
 size_t ir_format_dims(char *buf, size_t n, int rank, const SymDim *dims);
+/* v's shape as ir_format_dims writes it, in buf; returns buf ("" for NULL). For messages: call it only when one is
+ * reported. */
+const char *ir_shape_text(const Value *v, char *buf, size_t n);
 /* A state value's storage: its dims with the token dimension at its capacity (elements). */
 size_t ir_state_numel(const Value *v);
 /* Bytes of state one session of g keeps: every live state value at its capacity, in its dtype (derived

@@ -281,7 +281,8 @@ srt_status srt_forward_sample(srt_session *s, const int32_t *tokens, int ntokens
 srt_status srt_forward_batch_sample(srt_session *s, const int32_t *const *tokens, const int *ntokens,
                                     srt_sampler *const *samplers, int32_t *drawn);
 
-/* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). */
+/* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). NVRTC is loaded on first
+ * use (docs/runtime.md, "Backends"); SRT_ERR_COMPILE naming the library when it cannot be. */
 typedef struct srt_compile_info {
     double compile_ms;     /* NVRTC time (0 on a cache hit) */
     int cache_hit;         /* the cubin came from the cache */

@@ -9,22 +9,22 @@
  * SYM_NAME stringifies after macro expansion so the versioned name is looked
  * up, the one the header's prototype describes.
  *
- * $SHORTC_LIBCUDA, $SHORTC_LIBCUBLAS and $SHORTC_LIBCUBLASLT name other libraries to load (a
- * specific driver install; the tests' fake driver).
+ * $SHORTC_LIBCUDA, $SHORTC_LIBCUBLAS, $SHORTC_LIBCUBLASLT and $SHORTC_LIBNVRTC name other libraries to
+ * load (a specific driver install; the tests' fake driver).
  *
- * compile_module is rt_nvrtc_compile: NVRTC (linked; it needs no driver)
- * compiles the emitted .cu to a cubin for the device's sm_XY, through the
+ * compile_module is rt_nvrtc_compile: NVRTC (dlopened on first use by common/dynlib.c, so the library
+ * loads without it; it needs no driver) compiles the emitted .cu to a cubin for the device's sm_XY, through the
  * artifact cache. The cache key hashes the source, the options, the arch,
  * the NVRTC version and RT_NVRTC_PRELUDE_VERSION (bump it when the way the
  * runtime builds kernels changes without the source changing).
  */
 #define _GNU_SOURCE
+#include "dynlib.h"
 #include "rt_internal.h"
 
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
-#include <nvrtc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,10 +74,14 @@ static int nvrtc_options(int arch, const char **opts, int max, char *archbuf, si
 /* A cached cubin must be a whole CUDA ELF image (a 100-byte file with a matching meta is not). */
 static int check_cubin(const void *data, size_t len) { return rt_elf_check(data, len, EM_CUDA); }
 
+const NvrtcApi *rt_nvrtc(char *err, size_t errlen) { return dynlib_nvrtc(getenv("SHORTC_LIBNVRTC"), err, errlen); }
+
 srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
     memset(out, 0, sizeof *out);
+    const NvrtcApi *nv = rt_nvrtc(err, errlen);
+    if (!nv) return SRT_ERR_COMPILE;
     int vmaj = 0, vmin = 0;
-    nvrtcVersion(&vmaj, &vmin);
+    nv->version(&vmaj, &vmin);
     const char *opts[16];
     char archopt[64];
     int nopts = nvrtc_options(req->arch, opts, 16, archopt, sizeof archopt);
@@ -112,43 +116,43 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
     src[req->len] = 0;
     char cuname[80];
     snprintf(cuname, sizeof cuname, "%s.cu", name);
-    nvrtcResult r = nvrtcCreateProgram(&prog, src, cuname, 0, NULL, NULL);
+    nvrtcResult r = nv->createProgram(&prog, src, cuname, 0, NULL, NULL);
     free(src);
     if (r != NVRTC_SUCCESS) {
-        snprintf(err, errlen, "NVRTC: cannot create a program for '%s': %s", req->name ? req->name : "?", nvrtcGetErrorString(r));
+        snprintf(err, errlen, "NVRTC: cannot create a program for '%s': %s", req->name ? req->name : "?", nv->getErrorString(r));
         return SRT_ERR_COMPILE;
     }
-    r = nvrtcCompileProgram(prog, nopts, opts);
+    r = nv->compileProgram(prog, nopts, opts);
     if (r != NVRTC_SUCCESS) {
         size_t loglen = 0;
         char *log = NULL;
-        if (nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 0 && (log = malloc(loglen + 1)) &&
-            nvrtcGetProgramLog(prog, log) == NVRTC_SUCCESS)
+        if (nv->getProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 0 && (log = malloc(loglen + 1)) &&
+            nv->getProgramLog(prog, log) == NVRTC_SUCCESS)
             log[loglen] = 0;
         else if (log) log[0] = 0;
         int supported = 0;
         int archs[64];
         int narchs = 0;
-        if (nvrtcGetNumSupportedArchs(&narchs) == NVRTC_SUCCESS && narchs <= 64 && nvrtcGetSupportedArchs(archs) == NVRTC_SUCCESS)
+        if (nv->getNumSupportedArchs(&narchs) == NVRTC_SUCCESS && narchs <= 64 && nv->getSupportedArchs(archs) == NVRTC_SUCCESS)
             for (int i = 0; i < narchs; i++) supported |= archs[i] == req->arch;
         else supported = 1;
         snprintf(err, errlen, "NVRTC %d.%d failed to compile the kernels of '%s' for sm_%d: %s%s\n%s", vmaj, vmin,
-                 req->name ? req->name : "?", req->arch, nvrtcGetErrorString(r),
+                 req->name ? req->name : "?", req->arch, nv->getErrorString(r),
                  supported ? "" : " (this NVRTC does not support that architecture)", log ? log : "");
         free(log);
-        nvrtcDestroyProgram(&prog);
+        nv->destroyProgram(&prog);
         return SRT_ERR_COMPILE;
     }
     size_t size = 0;
-    r = nvrtcGetCUBINSize(prog, &size);
+    r = nv->getCUBINSize(prog, &size);
     void *cubin = r == NVRTC_SUCCESS && size > 0 ? malloc(size) : NULL;
-    if (!cubin || nvrtcGetCUBIN(prog, cubin) != NVRTC_SUCCESS) {
+    if (!cubin || nv->getCUBIN(prog, cubin) != NVRTC_SUCCESS) {
         free(cubin);
-        nvrtcDestroyProgram(&prog);
+        nv->destroyProgram(&prog);
         snprintf(err, errlen, "NVRTC produced no cubin for '%s' (sm_%d)", req->name ? req->name : "?", req->arch);
         return SRT_ERR_COMPILE;
     }
-    nvrtcDestroyProgram(&prog);
+    nv->destroyProgram(&prog);
     out->compile_ms = rt_now_ms() - t0;
     out->image = cubin;
     out->image_len = size;
@@ -199,13 +203,7 @@ static void *open_library(const char *env, const char *const *names, size_t n, c
         names = &given;
         n = 1;
     }
-    void *lib = NULL;
-    why[0] = '\0';
-    for (size_t i = 0; i < n && !lib; i++) {
-        lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!lib && !why[0]) snprintf(why, whylen, "%s", dlerror());
-    }
-    return lib;
+    return dynlib_open_first(names, n, why, whylen);
 }
 
 #define SYM_STR(x) #x
@@ -304,8 +302,10 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(lt, ltMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy);
     LOAD(lt, ltMatmul, cublasLtMatmul);
 #undef LOAD
-    if (missing) {
-        snprintf(err, errlen, "cuBLAS/cuBLASLt lacks %s; use --backend sim to run on the CPU simulator", missing);
+    char nvrtc_err[768];
+    if (missing || !rt_nvrtc(nvrtc_err, sizeof nvrtc_err)) { /* the backend compiles its kernels with NVRTC */
+        if (missing) snprintf(err, errlen, "cuBLAS/cuBLASLt lacks %s; use --backend sim to run on the CPU simulator", missing);
+        else snprintf(err, errlen, "%s; use --backend sim to run on the CPU simulator", nvrtc_err);
         dlclose(lt);
         dlclose(blas);
         dlclose(cu);

@@ -506,9 +506,14 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
 /*
  * Compiles req->source to a cubin for sm_<req->arch> with NVRTC, through the
  * artifact cache in req->cache_dir. Needs no driver or GPU. out->image is
- * malloc'd (free()).
+ * malloc'd (free()). SRT_ERR_COMPILE with rt_nvrtc's message when NVRTC cannot be loaded.
  */
 srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen);
+
+/* NVRTC's entry points (common/dynlib.h), loaded on first use ($SHORTC_LIBNVRTC, else the usual search);
+ * NULL with a message naming the library in err when it cannot be loaded. */
+struct NvrtcApi;
+const struct NvrtcApi *rt_nvrtc(char *err, size_t errlen);
 
 /* Status name of a cuBLAS result. */
 const char *rt_cublas_status_name(cublasStatus_t s);

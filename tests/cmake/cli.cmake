@@ -44,3 +44,10 @@ set_tests_properties(cli_sim_files PROPERTIES LABELS "cli;sim" TIMEOUT 300)
 add_test(NAME cli_man_usage COMMAND sh ${TESTS_DIR}/cli/man_usage.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/docs/man/shortc.1
          ${CMAKE_SOURCE_DIR}/runtime/include/shortrt.h ${CMAKE_SOURCE_DIR}/docs/man/shortrt.3)
 set_tests_properties(cli_man_usage PROPERTIES LABELS cli)
+
+#   cli_lean_start  start-up loads nothing unused: no DT_NEEDED on libnvrtc in shortc or
+#                   libshortrt.so, no NVRTC loaded by --version or a compile (LD_DEBUG=libs),
+#                   one clear error naming NVRTC where it is needed and missing (tests/cli/lean_start.sh)
+add_test(NAME cli_lean_start COMMAND sh ${TESTS_DIR}/cli/lean_start.sh ${SHORTC_BIN} $<TARGET_FILE:shortrt_shared>
+                                     ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:rt_fake_cuda>)
+set_tests_properties(cli_lean_start PROPERTIES LABELS cli)

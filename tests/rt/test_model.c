@@ -193,7 +193,7 @@ int main(void) {
         size_t len;
         char *text = check_read_file(cu, &len);
         /* a kernel's line 10 -> 910: still a valid plan, no longer the compiled one */
-        char *edited = text ? rt_test_replace(text, "\"line\":\t", "\"line\":\t9") : NULL;
+        char *edited = text ? rt_test_replace(text, "\"line\":", "\"line\":9") : NULL;
         if (edited) rt_test_write(cu, edited, strlen(edited));
         free(text);
         free(edited);
