@@ -325,21 +325,6 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
 }
 
 
-/* The JSON text as it may sit in a C comment: a '/' after '*' (only possible inside a string, a
- * path or a name) written as the JSON escape \/, so nothing closes the comment. malloc'd. */
-static char *comment_safe_json(const char *text) {
-    size_t len = strlen(text), extra = 0;
-    for (size_t i = 1; i < len; i++) extra += text[i] == '/' && text[i - 1] == '*';
-    char *out = malloc(len + extra + 1), *o = out;
-    if (!out) return NULL;
-    for (size_t i = 0; i < len; i++) {
-        if (i > 0 && text[i] == '/' && text[i - 1] == '*') *o++ = '\\';
-        *o++ = text[i];
-    }
-    *o = '\0';
-    return out;
-}
-
 /* One program: its name, the T it runs, and the steps [first, last). */
 static cJSON *program_json(const EmitState *st, const char *name, int tmin, int tmax, int first, int last) {
     cJSON *o = cJSON_CreateObject(), *t = cJSON_CreateArray(), *steps = cJSON_CreateArray();
@@ -359,16 +344,19 @@ static cJSON *program_json(const EmitState *st, const char *name, int tmin, int 
 /* Writing                                                             */
 /* ------------------------------------------------------------------ */
 
-/* A JSON string: quotes, backslashes and control characters escaped, other bytes (UTF-8) as they are. */
+/* A JSON string: quotes, backslashes and control characters escaped, and a '/' after '*' written as
+ * the JSON escape \/ (the plan sits in a C comment: nothing in it may close the comment); other bytes
+ * (UTF-8) as they are. */
 static void json_string(StrBuf *b, const char *s) {
     sb_put(b, "\"", 1);
-    const char *run = s;
+    const char *run = s, *start = s;
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c >= 0x20 && c != '"' && c != '\\') continue;
+        bool closes_comment = c == '/' && s > start && s[-1] == '*';
+        if (c >= 0x20 && c != '"' && c != '\\' && !closes_comment) continue;
         sb_put(b, run, (size_t)(s - run));
         char esc[8];
-        if (c == '"' || c == '\\') snprintf(esc, sizeof esc, "\\%c", c);
+        if (c == '"' || c == '\\' || closes_comment) snprintf(esc, sizeof esc, "\\%c", c);
         else snprintf(esc, sizeof esc, "\\u%04x", c);
         sb_puts(b, esc);
         run = s + 1;
@@ -497,11 +485,5 @@ char *plan_build(const EmitState *st) {
         diag_plain_error(st->d, "plan: out of memory");
         return NULL;
     }
-    char *copy = comment_safe_json(text);
-    free(text);
-    if (!copy) {
-        diag_plain_error(st->d, "plan: out of memory");
-        return NULL;
-    }
-    return copy;
+    return text;
 }
