@@ -3,6 +3,7 @@
 # (issue 18, item 2):
 #   - neither shortc nor libshortrt.so has a DT_NEEDED on libnvrtc (readelf);
 #   - `shortc --version` and `shortc MODEL.arch -o x.cu` load no NVRTC (LD_DEBUG=libs);
+#   - shortc needs no libclang/LLVM, and neither start-up loads them (--check dlopens them);
 #   - where NVRTC is needed and cannot be loaded it is one clear error naming the library:
 #     `shortc report --kernels` (the CLI) and `shortc run --backend cuda` (the runtime, on the
 #     tests' fake driver), both through $SHORTC_LIBNVRTC pointing at a file that does not exist,
@@ -21,6 +22,9 @@ grep -q "calling init" "$tmp/version.libs" || fail "LD_DEBUG=libs printed nothin
 grep "calling init" "$tmp/version.libs" | grep -q nvrtc && fail "shortc --version loads NVRTC"
 LD_DEBUG=libs "$shortc" "$models/gpt2_tiny.arch" -o "$tmp/x.cu" 2> "$tmp/compile.libs" || fail "compile failed"
 grep "calling init" "$tmp/compile.libs" | grep -q nvrtc && fail "shortc MODEL.arch -o x.cu loads NVRTC"
+# libclang (and LLVM) only for --check: dlopened by compiler/check.c
+readelf -d "$shortc" | grep NEEDED | grep -qi 'clang\|llvm' && fail "$shortc has a DT_NEEDED on libclang/LLVM"
+grep "calling init" "$tmp/version.libs" "$tmp/compile.libs" | grep -qi 'clang\|llvm' && fail "start-up loads libclang/LLVM"
 
 missing=/nonexistent/libnvrtc.so.13
 want="NVRTC ($missing, as SHORTC_LIBNVRTC names it) cannot be loaded: $missing: cannot open shared object file"
