@@ -475,7 +475,7 @@ typedef struct LogitsSink {
 } LogitsSink;
 
 /* Opens the sink of run_model: the header of [n, vocab] written to ra->logits, a row for --top. Prints
- * the error and returns false (nothing left open). */
+ * the error and returns false (no file open; k->last is freed by the caller either way). */
 static bool sink_open(LogitsSink *k, const RunArgs *ra, srt_context *ctx, int n, int vocab) {
     *k = (LogitsSink){.vocab = vocab, .check = !ra->allow_nonfinite};
     if (ra->top > 0 && !(k->last = malloc(sizeof *k->last * (size_t)vocab))) {
