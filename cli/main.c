@@ -390,13 +390,14 @@ static void print_report(const srt_model *m, const srt_model_info *mi, int ntoke
 
 /* false (message printed, nothing written) when a logit is NaN or infinite: finite weights gave
  * an overflow, which a user asking for logits would otherwise only find downstream. */
-bool logits_finite(const float *logits, int ntokens, int vocab) {
-    for (size_t i = 0; i < (size_t)ntokens * (size_t)vocab; i++)
+bool logits_finite(const float *logits, int64_t first_row, int nrows, int vocab) {
+    for (size_t i = 0; i < (size_t)nrows * (size_t)vocab; i++)
         if (!isfinite(logits[i])) {
             fprintf(stderr,
-                    "shortc: error: the logits hold %s at token %zu, index %zu (an overflow in the forward pass); "
+                    "shortc: error: the logits hold %s at token %lld, index %zu (an overflow in the forward pass); "
                     "nothing written (--allow-nonfinite-weights accepts it)\n",
-                    isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf", i / (size_t)vocab, i % (size_t)vocab);
+                    isnan(logits[i]) ? "NaN" : logits[i] > 0 ? "+Inf" : "-Inf",
+                    (long long)first_row + (long long)(i / (size_t)vocab), i % (size_t)vocab);
             return false;
         }
     return true;
@@ -457,26 +458,105 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
 }
 
 /*
- * The logits of tokens[n] (rows n x vocab): consecutive segments of L tokens
- * (the model's segment), the session reset before each (nonoverlapping
- * evaluation) unless the model carries its state across segments (a PIA
- * cache, memories: reset once, as mode cached); within a segment, calls of
- * `chunk` tokens through the state (0: the whole segment in one call).
+ * Where `run` puts its logits as the segments are computed, so that it holds O(segment x vocab) floats,
+ * never n x vocab: each batch of rows is checked to be finite (unless --allow-nonfinite-weights) and
+ * appended to the --logits file, whose .npy header with the final shape [n, vocab] went first; the
+ * file is a temporary one renamed into place only when every row was written (fileio.h). --top keeps
+ * the last row.
+ */
+typedef struct LogitsSink {
+    FioOut out;         /* the --logits file being written (open: path != NULL) */
+    const char *path;   /* --logits, or NULL: no file at all */
+    int vocab;          /* row width */
+    bool check;         /* refuse non-finite rows */
+    bool failed;        /* a row batch was refused or not written (message printed) */
+    float *last;        /* the last row so far (vocab floats) for --top, or NULL */
+    double ms;          /* milliseconds spent checking and writing (not the forward's) */
+} LogitsSink;
+
+/* Opens the sink of run_model: the header of [n, vocab] written to ra->logits, a row for --top. Prints
+ * the error and returns false (no file open; k->last is freed by the caller either way). */
+static bool sink_open(LogitsSink *k, const RunArgs *ra, srt_context *ctx, int n, int vocab) {
+    *k = (LogitsSink){.vocab = vocab, .check = !ra->allow_nonfinite};
+    if (ra->top > 0 && !(k->last = malloc(sizeof *k->last * (size_t)vocab))) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return false;
+    }
+    if (!ra->logits) return true;
+    int64_t shape[2] = {n, vocab};
+    void *header = NULL;
+    size_t len = 0;
+    const char *why = NULL;
+    srt_status st = srt_npy_encode_header(ctx, SRT_DTYPE_F32, shape, 2, &header, &len);
+    if (st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
+    else if (!fio_out_open(&k->out, ra->logits, &why))
+        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", ra->logits, why);
+    else {
+        k->path = ra->logits;
+        fio_out_write(&k->out, header, len);
+    }
+    srt_free(ctx, header);
+    return k->path != NULL;
+}
+
+/* srt_rows_fn of the sink: rows first_row.. checked, written, the last one kept. */
+static srt_status sink_rows(void *ud, int64_t first_row, int nrows, const float *logits) {
+    LogitsSink *k = ud;
+    double t0 = now_ms();
+    if (k->check && !logits_finite(logits, first_row, nrows, k->vocab)) k->failed = true;
+    else if (k->path) {
+        fio_out_write(&k->out, logits, sizeof *logits * (size_t)nrows * (size_t)k->vocab);
+        if (k->out.err) {
+            fprintf(stderr, "shortc: error: cannot write '%s': %s\n", k->path, strerror(k->out.err));
+            k->failed = true;
+        }
+    }
+    if (!k->failed && k->last && nrows > 0)
+        memcpy(k->last, logits + (size_t)(nrows - 1) * (size_t)k->vocab, sizeof *k->last * (size_t)k->vocab);
+    k->ms += now_ms() - t0;
+    return k->failed ? SRT_ERR_INVALID : SRT_OK;
+}
+
+/* Finishes the sink's file: renamed into place when ok, else removed (the target untouched). Prints
+ * the error and returns false when it cannot be finished. The last row stays (free it). */
+static bool sink_close(LogitsSink *k, bool ok) {
+    const char *why = NULL;
+    if (k->path && !ok) fio_out_abort(&k->out);
+    else if (k->path && !fio_out_commit(&k->out, &why)) {
+        fprintf(stderr, "shortc: error: cannot write '%s': %s\n", k->path, why);
+        ok = false;
+    }
+    k->path = NULL;
+    return ok;
+}
+
+/*
+ * The logits of tokens[n] (rows n x vocab) into the sink, a segment at a time: consecutive segments
+ * of L tokens (the model's segment), the session reset before each (nonoverlapping evaluation) unless
+ * the model carries its state across segments (a PIA cache, memories: reset once, as mode cached);
+ * within a segment, calls of `chunk` tokens through the state (0: the whole segment in one call).
  * Prints the error and returns false.
  */
-static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, float *logits) {
+static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, LogitsSink *sink) {
     int L = om->mi.segment, V = om->mi.vocab;
+    float *rows = malloc(sizeof *rows * (size_t)L * (size_t)V);
+    if (!rows) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return false;
+    }
     srt_status st = SRT_OK;
     for (int seg = 0; seg < n && st == SRT_OK; seg += L) {
         int len = n - seg < L ? n - seg : L;
         if (seg == 0 || !om->mi.carries_state) st = srt_session_reset(om->s);
         for (int at = 0; at < len && st == SRT_OK;) {
             int k = chunk > 0 && chunk < len - at ? chunk : len - at;
-            st = srt_forward(om->s, tokens + seg + at, k, logits + (size_t)(seg + at) * (size_t)V);
+            st = srt_forward(om->s, tokens + seg + at, k, rows + (size_t)at * (size_t)V);
             at += k;
         }
+        if (st == SRT_OK) st = sink_rows(sink, seg, len, rows);
     }
-    if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
+    if (st != SRT_OK && !sink->failed) print_lib_error(st, srt_last_error(om->ctx));
+    free(rows);
     return st == SRT_OK;
 }
 
@@ -500,48 +580,38 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     OpenModel om;
     if (!open_model(ra, &om)) return 1;
     const srt_model_info *mi = &om.mi;
-    float *logits = NULL;
+    LogitsSink sink = {.path = NULL};
     int rc = 1;
     if (ra->fold_tokens)
         for (int i = 0; i < ntokens; i++) tokens[i] %= mi->vocab;
     if (!tokens_in_vocab(ra, tokens, ntokens, mi)) goto out;
-    logits = malloc(sizeof *logits * (size_t)ntokens * (size_t)mi->vocab);
-    if (!logits) {
-        fprintf(stderr, "shortc: error: out of memory\n");
-        goto out;
-    }
-    double t0 = now_ms();
     srt_eval_options eo;
     if (mi->recurrent && ra->chunk) {
         fprintf(stderr, "shortc: error: --chunk cannot split the windows of recurrent model '%s' (each call is a "
                         "window)\n", mi->name);
         goto out;
     }
-    /* a named mode, or the model's own (cached, windows): its rows through the runtime (srt_eval_logits) */
-    if (args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk)) {
-        if (!eval_options_from_args(ra, &eo)) goto out;
+    bool by_mode = args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk);
+    if (by_mode && !eval_options_from_args(ra, &eo)) goto out;
+    if (!sink_open(&sink, ra, om.ctx, ntokens, mi->vocab)) goto out;
+    double t0 = now_ms();
+    /* a named mode, or the model's own (cached, windows): its rows through the runtime (srt_eval_logits_stream) */
+    if (by_mode) {
         model_mode_defaults(ra, mi, &eo);
-        srt_status st = srt_eval_logits(om.s, &eo, tokens, ntokens, logits);
+        srt_status st = srt_eval_logits_stream(om.s, &eo, tokens, ntokens, sink_rows, &sink);
         if (st != SRT_OK) {
-            print_lib_error(st, srt_last_error(om.ctx));
+            if (!sink.failed) print_lib_error(st, srt_last_error(om.ctx));
             goto out;
         }
-    } else if (!forward_segments(&om, tokens, ntokens, ra->chunk, logits)) goto out;
-    double t1 = now_ms();
-    if (!ra->allow_nonfinite && !logits_finite(logits, ntokens, mi->vocab)) goto out;
-    if (ra->logits) {
-        int64_t shape[2] = {ntokens, mi->vocab};
-        srt_status st = srt_npy_write_f32(om.ctx, ra->logits, logits, shape, 2);
-        if (st != SRT_OK) {
-            print_lib_error(st, srt_last_error(om.ctx));
-            goto out;
-        }
-    }
-    if (ra->report) print_report(om.m, mi, ntokens, t1 - t0);
-    if (ra->top > 0) print_top(logits + (size_t)(ntokens - 1) * (size_t)mi->vocab, mi->vocab, ra->top);
+    } else if (!forward_segments(&om, tokens, ntokens, ra->chunk, &sink)) goto out;
+    double fwd_ms = now_ms() - t0 - sink.ms;
+    if (!sink_close(&sink, true)) goto out;
+    if (ra->report) print_report(om.m, mi, ntokens, fwd_ms);
+    if (ra->top > 0) print_top(sink.last, mi->vocab, ra->top);
     rc = 0;
 out:
-    free(logits);
+    sink_close(&sink, false); /* after an error: the temporary file removed */
+    free(sink.last);
     close_model(&om);
     return rc;
 }

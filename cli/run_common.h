@@ -85,8 +85,9 @@ bool tokens_in_vocab(const RunArgs *ra, const int32_t *tokens, int ntokens, cons
 bool open_model(const RunArgs *ra, OpenModel *om);
 void close_model(OpenModel *om);
 void print_lib_error(srt_status st, const char *msg);
-/* false (message printed, nothing written) when a logit is NaN or infinite. */
-bool logits_finite(const float *logits, int ntokens, int vocab);
+/* false (message printed, nothing written) when a logit of rows first_row.. (nrows x vocab) is NaN or
+ * infinite. */
+bool logits_finite(const float *logits, int64_t first_row, int nrows, int vocab);
 /* false (message printed) when an output names the same file as an input or another output. */
 bool run_outputs_apart(const RunArgs *ra, const char *const *outs, int nouts);
 

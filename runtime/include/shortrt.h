@@ -247,6 +247,17 @@ void srt_eval_options_init(srt_eval_options *o);
 srt_status srt_eval_logits(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *logits);
 /* tokens[n] (n >= 2) -> nll[n - 1]: nll[i] = -log p(tokens[i + 1]) from row i of o's mode (srt_forward_nll). */
 srt_status srt_eval_nll(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *nll);
+/*
+ * The rows of srt_eval_logits handed to a callback as they are computed, so that a caller keeps
+ * O(window x vocab) floats instead of n x vocab: rows(ud, first_row, nrows, logits) receives rows
+ * first_row .. first_row + nrows - 1 (nrows x vocab floats, valid during the call only), once per
+ * window, in order, every row exactly once (first_row of a call is the previous call's end). A status
+ * other than SRT_OK from rows stops the evaluation: the session is reset and that status returned
+ * (the context's last error then says the callback stopped it).
+ */
+typedef srt_status (*srt_rows_fn)(void *ud, int64_t first_row, int nrows, const float *logits);
+srt_status srt_eval_logits_stream(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n,
+                                  srt_rows_fn rows, void *ud);
 
 /*
  * Sampling the next token from a logits row: greedy at temperature 0 (the
@@ -323,6 +334,10 @@ srt_status srt_npy_write(srt_context *ctx, const char *path, srt_dtype dtype, co
 /* The bytes srt_npy_write would write, in memory (*bytes: free with srt_free). */
 srt_status srt_npy_encode(srt_context *ctx, srt_dtype dtype, const void *data, const int64_t *shape, int rank,
                           void **bytes, size_t *len);
+/* The header alone of srt_npy_encode (magic, version, padded dict; *bytes: free with srt_free): a writer
+ * that streams an array writes it, then shape's elements in C order (shortc run --logits). */
+srt_status srt_npy_encode_header(srt_context *ctx, srt_dtype dtype, const int64_t *shape, int rank, void **bytes,
+                                 size_t *len);
 srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *data,
                              const int64_t *shape, int rank);
 srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data,

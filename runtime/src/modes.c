@@ -23,6 +23,9 @@
  * A recurrent model (docs/attention/recurrence.md) runs windows or nonoverlapping only: the session is
  * reset once, and each window reads the h_prev the one before it left in the session's state.
  *
+ * srt_eval_logits_stream hands each window's scored rows to a callback (one L x vocab buffer, never
+ * n x vocab); srt_eval_logits is that callback copying them into the caller's n x vocab array.
+ *
  * The loss of row i is -log softmax(row i)[tokens[i + 1]] (natural log),
  * computed by the backend where the logits are (RtBackend.forward_nll): on
  * sim and cuda by the plan's "loss" program (templates/loss.cuh), so that
@@ -181,15 +184,24 @@ srt_status srt_forward_nll(srt_session *s, const int32_t *tokens, int ntokens, i
 /* Evaluation                                                          */
 /* ------------------------------------------------------------------ */
 
-/* What one evaluation writes: logits rows, or per-token losses. */
+/* What one evaluation hands out: logits rows to a callback, or per-token losses. */
 typedef struct EvalOut {
-    float *logits;      /* n x vocab rows, or NULL */
+    srt_rows_fn rows;   /* logits: called with each window's scored rows, or NULL */
+    void *ud;           /* its first argument */
     float *nll;         /* n - 1 losses, or NULL */
-    float *rows;        /* logits: scratch for tokenwise's unscored rows (vocab) */
+    float *win;         /* logits: a window's scored rows (L x vocab; tokenwise's unscored rows land in row 0) */
     float *win_nll;     /* nll: a window's losses (L) */
     int32_t *targets;   /* nll: a window's targets (L) */
     int vocab;          /* logits width */
 } EvalOut;
+
+/* Hands the rows [w.score, w.end) in out->win to the callback; its failure stops the evaluation. */
+static srt_status emit_rows(srt_session *s, Window w, EvalOut *out) {
+    srt_status st = out->rows(out->ud, w.score, (int)(w.end - w.score), out->win);
+    if (st == SRT_OK) return SRT_OK;
+    return rt_error(s->m->ctx, st, "the rows callback stopped the evaluation at row %lld (%s)", (long long)w.score,
+                    srt_status_name(st));
+}
 
 /* Runs the rows [score, end) of window w (tokens [start, end)) into out, from a reset session unless carry. */
 static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, Window w, bool tokenwise, bool carry,
@@ -199,9 +211,8 @@ static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, W
     if (out->nll)
         for (int i = 0; i < nrows; i++) out->targets[i] = w.score + i + 1 < n ? tokens[w.score + i + 1] : -1;
     const int32_t *t = tokens + w.start;
-    float *logits = out->logits ? out->logits + (size_t)w.score * (size_t)out->vocab : NULL;
     if (!tokenwise) {
-        if (st == SRT_OK && logits) st = srt_forward_rows(s, t, len, first, logits);
+        if (st == SRT_OK && out->rows) st = srt_forward_rows(s, t, len, first, out->win);
         if (st == SRT_OK && out->nll)
             st = forward_nll(s, t, len, first, out->targets, out->win_nll);
     }
@@ -211,12 +222,13 @@ static srt_status run_window(srt_session *s, const int32_t *tokens, int64_t n, W
             int32_t none = -1;
             float unused;
             st = forward_nll(s, t + i, 1, 0, r >= 0 ? out->targets + r : &none, r >= 0 ? out->win_nll + r : &unused);
-        } else
-            st = srt_forward_rows(s, t + i, 1, 0, logits && r >= 0 ? logits + (size_t)r * (size_t)out->vocab : out->rows);
+        } else /* unscored rows (r < 0) come first and land in row 0, which the first scored row replaces */
+            st = srt_forward_rows(s, t + i, 1, 0, out->win + (size_t)(r > 0 ? r : 0) * (size_t)out->vocab);
     }
     int64_t last = w.end < n ? w.end : n - 1; /* row n - 1 predicts nothing */
     if (st == SRT_OK && out->nll && last > w.score)
         memcpy(out->nll + w.score, out->win_nll, sizeof *out->nll * (size_t)(last - w.score));
+    if (st == SRT_OK && out->rows) st = emit_rows(s, w, out);
     return st;
 }
 
@@ -229,15 +241,15 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
     if (out->nll) {
         out->win_nll = rt_alloc(ctx, sizeof *out->win_nll * (size_t)p.len);
         out->targets = rt_alloc(ctx, sizeof *out->targets * (size_t)p.len);
-    } else out->rows = rt_alloc(ctx, sizeof *out->rows * (size_t)out->vocab); /* tokenwise's unscored rows */
-    if (out->nll ? !out->win_nll || !out->targets : !out->rows) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    } else out->win = rt_alloc(ctx, sizeof *out->win * (size_t)p.len * (size_t)out->vocab);
+    if (out->nll ? !out->win_nll || !out->targets : !out->win) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     Window w;
     if (st == SRT_OK && p.carry) st = srt_session_reset(s); /* one sequence through the whole text */
     while (st == SRT_OK && next_window(&p, &w)) {
         st = run_window(s, tokens, n, w, o->mode == SRT_MODE_TOKENWISE, p.carry, out);
         if (st == SRT_OK && o->progress) o->progress(o->progress_ud, w.end, n);
     }
-    rt_free(ctx, out->rows);
+    rt_free(ctx, out->win);
     rt_free(ctx, out->win_nll);
     rt_free(ctx, out->targets);
     srt_status rs = srt_session_reset(s);
@@ -245,7 +257,7 @@ static srt_status evaluate(srt_session *s, const srt_eval_options *o, const int3
 }
 
 /* Common argument checks of srt_eval_logits and srt_eval_nll. */
-static srt_status eval_args(srt_session *s, const srt_eval_options *o, const int32_t *tokens, const void *out,
+static srt_status eval_args(srt_session *s, const srt_eval_options *o, const int32_t *tokens, bool out,
                             const char *fn, EvalOut *eo) {
     if (!s) return SRT_ERR_INVALID;
     if (!o || !tokens || !out) return rt_error(s->m->ctx, SRT_ERR_INVALID, "%s: NULL argument", fn);
@@ -256,17 +268,39 @@ static srt_status eval_args(srt_session *s, const srt_eval_options *o, const int
     return st;
 }
 
+/* srt_eval_logits' callback: the rows into the caller's n x vocab buffer. */
+typedef struct CopyRows {
+    float *logits;  /* the caller's buffer */
+    int vocab;      /* row width */
+} CopyRows;
+
+static srt_status copy_rows(void *ud, int64_t first_row, int nrows, const float *logits) {
+    CopyRows *c = ud;
+    memcpy(c->logits + (size_t)first_row * (size_t)c->vocab, logits, sizeof *logits * (size_t)nrows * (size_t)c->vocab);
+    return SRT_OK;
+}
+
+srt_status srt_eval_logits_stream(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n,
+                                  srt_rows_fn rows, void *ud) {
+    EvalOut eo;
+    srt_status st = eval_args(s, o, tokens, rows != NULL, "srt_eval_logits_stream", &eo);
+    if (st != SRT_OK) return st;
+    eo.rows = rows;
+    eo.ud = ud;
+    return evaluate(s, o, tokens, n, &eo);
+}
+
 srt_status srt_eval_logits(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *logits) {
     EvalOut eo;
-    srt_status st = eval_args(s, o, tokens, logits, "srt_eval_logits", &eo);
+    srt_status st = eval_args(s, o, tokens, logits != NULL, "srt_eval_logits", &eo);
     if (st != SRT_OK) return st;
-    eo.logits = logits;
-    return evaluate(s, o, tokens, n, &eo);
+    CopyRows c = {.logits = logits, .vocab = eo.vocab};
+    return srt_eval_logits_stream(s, o, tokens, n, copy_rows, &c);
 }
 
 srt_status srt_eval_nll(srt_session *s, const srt_eval_options *o, const int32_t *tokens, int64_t n, float *nll) {
     EvalOut eo;
-    srt_status st = eval_args(s, o, tokens, nll, "srt_eval_nll", &eo);
+    srt_status st = eval_args(s, o, tokens, nll != NULL, "srt_eval_nll", &eo);
     if (st != SRT_OK) return st;
     if (n < 2) return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_eval_nll: %lld tokens (a loss needs at least 2)", (long long)n);
     eo.nll = nll;

@@ -29,37 +29,70 @@ srt_status srt_npy_write_f32(srt_context *ctx, const char *path, const float *da
     return srt_npy_write(ctx, path, SRT_DTYPE_F32, data, shape, rank);
 }
 
-srt_status srt_npy_encode(srt_context *ctx, srt_dtype dtype, const void *data, const int64_t *shape, int rank,
-                          void **bytes, size_t *len) {
-    if (!ctx) return SRT_ERR_INVALID;
-    if (!bytes || !len || (!data && rank > 0) || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape) ||
-        (unsigned)dtype > SRT_DTYPE_U32)
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_encode: bad arguments");
+/* The header of a .npy of shape (magic, version 1.0, the dict padded with spaces to a multiple of 64
+ * bytes, '\n') into out (NULL: only measured); returns its length, and the element count in *count. */
+static size_t npy_header(srt_dtype dtype, const int64_t *shape, int rank, unsigned char *out, size_t *count) {
     char dict[1024];
     int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", npy_descr[dtype]);
-    size_t count = 1;
+    *count = 1;
     for (int i = 0; i < rank; i++) {
-        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "srt_npy_encode: negative dimension %lld", (long long)shape[i]);
-        count *= (size_t)shape[i];
+        *count *= (size_t)shape[i];
         n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld%s", (long long)shape[i], rank == 1 ? "," : i + 1 < rank ? ", " : "");
     }
     n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
     size_t total = 10 + (size_t)n + 1;
     size_t pad = (64 - total % 64) % 64;
     size_t hlen = (size_t)n + pad + 1;
-    unsigned char *out = rt_alloc(ctx, total + pad + count * 4);
+    if (out) {
+        memcpy(out, NPY_MAGIC, 6);
+        out[6] = 1;
+        out[7] = 0;
+        out[8] = (unsigned char)(hlen & 0xff);
+        out[9] = (unsigned char)(hlen >> 8);
+        memcpy(out + 10, dict, (size_t)n);
+        memset(out + 10 + n, ' ', pad);
+        out[10 + (size_t)n + pad] = '\n';
+    }
+    return total + pad;
+}
+
+/* The checks of srt_npy_encode and srt_npy_encode_header (data: whether the caller has it). */
+static srt_status npy_args(srt_context *ctx, const char *fn, srt_dtype dtype, bool data, const int64_t *shape,
+                           int rank, void **bytes, size_t *len) {
+    if (!bytes || !len || !data || rank < 0 || rank > NPY_MAX_RANK || (rank > 0 && !shape) ||
+        (unsigned)dtype > SRT_DTYPE_U32)
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: bad arguments", fn);
+    for (int i = 0; i < rank; i++)
+        if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: negative dimension %lld", fn, (long long)shape[i]);
+    return SRT_OK;
+}
+
+srt_status srt_npy_encode_header(srt_context *ctx, srt_dtype dtype, const int64_t *shape, int rank, void **bytes,
+                                 size_t *len) {
+    if (!ctx) return SRT_ERR_INVALID;
+    srt_status st = npy_args(ctx, "srt_npy_encode_header", dtype, true, shape, rank, bytes, len);
+    if (st != SRT_OK) return st;
+    size_t count, hlen = npy_header(dtype, shape, rank, NULL, &count);
+    unsigned char *out = rt_alloc(ctx, hlen);
     if (!out) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    memcpy(out, NPY_MAGIC, 6);
-    out[6] = 1;
-    out[7] = 0;
-    out[8] = (unsigned char)(hlen & 0xff);
-    out[9] = (unsigned char)(hlen >> 8);
-    memcpy(out + 10, dict, (size_t)n);
-    memset(out + 10 + n, ' ', pad);
-    out[10 + (size_t)n + pad] = '\n';
-    if (count) memcpy(out + total + pad, data, count * 4); /* x86-64 / aarch64: little-endian */
+    npy_header(dtype, shape, rank, out, &count);
     *bytes = out;
-    *len = total + pad + count * 4;
+    *len = hlen;
+    return SRT_OK;
+}
+
+srt_status srt_npy_encode(srt_context *ctx, srt_dtype dtype, const void *data, const int64_t *shape, int rank,
+                          void **bytes, size_t *len) {
+    if (!ctx) return SRT_ERR_INVALID;
+    srt_status st = npy_args(ctx, "srt_npy_encode", dtype, data || rank == 0, shape, rank, bytes, len);
+    if (st != SRT_OK) return st;
+    size_t count, hlen = npy_header(dtype, shape, rank, NULL, &count);
+    unsigned char *out = rt_alloc(ctx, hlen + count * 4);
+    if (!out) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    npy_header(dtype, shape, rank, out, &count);
+    if (count) memcpy(out + hlen, data, count * 4); /* x86-64 / aarch64: little-endian */
+    *bytes = out;
+    *len = hlen + count * 4;
     return SRT_OK;
 }
 

@@ -51,3 +51,15 @@ set_tests_properties(cli_man_usage PROPERTIES LABELS cli)
 add_test(NAME cli_lean_start COMMAND sh ${TESTS_DIR}/cli/lean_start.sh ${SHORTC_BIN} $<TARGET_FILE:shortrt_shared>
                                      ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:rt_fake_cuda>)
 set_tests_properties(cli_lean_start PROPERTIES LABELS cli)
+
+#   cli_stream  `shortc run` streams its logits (issue 26 item 4): the file equals the in-memory one byte
+#               for byte over run's segments and the runtime's modes on several models (stream_ref), peak
+#               memory stays flat over 4096 tokens of a 4096-word vocabulary (maxrss), an error after
+#               segments were written leaves no file (tests/cli/stream.sh)
+add_executable(stream_ref ${TESTS_DIR}/cli/stream/stream_ref.c)
+target_link_libraries(stream_ref PRIVATE shortrt)
+add_executable(maxrss ${TESTS_DIR}/cli/stream/maxrss.c)
+add_test(NAME cli_stream COMMAND sh ${TESTS_DIR}/cli/stream.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models ${TESTS_DIR}
+                                    $<TARGET_FILE:stream_ref> $<TARGET_FILE:maxrss> $<TARGET_FILE:file_tool>)
+set_tests_properties(cli_stream PROPERTIES LABELS "cli;timing;no-sanitize" TIMEOUT 300
+                     ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")

@@ -1,5 +1,5 @@
 /*
- * test_modes.c — the inference modes of the runtime (srt_eval_logits,
+ * test_modes.c — the inference modes of the runtime (srt_eval_logits, srt_eval_logits_stream,
  * srt_eval_nll, srt_forward_nll; runtime/src/modes.c) through the public API.
  *
  *   test_modes MODEL.arch BACKEND
@@ -16,6 +16,8 @@
  * overlap out of range, a window past the segment) name what is wrong. On
  * sim, srt_session_bytes_to_host shows that srt_eval_nll copies one float per
  * token (the device computes the losses), srt_eval_logits a row per token.
+ * srt_eval_logits_stream hands out the same rows, in order, a window at a
+ * time, and stops with its callback's error.
  */
 #include "check.h"
 #include "shortrt.h"
@@ -163,6 +165,46 @@ static void check_error(T *t, srt_eval_options o, const int32_t *tokens, int64_t
     free(rows);
 }
 
+/* What srt_eval_logits_stream's callback saw. */
+typedef struct Streamed {
+    const float *want;  /* srt_eval_logits' rows */
+    int V;              /* row width */
+    int maxrows;        /* the most rows one call may carry (the window) */
+    int64_t next;       /* the first row the next call must carry */
+    int calls;          /* calls so far */
+    int bad;            /* calls out of order or rows differing */
+    int stop_at;        /* the call (1-based) that returns SRT_ERR_IO; 0: none */
+} Streamed;
+
+static srt_status on_rows(void *ud, int64_t first_row, int nrows, const float *logits) {
+    Streamed *k = ud;
+    k->calls++;
+    if (first_row != k->next || nrows < 1 || nrows > k->maxrows) k->bad++;
+    else if (memcmp(logits, k->want + (size_t)first_row * (size_t)k->V, sizeof *logits * (size_t)nrows * (size_t)k->V))
+        k->bad++;
+    k->next = first_row + nrows;
+    return k->calls == k->stop_at ? SRT_ERR_IO : SRT_OK;
+}
+
+/* srt_eval_logits_stream hands out srt_eval_logits' rows in order, each once, a window at a time; a callback's
+ * error stops it with that status. */
+static void check_stream(T *t, srt_eval_options o, const int32_t *tokens, int64_t n, const char *what) {
+    float *want = rows_of(t, o, tokens, n);
+    CHECK(want != NULL);
+    if (!want) return;
+    Streamed k = {.want = want, .V = t->V, .maxrows = t->L};
+    CHECK(srt_eval_logits_stream(t->s, &o, tokens, n, on_rows, &k) == SRT_OK);
+    if (k.bad || k.next != n) fprintf(stderr, "%s: %d bad calls of %d, rows to %lld of %lld\n", what, k.bad, k.calls,
+                                      (long long)k.next, (long long)n);
+    CHECK(k.bad == 0 && k.next == n && k.calls >= (int)((n + t->L - 1) / t->L));
+    Streamed stop = {.want = want, .V = t->V, .maxrows = t->L, .stop_at = 2};
+    CHECK(srt_eval_logits_stream(t->s, &o, tokens, n, on_rows, &stop) == SRT_ERR_IO);
+    CHECK(stop.calls == 2 && stop.bad == 0);
+    CHECK_HAS(srt_last_error(t->ctx), "the rows callback stopped the evaluation at row");
+    CHECK(srt_eval_logits_stream(t->s, &o, tokens, n, NULL, &k) == SRT_ERR_INVALID);
+    free(want);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_modes MODEL.arch ref|sim\n");
@@ -196,6 +238,9 @@ int main(int argc, char **argv) {
         check_mode(&t, opts(SRT_MODE_TOKENWISE, 0, 0), tok, n, "tokenwise");
         check_mode(&t, opts(SRT_MODE_NONOVERLAPPING, 0, 0), tok, 1, "one token");
     }
+    check_stream(&t, opts(SRT_MODE_NONOVERLAPPING, 0, 0), tok, n, "stream nonoverlapping");
+    check_stream(&t, opts(SRT_MODE_SLIDING, 5, 0), tok, n, "stream sliding 5");
+    if (!sim) check_stream(&t, opts(SRT_MODE_TOKENWISE, 0, 0), tok, n, "stream tokenwise");
     check_same(&t, opts(SRT_MODE_SLIDING, L, 0), opts(SRT_MODE_NONOVERLAPPING, 0, 0), tok, nm, "sliding L vs nonoverlapping");
     check_same(&t, opts(SRT_MODE_WINDOWS, 0, 0), opts(SRT_MODE_NONOVERLAPPING, 0, 0), tok, n, "windows 0 vs nonoverlapping");
 
