@@ -221,8 +221,8 @@ const char *const *sim_compile_flags(void);
 /* The embedded shortsim_*.h headers (sim_headers.c): chained into a cache-key
  * hash; written into dir (0, or -1 on an I/O error); removed from dir. */
 uint64_t sim_headers_hash(uint64_t h);
-int sim_headers_write(const char *dir);
-void sim_headers_remove(const char *dir);
+int sim_headers_write(int dirfd);
+void sim_headers_remove(int dirfd);
 /* The GEMM behind cublasGemmEx / cublasGemmStridedBatchedEx (and cublasLtMatmul), without a handle; fn names the caller in faults. */
 cublasStatus_t sim_gemm_run(const char *fn, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                             const void *alpha, const void *A, cudaDataType Atype, int lda, long long strideA,

@@ -20,9 +20,16 @@
 
 extern char **environ;
 
-/* Runs addr2line for offset off of the object file; its output into out. */
+/* Runs addr2line for offset off of the object file; its output into out. An object loaded through
+ * /proc/self/fd/N (sim_compile.c) is passed to it as descriptor 3 or 4 of its own. */
 static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len) {
-    char addr[32];
+    char addr[32], child_file[32];
+    int fd = -1, child_fd = 3;
+    if (sscanf(file, "/proc/self/fd/%d", &fd) == 1 && fd >= 0) {
+        child_fd = fd == 3 ? 4 : 3;
+        snprintf(child_file, sizeof child_file, "/proc/self/fd/%d", child_fd);
+        file = child_file;
+    } else fd = -1;
     snprintf(addr, sizeof addr, "0x%lx", (unsigned long)off);
     const char *argv[] = {"addr2line", "-f", "-i", "-C", "-e", file, addr, NULL};
     int fds[2];
@@ -32,6 +39,7 @@ static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len)
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    if (fd >= 0) posix_spawn_file_actions_adddup2(&fa, fd, child_fd); /* last: nothing closes it after */
     pid_t pid;
     int rc = posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
