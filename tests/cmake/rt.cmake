@@ -31,3 +31,16 @@ set_tests_properties(rt_cli_no_cuda PROPERTIES LABELS rt)
 add_test(NAME rt_cli_sim_cache COMMAND sh ${TESTS_DIR}/rt/cli_sim_cache.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/gpt2_tiny.arch
          $<TARGET_FILE:file_tool> ${CMAKE_C_COMPILER})
 set_tests_properties(rt_cli_sim_cache PROPERTIES LABELS "rt;sim" TIMEOUT 300)
+
+# The cache against a second user (nobody) swapping its directory for a symbolic link to a planted
+# object by renameat2(RENAME_EXCHANGE) while root runs `shortc sim` on it (tests/rt/race_cache.c):
+# the planted object never runs. Skipped without root.
+add_library(rt_race_planted MODULE ${TESTS_DIR}/rt/race_planted.c)
+add_executable(rt_race_cache ${TESTS_DIR}/rt/race_cache.c)
+target_link_libraries(rt_race_cache PRIVATE shortrt)
+target_include_directories(rt_race_cache PRIVATE ${TESTS_DIR}/rt ${CMAKE_SOURCE_DIR}/runtime/src)
+target_include_directories(rt_race_cache SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_dependencies(rt_race_cache rt_race_planted)
+add_test(NAME rt_race_cache COMMAND rt_race_cache ${SHORTC_BIN} ${TESTS_DIR}/rt/race_kernel.cu
+         ${TESTS_DIR}/simbench/data/fault_64.npy $<TARGET_FILE:rt_race_planted>)
+set_tests_properties(rt_race_cache PROPERTIES LABELS "rt;sim" SKIP_RETURN_CODE 77 TIMEOUT 300)
