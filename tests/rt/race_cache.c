@@ -83,6 +83,10 @@ static void on_term(int sig) { (void)sig; stop = 1; }
  * two names until SIGTERM; writes the number of exchanges that succeeded to out. */
 static void attacker(const struct passwd *pw, const char *dir, const char *evil, int out) {
     signal(SIGTERM, on_term);
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_UNBLOCK, &term, NULL); /* blocked by play() until the handler is in place */
     if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) _exit(2);
     char cache[300], link[300];
     snprintf(cache, sizeof cache, "%s/cache", dir);
@@ -106,8 +110,13 @@ static long play(const struct passwd *pw, const char *tag, mode_t mode, const ch
     CHECK(mkdir(dir, 0700) == 0 && chmod(dir, mode) == 0 && mkdir(cache, 0700) == 0);
     int fds[2];
     CHECK(pipe(fds) == 0);
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &old);
     pid_t pid = fork();
     if (pid == 0) attacker(pw, dir, evil, fds[1]);
+    sigprocmask(SIG_SETMASK, &old, NULL);
     close(fds[1]);
     int failed_runs = 0;
     for (int i = 0; i < RUNS && access(mark, F_OK) != 0; i++) failed_runs += victim_run(cache, log) != 0;
