@@ -16,7 +16,7 @@ endfunction()
 
 # ---- results against NumPy ----
 shortc_simbench(transpose exact ${SIMBENCH_DATA}/transpose_expected.npy --
-  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8
+  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --unchecked
   --arg buf:${SIMBENCH_DATA}/transpose_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/transpose_in.npy --arg i32:70 --arg i32:45)
 shortc_simbench(transpose_checked exact ${SIMBENCH_DATA}/transpose_expected.npy --
   ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --checked
@@ -46,7 +46,7 @@ shortc_simbench(softmax close ${SIMBENCH_DATA}/softmax_expected.npy 1e-5 1e-7 --
   --arg buf:${SIMBENCH_DATA}/softmax_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/softmax_in.npy --arg i32:100)
 # unchecked, a store one float past a 1001-float buffer stays in the allocation's own mapping
 shortc_simbench(global_store_unchecked exact ${SIMBENCH_DATA}/fault_twos.npy --
-  ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
+  ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --unchecked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
 
 # namespace-scope `extern __shared__ unsigned char raw[];` through reinterpret_cast<float *>
 shortc_simbench(ns_extern_cast exact ${SIMBENCH_DATA}/fault_twos.npy --
@@ -60,7 +60,7 @@ shortc_simbench(fault_divergent_barrier fault "kernel divergent_barrier: block (
 shortc_simbench(fault_static_overrun fault "thread (32,0,0)" "0 bytes past the end of static shared array `s' (128 bytes, line 9, in static_overrun)" "faults.cu:10 in static_overrun" --
   ${F} --kernel static_overrun --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_static_overrun_unchecked fault "0 bytes past the end of static shared array `s'" --
-  ${F} --kernel static_overrun --grid 1 --block 33 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+  ${F} --kernel static_overrun --grid 1 --block 33 --unchecked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_two_declarators fault "thread (32,0,0)" "0 bytes past the end of static shared array `a' (128 bytes" --
   ${F} --kernel two_declarators --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_dynamic_overrun fault "thread (0,0,0)" "0 bytes past the end of the 4004-byte dynamic shared memory" "faults.cu:19 in dynamic_overrun" --
