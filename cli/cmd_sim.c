@@ -4,7 +4,7 @@
  * (docs/simulator.md):
  *
  *   shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z]
- *              [--smem BYTES] [--checked] [--sim-threads N] [-I DIR]...
+ *              [--smem BYTES] [--unchecked] [--sim-threads N] [-I DIR]...
  *              --arg buf:IN.npy[:OUT.npy] --arg i32:7 --arg u32:7 --arg f32:0.5 ...
  *
  * One --arg per kernel parameter, in order. Exit status 0 when the launch
@@ -35,7 +35,7 @@
 #define SIM_MAX_ARGS 256
 
 static const char sim_usage[] =
-    "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--checked]\n"
+    "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--unchecked]\n"
     "                  [--sim-threads N] [-I DIR]... [--force] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
 
 /* Most -I directories (srt_sim_launch takes 15). */
@@ -59,7 +59,7 @@ typedef struct SimCli {
     unsigned block[3];                /* --block */
     bool have_grid, have_block;       /* given */
     long long smem;                   /* --smem */
-    int checked;                      /* --checked */
+    int checked;                      /* 1 unless --unchecked (--checked, the default, is accepted) */
     int threads;                      /* --sim-threads */
     srt_sim_arg args[SIM_MAX_ARGS];   /* --arg, in order */
     SimBufFiles files[SIM_MAX_ARGS];  /* files of the buffer arguments */
@@ -171,11 +171,12 @@ static bool parse_arg(SimCli *c, const char *spec) {
 
 static bool parse_cli(int argc, char **argv, SimCli *c) {
     memset(c, 0, sizeof *c);
+    c->checked = 1;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         bool has_val = i + 1 < argc;
-        if (strcmp(a, "--checked") == 0) {
-            c->checked = 1;
+        if (strcmp(a, "--checked") == 0 || strcmp(a, "--unchecked") == 0) {
+            c->checked = strcmp(a, "--checked") == 0;
         } else if (strcmp(a, "--force") == 0) {
             fio_set_force(true);
         } else if (strcmp(a, "--kernel") == 0 || strcmp(a, "--grid") == 0 || strcmp(a, "--block") == 0 ||

@@ -21,7 +21,11 @@ const char fio_too_large[] = "file is too large";
 static const char is_directory[] = "Is a directory"; /* strerror(EISDIR)'s wording */
 
 int fio_open_regular(const char *path, struct stat *st, const char **why) {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    return fio_openat_regular(AT_FDCWD, path, 0, st, why);
+}
+
+int fio_openat_regular(int dirfd, const char *path, int flags, struct stat *st, const char **why) {
+    int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | flags);
     if (fd < 0) {
         *why = strerror(errno);
         return -1;
@@ -92,17 +96,24 @@ static char *read_to_eof(int fd, size_t guess, size_t max, size_t *len, const ch
 }
 
 char *fio_read_file(const char *path, size_t max, size_t *len, const char **why) {
+    return fio_read_at(AT_FDCWD, path, 0, max, len, why);
+}
+
+char *fio_read_at(int dirfd, const char *path, int flags, size_t max, size_t *len, const char **why) {
     struct stat st;
-    int fd = fio_open_regular(path, &st, why);
+    int fd = fio_openat_regular(dirfd, path, flags, &st, why);
     if (fd < 0) return NULL;
-    if (st.st_size < 0 || (unsigned long long)st.st_size > max) {
-        *why = fio_too_large;
-        close(fd);
-        return NULL;
-    }
-    char *buf = read_to_eof(fd, (size_t)st.st_size, max, len, why);
+    char *buf = fio_read_fd(fd, &st, max, len, why);
     close(fd);
     return buf;
+}
+
+char *fio_read_fd(int fd, const struct stat *st, size_t max, size_t *len, const char **why) {
+    if (st->st_size < 0 || (unsigned long long)st->st_size > max) {
+        *why = fio_too_large;
+        return NULL;
+    }
+    return read_to_eof(fd, (size_t)st->st_size, max, len, why);
 }
 
 static bool force_links; /* fio_set_force: a symbolic link as an output is replaced, not refused */

@@ -29,12 +29,19 @@
 /* Opens path read-only if it is a regular file. Returns the descriptor (close it), or -1 with
  * *why set to a static message ("No such file or directory", "is a directory", "not a regular file ..."). */
 int fio_open_regular(const char *path, struct stat *st, const char **why);
+/* fio_open_regular of path relative to directory dirfd (AT_FDCWD: the working directory), with extra
+ * open flags (O_NOFOLLOW: a symbolic link is refused, never followed). */
+int fio_openat_regular(int dirfd, const char *path, int flags, struct stat *st, const char **why);
 
 /* Reads a whole regular file of at most max bytes into malloc'd memory, NUL-terminated (free()).
  * NULL with *why set on failure (never blocks, never reads more than max). len may be NULL. */
 char *fio_read_file(const char *path, size_t max, size_t *len, const char **why);
 /* The *why of fio_read_file for a file over max (compare the pointer to say what the limit is). */
 extern const char fio_too_large[];
+/* fio_read_file of path relative to dirfd, opened with fio_openat_regular's extra flags. */
+char *fio_read_at(int dirfd, const char *path, int flags, size_t max, size_t *len, const char **why);
+/* The rest of regular file fd (st: its fstat, as fio_openat_regular returns it), read as fio_read_file does. */
+char *fio_read_fd(int fd, const struct stat *st, size_t max, size_t *len, const char **why);
 
 /* An output file being written (see the top of the file). */
 typedef struct FioOut {

@@ -16,8 +16,12 @@
 /* One run of a program. */
 typedef struct ProcRun {
     const char *const *argv; /* program (searched in $PATH unless it has a '/') and arguments; NULL-terminated */
-    const char *cwd;         /* directory to run it in; NULL: ours */
+    const char *cwd;         /* directory to run it in; NULL: ours (or cwd_fd's) */
+    const int *cwd_fd;       /* descriptor of the directory to run it in (fchdir), when cwd is NULL; NULL: ours */
     int out_fd;              /* its stdout and stderr go here; -1: captured into out */
+    const int *pass_fd;      /* a descriptor of ours the child gets as pass_as (e.g. a file named by
+                                /proc/self/fd/N here); NULL: none */
+    int pass_as;             /* the child's number for *pass_fd (3 or more) */
     size_t out_max;          /* most bytes of captured output kept (the rest is read and dropped); 0: 1 MiB */
     long timeout_ms;         /* the process group is killed after this long; <= 0: no limit */
     char *out;               /* captured output, NUL-terminated (malloc'd; free it) when out_fd < 0 */

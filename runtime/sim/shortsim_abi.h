@@ -21,7 +21,7 @@
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 7
+#define SHORTSIM_ABI_VERSION 8
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -153,7 +153,8 @@ typedef struct ShortsimW {
     const ShortsimApi *api;     /* core services */
     volatile int converted;     /* set when the plain loop's block switched to fibers (the core's record; the
                                    prelude's loop ends on its own flag, shortsim_synced) */
-    int pad;                    /* keeps the layout identical in C and C++ */
+    int in_atomic;              /* checked mode: nonzero while the prelude's atomic operation runs (its
+                                   accesses do not race with other atomics) */
 } ShortsimW;
 
 /* The C and C++ views must agree (the core is C, the kernel object C++). */

@@ -391,24 +391,37 @@ static inline void shortc_st128(void *p, uint4 v) {
 }
 
 /* ---- atomics (real atomics: blocks run on several workers) --------------- */
+/* Checked builds mark the operation's accesses as atomic (ShortsimW::in_atomic): they do not race with
+ * each other in the shared-memory race detector. */
+#if defined(SHORTSIM_CHECKED)
+namespace shortsim {
+struct AtomicScope {
+    AtomicScope() { shortsim_w->in_atomic = 1; }
+    ~AtomicScope() { shortsim_w->in_atomic = 0; }
+};
+} // namespace shortsim
+#define SHORTSIM_ATOMIC_SCOPE shortsim::AtomicScope shortsim_atomic_scope
+#else
+#define SHORTSIM_ATOMIC_SCOPE (void)0
+#endif
 #define SHORTSIM_ATOMIC_INT(T)                                                                         \
-    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
-    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
-    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
-    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
-    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
-    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
-    static inline T atomicCAS(T *p, T cmp, T v) {                                                      \
+    static inline T atomicAdd(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicSub(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicAnd(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicOr(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
+    static inline T atomicXor(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
+    static inline T atomicExch(T *p, T v) { SHORTSIM_ATOMIC_SCOPE; return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
+    static inline T atomicCAS(T *p, T cmp, T v) { SHORTSIM_ATOMIC_SCOPE;                                                      \
         __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
         return cmp;                                                                                    \
     }                                                                                                  \
-    static inline T atomicMax(T *p, T v) {                                                             \
+    static inline T atomicMax(T *p, T v) { SHORTSIM_ATOMIC_SCOPE;                                                             \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                  \
         while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
         }                                                                                              \
         return old;                                                                                    \
     }                                                                                                  \
-    static inline T atomicMin(T *p, T v) {                                                             \
+    static inline T atomicMin(T *p, T v) { SHORTSIM_ATOMIC_SCOPE;                                                             \
         T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                  \
         while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
         }                                                                                              \
@@ -419,7 +432,7 @@ SHORTSIM_ATOMIC_INT(unsigned int)
 SHORTSIM_ATOMIC_INT(unsigned long long int)
 SHORTSIM_ATOMIC_INT(long long int)
 #undef SHORTSIM_ATOMIC_INT
-static inline unsigned atomicInc(unsigned *p, unsigned limit) {
+static inline unsigned atomicInc(unsigned *p, unsigned limit) { SHORTSIM_ATOMIC_SCOPE;
     unsigned old = __atomic_load_n(p, __ATOMIC_RELAXED);
     while (!__atomic_compare_exchange_n(p, &old, old >= limit ? 0u : old + 1u, true, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
@@ -427,6 +440,7 @@ static inline unsigned atomicInc(unsigned *p, unsigned limit) {
     return old;
 }
 template <typename F, typename U, typename Op> static inline F shortsim_atomic_float(F *p, Op op) {
+    SHORTSIM_ATOMIC_SCOPE;
     static_assert(sizeof(F) == sizeof(U), "size");
     U *q = reinterpret_cast<U *>(p);
     U old = __atomic_load_n(q, __ATOMIC_RELAXED), nu;
@@ -438,22 +452,22 @@ template <typename F, typename U, typename Op> static inline F shortsim_atomic_f
         if (__atomic_compare_exchange_n(q, &old, nu, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return f;
     }
 }
-static inline float atomicAdd(float *p, float v) {
+static inline float atomicAdd(float *p, float v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return x + v; });
 }
-static inline double atomicAdd(double *p, double v) {
+static inline double atomicAdd(double *p, double v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<double, uint64_t>(p, [v](double x) { return x + v; });
 }
-static inline float atomicExch(float *p, float v) {
+static inline float atomicExch(float *p, float v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<float, uint32_t>(p, [v](float) { return v; });
 }
-static inline float atomicMax(float *p, float v) {
+static inline float atomicMax(float *p, float v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return fmaxf(x, v); });
 }
-static inline float atomicMin(float *p, float v) {
+static inline float atomicMin(float *p, float v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<float, uint32_t>(p, [v](float x) { return fminf(x, v); });
 }
-static inline __half atomicAdd(__half *p, __half v) {
+static inline __half atomicAdd(__half *p, __half v) { SHORTSIM_ATOMIC_SCOPE;
     return shortsim_atomic_float<__half, uint16_t>(
         p, [v](__half x) { return __float2half_rn(__half2float(x) + __half2float(v)); });
 }

@@ -177,6 +177,51 @@ long sim_device_ranges(SimRange **tab, size_t *cap);
  * sim_core.c). Faults the running block when it leaves its object. */
 void sim_check_access(const void *p, unsigned long n, int store, const void *pc);
 
+/* Most threads per block. */
+#define SIM_MAX_THREADS 1024
+
+/* ---- checked mode's shared-memory record (sim_shadow.c) -------------------- */
+/* One byte of shared memory: its last write and last read (see sim_shadow.c). */
+typedef struct SimShadowByte {
+    uint32_t w_bar;           /* barrier epoch of the last write (older than the block's start: none yet) */
+    uint32_t w_warp;          /* the writer's warp epoch then */
+    uint32_t r_bar;           /* barrier epoch of the last read */
+    uint32_t r_warp;          /* the reader's warp epoch then (0 when readers of several warps) */
+    uint16_t w_tid;           /* the writing thread (SIM_SHADOW_ATOMIC: atomic operations) */
+    uint16_t r_tid;           /* the reading thread (SIM_SHADOW_MANY: several since the barrier) */
+    const void *w_pc;         /* the write's instruction */
+    const void *r_pc;         /* the (first) read's instruction */
+} SimShadowByte;
+#define SIM_SHADOW_MANY 0xffffu   /* r_tid: more than one thread */
+#define SIM_SHADOW_ATOMIC 0xfffeu /* w_tid: atomic operations */
+/* A worker's record: the dynamic shared memory's bytes, then each static object's. */
+typedef struct SimShadow {
+    SimShadowByte *b;         /* the bytes' records */
+    size_t cap;               /* records allocated */
+    uint32_t clock;           /* epochs handed out on this worker (only grows) */
+    uint32_t block_start;     /* the running block's first epoch */
+    uint32_t bar;             /* epoch of the block's last __syncthreads() (or its start) */
+    uint32_t warp[SIM_MAX_THREADS / 32]; /* epoch of each warp's last collective */
+} SimShadow;
+/* The other access of a race: its thread and instruction, and the byte's record index. */
+typedef struct SimShadowHit {
+    unsigned tid;             /* linear thread index (SIM_SHADOW_MANY / _ATOMIC as in the record) */
+    const void *pc;           /* its instruction */
+    size_t offset;            /* the byte (index into the record) */
+} SimShadowHit;
+enum { SIM_ACC_READ, SIM_ACC_WRITE, SIM_ACC_ATOMIC }; /* kinds of access */
+enum { SIM_SHADOW_OK, SIM_SHADOW_UNINIT, SIM_SHADOW_RAW, SIM_SHADOW_WAR, SIM_SHADOW_WAW }; /* verdicts */
+/* Grows the record to len bytes (new ones never accessed); -1 when out of memory. */
+int sim_shadow_reserve(SimShadow *s, size_t len);
+void sim_shadow_free(SimShadow *s);
+/* A block starts (nwarps warps), a __syncthreads() completes, warp's collective completes. */
+void sim_shadow_block(SimShadow *s, unsigned nwarps);
+void sim_shadow_barrier(SimShadow *s);
+void sim_shadow_warp(SimShadow *s, unsigned warp);
+/* Records thread tid's access of n bytes at record index idx; SIM_SHADOW_OK, else the verdict with hit
+ * (the record is left as it was at the first bad byte). */
+int sim_shadow_access(SimShadow *s, size_t idx, size_t n, unsigned tid, int kind, const void *pc, SimShadowHit *hit);
+
 /* Statistics for tests and benchmarks. */
 void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber);
 /* Nanoseconds per fiber switch, measured with n switches on this thread. */
@@ -221,8 +266,8 @@ const char *const *sim_compile_flags(void);
 /* The embedded shortsim_*.h headers (sim_headers.c): chained into a cache-key
  * hash; written into dir (0, or -1 on an I/O error); removed from dir. */
 uint64_t sim_headers_hash(uint64_t h);
-int sim_headers_write(const char *dir);
-void sim_headers_remove(const char *dir);
+int sim_headers_write(int dirfd);
+void sim_headers_remove(int dirfd);
 /* The GEMM behind cublasGemmEx / cublasGemmStridedBatchedEx (and cublasLtMatmul), without a handle; fn names the caller in faults. */
 cublasStatus_t sim_gemm_run(const char *fn, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
                             const void *alpha, const void *A, cudaDataType Atype, int lda, long long strideA,

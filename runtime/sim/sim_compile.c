@@ -19,14 +19,22 @@
  * A cached object is used only when its bytes match the meta's hash and it
  * is a whole ELF file for this host (rt_elf_check); exec.c asks again with
  * rebuild set when a cached object fails to load. Without a usable cache
- * (unsafe or unwritable directory) or when storing fails, the object is
- * built in a private mkdtemp directory and loaded from there; the runtime
- * removes it once loaded (rt_compiled_release) and out->note says why.
+ * (unsafe or unwritable directory) the object is built in a private
+ * directory under $TMPDIR instead; out->note says why.
+ *
+ * Every file is reached through a descriptor: the cache's (cache.c), the
+ * build directory's (made with mkdirat, checked with fstat, the compiler
+ * started in it with fchdir) and the object's own. The object handed out is
+ * the path /proc/self/fd/N of the descriptor its bytes were validated (a
+ * hit) or built from, so what dlopen maps is that file whatever the
+ * directory names lead to by then; the build directory is removed before
+ * the object is loaded.
  */
 #define _GNU_SOURCE
 #include "proc.h"
 #include "rt_driver.h"
 #include "sim.h"
+#include "fileio.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -36,6 +44,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -61,12 +70,6 @@ static char *dupstr(const char *s) {
     return d ? d : (char *)"";
 }
 
-/* Why run_cmd returned -1: the log could not be created, or the program not started. */
-typedef enum RunFail {
-    RUN_FAIL_LOG,   /* out_path could not be opened (errno says why) */
-    RUN_FAIL_SPAWN, /* the program could not be started (errno says why) */
-} RunFail;
-
 /* The host compiler's time limit in milliseconds: $SHORTC_SIM_COMPILE_TIMEOUT seconds, default 300. */
 static long compile_timeout_ms(void) {
     const char *s = getenv("SHORTC_SIM_COMPILE_TIMEOUT");
@@ -75,22 +78,14 @@ static long compile_timeout_ms(void) {
     return (s && *s && !*end && v > 0 && v <= 86400 ? v : SIM_COMPILE_TIMEOUT_S) * 1000L;
 }
 
-/* Runs argv in directory cwd (NULL: ours) with stdout and stderr into out_path (opened here,
- * before the child changes directory), killed after compile_timeout_ms (*timed_out); returns
- * the exit status, or -1 with errno and *why. */
-static int run_cmd(const char *const *argv, const char *cwd, const char *out_path, RunFail *why, bool *timed_out) {
-    int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        *why = RUN_FAIL_LOG;
-        return -1;
-    }
-    ProcRun r = {.argv = argv, .cwd = cwd, .out_fd = fd, .timeout_ms = compile_timeout_ms()};
+/* Runs argv in directory cwd_fd (-1: ours) with stdout and stderr into out_fd, its process group
+ * killed after compile_timeout_ms (*timed_out); returns the exit status, or -1 with errno when
+ * the program could not be started. */
+static int run_cmd(const char *const *argv, int cwd_fd, int out_fd, bool *timed_out) {
+    ProcRun r = {.argv = argv, .cwd_fd = cwd_fd >= 0 ? &cwd_fd : NULL, .out_fd = out_fd,
+                 .timeout_ms = compile_timeout_ms()};
     int rc = proc_run(&r);
-    int e = errno;
-    close(fd);
     if (timed_out) *timed_out = r.timed_out;
-    *why = RUN_FAIL_SPAWN;
-    errno = e;
     return rc;
 }
 
@@ -122,14 +117,14 @@ static void init_flags(void) {
     C.argc = n;
     C.argv[n] = NULL;
     /* compiler identity for the cache key */
-    char tmpl[] = "/tmp/shortsim-ver-XXXXXX";
-    int fd = mkstemp(tmpl);
-    if (fd >= 0) {
-        close(fd);
+    FILE *f = tmpfile(); /* unnamed: read back through its descriptor */
+    if (f) {
         const char *av[] = {C.argv[0], "--version", NULL};
-        RunFail why;
-        if (run_cmd(av, NULL, tmpl, &why, NULL) == 0) C.version = rt_read_all(tmpl, NULL);
-        unlink(tmpl);
+        struct stat st;
+        const char *why;
+        if (run_cmd(av, -1, fileno(f), NULL) == 0 && lseek(fileno(f), 0, SEEK_SET) == 0 && fstat(fileno(f), &st) == 0)
+            C.version = fio_read_fd(fileno(f), &st, 1 << 20, NULL, &why);
+        fclose(f);
     }
     if (!C.version) C.version = dupstr("unknown compiler");
 }
@@ -145,18 +140,6 @@ static int is_ident(const char *s) {
         if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p > s && *p >= '0' && *p <= '9')))
             return 0;
     return 1;
-}
-
-/* Removes the build directory's files but keep (NULL: none), and the directory itself unless it still holds keep. */
-static void rm_tree_flat(const char *dir, const char *const *names, int n, const char *keep) {
-    char p[2048];
-    for (int i = 0; i < n; i++) {
-        if (keep && strcmp(names[i], keep) == 0) continue;
-        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        unlink(p);
-    }
-    sim_headers_remove(dir);
-    if (!keep) rmdir(dir);
 }
 
 /* The ELF machine of the host the objects are built for. */
@@ -183,13 +166,16 @@ static const char *const checked_flags[] = {"-DSHORTSIM_CHECKED",
                                             "--param=asan-globals=0",
                                             NULL};
 
-/* The build directory and the files in it. */
+/* The build directory and the files in it, all reached through its descriptor. */
 typedef struct Build {
-    char dir[1100];      /* absolute path of the private build directory ("" until made) */
+    char dir[1100];      /* absolute path of the private build directory ("" until made): messages and
+                            -ffile-prefix-map only, never opened */
+    int fd;              /* the directory (O_PATH), -1 until made */
+    int parent;          /* the directory holding it: the cache's descriptor or one opened on $TMPDIR */
+    int own_parent;      /* 1 when parent was opened here (closed by rm_build) */
+    char name[40];       /* its name in parent */
     char cu_name[160];   /* the source's file name, <model>.cu */
-    const char *names[5];/* every file the build may leave, for rm_tree_flat */
-    char p_so[1400];     /* absolute path of the object */
-    char p_log[1400];    /* absolute path of the compiler's log */
+    const char *names[5];/* every file the build may leave, for rm_build */
 } Build;
 
 static const char main_name[] = "shortsim_main.cpp", so_name[] = "kernels.so", log_name[] = "compile.log",
@@ -210,33 +196,98 @@ static void remove_flat_dir(int dirfd, const char *name) {
 }
 
 /* Removes the cache's tmp-sim-* build directories that no compile can still be using: untouched
- * for longer than two compiler runs at the time limit (a killed process leaves its own behind). */
-static void remove_stale_builds(const char *cache_dir) {
-    DIR *d = opendir(cache_dir);
-    if (!d) return;
+ * for longer than two compiler runs at the time limit (a killed process leaves its own behind).
+ * Reached through the cache's descriptor, like every other entry. */
+static void remove_stale_builds(int cache_fd) {
+    int fd = openat(cache_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return;
+    }
     time_t stale = time(NULL) - (time_t)(2 * (compile_timeout_ms() / 1000) + 60);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         struct stat st;
-        if (strncmp(e->d_name, "tmp-sim-", 8) != 0 || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (strncmp(e->d_name, "tmp-sim-", 8) != 0 || fstatat(cache_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
             continue;
-        if (S_ISDIR(st.st_mode) && st.st_mtime < stale) remove_flat_dir(dirfd(d), e->d_name);
+        if (S_ISDIR(st.st_mode) && st.st_mtime < stale) remove_flat_dir(cache_fd, e->d_name);
     }
     closedir(d);
 }
 
+/* Removes the build directory with its files and closes its descriptors. */
+static void rm_build(Build *b) {
+    if (b->fd < 0) return;
+    for (int i = 0; i < 5; i++) unlinkat(b->fd, b->names[i], 0);
+    sim_headers_remove(b->fd);
+    close(b->fd);
+    b->fd = -1;
+    unlinkat(b->parent, b->name, AT_REMOVEDIR);
+    if (b->own_parent) close(b->parent);
+    b->dir[0] = 0;
+}
+
+/* Makes a fresh directory prefix-XXXXXX (0700) in b->parent, named below parent_path, and opens it;
+ * it must be ours and closed to others (fstat on the descriptor). 0 on success, else -1 and errno. */
+static int make_dir_at(Build *b, const char *parent_path, const char *prefix) {
+    static const char digits[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int tries = 0; tries < 100; tries++) {
+        unsigned char r[6];
+        if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r) return -1;
+        int n = snprintf(b->name, sizeof b->name, "%s-", prefix);
+        for (int i = 0; i < 6; i++) b->name[n + i] = digits[r[i] % (sizeof digits - 1)];
+        b->name[n + 6] = 0;
+        if (mkdirat(b->parent, b->name, 0700) != 0) {
+            if (errno == EEXIST) continue;
+            return -1;
+        }
+        struct stat st;
+        b->fd = openat(b->parent, b->name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (b->fd < 0 || fstat(b->fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+            if (b->fd >= 0) close(b->fd);
+            b->fd = -1;
+            errno = EPERM;
+            return -1;
+        }
+        snprintf(b->dir, sizeof b->dir, "%s/%s", parent_path, b->name);
+        return 0;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* The trampoline unit: the emitted source, then one trampoline pair per kernel (malloc'd, *len). */
+static char *main_unit(const RtCompileRequest *req, const Build *b, int arch, size_t *len) {
+    char *text = NULL;
+    FILE *f = open_memstream(&text, len);
+    if (!f) return NULL;
+    fprintf(f, "// generated by sim_compile.c: the emitted source, then one trampoline pair per kernel\n");
+    fprintf(f, "#include \"%s\"\n", b->cu_name);
+    for (int i = 0; i < req->nkernels; i++) fprintf(f, "SHORTSIM_KERNEL(%s)\n", req->kernel_names[i]);
+    fprintf(f, "SHORTSIM_MODULE()\n");
+    fprintf(f, "SHORTSIM_EXPORT const int shortsim_abi = SHORTSIM_ABI_VERSION;\n");
+    fprintf(f, "SHORTSIM_EXPORT const int shortsim_arch = %d;\n", arch);
+    if (fclose(f) != 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 /* Makes the private build directory (inside the cache directory, or in $TMPDIR) and writes the
  * source, the trampoline unit and the simulator's headers into it. */
-static srt_status make_build(const RtCompileRequest *req, const char *cache_dir, int arch, Build *b, char *err,
+static srt_status make_build(const RtCompileRequest *req, const RtCache *cache, int arch, Build *b, char *err,
                              size_t errlen) {
-    char tmpl[1100];
+    char parent[1100];
     const char *tmpdir = getenv("TMPDIR");
-    if (cache_dir) remove_stale_builds(cache_dir);
-    if (cache_dir) snprintf(tmpl, sizeof tmpl, "%s/tmp-sim-XXXXXX", cache_dir);
-    else snprintf(tmpl, sizeof tmpl, "%s/shortc-sim-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    /* absolute: the compiler runs inside it, and the paths below must mean the same there */
-    if (rt_abs_path(tmpl, b->dir, sizeof b->dir) != 0 || !mkdtemp(b->dir)) {
-        snprintf(err, errlen, "sim compile: cannot create a directory %s: %s", tmpl, strerror(errno));
-        b->dir[0] = 0;
+    b->own_parent = !cache;
+    if (cache) remove_stale_builds(cache->fd);
+    if (cache) b->parent = cache->fd, snprintf(parent, sizeof parent, "%s", cache->dir);
+    else if (rt_abs_path(tmpdir && *tmpdir ? tmpdir : "/tmp", parent, sizeof parent) != 0) parent[0] = 0;
+    else b->parent = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if ((!cache && (!parent[0] || b->parent < 0)) || make_dir_at(b, parent, cache ? "tmp-sim" : "shortc-sim") != 0) {
+        snprintf(err, errlen, "sim compile: cannot create a directory in %s: %s", parent, strerror(errno));
+        if (b->own_parent && b->parent >= 0) close(b->parent);
         return SRT_ERR_IO;
     }
     char base[101]; /* at most 100 characters of the model's name */
@@ -244,28 +295,14 @@ static srt_status make_build(const RtCompileRequest *req, const char *cache_dir,
     snprintf(b->cu_name, sizeof b->cu_name, "%s.cu", base);
     const char *names[] = {b->cu_name, main_name, so_name, log_name, pre_name};
     memcpy(b->names, names, sizeof names);
-    char p_cu[1400], p_main[1400];
-    snprintf(p_cu, sizeof p_cu, "%s/%s", b->dir, b->cu_name);
-    snprintf(p_main, sizeof p_main, "%s/%s", b->dir, main_name);
-    snprintf(b->p_so, sizeof b->p_so, "%s/%s", b->dir, so_name);
-    snprintf(b->p_log, sizeof b->p_log, "%s/%s", b->dir, log_name);
-    int ok = 1;
-    FILE *f = fopen(p_cu, "wb");
-    if (!f || fwrite(req->source, 1, req->len, f) != req->len) ok = 0;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && (f = fopen(p_main, "w")) != NULL) {
-        fprintf(f, "// generated by sim_compile.c: the emitted source, then one trampoline pair per kernel\n");
-        fprintf(f, "#include \"%s\"\n", b->cu_name);
-        for (int i = 0; i < req->nkernels; i++) fprintf(f, "SHORTSIM_KERNEL(%s)\n", req->kernel_names[i]);
-        fprintf(f, "SHORTSIM_MODULE()\n");
-        fprintf(f, "SHORTSIM_EXPORT const int shortsim_abi = SHORTSIM_ABI_VERSION;\n");
-        fprintf(f, "SHORTSIM_EXPORT const int shortsim_arch = %d;\n", arch);
-        if (fclose(f) != 0) ok = 0;
-    } else ok = 0;
-    if (ok && sim_headers_write(b->dir) == 0) return SRT_OK;
+    size_t mlen = 0;
+    char *main_text = main_unit(req, b, arch, &mlen);
+    int ok = main_text && rt_write_at(b->fd, b->cu_name, req->source, req->len) == 0 &&
+             rt_write_at(b->fd, main_name, main_text, mlen) == 0 && sim_headers_write(b->fd) == 0;
+    free(main_text);
+    if (ok) return SRT_OK;
     snprintf(err, errlen, "sim compile: cannot write sources in %s", b->dir);
-    rm_tree_flat(b->dir, b->names, 5, NULL);
-    b->dir[0] = 0;
+    rm_build(b);
     return SRT_ERR_IO;
 }
 
@@ -305,20 +342,24 @@ static srt_status run_compiler(const RtCompileRequest *req, const Build *b, cons
     const char *argv[MAX_ARGS + 2 * MAX_INCLUDE_DIRS + 24]; /* flags, checked flags, includes, extra */
     char own[2 * MAX_INCLUDE_DIRS + 1][1200];
     build_argv(req, b, argv, own, 2 * MAX_INCLUDE_DIRS + 1, extra);
-    RunFail why;
+    int log = openat(b->fd, log_name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (log < 0) {
+        snprintf(err, errlen, "sim compile: cannot create the compiler's log %s/%s: %s", b->dir, log_name,
+                 strerror(errno));
+        return SRT_ERR_IO;
+    }
     bool timed_out = false;
-    int rc = run_cmd(argv, b->dir, b->p_log, &why, &timed_out);
+    int rc = run_cmd(argv, b->fd, log, &timed_out);
+    close(log);
     if (rc == 0) return SRT_OK;
     if (timed_out)
         snprintf(err, errlen, "sim compile: %s ran for more than %ld s on %s and was killed "
                  "(SHORTC_SIM_COMPILE_TIMEOUT sets the limit)", argv[0], compile_timeout_ms() / 1000, b->cu_name);
-    else if (rc < 0 && why == RUN_FAIL_LOG)
-        snprintf(err, errlen, "sim compile: cannot create the compiler's log %s: %s", b->p_log, strerror(errno));
     else if (rc < 0)
         snprintf(err, errlen, "sim compile: cannot run the host compiler %s: %s", argv[0], strerror(errno));
     else {
-        size_t ln = 0;
-        char *log = rt_read_all(b->p_log, &ln);
+        const char *why;
+        char *log = fio_read_at(b->fd, log_name, O_NOFOLLOW, RT_FILE_MAX, NULL, &why);
         snprintf(err, errlen, "sim compile: %s failed (exit %d) for %s:\n%s", argv[0], rc, b->cu_name, log ? log : "");
         free(log);
     }
@@ -342,24 +383,23 @@ static int has_include(const char *text, size_t len) {
 /* The source's part of the cache key: its text, or, when it includes files from the request's
  * directories, the preprocessed text (what the compiler will see, so an edited header is a new key). */
 static srt_status hash_source(const RtCompileRequest *req, const Build *b, uint64_t *h, char *err, size_t errlen) {
-    if (!b->dir[0]) {
+    if (b->fd < 0) {
         *h = rt_hash64(*h, req->source, req->len);
         return SRT_OK;
     }
     const char *const extra[] = {"-E", "-fno-working-directory", "-o", pre_name, main_name, NULL};
     srt_status st = run_compiler(req, b, extra, err, errlen);
     if (st != SRT_OK) return st;
-    char p_pre[1400];
-    snprintf(p_pre, sizeof p_pre, "%s/%s", b->dir, pre_name);
     size_t n = 0;
-    char *pre = rt_read_all(p_pre, &n);
+    const char *why;
+    char *pre = fio_read_at(b->fd, pre_name, O_NOFOLLOW, RT_FILE_MAX, &n, &why);
     if (!pre) {
-        snprintf(err, errlen, "sim compile: cannot read the preprocessed source %s", p_pre);
+        snprintf(err, errlen, "sim compile: cannot read the preprocessed source %s/%s: %s", b->dir, pre_name, why);
         return SRT_ERR_IO;
     }
     *h = rt_hash64(*h, pre, n);
     free(pre);
-    unlink(p_pre);
+    unlinkat(b->fd, pre_name, 0);
     return SRT_OK;
 }
 
@@ -389,11 +429,49 @@ static void note_append(RtCompiled *out, const char *text) {
     snprintf(out->note + n, sizeof out->note - n, "%s%s", n ? "; " : "", text);
 }
 
-/* Hands the path of a cached or built object to out. */
-static srt_status give_image(RtCompiled *out, const char *path) {
+/* Hands the object open on fd to out, as the path /proc/self/fd/N that dlopen maps: the file
+ * whose bytes were validated or built, whatever its directory's name now leads to. */
+static srt_status give_image(RtCompiled *out, int fd) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     out->image = strdup(path);
-    if (!out->image) return SRT_ERR_NOMEM;
+    if (!out->image) {
+        close(fd);
+        return SRT_ERR_NOMEM;
+    }
     out->image_len = strlen(path) + 1;
+    out->image_fd = fd;
+    out->own_fd = 1;
+    return SRT_OK;
+}
+
+/* Builds the object in b (made here when the key did not need it) and stores it in the cache;
+ * *fd: the built object, open. */
+static srt_status build_so(const RtCompileRequest *req, RtCompiled *out, RtCache *cache, const char *key, int arch,
+                           Build *b, int *fd, char *err, size_t errlen) {
+    srt_status st = SRT_OK;
+    if (b->fd < 0 && (st = make_build(req, cache, arch, b, err, errlen)) != SRT_OK) return st;
+    const char *const extra[] = {"-o", so_name, main_name, NULL};
+    if ((st = run_compiler(req, b, extra, err, errlen)) != SRT_OK) return st;
+    struct stat sb;
+    const char *why = "";
+    size_t so_len = 0;
+    *fd = fio_openat_regular(b->fd, so_name, O_NOFOLLOW, &sb, &why);
+    char *so = *fd >= 0 ? fio_read_fd(*fd, &sb, RT_FILE_MAX, &so_len, &why) : NULL;
+    if (!so) {
+        snprintf(err, errlen, "sim compile: the host compiler wrote no kernel object %s/%s: %s", b->dir, so_name, why);
+        if (*fd >= 0) close(*fd);
+        return SRT_ERR_IO;
+    }
+    char path[1400];
+    /* a store that fails (a directory in the way, a full disk) costs only the cache: the object is
+     * loaded from its descriptor either way */
+    if (cache && rt_cache_store(cache, key, "so", so, so_len, path, sizeof path) != 0) {
+        char note[1400];
+        snprintf(note, sizeof note, "kernel cache %s: cannot store the kernel object: %s", cache->dir, strerror(errno));
+        note_append(out, note);
+    }
+    free(so);
     return SRT_OK;
 }
 
@@ -423,67 +501,32 @@ static srt_status compile_so(const RtCompileRequest *req, RtCompiled *out, char 
         rt_default_cache_dir(defdir, sizeof defdir);
         dir = defdir;
     }
-    /* An unusable or unsafe cache directory costs only the cache: the object still
-     * needs a file to dlopen, so it is built in a private temporary directory. */
+    /* An unusable or unsafe cache directory costs only the cache: the object is
+     * built in a private temporary directory. */
     RtCache cache;
     int have_cache = rt_cache_open(&cache, dir, out->note, sizeof out->note) == 0;
-    const char *build_in = have_cache ? cache.dir : NULL;
-    Build b = {.dir = ""};
+    Build b = {.fd = -1, .parent = -1};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     /* a source that includes files is keyed by its preprocessed text, which needs the build directory first */
     srt_status st = SRT_OK;
-    if (req->ninclude_dirs > 0 && has_include(req->source, req->len)) st = make_build(req, build_in, arch, &b, err, errlen);
+    if (req->ninclude_dirs > 0 && has_include(req->source, req->len))
+        st = make_build(req, have_cache ? &cache : NULL, arch, &b, err, errlen);
     char key[64], path[2048];
+    int fd = -1;
     if (st == SRT_OK) st = cache_key(req, &b, arch, key, sizeof key, err, errlen);
-    if (st != SRT_OK) {
-        if (b.dir[0]) rm_tree_flat(b.dir, b.names, 5, NULL);
-        return st;
-    }
-    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "so");
-    else if (have_cache && rt_cache_load(&cache, key, "so", check_host_elf, path, sizeof path, NULL, NULL)) {
-        if (b.dir[0]) rm_tree_flat(b.dir, b.names, 5, NULL);
+    if (st == SRT_OK && have_cache && req->rebuild) rt_cache_evict(&cache, key, "so");
+    else if (st == SRT_OK && have_cache && rt_cache_load_fd(&cache, key, "so", check_host_elf, path, sizeof path, &fd))
         out->cache_hit = 1;
-        return give_image(out, path);
-    }
     out->cache_corrupt = have_cache && cache.corrupt > 0;
-    if (!b.dir[0] && (st = make_build(req, build_in, arch, &b, err, errlen)) != SRT_OK) return st;
-    const char *const extra[] = {"-o", so_name, main_name, NULL};
-    if ((st = run_compiler(req, &b, extra, err, errlen)) != SRT_OK) {
-        rm_tree_flat(b.dir, b.names, 5, NULL);
-        return st;
-    }
-    size_t so_len = 0;
-    char *so = rt_read_all(b.p_so, &so_len);
-    if (!so) {
-        snprintf(err, errlen, "sim compile: the host compiler wrote no kernel object %s", b.p_so);
-        rm_tree_flat(b.dir, b.names, 5, NULL);
-        return SRT_ERR_IO;
-    }
-    int stored = have_cache && rt_cache_store(&cache, key, "so", so, so_len, path, sizeof path) == 0;
-    int store_errno = errno;
-    free(so);
-    if (stored) rm_tree_flat(b.dir, b.names, 5, NULL);
-    else {
-        /* no cache, or a store that failed (a directory in the way, a full disk): load the object
-         * from the build directory, which rt_compiled_release removes once it is loaded */
-        if (have_cache) {
-            char why[1400];
-            snprintf(why, sizeof why, "kernel cache %s: cannot store the kernel object: %s", cache.dir,
-                     strerror(store_errno));
-            note_append(out, why);
-        }
-        rm_tree_flat(b.dir, b.names, 5, so_name);
-        snprintf(path, sizeof path, "%s", b.p_so);
-        if (!(out->private_dir = strdup(b.dir))) {
-            unlink(b.p_so);
-            rmdir(b.dir);
-            return SRT_ERR_NOMEM;
-        }
-    }
+    if (st == SRT_OK && !out->cache_hit)
+        st = build_so(req, out, have_cache ? &cache : NULL, key, arch, &b, &fd, err, errlen);
+    rm_build(&b);
+    if (have_cache) rt_cache_close(&cache);
+    if (st != SRT_OK) return st;
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    out->compile_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-    return give_image(out, path);
+    if (!out->cache_hit) out->compile_ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+    return give_image(out, fd);
 }
 
 srt_status sim_compile_module(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {

@@ -46,7 +46,6 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-#define SIM_MAX_THREADS 1024
 #define SIM_ALTSTACK (64 * 1024)
 #define SIM_SMEM_REGION (232448 + 4096) /* largest opt-in (sm_90: 227 KB), rounded up below */
 #define STATIC_MAP_LEN ((size_t)SHORTSIM_SMEM_SLOTS * SHORTSIM_SMEM_SLOT) /* a worker's static shared memory */
@@ -245,6 +244,7 @@ typedef struct SimWorker {
     unsigned long chk_bytes; /* a checked access's size (0: the fault was a signal) */
     int chk_store;           /* a checked access was a write */
     char *alt_mem;         /* alternate signal stack */
+    SimShadow shadow;      /* checked mode: the block's shared-memory record (sim_shadow.c) */
 } SimWorker;
 
 static struct {
@@ -272,6 +272,9 @@ static struct {
     size_t dev_cap;          /* capacity of dev */
     unsigned static_lo[SHORTSIM_SMEM_SLOTS]; /* the kernel's static object of slot s: [lo, hi) inside the slot */
     unsigned static_hi[SHORTSIM_SMEM_SLOTS];
+    size_t static_rec[SHORTSIM_SMEM_SLOTS]; /* where slot s's object starts in a worker's shadow, after the
+                                               dynamic shared memory */
+    size_t static_total;     /* bytes of all the slots' objects */
     struct sigaction old[32]; /* the handlers they replaced */
 } G = {
     .exec_mu = PTHREAD_MUTEX_INITIALIZER,
@@ -508,6 +511,7 @@ static void plain_main(void *arg) {
         prev = b;
         have_prev = 1;
         wk->block_serial++;
+        if (G.checked) sim_shadow_block(&wk->shadow, (wk->n + 31) / 32);
         wk->w.tid.x = wk->w.tid.y = wk->w.tid.z = 0;
         wk->w.converted = 0;
         wk->mode = MODE_PLAIN;
@@ -581,6 +585,7 @@ static int api_barrier(int kind, int pred, int line) {
     wk->bar_count++;
     if (wk->bar_count == wk->nlive) { /* everyone is here: release */
         int r = wk->bar_acc;
+        if (G.checked) sim_shadow_barrier(&wk->shadow);
         for (unsigned i = 0; i < wk->n; i++) {
             SimThread *t = &wk->threads[i];
             if (t->state == TS_BAR) {
@@ -693,7 +698,14 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
             case SHORTSIM_OP_SHFL_DOWN: j = (int)l + b; if (j > hi) j = (int)l; break;
             default: j = (int)l ^ b; if (j > hi) j = (int)l; break;
             }
-            /* an inactive source lane gives an undefined value on the GPU; here the lane's own */
+            /* an inactive source lane gives an undefined value on the GPU: checked mode reports it,
+             * unchecked gives the lane's own */
+            if (G.checked && !(mask >> j & 1)) {
+                char la[32];
+                line_str(g->line, la);
+                block_fault(wk, "%s%s with mask 0x%08x: lane %u reads lane %d, which is not in the mask%s",
+                            op_name(g->op), la, mask, l, j, j >= (int)(wk->n - warp * 32) ? " (no such thread)" : "");
+            }
             *(unsigned long long *)T[l].out = (mask >> j & 1) ? vals[j] : vals[l];
         }
         break;
@@ -792,6 +804,7 @@ static void api_warp(int op, unsigned mask, int line, const void *in, void *out)
     g->arrived |= 1u << lane;
     if (g->arrived == em) {
         warp_complete(wk, warp, g);
+        if (G.checked) sim_shadow_warp(&wk->shadow, warp);
         for (unsigned m = em & ~(1u << lane); m; m &= m - 1) T[__builtin_ctz(m)].state = TS_RUN;
         *g = wk->groups[warp][--wk->ngroups[warp]];
         return;
@@ -851,8 +864,10 @@ static void api_cp_async(int op, void *dst, const void *src, int n) {
         unsigned keep = 0;
         for (unsigned i = 0; i < t->ncp; i++) {
             SimCopy *c = &t->cp[i];
-            if (c->group < t->cp_commits && t->cp_commits - c->group > (unsigned)n) memcpy(c->dst, c->data, 16);
-            else t->cp[keep++] = *c;
+            if (c->group < t->cp_commits && t->cp_commits - c->group > (unsigned)n) {
+                if (G.checked) sim_check_access(c->dst, 16, 1, NULL); /* the thread's write, now */
+                memcpy(c->dst, c->data, 16);
+            } else t->cp[keep++] = *c;
         }
         t->ncp = keep;
     } else {
@@ -968,16 +983,22 @@ static void run_blocks(SimWorker *wk) {
     }
 }
 
-/* Where address a in the static shared-memory slots lies: past the end of the
- * declaration of that slot the running kernel uses. */
-static void describe_static(SimWorker *wk, SimJob *job, uintptr_t a, char *buf, size_t len) {
-    size_t off = a - (uintptr_t)wk->static_map, slot = off / SHORTSIM_SMEM_SLOT, in = off % SHORTSIM_SMEM_SLOT;
+/* The declaration of static shared-memory slot the running kernel uses (NULL: none recorded). */
+static const ShortsimSmemDecl *slot_decl(const SimJob *job, size_t slot) {
     const ShortsimSmemDecl *d = NULL;
     const SimModule *m = job->kind == JOB_KERNEL ? job->fn->mod : NULL;
     for (size_t i = 0; m && i < m->nsmem_decls; i++) {
         const ShortsimSmemDecl *r = &m->smem_decls[i];
         if ((size_t)r->slot == slot && (!d || strcmp(r->func, job->fn->name) == 0)) d = r;
     }
+    return d;
+}
+
+/* Where address a in the static shared-memory slots lies: past the end of the
+ * declaration of that slot the running kernel uses. */
+static void describe_static(SimWorker *wk, SimJob *job, uintptr_t a, char *buf, size_t len) {
+    size_t off = a - (uintptr_t)wk->static_map, slot = off / SHORTSIM_SMEM_SLOT, in = off % SHORTSIM_SMEM_SLOT;
+    const ShortsimSmemDecl *d = slot_decl(job, slot);
     if (!d || (in >= d->offset && in < d->offset + d->bytes)) {
         snprintf(buf, len, ": static shared memory (slot %zu)", slot);
         return;
@@ -1070,6 +1091,10 @@ static void worker_run_job(SimWorker *wk, SimJob *job) {
             job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot map static shared memory");
             return;
         }
+        if (G.checked && sim_shadow_reserve(&wk->shadow, job->smem + G.static_total) != 0) {
+            job_fault(job, CUDA_ERROR_OUT_OF_MEMORY, "simulator: cannot record shared memory (checked mode)");
+            return;
+        }
     }
     if (sigsetjmp(wk->jb, 0) != 0) {
         wk->in_job = 0;
@@ -1140,6 +1165,7 @@ static void worker_free(SimWorker *wk) {
     if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);
     free(wk->threads);
     free(wk->alt_mem);
+    sim_shadow_free(&wk->shadow);
     free(wk);
 }
 
@@ -1260,45 +1286,114 @@ static int prepare_checked(const SimJob *job) {
         if (hi > G.static_hi[k]) G.static_hi[k] = hi;
         state[k] = st;
     }
+    G.static_total = 0;
+    for (int k = 0; k < SHORTSIM_SMEM_SLOTS; k++) {
+        G.static_rec[k] = G.static_total;
+        G.static_total += G.static_hi[k] - G.static_lo[k];
+    }
     return 0;
 }
 
+/* Where a checked address lies (checked_bounds). */
+enum { IN_NONE, IN_DEVICE, IN_DYN_SMEM, IN_STATIC_SMEM };
+
 /* The object that checked address a must stay inside, [*lo, *hi): the
- * block's dynamic shared memory, a static shared object, or a device
- * allocation; 0 when a is none of these (the stack, host memory). */
-static int checked_bounds(const SimWorker *wk, uintptr_t a, uintptr_t *lo, uintptr_t *hi) {
+ * block's dynamic shared memory, a static shared object (of *slot), or a
+ * device allocation; IN_NONE when a is none of these (the stack, host memory). */
+static int checked_bounds(const SimWorker *wk, uintptr_t a, uintptr_t *lo, uintptr_t *hi, size_t *slot) {
     uintptr_t s0 = (uintptr_t)wk->smem_map, t0 = (uintptr_t)wk->static_map;
     if (a - s0 < wk->smem_map_len) {
         *lo = (uintptr_t)wk->w.dyn_smem;
         *hi = *lo + wk->w.dyn_smem_bytes;
-        return 1;
+        return IN_DYN_SMEM;
     }
     if (a - t0 < STATIC_MAP_LEN) {
-        size_t slot = (a - t0) / SHORTSIM_SMEM_SLOT;
-        uintptr_t base = t0 + slot * SHORTSIM_SMEM_SLOT;
-        *lo = base + G.static_lo[slot];
-        *hi = base + G.static_hi[slot];
-        return 1;
+        *slot = (a - t0) / SHORTSIM_SMEM_SLOT;
+        uintptr_t base = t0 + *slot * SHORTSIM_SMEM_SLOT;
+        *lo = base + G.static_lo[*slot];
+        *hi = base + G.static_hi[*slot];
+        return IN_STATIC_SMEM;
     }
-    if (a - G.dev_lo >= G.dev_hi - G.dev_lo) return 0; /* host memory (the heap, other stacks, globals) */
+    if (a - G.dev_lo >= G.dev_hi - G.dev_lo) return IN_NONE; /* host memory (the heap, other stacks, globals) */
     size_t l = 0, r = G.ndev; /* the last allocation whose mapping starts at or below a */
     while (l < r) {
         size_t mid = l + (r - l) / 2;
         if (G.dev[mid].map_lo <= a) l = mid + 1;
         else r = mid;
     }
-    if (l == 0 || a >= G.dev[l - 1].map_hi) return 0;
+    if (l == 0 || a >= G.dev[l - 1].map_hi) return IN_NONE;
     *lo = G.dev[l - 1].lo;
     *hi = G.dev[l - 1].hi;
-    return 1;
+    return IN_DEVICE;
+}
+
+/* The thread running kernel code now. */
+static unsigned running_tid(const SimWorker *wk) { return wk->mode == MODE_PLAIN ? linear_tid(wk) : wk->cur; }
+
+/* Names the shared-memory byte of shadow record idx: "byte K of ...". */
+static void shared_byte(const SimWorker *wk, size_t idx, char *buf, size_t len) {
+    if (idx < wk->job->smem) {
+        snprintf(buf, len, "byte %zu of the %zu-byte dynamic shared memory", idx, wk->job->smem);
+        return;
+    }
+    size_t slot = 0;
+    while (slot + 1 < SHORTSIM_SMEM_SLOTS && G.static_rec[slot + 1] <= idx - wk->job->smem) slot++;
+    const ShortsimSmemDecl *d = slot_decl(wk->job, slot);
+    size_t k = idx - wk->job->smem - G.static_rec[slot];
+    if (d) snprintf(buf, len, "byte %zu of static shared array `%s' (line %d)", k, d->name, d->line);
+    else snprintf(buf, len, "byte %zu of static shared memory (slot %zu)", k, slot);
+}
+
+/* The other party of a race, as a report names it ("thread (1,0,0) [file:line in fn]"). */
+static void other_access(const SimWorker *wk, const SimShadowHit *hit, char *buf, size_t len) {
+    char tb[48], src[320];
+    sim_source_line(hit->pc, src, sizeof src);
+    const char *who = hit->tid == SIM_SHADOW_MANY     ? "other threads"
+                      : hit->tid == SIM_SHADOW_ATOMIC ? "atomic operations of other threads"
+                                                      : NULL;
+    int n = who ? snprintf(buf, len, "%s", who) : snprintf(buf, len, "thread %s", tstr(wk, hit->tid, tb));
+    if (src[0] && n >= 0 && (size_t)n < len) snprintf(buf + n, len - (size_t)n, " [%s]", src);
+}
+
+/* Faults the block on a shadow verdict v for an access of n bytes at a (store: a write). */
+__attribute__((noreturn)) static void shadow_fault(SimWorker *wk, int v, uintptr_t a, unsigned long n, int store,
+                                                   const void *pc, const SimShadowHit *hit) {
+    char obj[200], src[320], other[400];
+    shared_byte(wk, hit->offset, obj, sizeof obj);
+    sim_source_line(pc, src, sizeof src);
+    const char *rw = store ? "write" : "read";
+    char at[600];
+    snprintf(at, sizeof at, "a %lu-byte %s at address %p (%s)%s%s%s", n, rw, (void *)a, obj, src[0] ? " [" : "", src,
+             src[0] ? "]" : "");
+    if (v == SIM_SHADOW_UNINIT)
+        block_fault(wk, "read of uninitialised shared memory: %s: no thread of the block has written it", at);
+    other_access(wk, hit, other, sizeof other);
+    const char *did = v == SIM_SHADOW_WAR ? "read" : "wrote";
+    block_fault(wk, "data race on shared memory: %s, and %s %s it with no __syncthreads() between", at, other, did);
+}
+
+/* Checked mode: records thread tid's access in the shadow of the shared memory holding a (region
+ * from checked_bounds, [lo, ...) its object) and faults on a race or an uninitialised read. */
+static void shadow_check(SimWorker *wk, int region, size_t slot, uintptr_t a, uintptr_t lo, unsigned long n,
+                         int kind, const void *pc) {
+    size_t idx = (size_t)(a - lo) + (region == IN_STATIC_SMEM ? wk->job->smem + G.static_rec[slot] : 0);
+    SimShadowHit hit;
+    int v = sim_shadow_access(&wk->shadow, idx, n, running_tid(wk), kind, pc, &hit);
+    if (v != SIM_SHADOW_OK) shadow_fault(wk, v, a, n, kind == SIM_ACC_WRITE, pc, &hit);
 }
 
 void sim_check_access(const void *p, unsigned long n, int store, const void *pc) {
     SimWorker *wk = tl_worker;
     if (!G.checked || !wk || !wk->in_job || !wk->job || wk->job->kind != JOB_KERNEL) return;
     uintptr_t a = (uintptr_t)p, lo, hi;
-    if (!checked_bounds(wk, a, &lo, &hi)) return;
-    if (a >= lo && n <= hi - lo && a - lo <= hi - lo - n) return;
+    size_t slot = 0;
+    int region = checked_bounds(wk, a, &lo, &hi, &slot);
+    if (region == IN_NONE) return;
+    if (a >= lo && n <= hi - lo && a - lo <= hi - lo - n) {
+        int kind = wk->w.in_atomic ? SIM_ACC_ATOMIC : store ? SIM_ACC_WRITE : SIM_ACC_READ;
+        if (region != IN_DEVICE) shadow_check(wk, region, slot, a, lo, n, kind, pc);
+        return;
+    }
     wk->in_job = 0;
     wk->sig = SIGSEGV;
     wk->sig_code = SEGV_ACCERR;

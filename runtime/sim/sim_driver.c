@@ -280,6 +280,7 @@ typedef struct SimModuleX {
         size_t bytes;     /* its static shared memory */
     } *tls;               /* from the ELF symbol table */
     int ntls;             /* count */
+    int fd;               /* the object's descriptor that m.path names (/proc/self/fd/N); -1 for a plain path */
 } SimModuleX;
 
 /* Thread-local symbols named _ZZ<len><kernel>E... are __shared__ arrays
@@ -348,10 +349,24 @@ static size_t placed_static_smem(const SimModule *m, const char *name) {
     return sum;
 }
 
+/* The path to dlopen for image: a /proc/self/fd/N path (sim_compile.c) is re-pointed at a duplicate
+ * of N (*fd) that the module keeps, since the compiler's descriptor is closed once loaded. */
+static const char *own_image(const char *image, char *buf, size_t len, int *fd) {
+    *fd = -1;
+    int n = -1;
+    if (sscanf(image, "/proc/self/fd/%d", &n) != 1 || n < 0) return image;
+    if ((*fd = fcntl(n, F_DUPFD_CLOEXEC, 0)) < 0) return image;
+    snprintf(buf, len, "/proc/self/fd/%d", *fd);
+    return buf;
+}
+
 static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     if (!module || !image) return CUDA_ERROR_INVALID_VALUE;
-    const char *path = image;
+    char own[64];
+    int fd;
+    const char *path = own_image(image, own, sizeof own, &fd);
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h && fd >= 0) close(fd);
     if (!h) {
         const char *e = dlerror();
         sim_set_fault("cuModuleLoadData: cannot load kernel object: %s", e ? e : path);
@@ -362,6 +377,7 @@ static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
         sim_set_fault("cuModuleLoadData: %s is not a simulator kernel object of ABI version %d", path,
                       SHORTSIM_ABI_VERSION);
         dlclose(h);
+        if (fd >= 0) close(fd);
         return CUDA_ERROR_INVALID_IMAGE;
     }
     const int *arch = dlsym(h, "shortsim_arch");
@@ -369,8 +385,10 @@ static CUresult sim_moduleLoadData(CUmodule *module, const void *image) {
     if (!mx || !(mx->m.path = strdup(path))) {
         free(mx);
         dlclose(h);
+        if (fd >= 0) close(fd);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
+    mx->fd = fd;
     mx->m.handle = h;
     mx->m.arch = arch ? *arch : 80;
     const ShortsimSmemDecl *(*decls)(unsigned long *) = (const ShortsimSmemDecl *(*)(unsigned long *))dlsym(
@@ -396,6 +414,13 @@ static CUresult sim_moduleUnload(CUmodule hmod) {
     free(mx->funcs);
     free(mx->tls);
     dlclose(mx->m.handle);
+    if (mx->fd >= 0) {
+        /* an object that stays mapped (C++ unique symbols keep it) keeps its descriptor: dlopen
+         * would take a later object opened under the same /proc/self/fd name for this one */
+        void *still = dlopen(mx->m.path, RTLD_NOW | RTLD_NOLOAD);
+        if (still) dlclose(still);
+        else close(mx->fd);
+    }
     free(mx->m.path);
     free(mx);
     return CUDA_SUCCESS;

@@ -8,7 +8,8 @@
 #include "emit.h" /* ShortcTemplate, the layout embed.cmake generates */
 #include "sim.h"
 
-#include <stdio.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 /* The generated table (sim_headers_gen.c). */
 extern const ShortcTemplate shortsim_headers[];
@@ -22,20 +23,12 @@ uint64_t sim_headers_hash(uint64_t h) {
     return h;
 }
 
-int sim_headers_write(const char *dir) {
-    char path[2048];
-    for (int i = 0; i < shortsim_nheaders; i++) {
-        if (snprintf(path, sizeof path, "%s/%s", dir, shortsim_headers[i].name) >= (int)sizeof path) return -1;
-        FILE *f = fopen(path, "wb");
-        if (!f) return -1;
-        size_t n = fwrite(shortsim_headers[i].text, 1, shortsim_headers[i].len, f);
-        if (fclose(f) != 0 || n != shortsim_headers[i].len) return -1;
-    }
+int sim_headers_write(int dirfd) {
+    for (int i = 0; i < shortsim_nheaders; i++)
+        if (rt_write_at(dirfd, shortsim_headers[i].name, shortsim_headers[i].text, shortsim_headers[i].len) != 0) return -1;
     return 0;
 }
 
-void sim_headers_remove(const char *dir) {
-    char path[2048];
-    for (int i = 0; i < shortsim_nheaders; i++)
-        if (snprintf(path, sizeof path, "%s/%s", dir, shortsim_headers[i].name) < (int)sizeof path) remove(path);
+void sim_headers_remove(int dirfd) {
+    for (int i = 0; i < shortsim_nheaders; i++) unlinkat(dirfd, shortsim_headers[i].name, 0);
 }

@@ -15,12 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Runs addr2line for offset off of the object file (no shell, at most 10 s); its output into out. */
+/* Runs addr2line for offset off of the object file (no shell, at most 10 s); its output into out. An
+ * object loaded through /proc/self/fd/N (sim_compile.c) is passed to it as descriptor 3 or 4 of its own. */
 static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len) {
-    char addr[32];
+    char addr[32], child_file[32];
+    int fd = -1, child_fd = 3;
+    if (sscanf(file, "/proc/self/fd/%d", &fd) == 1 && fd >= 0) {
+        child_fd = fd == 3 ? 4 : 3;
+        snprintf(child_file, sizeof child_file, "/proc/self/fd/%d", child_fd);
+        file = child_file;
+    } else fd = -1;
     snprintf(addr, sizeof addr, "0x%lx", (unsigned long)off);
     const char *argv[] = {"addr2line", "-f", "-i", "-C", "-e", file, addr, NULL};
-    ProcRun r = {.argv = argv, .out_fd = -1, .out_max = len - 1, .timeout_ms = 10000};
+    ProcRun r = {.argv = argv, .out_fd = -1, .out_max = len - 1, .timeout_ms = 10000,
+                 .pass_fd = fd >= 0 ? &fd : NULL, .pass_as = child_fd};
     int rc = proc_run(&r);
     snprintf(out, len, "%s", r.out ? r.out : "");
     free(r.out);

@@ -76,35 +76,11 @@ static int check_cubin(const void *data, size_t len) { return rt_elf_check(data,
 
 const NvrtcApi *rt_nvrtc(char *err, size_t errlen) { return dynlib_nvrtc(getenv("SHORTC_LIBNVRTC"), err, errlen); }
 
-srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
-    memset(out, 0, sizeof *out);
-    const NvrtcApi *nv = rt_nvrtc(err, errlen);
-    if (!nv) return SRT_ERR_COMPILE;
+/* Compiles req with NVRTC nv (options opts, the cubin named after name) into out->image. */
+static srt_status nvrtc_build(const NvrtcApi *nv, const RtCompileRequest *req, const char *const *opts, int nopts,
+                              const char *name, RtCompiled *out, char *err, size_t errlen) {
     int vmaj = 0, vmin = 0;
     nv->version(&vmaj, &vmin);
-    const char *opts[16];
-    char archopt[64];
-    int nopts = nvrtc_options(req->arch, opts, 16, archopt, sizeof archopt);
-
-    /* key */
-    uint64_t h = rt_hash64(RT_HASH_SEED, req->source, req->len);
-    for (int i = 0; i < nopts; i++) h = rt_hash64(h, opts[i], strlen(opts[i]) + 1);
-    char extra[128];
-    int n = snprintf(extra, sizeof extra, "arch=%d nvrtc=%d.%d %s", req->arch, vmaj, vmin, RT_NVRTC_PRELUDE_VERSION);
-    h = rt_hash64(h, extra, (size_t)n);
-    char name[49], key[128], path[1200]; /* name: at most 48 characters of the model's */
-    rt_cache_safe_name(req->name ? req->name : "kernels", name, sizeof name);
-    snprintf(key, sizeof key, "%s-sm%d-%016llx", name, req->arch, (unsigned long long)h);
-
-    RtCache cache;
-    bool have_cache = req->cache_dir && rt_cache_open(&cache, req->cache_dir, out->note, sizeof out->note) == 0;
-    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "cubin");
-    else if (have_cache && rt_cache_load(&cache, key, "cubin", check_cubin, path, sizeof path, &out->image, &out->image_len)) {
-        out->cache_hit = 1;
-        return SRT_OK;
-    }
-    if (have_cache) out->cache_corrupt = cache.corrupt > 0;
-
     double t0 = rt_now_ms();
     nvrtcProgram prog;
     char *src = malloc(req->len + 1); /* NVRTC wants a NUL-terminated string */
@@ -156,10 +132,45 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
     out->compile_ms = rt_now_ms() - t0;
     out->image = cubin;
     out->image_len = size;
-    /* a cache that cannot be written only costs the next run a compile */
-    if (have_cache && rt_cache_store(&cache, key, "cubin", cubin, size, path, sizeof path) != 0)
-        snprintf(out->note, sizeof out->note, "kernel cache %s: cannot store the cubin: %s", cache.dir, strerror(errno));
     return SRT_OK;
+}
+
+srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *err, size_t errlen) {
+    memset(out, 0, sizeof *out);
+    const NvrtcApi *nv = rt_nvrtc(err, errlen);
+    if (!nv) return SRT_ERR_COMPILE;
+    int vmaj = 0, vmin = 0;
+    nv->version(&vmaj, &vmin);
+    const char *opts[16];
+    char archopt[64];
+    int nopts = nvrtc_options(req->arch, opts, 16, archopt, sizeof archopt);
+
+    /* key */
+    uint64_t h = rt_hash64(RT_HASH_SEED, req->source, req->len);
+    for (int i = 0; i < nopts; i++) h = rt_hash64(h, opts[i], strlen(opts[i]) + 1);
+    char extra[128];
+    int n = snprintf(extra, sizeof extra, "arch=%d nvrtc=%d.%d %s", req->arch, vmaj, vmin, RT_NVRTC_PRELUDE_VERSION);
+    h = rt_hash64(h, extra, (size_t)n);
+    char name[49], key[128], path[1200]; /* name: at most 48 characters of the model's */
+    rt_cache_safe_name(req->name ? req->name : "kernels", name, sizeof name);
+    snprintf(key, sizeof key, "%s-sm%d-%016llx", name, req->arch, (unsigned long long)h);
+
+    RtCache cache;
+    bool have_cache = req->cache_dir && rt_cache_open(&cache, req->cache_dir, out->note, sizeof out->note) == 0;
+    if (have_cache && req->rebuild) rt_cache_evict(&cache, key, "cubin");
+    else if (have_cache && rt_cache_load(&cache, key, "cubin", check_cubin, path, sizeof path, &out->image, &out->image_len)) {
+        out->cache_hit = 1;
+        rt_cache_close(&cache);
+        return SRT_OK;
+    }
+    if (have_cache) out->cache_corrupt = cache.corrupt > 0;
+    srt_status st = nvrtc_build(nv, req, opts, nopts, name, out, err, errlen);
+
+    /* a cache that cannot be written only costs the next run a compile */
+    if (st == SRT_OK && have_cache && rt_cache_store(&cache, key, "cubin", out->image, out->image_len, path, sizeof path) != 0)
+        snprintf(out->note, sizeof out->note, "kernel cache %s: cannot store the cubin: %s", cache.dir, strerror(errno));
+    if (have_cache) rt_cache_close(&cache);
+    return st;
 }
 
 srt_status srt_nvrtc_compile(srt_context *ctx, const char *source, size_t len, int arch, srt_compile_info *info) {

@@ -47,7 +47,9 @@ srt_status srt_cache_text_get(srt_context *ctx, const char *cache_dir, const cha
     if (st != SRT_OK) return st;
     void *data = NULL;
     size_t n = 0;
-    if (!rt_cache_load(&c, name, ext, NULL, path, sizeof path, &data, &n) || !data) return SRT_OK; /* miss or corrupt */
+    int hit = rt_cache_load(&c, name, ext, NULL, path, sizeof path, &data, &n);
+    rt_cache_close(&c);
+    if (!hit || !data) return SRT_OK; /* miss or corrupt */
     char *out = rt_alloc(ctx, n + 1);
     if (out) {
         memcpy(out, data, n);
@@ -68,7 +70,9 @@ srt_status srt_cache_text_put(srt_context *ctx, const char *cache_dir, const cha
     char name[32], path[1100];
     srt_status st = open_entry(ctx, cache_dir, key, keylen, ext, &c, name, sizeof name);
     if (st != SRT_OK) return st;
-    if (rt_cache_store(&c, name, ext, text, len, path, sizeof path) != 0)
-        return rt_error(ctx, SRT_ERR_IO, "kernel cache %s: cannot store %s: %s", c.dir, path, strerror(errno));
+    int bad = rt_cache_store(&c, name, ext, text, len, path, sizeof path) != 0;
+    int e = errno;
+    rt_cache_close(&c);
+    if (bad) return rt_error(ctx, SRT_ERR_IO, "kernel cache %s: cannot store %s: %s", c.dir, path, strerror(e));
     return SRT_OK;
 }

@@ -48,11 +48,11 @@ typedef struct RtCompiled {
     double compile_ms;        /* time spent compiling (0 on a cache hit) */
     int cache_hit;            /* 1 when taken from the cache */
     int cache_corrupt;        /* 1 when a corrupt entry was found and rebuilt */
-    char *private_dir;        /* sim without a usable cache: private build directory holding only the
-                                 image, removed (with it) by rt_compiled_release once loaded; else NULL */
+    int image_fd;             /* sim: the descriptor the image's /proc/self/fd path names (valid when own_fd) */
+    int own_fd;               /* 1 when image_fd is open and closed by rt_compiled_release */
     char note[1536];          /* why the cache was not used or written ("" if it was) */
 } RtCompiled;
-/* Frees what compile_module allocated and removes a private build directory. */
+/* Frees what compile_module allocated and closes its descriptor. */
 void rt_compiled_release(RtCompiled *c);
 
 /* Driver calls counted by the simulator since it was filled in (rt_driver_sim); operations
@@ -148,12 +148,15 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
  * match the entry, or whose bytes fail the caller's check, is a corrupt
  * entry: it is counted (not removed, so that concurrent processes are safe)
  * and the caller rebuilds and stores, which replaces both files. The
- * directory must be private to the user (0700, owned, no symlink), else it
- * is refused.
+ * directory must be private to the user (owned, not group/world-writable,
+ * no symlink) and reached through parents that only the user or root can
+ * change, else it is refused; it is opened once and every entry is reached
+ * through that descriptor (openat & co.), never by path.
  */
 typedef struct RtCache {
-    char dir[1024];   /* cache directory (created on init) */
-    char why[256];    /* why rt_cache_init refused the directory ("" if it did not) */
+    char dir[1024];   /* cache directory (created on init), parents' symbolic links resolved: for messages */
+    int fd;           /* the directory, opened once (O_PATH, no symlink followed); -1 when not open */
+    char why[1200];   /* why rt_cache_init refused the directory ("" if it did not) */
     int hits;         /* lookups that found a valid entry */
     int misses;       /* lookups that found nothing */
     int corrupt;      /* lookups that found a corrupt or half-stored entry */
@@ -165,8 +168,11 @@ void rt_default_cache_dir(char *buf, size_t len);
 void rt_fallback_cache_dir(char *buf, size_t len);
 /* path made absolute against the working directory (unchanged when it is); 0 on success, -1 when too long. */
 int rt_abs_path(const char *path, char *out, size_t len);
-/* Creates dir (0700) and checks it is a private directory of this user; 0 on success, else -1 and c->why. */
+/* Creates dir (0700), opens it and checks it is a private directory of this user below parents only
+ * the user or root can change (cache.c); 0 on success (close with rt_cache_close), else -1 and c->why. */
 int rt_cache_init(RtCache *c, const char *dir);
+/* Closes the directory rt_cache_init opened (harmless when it did not). */
+void rt_cache_close(RtCache *c);
 /* rt_cache_init on dir, else on /tmp/shortc-cache-UID; note says why dir was not used ("" if it was). 0 on success. */
 int rt_cache_open(RtCache *c, const char *dir, char *note, size_t notelen);
 /* 1 and the entry's path on a valid hit; 0 on a miss or a corrupt entry (nothing removed). */
@@ -175,11 +181,18 @@ int rt_cache_lookup(RtCache *c, const char *key, const char *ext, char *path, si
  * hands them over (malloc'd, NUL-terminated) on a hit: the bytes validated are the bytes used. */
 int rt_cache_load(RtCache *c, const char *key, const char *ext, int (*check)(const void *, size_t), char *path,
                   size_t pathlen, void **data, size_t *len);
+/* rt_cache_lookup that also runs check and, on a hit, hands over a read-only descriptor of the entry
+ * whose bytes validated (close it): what the simulator loads, through /proc/self/fd. */
+int rt_cache_load_fd(RtCache *c, const char *key, const char *ext, int (*check)(const void *, size_t), char *path,
+                     size_t pathlen, int *fd);
 /* Removes an entry and its meta (one that validated but failed to load). */
 void rt_cache_evict(RtCache *c, const char *key, const char *ext);
 /* Stores data atomically; 0 on success and the entry's path. */
 int rt_cache_store(RtCache *c, const char *key, const char *ext, const void *data, size_t len,
                    char *path, size_t pathlen);
+/* Writes a new file name (0600, never through a symbolic link or over an existing file) in directory
+ * dirfd; 0 on success, else -1 with errno and nothing left behind. */
+int rt_write_at(int dirfd, const char *name, const void *data, size_t len);
 /* 1 when data is a 64-bit ELF image for machine (EM_CUDA, EM_X86_64...) whose program headers,
  * segments, section headers and sections all lie within len bytes (what a loader maps). */
 int rt_elf_check(const void *data, size_t len, int machine);

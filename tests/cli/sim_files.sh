@@ -92,7 +92,7 @@ grep -q "kernel \`tk' is a template" "$tmp/err" || fail "no clear error for a te
 
 # ---- an unchecked fault names the kernel, not the simulator's trampoline ----
 printf '__global__ void gidx(float *x) {\n    __shared__ float s[4];\n    s[threadIdx.x] = 1.0f;\n    x[0] = s[0];\n}\n' > gidx.cu
-sim gidx.cu --kernel gidx --grid 1 --block 5 --arg buf:$in && fail "the overrun was not reported"
+sim gidx.cu --kernel gidx --grid 1 --block 5 --unchecked --arg buf:$in && fail "the overrun was not reported"
 grep -q "\[in gidx" "$tmp/err" || fail "the fault does not name the kernel"
 grep -q "shortsim_" "$tmp/err" && fail "the fault names a simulator-internal symbol"
 

@@ -39,3 +39,15 @@ set_tests_properties(rt_safetensors_bound PROPERTIES LABELS "rt;timing;no-saniti
 # BPE merging of a 320,000-letter run without whitespace in under 2 CPU seconds (issue 26: quadratic before). Timed.
 add_test(NAME rt_bpe_bound COMMAND rt_bpe bound)
 set_tests_properties(rt_bpe_bound PROPERTIES LABELS "rt;tokenizer;timing;no-sanitize")
+# The cache against a second user (nobody) swapping its directory for a symbolic link to a planted
+# object by renameat2(RENAME_EXCHANGE) while root runs `shortc sim` on it (tests/rt/race_cache.c):
+# the planted object never runs. Skipped without root.
+add_library(rt_race_planted MODULE ${TESTS_DIR}/rt/race_planted.c)
+add_executable(rt_race_cache ${TESTS_DIR}/rt/race_cache.c)
+target_link_libraries(rt_race_cache PRIVATE shortrt)
+target_include_directories(rt_race_cache PRIVATE ${TESTS_DIR}/rt ${CMAKE_SOURCE_DIR}/runtime/src)
+target_include_directories(rt_race_cache SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_dependencies(rt_race_cache rt_race_planted)
+add_test(NAME rt_race_cache COMMAND rt_race_cache ${SHORTC_BIN} ${TESTS_DIR}/rt/race_kernel.cu
+         ${TESTS_DIR}/simbench/data/fault_64.npy $<TARGET_FILE:rt_race_planted>)
+set_tests_properties(rt_race_cache PROPERTIES LABELS "rt;sim" SKIP_RETURN_CODE 77 TIMEOUT 300)

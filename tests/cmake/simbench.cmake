@@ -16,7 +16,7 @@ endfunction()
 
 # ---- results against NumPy ----
 shortc_simbench(transpose exact ${SIMBENCH_DATA}/transpose_expected.npy --
-  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8
+  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --unchecked
   --arg buf:${SIMBENCH_DATA}/transpose_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/transpose_in.npy --arg i32:70 --arg i32:45)
 shortc_simbench(transpose_checked exact ${SIMBENCH_DATA}/transpose_expected.npy --
   ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --checked
@@ -46,7 +46,7 @@ shortc_simbench(softmax close ${SIMBENCH_DATA}/softmax_expected.npy 1e-5 1e-7 --
   --arg buf:${SIMBENCH_DATA}/softmax_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/softmax_in.npy --arg i32:100)
 # unchecked, a store one float past a 1001-float buffer stays in the allocation's own mapping
 shortc_simbench(global_store_unchecked exact ${SIMBENCH_DATA}/fault_twos.npy --
-  ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
+  ${SIMBENCH}/faults.cu --kernel global_store --grid 1 --block 1002 --unchecked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
 
 # namespace-scope `extern __shared__ unsigned char raw[];` through reinterpret_cast<float *>
 shortc_simbench(ns_extern_cast exact ${SIMBENCH_DATA}/fault_twos.npy --
@@ -60,7 +60,7 @@ shortc_simbench(fault_divergent_barrier fault "kernel divergent_barrier: block (
 shortc_simbench(fault_static_overrun fault "thread (32,0,0)" "0 bytes past the end of static shared array `s' (128 bytes, line 9, in static_overrun)" "faults.cu:10 in static_overrun" --
   ${F} --kernel static_overrun --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_static_overrun_unchecked fault "0 bytes past the end of static shared array `s'" --
-  ${F} --kernel static_overrun --grid 1 --block 33 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+  ${F} --kernel static_overrun --grid 1 --block 33 --unchecked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_two_declarators fault "thread (32,0,0)" "0 bytes past the end of static shared array `a' (128 bytes" --
   ${F} --kernel two_declarators --grid 1 --block 33 --checked --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
 shortc_simbench(fault_dynamic_overrun fault "thread (0,0,0)" "0 bytes past the end of the 4004-byte dynamic shared memory" "faults.cu:19 in dynamic_overrun" --
@@ -121,3 +121,29 @@ shortc_simbench(fault_atomic_underrun fault "4 bytes before the start of allocat
 # a checked fault names the access's own line, not the next statement's (the hook's call site, not its return address)
 shortc_simbench(fault_multiline_line fault "4 bytes before the start of allocation #1" "underruns.cu:59 in multiline_underrun" --
   ${U} --kernel multiline_underrun --grid 1 --block 4 --checked --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
+
+# ---- checked mode, the default: shared-memory hazards (tests/simbench/hazards.cu) ----
+set(H ${SIMBENCH}/hazards.cu)
+set(H_IN buf:${SIMBENCH_DATA}/fault_64.npy:out.npy)
+shortc_simbench(hazard_raw fault "thread (1,0,0)" "data race on shared memory: a 4-byte read" "byte 0 of static shared array `s' (line 7)"
+  "hazards.cu:10 in race_raw" "and thread (0,0,0)" "hazards.cu:9 in race_raw" "wrote it with no __syncthreads() between" --
+  ${H} --kernel race_raw --grid 1 --block 64 --arg ${H_IN})
+shortc_simbench(hazard_war fault "thread (1,0,0)" "data race on shared memory: a 4-byte write" "hazards.cu:20 in race_war"
+  "byte 4 of static shared array `s' (line 14)" "and thread (0,0,0)" "hazards.cu:19 in race_war" "read it with no __syncthreads() between" -- ${H} --kernel race_war --grid 1 --block 64 --arg ${H_IN})
+shortc_simbench(hazard_waw fault "thread (1,0,0)" "a 4-byte write" "byte 0 of the 128-byte dynamic shared memory"
+  "hazards.cu:28 in race_waw" "and thread (0,0,0)" "hazards.cu:28 in race_waw" -- ${H} --kernel race_waw --grid 1 --block 64 --smem 128 --arg ${H_IN})
+shortc_simbench(hazard_uninit fault "read of uninitialised shared memory: a 4-byte read" "of static shared array `s' (line 34)"
+  "hazards.cu:38 in uninit_read" "no thread of the block has written it" -- ${H} --kernel uninit_read --grid 1 --block 64 --arg ${H_IN})
+shortc_simbench(hazard_shuffle fault "__shfl_sync (line 44) with mask 0x0000ffff: lane 0 reads lane 16, which is not in the mask" --
+  ${H} --kernel shuffle_outside_mask --grid 1 --block 64 --arg ${H_IN})
+# exact bounds by default: one float past a 132-byte array (inside its rounding to 144), the last page of a buffer
+shortc_simbench(hazard_static_rounding fault "thread (33,0,0)" "0 bytes past the end of static shared array `s' (132 bytes" --
+  ${H} --kernel static_rounding --grid 1 --block 34 --arg ${H_IN})
+shortc_simbench(default_global_store fault "thread (1001,0,0)" "0 bytes past the end of allocation #1" --
+  ${F} --kernel global_store --grid 1 --block 1002 --arg buf:${SIMBENCH_DATA}/fault_1001.npy:out.npy)
+shortc_simbench(default_dynamic_underrun fault "4 bytes before the start of the 128-byte dynamic shared memory" --
+  ${U} --kernel dynamic_underrun --grid 1 --block 32 --smem 128 --arg buf:${SIMBENCH_DATA}/fault_64.npy:out.npy --arg i32:32)
+# ... and nothing reported where there is no hazard; --unchecked misses them (the old page-level guards)
+shortc_simbench(hazard_none exact ${SIMBENCH_DATA}/fault_64.npy -- ${H} --kernel race_free --grid 1 --block 64 --arg ${H_IN})
+shortc_simbench(hazard_unchecked exact ${SIMBENCH_DATA}/fault_64.npy --
+  ${H} --kernel race_war --grid 1 --block 64 --unchecked --arg ${H_IN})

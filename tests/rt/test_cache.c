@@ -1,7 +1,9 @@
 /* The artifact cache: miss, store, hit, corrupt entries (truncated, flipped byte, missing meta) counted and
    replaced by the rebuild, 4 processes racing on one key; only private directories are used (0700, owned,
    no symlink, not group/world-writable); an entry that is a FIFO or a link to /dev/zero is corrupt, not a
-   hang; entries failing the ELF check are corrupt; eviction. */
+   hang; entries failing the ELF check are corrupt; eviction. Parents: each must be owned by root or the user
+   and closed to group and others, or sticky above a private child; a symlink in a parent is resolved; once
+   open, entries are reached through the directory's descriptor whatever its name leads to later. */
 #include "rt_test.h"
 #include "rt_driver.h"
 
@@ -53,6 +55,77 @@ static void test_private_dirs(const char *dir) {
     if (r == 0) CHECK(strstr(c.dir, "/tmp/shortc-cache-") == c.dir);
     CHECK(chmod(p, 0700) == 0);
     CHECK(rt_cache_open(&c, p, note, sizeof note) == 0 && note[0] == 0 && strcmp(c.dir, p) == 0);
+}
+
+/* Every parent up to "/" is checked: none may let another user rename the next component. */
+static void test_parents(const char *dir) {
+    char p[400], c1[700], want[600];
+    RtCache c;
+    /* group- or world-writable without the sticky bit: refused, naming the parent */
+    snprintf(p, sizeof p, "%s/par", dir);
+    CHECK(mkdir(p, 0700) == 0 && chmod(p, 0777) == 0);
+    snprintf(c1, sizeof c1, "%s/cache", p);
+    CHECK(rt_cache_init(&c, c1) != 0);
+    snprintf(want, sizeof want, "parent directory %s is writable by group or others without the sticky bit", p);
+    CHECK_HAS(c.why, want);
+    CHECK(chmod(p, 0770) == 0);
+    CHECK(rt_cache_init(&c, c1) != 0);
+    CHECK_HAS(c.why, "without the sticky bit");
+    /* sticky (like /tmp): others cannot rename our private child, so it is accepted */
+    CHECK(chmod(p, 01777) == 0);
+    CHECK(rt_cache_init(&c, c1) == 0);
+    rt_cache_close(&c);
+    /* but not with an open child below it, nor a sticky open one (others could add names in it) */
+    snprintf(c1, sizeof c1, "%s/sub", p);
+    CHECK(mkdir(c1, 0700) == 0 && chmod(c1, 01777) == 0);
+    snprintf(want, sizeof want, "%s/sub/cache", p);
+    CHECK(rt_cache_init(&c, want) != 0);
+    CHECK_HAS(c.why, "inside another such directory");
+    CHECK(chmod(c1, 0755) == 0);
+    CHECK(rt_cache_init(&c, want) == 0);
+    rt_cache_close(&c);
+    /* owned by another user (only root can make one) */
+    if (geteuid() == 0) {
+        snprintf(p, sizeof p, "%s/theirs", dir);
+        snprintf(c1, sizeof c1, "%s/cache", p);
+        CHECK(mkdir(p, 0755) == 0 && mkdir(c1, 0700) == 0 && chown(p, 65534, 65534) == 0);
+        CHECK(rt_cache_init(&c, c1) != 0);
+        snprintf(want, sizeof want, "parent directory %s is owned by another user", p);
+        CHECK_HAS(c.why, want);
+    }
+    /* a symbolic link in a parent is resolved before the walk; c.dir is the real path */
+    snprintf(p, sizeof p, "%s/real", dir);
+    CHECK(mkdir(p, 0755) == 0);
+    snprintf(c1, sizeof c1, "%s/linkp", dir);
+    CHECK(symlink(p, c1) == 0);
+    snprintf(c1, sizeof c1, "%s/linkp/new/cache", dir);
+    CHECK(rt_cache_init(&c, c1) == 0);
+    snprintf(want, sizeof want, "%s/new/cache", p);
+    CHECK(strcmp(c.dir, want) == 0);
+    rt_cache_close(&c);
+    /* open: swapping the directory for a symlink changes nothing, entries stay in the directory opened */
+    char moved[600], other[600], path[1200];
+    snprintf(other, sizeof other, "%s/other", dir);
+    snprintf(moved, sizeof moved, "%s/moved", p);
+    CHECK(mkdir(other, 0700) == 0);
+    CHECK(rt_cache_init(&c, want) == 0);
+    CHECK(rename(want, moved) == 0 && symlink(other, want) == 0);
+    CHECK(rt_cache_store(&c, "k", "so", "abc", 3, path, sizeof path) == 0);
+    CHECK(rt_cache_lookup(&c, "k", "so", path, sizeof path) == 1);
+    snprintf(path, sizeof path, "%s/k.so", moved);
+    CHECK(access(path, F_OK) == 0);
+    snprintf(path, sizeof path, "%s/k.so", other);
+    CHECK(access(path, F_OK) != 0);
+    rt_cache_close(&c);
+    CHECK(rt_cache_init(&c, want) != 0);
+    CHECK_HAS(c.why, "it is a symbolic link");
+    /* entries that are symbolic links are never followed */
+    CHECK(rt_cache_init(&c, moved) == 0);
+    snprintf(path, sizeof path, "%s/k.so", moved);
+    snprintf(c1, sizeof c1, "%s/k2.so", other);
+    CHECK(rename(path, c1) == 0 && symlink(c1, path) == 0);
+    CHECK(rt_cache_lookup(&c, "k", "so", path, sizeof path) == 0 && c.corrupt == 1);
+    rt_cache_close(&c);
 }
 
 /* The default directory: below an existing absolute $HOME other than "/", else the fallback (never
@@ -263,6 +336,7 @@ int main(void) {
 
     CHECK(rt_cache_init(&c, "") != 0);
     test_private_dirs(dir);
+    test_parents(dir);
     test_special_entries(dir);
     test_elf_check(dir);
     rt_test_rmdir(dir);

@@ -40,7 +40,7 @@ __global__ void aligned_vector_load(float *out, const float *x) {
 // silent store into the second, as when the declaration fell back to thread-local storage).
 __global__ void two_declarators(float *out) {
     __shared__ float a[32], b[32];
-    b[threadIdx.x % 32] = 0.0f;
+    if (threadIdx.x < 32) b[threadIdx.x] = 0.0f;
     a[threadIdx.x] = 1.0f;
     __syncthreads();
     out[0] = a[0] + b[0];
