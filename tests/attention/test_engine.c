@@ -48,7 +48,7 @@ static Kind kinds[] = {
     {"k_strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 1}, {"stride", 6}}, .nparams = 2}},
     {"k_bigbird",
      {.kind = ATTN_BIGBIRD,
-      .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 2}},
+      .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 3}},
       .nparams = 5}},
     {"k_gaussian", {.kind = ATTN_GAUSSIAN, .params = {{"c", 5}, {"seed", 3}, {"self", 1}, {"tie", 0}}, .nparams = 4}},
 };

@@ -9,7 +9,7 @@
 #   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
-set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny bigbird_lm_tiny gaussian_tiny)
+set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
 foreach(m ${ATTN_MODELS})
   add_test(NAME attn_mask_${m}
            COMMAND sh ${ATTN_DIR}/mask_golden.sh ${SHORTC_BIN} ${PROJECT_SOURCE_DIR}/models/${m}.arch
