@@ -309,6 +309,13 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     }
 }
 
+/* Fixed, summary head: keys j in [a, b) with j mod l >= l - c (b <= i + 1 already). */
+static long fixed_columns(const AttnPattern *p, long a, long b) {
+    long l = p->stride, lo = l - p->c; /* per block of l: columns [lo, l) */
+    long upto_b = b / l * p->c + (b % l > lo ? b % l - lo : 0), upto_a = a / l * p->c + (a % l > lo ? a % l - lo : 0);
+    return upto_b - upto_a;
+}
+
 /* Integers in [a, b) ∩ [c, d). */
 static long overlap(long a, long b, long c, long d) {
     long lo = a > c ? a : c, hi = b < d ? b : d;
@@ -327,13 +334,6 @@ static long taps_in(long i, long step, long taps, long a, long b) {
     if (mlo < 0) mlo = 0;
     if (taps >= 0 && mhi > taps - 1) mhi = taps - 1;
     return mhi >= mlo ? mhi - mlo + 1 : 0;
-}
-
-/* Fixed, summary head: keys j in [a, b) with j mod l >= l - c (b <= i + 1 already). */
-static long fixed_columns(const AttnPattern *p, long a, long b) {
-    long l = p->stride, lo = l - p->c; /* per block of l: columns [lo, l) */
-    long upto_b = b / l * p->c + (b % l > lo ? b % l - lo : 0), upto_a = a / l * p->c + (a % l > lo ? a % l - lo : 0);
-    return upto_b - upto_a;
 }
 
 /* BigBird: visible keys of query i in [a, b), block by block. */
