@@ -108,7 +108,7 @@ static void bigbird_row(uint64_t seed, int layer, int head, int qb, int w, int g
 static bool build_tables(AttnPattern *p) {
     if (p->kind == ATTN_GAUSSIAN) {
         p->gauss = malloc(sizeof *p->gauss * (size_t)p->heads * (size_t)p->ntok * (size_t)p->c);
-        bool *used = calloc((size_t)p->ntok + 2, sizeof *used);
+        bool *used = calloc((size_t)p->ntok + 1, sizeof *used);
         if (!p->gauss || !used) {
             free(used);
             return false;
