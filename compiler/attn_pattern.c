@@ -54,24 +54,25 @@ static void sort_small(int *v, int n) {
 }
 
 /*
- * Gaussian keys of query i (0-based): min(c, i) distinct indices in [0, i)
- * from N(i, i/2) truncated to [0, i) (rejection), floored; a duplicate moves
- * to the nearest unused index (equal distance: lower first, upper if tie_up).
- * Written sorted into out; returns the count. used: scratch of >= i falses,
+ * Gaussian keys of the query at position i: with m = i + base (the survey's
+ * i, 1-based when base is 1), min(c, m) distinct indices in [0, m) from
+ * N(m, m/2) truncated to [0, m) (rejection), floored; a duplicate moves to
+ * the nearest unused index (equal distance: lower first, upper if tie_up).
+ * Written sorted into out; returns the count. used: scratch of >= m falses,
  * left all false.
  */
-static int gaussian_row(uint64_t seed, int layer, int head, int i, int c, bool tie_up, bool *used, int *out) {
-    int n = c < i ? c : i;
+static int gaussian_row(uint64_t seed, int layer, int head, int i, int base, int c, bool tie_up, bool *used, int *out) {
+    int m = i + base, n = c < m ? c : m;
     RtRng r = pattern_stream(seed, layer, head, i);
     for (int k = 0; k < n; k++) {
         double x;
-        do x = (double)i + 0.5 * (double)i * rt_rng_normal(&r);
-        while (!(x >= 0.0 && x < (double)i));
+        do x = (double)m + 0.5 * (double)m * rt_rng_normal(&r);
+        while (!(x >= 0.0 && x < (double)m));
         int j = (int)floor(x);
-        for (int dist = 0; used[j]; dist++) { /* n <= i, so an unused index exists */
+        for (int dist = 0; used[j]; dist++) { /* n <= m, so an unused index exists */
             int a = tie_up ? j + dist : j - dist, b = tie_up ? j - dist : j + dist;
-            if (a >= 0 && a < i && !used[a]) { j = a; break; }
-            if (b >= 0 && b < i && !used[b]) { j = b; break; }
+            if (a >= 0 && a < m && !used[a]) { j = a; break; }
+            if (b >= 0 && b < m && !used[b]) { j = b; break; }
         }
         used[j] = true;
         out[k] = j;
@@ -115,7 +116,7 @@ static bool build_tables(AttnPattern *p) {
         for (int h = 0; h < p->heads; h++)
             for (int i = 0; i < p->ntok; i++) {
                 int *row = p->gauss + ((size_t)h * p->ntok + i) * p->c;
-                int n = gaussian_row(p->seed, p->layer, h, i, p->c, p->tie_up, used, row);
+                int n = gaussian_row(p->seed, p->layer, h, i, p->base, p->c, p->tie_up, used, row);
                 for (int k = n; k < p->c; k++) row[k] = -1;
             }
         free(used);
@@ -155,25 +156,37 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
         if (!int_param(a, "size", 1, BIG, &v, err, errlen)) return false;
         p->window = (int)v;
         break;
-    case ATTN_DILATED:
+    case ATTN_DILATED: /* size_last: a ramp sema resolved into each layer's size */
         if (!int_param(a, "size", 1, BIG, &v, err, errlen) || !int_param(a, "dilation", 1, BIG, &v2, err, errlen))
             return false;
         p->window = (int)v;
         p->dilation = (int)v2;
         if (!int_param(a, "global", 0, BIG, &v, err, errlen)) return false;
         p->globals = (int)v;
+        if (!int_param(a, "undilated_heads", 0, heads, &v, err, errlen)) return false;
+        p->plain_heads = (int)v;
         break;
     case ATTN_STRIDED:
+    case ATTN_FIXED:
         if (!int_param(a, "stride", 1, BIG, &v, err, errlen) || !int_param(a, "local_heads", 0, heads, &v2, err, errlen))
             return false;
         p->stride = (int)v;
         p->local_heads = (int)v2;
+        if (a->kind == ATTN_FIXED) { /* Child et al.'s c summary columns: at most l */
+            if (!int_param(a, "c", 1, p->stride, &v, err, errlen)) return false;
+            p->c = (int)v;
+        }
         break;
     case ATTN_BIGBIRD:
         if (!int_param(a, "block", 1, BIG, &v, err, errlen)) return false;
         p->block = (int)v;
         if (!int_param(a, "window", 1, BIG, &v, err, errlen)) return false;
-        p->window = (int)v;
+        if (v % 2 == 0) {
+            snprintf(err, errlen, "attention 'bigbird': window=%ld must be odd (the query's block and as many on each "
+                     "side, of which a causal model sees the %ld before it)", v, v / 2);
+            return false;
+        }
+        p->window = (int)(v + 1) / 2;
         if (!int_param(a, "global", 0, BIG, &v, err, errlen)) return false;
         p->globals = (int)v;
         if (!int_param(a, "random", 0, 64, &v, err, errlen)) return false;
@@ -186,8 +199,15 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
         p->c = (int)v;
         if (!int_param(a, "seed", 0, 1L << 31, &v, err, errlen)) return false;
         p->seed = (uint64_t)v;
+        if (!int_param(a, "base", 0, 1, &v, err, errlen)) return false;
+        p->base = (int)v;
         if (!int_param(a, "self", 0, 1, &v, err, errlen)) return false;
         p->self = v != 0;
+        if (p->self && p->base) {
+            snprintf(err, errlen, "attention 'gaussian': self=1 needs base=0 (with base=1 the query is one of the "
+                     "min(c, i+1) sampled keys already)");
+            return false;
+        }
         if (!int_param(a, "tie", 0, 1, &v, err, errlen)) return false;
         p->tie_up = v != 0;
         break;
@@ -220,8 +240,12 @@ void attn_pattern_free(AttnPattern *p) {
 }
 
 bool attn_pattern_head_dependent(const AttnPattern *p) {
-    return p->kind == ATTN_STRIDED || p->kind == ATTN_GAUSSIAN || (p->kind == ATTN_BIGBIRD && p->random > 0);
+    return p->kind == ATTN_STRIDED || p->kind == ATTN_FIXED || p->kind == ATTN_GAUSSIAN ||
+           (p->kind == ATTN_BIGBIRD && p->random > 0) || (p->kind == ATTN_DILATED && p->plain_heads > 0);
 }
+
+/* Dilated: head h's distance between taps. */
+static int head_dilation(const AttnPattern *p, int h) { return h < p->plain_heads ? 1 : p->dilation; }
 
 bool attn_pattern_gathered(const AttnPattern *p) { return p->kind == ATTN_GAUSSIAN; }
 
@@ -236,7 +260,7 @@ bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int
     *reach = ATTN_BAND_UNBOUNDED;
     *globals = 0;
     if (p->kind == ATTN_DILATED) {
-        *dil = p->dilation;
+        *dil = head_dilation(p, h);
         *reach = p->window;
         *globals = p->globals;
         return true;
@@ -244,7 +268,7 @@ bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int
     if (p->kind == ATTN_STRIDED) {
         bool local = h < p->local_heads;
         *dil = local ? 1 : p->stride;
-        *reach = local ? p->stride : ATTN_BAND_UNBOUNDED;
+        *reach = local ? p->stride + 1 : ATTN_BAND_UNBOUNDED; /* Child et al.'s A1: i - l <= j <= i */
         return true;
     }
     return false;
@@ -262,8 +286,9 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     case ATTN_CAUSAL:
     case ATTN_RELATIVE: return true;
     case ATTN_WINDOW: return d < p->window;
-    case ATTN_DILATED: return j < p->globals || (d % p->dilation == 0 && d / p->dilation < p->window);
-    case ATTN_STRIDED: return h < p->local_heads ? d < p->stride : d % p->stride == 0;
+    case ATTN_DILATED: return j < p->globals || (d % head_dilation(p, h) == 0 && d / head_dilation(p, h) < p->window);
+    case ATTN_STRIDED: return h < p->local_heads ? d <= p->stride : d % p->stride == 0;
+    case ATTN_FIXED: return h < p->local_heads ? j / p->stride == i / p->stride : j % p->stride >= p->stride - p->c;
     case ATTN_BIGBIRD: {
         int qb = i / p->block, kb = j / p->block;
         if (qb - kb < p->window || kb < p->globals || qb < p->globals) return true;
@@ -274,7 +299,7 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
         return false;
     }
     case ATTN_GAUSSIAN: {
-        if (d == 0) return p->self;
+        if (d == 0 && p->self) return true;
         const int *row = attn_pattern_gaussian_row(p, h, i);
         for (int k = 0; row && k < p->c; k++)
             if (row[k] == j) return true;
@@ -282,6 +307,13 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     }
     default: return false;
     }
+}
+
+/* Fixed, summary head: keys j in [a, b) with j mod l >= l - c (b <= i + 1 already). */
+static long fixed_columns(const AttnPattern *p, long a, long b) {
+    long l = p->stride, lo = l - p->c; /* per block of l: columns [lo, l) */
+    long upto_b = b / l * p->c + (b % l > lo ? b % l - lo : 0), upto_a = a / l * p->c + (a % l > lo ? a % l - lo : 0);
+    return upto_b - upto_a;
 }
 
 /* Integers in [a, b) ∩ [c, d). */
@@ -338,15 +370,17 @@ long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b) 
     case ATTN_RELATIVE: return b - a;
     case ATTN_WINDOW: return overlap(a, b, (long)i - p->window + 1, (long)i + 1);
     case ATTN_DILATED: { /* globals, plus the taps that are not global */
-        long g = overlap(a, b, 0, p->globals);
-        long t = taps_in(i, p->dilation, p->window, a, b) - taps_in(i, p->dilation, p->window, a, b < p->globals ? b : p->globals);
+        long g = overlap(a, b, 0, p->globals), dil = head_dilation(p, h);
+        long t = taps_in(i, dil, p->window, a, b) - taps_in(i, dil, p->window, a, b < p->globals ? b : p->globals);
         return g + t;
     }
     case ATTN_STRIDED:
-        return h < p->local_heads ? overlap(a, b, (long)i - p->stride + 1, (long)i + 1) : taps_in(i, p->stride, -1, a, b);
+        return h < p->local_heads ? overlap(a, b, (long)i - p->stride, (long)i + 1) : taps_in(i, p->stride, -1, a, b);
+    case ATTN_FIXED: return h < p->local_heads ? overlap(a, b, (long)i / p->stride * p->stride, (long)i + 1)
+                                               : fixed_columns(p, a, b);
     case ATTN_BIGBIRD: return bigbird_count(p, h, i, a, b);
     case ATTN_GAUSSIAN: {
-        long n = p->self && i >= a && i < b;
+        long n = p->self && i >= a && i < b; /* self: base 0 only, where i is never sampled */
         const int *row = attn_pattern_gaussian_row(p, h, i);
         for (int k = 0; row && k < p->c; k++) n += row[k] >= a && row[k] < b;
         return n;

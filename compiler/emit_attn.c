@@ -25,11 +25,16 @@ static void visible_body(StrBuf *b, const AttnPattern *p, const char *name) {
     switch (p->kind) {
     case ATTN_WINDOW: sb_printf(b, "    return i - j < %d;\n", p->window); break;
     case ATTN_DILATED:
-        sb_printf(b, "    return j < %d || ((i - j) %% %d == 0 && (i - j) / %d < %d);\n", p->globals, p->dilation,
-                  p->dilation, p->window);
+        sb_printf(b, "    const int d = h < %d ? 1 : %d;  // heads below undilated_heads: no gaps\n", p->plain_heads,
+                  p->dilation);
+        sb_printf(b, "    return j < %d || ((i - j) %% d == 0 && (i - j) / d < %d);\n", p->globals, p->window);
         break;
     case ATTN_STRIDED:
-        sb_printf(b, "    return h < %d ? i - j < %d : (i - j) %% %d == 0;\n", p->local_heads, p->stride, p->stride);
+        sb_printf(b, "    return h < %d ? i - j <= %d : (i - j) %% %d == 0;\n", p->local_heads, p->stride, p->stride);
+        break;
+    case ATTN_FIXED:
+        sb_printf(b, "    return h < %d ? j / %d == i / %d : j %% %d >= %d;\n", p->local_heads, p->stride, p->stride,
+                  p->stride, p->stride - p->c);
         break;
     case ATTN_BIGBIRD: {
         int nb = (p->ntok + p->block - 1) / p->block;
@@ -44,7 +49,7 @@ static void visible_body(StrBuf *b, const AttnPattern *p, const char *name) {
         break;
     }
     case ATTN_GAUSSIAN:
-        sb_printf(b, "    if (i == j) return %s;\n", p->self ? "true" : "false");
+        if (p->self) sb_puts(b, "    if (i == j) return true;\n");
         sb_printf(b, "    if (i >= %d) return false;\n", p->ntok);
         sb_printf(b, "    for (int k = 0; k < %d; k++)\n", p->c);
         sb_printf(b, "        if (%s_keys[(h * %d + i) * %d + k] == j) return true;\n", name, p->ntok, p->c);
@@ -176,6 +181,7 @@ bool attn_mma_kind(const AttnSpec *s) {
     case ATTN_WINDOW:
     case ATTN_DILATED:
     case ATTN_STRIDED:
+    case ATTN_FIXED:
     case ATTN_BIGBIRD:
     case ATTN_GAUSSIAN: return true;
     default: return false; /* a kind added later runs on the CUDA-core engine until the template knows its hooks */

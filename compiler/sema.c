@@ -267,6 +267,36 @@ static bool same_attn(const AttnSpec *x, const AttnSpec *y) {
     return true;
 }
 
+/* The parameter `key` of a (NULL when the kind has none). */
+static AttnParam *attn_param(AttnSpec *a, const char *key) {
+    for (int i = 0; i < a->nparams; i++)
+        if (strcmp(a->params[i].key, key) == 0) return &a->params[i];
+    return NULL;
+}
+
+/*
+ * Window ramps (`attention dilated size=A size_last=B`, docs/language.md): layer l of the model's N gets
+ * size round(A + (B - A) l / (N - 1)) (A when N is 1), wherever the statement stands, so blocks that restate
+ * the ramp with other parameters stay on it; size_last is then 0 (resolved).
+ */
+static void resolve_ramps(Sema *S, ModelSpec *s) {
+    for (int l = 0; l < s->n_layers; l++) {
+        AttnSpec *a = &s->layers[l].attn;
+        AttnParam *last = attn_param(a, "size_last"), *size = attn_param(a, "size");
+        if (!last || last->value == 0 || !size) continue;
+        if (last->value != floor(last->value) || last->value < 1 || last->value > (1 << 20)) {
+            diag_error(S->d, a->loc, "attention '%s': size_last=%g must be a whole number in [1, %d] (0: no ramp)",
+                       attn_kind_name(a->kind), last->value, 1 << 20);
+            for (int k = l; k < s->n_layers; k++) /* reported once */
+                if ((last = attn_param(&s->layers[k].attn, "size_last"))) last->value = 0;
+            return;
+        }
+        int n = s->n_layers;
+        if (n > 1) size->value = floor(size->value + (last->value - size->value) * l / (n - 1) + 0.5);
+        last->value = 0;
+    }
+}
+
 static bool line_break_between(Sema *S, Loc a, Loc b) {
     if (a.file < 0 || a.file != b.file) return false;
     const char *t = S->d->sources[a.file]->text;
@@ -1242,6 +1272,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
         s->layers[i].memory_loc = eff[K_MEMORY].stmt ? eff[K_MEMORY].stmt->loc : LOC_NONE;
     }
     for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
+    resolve_ramps(S, s);
     for (int i = 0; s->infused != PIA_NONE && i < s->n_layers; i++)
         if (s->layers[i].attn.kind != ATTN_CAUSAL) {
             diag_error(S->d, s->layers[i].attn.loc.file >= 0 ? s->layers[i].attn.loc : eff[K_POSITIONS].stmt->loc,

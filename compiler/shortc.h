@@ -224,10 +224,11 @@ double pia_sinusoid(PiaStyle style, int s, int c, int D);
 #define SHORTC_ATTN_KINDS(X) \
     X(ATTN_CAUSAL, "causal", "") \
     X(ATTN_WINDOW, "window", "size") \
-    X(ATTN_DILATED, "dilated", "size,dilation=1,global=0") \
+    X(ATTN_DILATED, "dilated", "size,dilation=1,global=0,size_last=0,undilated_heads=0") \
     X(ATTN_STRIDED, "strided", "stride,local_heads") \
+    X(ATTN_FIXED, "fixed", "stride,c,local_heads") \
     X(ATTN_BIGBIRD, "bigbird", "block,window=3,global=1,random=1,seed=0") \
-    X(ATTN_GAUSSIAN, "gaussian", "c,seed=0,self=1,tie=0") \
+    X(ATTN_GAUSSIAN, "gaussian", "c,base=1,seed=0,self=0,tie=0") \
     X(ATTN_RELATIVE, "relative", "clamp=0,same_length=0,untie=0") \
     SHORTC_TEST_ATTN_KINDS(X)
 
@@ -269,15 +270,18 @@ typedef struct AttnPattern {
     int layer;         /* the layer (seeded kinds draw one stream per layer) */
     int heads;         /* heads */
     int ntok;          /* positions the seeded tables cover */
-    int window;        /* window: keys i-window < j <= i; dilated: taps; bigbird: window blocks */
-    int dilation;      /* dilated: distance between taps (1 elsewhere) */
+    int window;        /* window: keys i-window < j <= i; dilated: taps; bigbird: window blocks seen causally
+                          (the query's own and the (w-1)/2 before it, w the paper's centred window) */
+    int dilation;      /* dilated: distance between taps on heads [plain_heads, heads) (1 elsewhere) */
+    int plain_heads;   /* dilated: heads [0, plain_heads) keep dilation 1 (undilated_heads) */
     int globals;       /* dilated: leading global tokens; bigbird: leading global blocks */
-    int stride;        /* strided: l */
-    int local_heads;   /* strided: heads [0, local_heads) are local, the rest strided */
+    int stride;        /* strided, fixed: l */
+    int local_heads;   /* strided, fixed: heads [0, local_heads) are local (A1), the rest strided / summary (A2) */
     int block;         /* bigbird: block size */
     int random;        /* bigbird: random blocks per query block */
-    int c;             /* gaussian: sampled keys per query */
-    bool self;         /* gaussian: the query also sees itself */
+    int c;             /* gaussian: most sampled keys per query; fixed: summary columns per block of l */
+    int base;          /* gaussian: 1 reads the survey's i as 1-based (query i samples [0, i]), 0 as 0-based */
+    bool self;         /* gaussian: the query also sees itself (base 0 only) */
     bool tie_up;       /* gaussian: a duplicate equally far from two free indices takes the upper */
     uint64_t seed;     /* seeded kinds: the seed */
     int *gauss;        /* gaussian: [heads][ntok][c] sampled keys, sorted, -1 after them */

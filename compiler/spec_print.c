@@ -12,10 +12,16 @@
 #include "shortc.h"
 
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
-/* Shortest %g form that reads back as the same double (1e-05, not 1.0000000000000001e-05). */
+/* Shortest %g form that reads back as the same double (1e-05, not 1.0000000000000001e-05); whole numbers as
+ * integers (250, not 2.5e+02). */
 static const char *num(char buf[32], double v) {
+    if (v == floor(v) && fabs(v) < 1e15) {
+        snprintf(buf, 32, "%.0f", v);
+        return buf;
+    }
     for (int prec = 1; prec <= 17; prec++) {
         snprintf(buf, 32, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;

@@ -25,10 +25,12 @@ MASK64 = (1 << 64) - 1
 MODELS = {
     "gpt2_tiny": (2, 4, "causal", {}),
     "local_tiny": (2, 4, "window", {"size": 20}),
-    "longformer_lm_tiny": (2, 4, "dilated", {"size": 6, "dilation": 3, "global": 2}),
+    "longformer_lm_tiny": (2, 4, "dilated", {"size": 4, "size_last": 6, "dilation": 3, "global": 2,
+                                             "undilated_heads": 2}),
     "sparse_strided_tiny": (2, 4, "strided", {"stride": 11, "local_heads": 2}),
-    "bigbird_lm_tiny": (2, 4, "bigbird", {"block": 8, "window": 2, "global": 1, "random": 2, "seed": 3}),
-    "gaussian_tiny": (2, 4, "gaussian", {"c": 5, "seed": 11, "self": 1, "tie": 0}),
+    "sparse_fixed_tiny": (2, 4, "fixed", {"stride": 8, "c": 3, "local_heads": 2}),
+    "bigbird_lm_tiny": (2, 4, "bigbird", {"block": 8, "window": 3, "global": 1, "random": 2, "seed": 3}),
+    "gaussian_tiny": (2, 4, "gaussian", {"c": 5, "base": 1, "seed": 11, "self": 0, "tie": 0}),
 }
 
 
@@ -62,10 +64,11 @@ def stream(seed, layer, head, row):
     return r
 
 
-def gaussian_keys(seed, layer, head, i, c, tie_up):
+def gaussian_keys(seed, layer, head, q, c, base, tie_up):
+    i = q + base  # the survey's i: 1-based with base 1
     n = min(c, i)
     used = [False] * i
-    r = stream(seed, layer, head, i)
+    r = stream(seed, layer, head, q)
     for _ in range(n):
         while True:
             x = i + 0.5 * i * r.normal()
@@ -106,21 +109,29 @@ def mask(layers, heads, kind, p, n):
             elif kind == "window":
                 v = causal & (d < p["size"])
             elif kind == "dilated":
-                v = causal & ((j < p["global"]) | ((d % p["dilation"] == 0) & (d // p["dilation"] < p["size"])))
-            elif kind == "strided":
-                v = causal & ((d < p["stride"]) if h < p["local_heads"] else (d % p["stride"] == 0))
+                size = p["size"]  # a ramp: linear from size (layer 0) to size_last (the last layer)
+                if p.get("size_last") and layers > 1:
+                    size = int(math.floor(p["size"] + (p["size_last"] - p["size"]) * l / (layers - 1) + 0.5))
+                dil = 1 if h < p.get("undilated_heads", 0) else p["dilation"]
+                v = causal & ((j < p["global"]) | ((d % dil == 0) & (d // dil < size)))
+            elif kind == "strided":  # Child et al.'s A1: i - l <= j <= i
+                v = causal & ((d <= p["stride"]) if h < p["local_heads"] else (d % p["stride"] == 0))
+            elif kind == "fixed":
+                s = p["stride"]
+                v = causal & ((j // s == i // s) if h < p["local_heads"] else (j % s >= s - p["c"]))
             elif kind == "bigbird":
                 b = p["block"]
+                w = (p["window"] + 1) // 2  # the centred window's causal half: own block and (w-1)/2 before
                 qb, kb = i // b, j // b
-                v = causal & ((qb - kb < p["window"]) | (kb < p["global"]) | (qb < p["global"]))
+                v = causal & ((qb - kb < w) | (kb < p["global"]) | (qb < p["global"]))
                 for q in range((n + b - 1) // b):
-                    for rb in bigbird_random(p["seed"], l, h, q, p["window"], p["global"], p["random"]):
+                    for rb in bigbird_random(p["seed"], l, h, q, w, p["global"], p["random"]):
                         v[q * b:(q + 1) * b, rb * b:(rb + 1) * b] |= causal[q * b:(q + 1) * b, rb * b:(rb + 1) * b]
             elif kind == "gaussian":
                 v = np.zeros((n, n), dtype=bool)
                 for q in range(n):
-                    v[q, gaussian_keys(p["seed"], l, h, q, p["c"], p["tie"] == 1)] = True
-                    v[q, q] = p["self"] == 1
+                    v[q, gaussian_keys(p["seed"], l, h, q, p["c"], p["base"], p["tie"] == 1)] = True
+                    v[q, q] |= p["self"] == 1
             m[l, h] = v
     return m
 

@@ -1,9 +1,12 @@
 /*
  * test_engine.c — the attention patterns and the engine's hooks, alone:
- *   patterns  Gaussian rows hold exactly min(c, i) distinct earlier keys (plus
- *             the query itself with self=1); BigBird's window, global and
- *             random block counts; a seed gives the same pattern every time,
- *             another seed another one;
+ *   patterns  Gaussian rows hold exactly min(c, i+1) distinct keys in [0, i]
+ *             (base=1, the default) or min(c, i) in [0, i) plus the query
+ *             (base=0 self=1); BigBird's window (w=3: own block and one
+ *             before), global and random block counts; Child et al.'s local
+ *             head sees l+1 keys, their fixed pattern its block or c columns
+ *             per block; a seed gives the same pattern every time, another
+ *             seed another one;
  *   lists     every visible pair lies in a listed key tile, a tile marked
  *             full has every pair visible, no listed tile is empty (visited
  *             == needed), a gathered list is exactly the union of its
@@ -48,9 +51,17 @@ static Kind kinds[] = {
     {"k_strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 1}, {"stride", 6}}, .nparams = 2}},
     {"k_bigbird",
      {.kind = ATTN_BIGBIRD,
-      .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 2}},
+      .params = {{"block", 5}, {"global", 1}, {"random", 2}, {"seed", 4}, {"window", 3}},
       .nparams = 5}},
-    {"k_gaussian", {.kind = ATTN_GAUSSIAN, .params = {{"c", 5}, {"seed", 3}, {"self", 1}, {"tie", 0}}, .nparams = 4}},
+    {"k_gaussian",
+     {.kind = ATTN_GAUSSIAN, .params = {{"base", 1}, {"c", 5}, {"seed", 3}, {"self", 0}, {"tie", 0}}, .nparams = 5}},
+    {"k_fixed", {.kind = ATTN_FIXED, .params = {{"c", 2}, {"local_heads", 1}, {"stride", 7}}, .nparams = 3}},
+    {"k_dilheads",
+     {.kind = ATTN_DILATED,
+      .params = {{"dilation", 4}, {"global", 1}, {"size", 3}, {"size_last", 0}, {"undilated_heads", 1}},
+      .nparams = 5}},
+    {"k_gauss0",
+     {.kind = ATTN_GAUSSIAN, .params = {{"base", 0}, {"c", 4}, {"seed", 5}, {"self", 1}, {"tie", 1}}, .nparams = 5}},
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0], H = 3, HD = 20, NTOK = 80, QT = 8, KT = 32, NQT = NTOK / QT };
 
@@ -64,25 +75,35 @@ static bool build(AttnPattern *p, const AttnSpec *s, int layer) {
 
 /* ---- patterns ------------------------------------------------------------ */
 
-static void test_gaussian_rows(void) {
+/* Rows of one Gaussian kind: base=1 min(c, i+1) keys in [0, i], none added; base=0 self=1 min(c, i) keys in
+ * [0, i) plus the query. */
+static void gaussian_rows(const AttnSpec *s) {
     AttnPattern p;
-    if (!build(&p, &kinds[5].spec, 0)) return;
+    if (!build(&p, s, 0)) return;
     for (int h = 0; h < H; h++)
         for (int i = 0; i < NTOK; i++) {
             const int *row = attn_pattern_gaussian_row(&p, h, i);
-            int n = 0, seen = 0;
+            int n = 0, seen = 0, m = i + p.base; /* the survey's i */
             for (int k = 0; k < p.c; k++)
                 if (row[k] >= 0) {
-                    CHECK(row[k] < i && (k == 0 || row[k] > row[k - 1]));
+                    CHECK(row[k] < m && (k == 0 || row[k] > row[k - 1]));
                     n++;
                 }
             for (int j = 0; j < NTOK; j++) seen += attn_pattern_visible(&p, h, i, j);
-            CHECK(n == (i < p.c ? i : p.c));
-            CHECK(seen == n + 1); /* self=1: plus the query itself */
+            CHECK(n == (m < p.c ? m : p.c));
+            CHECK(seen == n + p.self && seen <= p.c + p.self && seen >= 1);
         }
+    attn_pattern_free(&p);
+}
+
+static void test_gaussian_rows(void) {
+    gaussian_rows(&kinds[5].spec);
+    gaussian_rows(&kinds[8].spec);
+    AttnPattern p;
+    if (!build(&p, &kinds[5].spec, 0)) return;
     AttnPattern again, other;
     AttnSpec s2 = kinds[5].spec;
-    s2.params[1].value = 4; /* seed */
+    s2.params[2].value = 4; /* seed */
     if (build(&again, &kinds[5].spec, 0) && build(&other, &s2, 0)) {
         CHECK(memcmp(again.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) == 0);
         CHECK(memcmp(other.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) != 0);
@@ -92,9 +113,31 @@ static void test_gaussian_rows(void) {
     attn_pattern_free(&p);
 }
 
+/* Child et al.: the strided kind's local head sees A1 = [i - l, i] (l+1 keys); the fixed kind's local head its
+ * block of l so far, its summary head the last c columns of every block so far. */
+static void test_child_counts(void) {
+    AttnPattern st, fx;
+    if (!build(&st, &kinds[3].spec, 0) || !build(&fx, &kinds[6].spec, 0)) return;
+    int l = fx.stride, c = fx.c;
+    for (int i = 0; i < NTOK; i++) {
+        int local = 0, summary = 0, fixed_local = 0;
+        for (int j = 0; j < NTOK; j++) {
+            local += attn_pattern_visible(&st, 0, i, j);
+            fixed_local += attn_pattern_visible(&fx, 0, i, j);
+            summary += attn_pattern_visible(&fx, 1, i, j);
+        }
+        CHECK(local == (i < st.stride ? i + 1 : st.stride + 1));
+        CHECK(fixed_local == i % l + 1);
+        CHECK(summary == i / l * c + (i % l >= l - c ? i % l - (l - c) + 1 : 0));
+    }
+    attn_pattern_free(&st);
+    attn_pattern_free(&fx);
+}
+
 static void test_bigbird_counts(void) {
     AttnPattern p;
     if (!build(&p, &kinds[4].spec, 1)) return;
+    CHECK(p.window == 2); /* window=3 blocks centred on the query's: causally its own and the one before */
     int b = p.block;
     for (int h = 0; h < H; h++)
         for (int qb = 0; qb < NTOK / b; qb++) {
@@ -516,6 +559,7 @@ static void test_emitted_gaussian_table(void) {
 
 int main(void) {
     test_gaussian_rows();
+    test_child_counts();
     test_bigbird_counts();
     test_row_counts();
     test_lists();

@@ -65,8 +65,10 @@ static const BenchKind kinds[] = {
     {"window", {.kind = ATTN_WINDOW, .params = {{"size", 256}}, .nparams = 1}},
     {"dilated", {.kind = ATTN_DILATED, .params = {{"dilation", 2}, {"global", 1}, {"size", 256}}, .nparams = 3}},
     {"strided", {.kind = ATTN_STRIDED, .params = {{"local_heads", 2}, {"stride", 32}}, .nparams = 2}},
-    {"bigbird", {.kind = ATTN_BIGBIRD, .params = {{"block", 64}, {"global", 2}, {"random", 3}, {"seed", 1}, {"window", 3}}, .nparams = 5}},
-    {"gaussian", {.kind = ATTN_GAUSSIAN, .params = {{"c", 5}, {"seed", 1}, {"self", 1}, {"tie", 0}}, .nparams = 4}},
+    {"bigbird", {.kind = ATTN_BIGBIRD, .params = {{"block", 64}, {"global", 1}, {"random", 3}, {"seed", 1}, {"window", 3}}, .nparams = 5}},
+    {"gaussian",
+     {.kind = ATTN_GAUSSIAN, .params = {{"base", 1}, {"c", 5}, {"seed", 1}, {"self", 0}, {"tie", 0}}, .nparams = 5}},
+    {"fixed", {.kind = ATTN_FIXED, .params = {{"c", 32}, {"local_heads", 2}, {"stride", 128}}, .nparams = 3}},
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0] };
 

@@ -2,6 +2,8 @@
 #   attn_mask_M           `shortc mask models/M.arch --tokens 40` equals tests/attention/masks/M.npy, written
 #                         by tests/attention/gen_masks.py (an independent NumPy implementation of every pattern)
 #   attn_masks_reproducible  gen_masks.py --check (skipped without numpy)
+#   attn_doc_pictures     the `shortc mask` pictures in docs/attention/*.md are its output (doc_masks.py;
+#                         `doc_masks.py SHORTC --update docs/attention/*.md` rewrites them)
 #   attn_golden_M         the golden suite (sim == ref, thread-count and .cu bitwise checks) on each
 #                         sparse tiny model
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
@@ -9,7 +11,7 @@
 #   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
-set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny bigbird_lm_tiny gaussian_tiny)
+set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
 foreach(m ${ATTN_MODELS})
   add_test(NAME attn_mask_${m}
            COMMAND sh ${ATTN_DIR}/mask_golden.sh ${SHORTC_BIN} ${PROJECT_SOURCE_DIR}/models/${m}.arch
@@ -25,6 +27,9 @@ endforeach()
 if(PY3)
   add_test(NAME attn_masks_reproducible COMMAND ${PY3} ${ATTN_DIR}/gen_masks.py --check)
   set_tests_properties(attn_masks_reproducible PROPERTIES LABELS attention SKIP_RETURN_CODE 77)
+  file(GLOB ATTN_DOCS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/attention/*.md)
+  add_test(NAME attn_doc_pictures COMMAND ${PY3} ${ATTN_DIR}/doc_masks.py ${SHORTC_BIN} ${ATTN_DOCS})
+  set_tests_properties(attn_doc_pictures PROPERTIES LABELS attention)
 endif()
 
 set(ATTN_EXPECT ${TESTS_DIR}/gate/expect.sh)
@@ -48,6 +53,18 @@ add_test(NAME attn_mask_cli_bad_param
 add_test(NAME attn_mask_cli_output_is_input
          COMMAND sh ${ATTN_EXPECT} --fail --grep "is the same file as input .*nothing written"
                  -- ${SHORTC_BIN} mask ${ATTN_DIR}/bad_local_heads.arch --tokens 4 -o ${ATTN_DIR}/bad_local_heads.arch)
+# Issue 20's pattern parameters, errors located at the attention statement (line 4 of each file).
+foreach(case "bigbird_even|window=2 must be odd" "fixed_c|attention 'fixed': c=9 must be a whole number in \\[1, 8\\]"
+        "gaussian_self|self=1 needs base=0" "ramp|size_last=2.5 must be a whole number"
+        "undilated_heads|undilated_heads=5 must be a whole number in \\[0, 4\\]")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 msg)
+  add_test(NAME attn_param_${name}
+           COMMAND sh ${ATTN_EXPECT} --fail --grep "bad_${name}.arch:4:3: error: .*${msg}" --grep "^  \\^~~~"
+                   -- ${SHORTC_BIN} ${ATTN_DIR}/bad_${name}.arch --dump-ir)
+  set_tests_properties(attn_param_${name} PROPERTIES LABELS attention)
+endforeach()
 set_tests_properties(attn_mask_cli_ascii attn_mask_cli_too_many_tokens attn_mask_cli_no_output attn_mask_cli_bad_head
                      attn_mask_cli_bad_param attn_mask_cli_output_is_input PROPERTIES LABELS attention)
 

@@ -5,7 +5,7 @@
 # needed: attn_tiles; the residue description against the pattern: attn_unit.)
 add_test(NAME attn_residue_long_segment
          COMMAND sh ${TESTS_DIR}/gate/expect.sh
-                 --grep "constexpr int shortc_attn_dilated_dilation2_global1_size4_h2_hd16_f32_globals = 1;"
+                 --grep "constexpr int shortc_attn_dilated_dilation2_global1_size4_size_last0_undilated_heads0_h2_hd16_f32_globals = 1;"
                  --grep "shortc_attn_strided_local_heads1_stride1000_h2_hd16_f32_dil\\(int h\\)"
                  --absent "_off\\[" -- ${SHORTC_BIN} ${TESTS_DIR}/attention/long_dilated.arch -o -)
 set_tests_properties(attn_residue_long_segment PROPERTIES LABELS attention)

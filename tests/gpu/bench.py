@@ -327,18 +327,21 @@ class Bench:
 
     def bench_sparse(self):
         T_list = [64] if self.dry else [1024, 4096]
-        # (model, file, layers): longformer_lm's last two layers dilate, so it keeps three and the first is timed
-        # as the per-layer mean of all three (the same work per layer)
-        kinds = [("local", "local.arch", 1), ("longformer_lm", "longformer_lm.arch", 3),
-                 ("sparse_strided", "sparse_strided.arch", 1), ("bigbird_lm", "bigbird_lm.arch", 1),
-                 ("gaussian", "gaussian.arch", 1)]
+        # (label, file, base model, extra lines): longformer_lm's window ramps over its 12 layers and its upper six
+        # dilate two heads; its top layer (512 taps, heads 10-11 dilated by 4) stands for it, on gpt2_small
+        kinds = [("local", "local.arch", "local", []),
+                 ("longformer_lm_top", "gpt2_small.arch", "gpt2_small",
+                  ["attention dilated size=512 dilation=4 undilated_heads=10"]),
+                 ("sparse_strided", "sparse_strided.arch", "sparse_strided", []),
+                 ("sparse_fixed", "sparse_fixed.arch", "sparse_fixed", []),
+                 ("bigbird_lm", "bigbird_lm.arch", "bigbird_lm", []), ("gaussian", "gaussian.arch", "gaussian", [])]
         hd, H = (8, 12) if self.dry else (64, 12)  # 12 heads: sparse_strided's local_heads=6 is half of them
         dname, dt = ("bf16", torch.float32 if self.dry else torch.bfloat16)
-        for base, f, layers in kinds:
+        for label, f, base, extra in kinds:
             for T in T_list:
-                name = "bench_%s_T%d" % (base, T)
+                name = "bench_%s_T%d" % (label, T)
                 lines = ["vocab 256", "d_model %d" % (H * hd), "heads %d" % H, "ffn %d gelu_tanh" % (4 * H * hd),
-                         "positions learned max=%d" % T, "segment %d" % T, "layers %d" % layers] + half_layouts(dname)
+                         "positions learned max=%d" % T, "segment %d" % T, "layers 1"] + extra + half_layouts(dname)
                 arch = self.write_arch(name, f, base, lines)
                 try:
                     npy = os.path.join(self.work, name + ".npy")
@@ -347,7 +350,7 @@ class Bench:
                 except Exception as e:
                     self.row("attention", name, None, None, "-", "shortc mask: %s" % e)
                     continue
-                self.attention_row(name, f, base, lines, T, H, hd, dt, mask, False, layers=layers)
+                self.attention_row(name, f, base, lines, T, H, hd, dt, mask, False)
 
     def bench_memory_kinds(self):
         """PIA against SDPA on position-added inputs; relative attention against eager PyTorch."""

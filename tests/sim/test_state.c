@@ -320,7 +320,7 @@ int main(int argc, char **argv) {
     static const char *const bundled[] = {
         "models/gpt2_tiny",        "models/baseline_ba_tiny",    "models/mixed_tiny",
         "models/gpt2_tiny_half",   "models/local_tiny",          "models/longformer_lm_tiny",
-        "models/sparse_strided_tiny", "models/bigbird_lm_tiny", "models/gaussian_tiny",
+        "models/sparse_strided_tiny", "models/sparse_fixed_tiny", "models/bigbird_lm_tiny", "models/gaussian_tiny",
         "tests/sim/kinds_mixed_tiny"};
     const char *const *models = argc > 1 ? (const char *const *)argv + 1 : bundled;
     size_t nmodels = argc > 1 ? (size_t)argc - 1 : sizeof bundled / sizeof *bundled;
@@ -347,6 +347,8 @@ int main(int argc, char **argv) {
     check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/gpt2_tiny.arch", 2, 0);
     check_decode_launches(ctx, SHORTC_SOURCE_DIR "/tests/sim/kinds_mixed_tiny.arch", 1, 2);
     check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/gaussian_tiny.arch", 0, 2); /* every layer sparse, seeded */
+    check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/sparse_fixed_tiny.arch", 0, 2); /* Child et al.'s fixed */
+    check_decode_launches(ctx, SHORTC_SOURCE_DIR "/models/longformer_lm_tiny.arch", 0, 2); /* dilated on heads 2-3 */
     srt_context_destroy(ctx);
     if (failures) printf("test_state: %d check(s) failed\n", failures);
     else printf("test_state: all checks passed\n");
