@@ -139,6 +139,14 @@ class Shortrt:
         self.ok(self.lib.srt_forward_rows(s, arr, len(ids), len(ids) - 1, out), "forward")
         return time.perf_counter() - t0
 
+    def last_logits(self, s, ids, vocab):
+        """The last row's logits of one forward of ids from a fresh sequence, as a NumPy array."""
+        arr = (ctypes.c_int32 * len(ids))(*ids)
+        out = (ctypes.c_float * vocab)()
+        self.ok(self.lib.srt_session_reset(s), "reset")
+        self.ok(self.lib.srt_forward_rows(s, arr, len(ids), len(ids) - 1, out), "forward")
+        return np.frombuffer(out, dtype=np.float32).copy()
+
     def step_ms(self, s, prefix):
         """Per-run device ms of the steps whose kernel starts with prefix (summed over those steps)."""
         total = 0.0
@@ -389,7 +397,8 @@ class Bench:
         """Random HF GPT-2 weights, saved under the hub's names for shortc; returns the HF model."""
         tf = self.hf()
         torch.manual_seed(0)
-        cfg = tf.GPT2Config(**cfg_kw)
+        last = cfg_kw["vocab_size"] - 1  # GPT-2's <|endoftext|> is the last id; so here
+        cfg = tf.GPT2Config(bos_token_id=last, eos_token_id=last, **cfg_kw)
         model = tf.GPT2LMHeadModel(cfg).eval()
         from safetensors.torch import save_file
         sd = {k[len("transformer."):] if k.startswith("transformer.") else k: t.contiguous()
@@ -422,9 +431,14 @@ class Bench:
                     sms = statistics.median(self.rt.forward_last(s, ids, kw["vocab_size"]) for _ in range(self.reps)) * 1e3
                     x = torch.tensor([ids], device=self.dev)
                     with torch.no_grad():
+                        # same weights, so the last row's logits agree (to the storage precision)
+                        mine = self.rt.last_logits(s, ids, kw["vocab_size"])
+                        theirs = hfm(x).logits[0, -1].float().cpu().numpy()
+                        diff = float(np.max(np.abs(mine - theirs)))
                         eager = median_events(lambda: hfm(x), self.warm, self.reps, self.dev)
                         self.row("prefill", "%s %s T=%d" % (name, dname, T), sms, eager, "hf eager",
-                                 "same weights", {"T": T})
+                                 "same weights: last-row logits differ by at most %.2g" % diff,
+                                 {"T": T, "logits_max_diff": diff})
                         if not self.dry and hasattr(torch, "compile"):
                             cm = torch.compile(hfm)
                             comp = median_events(lambda: cm(x), self.warm, self.reps, self.dev)
@@ -444,8 +458,12 @@ class Bench:
             _, err = self.sh(["generate", arch, "--model", name, "--backend", self.backend, "--weights", weights,
                               "--prompts", prompts, "--max-new", str(n)])
             return float(re.search(r"generated in ([0-9.]+) ms", err).group(1))
-        t1, tn = run(1), run(new)
-        return batch * (new - 1) / max(tn - t1, 1e-9) * 1e3
+        t1 = statistics.median(run(1) for _ in range(3))
+        tn = statistics.median(run(new) for _ in range(3))
+        if tn <= t1:
+            raise RuntimeError("decoding %d tokens took no longer than one (%.1f ms vs %.1f ms): too short to time"
+                               % (new, tn, t1))
+        return batch * (new - 1) / (tn - t1) * 1e3
 
     def bench_decode(self):
         tf = self.hf()
@@ -454,15 +472,17 @@ class Bench:
             return
         if self.dry:
             kw, f, name, ctxs, batches, new = (dict(n_layer=2, n_embd=64, n_head=4, vocab_size=256, n_positions=128),
-                                               "gpt2_tiny.arch", "gpt2_tiny", [64], [1, 2], 4)
+                                               "gpt2_tiny.arch", "gpt2_tiny", [64], [1, 2], 24)
         else:
             kw, f, name, ctxs, batches, new = (dict(n_layer=12, n_embd=768, n_head=12, vocab_size=50257,
                                                     n_positions=4096), "gpt2_small.arch", "gpt2_small", [1024, 4096],
                                                [1, 8, 64], 64)
+        hf_label = "hf generate" if self.dry else "hf generate static"
         w = os.path.join(self.work, name + "_dec.safetensors")
         model = self.gpt2_weights(kw, w).to(self.dev, torch.float32 if self.dry else torch.bfloat16)
         for ctx in ctxs:
-            lines = ["positions learned max=%d" % ctx, "segment %d" % ctx]
+            # the learned position table as HF's (n_positions), the segment the context
+            lines = ["positions learned max=%d" % kw["n_positions"], "segment %d" % ctx]
             if not self.dry:
                 lines += half_layouts("bf16")
             arch = self.write_arch("%s_ctx%d" % (name, ctx), f, name, lines)
@@ -480,9 +500,12 @@ class Bench:
                 with torch.no_grad():
                     t1 = median_events(lambda: gen(1), 1, 3, self.dev)
                     tn = median_events(lambda: gen(new), 1, 3, self.dev)
-                htps = B * (new - 1) / max(tn - t1, 1e-9) * 1e3
+                if tn <= t1:
+                    self.row("decode", label, 1e3 / stps, None, hf_label, "hf: too short to time")
+                    continue
+                htps = B * (new - 1) / (tn - t1) * 1e3
                 # as times per generated token, so the ratio reads like the others (below 1: shortc faster)
-                self.row("decode", label, 1e3 / stps, 1e3 / htps, "hf generate static",
+                self.row("decode", label, 1e3 / stps, 1e3 / htps, hf_label,
                          "shortc %.0f tok/s, hf %.0f tok/s" % (stps, htps), {"shortc_tps": stps, "torch_tps": htps})
 
     def run(self):
