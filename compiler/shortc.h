@@ -1176,6 +1176,9 @@ void interp_session_free(InterpSession *s);
 void interp_session_reset(InterpSession *s);
 /* Positions committed so far (the P of the next forward). */
 int interp_session_fill(const InterpSession *s);
+/* Tokens the next forward may take before the segment ends (a PIA cache slides only at segment ends, so a
+ * call must not cross one; INT_MAX for other models). */
+int interp_session_room(const InterpSession *s);
 /* The most positions the session can hold (the smallest state capacity; the position limit without state). */
 int interp_session_capacity(const InterpSession *s);
 /* Bytes of state the session holds (each state value at its capacity, in its dtype). */

@@ -586,7 +586,7 @@ static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, co
                             rt_sampler_vocab(o->samplers[b]), m->plan.model, m->plan.vocab);
         if ((st = check_tokens(m, what, tokens[b], ntokens[b])) != SRT_OK) return st;
         int P = m->ops->session_position(lane(s, b));
-        if (P + ntokens[b] > limit)
+        if (m->ops->state_keep(m) < 0 && P + ntokens[b] > limit) /* a PIA session never runs out */
             return rt_error(ctx, SRT_ERR_UNSUPPORTED,
                             "%s: %d tokens at position %d go past the %d positions the model can address; reset the "
                             "session to start new sequences",
