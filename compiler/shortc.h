@@ -510,8 +510,9 @@ typedef struct Value {
     StateRole role;      /* VC_KV: what its session state holds; STATE_NONE otherwise */
     int capacity;        /* state values: rows (positions) the session's state holds, fixed at compile
                             time; the state's rows (fill + T) are at most this, its fill grows per call */
-    bool slides;         /* state values: after each call only the last `keep` rows stay (moved to rows
-                            0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache) */
+    bool slides;         /* state values: when a segment ends only the last `keep` rows stay (moved to rows
+                            0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache; the
+                            plan's "slide" program) */
     int keep;            /* slides: the rows kept (L'); 0 otherwise */
 } Value;
 
@@ -618,7 +619,7 @@ size_t ir_derived_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
  * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
-/* The rows a session keeps after each call when its states slide (Shortformer's cache: the model's
+/* The rows a session keeps when a segment ends, when its states slide (Shortformer's cache: the model's
  * `cache`), so that it runs any number of calls; -1 when positions accumulate up to ir_position_limit. */
 int ir_state_keep(const Graph *g);
 

@@ -117,7 +117,7 @@ typedef struct srt_model_info {
                                   window at positions 0..T-1 that reads and updates the session's h_prev */
     int overlap;               /* recurrent models: the overlap K of their windows (mode windows' default) */
     int carries_state;         /* 1: a session keeps a bounded window of earlier tokens across any number of
-                                  calls (Shortformer's cache: after each call its last `cache` tokens;
+                                  calls (Shortformer's cache: at each segment's end its last `cache` tokens;
                                   Transformer-XL's memories: each layer's last `memory` inputs), so it
                                   never needs a reset and mode 'cached' runs a whole text through it */
     int memories;              /* 1: the state is Transformer-XL memories (docs/attention/relative.md): positions
@@ -136,7 +136,7 @@ typedef struct srt_state_info {
     const char *role;          /* "kv_cache", "layer_input", "memory" or "recurrent" */
     const char *dtype;         /* "fp32", "fp16" or "bf16" */
     int capacity;              /* rows (positions) it holds */
-    int keep;                  /* a sliding cache: rows kept after each call (Shortformer's L'); -1 otherwise */
+    int keep;                  /* a sliding cache: rows kept when a segment ends (Shortformer's L'); -1 otherwise */
     size_t bytes;              /* bytes per sequence at capacity; the entries sum to srt_model_info.state_bytes */
 } srt_state_info;
 /* How many state tensors a session of the model keeps (0 for a stateless plan). */

@@ -136,7 +136,7 @@ typedef struct RtPlanState {
     int rank;             /* dimensions of shape */
     int64_t shape[MAX_RANK]; /* its shape at capacity */
     int capacity;         /* rows (positions) it holds */
-    int keep;             /* a sliding cache: the rows it keeps after each call (plan "keep"); -1: all */
+    int keep;             /* a sliding cache: the rows it keeps when a segment ends (plan "keep"); -1: all */
     size_t bytes;         /* device bytes */
     DType dtype;          /* element type */
     bool persistent;      /* survives between forwards; zeroed by reset */
@@ -214,7 +214,7 @@ typedef struct RtPlan {
     RtPlanState *state;   /* per-session tensors */
     int nstate;           /* count */
     size_t state_bytes;   /* their total */
-    int keep;             /* the least `keep` of its sliding states: rows a session keeps after each call; -1: none */
+    int keep;             /* the least `keep` of its sliding states: rows a session keeps when a segment ends; -1: none */
     RtPlanConst *consts;  /* compile-time tables */
     int nconsts;          /* count */
     size_t const_bytes;   /* device constants block size */
@@ -449,7 +449,7 @@ struct RtBackend {
     int (*max_positions)(const srt_model *m);
     /* A continuing forward runs only its tokens against the state (srt_model_info.kv_cache). */
     bool (*kv_cache)(const srt_model *m);
-    /* Rows a session keeps after each call when its state slides (a PIA cache), -1 when positions
+    /* Rows a session keeps when a segment ends, when its state slides (a PIA cache), -1 when positions
      * accumulate (srt_model_info.carries_state). */
     int (*state_keep)(const srt_model *m);
 };
