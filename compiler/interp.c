@@ -534,6 +534,20 @@ void interp_session_reset(InterpSession *s) {
 
 int interp_session_fill(const InterpSession *s) { return s ? s->fill : 0; }
 
+bool interp_session_zero_memories(InterpSession *s) {
+    int rows = 0;
+    for (int i = 0; i < s->g->nvalues; i++) {
+        const Value *v = s->g->values[i];
+        if (v->role != STATE_MEMORY || !is_state(v) || !ir_value_live(s->g, v)) continue;
+        float *ring = state_of(s, v);
+        if (!ring) return false;
+        memset(ring, 0, sizeof *ring * ir_state_numel(v));
+        if (v->capacity > rows) rows = v->capacity;
+    }
+    s->fill = rows; /* every ring's rows are now earlier positions' (zero) layer inputs */
+    return true;
+}
+
 int interp_session_capacity(const InterpSession *s) {
     int cap = ir_position_limit(s->g->spec);
     for (int i = 0; i < s->g->nvalues; i++) {

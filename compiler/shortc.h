@@ -1177,6 +1177,9 @@ void interp_session_free(InterpSession *s);
 void interp_session_reset(InterpSession *s);
 /* Positions committed so far (the P of the next forward). */
 int interp_session_fill(const InterpSession *s);
+/* Starts the session as HF TransfoXL does (init_mems): every memory ring holds its capacity of zero rows, and
+ * the fill is the largest memory, so the next forward sees them as earlier tokens. false when out of memory. */
+bool interp_session_zero_memories(InterpSession *s);
 /* Tokens the next forward may take before the segment ends (a PIA cache slides only at segment ends, so a
  * call must not cross one; INT_MAX for other models). */
 int interp_session_room(const InterpSession *s);

@@ -157,6 +157,15 @@ int srt_session_batch(const srt_session *s);
 void srt_session_destroy(srt_session *s);
 /* Clears caches, memories and recurrence state: the next forward starts a new sequence at position 0. */
 srt_status srt_session_reset(srt_session *s);
+/* How a session's Transformer-XL memories start, after srt_session_create and after every reset. */
+typedef enum srt_mem_init {
+    SRT_MEM_INIT_EMPTY = 0,   /* no rows: the first segment sees only itself (the original code; the default) */
+    SRT_MEM_INIT_ZEROS = 1,   /* HF TransfoXL's init_mems: each layer's memory holds its capacity of zero rows,
+                                 which the first segments attend to; the position starts at the largest memory */
+} srt_mem_init;
+/* Sets how the session's memories start and resets it (docs/attention/relative.md); SRT_ERR_UNSUPPORTED for a
+ * model without memories. */
+srt_status srt_session_set_mem_init(srt_session *s, srt_mem_init init);
 /* Bytes of state the session keeps between forwards (its KV caches at capacity). */
 size_t srt_session_state_bytes(const srt_session *s);
 /* Positions the session has consumed: the position of the next forward's first token (0 after a

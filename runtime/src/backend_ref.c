@@ -237,6 +237,8 @@ static void ref_session_destroy(srt_session *s) {
 
 static srt_status ref_session_reset(srt_session *s) {
     interp_session_reset(s->ref_state);
+    if (s->mem_zeros && !interp_session_zero_memories(s->ref_state))
+        return rt_error(s->m->ctx, SRT_ERR_NOMEM, "out of memory");
     return SRT_OK;
 }
 

@@ -412,6 +412,9 @@ static srt_status rt_exec_session_reset(srt_session *s) {
     if (r == CUDA_SUCCESS && s->have_stream) r = m->drv.streamSynchronize(s->stream);
     for (int i = 0; i < p->nstate && r == CUDA_SUCCESS; i++) {
         if (p->state[i].persistent) r = m->drv.memsetD8(s->state[i], 0, p->state[i].bytes);
+        /* HF's zero memories: the rings' rows (now zero) count as earlier positions */
+        if (s->mem_zeros && p->state[i].role == PLAN_ROLE_MEMORY && p->state[i].capacity > s->nhistory)
+            s->nhistory = p->state[i].capacity;
     }
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
 }

@@ -927,6 +927,13 @@ static srt_status parse_root(P *p, const cJSON *root) {
         TRY(get_i32(p, cfg, "n_heads", 1, 1 << 20, false, 1, &pl->n_heads));
         TRY(get_i32(p, cfg, "n_layers", 0, 1 << 20, false, 0, &pl->n_layers));
         TRY(get_i32(p, cfg, "overlap", 0, 1 << 24, false, 0, &pl->overlap));
+        char *norm = NULL, *place = NULL;
+        srt_status st = get_str(p, cfg, "norm", false, &norm);
+        if (st == SRT_OK) st = get_str(p, cfg, "norm_place", false, &place);
+        pl->pre_layernorm = st == SRT_OK && strcmp(norm, "layernorm") == 0 && strcmp(place, "pre") == 0;
+        rt_free(p->ctx, norm);
+        rt_free(p->ctx, place);
+        TRY(st);
         leave(p, saved);
     }
     int64_t ab;

@@ -222,6 +222,7 @@ typedef struct RtPlan {
     int nderived;         /* count */
     size_t derived_bytes; /* device derived block size (the sum of their bytes, each 256-aligned) */
     int load_program;     /* index of the program "load" (run once per weights load), -1: none */
+    bool pre_layernorm;   /* config: LayerNorm before attention (a zero layer input is then the norm's bias) */
     int slide_program;    /* index of the program "slide" (run when a segment ends: PIA caches keep their last
                              rows), -1: none */
     int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
@@ -384,6 +385,7 @@ struct srt_session {
                                  (plan.segment entries), which a continuing forward re-runs (exec.c) */
     int nhistory;             /* sim, cuda: the position of the next forward */
     int nsegment;             /* sim, cuda, a plan with a slide program: tokens of the current segment so far */
+    bool mem_zeros;           /* srt_session_set_mem_init ZEROS: a reset starts the memories full of zero rows */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
