@@ -183,6 +183,9 @@ static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DTyp
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
+    set_flag(ks, "POS_RESTART", n->pos_mod > 0);
+    set_int(e, ks, "POS_MOD", n->pos_mod);
+    if (n->pos_mod > 0) ks->name = arena_printf(e->st.arena, "%s_restart%d", ks->name, n->pos_mod);
     per_token_launch(e, n, ks, threads);
     ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
 }

@@ -77,7 +77,7 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
     const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
-    int V = ir_dim(wte, 0), D = ir_dim(wte, 1), T = r->T, P = r->P;
+    int V = ir_dim(wte, 0), D = ir_dim(wte, 1), T = r->T, P = n->pos_mod ? r->P % n->pos_mod : r->P;
     if (pos && P + T > ir_dim(val(r, n, 2), 0))
         return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 2), 0));
     for (int t = 0; t < T; t++) {
@@ -110,7 +110,7 @@ bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
 /* y = x * scale + the position code of position P + t (learned table or sinusoid). */
 bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0), *pos = n->nin > 1 ? in(r, n, 1) : NULL;
-    int D = ir_dim(val(r, n, 0), 1), T = r->T, P = r->P;
+    int D = ir_dim(val(r, n, 0), 1), T = r->T, P = n->pos_mod ? r->P % n->pos_mod : r->P;
     if (pos && P + T > ir_dim(val(r, n, 1), 0))
         return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 1), 0));
     for (int t = 0; t < T; t++)

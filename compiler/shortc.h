@@ -539,6 +539,8 @@ typedef struct Node {
     double eps;          /* OP_NORM */
     Activation act;      /* OP_ACT */
     PosKind pos;         /* OP_EMBED */
+    int pos_mod;         /* OP_EMBED / OP_POS_ADD: positions restart every pos_mod tokens (a cache without PIA:
+                            each segment's tokens at 0..L-1, P mod L; 0: position P + t) */
     bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
     Epilogue epi;        /* OP_MATMUL after fusion */
     bool norm_add;       /* OP_NORM after fusion: its last two inputs are the operands of the add that defines

@@ -14,6 +14,8 @@ Writes into tests/memory/:
   pia_tiny.tokenwise.npy                  one token per call through the cache (the window grows through each
                                           segment of 16: cached evaluation's pattern)
   pia_tiny_vaswani.cached.npy             the same with Vaswani-style positions (pia_vaswani_tiny.arch)
+  pia_tiny_nopia.cached.npy               the cache without PIA (pia_nopia_tiny.arch): fairseq positions
+                                          0..15 on each segment's embeddings, the cache of the segment before
 
 Before writing, it checks the cached pass (segments of 16) and the
 token-by-token pass (one query per call, the window growing through each
@@ -114,6 +116,29 @@ class Model:
             s += n
         return torch.cat(rows).to(torch.float32)
 
+    def cached_nopia(self, tokens, cache):
+        """Shortformer's cache without PIA: segments of L embedded with positions 0..n-1 (fairseq
+        sinusoids on the embeddings, as in nonoverlapping evaluation), each layer attending to the normed
+        inputs of the last `cache` tokens of earlier segments, as computed in their own segment (their
+        positions inside them), and the segment's own, causally; nothing positional is added per layer."""
+        held = [torch.zeros(0, self.D, dtype=torch.float64) for _ in range(CFG["layers"])]
+        rows = []
+        for s in range(0, len(tokens), SEGMENT):
+            ids = torch.tensor(tokens[s:s + SEGMENT])
+            n = len(ids)
+            x = self.w["wte.weight"][ids] + positions(self.style, n, self.D)
+            for i in range(CFG["layers"]):
+                p = "h.%d." % i
+                h = self.ln(x, p + "ln_1")
+                ctx = torch.cat([held[i], h])
+                c = held[i].shape[0]
+                q, k, v = self.proj(h, p, 0), self.proj(ctx, p, 1), self.proj(ctx, p, 2)
+                visible = torch.arange(c + n)[None, :] <= (c + torch.arange(n))[:, None]
+                x = self.block_tail(x, self.attend(q, k, v, visible), p)
+                held[i] = ctx[max(0, c + n - cache):]
+            rows.append(self.logits(x))
+        return torch.cat(rows).to(torch.float32)
+
     def explicit(self, tokens, chunk, cache):
         """One pass over every token: query i of segment s sees tokens [w_i, i], w_i = max(0, s*chunk - cache),
         its key j at slot j - w_i and itself at slot i - w_i, all written out per query."""
@@ -160,6 +185,7 @@ def generate():
         "pia_tiny.cached.npy": gg.npy_bytes(cached.numpy()),
         "pia_tiny.tokenwise.npy": gg.npy_bytes(tokenwise.numpy()),
         "pia_tiny_vaswani.cached.npy": gg.npy_bytes(va.cached(toks, SEGMENT, CACHE).numpy()),
+        "pia_tiny_nopia.cached.npy": gg.npy_bytes(fs.cached_nopia(toks, CACHE).numpy()),
     }
 
 

@@ -13,7 +13,12 @@
 #      and a new segment starts), on shortformer_tiny, the Vaswani variant and
 #      L' = 8 < L = 9 (a cache that does not divide the segment);
 #   5. run --chunk K equals cached evaluation for every K (calls are cut at
-#      segment ends: a PIA session's segments are those of the token stream).
+#      segment ends: a PIA session's segments are those of the token stream);
+#   6. the cache without PIA (pia_nopia_tiny, Shortformer's ablation) equals
+#      its golden (each segment's positions 0..L-1 on the embeddings, the
+#      previous segment's keys and values as computed there), token by token
+#      and in chunks too; after the first segment it differs from
+#      nonoverlapping evaluation.
 set -u
 shortc=$1 src=$2 backend=$3
 mem=$src/tests/memory
@@ -66,5 +71,15 @@ for k in 1 3 5 16; do
         --tokens "$mem/pia_tiny.tokens" --chunk $k --logits "$tmp/ch$k.npy"
     check "run --chunk $k == cached" "$shortc" cmp "$tmp/ch$k.npy" "$tmp/sf_cached.npy" --atol 2e-5
 done
+np=$mem/pia_nopia_tiny.arch
+for mode in cached tokenwise nonoverlapping; do
+    check "no PIA: $mode runs" runw "$np" $mode "$tmp/np_$mode.npy"
+done
+check "no PIA: cached == torch" "$shortc" cmp "$tmp/np_cached.npy" "$mem/pia_tiny_nopia.cached.npy" --atol 1e-4
+check "no PIA: tokenwise == cached" "$shortc" cmp "$tmp/np_tokenwise.npy" "$tmp/np_cached.npy" --atol 2e-5
+check "no PIA: run --chunk 5 runs" "$shortc" run "$np" --backend "$backend" --weights "$mem/pia_tiny.safetensors" \
+    --tokens "$mem/pia_tiny.tokens" --chunk 5 --logits "$tmp/np_ch5.npy"
+check "no PIA: --chunk 5 == cached" "$shortc" cmp "$tmp/np_ch5.npy" "$tmp/np_cached.npy" --atol 2e-5
+check "no PIA: later segments differ from nonoverlapping" differs "$tmp/np_cached.npy" "$tmp/np_nonoverlapping.npy"
 echo "$backend: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
