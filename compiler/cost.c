@@ -169,7 +169,7 @@ static bool attn_geometry(const AttnSpec *a, int layer, int heads, int T, double
 void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     double q = 0, k = 0, per_head = 0;
     if (!attn_geometry(&n->attn, n->layer, n->heads, T, &q, &k, &per_head)) return;
-    if (n->infused && g->spec) { /* position-infused: a call after a full cache also sees its L' tokens */
+    if (g->spec && g->spec->cache > 0) { /* Shortformer's cache (PIA or not): a call also sees its L' tokens */
         k += g->spec->cache;
         per_head += (double)T * g->spec->cache;
     }
@@ -622,9 +622,10 @@ static ModeCost cached_token_mode(const CostCtx *x, int W, const DeviceSpec *dev
         mc.flops = mc.other_ops = mc.bytes = mc.attn_scores = mc.seconds = NAN;
         return mc;
     }
-    bool infused = g->spec->infused != PIA_NONE;
-    for (int i = 0; i < W; i++) {
-        int C = infused && i > g->spec->cache ? g->spec->cache : i;
+    int L = g->spec->segment, Lc = g->spec->cache;
+    bool cached = g->spec->infused != PIA_NONE || Lc > 0;
+    for (int i = 0; i < W; i++) { /* a cache: the window grows through each segment after min(L', earlier) */
+        int C = cached ? (i / L * L < Lc ? i / L * L : Lc) + i % L : i;
         for (int j = 0; j < g->nnodes; j++) {
             const Node *n = g->nodes[j];
             if (!live(n)) continue;

@@ -991,6 +991,9 @@ static srt_status device_run_split(srt_session *s, const int32_t *tokens, int nt
     srt_status st = SRT_OK;
     for (int done = 0; st == SRT_OK && done < ntokens;) {
         int room = p->segment - s->nsegment, n = ntokens - done < room ? ntokens - done : room;
+        if (room < 1) /* a slide program that failed left the segment full */
+            return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "the session's cache did not slide at its segment's end "
+                            "(an earlier error); reset the session");
         int first = first_row > done ? first_row - done : 0, skip = done + first - first_row;
         RtRowsOut o = {0};
         if (first < n) { /* this piece's rows first.. are wanted: at row skip of the caller's */
