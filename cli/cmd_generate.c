@@ -243,6 +243,7 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
         if (!(seq[b].sampler = make_sampler(ra, &om, false))) goto out;
     }
     srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
+    if (st == SRT_OK && B > 1 && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
     double t0 = now_ms();
     if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra);
     double t1 = now_ms();

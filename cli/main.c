@@ -53,6 +53,7 @@ static const char usage_text[] =
     "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
     "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K] [--force]\n"
     "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
+    "                  [--mem-init empty|zeros]   (also eval, generate: Transformer-XL memories' start)\n"
     "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
     "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
     "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
@@ -440,8 +441,9 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
     if ((st = srt_model_open(om->ctx, ra->model_path, &opt, &om->m)) == SRT_OK &&
         (st = ra->weights ? srt_model_load_weights(om->m, ra->weights)
                           : srt_model_random_weights(om->m, (uint64_t)ra->seed)) == SRT_OK &&
-        (st = srt_model_get_info(om->m, &om->mi)) == SRT_OK)
-        st = srt_session_create(om->m, 1, &om->s);
+        (st = srt_model_get_info(om->m, &om->mi)) == SRT_OK &&
+        (st = srt_session_create(om->m, 1, &om->s)) == SRT_OK && ra->mem_zeros)
+        st = srt_session_set_mem_init(om->s, SRT_MEM_INIT_ZEROS);
     if (st != SRT_OK) {
         print_lib_error(st, srt_last_error(om->ctx));
         close_model(om);
@@ -640,6 +642,17 @@ static bool add_prompt(RunArgs *ra, const char *text) {
     return true;
 }
 
+/* --mem-init empty|zeros (Transformer-XL memories: none, or HF TransfoXL's zero rows). Prints the error. */
+static bool parse_mem_init(const char *val, bool *zeros) {
+    if (strcmp(val, "empty") != 0 && strcmp(val, "zeros") != 0) {
+        fprintf(stderr, "shortc: error: --mem-init takes 'empty' (the default) or 'zeros' (HF TransfoXL), found '%s'\n",
+                val);
+        return false;
+    }
+    *zeros = strcmp(val, "zeros") == 0;
+    return true;
+}
+
 /* One flag of run, generate or eval with its value at argv[*i + 1] when it takes one: 1 parsed, 0 not
  * this command's flag, -1 a bad value (message printed). */
 static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra) {
@@ -671,6 +684,7 @@ static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra
     else if (gen && strcmp(s, "--seed") == 0) ok = parse_flag_int(s, val, 0, LLONG_MAX, &ra->sample_seed);
     else if (gen && strcmp(s, "--eos") == 0) ok = parse_flag_int(s, val, 0, INT32_MAX, &ra->eos);
     else if (strcmp(s, "--sim-threads") == 0 && (ok = parse_flag_int(s, val, 0, 4096, &v))) ra->sim_threads = (int)v;
+    else if (strcmp(s, "--mem-init") == 0) ok = parse_mem_init(val, &ra->mem_zeros);
     else if (ok) return 0;
     if (!ok) return -1;
     (*i)++;

@@ -49,6 +49,7 @@ typedef struct RunArgs {
     bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
     int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */
+    bool mem_zeros;            /* --mem-init zeros: Transformer-XL memories start with their rows zero (HF) */
     int max_new;               /* generate --max-new N: tokens to generate */
     double temperature;        /* generate --temperature (0: greedy) */
     int top_k;                 /* generate --top-k (0: all) */

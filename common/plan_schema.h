@@ -113,6 +113,9 @@ const struct cJSON *plan_program_steps(const struct cJSON *root, const char *nam
 /* The program run once per weights load (after srt_model_load_weights / srt_model_random_weights): it
  * computes the "derived" tensors from the weights, and reads and writes nothing else (docs/plan.md). */
 #define PLAN_LOAD_PROGRAM "load"
+/* The program the runtime runs when a segment ends on a model whose caches slide (Shortformer's): each
+ * cache keeps its last rows (docs/attention/pia.md); run with the finishing call's T and P. */
+#define PLAN_SLIDE_PROGRAM "slide"
 
 /*
  * The load program's rules, beyond the schema: a plan has "derived" entries exactly when it has a program

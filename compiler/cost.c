@@ -169,7 +169,7 @@ static bool attn_geometry(const AttnSpec *a, int layer, int heads, int T, double
  * each per score), softmax per score. */
 static void attention_cost(const Graph *g, const Node *n, int T, double per_head, OpCost *c) {
     double q = T, k = T;
-    if (n->infused && g->spec) { /* position-infused: a call after a full cache also sees its L' tokens */
+    if (g->spec && g->spec->cache > 0) { /* Shortformer's cache (PIA or not): a call also sees its L' tokens */
         k += g->spec->cache;
         per_head += (double)T * g->spec->cache;
     }
@@ -660,10 +660,13 @@ typedef struct CallSeries {
     bool cached;      /* through the state */
 } CallSeries;
 
-/* The context of token t of a cached generation: a KV cache holds all t earlier tokens, Shortformer's at
- * most its L'. */
+/* The context of token t of a cached generation: a KV cache holds all t earlier tokens; Shortformer's
+ * cache (with PIA or not) grows through each segment of L after the min(L', earlier) rows it kept. */
 static int cached_context(const Graph *g, long t) {
-    return g->spec->infused != PIA_NONE && t > g->spec->cache ? g->spec->cache : (int)t;
+    long L = g->spec->segment, Lc = g->spec->cache;
+    if (g->spec->infused == PIA_NONE && Lc <= 0) return (int)t;
+    long kept = t / L * L < Lc ? t / L * L : Lc;
+    return (int)(kept + t % L);
 }
 
 /* The node's figures in call t of the series. */

@@ -183,6 +183,9 @@ static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DTyp
     set_flag(ks, "POS_LEARNED", learned);
     set_flag(ks, "POS_SINUSOIDAL", n->pos == POS_SINUSOIDAL);
     set_flag(ks, "FAIRSEQ", n->pia_style == PIA_FAIRSEQ);
+    set_flag(ks, "POS_RESTART", n->pos_mod > 0);
+    set_int(e, ks, "POS_MOD", n->pos_mod);
+    if (n->pos_mod > 0) ks->name = arena_printf(e->st.arena, "%s_restart%d", ks->name, n->pos_mod);
     per_token_launch(e, n, ks, threads);
     ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
 }
@@ -598,6 +601,7 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
 
 static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd);
 static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd);
+static bool emit_slides(Emit *e);
 
 static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
@@ -1102,11 +1106,7 @@ bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*laun
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_kv_write(e, n, ks)); }
 bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) {
-    if (!n->infused) return (*launch = spec_attention(e, n, ks));
-    /* position-infused: the engine's launch, then the cache keeps its last rows (after the only reader) */
-    *launch = false;
-    return spec_attention(e, n, ks) && add_launch(e, n, ks) &&
-           add_pia_slide(e, n, val(e, n->in[1]), n->heads, n->head_dim);
+    return (*launch = spec_attention(e, n, ks)); /* a PIA cache's slide is program "slide" (emit_slides) */
 }
 
 bool emit_bias(Emit *e, const Node *n, KSpec *ks, bool *launch) {
@@ -1885,6 +1885,10 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
     e.decode = e.st.decode_bytes > 0;
     if (e.decode && !emit_nodes(&e, false)) return false;
     if (!emit_loss(&e) || !emit_sample(&e)) return false;
+    /* the "slide" program: run by the runtime when a segment ends (a PIA cache keeps its last rows) */
+    e.decode = false;
+    e.st.nslide_first = e.st.nsteps;
+    if (!emit_slides(&e)) return false;
     /* the "load" program: the derived tensors, computed once per weights load */
     e.decode = false;
     e.st.nload_first = e.st.nsteps;
@@ -1988,6 +1992,18 @@ static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd
     ks.sargs[ks.nsargs++] = arg_position();
     ks.sargs[ks.nsargs++] = arg_kv_rows(kv);
     return add_launch(e, n, &ks);
+}
+
+/* The "slide" program: every live attention whose cache slides (PIA's) keeps its last rows. */
+static bool emit_slides(Emit *e) {
+    const Graph *g = e->st.g;
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        if (!n->dead && n->op == OP_ATTENTION && n->nin > 1 && val(e, n->in[1])->slides &&
+            !add_pia_slide(e, n, val(e, n->in[1]), n->heads, n->head_dim))
+            return false;
+    }
+    return true;
 }
 
 /* Position-infused attention's table, every slot, in the load program (templates/attn_pia_pos.cuh). */

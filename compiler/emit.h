@@ -182,12 +182,14 @@ typedef struct EmitState {
     size_t decode_bytes;    /* their bytes (0: no decode program) */
     int nloss_first;        /* steps[nloss_first..nsample_first): program "loss" (templates/loss.cuh); the
                                decode program is steps[nforward..nloss_first) */
-    int nsample_first;      /* steps[nsample_first..nload_first): program "sample" (templates/sample.cuh) */
+    int nsample_first;      /* steps[nsample_first..nslide_first): program "sample" (templates/sample.cuh) */
     size_t sample_params;   /* the sample program's parameter block (RtSampleParams): arena offset */
     size_t loss_targets;    /* the loss program's targets (segment int32): arena offset */
     size_t loss_nll;        /* its per-row losses (segment fp32): arena offset */
     int *derived_index;     /* value id -> index in the plan's "derived" (tensors the load program computes), -1 */
     int nderived;           /* entries in the plan's derived */
+    int nslide_first;       /* steps[nslide_first..nload_first): program "slide" (templates/attn_pia_slide.cuh:
+                               a PIA cache keeps its last rows at a segment's end; none when empty) */
     int nload_first;        /* steps[nload_first..nsteps): program "load" (run once per weights load; none when
                                nload_first == nsteps) */
 } EmitState;

@@ -21,6 +21,7 @@
  */
 #include "shortc.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,7 +77,7 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
     const float *tab = in(r, n, 1), *pos = n->nin > 2 ? in(r, n, 2) : NULL;
-    int V = ir_dim(wte, 0), D = ir_dim(wte, 1), T = r->T, P = r->P;
+    int V = ir_dim(wte, 0), D = ir_dim(wte, 1), T = r->T, P = n->pos_mod ? r->P % n->pos_mod : r->P;
     if (pos && P + T > ir_dim(val(r, n, 2), 0))
         return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 2), 0));
     for (int t = 0; t < T; t++) {
@@ -109,7 +110,7 @@ bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
 /* y = x * scale + the position code of position P + t (learned table or sinusoid). */
 bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0), *pos = n->nin > 1 ? in(r, n, 1) : NULL;
-    int D = ir_dim(val(r, n, 0), 1), T = r->T, P = r->P;
+    int D = ir_dim(val(r, n, 0), 1), T = r->T, P = n->pos_mod ? r->P % n->pos_mod : r->P;
     if (pos && P + T > ir_dim(val(r, n, 1), 0))
         return fail(r, n, "positions %d..%d go past the %d learned positions", P, P + T - 1, ir_dim(val(r, n, 1), 0));
     for (int t = 0; t < T; t++)
@@ -499,6 +500,7 @@ struct InterpSession {
     const Graph *g;       /* the graph whose states these are */
     float **state;        /* per value id: its state at capacity rows (NULL: not a state, or not written yet) */
     int fill;             /* positions committed (P of the next forward) */
+    int seg;              /* sliding states: tokens of the current segment so far (0 .. segment-1) */
 };
 
 static bool is_state(const Value *v) { return v->role != STATE_NONE && !ir_value_derived(v) && v->capacity > 0; }
@@ -524,13 +526,27 @@ void interp_session_free(InterpSession *s) {
 
 void interp_session_reset(InterpSession *s) {
     if (!s) return;
-    s->fill = 0; /* memories hold min(P, m) rows, so at P = 0 none of the old rows is read again either */
+    s->fill = s->seg = 0; /* memories hold min(P, m) rows, so at P = 0 none of the old rows is read again either */
     for (int i = 0; i < s->g->nvalues; i++) /* h_prev is read before it is written: clear it */
         if (s->state[i] && s->g->values[i]->role == STATE_RECURRENT)
             memset(s->state[i], 0, sizeof(float) * ir_state_numel(s->g->values[i]));
 }
 
 int interp_session_fill(const InterpSession *s) { return s ? s->fill : 0; }
+
+bool interp_session_zero_memories(InterpSession *s) {
+    int rows = 0;
+    for (int i = 0; i < s->g->nvalues; i++) {
+        const Value *v = s->g->values[i];
+        if (v->role != STATE_MEMORY || !is_state(v) || !ir_value_live(s->g, v)) continue;
+        float *ring = state_of(s, v);
+        if (!ring) return false;
+        memset(ring, 0, sizeof *ring * ir_state_numel(v));
+        if (v->capacity > rows) rows = v->capacity;
+    }
+    s->fill = rows; /* every ring's rows are now earlier positions' (zero) layer inputs */
+    return true;
+}
 
 int interp_session_capacity(const InterpSession *s) {
     int cap = ir_position_limit(s->g->spec);
@@ -592,9 +608,17 @@ static void state_slide(const Value *v, float *st, int held) {
     }
 }
 
-/* After a call of T tokens: sliding states keep their last rows; the fill is what the states now hold. */
+/* After a call of T tokens. Sliding states (a PIA cache) grow until the segment is full, as the authors' code
+ * runs it: then their last min(held, keep) rows stay and the next segment starts (docs/attention/pia.md). */
 static void session_commit(InterpSession *s, int T) {
     int held = s->fill + T, fill = held;
+    bool slides = ir_state_keep(s->g) >= 0;
+    s->seg += T;
+    if (slides && s->seg < s->g->spec->segment) {
+        s->fill = held;
+        return;
+    }
+    s->seg = 0;
     for (int i = 0; i < s->g->nvalues; i++) {
         const Value *v = s->g->values[i];
         if (!is_state(v) || !v->slides || !ir_value_live(s->g, v)) continue;
@@ -602,6 +626,10 @@ static void session_commit(InterpSession *s, int T) {
         if (v->keep < fill) fill = v->keep;
     }
     s->fill = fill;
+}
+
+int interp_session_room(const InterpSession *s) {
+    return s && ir_state_keep(s->g) >= 0 ? s->g->spec->segment - s->seg : INT_MAX;
 }
 
 /* Copies of the session's memory rings (per value id; NULL entries for other values); NULL when out of memory. */
@@ -687,6 +715,9 @@ static bool forward_checks(Run *r, const InterpSession *s, const float *const *w
     if (r->P + r->T > cap)
         return fail(r, NULL, "%d tokens at position %d go past the %d positions the model can address "
                     "(its state capacity); reset the session to start a new sequence", r->T, r->P, cap);
+    if (r->T > interp_session_room(s))
+        return fail(r, NULL, "%d tokens cross the end of the segment (%d more fit): a PIA session's calls stop at "
+                    "segment boundaries", r->T, interp_session_room(s));
     return true;
 }
 

@@ -156,7 +156,7 @@ size_t ir_derived_bytes(const Graph *g) {
 
 int ir_position_limit(const ModelSpec *s) {
     if (s->rec.on) return s->segment; /* recurrence: positions restart in every window */
-    if (s->infused != PIA_NONE) return s->cache + s->segment; /* the cache window and one call */
+    if (s->infused != PIA_NONE || s->cache > 0) return s->cache + s->segment; /* the cache window and a segment */
     if (txl_model(s)) return TXL_POSITION_LIMIT; /* relative attention addresses no absolute position */
     return s->max_pos > s->segment ? s->max_pos : s->segment; /* one call always fits */
 }

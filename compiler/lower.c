@@ -208,6 +208,10 @@ static bool rec_update(Lower *L, const int *states, int nstates) {
     return true;
 }
 
+/* A cache without PIA (Shortformer's ablation): each segment's tokens get positions 0..L-1 again (the
+ * cached ones keep those of their own segment, inside their keys and values); 0 otherwise. */
+static int segment_positions(const ModelSpec *s) { return s->cache > 0 && s->infused == PIA_NONE ? s->segment : 0; }
+
 /* The sinusoid the embedding adds (fairseq's layout or Vaswani's, the default); PIA_NONE without one. */
 static PiaStyle embedding_sinusoid(const ModelSpec *s) {
     if (s->pos != POS_SINUSOIDAL) return PIA_NONE;
@@ -248,7 +252,7 @@ static int attention(Lower *L, int layer, int x) {
     if (!kvv) return -1;
     kvv->role = STATE_KV_CACHE;
     kvv->capacity = ir_position_limit(s);
-    kvv->slides = s->infused != PIA_NONE; /* Shortformer's cache: the last `cache` rows stay */
+    kvv->slides = s->infused != PIA_NONE || s->cache > 0; /* Shortformer's cache: the last `cache` rows stay */
     kvv->keep = kvv->slides ? s->cache : 0;
     Node *kw = node(L, OP_KV_WRITE, src, layer, kvv->id, 1, (int[]){qkv});
     int xkv = L->rec >= 0 && layer == s->rec.insert - 1 ? rec_key(L, layer, x, wqkv, bqkv) : -1;
@@ -340,6 +344,7 @@ static int adaptive_input(Lower *L, const Bands *b, int tokens, int wpe, Loc src
     if (!n) return -1;
     n->pos = L->s->pos;
     n->pia_style = embedding_sinusoid(L->s);
+    n->pos_mod = segment_positions(L->s);
     n->scale = L->s->adaptive.scale;
     return y;
 }
@@ -611,6 +616,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         if (!e) return NULL;
         e->pos = s->pos;
         e->pia_style = embedding_sinusoid(s);
+        e->pos_mod = segment_positions(s);
     }
 
     /* layers */

@@ -465,7 +465,9 @@ char *plan_build(const EmitState *st) {
     if (st->nloss_first > st->nforward)
         cJSON_AddItemToArray(programs, program_json(st, "decode", 1, 1, st->nforward, st->nloss_first));
     cJSON_AddItemToArray(programs, program_json(st, "loss", 1, s->segment, st->nloss_first, st->nsample_first));
-    cJSON_AddItemToArray(programs, program_json(st, "sample", 1, s->segment, st->nsample_first, st->nload_first));
+    cJSON_AddItemToArray(programs, program_json(st, "sample", 1, s->segment, st->nsample_first, st->nslide_first));
+    if (st->nslide_first < st->nload_first) /* at a segment's end: a PIA cache keeps its last rows */
+        cJSON_AddItemToArray(programs, program_json(st, PLAN_SLIDE_PROGRAM, 1, s->segment, st->nslide_first, st->nload_first));
     if (st->nload_first < st->nsteps) /* once per weights load: the derived tensors */
         cJSON_AddItemToArray(programs, program_json(st, PLAN_LOAD_PROGRAM, 1, 1, st->nload_first, st->nsteps));
     cJSON_AddItemToObject(root, "programs", programs);

@@ -1225,9 +1225,10 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->infused = eff[K_POSITIONS].stmt ? eff[K_POSITIONS].infused : PIA_NONE;
     s->pos_style = s->pos == POS_SINUSOIDAL ? eff[K_POSITIONS].pos_style : PIA_VASWANI;
     s->cache = (int)eff[K_CACHE].n;
-    if (eff[K_CACHE].stmt && s->infused == PIA_NONE) {
-        diag_error(S->d, eff[K_CACHE].stmt->loc, "'cache' keeps the inputs of position-infused attention; the model "
-                   "needs 'positions sinusoidal infused'");
+    if (s->cache > 0 && s->infused == PIA_NONE && s->cache % s->segment != 0) { /* Shortformer's ablation */
+        diag_error(S->d, eff[K_CACHE].stmt->args[0]->loc, "a cache without position-infused attention must hold whole "
+                   "segments (a multiple of the segment, %d): each segment's tokens restart at position 0 after "
+                   "the cached ones", s->segment);
         if (eff[K_POSITIONS].stmt) diag_note(S->d, eff[K_POSITIONS].stmt->loc, "positions set here");
     }
     if (eff[K_EMBEDDING].stmt) s->adaptive = eff[K_EMBEDDING].adaptive;
@@ -1273,17 +1274,20 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     }
     for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
     resolve_ramps(S, s);
-    for (int i = 0; s->infused != PIA_NONE && i < s->n_layers; i++)
+    bool cached = s->infused != PIA_NONE || s->cache > 0; /* Shortformer's cache, with PIA or without */
+    const AstStmt *why = s->infused != PIA_NONE ? eff[K_POSITIONS].stmt : eff[K_CACHE].stmt;
+    for (int i = 0; cached && i < s->n_layers; i++)
         if (s->layers[i].attn.kind != ATTN_CAUSAL) {
-            diag_error(S->d, s->layers[i].attn.loc.file >= 0 ? s->layers[i].attn.loc : eff[K_POSITIONS].stmt->loc,
-                       "position-infused attention is causal; layer %d has attention '%s'", i,
-                       attn_kind_name(s->layers[i].attn.kind));
+            diag_error(S->d, s->layers[i].attn.loc.file >= 0 ? s->layers[i].attn.loc : why->loc,
+                       "%s is causal; layer %d has attention '%s'", s->infused != PIA_NONE ?
+                       "position-infused attention" : "attention over a cache", i, attn_kind_name(s->layers[i].attn.kind));
             break;
         }
-    if (s->infused != PIA_NONE && eff[K_RECURRENCE].stmt) { /* both would be the attention's third input */
-        diag_error(S->d, eff[K_RECURRENCE].stmt->loc, "a recurrence cannot be combined with position-infused "
-                   "attention (its windows restart positions; Shortformer's cache carries them)");
-        diag_note(S->d, eff[K_POSITIONS].stmt->loc, "positions set here");
+    if (cached && eff[K_RECURRENCE].stmt) { /* both would be the attention's third input */
+        diag_error(S->d, eff[K_RECURRENCE].stmt->loc, "a recurrence cannot be combined with %s (its windows restart "
+                   "positions; Shortformer's cache carries them)", s->infused != PIA_NONE ?
+                   "position-infused attention" : "a cache");
+        diag_note(S->d, why->loc, "%s set here", s->infused != PIA_NONE ? "positions" : "cache");
     }
     if ((s->infused == PIA_FAIRSEQ || (s->pos == POS_SINUSOIDAL && s->pos_style == PIA_FAIRSEQ)) && s->d_model < 4)
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "fairseq-style positions need d_model >= 4, found %d", s->d_model);

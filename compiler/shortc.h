@@ -515,8 +515,9 @@ typedef struct Value {
     StateRole role;      /* VC_KV: what its session state holds; STATE_NONE otherwise */
     int capacity;        /* state values: rows (positions) the session's state holds, fixed at compile
                             time; the state's rows (fill + T) are at most this, its fill grows per call */
-    bool slides;         /* state values: after each call only the last `keep` rows stay (moved to rows
-                            0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache) */
+    bool slides;         /* state values: when a segment ends only the last `keep` rows stay (moved to rows
+                            0..keep-1) and the fill becomes min(fill + T, keep) (Shortformer's cache; the
+                            plan's "slide" program) */
     int keep;            /* slides: the rows kept (L'); 0 otherwise */
 } Value;
 
@@ -543,6 +544,8 @@ typedef struct Node {
     double eps;          /* OP_NORM */
     Activation act;      /* OP_ACT */
     PosKind pos;         /* OP_EMBED */
+    int pos_mod;         /* OP_EMBED / OP_POS_ADD: positions restart every pos_mod tokens (a cache without PIA:
+                            each segment's tokens at 0..L-1, P mod L; 0: position P + t) */
     bool trans_w;        /* OP_MATMUL/OP_LOGITS: weight is stored [out,in] (use op T) */
     Epilogue epi;        /* OP_MATMUL after fusion */
     bool norm_add;       /* OP_NORM after fusion: its last two inputs are the operands of the add that defines
@@ -626,7 +629,7 @@ size_t ir_derived_bytes(const Graph *g);
 /* The positions a model can address: its `positions ... max=N` (learned: the table's rows) when set,
  * never fewer than the segment; a recurrent model's window (the segment). The capacity of its KV state. */
 int ir_position_limit(const ModelSpec *s);
-/* The rows a session keeps after each call when its states slide (Shortformer's cache: the model's
+/* The rows a session keeps when a segment ends, when its states slide (Shortformer's cache: the model's
  * `cache`), so that it runs any number of calls; -1 when positions accumulate up to ir_position_limit. */
 int ir_state_keep(const Graph *g);
 
@@ -1193,6 +1196,12 @@ void interp_session_free(InterpSession *s);
 void interp_session_reset(InterpSession *s);
 /* Positions committed so far (the P of the next forward). */
 int interp_session_fill(const InterpSession *s);
+/* Starts the session as HF TransfoXL does (init_mems): every memory ring holds its capacity of zero rows, and
+ * the fill is the largest memory, so the next forward sees them as earlier tokens. false when out of memory. */
+bool interp_session_zero_memories(InterpSession *s);
+/* Tokens the next forward may take before the segment ends (a PIA cache slides only at segment ends, so a
+ * call must not cross one; INT_MAX for other models). */
+int interp_session_room(const InterpSession *s);
 /* The most positions the session can hold (the smallest state capacity; the position limit without state). */
 int interp_session_capacity(const InterpSession *s);
 /* Bytes of state the session holds (each state value at its capacity, in its dtype). */

@@ -1,7 +1,8 @@
-//! attn_pia_slide.cuh — the end of a position-infused attention call
-//! (docs/attention/pia.md): the layer's cache keeps its last
-//! kept = min(P + T, KEEP) rows, moved to rows 0..kept-1, so the next call's
-//! cached tokens are slots 0..kept-1 again. Rows are moved in place: each
+//! attn_pia_slide.cuh — the end of a segment of position-infused attention
+//! (docs/attention/pia.md; the plan's "slide" program, run by the runtime
+//! after the call that completes a segment, with that call's T and P): the
+//! layer's cache keeps its last kept = min(P + T, KEEP) rows, moved to rows
+//! 0..kept-1, so the next segment's cached tokens are slots 0..kept-1 again. Rows are moved in place: each
 //! thread owns one column (part, head, dim) and copies it in increasing row
 //! order, so no row is overwritten before it is read (the destination is below
 //! the source).

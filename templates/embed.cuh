@@ -9,7 +9,10 @@
 //!
 //!   x[t, c] = in[t, c] * SCALE (+ wpe[P+t, c] | + sinusoid(P+t, c))
 //!
-//! Token t of the call is at position P + t (P: the session's position).
+//! Token t of the call is at position P + t (P: the session's position);
+//! with POS_RESTART (a cache without PIA, docs/attention/pia.md) at
+//! (P mod POS_MOD) + t: each segment's tokens at 0..L-1 (calls stop at
+//! segment ends, and the cache holds whole segments).
 //!
 //! Sinusoidal positions (computed in double) are Vaswani's by default,
 //! interleaved: channel 2i holds sin(t * w_i) and channel 2i+1 cos(t * w_i),
@@ -21,7 +24,7 @@
 //! Token ids outside [0, VOCAB) are clamped (the runtime validates them).
 //!
 //! Placeholders: COMMENT KERNEL_NAME D VEC VOCAB THREADS T_WTE T_WPE T_OUT
-//!               POS_LEARNED POS_SINUSOIDAL FAIRSEQ (0/1)
+//!               POS_LEARNED POS_SINUSOIDAL FAIRSEQ POS_RESTART (0/1) POS_MOD
 //!               FROM_X (0/1; with 1: SCALE and T_IN instead of VOCAB and T_WTE)
 {{COMMENT}}
 {{#if FROM_X}}
@@ -52,6 +55,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     static_assert(D % VEC == 0, "VEC must divide the row");
     const int t = blockIdx.x;
     if (t >= T) return;
+{{#if POS_RESTART}}
+    P %= {{POS_MOD}};  // the segment's own positions
+{{#endif}}
 {{#if FROM_X}}
     const {{T_IN}} *emb = in + (size_t)t * D;
 {{#else}}

@@ -3,7 +3,7 @@
 safetensors with shortc's weight names (docs/ir.md, "Lowering" and "Adaptive input and
 softmax").
 
-usage: convert_checkpoint.py fairseq|transformer_xl IN OUT.safetensors
+usage: convert_checkpoint.py fairseq|transformer_xl|recurrence IN OUT.safetensors
 
 IN is a state dict: a .pt/.pth file (needs torch; fairseq checkpoints keep it under
 "model") or a .npz whose keys are the state-dict names (what the tests build without torch).
@@ -20,6 +20,13 @@ ProjectedAdaptiveLogSoftmax -> the adaptive.* names (a checkpoint without cluste
 word_emb.emb_layers.0.weight and crit.out_layers.0.bias), and the relative-attention
 layers (r_w_bias, r_r_bias, layers.*) under their own names, which shortc's
 `weights transformer_xl` reads (docs/attention/relative.md).
+recurrence (Yoshida et al.'s module on GPT-2, docs/attention/recurrence.md): an HF GPT-2 state
+dict (GPT2LMHeadModel: "transformer." dropped, the tied lm_head.weight and the attn.bias /
+attn.masked_bias buffers skipped) plus the module as a PyTorch nn.Module under any prefix P
+(e.g. "recurrence."): P + "alpha" (the pooling logits, one per pooled state) and its nn.Linear
+layers, in the order of their names' numbers (P + "ffn.0", P + "ffn.2", ... of an nn.Sequential
+with activations between them), weight [out, in] -> rec.ffn.{j}.weight [in, out] (transposed)
+and bias -> rec.ffn.{j}.bias; the layers must chain from d_model back to d_model.
 Only numpy is needed for .npz input. Exits 1 with a message on a missing key or a shape
 that does not fit.
 """
@@ -31,7 +38,8 @@ import sys
 import numpy as np
 
 
-USAGE = "usage: convert_checkpoint.py fairseq|transformer_xl IN OUT.safetensors"
+USAGE = "usage: convert_checkpoint.py fairseq|transformer_xl|recurrence IN OUT.safetensors"
+KINDS = ("fairseq", "transformer_xl", "recurrence")
 
 
 class ConvertError(Exception):
@@ -191,7 +199,7 @@ def txl_adaptive(st, out):
 
 
 def strip_hf_prefix(sd):
-    """HF TransfoXLLMHeadModel keeps the body under 'transformer.'; the original code does not."""
+    """HF TransfoXLLMHeadModel and GPT2LMHeadModel keep the body under 'transformer.'; the original code does not."""
     return {k[len("transformer."):] if k.startswith("transformer.") else k: v for k, v in sd.items()}
 
 
@@ -212,8 +220,53 @@ def txl_layers(st, out):
             out[k] = st.take(k)
 
 
+def gpt2_body(st, out):
+    """HF GPT-2 names pass through (shortc reads them); lm_head.weight must be the tied table."""
+    for k in list(st.sd):
+        if k.startswith(("wte.", "wpe.", "h.", "ln_f.")):
+            if k.endswith((".attn.bias", ".attn.masked_bias")):
+                st.take(k)  # causal-mask buffers, no weights
+            else:
+                out[k] = st.take(k)
+    if "wte.weight" not in out:
+        raise ConvertError("missing key 'wte.weight' (an HF GPT-2 state dict, with or without 'transformer.')")
+    if st.has("lm_head.weight") and not np.array_equal(st.take("lm_head.weight", 2), out["wte.weight"]):
+        raise ConvertError("'lm_head.weight' differs from 'wte.weight': only tied GPT-2 models are supported")
+
+
+def layer_order(name):
+    """Sort key of a module path: its numbers as numbers (ffn.10 after ffn.2)."""
+    return [int(p) if p.isdigit() else p for p in name.split(".")]
+
+
+def recurrence_module(st, out, d_model):
+    """The module's alpha and nn.Linear layers -> rec.alpha, rec.ffn.{j}.weight [in, out], rec.ffn.{j}.bias."""
+    alphas = [k for k in st.sd if k == "alpha" or k.endswith(".alpha")]
+    if len(alphas) != 1:
+        raise ConvertError("expected one recurrence module (a key '<prefix>alpha'), found %d: %s" %
+                           (len(alphas), ", ".join(alphas) or "none"))
+    pre = alphas[0][:-len("alpha")]
+    out["rec.alpha"] = st.take(alphas[0], 1)
+    linears = sorted((k[:-len(".weight")] for k in st.sd
+                      if k.startswith(pre) and k.endswith(".weight") and st.sd[k].ndim == 2 and k not in st.used),
+                     key=layer_order)
+    if not linears:
+        raise ConvertError(f"no nn.Linear layers under '{pre}' (keys '{pre}<name>.weight', [out, in])")
+    width = d_model
+    for j, name in enumerate(linears):
+        w = st.take(name + ".weight", 2)
+        if w.shape[1] != width:
+            raise ConvertError(f"'{name}.weight' has shape {list(w.shape)}: its input should be {width} wide "
+                               f"({'d_model' if j == 0 else 'the layer before'})")
+        out[f"rec.ffn.{j}.weight"] = w.T  # nn.Linear [out, in] -> Conv1D order [in, out]
+        out[f"rec.ffn.{j}.bias"] = st.take(name + ".bias", 1)
+        width = w.shape[0]
+    if width != d_model:
+        raise ConvertError(f"the last layer '{linears[-1]}' has {width} outputs; h_prev needs d_model = {d_model}")
+
+
 def main(argv):
-    if len(argv) != 4 or argv[1] not in ("fairseq", "transformer_xl"):
+    if len(argv) != 4 or argv[1] not in KINDS:
         print(USAGE, file=sys.stderr)
         return 2
     try:
@@ -222,6 +275,10 @@ def main(argv):
         if argv[1] == "fairseq":
             fairseq_adaptive(st, out)
             fairseq_layers(st, out)
+        elif argv[1] == "recurrence":
+            st = State(strip_hf_prefix(st.sd))
+            gpt2_body(st, out)
+            recurrence_module(st, out, out["wte.weight"].shape[1])
         else:
             st = State(strip_hf_prefix(st.sd))
             if st.has("crit.cluster_weight"):

@@ -117,7 +117,7 @@ typedef struct srt_model_info {
                                   window at positions 0..T-1 that reads and updates the session's h_prev */
     int overlap;               /* recurrent models: the overlap K of their windows (mode windows' default) */
     int carries_state;         /* 1: a session keeps a bounded window of earlier tokens across any number of
-                                  calls (Shortformer's cache: after each call its last `cache` tokens;
+                                  calls (Shortformer's cache: at each segment's end its last `cache` tokens;
                                   Transformer-XL's memories: each layer's last `memory` inputs), so it
                                   never needs a reset and mode 'cached' runs a whole text through it */
     int memories;              /* 1: the state is Transformer-XL memories (docs/attention/relative.md): positions
@@ -136,7 +136,7 @@ typedef struct srt_state_info {
     const char *role;          /* "kv_cache", "layer_input", "memory" or "recurrent" */
     const char *dtype;         /* "fp32", "fp16" or "bf16" */
     int capacity;              /* rows (positions) it holds */
-    int keep;                  /* a sliding cache: rows kept after each call (Shortformer's L'); -1 otherwise */
+    int keep;                  /* a sliding cache: rows kept when a segment ends (Shortformer's L'); -1 otherwise */
     size_t bytes;              /* bytes per sequence at capacity; the entries sum to srt_model_info.state_bytes */
 } srt_state_info;
 /* How many state tensors a session of the model keeps (0 for a stateless plan). */
@@ -157,6 +157,15 @@ int srt_session_batch(const srt_session *s);
 void srt_session_destroy(srt_session *s);
 /* Clears caches, memories and recurrence state: the next forward starts a new sequence at position 0. */
 srt_status srt_session_reset(srt_session *s);
+/* How a session's Transformer-XL memories start, after srt_session_create and after every reset. */
+typedef enum srt_mem_init {
+    SRT_MEM_INIT_EMPTY = 0,   /* no rows: the first segment sees only itself (the original code; the default) */
+    SRT_MEM_INIT_ZEROS = 1,   /* HF TransfoXL's init_mems: each layer's memory holds its capacity of zero rows,
+                                 which the first segments attend to; the position starts at the largest memory */
+} srt_mem_init;
+/* Sets how the session's memories start and resets it (docs/attention/relative.md); SRT_ERR_UNSUPPORTED for a
+ * model without memories. */
+srt_status srt_session_set_mem_init(srt_session *s, srt_mem_init init);
 /* Bytes of state the session keeps between forwards (its KV caches at capacity). */
 size_t srt_session_state_bytes(const srt_session *s);
 /* Positions the session has consumed: the position of the next forward's first token (0 after a

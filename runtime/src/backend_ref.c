@@ -176,7 +176,25 @@ static srt_status derive(srt_model *m) {
     return st;
 }
 
+static srt_status ref_forward_piece(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
+
+/* A PIA session's call runs in pieces that stop at segment ends (interp_session_room); rows before first_row
+ * are computed but not handed back. */
 static srt_status ref_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
+    size_t row = (size_t)s->m->ref->g->spec->vocab;
+    srt_status st = SRT_OK;
+    for (int done = 0; st == SRT_OK && done < ntokens;) {
+        int room = interp_session_room(s->ref_state), n = ntokens - done < room ? ntokens - done : room;
+        int first = first_row > done ? first_row - done : 0;
+        if (first < n) st = ref_forward_piece(s, tokens + done, n, first, logits + (size_t)(done + first - first_row) * row);
+        else st = ref_forward_piece(s, tokens + done, n, n, NULL);
+        done += n;
+    }
+    return st;
+}
+
+/* One call that stays within a segment; first_row == ntokens: no rows wanted (logits may be NULL). */
+static srt_status ref_forward_piece(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     srt_model *m = s->m;
     RtRefModel *r = m->ref;
     size_t row = (size_t)r->g->spec->vocab;
@@ -194,7 +212,8 @@ static srt_status ref_forward(srt_session *s, const int32_t *tokens, int ntokens
     bool ok = interp_forward(s->ref_state, &r->diag, (const float *const *)r->by_value, tokens, ntokens, all, NULL) &&
               !r->diag.errors;
     if (all != logits) {
-        if (ok) memcpy(logits, all + (size_t)first_row * row, sizeof *all * (size_t)(ntokens - first_row) * row);
+        if (ok && first_row < ntokens)
+            memcpy(logits, all + (size_t)first_row * row, sizeof *all * (size_t)(ntokens - first_row) * row);
         rt_free(m->ctx, all);
     }
     r->diag.out = NULL;
@@ -218,6 +237,8 @@ static void ref_session_destroy(srt_session *s) {
 
 static srt_status ref_session_reset(srt_session *s) {
     interp_session_reset(s->ref_state);
+    if (s->mem_zeros && !interp_session_zero_memories(s->ref_state))
+        return rt_error(s->m->ctx, SRT_ERR_NOMEM, "out of memory");
     return SRT_OK;
 }
 

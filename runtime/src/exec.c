@@ -407,11 +407,14 @@ static srt_status rt_exec_session_create(srt_session *s) {
 static srt_status rt_exec_session_reset(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
-    s->nhistory = 0;
+    s->nhistory = s->nsegment = 0;
     CUresult r = m->drv.ctxSetCurrent(m->cuctx);
     if (r == CUDA_SUCCESS && s->have_stream) r = m->drv.streamSynchronize(s->stream);
     for (int i = 0; i < p->nstate && r == CUDA_SUCCESS; i++) {
         if (p->state[i].persistent) r = m->drv.memsetD8(s->state[i], 0, p->state[i].bytes);
+        /* HF's zero memories: the rings' rows (now zero) count as earlier positions */
+        if (s->mem_zeros && p->state[i].role == PLAN_ROLE_MEMORY && p->state[i].capacity > s->nhistory)
+            s->nhistory = p->state[i].capacity;
     }
     return r == CUDA_SUCCESS ? SRT_OK : cu_fail(m, r, "resetting the session state");
 }
@@ -931,6 +934,21 @@ static int device_max_positions(const srt_model *m) {
     return plan_keeps_state(&m->plan) ? (int)m->plan.scalar_max[1] + 1 : m->plan.segment;
 }
 
+/* After a call of T tokens at P on a plan whose caches slide: at the segment's end the slide program keeps each
+ * cache's last min(P + T, keep) rows, and the next segment's tokens follow them (docs/attention/pia.md). */
+static srt_status end_segment(srt_session *s, int T, int P) {
+    srt_model *m = s->m;
+    if (m->plan.slide_program < 0) return SRT_OK;
+    s->nsegment += T;
+    if (s->nsegment < m->plan.segment) return SRT_OK;
+    SymEnv env = call_env(T, P);
+    srt_status st = run_program(s, &m->plan.programs[m->plan.slide_program], &env);
+    if (st != SRT_OK) return st;
+    s->nsegment = 0;
+    s->nhistory = P + T < m->plan.keep ? P + T : m->plan.keep;
+    return SRT_OK;
+}
+
 /*
  * A forward on a plan without persistent state runs the whole sequence so
  * far (history + the new tokens, at most a segment) and hands back the new
@@ -948,9 +966,8 @@ static srt_status device_run(srt_session *s, const int32_t *tokens, int ntokens,
                             "capacity); reset the session to start a new sequence",
                             ntokens, P, limit);
         srt_status st = rt_exec_forward(s, tokens, ntokens, P, first_row, out);
-        /* a sliding cache (PIA) keeps only its last `keep` rows: they are the next call's positions 0.. */
-        if (st == SRT_OK) s->nhistory = m->plan.keep >= 0 && P + ntokens > m->plan.keep ? m->plan.keep : P + ntokens;
-        return st;
+        if (st == SRT_OK) s->nhistory = P + ntokens;
+        return st == SRT_OK ? end_segment(s, ntokens, P) : st;
     }
     if (P + ntokens > m->plan.segment)
         return rt_error(m->ctx, SRT_ERR_UNSUPPORTED,
@@ -964,9 +981,38 @@ static srt_status device_run(srt_session *s, const int32_t *tokens, int ntokens,
     return st;
 }
 
+/*
+ * A plan whose caches slide (PIA) runs a call in pieces that stop at segment ends; rows before first_row are
+ * computed, not handed back. So a session is cached evaluation of its tokens however they are split into calls.
+ */
+static srt_status device_run_split(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
+                                   const RtRowsOut *out) {
+    const RtPlan *p = &s->m->plan;
+    if (p->slide_program < 0) return device_run(s, tokens, ntokens, first_row, out);
+    srt_status st = SRT_OK;
+    for (int done = 0; st == SRT_OK && done < ntokens;) {
+        int room = p->segment - s->nsegment, n = ntokens - done < room ? ntokens - done : room;
+        if (room < 1) /* a slide program that failed left the segment full */
+            return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "the session's cache did not slide at its segment's end "
+                            "(an earlier error); reset the session");
+        int first = first_row > done ? first_row - done : 0, skip = done + first - first_row;
+        RtRowsOut o = {0};
+        if (first < n) { /* this piece's rows first.. are wanted: at row skip of the caller's */
+            o = (RtRowsOut){.logits = out->logits ? out->logits + (size_t)skip * (size_t)p->vocab : NULL,
+                            .targets = out->targets ? out->targets + skip : NULL,
+                            .nll = out->nll ? out->nll + skip : NULL,
+                            .sampler = done + n == ntokens ? out->sampler : NULL,
+                            .token = out->token};
+        }
+        st = device_run(s, tokens + done, n, first < n ? first : n - 1, &o);
+        done += n;
+    }
+    return st;
+}
+
 static srt_status device_forward(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits) {
     RtRowsOut out = {.logits = logits};
-    return device_run(s, tokens, ntokens, first_row, &out);
+    return device_run_split(s, tokens, ntokens, first_row, &out);
 }
 
 /* The losses of rows first_row.. from the plan's loss program: T floats come back, not T x vocab (a plan
@@ -975,7 +1021,7 @@ static srt_status device_forward_nll(srt_session *s, const int32_t *tokens, int 
                                      const int32_t *targets, float *nll) {
     if (s->m->plan.loss_program < 0) return rt_forward_nll_on_host(s, tokens, ntokens, first_row, targets, nll);
     RtRowsOut out = {.targets = targets, .nll = nll};
-    return device_run(s, tokens, ntokens, first_row, &out);
+    return device_run_split(s, tokens, ntokens, first_row, &out);
 }
 
 /* The next token drawn on the device by the plan's sample program: one token id comes back, not a row of
@@ -984,7 +1030,7 @@ static srt_status device_forward_sample(srt_session *s, const int32_t *tokens, i
                                         int32_t *token) {
     if (s->m->plan.sample_program < 0) return rt_forward_sample_on_host(s, tokens, ntokens, smp, token);
     RtRowsOut out = {.sampler = smp, .token = token};
-    return device_run(s, tokens, ntokens, ntokens - 1, &out);
+    return device_run_split(s, tokens, ntokens, ntokens - 1, &out);
 }
 
 /* The program-running state of a session that has none of a session's buffers (no arena, no state): a stream

@@ -839,11 +839,17 @@ static srt_status parse_programs(P *p, const cJSON *root) {
     }
     TRY(parse_on_request_programs(p, root));
     pl->load_program = -1; /* the load program (plan_load_program_check has its rules): run once per weights load */
-    for (int k = 0; k < n; k++)
-        if (strcmp(pl->programs[k].name, PLAN_LOAD_PROGRAM) == 0) {
-            pl->load_program = k;
-            pl->programs[k].on_request = true;
-        }
+    pl->slide_program = -1; /* run when a segment ends: a PIA cache keeps its last rows */
+    for (int k = 0; k < n; k++) {
+        bool load = strcmp(pl->programs[k].name, PLAN_LOAD_PROGRAM) == 0;
+        bool slide = strcmp(pl->programs[k].name, PLAN_SLIDE_PROGRAM) == 0;
+        if (load) pl->load_program = k;
+        if (slide) pl->slide_program = k;
+        pl->programs[k].on_request |= load || slide;
+    }
+    if ((pl->slide_program >= 0) != (pl->keep >= 0))
+        return perr(p, "programs", "a state entry with \"keep\" and a \"" PLAN_SLIDE_PROGRAM "\" program come together "
+                    "(a plan from an older shortc slid in its forward: emit the .cu again)");
     for (int T = 1; T <= pl->segment; T++)
         if (!rt_plan_program(pl, T)) return perr(p, "programs", "no program runs %d tokens (T 1 to %d must be covered)", T, pl->segment);
     /* what srt_model_info reports per forward: the program of a whole segment */
@@ -921,6 +927,13 @@ static srt_status parse_root(P *p, const cJSON *root) {
         TRY(get_i32(p, cfg, "n_heads", 1, 1 << 20, false, 1, &pl->n_heads));
         TRY(get_i32(p, cfg, "n_layers", 0, 1 << 20, false, 0, &pl->n_layers));
         TRY(get_i32(p, cfg, "overlap", 0, 1 << 24, false, 0, &pl->overlap));
+        char *norm = NULL, *place = NULL;
+        srt_status st = get_str(p, cfg, "norm", false, &norm);
+        if (st == SRT_OK) st = get_str(p, cfg, "norm_place", false, &place);
+        pl->pre_layernorm = st == SRT_OK && strcmp(norm, "layernorm") == 0 && strcmp(place, "pre") == 0;
+        rt_free(p->ctx, norm);
+        rt_free(p->ctx, place);
+        TRY(st);
         leave(p, saved);
     }
     int64_t ab;

@@ -141,7 +141,7 @@ typedef struct RtPlanState {
     int rank;             /* dimensions of shape */
     int64_t shape[MAX_RANK]; /* its shape at capacity */
     int capacity;         /* rows (positions) it holds */
-    int keep;             /* a sliding cache: the rows it keeps after each call (plan "keep"); -1: all */
+    int keep;             /* a sliding cache: the rows it keeps when a segment ends (plan "keep"); -1: all */
     size_t bytes;         /* device bytes */
     DType dtype;          /* element type */
     bool persistent;      /* survives between forwards; zeroed by reset */
@@ -219,7 +219,7 @@ typedef struct RtPlan {
     RtPlanState *state;   /* per-session tensors */
     int nstate;           /* count */
     size_t state_bytes;   /* their total */
-    int keep;             /* the least `keep` of its sliding states: rows a session keeps after each call; -1: none */
+    int keep;             /* the least `keep` of its sliding states: rows a session keeps when a segment ends; -1: none */
     RtPlanConst *consts;  /* compile-time tables */
     int nconsts;          /* count */
     size_t const_bytes;   /* device constants block size */
@@ -227,6 +227,9 @@ typedef struct RtPlan {
     int nderived;         /* count */
     size_t derived_bytes; /* device derived block size (the sum of their bytes, each 256-aligned) */
     int load_program;     /* index of the program "load" (run once per weights load), -1: none */
+    bool pre_layernorm;   /* config: LayerNorm before attention (a zero layer input is then the norm's bias) */
+    int slide_program;    /* index of the program "slide" (run when a segment ends: PIA caches keep their last
+                             rows), -1: none */
     int64_t scalar_min[4], scalar_max[4]; /* ranges of T, P, fill, B (plan_scalar_names order) */
     RtProgram *programs;  /* named programs; their steps are consecutive ranges of steps */
     int nprograms;        /* count */
@@ -387,6 +390,8 @@ struct srt_session {
     int32_t *history;         /* sim, cuda on a plan without persistent state: the tokens of the sequence so far
                                  (plan.segment entries), which a continuing forward re-runs (exec.c) */
     int nhistory;             /* sim, cuda: the position of the next forward */
+    int nsegment;             /* sim, cuda, a plan with a slide program: tokens of the current segment so far */
+    bool mem_zeros;           /* srt_session_set_mem_init ZEROS: a reset starts the memories full of zero rows */
     CUdeviceptr arena;        /* activations */
     CUdeviceptr *state;       /* per plan state tensor */
     CUstream stream;          /* where steps are queued */
@@ -452,7 +457,7 @@ struct RtBackend {
     int (*max_positions)(const srt_model *m);
     /* A continuing forward runs only its tokens against the state (srt_model_info.kv_cache). */
     bool (*kv_cache)(const srt_model *m);
-    /* Rows a session keeps after each call when its state slides (a PIA cache), -1 when positions
+    /* Rows a session keeps when a segment ends, when its state slides (a PIA cache), -1 when positions
      * accumulate (srt_model_info.carries_state). */
     int (*state_keep)(const srt_model *m);
 };

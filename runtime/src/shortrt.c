@@ -463,6 +463,23 @@ srt_status srt_session_reset(srt_session *s) {
     return SRT_OK;
 }
 
+srt_status srt_session_set_mem_init(srt_session *s, srt_mem_init init) {
+    if (!s) return SRT_ERR_INVALID;
+    if (init != SRT_MEM_INIT_EMPTY && init != SRT_MEM_INIT_ZEROS)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_session_set_mem_init: unknown value %d", (int)init);
+    if (!s->m->plan.memories)
+        return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "model '%s' has no Transformer-XL memories to start with "
+                        "zero rows", s->m->plan.model);
+    if (init == SRT_MEM_INIT_ZEROS && s->m->plan.pre_layernorm) /* the rings hold normed rows: LN(0) = beta */
+        return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "model '%s' applies LayerNorm before attention, so HF's zero "
+                        "memory rows would be the norm's bias in shortc's memory (which holds normed rows); zero "
+                        "memories are supported for post-norm models (HF's pre_lnorm=False) and RMSNorm",
+                        s->m->plan.model);
+    s->mem_zeros = init == SRT_MEM_INIT_ZEROS;
+    for (int b = 0; b < s->batch; b++) lane(s, b)->mem_zeros = s->mem_zeros;
+    return srt_session_reset(s);
+}
+
 size_t srt_session_state_bytes(const srt_session *s) {
     if (!s) return 0;
     size_t bytes = 0;
@@ -586,7 +603,7 @@ static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, co
                             rt_sampler_vocab(o->samplers[b]), m->plan.model, m->plan.vocab);
         if ((st = check_tokens(m, what, tokens[b], ntokens[b])) != SRT_OK) return st;
         int P = m->ops->session_position(lane(s, b));
-        if (P + ntokens[b] > limit)
+        if (m->ops->state_keep(m) < 0 && P + ntokens[b] > limit) /* a PIA session never runs out */
             return rt_error(ctx, SRT_ERR_UNSUPPORTED,
                             "%s: %d tokens at position %d go past the %d positions the model can address; reset the "
                             "session to start new sequences",

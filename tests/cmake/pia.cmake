@@ -39,7 +39,7 @@ add_test(NAME pia_err_options COMMAND sh ${EXPECT} --fail
          --grep "^ +\\^~~~~~~$"
          -- ${SHORTC_BIN} ${PIA_DIR}/pia_err_options.arch --dump-spec)
 add_test(NAME pia_err_cache COMMAND sh ${EXPECT} --fail
-         --grep "pia_err_cache.arch:3:33: error: 'cache' keeps the inputs of position-infused attention; the model needs 'positions sinusoidal infused'"
+         --grep "pia_err_cache.arch:3:39: error: a cache without position-infused attention must hold whole segments \\(a multiple of the segment, 128\\)"
          --grep "note: positions set here"
          -- ${SHORTC_BIN} ${PIA_DIR}/pia_err_cache.arch --dump-spec)
 add_test(NAME pia_err_kind COMMAND sh ${EXPECT} --fail

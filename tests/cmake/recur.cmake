@@ -11,6 +11,9 @@
 #   recur_cost              FLOPs/token of gpt2_recurrent against Yoshida et al.'s Table 1
 #   recur_cli_refusals      --chunk and generate on a recurrent model: clear errors
 #   recur_cli_report        `shortc run --report`: the state bytes and what carries between windows
+#   recur_convert           tools/convert_checkpoint.py recurrence on a torch.save'd GPT2LMHeadModel state dict
+#                           plus a recurrence nn.Module: shortc's names bit for bit, and `shortc run` on the
+#                           result gives the golden logits (tests/memory/convert_recur.py; 77 without torch)
 set(RECUR_DIR ${TESTS_DIR}/memory)
 set(RECUR_RUN ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/gpt2_recurrent_tiny.arch
     --weights ${RECUR_DIR}/recur_tiny.safetensors --tokens ${RECUR_DIR}/recur_tiny.tokens)
@@ -23,6 +26,10 @@ foreach(backend ref sim)
 endforeach()
 add_test(NAME recur_goldens_check COMMAND /usr/bin/python3 ${RECUR_DIR}/gen_recur.py --check --out ${RECUR_DIR})
 set_tests_properties(recur_goldens_check PROPERTIES LABELS "recur;golden" SKIP_RETURN_CODE 77)
+add_test(NAME recur_convert COMMAND /usr/bin/python3 ${RECUR_DIR}/convert_recur.py ${SHORTC_BIN}
+                                    ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
+set_tests_properties(recur_convert PROPERTIES LABELS "recur" SKIP_RETURN_CODE 77 TIMEOUT 300
+                     ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
 
 function(recur_simref model tol)
   add_test(NAME recur_simref_${model}

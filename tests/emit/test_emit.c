@@ -133,8 +133,9 @@ typedef struct TmplCase {
 
 static const TmplCase tmpl_cases[] = {
     {"embed.cuh",
-     "COMMENT=// KERNEL_NAME=k D=64 VEC=8 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float SCALE=8.0f T_IN=__half",
-     {"POS_LEARNED", "POS_SINUSOIDAL", "FROM_X", "FAIRSEQ"}},
+     "COMMENT=// KERNEL_NAME=k D=64 VEC=8 VOCAB=256 THREADS=64 T_WTE=float T_WPE=__half T_OUT=float SCALE=8.0f T_IN=__half "
+     "POS_MOD=16",
+     {"POS_LEARNED", "POS_SINUSOIDAL", "FROM_X", "FAIRSEQ", "POS_RESTART"}},
     {"norm.cuh", "COMMENT=// KERNEL_NAME=k D=48 VEC=4 THREADS=64 EPS=1e-05f T_IN=float T_GAMMA=__half T_BETA=__half T_OUT=float T_A=__half T_B=float",
      {"LAYERNORM", "ADD", "STORE_SUM"}},
     {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float",

@@ -7,7 +7,9 @@ txl_lrm_tiny file carries HF's leading "transformer." on the body's names), a
 token file <model>.tokens and <model>.logits.npy: the logits of an independent
 forward pass over consecutive segments of `segment` tokens (the last one
 shorter) carrying each layer's memory from segment to segment, float32
-[N, vocab].
+[N, vocab], and <model>.zeros.logits.npy: the same with the memories starting as
+HF TransfoXL's init_mems makes them, m_l zero rows per layer (`--mem-init zeros`; post-norm
+models only).
 
 The forward pass is written from the Transformer-XL equations (attn_type 0,
 MemTransformerLM): for each layer the keys come from cat(memory, h), the
@@ -26,7 +28,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from gen_goldens import torch, F, golden_files, run_generators  # noqa: E402 (exits 77 without torch)
+from gen_goldens import torch, F, golden_files, npy_bytes, run_generators  # noqa: E402 (exits 77 without torch)
 
 # The test models, transcribed from models/*.arch and tests/memory/txl_variants.arch (keep in sync).
 BASE = dict(vocab=50, d_model=32, heads=4, head_dim=8, ffn=64, place="post", eps=1e-5, segment=7, layers=2,
@@ -136,11 +138,12 @@ def layer(cfg, W, i, h, mem, uw, ur):
     return ln(x + ff(x), "pos_ff.layer_norm")
 
 
-def forward(cfg, W, tokens):
-    """Consecutive segments through the memories; logits [N, vocab]."""
+def forward(cfg, W, tokens, zeros=False):
+    """Consecutive segments through the memories; logits [N, vocab]. zeros: the memories start as HF
+    TransfoXL's init_mems makes them, m_l zero rows per layer (the original code starts them empty)."""
     W = {k: v.double() for k, v in W.items()}
     pre, D = cfg["prefix"], cfg["d_model"]
-    mems = [torch.zeros(0, D, dtype=torch.float64) for _ in range(cfg["layers"])]
+    mems = [torch.zeros(m if zeros else 0, D, dtype=torch.float64) for m in cfg["memory"]]
     out = []
     for s in range(0, len(tokens), cfg["segment"]):
         seg = torch.tensor(tokens[s:s + cfg["segment"]])
@@ -164,7 +167,10 @@ def generate(name):
     cfg = MODELS[name]
     W = make_weights(cfg)
     toks = make_tokens(cfg)
-    return golden_files(name, W, toks, forward(cfg, W, toks).numpy(), "tests/memory/gen_txl.py", cfg["seed"])
+    files = golden_files(name, W, toks, forward(cfg, W, toks).numpy(), "tests/memory/gen_txl.py", cfg["seed"])
+    if cfg["place"] == "post":  # --mem-init zeros (refused for pre-norm LayerNorm: its rings hold normed rows)
+        files[name + ".zeros.logits.npy"] = npy_bytes(forward(cfg, W, toks, zeros=True).numpy())
+    return files
 
 
 def main():

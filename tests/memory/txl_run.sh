@@ -14,7 +14,10 @@
 # for sim == ref only (tests/suite/golden_suite.sh). Without --mode, run
 # takes the model's own way (cached), with --chunk too; nonoverlapping
 # (memories reset each segment) differs from the goldens after the first
-# segment.
+# segment. --mem-init zeros (HF TransfoXL's m_l zero rows at the start)
+# equals the goldens computed that way (<model>.zeros.logits.npy; post-norm
+# models, pre-norm LayerNorm is refused) and differs from the default in the
+# first segment; the default stays the empty start.
 set -u
 shortc=$1 src=$2 backend=$3
 mem=$src/tests/memory
@@ -46,6 +49,24 @@ check "txl_tiny_pre --chunk 3 runs" "$shortc" run "$mem/txl_variants.arch" --bac
     --weights "$mem/txl_tiny_pre.safetensors" --tokens "$mem/txl_tiny_pre.tokens" --chunk 3 --logits "$tmp/ch.npy"
 check "txl_tiny_pre --chunk 3 == torch (same_length)" "$shortc" cmp "$tmp/ch.npy" "$mem/txl_tiny_pre.logits.npy" \
     --atol 1e-4
+for spec in "$src/models/txl_tiny.arch txl_tiny" "$src/models/txl_lrm_tiny.arch txl_lrm_tiny"; do
+    set -- $spec
+    check "$2 --mem-init zeros runs" "$shortc" run "$1" --backend "$backend" --weights "$mem/$2.safetensors" \
+        --tokens "$mem/$2.tokens" --mode cached --mem-init zeros --logits "$tmp/$2_zeros.npy"
+    check "$2 --mem-init zeros == torch (HF's zero memories)" "$shortc" cmp "$tmp/$2_zeros.npy" \
+        "$mem/$2.zeros.logits.npy" --atol 1e-4
+done
+# the first segment (7 tokens x 50) differs from the default's, which is the empty start's golden above
+check "txl_tiny --mem-init zeros changes the first segment" sh -c "! '$shortc' cmp '$tmp/txl_tiny_zeros.npy' \
+    '$tmp/txl_tiny_cached.npy' --atol 1e-3 >/dev/null"
+check "txl_tiny --mem-init empty == the default" "$shortc" run "$src/models/txl_tiny.arch" --backend "$backend" \
+    --weights "$mem/txl_tiny.safetensors" --tokens "$mem/txl_tiny.tokens" --mem-init empty --logits "$tmp/empty.npy"
+check "txl_tiny --mem-init empty == torch" "$shortc" cmp "$tmp/empty.npy" "$mem/txl_tiny.logits.npy" --atol 1e-4
+check "--mem-init zeros on a model without memories: an error" sh -c "! '$shortc' run '$src/models/gpt2_tiny.arch' \
+    --backend '$backend' --random-weights 1 --mem-init zeros 2>'$tmp/err' && grep -q 'no Transformer-XL memories' '$tmp/err'"
+check "--mem-init zeros on a pre-norm LayerNorm model: an error" sh -c "! '$shortc' run '$mem/txl_variants.arch' \
+    --backend '$backend' --weights '$mem/txl_tiny_pre.safetensors' --mem-init zeros 2>'$tmp/err' && \
+    grep -q 'LayerNorm before attention' '$tmp/err'"
 check "txl_tiny nonoverlapping runs" run "$src/models/txl_tiny.arch" txl_tiny nonoverlapping "$tmp/non.npy"
 check "txl_tiny nonoverlapping != torch (no memory across segments)" \
     sh -c "! '$shortc' cmp '$tmp/non.npy' '$mem/txl_tiny.logits.npy' --atol 1e-3"

@@ -15,6 +15,8 @@
  *   - a session of 3 sequences fed with srt_forward_batch (different lengths,
  *     in two calls, one sequence sitting a call out) gives each sequence the
  *     logits of a single-sequence session;
+ * a model whose cache slides (PIA): calls of 1 and 7 over 3 segments and 5 tokens (crossing segment ends)
+ * give cached evaluation's logits, and srt_forward_rows / srt_forward_nll across segment ends their rows;
  * and on sim, after a call, every KV state buffer of the session equals the
  * interpreter's session state on the rows written (0..N-1, strided by the
  * capacity), within the golden suite's tolerance for the KV dtype.
@@ -252,6 +254,51 @@ static void check_batch(srt_context *ctx, const char *model, srt_model *m, srt_s
 }
 
 /* The checks on one backend; g (the compiled IR) only for sim's state comparison. */
+/*
+ * A model whose cache slides (PIA): 3 segments and 5 tokens in calls of 1 and 7 (calls that cross segment ends:
+ * the runtime cuts them there) give the logits of calls of a segment (cached evaluation); srt_forward_rows and
+ * srt_forward_nll on calls crossing segment ends hand back the right rows and the losses of those logits.
+ */
+static void check_segments(srt_context *ctx, const char *model, const char *bn, srt_session *s, int L, int vocab) {
+    int n = 3 * L + 5;
+    size_t cnt = (size_t)n * (size_t)vocab;
+    int32_t *tokens = malloc(sizeof *tokens * (size_t)n);
+    float *seg = malloc(sizeof *seg * cnt), *c1 = malloc(sizeof *c1 * cnt), *c7 = malloc(sizeof *c7 * cnt);
+    float *nll = malloc(sizeof *nll * (size_t)n);
+    RtRng rng = {0x5e65ull};
+    for (int t = 0; tokens && t < n; t++) tokens[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)vocab);
+    bool ok = tokens && seg && c1 && c7 && nll && srt_session_reset(s) == SRT_OK &&
+              feed(s, tokens, n, L, vocab, seg) == SRT_OK && srt_session_reset(s) == SRT_OK &&
+              feed(s, tokens, n, 1, vocab, c1) == SRT_OK && srt_session_reset(s) == SRT_OK &&
+              feed(s, tokens, n, 7, vocab, c7) == SRT_OK;
+    CHECK(ok, "%s on %s: segments: %s", model, bn, srt_last_error(ctx));
+    if (ok) {
+        double d1 = max_rel(c1, seg, cnt), d7 = max_rel(c7, seg, cnt);
+        CHECK(d1 <= 1e-5 && d7 <= 1e-5, "%s on %s: %d tokens in calls of 1 / 7 differ from calls of a segment by "
+              "%.3g / %.3g", model, bn, n, d1, d7);
+        printf("%s on %s: %d tokens, calls of 1 / 7 vs segments: max rel diff %.2g / %.2g\n", model, bn, n, d1, d7);
+    }
+    /* one call of L tokens from L - 2 (across a segment end), rows from 3 on, and its losses */
+    int at = L - 2, len = L, first = 3;
+    ok = ok && srt_session_reset(s) == SRT_OK && feed(s, tokens, at, at, vocab, c1) == SRT_OK &&
+         srt_forward_rows(s, tokens + at, len, first, c7) == SRT_OK;
+    CHECK(ok && max_rel(c7, seg + (size_t)(at + first) * (size_t)vocab, (size_t)(len - first) * (size_t)vocab) <= 1e-5,
+          "%s on %s: srt_forward_rows across segment ends: %s", model, bn, ok ? "rows differ" : srt_last_error(ctx));
+    ok = ok && srt_session_reset(s) == SRT_OK && feed(s, tokens, at, at, vocab, c1) == SRT_OK &&
+         srt_forward_nll(s, tokens + at, len, first, tokens + at + first + 1, nll) == SRT_OK;
+    for (int i = 0; ok && i < len - first; i++) {
+        float want = rt_row_nll(seg + (size_t)(at + first + i) * (size_t)vocab, vocab, tokens[at + first + i + 1]);
+        CHECK(fabsf(nll[i] - want) <= 1e-4f * (1 + fabsf(want)), "%s on %s: loss %d across segment ends %g, want %g",
+              model, bn, i, nll[i], want);
+    }
+    CHECK(ok, "%s on %s: srt_forward_nll across segment ends: %s", model, bn, srt_last_error(ctx));
+    free(tokens);
+    free(seg);
+    free(c1);
+    free(c7);
+    free(nll);
+}
+
 static void check_backend(srt_context *ctx, const char *model, const char *path, srt_backend b, const Graph *g) {
     srt_options opt;
     srt_options_init(&opt);
@@ -305,6 +352,7 @@ static void check_backend(srt_context *ctx, const char *model, const char *path,
          feed(fresh, tokens, n, n, vocab, c1) == SRT_OK;
     CHECK(ok && memcmp(again, c1, sizeof *c1 * cnt) == 0, "%s on %s: reset is not a fresh session", model, bn);
     if (ok) check_batch(ctx, model, m, s, tokens, n, vocab);
+    if (ok && g && ir_state_keep(g) >= 0) check_segments(ctx, model, bn, s, info.segment, vocab);
     free(tokens);
     free(one);
     free(c1);
