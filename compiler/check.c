@@ -93,15 +93,16 @@ static const char *const libclang_names[] = {
 static bool load_libclang(Diag *d) {
     if (lc_loaded) return true;
     void *lib = NULL;
-    const char *why = NULL;
+    char why[512] = ""; /* the first failure (dlerror's text is overwritten by the next dlopen) */
     for (size_t i = 0; i < sizeof libclang_names / sizeof libclang_names[0] && !lib; i++) {
         lib = dlopen(libclang_names[i], RTLD_NOW | RTLD_LOCAL);
-        if (!lib && !why) why = dlerror();
+        const char *e = lib ? NULL : dlerror();
+        if (e && !why[0]) snprintf(why, sizeof why, "%s", e);
     }
     if (!lib) {
         diag_plain_error(d, "shortc --check needs libclang 14, which could not be loaded (%s); "
                             "install it (Debian: apt-get install libclang1-14) or run --check on a machine that has it",
-                         why ? why : "not found");
+                         why[0] ? why : "not found");
         return false;
     }
 #define LIBCLANG_LOAD(f)                                                                              \
