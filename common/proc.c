@@ -43,7 +43,8 @@ static int spawn(const ProcRun *r, int fd, int close_fd, pid_t *pid) {
     else if (r->cwd_fd) posix_spawn_file_actions_addfchdir_np(&fa, *r->cwd_fd);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fd, 1);
-    posix_spawn_file_actions_adddup2(&fa, fd, 2);
+    if (r->stderr_null) posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    else posix_spawn_file_actions_adddup2(&fa, fd, 2);
     if (close_fd >= 0) posix_spawn_file_actions_addclose(&fa, close_fd);
     if (r->pass_fd) posix_spawn_file_actions_adddup2(&fa, *r->pass_fd, r->pass_as); /* last: nothing closes it after */
     int rc = posix_spawnp(pid, r->argv[0], &fa, &at, (char *const *)r->argv, environ);

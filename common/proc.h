@@ -19,6 +19,7 @@ typedef struct ProcRun {
     const char *cwd;         /* directory to run it in; NULL: ours (or cwd_fd's) */
     const int *cwd_fd;       /* descriptor of the directory to run it in (fchdir), when cwd is NULL; NULL: ours */
     int out_fd;              /* its stdout and stderr go here; -1: captured into out */
+    bool stderr_null;        /* its stderr goes to /dev/null instead (out holds stdout alone) */
     const int *pass_fd;      /* a descriptor of ours the child gets as pass_as (e.g. a file named by
                                 /proc/self/fd/N here); NULL: none */
     int pass_as;             /* the child's number for *pass_fd (3 or more) */

@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "plan_schema.h"
 #include "shortc.h"
+#include "dynlib.h"
 #include "fileio.h"
 
 #include <clang-c/Index.h>
@@ -92,13 +93,8 @@ static const char *const libclang_names[] = {
 /* dlopens libclang and resolves every entry; false with an error in d naming the package. */
 static bool load_libclang(Diag *d) {
     if (lc_loaded) return true;
-    void *lib = NULL;
-    char why[512] = ""; /* the first failure (dlerror's text is overwritten by the next dlopen) */
-    for (size_t i = 0; i < sizeof libclang_names / sizeof libclang_names[0] && !lib; i++) {
-        lib = dlopen(libclang_names[i], RTLD_NOW | RTLD_LOCAL);
-        const char *e = lib ? NULL : dlerror();
-        if (e && !why[0]) snprintf(why, sizeof why, "%s", e);
-    }
+    char why[512] = "";
+    void *lib = dynlib_open_first(libclang_names, sizeof libclang_names / sizeof libclang_names[0], why, sizeof why);
     if (!lib) {
         diag_plain_error(d, "shortc --check needs libclang 14, which could not be loaded (%s); "
                             "install it (Debian: apt-get install libclang1-14) or run --check on a machine that has it",

@@ -808,8 +808,9 @@ static ModeCost series_mode(const CostCtx *x, CostMode mode, bool cached, long l
 static ModeCost token_mode(const CostCtx *x, int W) { return series_mode(x, MODE_TOKEN, false, 1, W, W); }
 
 /* Token by token through the session's state: token t (0..W-1) of a W-token generation is one call of one
- * token; a KV cache holds all t earlier tokens, Shortformer's cache at most its L' (so the context is
- * min(t, L')), a Transformer-XL layer its memory (in the node's T = 1 cost). The mean over the segment. A
+ * token at context cached_context(t): a KV cache holds all t earlier tokens, Shortformer's cache grows
+ * through each segment after the rows it kept, a Transformer-XL layer its memory (in the node's T = 1
+ * cost). The mean over the segment. A
  * recurrent model has no such mode (its windows restart at position 0): every figure is NAN. */
 static ModeCost cached_token_mode(const CostCtx *x, int W) {
     if (ir_recurrent(x->g))

@@ -57,6 +57,7 @@
 #define MAX_ARGS 64
 /* Default time limit of one host compiler run, seconds ($SHORTC_SIM_COMPILE_TIMEOUT). */
 #define SIM_COMPILE_TIMEOUT_S 300
+#define SIM_COMPILE_TIMEOUT_MAX_S 86400 /* the largest $SHORTC_SIM_COMPILE_TIMEOUT taken */
 
 static struct {
     pthread_once_t once;        /* init_flags runs once */
@@ -75,7 +76,7 @@ static long compile_timeout_ms(void) {
     const char *s = getenv("SHORTC_SIM_COMPILE_TIMEOUT");
     char *end;
     long v = s && *s ? strtol(s, &end, 10) : 0;
-    return (s && *s && !*end && v > 0 && v <= 86400 ? v : SIM_COMPILE_TIMEOUT_S) * 1000L;
+    return (s && *s && !*end && v > 0 && v <= SIM_COMPILE_TIMEOUT_MAX_S ? v : SIM_COMPILE_TIMEOUT_S) * 1000L;
 }
 
 /* Runs argv in directory cwd_fd (-1: ours) with stdout and stderr into out_fd, its process group
@@ -205,7 +206,8 @@ static void remove_stale_builds(int cache_fd) {
         if (fd >= 0) close(fd);
         return;
     }
-    time_t stale = time(NULL) - (time_t)(2 * (compile_timeout_ms() / 1000) + 60);
+    /* the longest limit any process may set, not ours: a shorter one must not reap another's live build */
+    time_t stale = time(NULL) - (time_t)(2 * SIM_COMPILE_TIMEOUT_MAX_S + 60);
     for (struct dirent *e; (e = readdir(d)) != NULL;) {
         struct stat st;
         if (strncmp(e->d_name, "tmp-sim-", 8) != 0 || fstatat(cache_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
@@ -246,6 +248,7 @@ static int make_dir_at(Build *b, const char *parent_path, const char *prefix) {
         if (b->fd < 0 || fstat(b->fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
             if (b->fd >= 0) close(b->fd);
             b->fd = -1;
+            unlinkat(b->parent, b->name, AT_REMOVEDIR); /* nothing left behind */
             errno = EPERM;
             return -1;
         }

@@ -27,7 +27,7 @@ static int run_addr2line(const char *file, uintptr_t off, char *out, size_t len)
     } else fd = -1;
     snprintf(addr, sizeof addr, "0x%lx", (unsigned long)off);
     const char *argv[] = {"addr2line", "-f", "-i", "-C", "-e", file, addr, NULL};
-    ProcRun r = {.argv = argv, .out_fd = -1, .out_max = len - 1, .timeout_ms = 10000,
+    ProcRun r = {.argv = argv, .out_fd = -1, .stderr_null = true, .out_max = len - 1, .timeout_ms = 10000, /* pairs */
                  .pass_fd = fd >= 0 ? &fd : NULL, .pass_as = child_fd};
     int rc = proc_run(&r);
     snprintf(out, len, "%s", r.out ? r.out : "");

@@ -76,11 +76,10 @@ static int check_cubin(const void *data, size_t len) { return rt_elf_check(data,
 
 const NvrtcApi *rt_nvrtc(char *err, size_t errlen) { return dynlib_nvrtc(getenv("SHORTC_LIBNVRTC"), err, errlen); }
 
-/* Compiles req with NVRTC nv (options opts, the cubin named after name) into out->image. */
-static srt_status nvrtc_build(const NvrtcApi *nv, const RtCompileRequest *req, const char *const *opts, int nopts,
-                              const char *name, RtCompiled *out, char *err, size_t errlen) {
-    int vmaj = 0, vmin = 0;
-    nv->version(&vmaj, &vmin);
+/* Compiles req with NVRTC nv (version vmaj.vmin; options opts, the cubin named after name) into out->image. */
+static srt_status nvrtc_build(const NvrtcApi *nv, int vmaj, int vmin, const RtCompileRequest *req,
+                              const char *const *opts, int nopts, const char *name, RtCompiled *out, char *err,
+                              size_t errlen) {
     double t0 = rt_now_ms();
     nvrtcProgram prog;
     char *src = malloc(req->len + 1); /* NVRTC wants a NUL-terminated string */
@@ -164,7 +163,7 @@ srt_status rt_nvrtc_compile(const RtCompileRequest *req, RtCompiled *out, char *
         return SRT_OK;
     }
     if (have_cache) out->cache_corrupt = cache.corrupt > 0;
-    srt_status st = nvrtc_build(nv, req, opts, nopts, name, out, err, errlen);
+    srt_status st = nvrtc_build(nv, vmaj, vmin, req, opts, nopts, name, out, err, errlen);
 
     /* a cache that cannot be written only costs the next run a compile */
     if (st == SRT_OK && have_cache && rt_cache_store(&cache, key, "cubin", out->image, out->image_len, path, sizeof path) != 0)

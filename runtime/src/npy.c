@@ -56,6 +56,23 @@ static size_t npy_header(srt_dtype dtype, const int64_t *shape, int rank, unsign
     return total + pad;
 }
 
+/* The element count of a shape into *count; false when it does not fit in 62 bits (4-byte
+ * elements) — a shape whose product wraps must never pass as "0 elements". A zero dimension
+ * makes the count 0 whatever the others are. */
+static bool npy_count(const int64_t *dims, int rank, uint64_t *count) {
+    uint64_t c = 1;
+    bool overflow = false;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] == 0) {
+            *count = 0;
+            return true;
+        }
+        overflow |= __builtin_mul_overflow(c, (uint64_t)dims[i], &c) || c > UINT64_MAX / 4;
+    }
+    *count = c;
+    return !overflow;
+}
+
 /* The checks of srt_npy_encode and srt_npy_encode_header (data: whether the caller has it). */
 static srt_status npy_args(srt_context *ctx, const char *fn, srt_dtype dtype, bool data, const int64_t *shape,
                            int rank, void **bytes, size_t *len) {
@@ -64,6 +81,8 @@ static srt_status npy_args(srt_context *ctx, const char *fn, srt_dtype dtype, bo
         return rt_error(ctx, SRT_ERR_INVALID, "%s: bad arguments", fn);
     for (int i = 0; i < rank; i++)
         if (shape[i] < 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: negative dimension %lld", fn, (long long)shape[i]);
+    uint64_t count;
+    if (!npy_count(shape, rank, &count)) return rt_error(ctx, SRT_ERR_INVALID, "%s: the shape's element count overflows", fn);
     return SRT_OK;
 }
 
@@ -161,22 +180,6 @@ srt_status srt_npy_read_f32(srt_context *ctx, const char *path, float **data, in
 }
 
 /* dtype in: the dtype required, or -1 for any of srt_dtype; out: the file's. */
-/* The element count of a shape into *count; false when it does not fit in 62 bits (4-byte
- * elements) — a shape whose product wraps must never pass as "0 elements". A zero dimension
- * makes the count 0 whatever the others are. */
-static bool npy_count(const int64_t *dims, int rank, uint64_t *count) {
-    uint64_t c = 1;
-    bool overflow = false;
-    for (int i = 0; i < rank; i++) {
-        if (dims[i] == 0) {
-            *count = 0;
-            return true;
-        }
-        overflow |= __builtin_mul_overflow(c, (uint64_t)dims[i], &c) || c > UINT64_MAX / 4;
-    }
-    *count = c;
-    return !overflow;
-}
 
 srt_status srt_npy_read(srt_context *ctx, const char *path, srt_dtype *dtype, void **data, int64_t *shape, int *rank) {
     if (!ctx) return SRT_ERR_INVALID;

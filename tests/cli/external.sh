@@ -56,7 +56,7 @@ for d in tmp-sim-stale1 tmp-sim-fresh1; do
     mkdir "$SHORTC_CACHE/$d"
     echo x >"$SHORTC_CACHE/$d/compile.log"
 done
-touch -d '2 hours ago' "$SHORTC_CACHE/tmp-sim-stale1/compile.log" "$SHORTC_CACHE/tmp-sim-stale1"
+touch -d '3 days ago' "$SHORTC_CACHE/tmp-sim-stale1/compile.log" "$SHORTC_CACHE/tmp-sim-stale1"
 printf '__global__ void store(float *x) { x[blockIdx.x * blockDim.x + threadIdx.x] = 3.0f; }\n' >ok.cu
 timeout 300 "$bin" sim ok.cu --kernel store --grid 1 --block 1001 --arg "buf:$data/fault_1001.npy" >out 2>err ||
     { echo "FAIL: sim ok.cu: $(cat err)"; fail=1; }

@@ -60,7 +60,7 @@ printf 'import "g.arch";\n%s\n' "$body" >"$tmp/base/main.arch"
 # the main file's name (the payload on a line of its own after the comment's end; `run` wants .arch)
 i=0
 for name in "m.arch$nl$payload$nl#define X .arch" "m.arch$cr$payload$cr#define X .arch" \
-            "m\\$nl$payload$nl#define X .arch" "m??.arch" "m\\.arch" "$(printf 'm\377\376.arch')" "s*/m.arch"; do
+            "m\\$nl$payload$nl#define X .arch" "t??/m.arch" "m\\.arch" "$(printf 'm\377\376.arch')" "s*/m.arch"; do
     i=$((i + 1))
     sub=$(dirname "$name")   # "s*/": a path that would close the plan's comment
     mkdir -p "$tmp/main$i/$sub"
@@ -102,5 +102,5 @@ want='main.arch:1:15: error: control character 0x0a in an import path'
     [ ! -e out.cu ] || { echo "FAIL: repro: out.cu written"; exit 1; }
 ) || fail=1
 if [ -n "$(find "$tmp" -name PWNED)" ]; then echo "FAIL: repro: the payload ran"; fail=1; fi
-echo "ok: reproduction refused"
+[ "$fail" -eq 0 ] && echo "ok: reproduction refused"
 exit $fail
