@@ -20,6 +20,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
+#include "modelpath.h"
+#include "usage.h"
 
 #include "fileio.h"
 #include "facts_cache.h"
@@ -32,21 +34,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char compare_usage[] =
-    "usage: shortc compare A.arch [B.arch ...] [--variants FILE.arch] [options]\n"
-    "       shortc report MODEL.arch [--model NAME] [options]\n"
-    "options:\n"
-    "  --device NAME   roofline device: h100-sxm (default), a100-sxm, l4\n"
-    "  --window W      tokens per forward (default: each model's segment)\n"
-    "  --stride S      sliding-window stride (default W/2)\n"
-    "  --overlap K     overlapping windows: K tokens of overlap (default W/4)\n"
-    "  --kernels sm_XX static kernel facts from NVRTC for that arch (e.g. sm_80, sm_90)\n"
-    "  --json | --csv  machine-readable output instead of the table\n"
-    "  --svg OUT.svg   also write a bar chart of the main figures\n"
-    "  --force         replace an output that is a symbolic link (the link, never its target)\n"
-    "A file stands for its last model; --variants takes every model of one file.\n"
-    "Figures follow docs/cost-model.md; times are roofline estimates, not measurements.\n";
 
 /* Output format of the figures. */
 typedef enum OutFormat {
@@ -140,7 +127,7 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
                        strcmp(s, "--kernels") == 0 ||
                        (a->report && strcmp(s, "--model") == 0);
     if (takes_value && !has_next) {
-        fprintf(stderr, "shortc: error: %s needs a value\n%s", s, compare_usage);
+        fprintf(stderr, "shortc: error: %s needs a value; see 'shortc help %s'\n", s, a->report ? "report" : "compare");
         return false;
     }
     if (takes_value) (*i)++;
@@ -158,7 +145,7 @@ static bool parse_option(int argc, char **argv, int *i, CmpArgs *a) {
         a->copt.overlap_given = true;
         return flag_int(s, v, 0, &a->copt.overlap);
     } else {
-        fprintf(stderr, "shortc: error: unknown option '%s'\n%s", s, compare_usage);
+        cli_unknown_option(a->report ? "report" : "compare", s);
         return false;
     }
     return true;
@@ -174,14 +161,19 @@ static bool parse_args(int argc, char **argv, CmpArgs *a) {
     for (int i = 2; i < argc; i++) {
         if (argv[i][0] == '-' && argv[i][1]) {
             if (!parse_option(argc, argv, &i, a)) return false;
-        } else a->refs[a->nrefs++] = (ModelRef){.path = argv[i]};
+        } else a->refs[a->nrefs++] = (ModelRef){.path = resolve_model_name(argv[i])};
     }
     if (a->report && a->nrefs != 1) {
-        fprintf(stderr, "shortc: error: report takes exactly one .arch file\n%s", compare_usage);
+        fprintf(stderr, "shortc: error: report takes exactly one .arch file; see 'shortc help report'\n");
         return false;
     }
     if (!a->report && a->nrefs == 0 && !a->variants) {
-        fprintf(stderr, "shortc: error: compare needs .arch files or --variants FILE.arch\n%s", compare_usage);
+        fprintf(stderr, "shortc: error: compare needs .arch files or --variants FILE.arch; see 'shortc help compare'\n");
+        return false;
+    }
+    if (a->svg && strcmp(a->svg, "-") == 0) {
+        fprintf(stderr, "shortc: error: --svg needs a file name (standard output holds the %s)\n",
+                a->format == FMT_TABLE ? "table" : "figures");
         return false;
     }
     if (a->report) a->refs[0].model = a->model;
@@ -265,6 +257,13 @@ static bool cost_one(Arena *ar, Diag *d, const ModelRef *r, const CmpArgs *a, Co
     return ok;
 }
 
+/* The exit code of a cost_one that failed: a cost model refused (a --window, --stride or --overlap the model
+ * cannot take) is a usage error; a model with diagnostics is bad input (usage.h). */
+static int cost_failure(const Diag *d, const Costed *c) {
+    if (d->errors) return cli_bad_input(), SHORTC_EXIT_FAILURE;
+    return c->path && !c->cost ? SHORTC_EXIT_USAGE : SHORTC_EXIT_FAILURE;
+}
+
 /* The models of --variants appended to the refs. */
 static bool add_variants(Arena *ar, Diag *d, CmpArgs *a, int argc) {
     const char **names;
@@ -272,6 +271,7 @@ static bool add_variants(Arena *ar, Diag *d, CmpArgs *a, int argc) {
     if (n < 0) return false;
     if (n == 0) {
         fprintf(stderr, "shortc: error: %s defines no model\n", a->variants);
+        cli_bad_input();
         return false;
     }
     ModelRef *refs = realloc(a->refs, sizeof *refs * (size_t)(argc + n));
@@ -659,6 +659,7 @@ static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
 /* The JSON document (malloc'd), or NULL when out of memory. */
 static char *render_json(const Costed *c, int n, const DeviceSpec *dev, int arch) {
     cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "schema", "shortc.compare/1"); /* compare and report (docs/usage.md, "JSON outputs") */
     cJSON_AddStringToObject(root, "device", dev->name);
     cJSON_AddStringToObject(root, "estimate", "roofline estimate from peak rates, not a measurement");
     cJSON_AddStringToObject(root, "convention", "docs/cost-model.md: 2 FLOPs per multiply-add in matrix products; "
@@ -850,16 +851,25 @@ static int run(int argc, char **argv, bool report) {
     int rc = 1;
     Costed *c = NULL;
     const DeviceSpec *dev = NULL;
-    if (!parse_args(argc, argv, &a) || !(dev = pick_device(a.device))) goto out;
+    if (!parse_args(argc, argv, &a) || !(dev = pick_device(a.device))) {
+        rc = SHORTC_EXIT_USAGE;
+        goto out;
+    }
     a.copt.device = dev;
-    if (a.variants && !add_variants(&ar, &d, &a, argc)) goto out;
+    if (a.variants && !add_variants(&ar, &d, &a, argc)) {
+        if (d.errors) cli_bad_input();
+        goto out;
+    }
     c = calloc((size_t)a.nrefs, sizeof *c);
     if (!c) {
         fprintf(stderr, "shortc: error: out of memory\n");
         goto out;
     }
     for (int i = 0; i < a.nrefs; i++)
-        if (!cost_one(&ar, &d, &a.refs[i], &a, &c[i])) goto out;
+        if (!cost_one(&ar, &d, &a.refs[i], &a, &c[i])) {
+            rc = cost_failure(&d, &c[i]);
+            goto out;
+        }
     rc = emit_outputs(&a, c, a.nrefs, dev);
 out:
     for (int i = 0; c && i < a.nrefs; i++) free(c[i].kernels);

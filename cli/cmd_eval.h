@@ -18,4 +18,16 @@ bool eval_options_from_args(const RunArgs *ra, srt_eval_options *o);
  * nonoverlapping segments otherwise. */
 void model_mode_defaults(const RunArgs *ra, const srt_model_info *mi, srt_eval_options *o);
 
+/* The progress report's clock. */
+typedef struct Progress {
+    double t0;          /* when the work started (ms) */
+    double last;        /* when the last line was printed (ms; --progress without a terminal) */
+    const char *what;   /* the command, in the lines */
+} Progress;
+
+/* The progress callback of ra for a long command (p: its state, kept by the caller): a bar with an ETA
+ * when stderr is a terminal (unless --quiet), a line every 2 s with --progress otherwise, else none
+ * (*fn NULL). */
+void progress_attach(const RunArgs *ra, const char *what, Progress *p, srt_progress_fn *fn, void **ud);
+
 #endif

@@ -10,10 +10,13 @@
  * summary line with tokens/s goes to stderr unless --quiet, and --report
  * adds the bytes copied from the device.
  */
+#define _POSIX_C_SOURCE 200809L
 #include "cmd_generate.h"
 
 #include "cmd_tokenize.h"
+#include "json_out.h"
 #include "run_common.h"
+#include "usage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +78,16 @@ static bool load_prompt_lines(const RunArgs *ra, Prompts *p) {
                 fprintf(stderr, "shortc: error: %s: the prompt encodes to no tokens\n", what);
                 free(ids);
             }
+            if (n <= 0) cli_bad_input();
             ok = n > 0 && prompts_add(p, ids, n);
         }
         at = end + 1;
     }
     free(text);
-    if (ok && p->n == 0) fprintf(stderr, "shortc: error: %s: no prompts (every line is empty)\n", ra->prompts_file);
+    if (ok && p->n == 0) {
+        fprintf(stderr, "shortc: error: %s: no prompts (every line is empty)\n", ra->prompts_file);
+        cli_bad_input();
+    }
     return ok && p->n > 0;
 }
 
@@ -97,6 +104,7 @@ static bool load_prompts(const RunArgs *ra, Prompts *p) {
             fprintf(stderr, "shortc: error: %s encodes to no tokens\n", what);
             free(ids);
         }
+        if (n <= 0) cli_bad_input();
         if (n <= 0 || !prompts_add(p, ids, n)) return false;
     }
     if (ra->nprompts) return true;
@@ -105,20 +113,50 @@ static bool load_prompts(const RunArgs *ra, Prompts *p) {
     return n > 0 && prompts_add(p, ids, n);
 }
 
+/*
+ * The text of ids[n] through tokenizer t (vocabulary tv ids) into a malloc'd buffer: runs of ids the tokenizer
+ * knows are decoded together, an id past its vocabulary (a model with a larger one) is written "<|id:N|>", so
+ * no output is lost. NULL with the error printed.
+ */
+static char *decode_ids(srt_context *ctx, srt_tokenizer *t, int tv, const int32_t *ids, int n, size_t *len) {
+    char *out = NULL;
+    FILE *f = open_memstream(&out, len);
+    if (!f) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return NULL;
+    }
+    bool ok = true;
+    for (int i = 0; ok && i < n;) {
+        int j = i;
+        while (j < n && ids[j] >= 0 && ids[j] < tv) j++;
+        if (j > i) {
+            char *text = NULL;
+            size_t tl = 0;
+            srt_status st = srt_tokenizer_decode(t, ids + i, (size_t)(j - i), &text, &tl);
+            if (st != SRT_OK) print_lib_error(st, srt_last_error(ctx)), ok = false;
+            else fwrite(text, 1, tl, f);
+            srt_free(ctx, text);
+        }
+        if (ok && j < n) fprintf(f, "<|id:%d|>", (int)ids[j++]);
+        i = j;
+    }
+    if (fclose(f) != 0) ok = false;
+    if (!ok) free(out);
+    return ok ? out : NULL;
+}
+
 /* Writes the generated ids[n] as one line: their text through the tokenizer t, else the ids space-separated. */
-static bool print_generated(srt_context *ctx, srt_tokenizer *t, const int32_t *ids, int n) {
+static bool print_generated(srt_context *ctx, srt_tokenizer *t, int tv, const int32_t *ids, int n) {
     if (!t) {
         for (int i = 0; i < n; i++) printf("%s%d", i ? " " : "", (int)ids[i]);
         printf("\n");
         return true;
     }
-    char *text = NULL;
     size_t len = 0;
-    srt_status st = srt_tokenizer_decode(t, ids, (size_t)n, &text, &len);
-    if (st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
-    else printf("%.*s\n", (int)len, text);
-    srt_free(ctx, text);
-    return st == SRT_OK;
+    char *text = decode_ids(ctx, t, tv, ids, n, &len);
+    if (text) printf("%.*s\n", (int)len, text);
+    free(text);
+    return text != NULL;
 }
 
 /* A sampler of generate's --temperature, --top-k, --top-p and --seed (greedy: the defaults); prints the error. */
@@ -141,6 +179,7 @@ typedef struct Seq {
     int32_t *gen;            /* tokens generated (max_new) */
     int ngen;                /* their count */
     bool done;               /* reached --max-new or --eos */
+    bool eos;                /* stopped at --eos */
     srt_sampler *sampler;    /* its own sampler: same settings and seed as every other sequence's */
 } Seq;
 
@@ -149,6 +188,7 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
     if (ra->eos >= mi->vocab) {
         fprintf(stderr, "shortc: error: --eos %lld is outside the vocabulary [0, %d) of model '%s'\n", (long long)ra->eos,
                 mi->vocab, mi->name);
+        cli_bad_input();
         return false;
     }
     for (int b = 0; b < p->n; b++) {
@@ -191,11 +231,25 @@ static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip
         if (!n[b]) continue;
         if (q->fed < q->nprompt) q->fed += n[b];
         if (smp[b] == skip) continue;
-        if (drawn[b] == eos) q->done = true;
+        if (drawn[b] == eos) q->done = q->eos = true;
         else q->gen[q->ngen++] = drawn[b];
         if (q->ngen == max_new) q->done = true;
     }
     return st;
+}
+
+/* Seconds between two --progress lines. */
+#define GEN_PROGRESS_S 2.0
+
+/* --progress: a line with the tokens generated so far, every GEN_PROGRESS_S seconds. */
+static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *last) {
+    double now = now_ms();
+    if (now - *last < GEN_PROGRESS_S * 1e3) return;
+    *last = now;
+    long long made = 0;
+    for (int b = 0; b < B; b++) made += seq[b].ngen;
+    fprintf(stderr, "shortc: generate: %lld of at most %lld tokens, %.0f s elapsed\n", made, (long long)max_new * B,
+            (now - t0) / 1e3);
 }
 
 /* Runs every sequence to its end. */
@@ -205,22 +259,83 @@ static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampl
     srt_sampler **smp = calloc((size_t)B, sizeof *smp);
     int32_t *drawn = calloc((size_t)B, sizeof *drawn);
     srt_status st = tok && n && smp && drawn ? SRT_OK : SRT_ERR_NOMEM;
+    double t0 = now_ms(), last = t0;
     for (bool busy = true; st == SRT_OK && busy;) {
         busy = false;
         for (int b = 0; b < B; b++) busy |= !seq[b].done;
         if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
+        if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last);
     }
     free(tok), free(n), free(smp), free(drawn);
     return st;
 }
 
 /* Prints one line per sequence, in prompt order. */
-static bool print_all(const RunArgs *ra, const OpenModel *om, const Seq *seq, int B) {
-    srt_tokenizer *t = ra->tokenizer ? cli_tokenizer_open(om->ctx, ra->tokenizer) : NULL;
-    bool ok = !ra->tokenizer || t;
-    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, seq[b].gen, seq[b].ngen);
-    srt_tokenizer_close(t);
+static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B) {
+    bool ok = true;
+    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, tv, seq[b].gen, seq[b].ngen);
     return ok && fflush(stdout) == 0;
+}
+
+/* generate --json: one object of schema shortc.generate/1 (docs/usage.md, "JSON outputs"). */
+static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B,
+                       double seconds) {
+    long long total = 0;
+    for (int b = 0; b < B; b++) total += seq[b].ngen;
+    printf("{\"schema\": \"shortc.generate/1\", \"model\": ");
+    json_write_string(stdout, om->mi.name, strlen(om->mi.name));
+    printf(", \"backend\": \"%s\", \"max_new\": %d", srt_backend_name(om->mi.backend), ra->max_new);
+    if (ra->temperature > 0)
+    {
+        printf(", \"temperature\": "), json_write_double(stdout, ra->temperature);
+        printf(", \"top_k\": %d, \"top_p\": ", ra->top_k), json_write_double(stdout, ra->top_p);
+        printf(", \"seed\": %lld", ra->sample_seed);
+    }
+    if (ra->eos >= 0) printf(", \"eos\": %lld", ra->eos);
+    printf(", \"sequences\": [");
+    bool ok = true;
+    for (int b = 0; ok && b < B; b++) {
+        printf("%s{\"prompt_tokens\": %d, \"stop\": \"%s\", \"ids\": [", b ? ", " : "", seq[b].nprompt,
+               seq[b].eos ? "eos" : "max_new");
+        for (int i = 0; i < seq[b].ngen; i++) printf("%s%d", i ? ", " : "", (int)seq[b].gen[i]);
+        printf("]");
+        if (t) {
+            size_t len = 0;
+            char *text = decode_ids(om->ctx, t, tv, seq[b].gen, seq[b].ngen, &len);
+            if (text) printf(", \"text\": "), json_write_string(stdout, text, len);
+            ok = text != NULL;
+            free(text);
+        }
+        printf("}");
+    }
+    printf("], \"tokens_generated\": %lld, \"seconds\": ", total), json_write_double(stdout, seconds);
+    printf(", \"tokens_per_s\": "), json_write_double(stdout, seconds > 0 ? (double)total / seconds : 0.0);
+    printf("}\n");
+    return ok && fflush(stdout) == 0;
+}
+
+/* The tokenizer of --tokenizer for the output (NULL without one) and its vocabulary size in *tv, checked against
+ * the model's before anything runs: a larger one is refused (its ids would not fit the model), a smaller one
+ * warned about (ids past it print as <|id:N|>). false with the error printed. */
+static bool open_output_tokenizer(const RunArgs *ra, const OpenModel *om, srt_tokenizer **t, int *tv) {
+    *t = NULL;
+    *tv = 0;
+    if (!ra->tokenizer) return true;
+    if (!(*t = cli_tokenizer_open(om->ctx, ra->tokenizer))) {
+        cli_bad_input();
+        return false;
+    }
+    *tv = srt_tokenizer_vocab_size(*t);
+    if (*tv > om->mi.vocab) {
+        fprintf(stderr, "shortc: error: tokenizer '%s' has %d ids, more than the vocabulary of %d of model '%s': "
+                        "its ids would not fit the model\n", ra->tokenizer, *tv, om->mi.vocab, om->mi.name);
+        cli_bad_input();
+        return false;
+    }
+    if (*tv < om->mi.vocab)
+        fprintf(stderr, "shortc: warning: tokenizer '%s' has %d ids, model '%s' %d: a generated id past the "
+                        "tokenizer's prints as <|id:N|>\n", ra->tokenizer, *tv, om->mi.name, om->mi.vocab);
+    return true;
 }
 
 /* Generation over the prompts: one session of a sequence per prompt; see the file comment. */
@@ -228,12 +343,15 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     OpenModel om;
     if (!open_model(ra, &om)) return 1;
     const srt_model_info *mi = &om.mi;
-    int rc = 1, B = p->n, total = 0;
+    int rc = 1, B = p->n, total = 0, tv = 0;
     srt_session *s = NULL;
     srt_sampler *skip = NULL;
+    srt_tokenizer *t = NULL;
     Seq *seq = calloc((size_t)B, sizeof *seq);
     if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
-    if (!seq || !prompts_fit(ra, p, mi) || !(skip = make_sampler(ra, &om, true))) goto out;
+    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv) ||
+        !(skip = make_sampler(ra, &om, true)))
+        goto out;
     for (int b = 0; b < B; b++) {
         seq[b] = (Seq){.prompt = p->ids[b], .nprompt = p->len[b], .done = ra->max_new == 0};
         if (!(seq[b].gen = malloc(sizeof *seq[b].gen * (size_t)(ra->max_new + 1)))) {
@@ -251,7 +369,7 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
         print_lib_error(st, srt_last_error(om.ctx));
         goto out;
     }
-    if (!print_all(ra, &om, seq, B)) goto out;
+    if (ra->json ? !print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3) : !print_all(&om, t, tv, seq, B)) goto out;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
     if (!ra->quiet) /* stdout stays the output alone */
         fprintf(stderr, "%d prompt%s on backend %s: %d tokens generated in %.1f ms, %.1f tokens/s\n", B, B == 1 ? "" : "s",
@@ -268,6 +386,7 @@ out:
     }
     free(seq);
     srt_sampler_destroy(skip);
+    srt_tokenizer_close(t);
     srt_session_destroy(s);
     close_model(&om);
     return rc;
@@ -275,7 +394,9 @@ out:
 
 int generate_main(int argc, char **argv) {
     RunArgs ra = RUN_ARGS_INIT;
-    if (!parse_run_args(argc, argv, RUN_CMD_GENERATE, &ra)) return 1;
+    if (!parse_run_args(argc, argv, RUN_CMD_GENERATE, &ra)) return cli_usage_failure();
+    const char *const outs[] = {ra.save_weights};
+    if (!run_outputs_apart(&ra, outs, 1)) return SHORTC_EXIT_USAGE;
     Prompts p;
     if (!load_prompts(&ra, &p)) {
         prompts_free(&p);

@@ -8,6 +8,8 @@
  * '.' not).
  */
 #include "cmd_mask.h"
+#include "modelpath.h"
+#include "usage.h"
 
 #include "fileio.h"
 #include "shortc.h"
@@ -28,9 +30,6 @@ typedef struct MaskArgs {
     long long head;     /* --head H for --ascii */
 } MaskArgs;
 
-static const char mask_usage[] =
-    "usage: shortc mask MODEL.arch --tokens N [-o MASKS.npy [--force]] [--ascii [--layer L] [--head H]] [--model NAME]\n";
-
 static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
     memset(a, 0, sizeof *a);
     for (int i = 2; i < argc; i++) {
@@ -46,15 +45,20 @@ static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
         else if (strcmp(s, "--model") == 0 && more) a->model = argv[++i];
         else if (strcmp(s, "--ascii") == 0) a->ascii = true;
         else if (strcmp(s, "--force") == 0) fio_set_force(true);
-        else if (s[0] != '-' && !a->path) a->path = s;
+        else if (s[0] != '-' && !a->path) a->path = resolve_model_name(s);
         else {
-            fprintf(stderr, "shortc: error: mask: unknown or incomplete option '%s'\n%s", s, mask_usage);
+            if (s[0] == '-' && s[1]) cli_unknown_option("mask", s);
+            else fprintf(stderr, "shortc: error: mask takes one model ('%s' and '%s')\n", a->path, s);
             return false;
         }
     }
     const char *missing = !a->path ? "a model (.arch)" : !a->tokens ? "--tokens N" : !a->out && !a->ascii ? "-o MASKS.npy or --ascii" : NULL;
+    if (!missing && a->ascii && a->out && strcmp(a->out, "-") == 0) {
+        fprintf(stderr, "shortc: error: mask -o - writes the masks to standard output, so takes no --ascii\n");
+        return false;
+    }
     if (missing) {
-        fprintf(stderr, "shortc: error: mask needs %s\n%s", missing, mask_usage);
+        fprintf(stderr, "shortc: error: mask needs %s; see 'shortc help mask'\n", missing);
         return false;
     }
     return true;
@@ -93,6 +97,14 @@ static bool write_masks(const char *path, const unsigned char *m, int layers, in
     int total = 10 + len + 1, pad = (64 - total % 64) % 64; /* header padded to 64 bytes, ending in '\n' */
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)((len + pad + 1) & 0xff),
                              (unsigned char)((len + pad + 1) >> 8)};
+    if (strcmp(path, "-") == 0) { /* standard output */
+        bool ok = fwrite(pre, 1, sizeof pre, stdout) == sizeof pre && fwrite(hdr, 1, (size_t)len, stdout) == (size_t)len;
+        for (int i = 0; ok && i < pad; i++) ok = fputc(' ', stdout) != EOF;
+        size_t bytes = (size_t)layers * heads * n * n;
+        ok = ok && fputc('\n', stdout) != EOF && fwrite(m, 1, bytes, stdout) == bytes && fflush(stdout) == 0;
+        if (!ok) fprintf(stderr, "shortc: error: cannot write the masks to standard output\n");
+        return ok;
+    }
     FioOut o;
     const char *why = NULL;
     if (!fio_out_open(&o, path, &why)) {
@@ -124,10 +136,10 @@ static void draw_mask(const ModelSpec *s, const unsigned char *m, int l, int h, 
 
 int mask_main(int argc, char **argv) {
     MaskArgs a;
-    if (!parse_mask_args(argc, argv, &a)) return 1;
+    if (!parse_mask_args(argc, argv, &a)) return SHORTC_EXIT_USAGE;
     if (a.out && fio_same_file(a.out, a.path)) {
         fprintf(stderr, "shortc: error: output '%s' is the same file as input '%s'; nothing written\n", a.out, a.path);
-        return 1;
+        return SHORTC_EXIT_USAGE;
     }
     Arena ar;
     arena_init(&ar);
@@ -137,16 +149,21 @@ int mask_main(int argc, char **argv) {
     CompileResult cr;
     int rc = 1;
     unsigned char *m = NULL;
-    if (!shortc_compile(&ar, &d, &co, &cr)) goto out;
+    if (!shortc_compile(&ar, &d, &co, &cr)) {
+        cli_bad_input();
+        goto out;
+    }
     const ModelSpec *s = cr.spec;
     if (a.tokens > s->segment) {
         fprintf(stderr, "shortc: error: mask: --tokens %lld exceeds the segment of %s (%d tokens per forward)\n",
                 a.tokens, s->name, s->segment);
+        rc = SHORTC_EXIT_USAGE;
         goto out;
     }
     if (a.ascii && (a.layer >= s->n_layers || a.head >= s->n_heads)) {
         fprintf(stderr, "shortc: error: mask: %s has %d layers and %d heads (--layer %lld --head %lld)\n", s->name,
                 s->n_layers, s->n_heads, a.layer, a.head);
+        rc = SHORTC_EXIT_USAGE;
         goto out;
     }
     int n = (int)a.tokens;

@@ -16,6 +16,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_sim.h"
+#include "usage.h"
 #include "fileio.h"
 #include "shortrt.h"
 
@@ -33,10 +34,6 @@
 #include <unistd.h>
 
 #define SIM_MAX_ARGS 256
-
-static const char sim_usage[] =
-    "usage: shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--unchecked]\n"
-    "                  [--sim-threads N] [-I DIR]... [--force] --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ..."; /* no final newline */
 
 /* Most -I directories (srt_sim_launch takes 15). */
 #define SIM_MAX_INCLUDES 15
@@ -208,16 +205,16 @@ static bool parse_cli(int argc, char **argv, SimCli *c) {
             if (c->nincludes == SIM_MAX_INCLUDES) return fail("more than %d -I directories", SIM_MAX_INCLUDES), false;
             c->includes[c->nincludes++] = d;
         } else if (a[0] == '-' && a[1]) {
-            return fail("unknown option '%s'\n%s", a, sim_usage), false;
+            return cli_unknown_option("sim", a), false;
         } else if (c->file) {
             return fail("more than one input file ('%s' and '%s')", c->file, a), false;
         } else {
             c->file = a;
         }
     }
-    if (!c->file) return fail("no input .cu file\n%s", sim_usage), false;
+    if (!c->file) return fail("no input .cu file; see 'shortc help sim'"), false;
     if (c->kernel && (!c->have_grid || !c->have_block))
-        return fail("--grid and --block are required\n%s", sim_usage), false;
+        return fail("--grid and --block are required; see 'shortc help sim'"), false;
     return true;
 }
 
@@ -305,10 +302,6 @@ static char *read_source(const char *path, size_t *len) {
 }
 
 int sim_main(int argc, char **argv) {
-    if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
-        puts(sim_usage);
-        return 0;
-    }
     SimCli *c = calloc(1, sizeof *c);
     srt_context *ctx = NULL;
     if (!c || srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
@@ -318,8 +311,15 @@ int sim_main(int argc, char **argv) {
     int rc = 1;
     size_t len = 0;
     char *src = NULL;
-    if (!parse_cli(argc, argv, c) || !(src = read_source(c->file, &len)) || !read_buffers(ctx, c) || !open_outputs(c))
+    if (!parse_cli(argc, argv, c)) {
+        rc = SHORTC_EXIT_USAGE;
         goto out;
+    }
+    if (!(src = read_source(c->file, &len)) || !read_buffers(ctx, c)) {
+        cli_bad_input();
+        goto out;
+    }
+    if (!open_outputs(c)) goto out;
     srt_sim_launch l = {
         .source = src, .len = len, .name = c->file, .kernel = c->kernel, .smem = (unsigned)c->smem,
         .checked = c->checked, .threads = c->threads, .cache_dir = NULL, .args = c->args, .nargs = c->nargs,

@@ -11,6 +11,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_tokenize.h"
+#include "usage.h"
 
 #include "fileio.h"
 #include "run_common.h"
@@ -125,17 +126,18 @@ int tokenize_main(int argc, char **argv) {
         else if (strcmp(s, "--tokens") == 0 && has_next) ra.tokens = argv[++i];
         else if (strcmp(s, "--decode") == 0) decode = true;
         else {
-            fprintf(stderr, "shortc: error: unknown or incomplete tokenize option '%s'\n", s);
-            return 1;
+            if (s[0] == '-' && s[1]) cli_unknown_option("tokenize", s);
+            else fprintf(stderr, "shortc: error: tokenize takes no file '%s' (--text FILE or --tokens FILE)\n", s);
+            return SHORTC_EXIT_USAGE;
         }
     }
     if (!ra.tokenizer) {
-        fprintf(stderr, "shortc: error: tokenize needs --tokenizer FILE\n");
-        return 1;
+        fprintf(stderr, "shortc: error: tokenize needs --tokenizer FILE; see 'shortc help tokenize'\n");
+        return SHORTC_EXIT_USAGE;
     }
     if (decode != (ra.tokens != NULL) || (!decode && !!ra.text + !!ra.prompt != 1)) {
         fprintf(stderr, "shortc: error: tokenize takes --text FILE or --prompt TEXT, or --decode --tokens FILE\n");
-        return 1;
+        return SHORTC_EXIT_USAGE;
     }
     int32_t *ids = NULL;
     int n = load_run_tokens(&ra, &ids);

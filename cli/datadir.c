@@ -35,7 +35,8 @@ static bool is_regular_file(const char *path) {
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool shortc_data_path(const char *rel, char *buf, size_t len) {
+/* rel inside the data directory into buf; false when it does not fit or there is no data directory. */
+static bool data_join(const char *rel, char *buf, size_t len) {
     const char *env = getenv("SHORTC_DATA_DIR");
     int n;
     if (env && *env) {
@@ -45,5 +46,12 @@ bool shortc_data_path(const char *rel, char *buf, size_t len) {
         if (!exe_dir(dir, sizeof dir)) return false;
         n = snprintf(buf, len, "%s/%s/%s", dir, SHORTC_DATA_REL, rel);
     }
-    return n > 0 && (size_t)n < len && is_regular_file(buf);
+    return n > 0 && (size_t)n < len;
+}
+
+bool shortc_data_path(const char *rel, char *buf, size_t len) { return data_join(rel, buf, len) && is_regular_file(buf); }
+
+bool shortc_data_dir(const char *rel, char *buf, size_t len) {
+    struct stat st;
+    return data_join(rel, buf, len) && stat(buf, &st) == 0 && S_ISDIR(st.st_mode);
 }

@@ -18,5 +18,7 @@
  * running from a build tree.
  */
 bool shortc_data_path(const char *rel, char *buf, size_t len);
+/* shortc_data_path for a directory (e.g. "models"): true when it exists. */
+bool shortc_data_dir(const char *rel, char *buf, size_t len);
 
 #endif /* SHORTC_DATADIR_H */

@@ -24,6 +24,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_compare.h"
+#include "cmd_convert.h"
 #include "cmd_eval.h"
 #include "cmd_generate.h"
 #include "cmd_mask.h"
@@ -31,56 +32,22 @@
 #include "cmd_tokenize.h"
 #include "datadir.h"
 #include "fileio.h"
+#include "modelpath.h"
 #include "run_common.h"
 #include "shortc.h"
 #include "shortrt.h"
+#include "usage.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-static const char usage_text[] =
-    "usage: shortc FILE.arch [-o OUT.cu] [--model NAME] [--plan-out FILE] [--force]\n"
-    "                        [--dump-spec] [--dump-ir[=PASS]] [--no-fuse] [--check] [--time]\n"
-    "       shortc --check FILE.cu\n"
-    "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
-    "                  (--weights FILE.safetensors | --random-weights SEED)\n"
-    "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
-    "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K] [--force]\n"
-    "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
-    "                  [--mem-init empty|zeros]   (also eval, generate: Transformer-XL memories' start)\n"
-    "       shortc eval MODEL (--weights FILE | --random-weights SEED) (--tokens FILE | --text FILE --tokenizer T)\n"
-    "                  [--mode M] [--stride S | --overlap K] [--json] [--backend B] [--model NAME]\n"
-    "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
-    "                  (--tokens PROMPT | --prompt TEXT... --tokenizer T | --prompts FILE) --max-new N\n"
-    "                  [--backend B] [--model NAME]\n"
-    "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report] [--quiet]\n"
-    "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
-    "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n"
-    "       shortc demo [MODEL.arch] [--backend B] [--tokens FILE]\n"
-    "       shortc --version\n"
-    "       shortc sim FILE.cu --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--unchecked]\n"
-    "                  [--sim-threads N] [-I DIR]... [--force]\n"
-    "                  --arg buf:IN.npy[:OUT.npy] | i32:V | u32:V | f32:V ...   (one per parameter)\n"
-    "       shortc compare A.arch [B.arch ...] [--variants FILE.arch] [--device NAME] [--window W]\n"
-    "                  [--stride S] [--overlap K] [--kernels sm_XX] [--json | --csv] [--svg OUT.svg [--force]]\n"
-    "       shortc report MODEL.arch [--model NAME] [same options as compare]\n"
-    "       shortc mask MODEL.arch --tokens N [-o MASKS.npy [--force]] [--ascii [--layer L] [--head H]] [--model NAME]\n"
-    "\n"
-    "PASS is one of: lower shapes layouts fuse dedup buffers all every (docs/ir.md).\n"
-    "Without --tokens, run and demo use a fixed 10-token prompt (ids modulo the vocabulary).\n"
-    "run takes any number of tokens: consecutive segments of the model's segment length, the state reset\n"
-    "between them unless the model carries it (a cache, memories: mode cached; recurrent: windows), one\n"
-    "logits row per token; --chunk K feeds each segment K tokens per call.\n"
-    "Every backend continues a sequence from its KV cache (sim and cuda: the plan's state, one per session).\n"
-    "--mode scores every token once with windows of the segment (docs/usage.md); T is a tokenizer.json,\n"
-    "a vocab.json (merges.txt beside it) or their directory.\n"
-    "An output that is a symbolic link is refused; --force replaces the link itself (never its target).\n";
 
 double now_ms(void) {
     struct timespec ts;
@@ -186,7 +153,8 @@ static bool write_outputs(const char *const path[2], const char *const data[2], 
 /* ------------------------------------------------------------------ */
 
 typedef struct CompileArgs {
-    const char *input;     /* .arch file (or .cu with --check) */
+    const char *input;     /* .arch file (or .cu with --check), the argument resolved (modelpath.h) */
+    const char *input_arg; /* the argument as given */
     const char *output;    /* -o */
     const char *model;     /* --model */
     const char *plan_out;  /* --plan-out */
@@ -206,6 +174,7 @@ static int check_existing_cu(const char *path) {
     int rc = 1;
     Source *src = diag_load_file(&d, path);
     if (src) rc = check_cuda_source(&d, src->text, src->len, path) > 0 || d.errors ? 1 : 0;
+    if (rc) cli_bad_input(); /* the file is missing or does not check */
     if (rc == 0) fprintf(stderr, "%s: check passed\n", path);
     arena_free(&a);
     return rc;
@@ -225,12 +194,17 @@ static int compile_main(const CompileArgs *ca) {
                          .stop = want_cuda ? COMPILE_STOP_AFTER_EMIT
                                  : ca->dump_ir ? COMPILE_STOP_AFTER_PASSES : COMPILE_STOP_AFTER_SEMA};
     CompileResult cr;
-    if (!shortc_compile(&a, &d, &co, &cr)) goto done;
-    if (!want_cuda) { rc = 0; goto done; }
-    if (!outputs_apart_from_sources(outs, 2, &d)) goto done; /* the model and its imports */
-    const EmitResult *er = &cr.emit;
-    if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0)
+    if (!shortc_compile(&a, &d, &co, &cr)) {
+        cli_bad_input(); /* the model's diagnostics are printed */
         goto done;
+    }
+    if (!want_cuda) { rc = 0; goto done; }
+    if (!outputs_apart_from_sources(outs, 2, &d)) { rc = SHORTC_EXIT_USAGE; goto done; } /* the model and its imports */
+    const EmitResult *er = &cr.emit;
+    if (ca->check && check_cuda_source(&d, er->cu, er->cu_len, ca->output ? ca->output : "<emitted>") > 0) {
+        cli_bad_input(); /* mapped to the .arch's lines */
+        goto done;
+    }
     const char *paths[2] = {ca->output, ca->plan_out}, *datas[2] = {er->cu, er->plan_json};
     const size_t lens[2] = {er->cu_len, er->plan_json ? strlen(er->plan_json) : 0};
     if (!write_outputs(paths, datas, lens)) goto done;
@@ -263,16 +237,16 @@ static int parse_compile_args(int argc, char **argv, CompileArgs *ca) {
         else if (strcmp(s, "--time") == 0) ca->time = true;
         else if (strcmp(s, "--force") == 0) fio_set_force(true);
         else if (s[0] == '-' && s[1] != '\0') {
-            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
+            cli_unknown_option("compile", s);
             return -1;
-        } else if (!ca->input) ca->input = s;
+        } else if (!ca->input) ca->input = resolve_model_name(ca->input_arg = s);
         else {
             fprintf(stderr, "shortc: error: more than one input file ('%s' and '%s')\n", ca->input, s);
             return -1;
         }
     }
     if (!ca->input) {
-        fprintf(stderr, "shortc: error: no input file\n%s", usage_text);
+        fprintf(stderr, "shortc: error: no input file; see 'shortc --help'\n");
         return -1;
     }
     return 0;
@@ -300,23 +274,122 @@ static int default_tokens(int32_t **out) {
 /* Largest token file read (whitespace-separated ids). */
 #define TOKENS_FILE_MAX ((size_t)64 << 20)
 
-char *read_text_file(const char *path, const char *what, size_t *len) {
-    const char *why;
-    char *text = fio_read_file(path, TOKENS_FILE_MAX, len, &why);
-    if (!text)
-        fprintf(stderr, "shortc: error: cannot read %s '%s': %s\n", what, path,
-                why == fio_too_large ? "larger than 64 MiB" : why);
+/* The rest of a stream (a pipe, a FIFO, a terminal) read to its end, at most max bytes: malloc'd and
+ * NUL-terminated, or NULL with *why set (fio_too_large past max). The buffer grows with what arrives and
+ * never past max + 1 bytes. */
+static char *read_stream_fd(int fd, size_t max, size_t *len, const char **why) {
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (n == cap) { /* full: grow, up to one byte past max (which tells a stream over max) */
+            size_t want = cap ? 2 * cap : (size_t)1 << 16;
+            if (want > max + 1) want = max + 1;
+            if (n == want) return free(buf), *why = fio_too_large, NULL;
+            char *nb = realloc(buf, want + 1);
+            if (!nb) return free(buf), *why = "out of memory", NULL;
+            buf = nb, cap = want;
+        }
+        ssize_t got = read(fd, buf + n, cap - n);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return free(buf), *why = strerror(errno), NULL;
+        if (got == 0) break;
+        n += (size_t)got;
+    }
+    if (n > max) return free(buf), *why = fio_too_large, NULL;
+    buf[n] = 0;
+    if (len) *len = n;
+    return buf;
+}
+
+/* A FIFO named as a streamed input: opened for reading (waiting for its writer, as a user naming a FIFO
+ * expects) and read to its end. NULL with *why when it cannot be. */
+static char *read_fifo(const char *path, size_t max, size_t *len, const char **why) {
+    int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC); /* /dev/fd/N of a shell's <(...) is a link */
+    if (fd < 0) return *why = strerror(errno), NULL;
+    struct stat st;
+    char *text = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) ? read_stream_fd(fd, max, len, why)
+                                                              : (*why = "not a regular file or FIFO", NULL);
+    close(fd);
     return text;
 }
 
-/* Reads whitespace-separated token ids. Returns count or -1 (message printed). */
+char *read_text_file(const char *path, const char *what, size_t *len) {
+    const char *why;
+    struct stat st;
+    char *text;
+    if (strcmp(path, "-") == 0) text = read_stream_fd(STDIN_FILENO, TOKENS_FILE_MAX, len, &why);
+    else if (stat(path, &st) == 0 && S_ISFIFO(st.st_mode)) text = read_fifo(path, TOKENS_FILE_MAX, len, &why);
+    else text = fio_read_file(path, TOKENS_FILE_MAX, len, &why);
+    if (!text) {
+        fprintf(stderr, "shortc: error: cannot read %s '%s': %s\n", what, strcmp(path, "-") ? path : "(standard input)",
+                why == fio_too_large ? "larger than 64 MiB" : why);
+        cli_bad_input();
+    }
+    return text;
+}
+
+/* Token ids from a .npy of int32 or uint32 (any shape, read in C order). Returns count or -1 (message
+ * printed). */
+static int read_tokens_npy(const char *path, int32_t **out) {
+    srt_context *ctx = NULL;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
+        fprintf(stderr, "shortc: error: out of memory\n");
+        return -1;
+    }
+    srt_dtype dt = (srt_dtype)-1;
+    void *data = NULL;
+    int64_t shape[8];
+    int rank = 8, n = -1;
+    srt_status st = srt_npy_read(ctx, path, &dt, &data, shape, &rank);
+    int64_t count = 1;
+    for (int i = 0; st == SRT_OK && i < rank; i++) count *= shape[i];
+    if (st != SRT_OK) {
+        print_lib_error(st, srt_last_error(ctx));
+        if (strstr(srt_last_error(ctx), "'<i8'"))
+            fprintf(stderr, "shortc: note: token ids are read as int32 or uint32: numpy's default int64 array "
+                            "can be saved with .astype(numpy.int32)\n");
+    } else if (dt == SRT_DTYPE_F32)
+        fprintf(stderr, "shortc: error: %s: token ids must be integers (int32 or uint32), found float32\n", path);
+    else if (count < 1 || count > INT_MAX)
+        fprintf(stderr, "shortc: error: %s: %lld token ids (1 to %d are read)\n", path, (long long)count, INT_MAX);
+    else if (!(*out = malloc(sizeof **out * (size_t)count))) fprintf(stderr, "shortc: error: out of memory\n");
+    else {
+        n = (int)count;
+        for (int i = 0; i < n && n > 0; i++) {
+            int64_t v = dt == SRT_DTYPE_I32 ? ((const int32_t *)data)[i] : (int64_t)((const uint32_t *)data)[i];
+            if (v < 0 || v > INT32_MAX) {
+                fprintf(stderr, "shortc: error: %s: token %d (%lld) is not a token id\n", path, i + 1, (long long)v);
+                free(*out);
+                n = -1;
+            } else (*out)[i] = (int32_t)v;
+        }
+    }
+    if (n < 0) cli_bad_input();
+    srt_free(ctx, data);
+    srt_context_destroy(ctx);
+    return n;
+}
+
+/* Reads token ids: whitespace-separated text ('-': stdin, a FIFO: read as it comes), or a .npy. Returns
+ * count or -1 (message printed). */
 static int read_tokens(const char *path, int32_t **out) {
+    if (ends_with(path, ".npy")) return read_tokens_npy(path, out);
     size_t len = 0;
     char *text = read_text_file(path, "tokens", &len);
     if (!text) return -1;
-    int n = parse_tokens(path, text, len, out);
+    int n = parse_tokens(strcmp(path, "-") ? path : "(standard input)", text, len, out);
+    if (n < 0) cli_bad_input();
     free(text);
     return n;
+}
+
+/* The inputs of ra that name standard input ('-'): at most one may (refused otherwise), and never a
+ * file that is read by seeking (weights, tokenizer, model). */
+static bool stdin_once(const RunArgs *ra) {
+    const char *const streams[] = {ra->tokens, ra->text, ra->prompts_file};
+    int n = 0;
+    for (int i = 0; i < 3; i++) n += streams[i] && strcmp(streams[i], "-") == 0;
+    return n <= 1;
 }
 
 
@@ -407,6 +480,7 @@ bool logits_finite(const float *logits, int64_t first_row, int nrows, int vocab)
 /* Prints a runtime error. A compile error of an .arch already has the compiler's own
  * "file:line:col: error:" lines, which stay first (no "shortc: error:" in front). */
 void print_lib_error(srt_status st, const char *msg) {
+    if (st == SRT_ERR_INVALID || st == SRT_ERR_IO || st == SRT_ERR_FORMAT || st == SRT_ERR_WEIGHTS) cli_bad_input();
     const char *nl = strchr(msg, '\n');
     size_t first = nl ? (size_t)(nl - msg) : strlen(msg);
     const char *tag = strstr(msg, ": error: ");
@@ -449,6 +523,11 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
         close_model(om);
         return false;
     }
+    if (ra->save_weights && (st = srt_model_save_random_weights(om->m, (uint64_t)ra->seed, ra->save_weights)) != SRT_OK) {
+        print_lib_error(st, srt_last_error(om->ctx));
+        close_model(om);
+        return false;
+    }
     if (om->mi.cache_note && *om->mi.cache_note) fprintf(stderr, "shortc: warning: %s\n", om->mi.cache_note);
     if (om->mi.recurrent && ra->max_new >= 0) { /* generate: each one-token forward would be a window of its own */
         fprintf(stderr, "shortc: error: model '%s' is recurrent (windows passing h_prev): generate cannot run it yet\n",
@@ -467,7 +546,8 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
  * the last row.
  */
 typedef struct LogitsSink {
-    FioOut out;         /* the --logits file being written (open: path != NULL) */
+    FioOut out;         /* the --logits file being written (open: path != NULL and not stdout) */
+    bool to_stdout;     /* --logits -: the rows go to stdout as they come */
     const char *path;   /* --logits, or NULL: no file at all */
     int vocab;          /* row width */
     bool check;         /* refuse non-finite rows */
@@ -490,8 +570,12 @@ static bool sink_open(LogitsSink *k, const RunArgs *ra, srt_context *ctx, int n,
     size_t len = 0;
     const char *why = NULL;
     srt_status st = srt_npy_encode_header(ctx, SRT_DTYPE_F32, shape, 2, &header, &len);
+    k->to_stdout = strcmp(ra->logits, "-") == 0;
     if (st != SRT_OK) print_lib_error(st, srt_last_error(ctx));
-    else if (!fio_out_open(&k->out, ra->logits, &why))
+    else if (k->to_stdout) {
+        k->path = "(standard output)";
+        if (fwrite(header, 1, len, stdout) != len) k->failed = true;
+    } else if (!fio_out_open(&k->out, ra->logits, &why))
         fprintf(stderr, "shortc: error: cannot write '%s': %s\n", ra->logits, why);
     else {
         k->path = ra->logits;
@@ -506,7 +590,13 @@ static srt_status sink_rows(void *ud, int64_t first_row, int nrows, const float 
     LogitsSink *k = ud;
     double t0 = now_ms();
     if (k->check && !logits_finite(logits, first_row, nrows, k->vocab)) k->failed = true;
-    else if (k->path) {
+    else if (k->path && k->to_stdout) {
+        size_t count = (size_t)nrows * (size_t)k->vocab;
+        if (fwrite(logits, sizeof *logits, count, stdout) != count) {
+            fprintf(stderr, "shortc: error: cannot write the logits to standard output: %s\n", strerror(errno));
+            k->failed = true;
+        }
+    } else if (k->path) {
         fio_out_write(&k->out, logits, sizeof *logits * (size_t)nrows * (size_t)k->vocab);
         if (k->out.err) {
             fprintf(stderr, "shortc: error: cannot write '%s': %s\n", k->path, strerror(k->out.err));
@@ -523,7 +613,12 @@ static srt_status sink_rows(void *ud, int64_t first_row, int nrows, const float 
  * the error and returns false when it cannot be finished. The last row stays (free it). */
 static bool sink_close(LogitsSink *k, bool ok) {
     const char *why = NULL;
-    if (k->path && !ok) fio_out_abort(&k->out);
+    if (k->path && k->to_stdout) { /* what was written stays written: a reader sees a short file */
+        if (fflush(stdout) != 0 && ok) {
+            fprintf(stderr, "shortc: error: cannot write the logits to standard output: %s\n", strerror(errno));
+            ok = false;
+        }
+    } else if (k->path && !ok) fio_out_abort(&k->out);
     else if (k->path && !fio_out_commit(&k->out, &why)) {
         fprintf(stderr, "shortc: error: cannot write '%s': %s\n", k->path, why);
         ok = false;
@@ -539,7 +634,8 @@ static bool sink_close(LogitsSink *k, bool ok) {
  * within a segment, calls of `chunk` tokens through the state (0: the whole segment in one call).
  * Prints the error and returns false.
  */
-static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, LogitsSink *sink) {
+static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int chunk, LogitsSink *sink,
+                             srt_progress_fn progress, void *progress_ud) {
     int L = om->mi.segment, V = om->mi.vocab;
     float *rows = malloc(sizeof *rows * (size_t)L * (size_t)V);
     if (!rows) {
@@ -556,6 +652,7 @@ static bool forward_segments(OpenModel *om, const int32_t *tokens, int n, int ch
             at += k;
         }
         if (st == SRT_OK) st = sink_rows(sink, seg, len, rows);
+        if (st == SRT_OK && progress) progress(progress_ud, seg + len, n);
     }
     if (st != SRT_OK && !sink->failed) print_lib_error(st, srt_last_error(om->ctx));
     free(rows);
@@ -573,6 +670,7 @@ bool tokens_in_vocab(const RunArgs *ra, const int32_t *tokens, int ntokens, cons
         if (tokens[i] < 0 || tokens[i] >= mi->vocab) {
             fprintf(stderr, "shortc: error: %s: token %d at index %d is outside the vocabulary [0, %d) of model '%s'\n",
                     src, (int)tokens[i], i, mi->vocab, mi->name);
+            cli_bad_input();
             return false;
         }
     return true;
@@ -596,16 +694,21 @@ static int run_model(const RunArgs *ra, int32_t *tokens, int ntokens) {
     bool by_mode = args_name_mode(ra) || mi->recurrent || (mi->carries_state && !ra->chunk);
     if (by_mode && !eval_options_from_args(ra, &eo)) goto out;
     if (!sink_open(&sink, ra, om.ctx, ntokens, mi->vocab)) goto out;
+    Progress pr;
+    srt_progress_fn progress;
+    void *progress_ud;
+    progress_attach(ra, "run", &pr, &progress, &progress_ud);
     double t0 = now_ms();
     /* a named mode, or the model's own (cached, windows): its rows through the runtime (srt_eval_logits_stream) */
     if (by_mode) {
         model_mode_defaults(ra, mi, &eo);
+        eo.progress = progress, eo.progress_ud = progress_ud;
         srt_status st = srt_eval_logits_stream(om.s, &eo, tokens, ntokens, sink_rows, &sink);
         if (st != SRT_OK) {
             if (!sink.failed) print_lib_error(st, srt_last_error(om.ctx));
             goto out;
         }
-    } else if (!forward_segments(&om, tokens, ntokens, ra->chunk, &sink)) goto out;
+    } else if (!forward_segments(&om, tokens, ntokens, ra->chunk, &sink, progress, progress_ud)) goto out;
     double fwd_ms = now_ms() - t0 - sink.ms;
     if (!sink_close(&sink, true)) goto out;
     if (ra->report) print_report(om.m, mi, ntokens, fwd_ms);
@@ -685,6 +788,7 @@ static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra
     else if (gen && strcmp(s, "--eos") == 0) ok = parse_flag_int(s, val, 0, INT32_MAX, &ra->eos);
     else if (strcmp(s, "--sim-threads") == 0 && (ok = parse_flag_int(s, val, 0, 4096, &v))) ra->sim_threads = (int)v;
     else if (strcmp(s, "--mem-init") == 0) ok = parse_mem_init(val, &ra->mem_zeros);
+    else if (strcmp(s, "--save-weights") == 0) ra->save_weights = val;
     else if (ok) return 0;
     if (!ok) return -1;
     (*i)++;
@@ -697,7 +801,11 @@ static bool run_args_consistent(RunCmd cmd, RunArgs *ra) {
     const char *err = NULL;
     int inputs = !!ra->tokens + !!ra->text + !!ra->prompt + !!ra->prompts_file;
     if (!ra->model_path) {
-        fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu)\n%s", name, usage_text);
+        fprintf(stderr, "shortc: error: %s needs a model (.arch or .cu); see 'shortc help %s'\n", name, name);
+        return false;
+    }
+    if (!model_found(ra->model_path, ra->model_arg)) {
+        cli_bad_input();
         return false;
     }
     if (ra->weights && ra->seed >= 0) {
@@ -705,6 +813,17 @@ static bool run_args_consistent(RunCmd cmd, RunArgs *ra) {
         return false;
     }
     if (!ra->weights && ra->seed < 0) err = "needs --weights FILE or --random-weights SEED";
+    else if (ra->save_weights && ra->seed < 0) err = "takes --save-weights only with --random-weights SEED";
+    else if (ra->quiet && ra->progress) err = "takes --quiet or --progress, not both";
+    else if (!stdin_once(ra)) err = "reads standard input ('-') for one input only";
+    else if (ra->weights && strcmp(ra->weights, "-") == 0)
+        err = "cannot read --weights from standard input: the reader needs a regular file (it seeks)";
+    else if (ra->tokenizer && strcmp(ra->tokenizer, "-") == 0)
+        err = "cannot read --tokenizer from standard input: it needs a regular file or directory";
+    else if (strcmp(ra->model_path, "-") == 0)
+        err = "cannot read the model from standard input: it needs a regular file (imports are found beside it)";
+    else if (ra->logits && strcmp(ra->logits, "-") == 0 && (ra->top || ra->report))
+        err = "writes the logits to stdout with --logits -, so takes no --top or --report (they print there too)";
     else if (inputs > 1)
         err = cmd == RUN_CMD_GENERATE ? "takes one of --tokens, --text, --prompt (repeated for a batch) and --prompts"
                                       : "takes --tokens or --text, not both";
@@ -727,13 +846,14 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         if (r > 0) continue;
         if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
-        else if (cmd == RUN_CMD_EVAL && strcmp(s, "--json") == 0) ra->json = true;
+        else if (cmd != RUN_CMD_RUN && strcmp(s, "--json") == 0) ra->json = true;
         else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
-        else if (cmd == RUN_CMD_GENERATE && strcmp(s, "--quiet") == 0) ra->quiet = true;
-        else if (s[0] == '-') {
-            fprintf(stderr, "shortc: error: unknown or incomplete option '%s'\n%s", s, usage_text);
+        else if (strcmp(s, "--quiet") == 0) ra->quiet = true;
+        else if (strcmp(s, "--progress") == 0) ra->progress = true;
+        else if (s[0] == '-' && s[1]) {
+            cli_unknown_option(cmd == RUN_CMD_GENERATE ? "generate" : cmd == RUN_CMD_EVAL ? "eval" : "run", s);
             return false;
-        } else if (!ra->model_path) ra->model_path = s;
+        } else if (!ra->model_path) ra->model_path = resolve_model_name(ra->model_arg = s);
         else {
             fprintf(stderr, "shortc: error: more than one model ('%s' and '%s')\n", ra->model_path, s);
             return false;
@@ -760,9 +880,9 @@ bool run_outputs_apart(const RunArgs *ra, const char *const *outs, int nouts) {
 
 static int run_main(int argc, char **argv) {
     RunArgs ra = RUN_ARGS_INIT;
-    if (!parse_run_args(argc, argv, RUN_CMD_RUN, &ra)) return 1;
-    const char *const outs[] = {ra.logits};
-    if (!run_outputs_apart(&ra, outs, 1)) return 1;
+    if (!parse_run_args(argc, argv, RUN_CMD_RUN, &ra)) return cli_usage_failure();
+    const char *const outs[] = {ra.logits, ra.save_weights};
+    if (!run_outputs_apart(&ra, outs, 2)) return SHORTC_EXIT_USAGE;
     int32_t *tokens = NULL;
     int n;
     if (ra.tokens || ra.text) {
@@ -790,32 +910,35 @@ static int cmp_main(int argc, char **argv) {
             double v = strtod(argv[i + 1], &end);
             if (end == argv[i + 1] || *end || !(v >= 0) || isinf(v)) {
                 fprintf(stderr, "shortc: error: %s needs a non-negative number, found '%s'\n", argv[i], argv[i + 1]);
-                return 2;
+                return SHORTC_EXIT_USAGE;
             }
             *(argv[i][2] == 'a' ? &atol : &rtol) = v;
             i++;
-        }
-        else if (!a_path) a_path = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            cli_unknown_option("cmp", argv[i]);
+            return SHORTC_EXIT_USAGE;
+        } else if (!a_path) a_path = argv[i];
         else if (!b_path) b_path = argv[i];
         else {
             fprintf(stderr, "shortc: error: cmp takes two .npy files\n");
-            return 2;
+            return SHORTC_EXIT_USAGE;
         }
     }
     if (!a_path || !b_path) {
-        fprintf(stderr, "shortc: error: cmp takes two .npy files\n%s", usage_text);
-        return 2;
+        fprintf(stderr, "shortc: error: cmp takes two .npy files; see 'shortc help cmp'\n");
+        return SHORTC_EXIT_USAGE;
     }
     srt_context *ctx = NULL;
-    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 2;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return SHORTC_EXIT_FAILURE;
     float *a = NULL, *b = NULL;
     int64_t sa[8], sb[8];
-    int ra = 8, rb = 8, rc = 2;
+    int ra = 8, rb = 8, rc = SHORTC_EXIT_INPUT;
     if (srt_npy_read_f32(ctx, a_path, &a, sa, &ra) != SRT_OK ||
         srt_npy_read_f32(ctx, b_path, &b, sb, &rb) != SRT_OK) {
         fprintf(stderr, "shortc: error: %s\n", srt_last_error(ctx));
         goto out;
     }
+    rc = SHORTC_EXIT_FAILURE; /* from here on: the arrays differ */
     if (ra != rb || memcmp(sa, sb, sizeof *sa * (size_t)ra) != 0) {
         fprintf(stderr, "shortc: error: shapes differ: %s has rank %d, %s has rank %d or other sizes\n", a_path, ra,
                 b_path, rb);
@@ -858,10 +981,10 @@ static int demo_main(int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) backend = argv[++i];
         else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc) tokens = argv[++i];
-        else if (argv[i][0] != '-') model = argv[i];
+        else if (argv[i][0] != '-') model = resolve_model_name(argv[i]);
         else {
-            fprintf(stderr, "shortc: error: unknown demo option '%s'\n", argv[i]);
-            return 1;
+            cli_unknown_option("demo", argv[i]);
+            return SHORTC_EXIT_USAGE;
         }
     }
     /* 1. compile to CUDA */
@@ -873,7 +996,10 @@ static int demo_main(int argc, char **argv) {
     double t0 = now_ms();
     CompileOptions co = {.path = model};
     CompileResult cr;
-    if (!shortc_compile(&a, &d, &co, &cr)) goto out;
+    if (!shortc_compile(&a, &d, &co, &cr)) {
+        cli_bad_input();
+        goto out;
+    }
     double t1 = now_ms();
     const ModelSpec *spec = cr.spec;
     const Graph *g = cr.graph;
@@ -920,26 +1046,59 @@ out:
     return rc;
 }
 
+/* The subcommands and their entry points (the default command, compile, is not among them). */
+typedef struct Subcommand {
+    const char *name;                   /* argv[1] */
+    int (*main)(int argc, char **argv); /* its entry point; returns an exit code (usage.h) */
+} Subcommand;
+
+static int compile_cmd_main(int argc, char **argv) {
+    CompileArgs ca;
+    if (parse_compile_args(argc, argv, &ca) < 0) return SHORTC_EXIT_USAGE;
+    if (!model_found(ca.input, ca.input_arg)) return SHORTC_EXIT_INPUT;
+    return compile_main(&ca);
+}
+
+static const Subcommand subcommands[] = {
+    {"run", run_main}, {"generate", generate_main}, {"cmp", cmp_main}, {"demo", demo_main}, {"sim", sim_main},
+    {"tokenize", tokenize_main}, {"eval", eval_main}, {"mask", mask_main}, {"compare", compare_main},
+    {"report", report_main}, {"help", cli_help_main}, {"convert", convert_main},
+};
+
+/* The command of argv[1], or NULL: the default command (compile). */
+static const Subcommand *find_subcommand(const char *word) {
+    for (size_t i = 0; i < sizeof subcommands / sizeof subcommands[0]; i++)
+        if (strcmp(subcommands[i].name, word) == 0) return &subcommands[i];
+    return NULL;
+}
+
+/* Whether word can only be a mistyped command: no such file, no '.' or '/' (a file name has them). */
+static bool looks_like_command(const char *word) {
+    return !strchr(word, '.') && !strchr(word, '/') && access(word, F_OK) != 0;
+}
+
 int main(int argc, char **argv) {
+    cli_setup_model_path();
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        fputs(usage_text, argc < 2 ? stderr : stdout);
-        return argc < 2 ? 1 : 0;
+        cli_print_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? SHORTC_EXIT_USAGE : SHORTC_EXIT_OK;
     }
     if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
         printf("shortc %s (libshortrt %s)\n", SHORTRT_VERSION_STRING, srt_version());
-        return 0;
+        return SHORTC_EXIT_OK;
     }
-    if (strcmp(argv[1], "run") == 0) return run_main(argc, argv);
-    if (strcmp(argv[1], "generate") == 0) return generate_main(argc, argv);
-    if (strcmp(argv[1], "cmp") == 0) return cmp_main(argc, argv);
-    if (strcmp(argv[1], "demo") == 0) return demo_main(argc, argv);
-    if (strcmp(argv[1], "sim") == 0) return sim_main(argc, argv);
-    if (strcmp(argv[1], "tokenize") == 0) return tokenize_main(argc, argv);
-    if (strcmp(argv[1], "eval") == 0) return eval_main(argc, argv);
-    if (strcmp(argv[1], "mask") == 0) return mask_main(argc, argv);
-    if (strcmp(argv[1], "compare") == 0) return compare_main(argc, argv);
-    if (strcmp(argv[1], "report") == 0) return report_main(argc, argv);
-    CompileArgs ca;
-    if (parse_compile_args(argc, argv, &ca) < 0) return 1;
-    return compile_main(&ca);
+    const Subcommand *sc = find_subcommand(argv[1]);
+    bool converter = sc && sc->main == convert_main; /* its options are the converter's own */
+    if (sc && !converter && sc->main != cli_help_main && cli_wants_help(argc, argv)) {
+        cli_print_cmd_usage(sc->name, stdout);
+        return SHORTC_EXIT_OK;
+    }
+    if (!sc && argv[1][0] != '-' && looks_like_command(argv[1]) && resolve_model_name(argv[1]) == argv[1] &&
+        cli_unknown_command(argv[1]))
+        return SHORTC_EXIT_USAGE;
+    if (!sc && cli_wants_help(argc, argv) ) {
+        cli_print_cmd_usage("compile", stdout);
+        return SHORTC_EXIT_OK;
+    }
+    return shortc_exit_code(sc ? sc->main(argc, argv) : compile_cmd_main(argc, argv));
 }

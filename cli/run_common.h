@@ -24,7 +24,8 @@ typedef enum RunCmd {
 } RunCmd;
 
 typedef struct RunArgs {
-    const char *model_path;    /* .arch or .cu */
+    const char *model_path;    /* .arch or .cu (the model argument resolved: modelpath.h) */
+    const char *model_arg;     /* the model argument as given */
     const char *model_name;    /* --model */
     const char *weights;       /* --weights */
     long long seed;            /* --random-weights (-1: none) */
@@ -41,11 +42,13 @@ typedef struct RunArgs {
     const char *mode;          /* --mode NAME (run, eval; NULL: run's consecutive segments, eval's nonoverlapping) */
     int stride;                /* --stride S (sliding; 0: not given) */
     int overlap;               /* --overlap K (windows; -1: not given) */
-    bool json;                 /* eval --json */
+    bool json;                 /* eval, generate --json: one JSON object on stdout */
     int top;                   /* --top K: print top-K next tokens */
     int sim_threads;           /* --sim-threads */
     bool report;               /* --report */
-    bool quiet;                /* generate --quiet: no summary line on stderr */
+    bool quiet;                /* --quiet: no progress, and no summary line (generate) on stderr */
+    bool progress;             /* --progress: progress lines on stderr even when it is not a terminal */
+    const char *save_weights;  /* --save-weights OUT.safetensors: the --random-weights written out */
     bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
     int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */

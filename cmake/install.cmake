@@ -9,6 +9,7 @@
 #   lib/cmake/shortrt/                           find_package(shortrt): shortrt::shortrt (shared),
 #                                                shortrt::shortrt_static, with a version file
 #   share/shortc/models/*.arch                   the bundled models (`shortc demo`'s default)
+#   share/shortc/tools/convert_checkpoint.py     the checkpoint converter (`shortc convert`)
 #   share/man/man1/shortc.1, man3/shortrt.3      man pages
 #   share/doc/shortc/                            README, LICENSE, docs/*.md (as README links them), samples/argmax.c
 # Nothing installed refers to the source or build tree; the prefix can be moved.
@@ -51,6 +52,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/shortrt.pc DESTINATION ${CMAKE_INSTALL
 # data, man pages, documentation
 install(DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}/models/ DESTINATION ${CMAKE_INSTALL_DATADIR}/shortc/models
         FILES_MATCHING PATTERN "*.arch")
+install(PROGRAMS ${CMAKE_CURRENT_SOURCE_DIR}/tools/convert_checkpoint.py DESTINATION ${CMAKE_INSTALL_DATADIR}/shortc/tools)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/shortc.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/docs/man/shortrt.3 DESTINATION ${CMAKE_INSTALL_MANDIR}/man3)
 install(FILES ${CMAKE_CURRENT_SOURCE_DIR}/README.md ${CMAKE_CURRENT_SOURCE_DIR}/LICENSE DESTINATION ${SHORTC_DOC_DIR})

@@ -139,6 +139,7 @@ const PlanField plan_schema[] = {
 
     F(PO_REF_ARENA, "arena", PT_INT, true),
     F(PO_REF_WEIGHT, "weight", PT_INT, true),
+    F(PO_REF_WEIGHT, "offset", PT_INT, false),
     F(PO_REF_STATE, "state", PT_INT, true),
     F(PO_REF_STATE, "offset", PT_INT, false),
     F(PO_REF_CONST, "const", PT_INT, true),

@@ -37,7 +37,7 @@ typedef enum PlanObject {
     PO_GEMM,        /* a step with "op": "gemm" */
     PO_DIM,         /* a DIM written as an object: {"t", "p", "fill", "b", "c", "div"} */
     PO_REF_ARENA,   /* REF {"arena": OFFSET} */
-    PO_REF_WEIGHT,  /* REF {"weight": I} */
+    PO_REF_WEIGHT,  /* REF {"weight": I, "offset": B} */
     PO_REF_STATE,   /* REF {"state": I, "offset": B} */
     PO_REF_CONST,   /* REF {"const": I, "offset": B} */
     PO_ARG_INT,     /* kernel argument {"int": DIM} */

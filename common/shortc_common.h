@@ -64,6 +64,15 @@ double rt_rng_normal(RtRng *r);    /* N(0, 1), Box-Muller (cosine branch) */
 /* The plan's framing (docs/plan.md)                                     */
 /* ------------------------------------------------------------------ */
 
+/* Shared memory per block every CUDA device gives a kernel without asking: its static shared memory, and the
+ * default limit of its dynamic shared memory (cuFuncSetAttribute raises the latter). */
+#define SHORTC_SMEM_DEFAULT_LIMIT (48 * 1024)
+/* The most shared memory per block the emitter plans a kernel for (dynamic, through cuFuncSetAttribute): the
+ * smallest opt-in maximum of the devices shortc targets (sm_86/sm_89: 99 KB; sm_80: 163 KB; sm_90: 227 KB).
+ * The runtime reads the device's own maximum (CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) and
+ * refuses a launch that needs more. */
+#define SHORTC_SMEM_OPTIN_LIMIT (99 * 1024)
+
 /* Markers around the plan inside the .cu (a C comment). */
 #define SHORTC_PLAN_BEGIN "/* SHORTC-PLAN-BEGIN"
 #define SHORTC_PLAN_END "SHORTC-PLAN-END */"

@@ -1,6 +1,7 @@
 /*
- * attn_pattern.c — the one declarative description of an attention kind's
- * pattern (docs/attention/) and everything derived from it:
+ * attn_pattern.c — an attention kind's pattern at one layer, from its row of
+ * the kind table (attn_kinds.c) and its typed parameters, and everything
+ * derived from it, for every kind alike:
  *   - token-level visibility (the interpreter's mask, `shortc mask`);
  *   - per query tile, the list of key tiles (full / partial) or, for a
  *     gathered kind, the union of its queries' keys (the emitter's tables);
@@ -14,25 +15,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A parameter of the spec (sema filled in defaults, so it is present). */
-static double param(const AttnSpec *a, const char *key) {
-    for (int i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].key, key) == 0) return a->params[i].value;
-    return 0;
-}
-
-/* A whole-number parameter in [lo, hi]; false with a message otherwise. */
-static bool int_param(const AttnSpec *a, const char *key, long lo, long hi, long *out, char *err, size_t errlen) {
-    double v = param(a, key);
-    if (v != floor(v) || v < (double)lo || v > (double)hi) {
-        snprintf(err, errlen, "attention '%s': %s=%g must be a whole number in [%ld, %ld]", attn_kind_name(a->kind), key,
-                 v, lo, hi);
-        return false;
-    }
-    *out = (long)v;
-    return true;
-}
 
 /* The generator stream of (seed, layer, head, row): splitmix64 state from the four. */
 static RtRng pattern_stream(uint64_t seed, int layer, int head, int row) {
@@ -105,119 +87,62 @@ static void bigbird_row(uint64_t seed, int layer, int head, int qb, int w, int g
     sort_small(out, n);
 }
 
-static bool build_tables(AttnPattern *p) {
-    if (p->kind == ATTN_GAUSSIAN) {
-        p->gauss = malloc(sizeof *p->gauss * (size_t)p->heads * (size_t)p->ntok * (size_t)p->c);
+/* Entries of p's seeded table. */
+static double table_entries(const AttnPattern *p) {
+    const AttnParams *k = &p->prm;
+    switch (p->row->seeds) {
+    case ATTN_SEEDS_KEYS: return (double)p->heads * p->ntok * k->c;
+    case ATTN_SEEDS_BLOCKS: return (double)p->heads * ((p->ntok + k->block - 1) / k->block) * k->random;
+    case ATTN_SEEDS_NONE: break;
+    }
+    return 0;
+}
+
+/* Draws p's seeded table (table_entries entries); false when out of memory. */
+static bool build_table(AttnPattern *p) {
+    const AttnParams *k = &p->prm;
+    p->table_len = (size_t)table_entries(p);
+    if (!p->table_len) return true;
+    p->table = malloc(sizeof *p->table * p->table_len);
+    if (!p->table) return false;
+    if (p->row->seeds == ATTN_SEEDS_KEYS) {
         bool *used = calloc((size_t)p->ntok + 1, sizeof *used);
-        if (!p->gauss || !used) {
-            free(used);
-            return false;
-        }
+        if (!used) return false;
         for (int h = 0; h < p->heads; h++)
             for (int i = 0; i < p->ntok; i++) {
-                int *row = p->gauss + ((size_t)h * p->ntok + i) * p->c;
-                int n = gaussian_row(p->seed, p->layer, h, i, p->base, p->c, p->tie_up, used, row);
-                for (int k = n; k < p->c; k++) row[k] = -1;
+                int *row = p->table + ((size_t)h * p->ntok + i) * k->c;
+                int n = gaussian_row((uint64_t)k->seed, p->layer, h, i, k->base, k->c, k->tie != 0, used, row);
+                for (int e = n; e < k->c; e++) row[e] = -1;
             }
         free(used);
-    }
-    if (p->kind == ATTN_BIGBIRD && p->random > 0) {
-        int nb = (p->ntok + p->block - 1) / p->block;
-        p->rand = malloc(sizeof *p->rand * (size_t)p->heads * (size_t)nb * (size_t)p->random);
-        if (!p->rand) return false;
+    } else {
+        int nb = (p->ntok + k->block - 1) / k->block;
         for (int h = 0; h < p->heads; h++)
             for (int qb = 0; qb < nb; qb++)
-                bigbird_row(p->seed, p->layer, h, qb, p->window, p->globals, p->random,
-                            p->rand + ((size_t)h * nb + qb) * p->random);
+                bigbird_row((uint64_t)k->seed, p->layer, h, qb, (k->window + 1) / 2, k->global, k->random,
+                            p->table + ((size_t)h * nb + qb) * k->random);
     }
     return true;
 }
 
-/* Entries the seeded tables would hold; the pattern refuses more than PATTERN_MAX_TABLE. */
+/* Entries the seeded tables may hold; the pattern refuses more. */
 enum { PATTERN_MAX_TABLE = 1 << 26 };
-static double table_entries(const AttnPattern *p) {
-    if (p->kind == ATTN_GAUSSIAN) return (double)p->heads * p->ntok * p->c;
-    if (p->kind == ATTN_BIGBIRD) return (double)p->heads * ((p->ntok + p->block - 1) / p->block) * p->random;
-    return 0;
-}
 
 bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads, int ntok, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
     p->kind = a->kind;
+    p->row = attn_kind_row(a->kind);
+    p->prm = a->prm;
     p->layer = layer;
     p->heads = heads;
     p->ntok = ntok;
-    p->dilation = 1;
-    long v = 0, v2 = 0;
-    enum { BIG = 1 << 20 };
-    switch (a->kind) {
-    case ATTN_CAUSAL: break;
-    case ATTN_WINDOW:
-        if (!int_param(a, "size", 1, BIG, &v, err, errlen)) return false;
-        p->window = (int)v;
-        break;
-    case ATTN_DILATED: /* size_last: a ramp sema resolved into each layer's size */
-        if (!int_param(a, "size", 1, BIG, &v, err, errlen) || !int_param(a, "dilation", 1, BIG, &v2, err, errlen))
-            return false;
-        p->window = (int)v;
-        p->dilation = (int)v2;
-        if (!int_param(a, "global", 0, BIG, &v, err, errlen)) return false;
-        p->globals = (int)v;
-        if (!int_param(a, "undilated_heads", 0, heads, &v, err, errlen)) return false;
-        p->plain_heads = (int)v;
-        break;
-    case ATTN_STRIDED:
-    case ATTN_FIXED:
-        if (!int_param(a, "stride", 1, BIG, &v, err, errlen) || !int_param(a, "local_heads", 0, heads, &v2, err, errlen))
-            return false;
-        p->stride = (int)v;
-        p->local_heads = (int)v2;
-        if (a->kind == ATTN_FIXED) { /* Child et al.'s c summary columns: at most l */
-            if (!int_param(a, "c", 1, p->stride, &v, err, errlen)) return false;
-            p->c = (int)v;
-        }
-        break;
-    case ATTN_BIGBIRD:
-        if (!int_param(a, "block", 1, BIG, &v, err, errlen)) return false;
-        p->block = (int)v;
-        if (!int_param(a, "window", 1, BIG, &v, err, errlen)) return false;
-        if (v % 2 == 0) {
-            snprintf(err, errlen, "attention 'bigbird': window=%ld must be odd (the query's block and as many on each "
-                     "side, of which a causal model sees the %ld before it)", v, v / 2);
-            return false;
-        }
-        p->window = (int)(v + 1) / 2;
-        if (!int_param(a, "global", 0, BIG, &v, err, errlen)) return false;
-        p->globals = (int)v;
-        if (!int_param(a, "random", 0, 64, &v, err, errlen)) return false;
-        p->random = (int)v;
-        if (!int_param(a, "seed", 0, 1L << 31, &v, err, errlen)) return false;
-        p->seed = (uint64_t)v;
-        break;
-    case ATTN_GAUSSIAN:
-        if (!int_param(a, "c", 1, 1024, &v, err, errlen)) return false;
-        p->c = (int)v;
-        if (!int_param(a, "seed", 0, 1L << 31, &v, err, errlen)) return false;
-        p->seed = (uint64_t)v;
-        if (!int_param(a, "base", 0, 1, &v, err, errlen)) return false;
-        p->base = (int)v;
-        if (!int_param(a, "self", 0, 1, &v, err, errlen)) return false;
-        p->self = v != 0;
-        if (p->self && p->base) {
-            snprintf(err, errlen, "attention 'gaussian': self=1 needs base=0 (with base=1 the query is one of the "
-                     "min(c, i+1) sampled keys already)");
-            return false;
-        }
-        if (!int_param(a, "tie", 0, 1, &v, err, errlen)) return false;
-        p->tie_up = v != 0;
-        break;
-    case ATTN_RELATIVE: /* within a segment: causal; the memory and same_length rules are the op's (mem_txl.c) */
-        if (!int_param(a, "clamp", 0, BIG, &v, err, errlen) || !int_param(a, "same_length", 0, 1, &v, err, errlen) ||
-            !int_param(a, "untie", 0, 1, &v, err, errlen))
-            return false;
-        break;
-    default:
+    if (!p->row->visible) {
         snprintf(err, errlen, "attention '%s' has no pattern", attn_kind_name(a->kind));
+        return false;
+    }
+    if (!a->typed) { /* sema types every spec; a spec built in memory calls attn_spec_type */
+        snprintf(err, errlen, "internal error: attention '%s': its parameters were never typed (attn_spec_type)",
+                 attn_kind_name(a->kind));
         return false;
     }
     if (table_entries(p) > PATTERN_MAX_TABLE) {
@@ -225,7 +150,7 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
                  attn_kind_name(a->kind), heads, ntok, table_entries(p), PATTERN_MAX_TABLE);
         return false;
     }
-    if (!build_tables(p)) {
+    if (!build_table(p)) {
         attn_pattern_free(p);
         snprintf(err, errlen, "out of memory building the attention pattern");
         return false;
@@ -234,171 +159,62 @@ bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads,
 }
 
 void attn_pattern_free(AttnPattern *p) {
-    free(p->gauss);
-    free(p->rand);
-    p->gauss = p->rand = NULL;
+    free(p->table);
+    p->table = NULL;
+    p->table_len = 0;
 }
 
 bool attn_pattern_head_dependent(const AttnPattern *p) {
-    return p->kind == ATTN_STRIDED || p->kind == ATTN_FIXED || p->kind == ATTN_GAUSSIAN ||
-           (p->kind == ATTN_BIGBIRD && p->random > 0) || (p->kind == ATTN_DILATED && p->plain_heads > 0);
+    if (p->table) return true; /* seeded tables are drawn per head */
+    if (p->row->head_split == ATTN_FIELD_NONE) return false;
+    int split = *(const int *)(const void *)((const char *)&p->prm + p->row->head_split);
+    return split > 0 && split < p->heads;
 }
 
-/* Dilated: head h's distance between taps. */
-static int head_dilation(const AttnPattern *p, int h) { return h < p->plain_heads ? 1 : p->dilation; }
-
-bool attn_pattern_gathered(const AttnPattern *p) { return p->kind == ATTN_GAUSSIAN; }
+bool attn_pattern_gathered(const AttnPattern *p) { return p->row->keys == ATTN_KEYS_GATHERED; }
 
 int attn_pattern_band(const AttnPattern *p) {
-    if (p->kind == ATTN_CAUSAL || p->kind == ATTN_RELATIVE) return ATTN_BAND_UNBOUNDED;
-    if (p->kind == ATTN_WINDOW) return p->window;
-    return 0;
+    if (p->row->dense) return ATTN_BAND_UNBOUNDED;
+    if (p->row->keys != ATTN_KEYS_BANDED) return 0;
+    return p->row->band == ATTN_FIELD_NONE ? ATTN_BAND_UNBOUNDED
+                                           : *(const int *)(const void *)((const char *)&p->prm + p->row->band);
 }
 
 bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int *globals) {
     *dil = 1;
     *reach = ATTN_BAND_UNBOUNDED;
     *globals = 0;
-    if (p->kind == ATTN_DILATED) {
-        *dil = head_dilation(p, h);
-        *reach = p->window;
-        *globals = p->globals;
-        return true;
-    }
-    if (p->kind == ATTN_STRIDED) {
-        bool local = h < p->local_heads;
-        *dil = local ? 1 : p->stride;
-        *reach = local ? p->stride + 1 : ATTN_BAND_UNBOUNDED; /* Child et al.'s A1: i - l <= j <= i */
-        return true;
-    }
-    return false;
+    if (p->row->keys != ATTN_KEYS_RESIDUE) return false;
+    p->row->residue(&p->prm, h, dil, reach, globals);
+    return true;
 }
 
 const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i) {
-    if (p->kind != ATTN_GAUSSIAN || i < 0 || i >= p->ntok) return NULL;
-    return p->gauss + ((size_t)h * p->ntok + i) * p->c;
+    if (p->row->seeds != ATTN_SEEDS_KEYS || i < 0 || i >= p->ntok) return NULL;
+    return p->table + ((size_t)h * p->ntok + i) * p->prm.c;
 }
 
 bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     if (j < 0 || j > i) return false; /* every kind is causal */
-    int d = i - j;
-    switch (p->kind) {
-    case ATTN_CAUSAL:
-    case ATTN_RELATIVE: return true;
-    case ATTN_WINDOW: return d < p->window;
-    case ATTN_DILATED: return j < p->globals || (d % head_dilation(p, h) == 0 && d / head_dilation(p, h) < p->window);
-    case ATTN_STRIDED: return h < p->local_heads ? d <= p->stride : d % p->stride == 0;
-    case ATTN_FIXED: return h < p->local_heads ? j / p->stride == i / p->stride : j % p->stride >= p->stride - p->c;
-    case ATTN_BIGBIRD: {
-        int qb = i / p->block, kb = j / p->block;
-        if (qb - kb < p->window || kb < p->globals || qb < p->globals) return true;
-        if (p->random <= 0 || i >= p->ntok) return false;
-        const int *row = p->rand + ((size_t)h * ((p->ntok + p->block - 1) / p->block) + qb) * p->random;
-        for (int k = 0; k < p->random; k++)
-            if (row[k] == kb) return true;
-        return false;
-    }
-    case ATTN_GAUSSIAN: {
-        if (d == 0 && p->self) return true;
-        const int *row = attn_pattern_gaussian_row(p, h, i);
-        for (int k = 0; row && k < p->c; k++)
-            if (row[k] == j) return true;
-        return false;
-    }
-    default: return false;
-    }
-}
-
-/* Fixed, summary head: keys j in [a, b) with j mod l >= l - c (b <= i + 1 already). */
-static long fixed_columns(const AttnPattern *p, long a, long b) {
-    long l = p->stride, lo = l - p->c; /* per block of l: columns [lo, l) */
-    long upto_b = b / l * p->c + (b % l > lo ? b % l - lo : 0), upto_a = a / l * p->c + (a % l > lo ? a % l - lo : 0);
-    return upto_b - upto_a;
-}
-
-/* Integers in [a, b) ∩ [c, d). */
-static long overlap(long a, long b, long c, long d) {
-    long lo = a > c ? a : c, hi = b < d ? b : d;
-    return hi > lo ? hi - lo : 0;
-}
-
-/* Floor division (b > 0). */
-static long floordiv(long a, long b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-/* Taps i - m*step (0 <= m < taps; taps < 0: unbounded) in [a, b). */
-static long taps_in(long i, long step, long taps, long a, long b) {
-    if (b > i + 1) b = i + 1;
-    if (a < 0) a = 0;
-    if (b <= a) return 0;
-    long mlo = floordiv(i - b, step) + 1, mhi = floordiv(i - a, step); /* a <= i - m*step < b */
-    if (mlo < 0) mlo = 0;
-    if (taps >= 0 && mhi > taps - 1) mhi = taps - 1;
-    return mhi >= mlo ? mhi - mlo + 1 : 0;
-}
-
-/* BigBird: all keys query i sees, in O(random): the global blocks, the window blocks up to i and the random
- * blocks (drawn from between the two, whole blocks below i). */
-static long bigbird_row_all(const AttnPattern *p, int h, int i) {
-    long qb = i / p->block, win = qb - p->window + 1 > 0 ? (qb - p->window + 1) * p->block : 0;
-    if (qb < p->globals) return (long)i + 1;
-    long glob = (long)p->globals * p->block < win ? (long)p->globals * p->block : win, n = glob + (i + 1 - win);
-    if (p->random > 0 && i < p->ntok) {
-        const int *row = p->rand + ((size_t)h * ((p->ntok + p->block - 1) / p->block) + qb) * p->random;
-        for (int k = 0; k < p->random; k++) n += row[k] >= 0 ? p->block : 0;
-    }
-    return n;
-}
-
-/* BigBird: visible keys of query i in [a, b), block by block. */
-static long bigbird_count(const AttnPattern *p, int h, int i, long a, long b) {
-    long n = 0;
-    if (b > i + 1) b = i + 1;
-    if (a == 0 && b == i + 1) return bigbird_row_all(p, h, i);
-    for (long kb = a / p->block; kb * p->block < b; kb++) {
-        long k = kb * p->block;
-        if (attn_pattern_visible(p, h, i, (int)(k > a ? k : a))) n += overlap(k, k + p->block, a, b);
-    }
-    return n;
+    return p->row->visible(&p->prm, p->table, p->ntok, h, i, j);
 }
 
 long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b) {
     if (b > i + 1) b = i + 1; /* causal */
     if (a < 0) a = 0;
     if (b <= a) return 0;
-    switch (p->kind) {
-    case ATTN_CAUSAL:
-    case ATTN_RELATIVE: return b - a;
-    case ATTN_WINDOW: return overlap(a, b, (long)i - p->window + 1, (long)i + 1);
-    case ATTN_DILATED: { /* globals, plus the taps that are not global */
-        long g = overlap(a, b, 0, p->globals), dil = head_dilation(p, h);
-        long t = taps_in(i, dil, p->window, a, b) - taps_in(i, dil, p->window, a, b < p->globals ? b : p->globals);
-        return g + t;
-    }
-    case ATTN_STRIDED:
-        return h < p->local_heads ? overlap(a, b, (long)i - p->stride, (long)i + 1) : taps_in(i, p->stride, -1, a, b);
-    case ATTN_FIXED: return h < p->local_heads ? overlap(a, b, (long)i / p->stride * p->stride, (long)i + 1)
-                                               : fixed_columns(p, a, b);
-    case ATTN_BIGBIRD: return bigbird_count(p, h, i, a, b);
-    case ATTN_GAUSSIAN: {
-        long n = p->self && i >= a && i < b; /* self: base 0 only, where i is never sampled */
-        const int *row = attn_pattern_gaussian_row(p, h, i);
-        for (int k = 0; row && k < p->c; k++) n += row[k] >= a && row[k] < b;
-        return n;
-    }
-    default: {
-        long n = 0;
-        for (long j = a; j < b; j++) n += attn_pattern_visible(p, h, i, (int)j);
-        return n;
-    }
-    }
+    if (p->row->row_count) return p->row->row_count(p, h, i, a, b);
+    long n = 0;
+    for (long j = a; j < b; j++) n += attn_pattern_visible(p, h, i, (int)j);
+    return n;
 }
 
 /* Sum of min(w, i + 1) over queries i in [0, T): a band of w keys. */
 static double band_pairs(double w, double T) { return T <= w ? T * (T + 1) / 2 : w * (w + 1) / 2 + (T - w) * w; }
 
 double attn_pattern_pairs(const AttnPattern *p, int T) {
-    if (p->kind == ATTN_CAUSAL || p->kind == ATTN_RELATIVE) return p->heads * band_pairs(T, T);
-    if (p->kind == ATTN_WINDOW) return p->heads * band_pairs(p->window, T);
+    int band = attn_pattern_band(p);
+    if (band) return p->heads * band_pairs(band < T ? band : T, T);
     double n = 0;
     for (int h = 0; h < p->heads; h++)
         for (int i = 0; i < T; i++) n += (double)attn_pattern_row_count(p, h, i, 0, i + 1);
@@ -432,9 +248,9 @@ int attn_pattern_gather_list(const AttnPattern *p, int h, int q0, int q1, int *o
     for (int i = q0; i < q1; i++) {
         const int *row = attn_pattern_gaussian_row(p, h, i);
         if (row) { /* gathered kinds list their keys */
-            for (int k = 0; k < p->c; k++)
+            for (int k = 0; k < p->prm.c; k++)
                 if (row[k] >= 0) seen[row[k]] = true;
-            seen[i] |= p->self;
+            seen[i] |= p->prm.self != 0;
         } else
             for (int j = 0; j <= i; j++) seen[j] |= attn_pattern_visible(p, h, i, j);
     }

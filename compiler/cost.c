@@ -198,7 +198,7 @@ void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
  */
 void cost_rel_attention(const Graph *g, const Node *n, int T, OpCost *c) {
     double H = n->heads, hd = n->head_dim, W = H * hd, m = n->memory, D = g->spec->d_model;
-    bool same = txl_param(n, "same_length") != 0;
+    bool same = n->attn.prm.same_length != 0;
     double keys = m + T;
     double per_head = same ? (double)T * m : (double)T * m + (double)T * (T + 1) / 2.0;
     count_read(c, in_value(g, n, 0), (double)T * 3.0 * W);
@@ -246,15 +246,13 @@ typedef struct MmaTiles {
     int nqt;    /* query tiles listed (the key/value capacity in tiles) */
     int *off;   /* [lists * nqt + 1]: where each list starts in first[] */
     int *first; /* first key position of each visited tile, ascending within a list */
+    double *before; /* non-residue kinds: [lists * (nqt + 1)]: tiles the query tiles below q of list l visit, at
+                       l * (nqt + 1) + q; NULL when a list holds a key past its query tile's last query */
 } MmaTiles;
 
-/* Warps of a query tile starting at q0 that compute a key tile starting at kfirst (attn_mma.cuh skips a
- * warp whose 16 queries all precede the tile's first key). */
-static int computing_warps(int q0, int kfirst) {
-    int w = 0;
-    for (int k = 0; k < ATTN_MMA_QT / 16; k++) w += kfirst <= q0 + 16 * k + 15;
-    return w;
-}
+/* Warps of a query tile that compute each key tile it visits: all of them (attn_mma.cuh skips none: a
+ * warp-uniform skip of the tiles in a warp's future costs registers the main loop needs). */
+enum { MMA_TILE_WARPS = ATTN_MMA_QT / ATTN_MMA_WARP_ROWS };
 
 /* Appends the first key of each tile the list of head h, query tile q visits; false when out of memory. */
 static bool list_tile_starts(const AttnPattern *p, int h, int q, int kt, int *buf, MmaTiles *t, int *n) {
@@ -277,6 +275,33 @@ static bool residue_build(Arena *a, const AttnPattern *p, MmaTiles *t) {
     t->reach = arena_alloc(a, sizeof *t->reach * (size_t)t->lists);
     for (int l = 0; t->dil && t->reach && l < t->lists; l++) attn_pattern_residue(p, l, &t->dil[l], &t->reach[l], &t->globals);
     return t->dil && t->reach;
+}
+
+/* Key tiles query tile q of list l visits, all of them (no call end cuts them). */
+static long query_tile_count(const MmaTiles *t, int l, int q) {
+    if (t->band) {
+        long q0 = (long)q * ATTN_MMA_QT, e0 = (q0 - t->band + 1 > 0 ? q0 - t->band + 1 : 0) / t->kt;
+        return (q0 + ATTN_MMA_QT - 1) / t->kt + 1 - e0;
+    }
+    return t->off[l * t->nqt + q + 1] - t->off[l * t->nqt + q];
+}
+
+/* t->before: each list's prefix of query_tile_count (arena a), so a forward's full query tiles cost O(1); left
+ * NULL when a listed tile starts past its query tile's last query (a call's end could cut it). False when
+ * out of memory. */
+static bool before_build(Arena *a, MmaTiles *t) {
+    for (int l = 0; !t->band && l < t->lists; l++)
+        for (int q = 0; q < t->nqt; q++) {
+            int last = t->off[l * t->nqt + q + 1] - 1;
+            if (last >= t->off[l * t->nqt + q] && t->first[last] >= (q + 1) * ATTN_MMA_QT) return true;
+        }
+    t->before = arena_alloc(a, sizeof *t->before * (size_t)t->lists * (t->nqt + 1));
+    for (int l = 0; t->before && l < t->lists; l++) {
+        double *b = t->before + (size_t)l * (t->nqt + 1);
+        b[0] = 0;
+        for (int q = 0; q < t->nqt; q++) b[q + 1] = b[q] + (double)query_tile_count(t, l, q);
+    }
+    return t->before != NULL;
 }
 
 /* The tiles of attention node n on the tensor-core path with kt keys per tile (arena a); NULL when out of
@@ -309,36 +334,31 @@ static MmaTiles *mma_tiles_build(Arena *a, const Graph *g, const Node *n, int kt
         free(buf);
         if (!ok) t = NULL;
     }
+    if (t && !t->residue && !before_build(a, t)) t = NULL;
     attn_pattern_free(&p);
     return t;
 }
 
-/* Warp-tiles (16 queries x kt keys) the query tile q of list l computes in a call whose keys end at end. */
+/* Warp-tiles (ATTN_MMA_WARP_ROWS queries x kt keys) the query tile q of list l computes in a call whose keys end at end. */
 static double query_tile_work(const MmaTiles *t, int l, int q, int end) {
     int q0 = q * ATTN_MMA_QT;
     double w = 0;
     if (t->band) {
         long e0 = (q0 - t->band + 1 > 0 ? q0 - t->band + 1 : 0) / t->kt, e1 = (q0 + ATTN_MMA_QT - 1) / t->kt + 1;
-        for (long e = e0; e < e1 && e * t->kt < end; e++) w += computing_warps(q0, (int)(e * t->kt));
+        long ends = ((long)end + t->kt - 1) / t->kt; /* tiles e with e kt < end */
+        w = (double)MMA_TILE_WARPS * ((e1 < ends ? e1 : ends) > e0 ? (e1 < ends ? e1 : ends) - e0 : 0);
     } else if (q < t->nqt) {
         for (int e = t->off[l * t->nqt + q]; e < t->off[l * t->nqt + q + 1] && t->first[e] < end; e++)
-            w += computing_warps(q0, t->first[e]);
+            w += MMA_TILE_WARPS;
     }
     return w;
-}
-
-/* Indices x in [lo, hi) with x <= last. */
-static long upto(long lo, long hi, long last) {
-    long top = hi < last + 1 ? hi : last + 1;
-    return top > lo ? top - lo : 0;
 }
 
 /*
  * Warp-tiles a residue kind's query tile qt of list l computes in a call of T queries at positions
  * P..P+T-1 (templates/attn_mma.cuh RESIDUE): its rows q0 + dil*r of residue res = qt mod dil, none when
  * no row is in the call; the global tiles e*kt below min(globals, last row + 1), then the band tiles kb in
- * [b0, b1) of keys res + dil*(kb*kt + r); warp w computes a tile unless its first key follows the warp's
- * last row q0 + dil*(16w + 15) (for a band tile: kb*kt > k0q + 16w + 15). Every listed tile's first key
+ * [b0, b1) of keys res + dil*(kb*kt + r), each computed by every warp. Every listed tile's first key
  * is at most the last row, below P+T, so the call's key end cuts none.
  */
 static double residue_tile_work(const MmaTiles *t, int l, long qt, long P, long T) {
@@ -350,10 +370,7 @@ static double residue_tile_work(const MmaTiles *t, int l, long qt, long P, long 
     long ng = ((G < qmax + 1 ? G : qmax + 1) + kt - 1) / kt, kg = G > res ? (G - res + dil - 1) / dil : 0;
     long from = k0q - t->reach[l] + 1 > 0 ? k0q - t->reach[l] + 1 : 0;
     long b0 = (from > kg ? from : kg) / kt, b1 = (k0q + nq - 1) / kt + 1;
-    double w = 0;
-    for (long k = 0; k < QT / 16; k++)
-        w += upto(0, ng, (q0 + dil * (16 * k + 15)) / kt) + upto(b0, b1, (k0q + 16 * k + 15) / kt);
-    return w;
+    return (double)MMA_TILE_WARPS * (ng + (b1 > b0 ? b1 - b0 : 0));
 }
 
 /* Warp-tiles of list l of a residue kind in a call of T queries at positions P..P+T-1: the query tiles
@@ -368,16 +385,39 @@ static double residue_call_work(const MmaTiles *t, int l, int P, int T) {
 
 /*
  * FLOPs the tensor-core path executes for a call of T queries at positions P..P+T-1 of a node with
- * `heads` heads: every warp-tile of every query tile the call touches (a warp's 16 rows computed
- * whole, also rows outside the call), q.k and p.v over 16 x kt x hdp each, 2 FLOPs per multiply-add.
+ * `heads` heads: every warp-tile of every query tile the call touches (a warp's ATTN_MMA_WARP_ROWS rows
+ * computed whole, also rows outside the call), q.k and p.v over rows x kt x hdp each, 2 FLOPs per
+ * multiply-add.
  */
 static double mma_tile_flops(const MmaTiles *t, int heads, int P, int T) {
     double w = 0;
+    int last = (P + T - 1) / ATTN_MMA_QT;
     for (int l = 0; l < t->lists; l++)
         if (t->residue) w += residue_call_work(t, l, P, T);
+        else if (P == 0 && t->before) /* a forward: the full query tiles' prefix, then the last one cut at T */
+            w += MMA_TILE_WARPS * t->before[(size_t)l * (t->nqt + 1) + last] + query_tile_work(t, l, last, T);
         else
-            for (int q = P / ATTN_MMA_QT; q <= (P + T - 1) / ATTN_MMA_QT; q++) w += query_tile_work(t, l, q, P + T);
-    return w * ((double)heads / t->lists) * 2.0 * 2.0 * 16.0 * t->kt * t->hdp;
+            for (int q = P / ATTN_MMA_QT; q <= last; q++) w += query_tile_work(t, l, q, P + T);
+    return w * ((double)heads / t->lists) * 2.0 * 2.0 * ATTN_MMA_WARP_ROWS * t->kt * t->hdp;
+}
+
+/* The last T' >= T whose forward (P = 0) runs the same tiles as one of T: the count steps where the last
+ * query tile changes or where T passes a key tile's first key; a residue kind's, or one without the
+ * prefix, is T itself. */
+static long mma_same_until(const MmaTiles *t, long T) {
+    if (t->residue || !t->before) return T;
+    long q = (T - 1) / ATTN_MMA_QT, until = (q + 1) * ATTN_MMA_QT;
+    if (t->band) {
+        long step = (T + t->kt - 1) / t->kt * t->kt; /* the key tiles below T end here */
+        return step < until ? step : until;
+    }
+    for (int l = 0; l < t->lists && q < t->nqt; l++) /* the first tile not yet counted */
+        for (int e = t->off[l * t->nqt + q]; e < t->off[l * t->nqt + q + 1]; e++)
+            if (t->first[e] >= T) {
+                if (t->first[e] < until) until = t->first[e];
+                break;
+            }
+    return until;
 }
 
 /* ------------------------------------------------------------------ */
@@ -596,12 +636,25 @@ static void build_groups(const CostCtx *x, ModelCost *m, int T) {
     }
 }
 
+/* Whether a live weight value before `upto` reads the same file tensor as `v` (a tied adaptive softmax's
+ * tail projection is a second view of its input projection: docs/plan.md, "weights"). */
+static bool weight_seen_before(const Graph *g, const Value *v, int upto) {
+    if (!v->weight_name) return false;
+    for (int i = 0; i < upto; i++) {
+        const Value *u = g->values[i];
+        if (u->cls == VC_WEIGHT && ir_value_live(g, u) && u->weight_name && strcmp(u->weight_name, v->weight_name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Parameters: every file tensor once; weight bytes: every stored view (each is its own device copy). */
 static void count_weights(const Graph *g, ModelCost *m) {
     for (int i = 0; i < g->nvalues; i++) {
         const Value *v = g->values[i];
         if (v->cls != VC_WEIGHT || !ir_value_live(g, v)) continue;
         double e = (double)ir_numel(v, 1);
-        m->params += e;
+        if (!weight_seen_before(g, v, i)) m->params += e;
         m->weight_bytes += e * dtype_size(v->dtype);
     }
 }
@@ -648,8 +701,9 @@ enum { FIG_FLOPS, FIG_OTHER, FIG_BYTES, FIG_SCORES, FIG_COMPUTE, FIG_MEMORY, FIG
 
 /* One node's figures in one call, or their sum over calls (seconds: the sum of each call's roofline max). */
 typedef struct CallFigs {
-    double v[FIG_COUNT]; /* indexed by FIG_* */
-    double seconds;      /* sums: the roofline seconds, max(compute, memory) call by call */
+    double v[FIG_COUNT]; /* indexed by FIG_*; FIG_COMPUTE without the tensor-core tiles' seconds (mma) */
+    double mma;          /* the tensor-core tiles' compute seconds (a step function of the call) */
+    double seconds;      /* the roofline seconds, max(compute + mma, memory); sums: call by call */
 } CallFigs;
 
 /* Which calls a token mode makes of a node: token by token without a cache (t = 1..W: a forward of t tokens)
@@ -677,13 +731,23 @@ static CallFigs call_figs(const CallSeries *cs, long t) {
     if (cs->cached) cached_node_cost(x, cs->node, cached_context(x->g, t), &c);
     else node_cost(x, cs->node, 0, T, &c);
     CallFigs f = {.v = {c.flops, c.other_ops, op_cost_bytes_read(&c) + op_cost_bytes_written(&c), c.attn_scores}};
-    if (x->dev) roofline_sides(x->dev, &c, node_peak(x, cs->node, T), &f.v[FIG_COMPUTE], &f.v[FIG_MEMORY]);
-    f.seconds = f.v[FIG_COMPUTE] > f.v[FIG_MEMORY] ? f.v[FIG_COMPUTE] : f.v[FIG_MEMORY];
+    if (x->dev) {
+        CostPeak peak = node_peak(x, cs->node, T);
+        OpCost smooth = c; /* roofline_sides' compute apart: the tiles' seconds, then the rest */
+        if (c.mma_flops > 0) {
+            f.mma = c.mma_flops / device_peak(x->dev, peak);
+            smooth.mma_flops = smooth.flops = 0;
+        }
+        roofline_sides(x->dev, &smooth, peak, &f.v[FIG_COMPUTE], &f.v[FIG_MEMORY]);
+    }
+    double compute = f.mma + f.v[FIG_COMPUTE];
+    f.seconds = compute > f.v[FIG_MEMORY] ? compute : f.v[FIG_MEMORY];
     return f;
 }
 
 static void figs_add(CallFigs *sum, const CallFigs *f) {
     for (int k = 0; k < FIG_COUNT; k++) sum->v[k] += f->v[k];
+    sum->mma += f->mma;
     sum->seconds += f->seconds;
 }
 
@@ -746,6 +810,30 @@ static double quad_max_sum(Quad qc, Quad qm, double e) {
     return s;
 }
 
+/* q(u + d): the quadratic moved to start at u = d. */
+static Quad quad_shift(Quad q, double d) { return (Quad){quad_at(q, d), q.b + 2 * q.c * d, q.c}; }
+
+/*
+ * Calls [lo, hi] of a series whose figures but the tiles' seconds follow the quadratics q over u = t - lo,
+ * f0 the figures of call lo, added to *sum: the tiles' seconds are constant over the runs of calls that
+ * run the same tiles (mma_same_until, forwards only), so each run adds its seconds and the sum of
+ * max(compute + them, memory) in closed form; O(runs).
+ */
+static void sum_runs(const CallSeries *cs, long lo, long hi, const Quad *q, const CallFigs *f0, CallFigs *sum) {
+    const CostCtx *x = cs->x;
+    const MmaTiles *t = cs->cached ? NULL : x->mma[cs->node];
+    for (long r = lo; r <= hi;) {
+        double mma = r == lo ? f0->mma : call_figs(cs, r).mma;
+        long until = t && mma > 0 ? mma_same_until(t, r) : r; /* a call off the path (T = 1) alone */
+        if (until > hi) until = hi;
+        Quad qc = quad_shift(q[FIG_COMPUTE], (double)(r - lo)), qm = quad_shift(q[FIG_MEMORY], (double)(r - lo));
+        qc.a += mma;
+        sum->mma += mma * (double)(until - r + 1);
+        sum->seconds += quad_max_sum(qc, qm, (double)(until - r));
+        r = until + 1;
+    }
+}
+
 /* Whether f agrees with its fit q at u (relative 1e-9 of the figures' size there). */
 static bool fits(const CallFigs *f, const Quad *q, double u, const double *size) {
     for (int k = 0; k < FIG_COUNT; k++) {
@@ -788,7 +876,8 @@ static void sum_calls(const CallSeries *cs, long lo, long hi, CallFigs *sum) {
         return;
     }
     for (int k = 0; k < FIG_COUNT; k++) sum->v[k] += quad_sum(q[k], 0, e);
-    sum->seconds += quad_max_sum(q[FIG_COMPUTE], q[FIG_MEMORY], e);
+    if (f0.mma == 0 && fm.mma == 0 && fe.mma == 0) sum->seconds += quad_max_sum(q[FIG_COMPUTE], q[FIG_MEMORY], e);
+    else sum_runs(cs, lo, hi, q, &f0, sum);
 }
 
 /* A token mode's per-token figures: the live nodes' sums over calls [lo, hi], over W tokens. */

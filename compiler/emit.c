@@ -406,7 +406,7 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
-enum { SMEM_STATIC_LIMIT = 48 * 1024 };
+enum { SMEM_STATIC_LIMIT = SHORTC_SMEM_DEFAULT_LIMIT };
 
 /* The name suffix and the template values every attention kernel of node n shares (attn_engine.cuh,
  * attn_decode.cuh): H, HD, SCALE, the qkv/KV/output types and the KV layout. */
@@ -450,6 +450,8 @@ static bool set_hooks(Emit *e, const Node *n, KSpec *k, char *hooks) {
         internal(e, n, "out of memory writing the attention hooks");
         return false;
     }
+    size_t len = strlen(hooks);
+    while (len && hooks[len - 1] == '\n') hooks[--len] = '\0'; /* the kernel template ends the HOOKS line */
     tmpl_set(&k->args, "HOOKS", arena_strdup(e->st.arena, hooks));
     free(hooks);
     return true;
@@ -536,16 +538,16 @@ static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
     return *kt != 0;
 }
 
-/* Warps per block of the attention engine (both paths; attn_mma.cuh: 16 query rows each) and the largest
- * head_dim of the tensor-core path. */
-enum { MMA_WARPS = ATTN_MMA_QT / 16, MMA_MAX_HD = 128 };
+/* Warps per block of the attention engine's CUDA-core path (attn_engine.cuh) and of its tensor-core path
+ * (attn_mma.cuh: ATTN_MMA_WARP_ROWS query rows each), and the largest head_dim of the tensor-core path. */
+enum { ENGINE_WARPS = 4, MMA_WARPS = ATTN_MMA_QT / ATTN_MMA_WARP_ROWS, MMA_MAX_HD = 128 };
 
 /* Causal attention, or a sparse kind through its visibility hook, of a plain layer (no extra key, no
  * positional cache: the memory family has its own keys and score terms) in a model that keeps a KV cache
  * between calls (a recurrent model runs whole windows only: no decode program). */
 bool attn_decode_kernel(const Graph *g, const Node *n) {
     return n->op == OP_ATTENTION && n->nin == 2 && !n->infused && !n->rec_key && !ir_recurrent(g) &&
-           (n->attn.kind == ATTN_CAUSAL || attn_decode_kind(&n->attn));
+           (attn_kind_row(n->attn.kind)->engines & ATTN_ENGINE_DECODE);
 }
 
 /*
@@ -553,7 +555,8 @@ bool attn_decode_kernel(const Graph *g, const Node *n) {
  * keys per tile and shared memory: queries and keys/values fp16 or bf16 (the MMA's element type is the
  * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
  * head_dim at most MMA_MAX_HD (the output accumulators stay in registers), a kind whose hooks the
- * template knows (attn_mma_kind) and two K/V buffers within the static shared memory. Anything
+ * template knows (attn_mma_kind) and tiles (attn_mma_kt, attn_mma_smem) within the dynamic shared memory the
+ * emitter plans for (SHORTC_SMEM_OPTIN_LIMIT). Anything
  * else keeps the CUDA-core path (attn_engine.cuh).
  */
 bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
@@ -562,23 +565,26 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
         !attn_mma_kind(&n->attn) || n->rec_key || n->infused) /* the memory family's hooks: CUDA-core engine only */
         return false;
-    int ld = (hd + 15) / 16 * 16 + 8;
-    static const int kts[] = {64, 32, 16};
-    for (int a = 0; a < 3; a++) {
-        int bytes = 2 * 2 * kts[a] * ld * 2 + 2 * kts[a] * 4; /* K/V buffers + key positions */
-        if (bytes <= SMEM_STATIC_LIMIT && ATTN_MMA_QT <= 4 * kts[a]) {
-            *kt = kts[a];
-            *smem = bytes;
-            return true;
-        }
-    }
-    return false;
+    *kt = attn_mma_kt(hd);
+    *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN);
+    return *smem <= SHORTC_SMEM_OPTIN_LIMIT;
 }
 
-/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: a residue kind
- * (attn_pattern_residue: its query tiles group queries by residue). */
+int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
+
+int attn_mma_smem(int hd, int kt, bool gather) {
+    int ld = (hd + 15) / 16 * 16 + 8;
+    return (ATTN_MMA_QT + 2 * kt) * ld * 2 + (gather ? 2 * kt * 4 : 0);
+}
+
+/* Queries P..P+T-1 touch tiles P/QT..(P+T-1)/QT: at most ceil((T - 1)/QT) + 1. With dilation D, residue
+ * indices a0..a1 of span D*QT, a1 - a0 <= ceil((T - 1)/(D*QT)), D tiles each: at most ceil((T - 1)/QT) + 2D - 1. */
+int attn_mma_grid_pad(int max_dil) { return (max_dil > 1 ? 2 * max_dil - 1 : 1) * ATTN_MMA_QT - 1; }
+
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: for a residue kind
+ * (attn_pattern_residue: its query tiles group queries by residue) the largest dilation of any head, else 0. */
 static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
-                              bool *banded, bool *residue) {
+                              bool *banded, int *residue) {
     AttnPattern pat;
     if (!build_pattern(e, n, ntok, &pat)) return false;
     enum { MAX_LIST = 1 << 23 };
@@ -594,7 +600,9 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     *heads = attn_pattern_head_dependent(&pat);
     *banded = attn_pattern_band(&pat) != 0;
     int dil, reach, globals;
-    *residue = attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
+    *residue = 0;
+    for (int h = 0; h < pat.heads && attn_pattern_residue(&pat, h, &dil, &reach, &globals); h++)
+        if (dil > *residue) *residue = dil;
     attn_pattern_free(&pat);
     return set_hooks(e, n, ks, hooks);
 }
@@ -615,10 +623,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     /* the decode program (T = 1): flash-decoding for causal and the sparse kinds; the memory family runs the
      * engine with T = 1 */
     if (e->decode && attn_decode_kernel(e->st.g, n)) return spec_attention_decode(e, n, ks, H, hd);
-    const int warps = MMA_WARPS; /* both paths: 4 warps */
     int kt = 0, qpw = 0, smem = 0;
     bool mma = attn_mma_tiles(e->st.g, n, &kt, &smem);
-    if (mma) qpw = 16; /* attn_mma.cuh: 16 query rows per warp, QT = 64 */
+    const int warps = mma ? MMA_WARPS : ENGINE_WARPS;
+    if (mma) qpw = ATTN_MMA_WARP_ROWS; /* attn_mma.cuh: 32 query rows per warp, QT = 128 */
     else if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel (its tiles exceed %d bytes of shared memory)",
                    hd, SMEM_STATIC_LIMIT);
@@ -637,8 +645,9 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     }
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
-    bool residue = false;
+    int residue = 0; /* residue kinds: the largest dilation */
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
+    if (mma) ks->smem = smem = attn_mma_smem(hd, kt, gather); /* dynamic: above 48 KB by cuFuncSetAttribute */
     if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
     if (!mma) set_flag(ks, "PIA", n->infused);
     if (!mma) set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
@@ -650,20 +659,23 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     set_int(e, ks, "HEAD_TABLES", head_tables);
     set_flag(ks, "GATHER", gather);
     set_flag(ks, "BANDED", banded);
-    set_flag(ks, "RESIDUE", residue);
+    set_flag(ks, "RESIDUE", residue > 0);
     set_flag(ks, "COUNT_TILES", false); /* instrumented builds only (tests/bench/bench_attn.c) */
-    /* ceil(T / qt) (the SymDim division rounds up): exact when P is a multiple of qt; otherwise the call's
-     * queries span one more absolute tile, which a block takes in turn (blocks stride over the tiles).
-     * A residue kind of dilation d spreads the call's queries over up to about ceil(T / qt) + d - 1
-     * tiles of one residue each; the blocks stride over them too (one block for a decode step). */
-    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    /* CUDA-core engine: ceil(T / qt) (the SymDim division rounds up): exact when P is a multiple of qt;
+     * otherwise the call's queries span one more absolute tile, which a block takes in turn (blocks stride
+     * over the tiles). A residue kind of dilation d spreads the call's queries over up to about
+     * ceil(T / qt) + d - 1 tiles of one residue each; the blocks stride over them too. The tensor-core
+     * path takes one query tile per block (attn_mma.cuh: no loop counter live across its key loop), so
+     * its grid covers every tile a call touches at any P (attn_mma_grid_pad). */
+    int extra = attn_mma_grid_pad(residue);
+    ks->grid[0] = mma ? (SymDim){.t = 1, .c = extra, .div = qt} : (SymDim){.t = 1, .div = qt};
     ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
-                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
+                                "grid (ceil(%s/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
                                 "of %d, %d bytes of shared memory%s",
-                                qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
-                                mma ? "; tensor cores (mma.m16n8k16), K/V double-buffered by cp.async" : "");
+                                mma ? arena_printf(e->st.arena, "(T+%d)", extra) : "T", qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
+                                mma ? " (dynamic); tensor cores (mma.m16n8k16), K and V tiles pipelined by cp.async" : "");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
@@ -842,6 +854,7 @@ static Step *new_step(Emit *e, const Node *n, StepKind kind) {
     s->node = n->id;
     s->layer = n->layer;
     s->kernel = -1;
+    s->batch = SYMDIM_CONST(1);
     if (n->src.file >= 0) {
         int col;
         diag_linecol(st->d, n->src, &s->line, &col);
@@ -1430,38 +1443,70 @@ static bool spec_mem_write(Emit *e, const Node *n, KSpec *ks) {
     return true;
 }
 
-/* The memory's keys and values of one call into the scratch area (templates/txl_prep.cuh); none without memory. */
+/* `bytes` more of the arena, after the node's scratch: where a Transformer-XL memory projection stages an
+ * operand in fp32 when cuBLAS cannot combine the three types. */
+static StepArg txl_stage(Emit *e, size_t bytes) {
+    size_t off = align_up(e->st.arena_bytes);
+    e->st.arena_bytes = off + align_up(bytes);
+    return (StepArg){.kind = ARG_ARENA, .offset = off};
+}
+
+/*
+ * The memory's keys and values of one call into the scratch area kv [2, M, W] of type sdt: qkv_net's key
+ * and value column blocks times the ring, one strided-batched cuBLAS GEMM (batch 2: keys, then values) over
+ * all M ring rows. Rows no call has written yet (r >= P) are zero (the runtime clears the state at session
+ * creation) or a reset session's earlier rows; the attention never reads their keys. Column-major, as in
+ * add_gemm: C_b [W x M] = op(A_b) [W x D] . ring^T [D x M], A_b the columns W (b + 1) ..: a weight stored
+ * [D, 3W] is transa N at element W (b + 1), lda 3W; stored [3W, D] ([out, in]) transa T at row W (b + 1),
+ * lda D. Types cuBLAS cannot combine run in fp32 on copies, as add_gemm's. None without memory.
+ */
 static bool add_txl_prep(Emit *e, const Node *n, size_t kv_off, DType sdt) {
     if (n->memory == 0) return true;
     const Value *wqkv = val(e, n->in[4]), *mem = val(e, n->in[5]);
-    int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, threads = threads_for(2 * W);
-    if ((long)D * 4 > SMEM_STATIC_LIMIT) {
-        diag_error(e->st.d, n->src, "d_model %d is too large for the memory projection kernel", D);
-        return false;
+    int D = e->st.g->spec->d_model, W = n->heads * n->head_dim, M = n->memory;
+    bool oi = wqkv->order == ORD_OUT_IN;
+    StepArg a = arg_value(n->in[4]), b = arg_value(n->in[5]), c = {.kind = ARG_ARENA, .offset = kv_off};
+    DType at = wqkv->dtype, bt = mem->dtype, ct = sdt;
+    if (!cublas_types_ok(at, bt, ct)) {
+        if (at != DT_F32) { /* the whole weight: its rows are the GEMM's columns or its k */
+            a = txl_stage(e, (size_t)ir_dim(wqkv, 0) * ir_dim(wqkv, 1) * 4);
+            if (!add_convert(e, n, arg_value(n->in[4]), at, a, DT_F32, ir_dim(wqkv, 1), wqkv->dims[0])) return false;
+            at = DT_F32;
+        }
+        if (bt != DT_F32) {
+            b = txl_stage(e, (size_t)M * D * 4);
+            if (!add_convert(e, n, arg_value(n->in[5]), bt, b, DT_F32, D, SYMDIM_CONST(M))) return false;
+            bt = DT_F32;
+        }
+        if (ct != DT_F32) {
+            c = txl_stage(e, (size_t)2 * M * W * 4);
+            ct = DT_F32;
+        }
     }
-    KSpec ks;
-    memset(&ks, 0, sizeof ks);
-    char sfx[32];
-    dtype_suffix(sfx, sizeof sfx, sdt, 1, &wqkv->dtype, 1, mem->dtype);
-    ks.tmpl = "txl_prep.cuh";
-    ks.name = arena_printf(e->st.arena, "shortc_txl_prep_m%d_d%d_w%d%s%s", n->memory, D, W, sfx,
-                           wqkv->order == ORD_OUT_IN ? "_qoi" : "");
-    set_int(e, &ks, "M", n->memory);
-    set_int(e, &ks, "D", D);
-    set_int(e, &ks, "W", W);
-    set_int(e, &ks, "THREADS", threads);
-    set_dtype(&ks, "T_MEM", mem->dtype);
-    set_dtype(&ks, "T_W", wqkv->dtype);
-    set_dtype(&ks, "T_S", sdt);
-    set_flag(&ks, "QKV_OUT_IN", wqkv->order == ORD_OUT_IN);
-    ks.grid[0] = SYMDIM_CONST(n->memory);
-    ks.block = threads;
-    ks.geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: one memory row per block", n->memory, threads);
-    ks.sargs[ks.nsargs++] = arg_value(n->in[5]);
-    ks.sargs[ks.nsargs++] = arg_value(n->in[4]);
-    ks.sargs[ks.nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
-    ks.sargs[ks.nsargs++] = arg_position();
-    return add_launch(e, n, &ks);
+    a.offset += (size_t)W * (oi ? D : 1) * dtype_size(at); /* the key columns */
+    Step *s = new_step(e, n, STEP_GEMM);
+    if (!s) return false;
+    s->transa = oi ? 'T' : 'N';
+    s->transb = 'N';
+    s->m = SYMDIM_CONST(W);
+    s->n = SYMDIM_CONST(M);
+    s->k = SYMDIM_CONST(D);
+    s->a = a;
+    s->lda = SYMDIM_CONST(oi ? D : 3 * W);
+    s->b = b;
+    s->ldb = SYMDIM_CONST(D);
+    s->c = c;
+    s->ldc = SYMDIM_CONST(W);
+    s->atype = at;
+    s->btype = bt;
+    s->ctype = ct;
+    s->tf32 = e->st.g->spec->tf32 && at == DT_F32 && bt == DT_F32;
+    s->batch = SYMDIM_CONST(2);
+    s->stride_a = SYMDIM_CONST((long)W * (oi ? D : 1));
+    s->stride_c = SYMDIM_CONST((long)M * W);
+    e->st.ngemms++;
+    if (ct == sdt) return true;
+    return add_convert(e, n, c, ct, (StepArg){.kind = ARG_ARENA, .offset = kv_off}, sdt, W, SYMDIM_CONST(2 * M));
 }
 
 /* Transformer-XL's relative keys W_r R_d, every distance of the table, in the load program
@@ -1494,34 +1539,33 @@ bool emit_rel_keys(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     return (*launch = true);
 }
 
-/* The position rules as the engine's hooks: visibility (reads the kernel's P) and the positional score term. */
-static void txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
-    int m = n->memory, hd = n->head_dim, W = n->heads * hd, clamp = txl_param(n, "clamp");
+/* The position rules as the engine's hooks (templates/attn_txl_hooks.cuh): visibility (reads the kernel's P) and
+ * the positional score term; false after an internal error. */
+static bool txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
+    int m = n->memory, hd = n->head_dim;
     int rows = val(e, n->in[1])->capacity; /* the relative keys' distances: m + segment, or clamp + 1 */
-    const char *name = ks->name, *tb = cuda_type(bdt), *ts = tmpl_get(&ks->args, "T_REL");
-    tmpl_set(&ks->args, "HOOKS",
-             arena_printf(e->st.arena,
-                          "// Transformer-XL relative attention: memory %d, clamp %d, same_length %d.\n"
-                          "#define %s_reach %d  // the earliest key of a query tile: the memory before its first query\n"
-                          "__device__ __forceinline__ bool %s_txl_visible(int i, int j, int P) {\n"
-                          "    const int first = P - min(P, %d);  // the memory's first position\n"
-                          "    return j <= i && j >= first && (%d == 0 || j > i - %d);\n}\n"
-                          "#define %s_visible(h, i, j) %s_txl_visible(i, j, P)  // P: the kernel's argument\n"
-                          "__device__ __forceinline__ float %s_rel(const %s *rel, const %s *r_w, const %s *r_r, int h, int i,"
-                          " int j, const float *q) {\n"
-                          "    const int d = min(i - j, %d);  // clamp_len (the table's last row), also for padding queries\n"
-                          "    float s = 0.0f;\n"
-                          "    for (int c = 0; c < %d; c++)\n"
-                          "        s += (q[c] - shortc_ld(r_w + h * %d + c) + shortc_ld(r_r + h * %d + c)) *"
-                          " shortc_ld(rel + (size_t)d * %d + h * %d + c);\n"
-                          "    return s;\n}",
-                          m, clamp, txl_param(n, "same_length"), name, m + qt, name, m, txl_param(n, "same_length"), m,
-                          name, name, name, ts, tb, tb, rows - 1, hd, hd, hd, W, hd));
+    TmplArgs t = {0};
+    tmpl_set(&t, "KERNEL_NAME", ks->name);
+    tmpl_setf(e->st.arena, &t, "MEMORY", "%d", m);
+    tmpl_setf(e->st.arena, &t, "CLAMP", "%d", n->attn.prm.clamp);
+    tmpl_setf(e->st.arena, &t, "SAME_LENGTH", "%d", n->attn.prm.same_length);
+    tmpl_setf(e->st.arena, &t, "REACH", "%d", m + qt);
+    tmpl_set(&t, "T_REL", tmpl_get(&ks->args, "T_REL"));
+    tmpl_set(&t, "T_B", cuda_type(bdt));
+    tmpl_setf(e->st.arena, &t, "LAST_ROW", "%d", rows - 1);
+    tmpl_setf(e->st.arena, &t, "HD", "%d", hd);
+    tmpl_setf(e->st.arena, &t, "W", "%d", n->heads * hd);
+    StrBuf b = {0};
+    if (!template_render(e->st.d, "attn_txl_hooks.cuh", t.kv, t.n, &b)) {
+        free(sb_take(&b, NULL));
+        return false;
+    }
+    return set_hooks(e, n, ks, sb_take(&b, NULL));
 }
 
 /* Relative attention on the engine's CUDA-core path: the memory's keys and the relative keys first. */
 static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
-    int H = n->heads, hd = n->head_dim, W = H * hd, warps = MMA_WARPS, kt, qpw, smem;
+    int H = n->heads, hd = n->head_dim, W = H * hd, warps = ENGINE_WARPS, kt, qpw, smem;
     const Value *qkv = val(e, n->in[0]), *y = val(e, n->out), *ub = val(e, n->in[2]);
     if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel", hd);
@@ -1543,7 +1587,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     if (rel->dtype != sdt) append_dtype(sfx, sizeof sfx, "_rel", rel->dtype);
     ks->tmpl = "attn_engine.cuh";
     ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s", n->memory,
-                            txl_param(n, "clamp"), txl_param(n, "same_length"), H, hd, sfx);
+                            n->attn.prm.clamp, n->attn.prm.same_length, H, hd, sfx);
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
@@ -1556,7 +1600,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "REC_KEY", false);
     set_flag(ks, "PIA", false);
     set_flag(ks, "REL", true);
-    txl_hooks(e, n, ks, qt, ub->dtype);
+    if (!txl_hooks(e, n, ks, qt, ub->dtype)) return false;
     set_int(e, ks, "WARPS", warps);
     set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
@@ -1712,6 +1756,23 @@ static bool uses_barriers(const char *src) {
     for (size_t i = 0; i < sizeof marks / sizeof *marks; i++)
         if (strstr(src, marks[i])) return true;
     return false;
+}
+
+/* Pastes templates/attn_kinds.cuh (once, after the prelude) when a kernel's hooks call an attention kind's
+ * visibility there. */
+static bool paste_attn_kinds(Emit *e, StrBuf *b) {
+    for (int k = 0; k < e->st.nkernels; k++)
+        if (strstr(e->st.kernels[k].source, "attn_visible_")) {
+            const ShortcTemplate *kinds = template_find("attn_kinds.cuh");
+            if (!kinds) {
+                internal(e, NULL, "no templates/attn_kinds.cuh");
+                return false;
+            }
+            sb_puts(b, "\n");
+            sb_put(b, kinds->text, kinds->len);
+            return true;
+        }
+    return true;
 }
 
 /* Pastes templates/mma_frag.cuh (once, after the prelude) when a kernel uses the tensor-core attention path. */
@@ -1913,7 +1974,7 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
         return false;
     }
     sb_put(&b, prelude->text, prelude->len);
-    if (!paste_mma_frag(&e, &b)) {
+    if (!paste_attn_kinds(&e, &b) || !paste_mma_frag(&e, &b)) {
         free(plan);
         free(b.p);
         return false;

@@ -117,7 +117,7 @@ typedef enum ArgKind {
 typedef struct StepArg {
     ArgKind kind;   /* which member below is meaningful */
     int value;      /* ARG_VALUE: value id; ARG_CONST: index in EmitState.consts */
-    size_t offset;  /* ARG_ARENA: byte offset in the arena; ARG_CONST: byte offset in the table */
+    size_t offset;  /* ARG_ARENA: byte offset in the arena; ARG_CONST: in the table; ARG_VALUE: in the value */
     SymDim dim;     /* ARG_INT */
     double f;       /* ARG_FLOAT */
 } StepArg;
@@ -147,6 +147,8 @@ typedef struct Step {
     PlanEpilogue epi;       /* applied by cuBLASLt in the GEMM (PLAN_EPI_NONE: none) */
     bool tf32;              /* compute f32_fast_tf32 (`math tf32` and fp32 A and B) */
     StepArg bias;           /* the epilogue's bias (epilogues with a bias) */
+    SymDim batch;           /* GEMMs run (1: cublasGemmEx; more: strided batched, no epilogue) */
+    SymDim stride_a, stride_b, stride_c; /* elements between one batch entry's A, B, C and the next's */
 } Step;
 
 /* A compile-time table the plan carries in its "constants" (e.g. an attention engine's key-tile lists). */

@@ -1,8 +1,10 @@
 /*
  * emit_attn.c — the kind-specific part of an attention-engine kernel
  * (templates/attn_engine.cuh): its name suffix and its HOOKS text, written
- * from the kind's pattern (attn_pattern.c): the visibility and score-extra
- * device functions, the seeded tables they read, and the per-query-tile key
+ * from the kind's row of the kind table (attn_kinds.c) and its pattern
+ * (attn_pattern.c): the visibility and score-extra hooks (templates/
+ * attn_hooks.cuh, calling the kind's function in templates/attn_kinds.cuh),
+ * the seeded tables they read (data), and the per-query-tile key
  * lists (key tiles split into full / partial, or gathered key positions; a
  * banded kind gets its reach instead and the kernel computes its tiles; a
  * residue kind — dilated, strided — its per-head dilation and band, the kernel
@@ -20,50 +22,12 @@ static void int_table(StrBuf *b, const char *name, const char *sfx, const int *v
     sb_puts(b, n ? "\n};\n" : "0};\n");
 }
 
-/* The body of NAME_visible(h, i, j) for the pattern (j <= i is tested first). */
-static void visible_body(StrBuf *b, const AttnPattern *p, const char *name) {
-    switch (p->kind) {
-    case ATTN_WINDOW: sb_printf(b, "    return i - j < %d;\n", p->window); break;
-    case ATTN_DILATED:
-        sb_printf(b, "    const int d = h < %d ? 1 : %d;  // heads below undilated_heads: no gaps\n", p->plain_heads,
-                  p->dilation);
-        sb_printf(b, "    return j < %d || ((i - j) %% d == 0 && (i - j) / d < %d);\n", p->globals, p->window);
-        break;
-    case ATTN_STRIDED:
-        sb_printf(b, "    return h < %d ? i - j <= %d : (i - j) %% %d == 0;\n", p->local_heads, p->stride, p->stride);
-        break;
-    case ATTN_FIXED:
-        sb_printf(b, "    return h < %d ? j / %d == i / %d : j %% %d >= %d;\n", p->local_heads, p->stride, p->stride,
-                  p->stride, p->stride - p->c);
-        break;
-    case ATTN_BIGBIRD: {
-        int nb = (p->ntok + p->block - 1) / p->block;
-        sb_printf(b, "    const int qb = i / %d, kb = j / %d;\n", p->block, p->block);
-        sb_printf(b, "    if (qb - kb < %d || kb < %d || qb < %d) return true;\n", p->window, p->globals, p->globals);
-        if (p->random > 0) {
-            sb_printf(b, "    if (qb >= %d) return false;\n", nb);
-            sb_printf(b, "    for (int k = 0; k < %d; k++)\n", p->random);
-            sb_printf(b, "        if (%s_rand[(h * %d + qb) * %d + k] == kb) return true;\n", name, nb, p->random);
-        }
-        sb_puts(b, "    return false;\n");
-        break;
-    }
-    case ATTN_GAUSSIAN:
-        if (p->self) sb_puts(b, "    if (i == j) return true;\n");
-        sb_printf(b, "    if (i >= %d) return false;\n", p->ntok);
-        sb_printf(b, "    for (int k = 0; k < %d; k++)\n", p->c);
-        sb_printf(b, "        if (%s_keys[(h * %d + i) * %d + k] == j) return true;\n", name, p->ntok, p->c);
-        sb_puts(b, "    return false;\n");
-        break;
-    default: sb_puts(b, "    return true;\n"); break;
-    }
-}
+/* The name suffix of p's seeded table (NAME_keys: Gaussian keys, NAME_rand: BigBird's random blocks). */
+static const char *table_suffix(const AttnPattern *p) { return p->row->seeds == ATTN_SEEDS_KEYS ? "keys" : "rand"; }
 
-/* The seeded tables the visibility hook reads. */
+/* The seeded table the visibility hook reads (none without one). */
 static void seeded_tables(StrBuf *b, const AttnPattern *p, const char *name) {
-    if (p->kind == ATTN_GAUSSIAN) int_table(b, name, "keys", p->gauss, (size_t)p->heads * p->ntok * p->c);
-    if (p->kind == ATTN_BIGBIRD && p->random > 0)
-        int_table(b, name, "rand", p->rand, (size_t)p->heads * ((p->ntok + p->block - 1) / p->block) * p->random);
+    if (p->table) int_table(b, name, table_suffix(p), p->table, p->table_len);
 }
 
 /* Per (table head, absolute query tile) lists: _off and _ent. False when out of memory. */
@@ -135,12 +99,12 @@ static void residue_hooks(StrBuf *b, const AttnPattern *p, const char *name) {
 }
 
 char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer) {
-    if (s->kind == ATTN_CAUSAL) return "";
+    if (attn_kind_row(s->kind)->dense && !s->nparams) return "";
     char buf[256];
     size_t n = 0;
     for (int i = 0; i < s->nparams && n < sizeof buf; i++)
         n += (size_t)snprintf(buf + n, sizeof buf - n, "_%s%g", s->params[i].key, s->params[i].value);
-    if ((s->kind == ATTN_GAUSSIAN || s->kind == ATTN_BIGBIRD) && n < sizeof buf)
+    if (attn_kind_row(s->kind)->seeds != ATTN_SEEDS_NONE && n < sizeof buf)
         snprintf(buf + n, sizeof buf - n, "_l%d", layer); /* seeded: the tables differ per layer */
     return arena_strdup(a, n ? buf : "");
 }
@@ -151,12 +115,41 @@ double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt) {
     return heads * nqt * ((double)nqt * qt / (attn_pattern_gathered(p) ? 1 : kt) + 1);
 }
 
-/* NAME_visible(h, i, j): the pattern's token-level visibility (keys after the query never). */
-static void visible_fn(StrBuf *b, const AttnPattern *p, const char *name) {
-    sb_printf(b, "__device__ __forceinline__ bool %s_visible(int h, int i, int j) {\n", name);
-    sb_puts(b, "    (void)h;\n    if (j > i) return false;\n");
-    visible_body(b, p, name);
-    sb_puts(b, "}\n");
+/* `\n    p.FIELD = VALUE;` for each typed parameter of p's kind (the hook's constants). */
+static char *param_sets(Arena *a, const AttnPattern *p) {
+    StrBuf b = {0};
+    const AttnKindRow *r = p->row;
+    for (int k = 0; k < attn_kind_nparams(r); k++) {
+        const AttnParamDef *d = &r->params[k];
+        if (d->field == ATTN_FIELD_NONE) continue;
+        const char *f = (const char *)&p->prm + d->field;
+        if (d->field == offsetof(AttnParams, seed)) sb_printf(&b, "\n    p.%s = %ld;", d->name, *(const long *)(const void *)f);
+        else sb_printf(&b, "\n    p.%s = %d;", d->name, *(const int *)(const void *)f);
+    }
+    char *text = sb_take(&b, NULL);
+    char *out = text ? arena_strdup(a, text) : NULL;
+    free(text);
+    return out ? out : (char *)"";
+}
+
+/* Appends templates/attn_hooks.cuh for p to b: NAME_visible, and with extra NAME_extra; false on an internal
+ * error (reported on stderr). */
+static bool kind_hooks(StrBuf *b, const AttnPattern *p, const char *name, bool extra) {
+    Arena a;
+    arena_init(&a);
+    Diag d;
+    diag_init(&d, &a, stderr);
+    TmplArgs t = {0};
+    tmpl_set(&t, "KERNEL_NAME", name);
+    tmpl_set(&t, "KIND", attn_kind_name(p->kind));
+    tmpl_set(&t, "VISIBLE", p->row->cuda_visible);
+    tmpl_set(&t, "SETS", param_sets(&a, p));
+    tmpl_set(&t, "TABLE", p->table ? arena_printf(&a, "%s_%s", name, table_suffix(p)) : "nullptr");
+    tmpl_setf(&a, &t, "NTOK", "%d", p->ntok);
+    tmpl_set(&t, "EXTRA", extra ? "1" : "0");
+    bool ok = template_render(&d, "attn_hooks.cuh", t.kv, t.n, b);
+    arena_free(&a);
+    return ok;
 }
 
 char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt) {
@@ -169,30 +162,26 @@ char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt
         free(sb_take(&b, NULL));
         return NULL;
     }
-    visible_fn(&b, p, name);
-    sb_printf(&b, "__device__ __forceinline__ float %s_extra(int h, int i, int j) {\n", name);
-    sb_puts(&b, "    (void)h, (void)i, (void)j;\n    return 0.0f;  // sparse kinds add nothing\n}");
+    if (!kind_hooks(&b, p, name, true)) {
+        free(sb_take(&b, NULL));
+        return NULL;
+    }
     return sb_take(&b, NULL);
 }
 
-bool attn_mma_kind(const AttnSpec *s) {
-    switch (s->kind) {
-    case ATTN_CAUSAL:
-    case ATTN_WINDOW:
-    case ATTN_DILATED:
-    case ATTN_STRIDED:
-    case ATTN_FIXED:
-    case ATTN_BIGBIRD:
-    case ATTN_GAUSSIAN: return true;
-    default: return false; /* a kind added later runs on the CUDA-core engine until the template knows its hooks */
-    }
-}
+bool attn_mma_kind(const AttnSpec *s) { return (attn_kind_row(s->kind)->engines & ATTN_ENGINE_TENSOR_CORE) != 0; }
 
 char *attn_visible_hooks(const AttnPattern *p, const char *name) {
     StrBuf b = {0};
     seeded_tables(&b, p, name);
-    visible_fn(&b, p, name);
+    if (!kind_hooks(&b, p, name, false)) {
+        free(sb_take(&b, NULL));
+        return NULL;
+    }
     return sb_take(&b, NULL);
 }
 
-bool attn_decode_kind(const AttnSpec *s) { return s->kind != ATTN_CAUSAL && attn_mma_kind(s); }
+bool attn_decode_kind(const AttnSpec *s) {
+    const AttnKindRow *r = attn_kind_row(s->kind);
+    return (r->engines & ATTN_ENGINE_DECODE) && !r->dense;
+}

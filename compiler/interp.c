@@ -347,7 +347,7 @@ bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
                      .memory = n->memory, .qkv = in(r, n, 0), .rel = in(r, n, 1), .rel_rows = val(r, n, 1)->capacity,
                      .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
                      .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
-                     .clamp = txl_param(n, "clamp"), .same_length = txl_param(n, "same_length") != 0};
+                     .clamp = n->attn.prm.clamp, .same_length = n->attn.prm.same_length != 0};
     return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory, or the relative keys hold fewer "
                                                                  "than the call's distances");
 }

@@ -238,12 +238,57 @@ static bool sass_opcode(const char *line, char *op, size_t cap) {
     return true;
 }
 
+/* The address of a SASS line (the hex between slash-star and star-slash that starts it). */
+static unsigned long sass_address(const char *line) { return strtoul(line + strspn(line, " \t") + 2, NULL, 16); }
+
+/* The target of a branch line (its last `0x` operand before the `;`); false when it names none. */
+static bool branch_target(const char *line, unsigned long *target) {
+    const char *end = strchr(line, ';'), *hex = NULL;
+    for (const char *p = strstr(line, "0x"); p && (!end || p < end); p = strstr(p + 2, "0x")) hex = p;
+    if (!hex) return false;
+    *target = strtoul(hex, NULL, 16);
+    return true;
+}
+
+/* The main loop of one function's listing [text, end): among the spans [target, branch] of its backward
+ * branches that hold an MMA, the one with the fewest instructions; its MMAs and other instructions into m. */
+static void sass_main_loop(const char *text, const char *end, SassMix *m) {
+    char buf[1024], op[64];
+    int best = -1;
+    const char *s = text;
+    while (s < end && next_line(&s, buf, sizeof buf)) {
+        unsigned long target;
+        if (!sass_opcode(buf, op, sizeof op) || !is_op(op, "BRA") || !branch_target(buf, &target)) continue;
+        unsigned long at = sass_address(buf);
+        if (target > at) continue;
+        int mma = 0, all = 0, local = 0;
+        const char *r = text;
+        while (r < end && next_line(&r, buf, sizeof buf)) {
+            if (!sass_opcode(buf, op, sizeof op) || is_op(op, "NOP")) continue;
+            unsigned long a = sass_address(buf);
+            if (a < target || a > at) continue;
+            all++;
+            mma += is_op(op, "HMMA") || is_op(op, "HGMMA") || is_op(op, "IMMA");
+            local += is_op(op, "LDL") || is_op(op, "STL");
+        }
+        if (mma > 0 && (best < 0 || all < best)) {
+            best = all;
+            m->loop_mma = mma;
+            m->loop_other = all - mma;
+            m->loop_local = local;
+        }
+    }
+}
+
 int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n) {
     KernelFacts *cur = NULL;
     int found = 0, functions = 0;
     char buf[1024], op[64];
-    while (next_line(&sass, buf, sizeof buf)) {
+    const char *body = NULL; /* where cur's listing starts */
+    for (const char *line = sass; next_line(&sass, buf, sizeof buf); line = sass) {
         const char *fn = strstr(buf, "Function : ");
+        if (fn && cur) sass_main_loop(body, line, &cur->sass);
+        if (fn) body = sass;
         if (fn) {
             fn += strlen("Function : ");
             size_t len = strcspn(fn, " \t\r");
@@ -268,6 +313,7 @@ int sass_count_mix(const char *sass, int arch, KernelFacts *t, int n) {
             count_sass(op, buf, &cur->sass);
         }
     }
+    if (cur) sass_main_loop(body, sass, &cur->sass);
     return functions ? found : -1;
 }
 

@@ -40,13 +40,6 @@ static Loc pick_loc(const ModelSpec *s, SettingId a, SettingId b) {
     return s->where[SET_LAYERS];
 }
 
-/* Whether attention parameter key is set to a non-zero value. */
-static bool attn_param_set(const AttnSpec *a, const char *key) {
-    for (int i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].key, key) == 0) return a->params[i].value != 0;
-    return false;
-}
-
 static int act_value(Lower *L, ValueClass cls) {
     char name[32];
     snprintf(name, sizeof name, "%%%d", ++L->nact);
@@ -428,7 +421,7 @@ static int txl_rel_table(Lower *L, Loc src, int layer, int wr, const AttnSpec *a
     Value *v = ir_new_value(L->g, VC_KV, name);
     if (!v) return -1;
     v->role = STATE_TABLE; /* derived: computed when the weights load, not session state */
-    v->capacity = txl_rel_rows(m, L->s->segment, txl_spec_param(at, "clamp"));
+    v->capacity = txl_rel_rows(m, L->s->segment, at->prm.clamp);
     Node *n = node(L, OP_REL_KEYS, src, layer, v->id, 1, (int[]){wr});
     if (!n) return -1;
     n->attn = *at;
@@ -526,11 +519,11 @@ static bool lower_txl(Lower *L, int tokens) {
     }
     if (x < 0) return false;
     bool shared = false;
-    for (int i = 0; i < s->n_layers; i++) shared |= !attn_param_set(&s->layers[i].attn, "untie");
+    for (int i = 0; i < s->n_layers; i++) shared |= !s->layers[i].attn.prm.untie;
     int u = shared ? weight(L, W_HEADS, s->n_heads, L->hd, "r_w_bias") : -1;
     int v = shared ? weight(L, W_HEADS, s->n_heads, L->hd, "r_r_bias") : -1;
     for (int i = 0; i < s->n_layers; i++) {
-        bool untie = attn_param_set(&s->layers[i].attn, "untie");
+        bool untie = s->layers[i].attn.prm.untie != 0;
         x = txl_layer(L, i, x, untie ? -1 : u, untie ? -1 : v);
     }
     if (adaptive) return adaptive_output(L, &bands, x, eloc) >= 0;

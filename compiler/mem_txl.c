@@ -23,10 +23,8 @@
 
 int txl_memory_fill(int P, int memory) { return P < memory ? P : memory; }
 
-bool txl_visible(int i, int j, int P, int memory, bool same_length) {
-    if (j > i || j < P - txl_memory_fill(P, memory)) return false; /* causal; only keys still in memory */
-    return !same_length || j > i - memory; /* same_length: every query sees its last m keys (itself included) */
-}
+/* The rule is written once, in templates/attn_kinds.cuh (the kernels' _visible hook calls the same text). */
+bool txl_visible(int i, int j, int P, int memory, bool same_length) { return attn_visible_txl(i, j, P, memory, same_length); }
 
 double txl_rel_embedding(int d, int c, int D) {
     int half = D / 2, k = c < half ? c : c - half;
@@ -132,18 +130,10 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
             ring[(size_t)((P + t) % memory) * D + e] = round_to_dtype(x[(size_t)t * D + e], dt);
 }
 
-int txl_spec_param(const AttnSpec *a, const char *key) {
-    for (int i = 0; i < a->nparams; i++)
-        if (strcmp(a->params[i].key, key) == 0) return (int)a->params[i].value;
-    return 0;
-}
-
-int txl_param(const Node *n, const char *key) { return txl_spec_param(&n->attn, key); }
-
 bool txl_model(const ModelSpec *s) {
     if (!s || s->n_layers < 1 || !s->layers) return false;
     for (int i = 0; i < s->n_layers; i++)
-        if (s->layers[i].attn.kind != ATTN_RELATIVE) return false;
+        if (attn_kind_row(s->layers[i].attn.kind)->state != ATTN_STATE_MEMORY) return false;
     return true;
 }
 
@@ -186,7 +176,7 @@ bool txl_shape_rel_attention(const Graph *g, const Node *n, int *rank, SymDim di
     if (qkv->rank != 2 || !symdim_eq(qkv->dims[0], SYMDIM_T) || ir_dim(qkv, 1) != 3 * W) FAIL("qkv %s is not [T, %d]", qkv->name, 3 * W);
     int D = g->spec ? g->spec->d_model : 0;
     const Value *rel = in_val(g, n, 1);
-    int rows = txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, txl_param(n, "clamp"));
+    int rows = txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, n->attn.prm.clamp);
     if (!ir_value_derived(rel) || rel->capacity != rows || rel->rank != 2 || ir_dim(rel, 1) != W)
         FAIL("relative keys %s are not a derived [%d, %d] table (rel_keys)", rel->name, rows, W);
     for (int k = 2; k < 4; k++) {
@@ -221,7 +211,7 @@ bool txl_shape_rel_keys(const Graph *g, const Node *n, int *rank, SymDim dims[MA
     int W = n->heads * n->head_dim, D = g->spec ? g->spec->d_model : 0;
     const Value *w = in_val(g, n, 0), *o = g->values[n->out];
     if (w->cls != VC_WEIGHT || !is_matrix(w, D, W)) FAIL("r_net %s is not a [%d, %d] weight", w->name, D, W);
-    if (!ir_value_derived(o) || o->capacity != txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, txl_param(n, "clamp")))
+    if (!ir_value_derived(o) || o->capacity != txl_rel_rows(n->memory, g->spec ? g->spec->segment : 1, n->attn.prm.clamp))
         FAIL("output %s is not a derived table of the layer's distances", o->name);
     *rank = 2;
     dims[0] = DIM_STATE_ROWS; /* the distances: the table's rows, at its capacity */

@@ -49,7 +49,7 @@ const char *pos_kind_name(PosKind p) {
 }
 
 static const char *const attn_names[] = {
-#define X(e, name, params) name,
+#define X(e, name) name,
     SHORTC_ATTN_KINDS(X)
 #undef X
 };

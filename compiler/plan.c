@@ -59,9 +59,17 @@ static cJSON *ref_json(const EmitState *st, int id) {
     return o;
 }
 
-/* REF for a kernel argument or GEMM operand (ARG_VALUE, ARG_ARENA or ARG_CONST). */
+/* REF for a kernel argument or GEMM operand (ARG_VALUE, ARG_ARENA or ARG_CONST); an ARG_VALUE's offset
+ * moves it into its value (a weight's "offset" is written only then). */
 static cJSON *arg_ref_json(const EmitState *st, const StepArg *a) {
-    if (a->kind == ARG_VALUE) return ref_json(st, a->value);
+    if (a->kind == ARG_VALUE) {
+        cJSON *o = ref_json(st, a->value);
+        const char *key = cJSON_GetObjectItemCaseSensitive(o, "arena") ? "arena" : "offset";
+        cJSON *at = cJSON_GetObjectItemCaseSensitive(o, key);
+        if (a->offset && at) cJSON_SetNumberValue(at, at->valuedouble + (double)a->offset);
+        else if (a->offset) cJSON_AddNumberToObject(o, "offset", (double)a->offset);
+        return o;
+    }
     cJSON *o = cJSON_CreateObject();
     if (a->kind == ARG_CONST) {
         cJSON_AddNumberToObject(o, "const", a->value);
@@ -314,10 +322,10 @@ static cJSON *gemm_json(const EmitState *st, const Step *s) {
         cJSON_AddStringToObject(o, "epilogue", plan_epilogue_name(s->epi));
         if (plan_epilogue_has_bias(s->epi)) cJSON_AddItemToObject(o, "bias", arg_ref_json(st, &s->bias));
     }
-    cJSON_AddNumberToObject(o, "batch", 1);
-    cJSON_AddNumberToObject(o, "strideA", 0);
-    cJSON_AddNumberToObject(o, "strideB", 0);
-    cJSON_AddNumberToObject(o, "strideC", 0);
+    cJSON_AddItemToObject(o, "batch", dim_json(s->batch));
+    cJSON_AddItemToObject(o, "strideA", dim_json(s->stride_a));
+    cJSON_AddItemToObject(o, "strideB", dim_json(s->stride_b));
+    cJSON_AddItemToObject(o, "strideC", dim_json(s->stride_c));
     cJSON_AddNumberToObject(o, "line", s->line);
     cJSON_AddNumberToObject(o, "layer", s->layer);
     cJSON_AddNumberToObject(o, "node", s->node);

@@ -19,7 +19,7 @@
  *
  * Adding a setting: a Key, a row in `settings`, a check function, and a
  * line in build_spec(). Adding an attention kind needs nothing here: its
- * parameters come from the `params` string of SHORTC_ATTN_KINDS.
+ * parameters come from its row of the kind table (attn_kinds.c).
  */
 #define _DEFAULT_SOURCE   /* realpath */
 #include "shortc.h"
@@ -166,16 +166,6 @@ enum { NORDERS = sizeof orders / sizeof orders[0] };
 
 static const DimOrder default_order[TC_COUNT] = {ORD_IN_OUT, ORD_TOKENS_CHANNELS, ORD_HEADS_TOKENS_DIM};
 
-/* Attention kinds and their parameter specs, straight from the X-macro. */
-static const struct {
-    const char *name;     /* kind name in .arch */
-    const char *params;   /* "key" (required) or "key=default", comma separated */
-} attn_kinds[] = {
-#define X(e, name, params) {name, params},
-    SHORTC_ATTN_KINDS(X)
-#undef X
-};
-
 /* ------------------------------------------------------------------ */
 /* State                                                               */
 /* ------------------------------------------------------------------ */
@@ -294,6 +284,18 @@ static void resolve_ramps(Sema *S, ModelSpec *s) {
         int n = s->n_layers;
         if (n > 1) size->value = floor(size->value + (last->value - size->value) * l / (n - 1) + 0.5);
         last->value = 0;
+    }
+}
+
+/* Types every layer's attention parameters (attn_spec_type) against the model's heads; the first bad one is
+ * reported at its statement. */
+static void type_attention(Sema *S, ModelSpec *s) {
+    for (int l = 0; l < s->n_layers; l++) {
+        char err[256];
+        if (!attn_spec_type(&s->layers[l].attn, s->n_heads, err, sizeof err)) {
+            diag_error(S->d, s->layers[l].attn.loc, "%s (layer %d)", err, l);
+            return;
+        }
     }
 }
 
@@ -706,29 +708,21 @@ static bool check_weights(Sema *S, const SettingDef *def, const AstStmt *st, Set
 }
 
 /*
- * attention KIND key=value... The accepted keys of a kind come from the
- * params string of its X-macro row: "key" is required, "key=default" is
- * optional. Parameters are stored sorted by key, defaults included.
+ * attention KIND key=value... The accepted keys of a kind are the parameters
+ * of its row of the kind table (attn_kinds.c): required, or with a default.
+ * Parameters are stored sorted by key, defaults included; attn_spec_type
+ * types and checks them once the layer's heads are known (build_spec).
  */
 static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    enum { NKINDS = sizeof attn_kinds / sizeof attn_kinds[0] };
-    const char *names[NKINDS];
-    for (int i = 0; i < NKINDS; i++) names[i] = attn_kinds[i].name;
-    int k = word_arg(S, def, st, 0, "attention kind", names, NKINDS);
+    const char *names[ATTN_COUNT];
+    for (int i = 0; i < ATTN_COUNT; i++) names[i] = attn_kind_name((AttnKind)i);
+    int k = word_arg(S, def, st, 0, "attention kind", names, ATTN_COUNT);
     if (k < 0) return false;
 
+    const AttnKindRow *row = attn_kind_row((AttnKind)k);
     const char *keys[MAX_ATTN_PARAMS];
-    const char *defaults[MAX_ATTN_PARAMS];
-    int nkeys = 0;
-    for (const char *p = attn_kinds[k].params; *p && nkeys < MAX_ATTN_PARAMS;) {
-        size_t len = strcspn(p, ",");
-        const char *item = arena_strndup(S->a, p, len);
-        char *eq = strchr(item, '=');
-        defaults[nkeys] = eq ? eq + 1 : NULL;
-        if (eq) *eq = '\0';
-        keys[nkeys++] = item;
-        p += len + (p[len] == ',');
-    }
+    int nkeys = attn_kind_nparams(row);
+    for (int i = 0; i < nkeys; i++) keys[i] = row->params[i].name;
     const AstValue *vals[MAX_ATTN_PARAMS];
     const char *owner = arena_printf(S->a, "attention '%s'", names[k]);
     if (!options(S, def, st, 1, owner, "parameter", keys, nkeys, vals)) return false;
@@ -745,8 +739,8 @@ static bool check_attention(Sema *S, const SettingDef *def, const AstStmt *st, S
                 ok = false;
                 continue;
             }
-        } else if (defaults[i]) {
-            value = strtod(defaults[i], NULL);
+        } else if (row->params[i].def) {
+            value = strtod(row->params[i].def, NULL);
         } else {
             diag_error(S->d, stmt_end(st), "attention '%s' needs '%s=NUM'", names[k], keys[i]);
             ok = false;
@@ -827,11 +821,52 @@ static bool arch_name(const char *path) {
     return n > 5 && strcmp(path + n - 5, ".arch") == 0 && path[n - 6] != '/';
 }
 
-/* `import` paths are relative to the importing file's directory. */
+/* The model path of shortc_set_import_path (NULL: $SHORTC_PATH alone). */
+static const char *import_search_dirs;
+
+void shortc_set_import_path(const char *dirs) { import_search_dirs = dirs; }
+
+/* Whether an import path may be looked up along the model path: relative, with no "." or ".." component
+ * (so a search never climbs out of a model directory). */
+static bool searchable_import(const char *path) {
+    if (path[0] == '/') return false;
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, "/");
+        if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.')) return false;
+        p += n;
+        while (*p == '/') p++;
+    }
+    return true;
+}
+
+/* The first DIR/path along the model path (colon-separated dirs: shortc_set_import_path's, else
+ * $SHORTC_PATH; empty entries skipped) that exists, or NULL. */
+static const char *search_import(Sema *S, const char *path) {
+    const char *dirs = import_search_dirs ? import_search_dirs : getenv("SHORTC_PATH");
+    if (!dirs || !searchable_import(path)) return NULL;
+    for (const char *d = dirs; *d;) {
+        size_t n = strcspn(d, ":");
+        if (n > 0) {
+            const char *cand = arena_printf(S->a, "%.*s/%s", (int)n, d, path);
+            struct stat st;
+            if (stat(cand, &st) == 0) return cand;
+        }
+        d += n;
+        if (*d == ':') d++;
+    }
+    return NULL;
+}
+
+/* `import` paths are relative to the importing file's directory; one not found there (relative, no "." or
+ * ".." component) is looked up along the model path (docs/language.md, "Imports"). */
 static const char *import_path(Sema *S, const char *importer, const char *path) {
     const char *slash = strrchr(importer, '/');
-    if (path[0] == '/' || !slash) return path;
-    return arena_printf(S->a, "%.*s/%s", (int)(slash - importer), importer, path);
+    if (path[0] == '/') return path;
+    const char *local = slash ? arena_printf(S->a, "%.*s/%s", (int)(slash - importer), importer, path) : path;
+    struct stat st;
+    if (!arch_name(path) || stat(local, &st) == 0) return local; /* a non-.arch path is refused untouched */
+    const char *found = search_import(S, path);
+    return found ? found : local;
 }
 
 static void visit_file(Sema *S, FileEntry *fe) {
@@ -1121,7 +1156,7 @@ static void apply_blocks(Sema *S, const ModelInfo *mi, ModelSpec *spec, const Se
 /* The first layer whose attention is (relative) or is not (!relative) `relative`; -1 when none. */
 static int layer_with_relative(const ModelSpec *s, bool relative) {
     for (int i = 0; i < s->n_layers; i++)
-        if ((s->layers[i].attn.kind == ATTN_RELATIVE) == relative) return i;
+        if ((attn_kind_row(s->layers[i].attn.kind)->state == ATTN_STATE_MEMORY) == relative) return i;
     return -1;
 }
 
@@ -1140,7 +1175,7 @@ static Loc attn_loc(const Setting *eff, const ModelSpec *s, int layer) {
 static void check_relative(Sema *S, const Setting *eff, const ModelSpec *s) {
     int rel = layer_with_relative(s, true), plain = layer_with_relative(s, false);
     for (int i = 0; i < s->n_layers; i++)
-        if (s->layers[i].memory > 0 && s->layers[i].attn.kind != ATTN_RELATIVE) {
+        if (s->layers[i].memory > 0 && attn_kind_row(s->layers[i].attn.kind)->state != ATTN_STATE_MEMORY) {
             diag_error(S->d, s->layers[i].memory_loc, "'memory' needs relative attention (layer %d has '%s')", i,
                        attn_kind_name(s->layers[i].attn.kind));
             return;
@@ -1169,11 +1204,10 @@ static void check_relative(Sema *S, const Setting *eff, const ModelSpec *s) {
                    s->d_model);
     for (int i = 0; i < s->n_layers; i++) {
         const AttnSpec *a = &s->layers[i].attn;
-        for (int k = 0; k < a->nparams; k++)
-            if (strcmp(a->params[k].key, "same_length") == 0 && a->params[k].value != 0 && s->layers[i].memory == 0) {
-                diag_error(S->d, attn_loc(eff, s, i), "same_length=1 needs a memory: layer %d has memory 0", i);
-                return;
-            }
+        if (a->prm.same_length && s->layers[i].memory == 0) {
+            diag_error(S->d, attn_loc(eff, s, i), "same_length=1 needs a memory: layer %d has memory 0", i);
+            return;
+        }
     }
 }
 
@@ -1274,6 +1308,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     }
     for (int i = 0; i < depth; i++) apply_blocks(S, chain[i], s, &eff[K_LAYERS]);
     resolve_ramps(S, s);
+    if (S->d->errors == errors) type_attention(S, s); /* as lowering did: only a model without other errors */
     bool cached = s->infused != PIA_NONE || s->cache > 0; /* Shortformer's cache, with PIA or without */
     const AstStmt *why = s->infused != PIA_NONE ? eff[K_POSITIONS].stmt : eff[K_CACHE].stmt;
     for (int i = 0; cached && i < s->n_layers; i++)

@@ -215,36 +215,40 @@ const char *pia_style_name(PiaStyle p);      /* "none", "fairseq", "vaswani" */
 double pia_sinusoid(PiaStyle style, int s, int c, int D);
 
 /*
- * Attention kinds: one row per kind. Parameters are key=value numbers;
- * `params` lists the accepted keys (comma separated; "key" is required,
- * "key=default" optional) for sema's checks and "did you mean" suggestions.
- * Every kind is described once by its pattern (attn_pattern.c) and runs on
- * the attention engine (templates/attn_engine.cuh); docs/attention/KIND.md.
+ * Attention kinds: the enum and the .arch names; everything else about a kind
+ * is its row of the kind table (compiler/attn_kinds.c, attn_kind_row):
+ * parameters, visibility, key source, score term, state and engines.
+ * docs/attention/README.md ("The kind table"), docs/attention/KIND.md.
  */
 #define SHORTC_ATTN_KINDS(X) \
-    X(ATTN_CAUSAL, "causal", "") \
-    X(ATTN_WINDOW, "window", "size") \
-    X(ATTN_DILATED, "dilated", "size,dilation=1,global=0,size_last=0,undilated_heads=0") \
-    X(ATTN_STRIDED, "strided", "stride,local_heads") \
-    X(ATTN_FIXED, "fixed", "stride,c,local_heads") \
-    X(ATTN_BIGBIRD, "bigbird", "block,window=3,global=1,random=1,seed=0") \
-    X(ATTN_GAUSSIAN, "gaussian", "c,base=1,seed=0,self=0,tie=0") \
-    X(ATTN_RELATIVE, "relative", "clamp=0,same_length=0,untie=0") \
+    X(ATTN_CAUSAL, "causal") \
+    X(ATTN_WINDOW, "window") \
+    X(ATTN_DILATED, "dilated") \
+    X(ATTN_STRIDED, "strided") \
+    X(ATTN_FIXED, "fixed") \
+    X(ATTN_BIGBIRD, "bigbird") \
+    X(ATTN_GAUSSIAN, "gaussian") \
+    X(ATTN_RELATIVE, "relative") \
     SHORTC_TEST_ATTN_KINDS(X)
 
 /* Empty in shortc; the front-end test build (tests/parse/kinds) adds made-up
- * kinds with parameters here to exercise sema's table-driven checks. */
+ * kinds here (and their rows in SHORTC_TEST_ATTN_ROWS) to exercise sema's
+ * table-driven parameter checks. */
 #ifndef SHORTC_TEST_ATTN_KINDS
 #define SHORTC_TEST_ATTN_KINDS(X)
 #endif
 
 typedef enum AttnKind {
-#define X(e, name, params) e,
+#define X(e, name) e,
     SHORTC_ATTN_KINDS(X)
 #undef X
     ATTN_COUNT
 } AttnKind;
 const char *attn_kind_name(AttnKind k);
+
+/* AttnParams (the typed parameters) and each kind's visibility, in C: the text the kernels get too. */
+#define SHORTC_KIND_FN static inline
+#include "../templates/attn_kinds.cuh"
 
 #define MAX_ATTN_PARAMS 8
 typedef struct AttnParam {
@@ -254,39 +258,120 @@ typedef struct AttnParam {
 
 typedef struct AttnSpec {
     AttnKind kind;                        /* which attention */
-    AttnParam params[MAX_ATTN_PARAMS];    /* key=value parameters, sorted by key */
+    AttnParam params[MAX_ATTN_PARAMS];    /* key=value parameters as written, sorted by key, defaults included
+                                             (names the kernels; --dump-spec) */
     int nparams;                          /* count */
+    AttnParams prm;                       /* the same, typed and checked (attn_spec_type); what the compiler reads */
+    bool typed;                           /* prm is filled (sema, or attn_spec_type for a spec built in memory) */
     Loc loc;                              /* the `attention ...;` statement that set it */
 } AttnSpec;
 
+/* ------------------------------------------------------------------ */
+/* The attention-kind table (attn_kinds.c)                             */
+/* ------------------------------------------------------------------ */
+
+/* Where a kind's kernel gets the keys of a query tile (templates/attn_engine.cuh, attn_mma.cuh). */
+typedef enum AttnKeySource {
+    ATTN_KEYS_BANDED,    /* keys i-band < j <= i: key tiles in closed form (BANDED; causal, window) */
+    ATTN_KEYS_RESIDUE,   /* per head a band in residue coordinates plus leading globals (RESIDUE; dilated, strided) */
+    ATTN_KEYS_TILES,     /* per query tile a list of key tiles, full or partial (fixed, bigbird) */
+    ATTN_KEYS_GATHERED,  /* per query tile the keys its queries see, gathered by index (GATHER; gaussian) */
+    ATTN_KEYS_MEMORY,    /* the layer's memory ring, then the call's keys (REL; relative) */
+} AttnKeySource;
+
+/* What a kind adds to q.k before the softmax (the kernels' _extra / _rel hooks). */
+typedef enum AttnScoreTerm {
+    ATTN_SCORE_NONE,      /* nothing (_extra is 0) */
+    ATTN_SCORE_RELATIVE,  /* Transformer-XL's (q + v).(W_r R_{i-j}) and the u bias (templates/attn_txl_hooks.cuh) */
+} AttnScoreTerm;
+
+/* The state a kind keeps between calls. */
+typedef enum AttnState {
+    ATTN_STATE_KV,      /* the model's KV cache (or none) */
+    ATTN_STATE_MEMORY,  /* Transformer-XL's per-layer memory ring (`memory M`, mem_txl.c) */
+} AttnState;
+
+/* The engines a kind runs on (bits). */
+enum {
+    ATTN_ENGINE_CUDA_CORE = 1,    /* templates/attn_engine.cuh */
+    ATTN_ENGINE_TENSOR_CORE = 2,  /* templates/attn_mma.cuh (fp16/bf16) */
+    ATTN_ENGINE_DECODE = 4,       /* templates/attn_decode.cuh (flash-decoding, T = 1) */
+};
+
+/* The seeded table a kind draws (attn_pattern.c; emitted as an int table, data not code). */
+typedef enum AttnSeeds {
+    ATTN_SEEDS_NONE,    /* none */
+    ATTN_SEEDS_KEYS,    /* per head and query, c sampled keys (gaussian) */
+    ATTN_SEEDS_BLOCKS,  /* per head and query block, `random` key blocks (bigbird) */
+} AttnSeeds;
+
+/* A kind's visibility (templates/attn_kinds.cuh): query i of head h sees key j; tab: its seeded table. */
+typedef bool (*AttnVisibleFn)(const AttnParams *p, const int *tab, int ntok, int h, int i, int j);
+
+/* Upper bounds of a parameter that depend on the model or on another parameter. */
+#define ATTN_HI_HEADS (-1L)   /* the model's heads */
+#define ATTN_HI_STRIDE (-2L)  /* the kind's stride */
+/* A parameter with no AttnParams field (the front-end test build's made-up kinds: spelled, not typed). */
+#define ATTN_FIELD_NONE ((size_t)-1)
+
+/* One parameter of a kind: `key=value` in .arch, a whole number in [lo, hi], into AttnParams at field. */
+typedef struct AttnParamDef {
+    const char *name;   /* the key */
+    size_t field;       /* offsetof(AttnParams, ...), or ATTN_FIELD_NONE */
+    const char *def;    /* the default as written; NULL: required */
+    long lo, hi;        /* the accepted range (hi may be ATTN_HI_HEADS or ATTN_HI_STRIDE) */
+    const char *doc;    /* what it means (docs/attention/KIND.md) */
+} AttnParamDef;
+
+typedef struct AttnPattern AttnPattern;
+
+/* One attention kind: everything the compiler knows about it. */
+typedef struct AttnKindRow {
+    AttnParamDef params[MAX_ATTN_PARAMS];  /* its parameters (name NULL after the last) */
+    AttnVisibleFn visible;                 /* its visibility, C rendering of templates/attn_kinds.cuh */
+    const char *cuda_visible;              /* the same function's name there, for the kernels' _visible hook */
+    AttnKeySource keys;                    /* where its kernels get a query tile's keys */
+    AttnScoreTerm score;                   /* what it adds to the scores */
+    AttnState state;                       /* the state it keeps between calls */
+    unsigned engines;                      /* ATTN_ENGINE_* it runs on */
+    AttnSeeds seeds;                       /* its seeded table */
+    bool dense;                            /* sees every earlier key of its state (no visibility test to decode) */
+    size_t band;                           /* BANDED kinds: offsetof the field n, keys i-n < j <= i (ATTN_FIELD_NONE:
+                                              every earlier key) */
+    size_t head_split;                     /* offsetof the field n: heads [0, n) see otherwise than the rest
+                                              (ATTN_FIELD_NONE: heads alike, but for a seeded table) */
+    /* RESIDUE kinds: head h's dilation, band taps in residue steps and leading global keys (attn_pattern_residue). */
+    void (*residue)(const AttnParams *p, int h, int *dil, int *reach, int *globals);
+    /* Keys in [a, b) (0 <= a < b <= i + 1) query i of head h sees, in closed form; NULL: key by key. */
+    long (*row_count)(const AttnPattern *p, int h, int i, long a, long b);
+    bool (*check)(const AttnParams *p, char *err, size_t errlen); /* rules across parameters; NULL: none */
+} AttnKindRow;
+
+/* Kind k's row (a zeroed row for an out-of-range kind). */
+const AttnKindRow *attn_kind_row(AttnKind k);
+/* Number of parameters of a row. */
+int attn_kind_nparams(const AttnKindRow *r);
+/* Fills a->prm from a->params (each parameter once; defaults for those not given), checking each is a whole
+ * number in its range (heads: the model's) and the kind's rules; false with err (nothing else set) otherwise. */
+bool attn_spec_type(AttnSpec *a, int heads, char *err, size_t errlen);
+
 /*
- * The pattern of one layer's attention, from its AttnSpec (attn_pattern.c):
+ * The pattern of one layer's attention, from its typed AttnSpec (attn_pattern.c):
  * which key j (absolute position) query i of head h sees. Every kind is
  * causal (j <= i). Seeded tables are drawn at build time for positions
  * [0, ntok).
  */
-typedef struct AttnPattern {
-    AttnKind kind;     /* the kind */
-    int layer;         /* the layer (seeded kinds draw one stream per layer) */
-    int heads;         /* heads */
-    int ntok;          /* positions the seeded tables cover */
-    int window;        /* window: keys i-window < j <= i; dilated: taps; bigbird: window blocks seen causally
-                          (the query's own and the (w-1)/2 before it, w the paper's centred window) */
-    int dilation;      /* dilated: distance between taps on heads [plain_heads, heads) (1 elsewhere) */
-    int plain_heads;   /* dilated: heads [0, plain_heads) keep dilation 1 (undilated_heads) */
-    int globals;       /* dilated: leading global tokens; bigbird: leading global blocks */
-    int stride;        /* strided, fixed: l */
-    int local_heads;   /* strided, fixed: heads [0, local_heads) are local (A1), the rest strided / summary (A2) */
-    int block;         /* bigbird: block size */
-    int random;        /* bigbird: random blocks per query block */
-    int c;             /* gaussian: most sampled keys per query; fixed: summary columns per block of l */
-    int base;          /* gaussian: 1 reads the survey's i as 1-based (query i samples [0, i]), 0 as 0-based */
-    bool self;         /* gaussian: the query also sees itself (base 0 only) */
-    bool tie_up;       /* gaussian: a duplicate equally far from two free indices takes the upper */
-    uint64_t seed;     /* seeded kinds: the seed */
-    int *gauss;        /* gaussian: [heads][ntok][c] sampled keys, sorted, -1 after them */
-    int *rand;         /* bigbird: [heads][ceil(ntok/block)][random] random key blocks, sorted, -1 after */
-} AttnPattern;
+struct AttnPattern {
+    AttnKind kind;           /* the kind */
+    const AttnKindRow *row;  /* its row of the kind table */
+    AttnParams prm;          /* its typed parameters */
+    int layer;               /* the layer (seeded kinds draw one stream per layer) */
+    int heads;               /* heads */
+    int ntok;                /* positions the seeded tables cover */
+    int *table;              /* the seeded table (row->seeds): gaussian [heads][ntok][c] sampled keys, bigbird
+                                [heads][ceil(ntok/block)][random] random key blocks; sorted, -1 after; NULL: none */
+    size_t table_len;        /* its entries */
+};
 
 /* Builds the pattern of spec a for layer, heads, positions [0, ntok); false with err on a bad parameter. */
 bool attn_pattern_build(AttnPattern *p, const AttnSpec *a, int layer, int heads, int ntok, char *err, size_t errlen);
@@ -790,14 +875,26 @@ typedef struct EmitResult {
 bool emit_cuda(Graph *g, Diag *d, EmitResult *out);
 void emit_result_free(EmitResult *r);
 
-/* Query rows per block of the tensor-core attention path (templates/attn_mma.cuh: 4 warps of 16 rows). */
-enum { ATTN_MMA_QT = 64 };
+/* Query rows per warp and per block of the tensor-core attention path (templates/attn_mma.cuh: 4 warps of
+ * 32 rows, two m16 blocks each). */
+enum { ATTN_MMA_WARP_ROWS = 32, ATTN_MMA_QT = 128 };
 /*
  * Whether attention node n of g runs on the tensor-core path (templates/attn_mma.cuh; emit.c
- * chooses the template by it, cost.c prices it) and, if so, its keys per tile *kt and static
- * shared memory *smem. Otherwise it runs on the CUDA-core engine (attn_engine.cuh).
+ * chooses the template by it, cost.c prices it) and, if so, its keys per tile *kt and dynamic
+ * shared memory *smem (attn_mma_smem). Otherwise it runs on the CUDA-core engine (attn_engine.cuh).
  */
 bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem);
+/* Keys per tile of the tensor-core path at head_dim hd: 64 up to 64 dims, else 32 (registers: a warp holds
+ * the scores of 32 rows x KT keys and the outputs of 32 rows x hd; larger tiles spill at sm_80/sm_90). */
+int attn_mma_kt(int hd);
+/* Dynamic shared memory of a tensor-core attention kernel (templates/attn_mma.cuh): Q (ATTN_MMA_QT rows), one
+ * K and one V tile of kt rows, rows of hd rounded up to 16 plus 8 elements of 2 bytes; gather: the gathered
+ * tiles' key positions, two tiles of kt ints. */
+int attn_mma_smem(int hd, int kt, bool gather);
+/* The tensor-core path's grid is ceil((T + c) / ATTN_MMA_QT) blocks for c = attn_mma_grid_pad(max_dil): one
+ * block per query tile a call of T queries touches at any P (attn_mma.cuh takes one tile per block); max_dil: a
+ * residue kind's largest dilation (its tiles hold one residue each), else 0 or 1. */
+int attn_mma_grid_pad(int max_dil);
 /* Whether the decode program (T = 1) runs attention node n of g as flash-decoding (attn_decode.cuh,
  * CUDA cores) instead of the engine. */
 bool attn_decode_kernel(const Graph *g, const Node *n);
@@ -848,6 +945,9 @@ typedef struct CompileResult {
  */
 bool shortc_compile(Arena *a, Diag *d, const CompileOptions *o, CompileResult *r);
 void compile_result_free(CompileResult *r);
+/* The model path that an `import` not found beside its importing file is looked up along: colon-separated
+ * directories, process-wide (the string is kept, not copied). NULL (the default): $SHORTC_PATH. */
+void shortc_set_import_path(const char *dirs);
 
 /* ------------------------------------------------------------------ */
 /* Cost model (cost.c) and roofline devices (devices.c)                */
@@ -1052,6 +1152,10 @@ typedef struct SassMix {
     int bar;             /* BAR (block barriers) */
     int ld_local;        /* LDL: spill reloads or stack arrays */
     int st_local;        /* STL: spill stores or stack arrays */
+    int loop_mma;        /* the innermost loop holding an MMA (a backward branch's span, fewest instructions):
+                            its MMAs; 0: no such loop */
+    int loop_other;      /* its other instructions (NOP excluded) */
+    int loop_local;      /* of which LDL/STL (local memory: spills inside the loop) */
 } SassMix;
 
 /* What ptxas reported for one function at one arch, and its PTX mix. */
@@ -1125,8 +1229,6 @@ void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, in
 #define TXL_POSITION_LIMIT (1 << 30)
 /* Whether every layer of s uses relative attention (a Transformer-XL model). */
 bool txl_model(const ModelSpec *s);
-/* Node n's attention parameter `key` (clamp, same_length, untie) as an int; 0 when not given. */
-int txl_param(const Node *n, const char *key);
 /* Op-table hooks of OP_REL_ATTENTION and OP_MEM_WRITE. */
 int txl_rel_ninputs(const Node *n);
 void txl_print_attrs(FILE *out, const Node *n);
@@ -1141,8 +1243,6 @@ bool txl_shape_rel_keys(const Graph *g, const Node *n, int *rank, SymDim dims[MA
 bool interp_rel_keys(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool emit_rel_keys(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 void cost_rel_keys(const Graph *g, const Node *n, int T, struct OpCost *c);
-/* Attention parameter `key` of a spec as an int; 0 when not given (txl_param on a node's spec). */
-int txl_spec_param(const AttnSpec *a, const char *key);
 
 /* ------------------------------------------------------------------ */
 /* Reference interpreter (interp.c)                                    */

@@ -19,7 +19,8 @@
 //! on kv_rows, never on T.
 //!
 //! VISIBLE = 1 (a sparse kind, compiler/emit_attn.c attn_visible_hooks): HOOKS
-//! defines KERNEL_NAME_visible(h, i, j), the kind's token-level pattern, and a
+//! defines KERNEL_NAME_visible(h, i, j), the kind's token-level pattern
+//! (templates/attn_hooks.cuh over templates/attn_kinds.cuh), and a
 //! key counts only where it holds for the query (i = P); the others are
 //! neither read nor weighted. A chunk with no visible key leaves m = -1e30,
 //! l = 0, o = 0, and a query that sees no key at all outputs zeros.

@@ -4,9 +4,12 @@
 //! key tiles, so any T works with a fixed amount of shared memory.
 //!
 //! A kind plugs in through hooks the emitter writes into HOOKS from the
-//! kind's pattern (compiler/attn_pattern.c), all named KERNEL_NAME_*:
+//! kind's row of the kind table (compiler/attn_kinds.c) and its pattern
+//! (compiler/attn_pattern.c), all named KERNEL_NAME_*:
 //!   _visible(h, i, j)  visibility of key j to query i (absolute positions;
 //!                      false for j > i); tested only on partial tiles;
+//!                      templates/attn_hooks.cuh: the kind's function in
+//!                      templates/attn_kinds.cuh (pasted after the prelude);
 //!   _extra(h, i, j)    score extra added before the softmax (0 for the
 //!                      sparse kinds; the hook the memory family fills);
 //!   _reach             (BANDED kinds: causal, window) keys i-reach < j <= i are
@@ -59,7 +62,7 @@
 //! of slot s as the tile is loaded, so one q.k product per score.
 //!
 //! REL (Transformer-XL relative attention, docs/attention/relative.md): kv is
-//! the memory's keys and values projected this call (templates/txl_prep.cuh),
+//! the memory's keys and values projected this call (a cuBLAS GEMM step),
 //! [2, kv_rows, H, HD] at ring row (position mod kv_rows); key positions >= P
 //! are this call's, read from qkv. Three more arguments: rel [ND, H*HD] (the
 //! projected relative keys W_r R_d), r_w and r_r [H, HD] (u and v). u is added

@@ -1,42 +1,61 @@
 //! attn_mma.cuh — the attention engine, tensor-core path (fp16/bf16 keys and
-//! values), FlashAttention-2 style: y = softmax(q k^T / sqrt(HD) + extra) v over
-//! the keys an attention kind's pattern lets each query see, with the same
-//! hooks and key-tile lists as the CUDA-core path (templates/attn_engine.cuh;
-//! docs/attention/README.md, docs/emission.md "Attention, tensor-core path").
-//! Needs templates/mma_frag.cuh, which the emitter pastes once after the
-//! prelude when a kernel of this template is present.
+//! values), FlashAttention-2 class: y = softmax(q k^T / sqrt(HD) + extra) v
+//! over the keys an attention kind's pattern lets each query see, with the
+//! same hooks and key-tile lists as the CUDA-core path
+//! (templates/attn_engine.cuh; docs/attention/README.md, docs/emission.md
+//! "Attention, tensor-core path"). Needs templates/mma_frag.cuh, which the
+//! emitter pastes once after the prelude when a kernel of this template is
+//! present.
 //!
 //! Hooks (written by compiler/emit_attn.c, all named KERNEL_NAME_*): _visible
 //! (tested only on partial tiles), _extra (added to the scaled score), and the
 //! key source: _reach (BANDED kinds, closed form) or _off[]/_ent[] (key tiles
 //! 2*tile + full, or with GATHER the ascending key positions, KT at a time),
 //! or with RESIDUE _dil(h)/_reach(h)/_globals: query tiles of one residue
-//! i mod DIL (rows q0 + DIL*r, 128-bit loads per row as always), the global
-//! tiles, then the residue's band tiled in residue coordinates (attn_engine.cuh).
+//! i mod DIL (rows q0 + DIL*r), the global tiles, then the residue's band
+//! tiled in residue coordinates (attn_engine.cuh).
 //!
-//! Arguments and grid as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
-//! (any, H), block WARPS*32; blocks stride over the absolute query tiles of QT
-//! = 16*WARPS queries, from the last down. Work per query tile:
+//! Arguments as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
+//! (ceil((T + QT - 1) / QT), H), with RESIDUE (ceil((T + (2*D-1)*QT - 1) / QT), H)
+//! for D the largest dilation of any head; block WARPS*32, dynamic shared
+//! memory (QT + 2*KT) * LD * 2 bytes (+ 8*KT with GATHER; compiler/emit.c
+//! attn_mma_smem). Query tiles are the absolute tiles of QT = 32*WARPS
+//! queries (RESIDUE: of one residue each), taken from the last down (causal:
+//! the heaviest first): block x takes tile last - x alone (the grid covers
+//! every tile the call touches; a block past the first, or on a tile without
+//! queries of the call, exits), so no loop counter lives across the key loop.
+//! Work per query tile:
 //!   Q:       staged in shared memory as the MMA element type TE (= T_KV) with
-//!            128-bit loads, then held as A fragments in registers (QF per
-//!            warp, 16 rows each), the shared copy no longer needed;
-//!   K, V:    tiles of KT rows, double-buffered: while the warps compute on
-//!            one buffer, cp.async (16 bytes per copy) fills the other with the
-//!            next tile of the list; keys that do not exist (beyond P+T, or a
-//!            gathered tile's empty rows) are zero rows;
+//!            128-bit loads; each warp owns 32 rows (two m16 blocks) and reads
+//!            its A fragments by ldmatrix per key tile (each K or V fragment
+//!            then feeds 4 MMAs);
+//!   K, V:    one shared buffer each, filled by cp.async (16 bytes per copy):
+//!            a tile's V is issued before its Q K^T, the next tile's K before
+//!            its softmax, so each copy overlaps the other half's math. Each
+//!            thread copies one fixed 16-byte column chunk of rows cr +
+//!            RPP*j; a tile costs one row-pointer computation (banded,
+//!            lists: first key * row stride; residue: the same in residue
+//!            steps), the chunks are constant offsets from it; rows beyond the
+//!            keys (P+T, a gathered tile's end) are zero rows, tested only when
+//!            the tile reaches them;
 //!   scores:  S = Q K^T with mma.m16n8k16 (K^T fragments by ldmatrix), fp32;
-//!            scaled, plus _extra; keys the query may not see (partial tiles:
-//!            _visible; any tile: keys that do not exist) get -inf;
-//!   softmax: online, per row in registers (shortc_frag_softmax_tile: row max
-//!            and sum over the quad of lanes that holds a row);
-//!   output:  P (fp32 accumulators) is packed in registers into the A operand
-//!            of P V (shortc_frag_pv, V fragments by ldmatrix.trans); no shuffle
-//!            per key. A query that sees no key writes zeros.
+//!   masks:   only on partial tiles (a block-uniform branch: a full tile, one
+//!            every query of the tile sees whole, runs a path without any
+//!            per-score test; its run of consecutive full tiles is the inner
+//!            loop): _visible and the key bounds give -inf;
+//!   softmax: online in base 2 (shortc_frag_online_exp2): the scale folded
+//!            into one FFMA per score before MUFU.EX2; up to HDP 64 the row
+//!            sums by one MMA of each P fragment with a block of ones
+//!            (shortc_frag_row_sums), above it per lane (fewer registers);
+//!   warps:   every warp computes every tile its query tile visits;
+//!   output:  P is packed in registers into the A operand of P V (V fragments
+//!            by ldmatrix.trans). A query that sees no key writes zeros. Each
+//!            warp stages its 2-byte outputs over its own Q rows and stores
+//!            them with 128-bit stores (fp32 outputs: pairs from registers).
 //! Shared memory rows are LD = HDP + 8 elements (HDP: HD rounded up to 16; the
 //! 8 spare elements shift each row by 16 bytes against bank conflicts of
-//! ldmatrix); columns HD..LD-1 are zeroed once and never written, so a head
-//! dim that is not a multiple of 16 (a multiple of 8) runs padded to HDP.
-//! Q is staged in the K/V buffers (QT <= 4*KT rows), before the first copy.
+//! ldmatrix); with HD not a multiple of 16, columns HD..HDP-1 are zeroed once
+//! and never written (the head runs padded to HDP).
 //! COUNT_TILES (instrumented builds only): thread 0 counts each key tile it
 //! loads in KERNEL_NAME_tiles_loaded, and lane 0 of each warp each tile its
 //! warp computes in KERNEL_NAME_warp_tiles (the cost model's tile work).
@@ -48,24 +67,10 @@
 // Kind hooks and key-tile lists of this kernel (templates/attn_mma.cuh).
 {{HOOKS}}
 
-{{#if RESIDUE}}
-{{#else}}
-// Position of key row r of the key tile at list entry e (entries e..e1-1 remain), -1: none.
-__device__ __forceinline__ int {{KERNEL_NAME}}_row(int e, int e1, int r, int KT) {
-{{#if BANDED}}
-    (void)e1;
-    return e * KT + r;
-{{#else}}
-{{#if GATHER}}
-    (void)KT;
-    return e + r < e1 ? {{KERNEL_NAME}}_ent[e + r] : -1;
-{{#else}}
-    (void)e1;
-    return ({{KERNEL_NAME}}_ent[e] >> 1) * KT + r;
-{{#endif}}
-{{#endif}}
-}
-{{#endif}}
+// Launch bounds: 2 blocks per SM, which leaves ptxas all 255 registers (its schedule spills less with them);
+// declared apart so that the definition keeps the plain form tools look for.
+extern "C" __global__ void __launch_bounds__({{WARPS}} * 32, 2) {{KERNEL_NAME}}(const {{T_QKV}} *__restrict__ qkv,
+    const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows);
 
 // Softmax attention on the attention engine, tensor-core path (templates/attn_mma.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
@@ -75,219 +80,370 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int T, int P, int kv_rows)
 {
     typedef {{T_KV}} TE;  // MMA element type (queries are converted to it)
+    typedef {{T_OUT}} TO;  // output element type
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
     constexpr int HDP = {{HDP}};  // HD rounded up to 16: the MMA's k (scores) and n (output) extent
     constexpr int LD = HDP + 8;  // shared-memory row stride, elements
     constexpr int CH = HD / 8;  // 16-byte chunks per row
-    constexpr int WARPS = {{WARPS}};
-    constexpr int QT = 16 * WARPS;  // queries per block: 16 rows per warp
+    constexpr int WARPS = {{WARPS}}, THREADS = WARPS * 32;
+    constexpr int MB = 2;  // m16 row blocks per warp
+    constexpr int WR = 16 * MB;  // query rows per warp
+    constexpr int QT = WR * WARPS;  // queries per block
     constexpr int KT = {{KT}};  // keys per tile
     constexpr int STEP = {{GATHER}} ? KT : 1;  // list entries per tile
     constexpr int NQT = {{NQT}};  // absolute query tiles in the lists
     constexpr int HEAD_TABLES = {{HEAD_TABLES}};  // 1: one list per head; 0: shared by all heads
     constexpr float SCALE = {{SCALE}};  // 1 / sqrt(HD)
-    static_assert(HD % 8 == 0 && QT <= 4 * KT && KT % 16 == 0, "attn_mma.cuh tiling");
-    __shared__ uint4 kv_raw[2 * 2 * KT * LD * sizeof(TE) / 16];  // 16-byte aligned storage of kv_s
-    TE (*const kv_s)[2][KT][LD] = reinterpret_cast<TE (*)[2][KT][LD]>(kv_raw);  // [buffer][K, V][key row][dim]; Q staged over it
-    __shared__ int key_s[2][KT];  // [buffer][row]: absolute key position, -1: none
-    TE *const q_s = &kv_s[0][0][0][0];  // Q staging, QT rows of LD
+    constexpr float INV_SCALE = 1.0f / SCALE;  // _extra in units of a raw score
+    constexpr float C2 = SCALE * 1.44269504088896341f;  // scale * log2(e): one FFMA before MUFU.EX2
+    constexpr bool LANE_SUMS = HDP > 64;  // row sums by FADD per lane (else by MMA with ones: fewer instructions, 4 more registers)
+    constexpr int RS = {{KV_HTD}} ? HD : H * HD;  // elements between consecutive key rows of K (and V)
+    constexpr int RPP = THREADS / CH;  // rows per pass of a tile copy: thread t copies chunk t % CH of row t / CH
+    constexpr int KPASS = (KT + RPP - 1) / RPP, QPASS = (QT + RPP - 1) / RPP;  // passes per K/V tile, per Q tile
+    constexpr bool EVEN = THREADS % CH == 0 && KT % RPP == 0 && QT % RPP == 0;  // every pass row exists
+    static_assert(HD % 8 == 0 && KT % 16 == 0 && KT <= 128 && CH <= THREADS, "attn_mma.cuh tiling");  // KT/4 mask bits per row
+    SHORTC_DYNAMIC_SMEM(uint4, smem_raw);  // 16-byte aligned
+    TE *const q_s = reinterpret_cast<TE *>(smem_raw);  // [QT][LD]: Q, then each warp's outputs over its rows
+    TE *const k_s = q_s + QT * LD;  // [KT][LD]: the current key tile
+    TE *const v_s = k_s + KT * LD;  // [KT][LD]: its values
+{{#if GATHER}}
+    int *const key_s = reinterpret_cast<int *>(v_s + KT * LD);  // [2][KT]: key positions of a gathered tile, -1: none
+{{#endif}}
 
     const int h = blockIdx.y;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int g = lane >> 2, t4 = lane & 3;  // accumulator rows g, g+8; columns 2*t4, 2*t4+1
+    const int cc = threadIdx.x % CH, cr = threadIdx.x / CH;  // this thread's copy chunk (column) and first row
+    const bool copier = EVEN || cr < RPP;  // THREADS % CH threads copy nothing
 {{#if RESIDUE}}
     // Residue kinds: a query tile holds the positions q0 + DIL*r (r < QT) of one residue res = i mod DIL;
     // tile index qt = (residue index of row 0 / QT) * DIL + res, so this call's queries lie in tiles [first, last].
     const int DIL = {{KERNEL_NAME}}_dil(h), RREACH = {{KERNEL_NAME}}_reach(h);  // head h: dilation, band taps
     const int first = P / (DIL * QT) * DIL, last = (P + T - 1) / (DIL * QT) * DIL + DIL - 1;
+    const int QS = DIL;  // positions between consecutive query rows
 {{#else}}
-    const int first = P / QT, last = (P + T - 1) / QT;  // absolute query tiles of this call
+    const int last = (P + T - 1) / QT;  // the last absolute query tile of this call (the first: P / QT)
+    constexpr int QS = 1;  // positions between consecutive query rows
 {{#endif}}
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+    // This thread's chunk of key row 0 of head h in K (V: + VOFF elements).
+{{#if KV_HTD}}
+    const TE *const kthr = kv + (size_t)h * kv_rows * HD + cc * 8;
+    const size_t VOFF = (size_t)H * kv_rows * HD;
+{{#else}}
+    const TE *const kthr = kv + (size_t)h * HD + cc * 8;
+    const size_t VOFF = (size_t)kv_rows * H * HD;
+{{#endif}}
 
-    for (int i = threadIdx.x; i < (int)(sizeof kv_raw / 16); i += WARPS * 32)  // padding columns stay zero
-        shortc_st128(&kv_raw[i], zero);
-    __syncthreads();
+    if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
+        constexpr int N16 = ((QT + 2 * KT) * LD * (int)sizeof(TE)) / 16;
+        for (int i = threadIdx.x; i < N16; i += THREADS) shortc_st128(&smem_raw[i], zero);
+    }
 
-    for (int qt = last - (int)blockIdx.x; qt >= first; qt -= (int)gridDim.x) {
+    {  // one query tile per block (no loop counter lives across the key loop): the grid covers every tile
+        const int qt = last - (int)blockIdx.x;  // the heaviest (causal: last) first
+{{#if RESIDUE}}
+        if (qt < first) return;  // below this call's first tile (block-uniform)
+{{#else}}
+        if ((qt + 1) * QT <= P) return;  // below this call's first tile (block-uniform)
+{{#endif}}
 {{#if RESIDUE}}
         const int res = qt % DIL, k0q = qt / DIL * QT;  // the tile's residue; residue index of its row 0
         const int q0 = res + DIL * k0q;  // position of row 0; row r is q0 + DIL*r
-        const int qw = q0 + DIL * warp * 16;  // this warp's first query
         const int rlo = q0 >= P ? 0 : (P - q0 + DIL - 1) / DIL;  // the first row of this call
-        if (rlo >= QT || q0 + DIL * rlo >= P + T) continue;  // no query of this call in the tile (block-uniform)
+        if (rlo >= QT || q0 + DIL * rlo >= P + T) return;  // no query of this call in the tile (block-uniform)
         const int nq = min(QT, (P + T - 1 - q0) / DIL + 1);  // rows below P+T
 {{#else}}
         const int q0 = qt * QT;
-        const int qw = q0 + warp * 16;  // this warp's first query
 {{#endif}}
-        for (int i = threadIdx.x; i < QT * CH; i += WARPS * 32) {
-{{#if RESIDUE}}
-            const int r = i / CH, c = i % CH, t = q0 + DIL * r - P;
-{{#else}}
-            const int r = i / CH, c = i % CH, t = q0 + r - P;
-{{#endif}}
-            uint4 raw = zero;
-            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + c * 8);
-            const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
-            TE *dst = q_s + r * LD + c * 8;
-#pragma unroll
-            for (int j = 0; j < 8; j++) shortc_st(dst + j, shortc_ld(src + j));  // 2-byte types: 8 per 16 bytes
-        }
-        __syncthreads();
-        unsigned qf[HDP / 16][4];  // the warp's 16 query rows as A fragments
-#pragma unroll
-        for (int kk = 0; kk < HDP / 16; kk++) shortc_frag_load_a(qf[kk], q_s + warp * 16 * LD + kk * 16, LD);
-        __syncthreads();  // Q is in registers: the buffers are free
+        const int qw = q0 + QS * warp * WR;  // this warp's first query
 
-        float o[HDP / 8][4], m[2], l[2];
+        __syncthreads();  // the previous tile's warps are done with q_s (outputs) and k_s, v_s
 #pragma unroll
-        for (int j = 0; j < HDP / 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-        m[0] = m[1] = shortc_frag_neg_inf();
-        l[0] = l[1] = 0.0f;
+        for (int j = 0; j < QPASS; j++) {  // Q rows, converted to TE, 128-bit loads and stores
+            const int r = cr + RPP * j, t = q0 + QS * r - P;
+            if (!EVEN && (!copier || r >= QT)) continue;
+            uint4 raw = zero, out;
+            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * 8);
+            const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
+            TE *o8 = reinterpret_cast<TE *>(&out);
+#pragma unroll
+            for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
+            shortc_st128(q_s + r * LD + cc * 8, out);
+        }
 
 {{#if RESIDUE}}
         // Residue kinds: the global tiles first (keys [0, globals) up to the tile's last query), then residue
         // res's band in residue coordinates: key tiles kb in [b0, b1) of KT rows res + DIL*(kb*KT + r), the
         // band keys below globals left to the global tiles.
         const int qmax = q0 + DIL * (nq - 1);  // the tile's last query below P+T
+        const int gend = min({{KERNEL_NAME}}_globals, P + T);  // global keys that exist
         const int ng = (min({{KERNEL_NAME}}_globals, qmax + 1) + KT - 1) / KT;
         const int kg = {{KERNEL_NAME}}_globals > res ? ({{KERNEL_NAME}}_globals - res + DIL - 1) / DIL : 0;  // first band key not global
         const int b0 = max(max(0, k0q - RREACH + 1), kg) / KT, b1 = (k0q + nq - 1) / KT + 1;
         const int e0 = 0, e1 = ng + max(0, b1 - b0);
-        // Position of key row r of the tile at entry e, -1: none.
-        auto key_row = [&](int e, int r) {
-            return e < ng ? (e * KT + r < {{KERNEL_NAME}}_globals ? e * KT + r : -1) : res + DIL * ((b0 + e - ng) * KT + r);
-        };
+        // First key of the tile at entry e.
+        auto kfirst_of = [&](int e) { return e < ng ? e * KT : res + DIL * (b0 + e - ng) * KT; };
 {{#else}}
 {{#if BANDED}}
         // Banded kinds: the key tiles overlapping [q0 - reach + 1, q0 + QT - 1], in closed form.
         const int e0 = max(0, q0 - {{KERNEL_NAME}}_reach + 1) / KT, e1 = (q0 + QT - 1) / KT + 1;
+        auto kfirst_of = [&](int e) { return e * KT; };
 {{#else}}
         const int list = (HEAD_TABLES ? h * NQT : 0) + qt;
         const int e0 = qt < NQT ? {{KERNEL_NAME}}_off[list] : 0;
         const int e1 = qt < NQT ? {{KERNEL_NAME}}_off[list + 1] : 0;
-{{#endif}}
-{{#endif}}
-        // Issues the copies of the key tile at entry e into buffer b (zero rows for absent keys).
-        auto load_tile = [&](int e, int b) {
-{{#if COUNT_TILES}}
-            if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
-{{#endif}}
-            for (int i = threadIdx.x; i < 2 * KT * CH; i += WARPS * 32) {
-                const int part = i / (KT * CH), r = i / CH % KT, c = i % CH;
-{{#if RESIDUE}}
-                const int t = key_row(e, r);
+{{#if GATHER}}
+        auto kfirst_of = [&](int e) { return {{KERNEL_NAME}}_ent[e]; };
 {{#else}}
-                const int t = {{KERNEL_NAME}}_row(e, e1, r, KT);
+        auto kfirst_of = [&](int e) { return ({{KERNEL_NAME}}_ent[e] >> 1) * KT; };
 {{#endif}}
-                const bool have = t >= 0 && t < P + T;
-                if (part == 0 && c == 0) key_s[b][r] = have ? t : -1;
-                TE *dst = &kv_s[b][part][r][c * 8];
-{{#if KV_HTD}}
-                const TE *src = kv + ((size_t)(part * H + h) * kv_rows + t) * HD + c * 8;
-{{#else}}
-                const TE *src = kv + ((size_t)(part * kv_rows + t) * H + h) * HD + c * 8;
 {{#endif}}
-                if (have) shortc_cp_async_16(dst, src);
-                else shortc_st128(dst, zero);
-            }
-        };
+{{#endif}}
         // The tile at entry e exists: inside the list, and its first key below P+T (lists ascend).
+        auto tile_exists = [&](int e) { return e < e1 && kfirst_of(e) < P + T; };
+        // Whether every query of the tile sees every key of the tile at entry e (no per-score test).
+        auto tile_full = [&](int e) {
 {{#if RESIDUE}}
-        auto tile_exists = [&](int e) { return e < e1 && key_row(e, 0) < P + T; };
+            const int kb = b0 + e - ng;
+            return e < ng ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
+                          : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst_of(e) >= {{KERNEL_NAME}}_globals;
 {{#else}}
-        auto tile_exists = [&](int e) { return e < e1 && {{KERNEL_NAME}}_row(e, e1, 0, KT) < P + T; };
-{{#endif}}
-
-        bool have = tile_exists(e0);
-        if (have) load_tile(e0, 0);
-        shortc_cp_async_commit();
-        for (int e = e0, n = 0; have; e += STEP, n++) {
-            const int b = n & 1;
-            const bool next = tile_exists(e + STEP);
-            if (next) load_tile(e + STEP, b ^ 1);  // the other buffer, consumed before the last barrier
-            shortc_cp_async_commit();
-            shortc_cp_async_wait<1>();  // this tile's copies have landed (the next may be in flight)
-            __syncthreads();
-{{#if RESIDUE}}
-            const int kfirst = key_row(e, 0);
-            const bool glob = e < ng;
-            const int kb = b0 + e - ng;  // band tile in residue coordinates
-            const int kmin = glob ? 0 : {{KERNEL_NAME}}_globals;  // band keys below it belong to the global tiles
-            const bool full = glob ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
-                                   : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst >= kmin;
-{{#else}}
-            const int kfirst = {{KERNEL_NAME}}_row(e, e1, 0, KT);
 {{#if BANDED}}
-            const bool full = kfirst + KT - 1 <= q0 && q0 + QT - 1 - kfirst < {{KERNEL_NAME}}_reach;
+            const int kf = e * KT;
+            return kf + KT - 1 <= q0 && q0 + QT - 1 - kf < {{KERNEL_NAME}}_reach;
 {{#else}}
 {{#if GATHER}}
-            const bool full = false;  // gathered keys are always mask-tested
+            (void)e;
+            return false;  // gathered keys are always mask-tested
 {{#else}}
-            const bool full = ({{KERNEL_NAME}}_ent[e] & 1) != 0;
+            return ({{KERNEL_NAME}}_ent[e] & 1) != 0;
 {{#endif}}
 {{#endif}}
 {{#endif}}
+        };
+        // Whether every key row of the tile at entry e exists (below the call's keys: no zero rows).
+        auto tile_whole = [&](int e) {
+{{#if GATHER}}
+            (void)e;
+            return false;
+{{#else}}
 {{#if RESIDUE}}
-            if (kfirst <= qw + DIL * 15) {  // else every key of the tile is in this warp's future
+            return e < ng ? kfirst_of(e) + KT <= gend : kfirst_of(e) + DIL * (KT - 1) < P + T;
 {{#else}}
-            if (kfirst <= qw + 15) {  // else every key of the tile is in this warp's future
+            return kfirst_of(e) + KT <= P + T;
 {{#endif}}
+{{#endif}}
+        };
+        // Issues the copies of the K (src = kthr) or V (src = kthr + VOFF) rows of the tile at entry e into
+        // buf (n: the tile's parity, for a gathered tile's key positions); rows with no key are zeros. whole:
+        // the tile is whole (tile_whole), so no row is tested.
+        auto load_tile = [&](int e, int n, TE *buf, const TE *src, bool whole) {
+            (void)n, (void)whole;
+{{#if GATHER}}
+#pragma unroll
+            for (int j = 0; j < KPASS; j++) {
+                const int r = cr + RPP * j;
+                if (!EVEN && (!copier || r >= KT)) continue;
+                const int key = e + r < e1 ? {{KERNEL_NAME}}_ent[e + r] : -1;
+                const bool have = key >= 0 && key < P + T;
+                if (buf == k_s && cc == 0) key_s[n * KT + r] = have ? key : -1;
+                if (have) shortc_cp_async_16(buf + r * LD + cc * 8, src + (size_t)key * RS);
+                else shortc_st128(buf + r * LD + cc * 8, zero);
+            }
+{{#else}}
+            const int kf = kfirst_of(e);
+{{#if RESIDUE}}
+            const int ks = e < ng ? 1 : DIL;  // positions between the tile's key rows
+            const TE *row = src + (size_t)(kf + ks * cr) * RS;  // this thread's chunk of row cr
+            const size_t pass = (size_t)ks * RPP * RS;  // elements between its rows
+{{#else}}
+            const TE *row = src + (size_t)(kf + cr) * RS;  // this thread's chunk of row cr
+            constexpr int pass = RPP * RS;  // elements between its rows
+{{#endif}}
+            if (whole) {  // block-uniform: no test per row
+#pragma unroll
+                for (int j = 0; j < KPASS; j++)
+                    if (EVEN || (copier && cr + RPP * j < KT))
+                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + j * pass);
+            } else {
+{{#if RESIDUE}}
+                const int rows = e < ng ? min(KT, gend - kf) : min(KT, (P + T - kf + DIL - 1) / DIL);  // rows that exist
+{{#else}}
+                const int rows = min(KT, P + T - kf);  // rows that exist
+{{#endif}}
+#pragma unroll
+                for (int j = 0; j < KPASS; j++) {
+                    const int r = cr + RPP * j;
+                    if (!EVEN && (!copier || r >= KT)) continue;
+                    if (r < rows) shortc_cp_async_16(buf + r * LD + cc * 8, row + j * pass);
+                    else shortc_st128(buf + r * LD + cc * 8, zero);
+                }
+            }
+{{#endif}}
+        };
+        // Position of key column col of the tile at entry e (parity n, first key kf); -1: no key there.
+        auto key_at = [&](int e, int n, int kf, int col) {
+            (void)e, (void)n;
+{{#if GATHER}}
+            (void)kf;
+            return key_s[n * KT + col];
+{{#else}}
+{{#if RESIDUE}}
+            const int key = e < ng ? kf + col : kf + DIL * col;
+            return key >= (e < ng ? 0 : {{KERNEL_NAME}}_globals) && key < (e < ng ? gend : P + T) ? key : -1;
+{{#else}}
+            return kf + col < P + T ? kf + col : -1;
+{{#endif}}
+{{#endif}}
+        };
+
+        float o[MB][HDP / 8][4], m[MB][2], l[MB][4];  // outputs, row maxima (raw scores), row sums (shortc_frag_row_sums)
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++) {
+#pragma unroll
+            for (int j = 0; j < HDP / 8; j++) o[mb][j][0] = o[mb][j][1] = o[mb][j][2] = o[mb][j][3] = 0.0f;
+            m[mb][0] = m[mb][1] = shortc_frag_neg_inf();
+            l[mb][0] = l[mb][1] = l[mb][2] = l[mb][3] = 0.0f;
+        }
+
+        int e = e0, n = 0;  // the current tile's list entry and parity
+        bool pending = false;  // K(e) is not issued yet (a full step leaves a next tile that is not whole)
+        // One key tile: K(e) was issued by the previous step (or before the first); issues V(e), then K of
+        // the next tile; MASKED (partial tiles): _visible and the key bounds per score. A full tile (!MASKED)
+        // is whole, and issues the next K only
+        // when that is whole too (else pending): its code tests no row. Returns whether a next tile exists
+        // (e, n then name it).
+        auto step = [&](const bool MASKED) {  // called with constants: each call inlines one path
+            shortc_cp_async_wait<0>();
+            __syncthreads();  // K(e) is in k_s; every warp is done with v_s
+            load_tile(e, n, v_s, kthr + VOFF, !MASKED || tile_whole(e));
+            shortc_cp_async_commit();
+            const int kf = kfirst_of(e);
+            float s[MB][KT / 8][4];
+            // Partial tiles: bit 2j + (x & 1) of seen[mb][x >> 1]: the key of score s[mb][j][x] exists and is
+            // visible to its query, found before the scores exist (fewer registers live).
+            unsigned seen[MB][2] = {};
+            {  // every warp computes every tile (skipping a warp whose rows all precede the tile costs registers)
 {{#if COUNT_TILES}}
                 if (lane == 0) atomicAdd(&{{KERNEL_NAME}}_warp_tiles, 1u);  // instrumented builds (tests/costdoc)
 {{#endif}}
-                float s[KT / 8][4];
+                if (MASKED)
 #pragma unroll
-                for (int j = 0; j < KT / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+                    for (int mb = 0; mb < MB; mb++)
 #pragma unroll
-                for (int kk = 0; kk < HDP / 16; kk++)
+                        for (int j = 0; j < KT / 8; j++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++) {
+                                const int q = qw + QS * (16 * mb + g + 8 * (x >> 1)), key = key_at(e, n, kf, 8 * j + 2 * t4 + (x & 1));
+                                if (key >= 0 && {{KERNEL_NAME}}_visible(h, q, key)) seen[mb][x >> 1] |= 1u << (2 * j + (x & 1));
+                            }
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+                    for (int j = 0; j < KT / 8; j++) s[mb][j][0] = s[mb][j][1] = s[mb][j][2] = s[mb][j][3] = 0.0f;
+#pragma unroll
+                for (int kk = 0; kk < HDP / 16; kk++) {
+                    unsigned qa[MB][4];
+#pragma unroll
+                    for (int mb = 0; mb < MB; mb++) shortc_frag_load_a(qa[mb], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
 #pragma unroll
                     for (int nb = 0; nb < KT / 16; nb++) {
                         unsigned bf[4];
-                        shortc_frag_load_kt(bf, &kv_s[b][0][nb * 16][kk * 16], LD);
-                        shortc_frag_mma(TE(), s[2 * nb], qf[kk], bf);
-                        shortc_frag_mma(TE(), s[2 * nb + 1], qf[kk], bf + 2);
-                    }
+                        shortc_frag_load_kt(bf, k_s + nb * 16 * LD + kk * 16, LD);
 #pragma unroll
-                for (int j = 0; j < KT / 8; j++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++) {
-{{#if RESIDUE}}
-                        const int q = qw + DIL * (g + 8 * (x >> 1)), key = key_s[b][8 * j + 2 * t4 + (x & 1)];
-                        const bool seen = key >= kmin && (full || {{KERNEL_NAME}}_visible(h, q, key));
-{{#else}}
-                        const int q = qw + g + 8 * (x >> 1), key = key_s[b][8 * j + 2 * t4 + (x & 1)];
-                        const bool seen = key >= 0 && (full || {{KERNEL_NAME}}_visible(h, q, key));
-{{#endif}}
-                        s[j][x] = seen ? s[j][x] * SCALE + {{KERNEL_NAME}}_extra(h, q, key) : shortc_frag_neg_inf();
+                        for (int mb = 0; mb < MB; mb++) {
+                            shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
+                            shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
+                        }
                     }
-                shortc_frag_softmax_tile<KT / 8, HDP / 8>(s, o, m, l, 1.0f);
-                shortc_frag_pv<TE, KT, HDP>(o, s, &kv_s[b][1][0][0], LD);
+                }
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+                    for (int j = 0; j < KT / 8; j++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            const int q = qw + QS * (16 * mb + g + 8 * (x >> 1)), key = key_at(e, n, kf, 8 * j + 2 * t4 + (x & 1));
+                            // + _extra in raw-score units (0 - 0 leaves s as it is: no instruction)
+                            const float sx = s[mb][j][x] - (0.0f - {{KERNEL_NAME}}_extra(h, q, key)) * INV_SCALE;
+                            if (MASKED) s[mb][j][x] = seen[mb][x >> 1] >> (2 * j + (x & 1)) & 1u ? sx : shortc_frag_neg_inf();
+                            else s[mb][j][x] = sx;
+                        }
             }
-            __syncthreads();  // buffer b consumed: the next iteration may refill it
-            have = next;
-        }
-
-#pragma unroll
-        for (int x = 0; x < 2; x++) {
-{{#if RESIDUE}}
-            const int t = qw + DIL * (g + 8 * x) - P;  // this call's row of the query
-{{#else}}
-            const int t = qw + g + 8 * x - P;  // this call's row of the query
+            const int en = e + STEP;
+            const bool next = tile_exists(en), nwhole = next && tile_whole(en);
+            shortc_cp_async_wait<0>();
+            __syncthreads();  // V(e) is in v_s; every warp is done with k_s
+            if (next && (MASKED || nwhole)) {
+{{#if COUNT_TILES}}
+                if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
 {{#endif}}
-            if (t < 0 || t >= T) continue;
-            const float inv = l[x] > 0.0f ? 1.0f / l[x] : 0.0f;
-            {{T_OUT}} *out = y + (size_t)t * (H * HD) + h * HD;
+                load_tile(en, n ^ 1, k_s, kthr, MASKED ? nwhole : true);
+            }
+            shortc_cp_async_commit();
+            pending = next && !MASKED && !nwhole;
+            {
 #pragma unroll
-            for (int j = 0; j < HDP / 8; j++) {
-                const int d = 8 * j + 2 * t4;
-                if (HD % 16 == 0 || d < HD) {
-                    shortc_st(out + d, o[j][2 * x] * inv);
-                    shortc_st(out + d + 1, o[j][2 * x + 1] * inv);
+                for (int mb = 0; mb < MB; mb++) shortc_frag_online_exp2<KT / 8, HDP / 8, LANE_SUMS>(s[mb], o[mb], m[mb], l[mb], C2);
+#pragma unroll
+                for (int kk = 0; kk < KT / 16; kk++) {
+                    unsigned pa[MB][4];
+#pragma unroll
+                    for (int mb = 0; mb < MB; mb++) {
+                        shortc_frag_pack_p<TE>(pa[mb], s[mb][2 * kk], s[mb][2 * kk + 1]);
+                        if (!LANE_SUMS) shortc_frag_row_sums<TE>(l[mb], pa[mb]);  // the rows summed as P V weighs them
+                    }
+#pragma unroll
+                    for (int nb = 0; nb < HDP / 16; nb++) {
+                        unsigned bf[4];
+                        shortc_frag_load_v(bf, v_s + kk * 16 * LD + nb * 16, LD);
+#pragma unroll
+                        for (int mb = 0; mb < MB; mb++) {
+                            shortc_frag_mma(TE(), o[mb][2 * nb], pa[mb], bf);
+                            shortc_frag_mma(TE(), o[mb][2 * nb + 1], pa[mb], bf + 2);
+                        }
+                    }
                 }
             }
+            e = en;
+            n ^= 1;
+            return next;
+        };
+
+        bool have = tile_exists(e0);
+        if (have) {
+{{#if COUNT_TILES}}
+            if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
+{{#endif}}
+            load_tile(e0, 0, k_s, kthr, tile_whole(e0));
         }
+        shortc_cp_async_commit();
+        while (have) {
+            if (pending) {  // k_s is free: the last step's second barrier passed
+{{#if COUNT_TILES}}
+                if (threadIdx.x == 0) atomicAdd(&{{KERNEL_NAME}}_tiles_loaded, 1u);  // instrumented builds (tests/bench)
+{{#endif}}
+                load_tile(e, n, k_s, kthr, false);
+                shortc_cp_async_commit();
+                pending = false;
+            }
+            if (!tile_full(e)) have = step(true);
+            else  // the main loop: a run of full tiles
+                do have = step(false);
+                while (have && !pending && tile_full(e));
+        }
+
+        // Outputs: O / l, rows of this call only.
+        float inv[MB][2];
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const float sum = LANE_SUMS ? shortc_frag_quad_sum(l[mb][2 * x]) : l[mb][2 * x];
+                inv[mb][x] = sum > 0.0f ? 1.0f / sum : 0.0f;
+            }
+        shortc_frag_store_rows<H, HD, HDP, LD, MB>(y, q_s + warp * WR * LD, o, inv, qw - P, QS, T, h);
     }
 }

@@ -22,6 +22,10 @@
 //   shortc_frag_pv<T, NK, DV>(o, p, v, ldv)  O[16 x DV] += P[16 x NK] · V[NK x DV]
 //   shortc_frag_rescale<NB>(acc, f)          acc rows g / g+8 times f[0] / f[1]
 //   shortc_frag_softmax_tile<NB, NO>(s, o, m, l, scale)   one key tile of the online softmax
+//   shortc_frag_online_exp2<NB, NO, LANE_SUMS>(s, o, m, l, c)  the same in base 2, scale folded in (attn_mma.cuh)
+//   shortc_frag_row_sums<T>(l, p)            row sums of a P fragment by an MMA with ones (attn_mma.cuh)
+//   shortc_frag_quad_sum(v)                  v summed over the quad of lanes that holds a row
+//   shortc_frag_store_rows<...>(y, w_s, o, inv, t0, ts, T, h)   a warp's output rows, 128-bit stores
 //   shortc_frag_neg_inf()                    the score of a masked key
 // ---------------------------------------------------------------------------
 
@@ -192,4 +196,106 @@ __device__ __forceinline__ void shortc_frag_softmax_tile(float s[NB][4], float o
     shortc_frag_row_sum<NB>(s, rs);
 #pragma unroll
     for (int h = 0; h < 2; h++) l[h] = l[h] * f[h] + rs[h];
+}
+
+// One key tile of the online softmax in base 2 for one m16 block of rows
+// (FlashAttention-2): s holds NB n8 blocks of raw scores (masked keys:
+// shortc_frag_neg_inf()); m is the row maximum of the raw scores so far
+// (start at shortc_frag_neg_inf()); c = scale * log2(e) > 0. On return s
+// holds P = 2^(c·s − c·m) for the new maximum m, one FFMA and one MUFU.EX2
+// per score, and o and the row sums l (l[0] row g, l[2] row g+8; l[1], l[3]
+// unused) are brought to the new maximum. LANE_SUMS: this lane's P is added to
+// l here (partial sums: the quad's total is shortc_frag_quad_sum's); else the
+// caller adds whole rows by shortc_frag_row_sums (an MMA per P fragment).
+// A row with no visible key yet keeps m = -inf, l = 0, o = 0 (no NaN).
+template <int NB, int NO, bool LANE_SUMS>
+__device__ __forceinline__ void shortc_frag_online_exp2(float s[NB][4], float o[NO][4], float m[2], float l[4],
+                                                        float c) {
+    float m_new[2] = {m[0], m[1]}, mc[2], f[2];
+    shortc_frag_row_max<NB>(s, m_new);
+#pragma unroll
+    for (int h = 0; h < 2; h++) {
+        mc[h] = m_new[h] == shortc_frag_neg_inf() ? 0.0f : m_new[h] * c;
+        f[h] = shortc_exp2(m[h] * c - mc[h]);
+        m[h] = m_new[h];
+        l[2 * h] *= f[h];
+    }
+#pragma unroll
+    for (int j = 0; j < NB; j++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) {
+            s[j][e] = shortc_exp2(s[j][e] * c - mc[e >> 1]);
+            if (LANE_SUMS) l[e & 2] += s[j][e];
+        }
+    shortc_frag_rescale<NO>(o, f);
+}
+
+// v summed over the quad of lanes 4g..4g+3 (one row's partial sums); every lane of the quad gets it.
+__device__ __forceinline__ float shortc_frag_quad_sum(float v) {
+    v += __shfl_xor_sync(0xffffffffu, v, 1);
+    return v + __shfl_xor_sync(0xffffffffu, v, 2);
+}
+
+// The B fragment of a 16x8 block of ones in T (every b16 = 1.0).
+__device__ __forceinline__ void shortc_frag_ones(__half, unsigned b[2]) { b[0] = b[1] = 0x3c003c00u; }
+__device__ __forceinline__ void shortc_frag_ones(__nv_bfloat16, unsigned b[2]) { b[0] = b[1] = 0x3f803f80u; }
+
+// l += row sums of the A fragment p (16 rows x 16 keys of probabilities, as P·V uses them) by one MMA with
+// a block of ones: l[0] gets row g's sum, l[2] row g+8's (l[1], l[3] the same; whole rows, no shuffle).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_row_sums(float l[4], const unsigned p[4]) {
+    unsigned ones[2];
+    shortc_frag_ones(T(), ones);
+    shortc_frag_mma(T(), l, p, ones);
+}
+
+// Stores a warp's MB m16 blocks of output rows o * inv (row r of the warp is row t0 + ts*r of y, [T, H*HD],
+// head h; rows outside [0, T) are not stored). 2-byte outputs are staged in the warp's own shared rows w_s
+// (row stride LD elements, at least 16*MB rows; the caller's last reads of them precede) and written with
+// 128-bit stores; fp32 outputs go from registers as pairs.
+template <int H, int HD, int HDP, int LD, int MB, typename TO, typename TE>
+__device__ __forceinline__ void shortc_frag_store_rows(TO *y, TE *w_s, const float o[MB][HDP / 8][4], const float inv[MB][2],
+                                                       int t0, int ts, int T, int h) {
+    constexpr int CH = HD / 8, WR = 16 * MB;  // 16-byte chunks per row, rows
+    const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;
+    if constexpr (sizeof(TO) == 2) {
+        static_assert(sizeof(TE) == 2, "staging rows of 2-byte elements");
+        __syncwarp();  // the warp's reads of w_s are done
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+            for (int x = 0; x < 2; x++)
+#pragma unroll
+                for (int j = 0; j < HDP / 8; j++) {
+                    const int d = 8 * j + 2 * t4;
+                    if (HD % 16 == 0 || d < HD)
+                        *reinterpret_cast<unsigned *>(w_s + (16 * mb + g + 8 * x) * LD + d) =
+                            shortc_pack2(TO(), o[mb][j][2 * x] * inv[mb][x], o[mb][j][2 * x + 1] * inv[mb][x]);
+                }
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < (WR * CH + 31) / 32; k++) {
+            const int i = lane + 32 * k, r = i / CH, c = i % CH, t = t0 + ts * r;
+            if ((WR * CH % 32 == 0 || i < WR * CH) && t >= 0 && t < T)
+                shortc_st128(y + (size_t)t * (H * HD) + h * HD + c * 8, shortc_ld128(w_s + r * LD + c * 8));
+        }
+    } else {
+        (void)w_s;
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+            for (int x = 0; x < 2; x++) {
+                const int t = t0 + ts * (16 * mb + g + 8 * x);
+                if (t < 0 || t >= T) continue;
+                TO *out = y + (size_t)t * (H * HD) + h * HD;
+#pragma unroll
+                for (int j = 0; j < HDP / 8; j++) {
+                    const int d = 8 * j + 2 * t4;
+                    if (HD % 16 == 0 || d < HD) {
+                        shortc_st(out + d, o[mb][j][2 * x] * inv[mb][x]);
+                        shortc_st(out + d + 1, o[mb][j][2 * x + 1] * inv[mb][x]);
+                    }
+                }
+            }
+    }
 }

@@ -20,6 +20,7 @@
 //   shortc_cp_async_wait<N>()                waits until at most N groups are pending
 //   uint4 shortc_ld128(const void *p)        one 128-bit global/shared load (16-byte aligned)
 //   shortc_st128(void *p, uint4 v)           one 128-bit store (16-byte aligned)
+//   float shortc_exp2(float x)               2^x, one MUFU.EX2 (approximate, flushes denormals; 2^-inf = 0)
 // ---------------------------------------------------------------------------
 #if defined(__CUDACC__)
 #include <cuda_fp16.h>
@@ -125,6 +126,13 @@ template <int N> __device__ __forceinline__ void shortc_cp_async_wait() {
 // 128-bit accesses (standard CUDA: a uint4 access compiles to one LDG/STG/LDS.128).
 __device__ __forceinline__ uint4 shortc_ld128(const void *p) { return *static_cast<const uint4 *>(p); }
 __device__ __forceinline__ void shortc_st128(void *p, uint4 v) { *static_cast<uint4 *>(p) = v; }
+
+// 2^x by the special-function unit alone (exp2f adds a denormal fix-up around it).
+__device__ __forceinline__ float shortc_exp2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+    return y;
+}
 
 #else
 #include "shortsim_prelude.h"

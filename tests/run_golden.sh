@@ -12,7 +12,9 @@
 # "-o /dev/stdout"); NAME.flags adds per-case flags. Then compares
 #   stdout      with NAME.out   (missing file: expected empty)
 #   stderr      with NAME.err   (missing file: expected empty)
-#   exit status with NAME.rc    (missing file: 1 if NAME.err is non-empty, else 0)
+#   exit status with NAME.rc    (missing file: the error status if NAME.err is non-empty, else 0;
+#                                the error status is 3, shortc's "bad input", when SHORTC_BIN is
+#                                shortc, else 1)
 # Paths in messages are stable because the input is named relative to DIR.
 # Each run is limited to SHORTC_TIMEOUT seconds (default 60).
 #
@@ -33,6 +35,7 @@ if [ $# -ne 3 ]; then
 fi
 bin=$1
 mode=$2
+case $bin in */shortc | shortc) error_rc=3 ;; *) error_rc=1 ;; esac
 dir=$3
 case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
 timeout_s=${SHORTC_TIMEOUT:-60}
@@ -73,13 +76,13 @@ for arch in *.arch; do
     if [ $update -eq 1 ]; then
         keep "$name.out" "$tmp/out"
         keep "$name.err" "$tmp/err"
-        if [ -s "$tmp/err" ]; then default_rc=1; else default_rc=0; fi
+        if [ -s "$tmp/err" ]; then default_rc=$error_rc; else default_rc=0; fi
         if [ "$rc" -ne "$default_rc" ]; then echo "$rc" >"$name.rc"; else rm -f "$name.rc"; fi
         pass=$((pass + 1))
         continue
     fi
 
-    if [ -s "$name.err" ]; then want_rc=1; else want_rc=0; fi
+    if [ -s "$name.err" ]; then want_rc=$error_rc; else want_rc=0; fi
     [ -f "$name.rc" ] && want_rc=$(cat "$name.rc")
     ok=1
     report=$tmp/report

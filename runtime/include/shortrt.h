@@ -85,6 +85,9 @@ void srt_model_close(srt_model *m);
 /* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
 srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
+/* Writes the weights srt_model_random_weights(m, seed) draws as an F32 safetensors file (the file shapes and
+ * names srt_model_load_weights reads back to the same values); written atomically, a symbolic link refused. */
+srt_status srt_model_save_random_weights(srt_model *m, uint64_t seed, const char *path);
 
 /* Facts about the model and its plan. */
 typedef struct srt_model_info {

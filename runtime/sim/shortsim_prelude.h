@@ -389,6 +389,8 @@ static inline void shortc_st128(void *p, uint4 v) {
     shortsim_check_align16(p, "shortc_st128");
     std::memcpy(p, &v, sizeof v);
 }
+/* ex2.approx.ftz.f32, computed accurately. */
+static inline float shortc_exp2(float x) { return exp2f(x); }
 
 /* ---- atomics (real atomics: blocks run on several workers) --------------- */
 /* Checked builds mark the operation's accesses as atomic (ShortsimW::in_atomic): they do not race with

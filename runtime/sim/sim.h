@@ -14,6 +14,7 @@
 
 #include "rt_driver.h"
 #include "half.h"
+#include "shortc_common.h" /* SHORTC_SMEM_DEFAULT_LIMIT */
 #include "shortsim_abi.h"
 
 /* ---- fibers --------------------------------------------------------- */
@@ -123,7 +124,8 @@ typedef struct SimFunc {
 
 /* Shared-memory limit with opt-in for an arch (bytes per block). */
 int sim_smem_optin_limit(int arch);
-#define SIM_SMEM_DEFAULT_LIMIT 49152
+#define SIM_SMEM_DEFAULT_LIMIT SHORTC_SMEM_DEFAULT_LIMIT /* static + default dynamic shared memory, bytes */
+_Static_assert(SHORTSIM_SMEM_STATIC_MAX == SHORTC_SMEM_DEFAULT_LIMIT, "one static shared-memory limit");
 
 /* ---- configuration and execution (sim_core.c) ------------------------- */
 /* threads: workers (0 = cores); checked: guard pages around allocations. */

@@ -275,6 +275,11 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
         minor = 0;
     }
     m->arch = major * 10 + minor;
+    /* the most dynamic shared memory a kernel may ask for (cuFuncSetAttribute raises it from the default) */
+    if (d->deviceGetAttribute(&m->smem_optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, m->dev) !=
+            CUDA_SUCCESS ||
+        m->smem_optin < SHORTC_SMEM_DEFAULT_LIMIT)
+        m->smem_optin = SHORTC_SMEM_DEFAULT_LIMIT;
 
     /* module */
     const char **names = rt_alloc(ctx, sizeof *names * (size_t)(p->nkernels ? p->nkernels : 1));
@@ -305,7 +310,7 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
     for (int i = 0; i < p->nkernels; i++) {
         if ((r = d->moduleGetFunction(&m->funcs[i], m->module, p->kernels[i].name)) != CUDA_SUCCESS)
             return cu_fail(m, r, "kernel '%s' of the plan is not in the compiled module", p->kernels[i].name);
-        m->smem_set[i] = 48 * 1024; /* the default limit for dynamic shared memory */
+        m->smem_set[i] = SHORTC_SMEM_DEFAULT_LIMIT; /* the default limit for dynamic shared memory */
     }
     cublasStatus_t bs = d->blasCreate(&m->blas);
     if (bs != CUBLAS_STATUS_SUCCESS) {
@@ -592,6 +597,13 @@ static srt_status run_launch(srt_session *s, int i, const SymEnv *env) {
                         label, (long long)g[0], (long long)g[1], (long long)g[2], (long long)smem, env->T, env->P);
     }
     CUfunction f = m->funcs[st->kernel];
+    if (smem > m->smem_optin) {
+        step_label(m, i, label, sizeof label);
+        return rt_error(m->ctx, SRT_ERR_INVALID,
+                        "%s: needs %lld bytes of shared memory per block; this device (sm_%d) allows at most %d (the "
+                        "emitter plans for at most %d)",
+                        label, (long long)smem, m->arch, m->smem_optin, SHORTC_SMEM_OPTIN_LIMIT);
+    }
     if (smem > m->smem_set[st->kernel]) {
         CUresult r = d->funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
         if (r != CUDA_SUCCESS) {

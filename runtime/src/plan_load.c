@@ -255,8 +255,10 @@ static srt_status parse_ref_json(P *p, const char *field, const cJSON *j, RtRef 
         const char *keys[4];
         plan_schema_keys(PO_REF_WEIGHT, keys, 4);
         st = only_keys(p, "", j, keys, REF_FORM);
+        int64_t off = 0;
         if (st == SRT_OK) st = get_int(p, j, "weight", 0, pl->nweights - 1, true, 0, &v);
-        *r = (RtRef){RT_REF_WEIGHT, (int)v, 0};
+        if (st == SRT_OK) st = get_int(p, j, "offset", 0, (int64_t)pl->weights[v].bytes - 1, false, 0, &off);
+        *r = (RtRef){RT_REF_WEIGHT, (int)v, off};
     } else if (cJSON_GetObjectItemCaseSensitive(j, "state")) {
         const char *keys[4];
         plan_schema_keys(PO_REF_STATE, keys, 4);

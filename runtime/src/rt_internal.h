@@ -316,6 +316,9 @@ const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
 srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, bool allow_nonfinite,
                               float **vals);
 srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals);
+/* Writes the weights rt_weights_random draws for seed to path as an F32 safetensors file in the file shapes
+ * (an output of fileio.h: atomic, no link followed). */
+srt_status rt_weights_random_save(srt_context *ctx, const RtPlan *plan, uint64_t seed, const char *path);
 /* Encodes an fp32 array into dtype storage (f16/bf16 round to nearest even, rt_half.h). */
 void rt_encode(DType t, const float *src, size_t n, void *dst);
 
@@ -344,6 +347,7 @@ struct srt_model {
     CUmodule module;          /* the loaded kernels */
     CUfunction *funcs;        /* per plan kernel */
     int *smem_set;            /* per plan kernel: dynamic smem limit raised to (bytes) */
+    int smem_optin;           /* the device's most shared memory per block with opt-in (bytes) */
     cublasHandle_t blas;      /* cuBLAS handle (set to the session's stream per forward) */
     cublasLtHandle_t blaslt;  /* cuBLASLt handle (GEMMs with an epilogue; the stream is passed per call) */
     CUdeviceptr dweights;     /* weight block (plan.weight_bytes) */

@@ -315,6 +315,12 @@ srt_status srt_model_random_weights(srt_model *m, uint64_t seed) {
     return install_weights(m, vals);
 }
 
+srt_status srt_model_save_random_weights(srt_model *m, uint64_t seed, const char *path) {
+    if (!m) return SRT_ERR_INVALID;
+    if (!path) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_save_random_weights: path is NULL");
+    return rt_weights_random_save(m->ctx, &m->plan, seed, path);
+}
+
 srt_status srt_model_get_info(const srt_model *m, srt_model_info *info) {
     if (!m || !info) return SRT_ERR_INVALID;
     const RtPlan *p = &m->plan;

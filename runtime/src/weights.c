@@ -20,6 +20,8 @@
  */
 #include "rt_internal.h"
 
+#include "fileio.h"
+
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -445,4 +447,78 @@ srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed
         store(w, tmp, vals[i]);
     }
     return finish(ctx, plan, vals, tmp, s);
+}
+
+/* Whether weight i's name was already written (a plan may list a shared tensor twice). */
+static bool name_seen(const RtPlan *plan, int i) {
+    for (int j = 0; j < i; j++)
+        if (strcmp(plan->weights[j].name, plan->weights[i].name) == 0) return true;
+    return false;
+}
+
+/* The safetensors header of the random weights: each tensor F32 in its file shape, in plan order, padded with
+ * spaces to a multiple of 8 bytes. cJSON escapes the names. */
+static char *random_header(srt_context *ctx, const RtPlan *plan, uint64_t seed, size_t *len) {
+    cJSON *root = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(root, "__metadata__");
+    char note[96];
+    snprintf(note, sizeof note, "shortc random weights, seed %llu", (unsigned long long)seed);
+    cJSON_AddStringToObject(meta, "source", note);
+    size_t at = 0;
+    for (int i = 0; i < plan->nweights; i++) {
+        const RtPlanWeight *w = &plan->weights[i];
+        if (name_seen(plan, i)) continue;
+        cJSON *t = cJSON_AddObjectToObject(root, w->name), *shape = cJSON_AddArrayToObject(t, "shape");
+        cJSON_AddStringToObject(t, "dtype", "F32");
+        for (int d = 0; d < w->rank; d++) cJSON_AddItemToArray(shape, cJSON_CreateNumber((double)w->file_shape[d]));
+        cJSON *off = cJSON_AddArrayToObject(t, "data_offsets");
+        cJSON_AddItemToArray(off, cJSON_CreateNumber((double)at));
+        at += w->count * sizeof(float);
+        cJSON_AddItemToArray(off, cJSON_CreateNumber((double)at));
+    }
+    char *json = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    if (!json) return NULL;
+    size_t n = strlen(json), padded = (n + 7) / 8 * 8;
+    char *out = rt_alloc(ctx, padded + 1);
+    if (out) {
+        memcpy(out, json, n);
+        memset(out + n, ' ', padded - n);
+        out[padded] = 0;
+        *len = padded;
+    }
+    cJSON_free(json);
+    return out;
+}
+
+srt_status rt_weights_random_save(srt_context *ctx, const RtPlan *plan, uint64_t seed, const char *path) {
+    size_t hlen = 0, most = 1;
+    char *header = random_header(ctx, plan, seed, &hlen);
+    for (int i = 0; i < plan->nweights; i++)
+        if (plan->weights[i].count > most) most = plan->weights[i].count;
+    float *tmp = rt_alloc(ctx, sizeof *tmp * most);
+    if (!header || !tmp) {
+        rt_free(ctx, header);
+        rt_free(ctx, tmp);
+        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    }
+    FioOut o;
+    const char *why = NULL;
+    srt_status st = SRT_OK;
+    if (!fio_out_open(&o, path, &why)) st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    else {
+        uint8_t le[8];
+        for (int b = 0; b < 8; b++) le[b] = (uint8_t)((uint64_t)hlen >> (8 * b));
+        fio_out_write(&o, le, 8);
+        fio_out_write(&o, header, hlen);
+        for (int i = 0; i < plan->nweights; i++) {
+            const RtPlanWeight *w = &plan->weights[i];
+            if (name_seen(plan, i)) continue;
+            rt_random_tensor(seed, w->name, w->rank, w->file_shape, tmp, w->count); /* little-endian hosts */
+            fio_out_write(&o, tmp, sizeof *tmp * w->count);
+        }
+        if (!fio_out_commit(&o, &why)) st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    }
+    rt_free(ctx, header);
+    rt_free(ctx, tmp);
+    return st;
 }

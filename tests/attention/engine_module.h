@@ -6,6 +6,7 @@
 #define SHORTC_ENGINE_MODULE_H
 
 #include "rt_driver.h"
+#include "shortc_common.h" /* SHORTC_SMEM_DEFAULT_LIMIT */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,16 @@ static inline CUmodule engine_module(const RtDriver *D, char *src, const char *n
     if (req.source) rt_compiled_release(&out);
     free(src);
     return m;
+}
+
+/* Launches kernel f on grid (gx, gy) of `block` threads with smem bytes of dynamic shared memory, raising the
+ * function's limit first when smem exceeds the default 48 KB (the runtime does the same: runtime/src/exec.c). */
+static inline CUresult engine_launch(const RtDriver *D, CUfunction f, int gx, int gy, int block, int smem, void **args) {
+    if (smem > SHORTC_SMEM_DEFAULT_LIMIT) {
+        CUresult r = D->funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem);
+        if (r != CUDA_SUCCESS) return r;
+    }
+    return D->launchKernel(f, gx, gy, 1, block, 1, 1, (unsigned)smem, NULL, args, NULL);
 }
 
 #endif

@@ -2,8 +2,8 @@
  * model, for the tests and the benchmark of tests/attention and tests/bench
  * (needs compiler/emit.h): the CUDA-core path (templates/attn_engine.cuh, fp32
  * unless told, 4 warps) or the tensor-core path (templates/attn_mma.cuh, 4
- * warps of 16 queries; its source needs templates/mma_frag.cuh after the
- * prelude), [heads, tokens, dim] KV unless told. */
+ * warps of 32 queries, dynamic shared memory engine_smem; its source needs
+ * templates/mma_frag.cuh after the prelude), [heads, tokens, dim] KV unless told. */
 #ifndef SHORTC_ENGINE_RENDER_H
 #define SHORTC_ENGINE_RENDER_H
 
@@ -19,19 +19,36 @@ typedef struct EngineShape {
     int qpw;      /* queries per warp (QT = 4 * qpw) */
     int kt;       /* keys per tile */
     int ntok;     /* positions the lists cover */
-    bool mma;     /* the tensor-core path (qpw ignored: QT = 64) */
+    bool mma;     /* the tensor-core path (qpw ignored: QT = ATTN_MMA_QT) */
     const char *t_qkv, *t_kv, *t_out; /* element types (NULL: float) */
     bool thd;     /* KV as [2, tokens, heads, dim] */
 } EngineShape;
 
-/* Starts a source of rendered kernels: the prelude, and with mma templates/mma_frag.cuh after it. */
+/* Starts a source of rendered kernels: the prelude, the kinds' visibility (templates/attn_kinds.cuh, which the
+ * hooks call), and with mma templates/mma_frag.cuh after them. */
 static inline void engine_source_start(StrBuf *b, bool mma) {
     sb_puts(b, template_find("prelude.cuh")->text);
+    sb_puts(b, template_find("attn_kinds.cuh")->text);
     if (mma) sb_puts(b, template_find("mma_frag.cuh")->text);
 }
 
 /* Queries per block of a rendered kernel. */
-static inline int engine_qt(const EngineShape *s) { return s->mma ? 64 : 4 * s->qpw; }
+static inline int engine_qt(const EngineShape *s) { return s->mma ? ATTN_MMA_QT : 4 * s->qpw; }
+
+/* Blocks along x a plan launches for a rendered kernel of pattern p and a call of T queries: ceil(T/QT), on the
+ * tensor-core path one per query tile the call touches at any P (attn_mma_grid_pad). */
+static inline int engine_grid(const EngineShape *s, const AttnPattern *p, int T) {
+    int qt = engine_qt(s), dmax = 0, dil, reach, globals;
+    if (!s->mma) return (T + qt - 1) / qt;
+    for (int h = 0; h < p->heads && attn_pattern_residue(p, h, &dil, &reach, &globals); h++)
+        if (dil > dmax) dmax = dil;
+    return (T + attn_mma_grid_pad(dmax) + qt - 1) / qt;
+}
+
+/* Dynamic shared memory of a rendered kernel for pattern p (the tensor-core path's; 0: static only). */
+static inline int engine_smem(const EngineShape *s, const AttnPattern *p) {
+    return s->mma ? attn_mma_smem(s->hd, s->kt, attn_pattern_gathered(p)) : 0;
+}
 
 /* Appends kernel `name` for pattern p to b; with count, the instrumented build (NAME_tiles_loaded, and on
  * the tensor-core path NAME_warp_tiles). */

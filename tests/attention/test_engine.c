@@ -16,6 +16,12 @@
  *             hooks are that key source, not key lists;
  *   hooks     the emitted _visible hook, run on the simulator for every
  *             (head, query, key), equals the pattern; _extra is 0;
+ *   renderings  every kind of the kind table (compiler/attn_kinds.c): the C
+ *             rendering of its visibility (templates/attn_kinds.cuh through
+ *             the table) equals the CUDA rendering (its decode hooks run on
+ *             the simulator) on a grid of (head, query, key); Transformer-XL's
+ *             rule (txl_visible) equals its engine hook at several positions;
+ *             a kind with no case in `kinds` and no defaults fails;
  *   engine    the kernel launched by hand with P > 0 (keys 0..P+T-1 exist)
  *             and kv_rows > P+T equals a double-precision reference;
  *   mma       the same for the tensor-core path (templates/attn_mma.cuh) of
@@ -26,6 +32,7 @@
  *   tables    the Gaussian keys table emitted for gaussian_tiny equals the
  *             interpreter's pattern (one generator for every backend).
  */
+#include "engine_module.h"
 #include "engine_render.h"
 #include "half.h"
 #include "rt_driver.h"
@@ -62,16 +69,26 @@ static Kind kinds[] = {
       .nparams = 5}},
     {"k_gauss0",
      {.kind = ATTN_GAUSSIAN, .params = {{"base", 0}, {"c", 4}, {"seed", 5}, {"self", 1}, {"tie", 1}}, .nparams = 5}},
+    /* wide bands: full key tiles on the tensor-core path (its query tiles are ATTN_MMA_QT long) */
+    {"k_wide", {.kind = ATTN_WINDOW, .params = {{"size", 230}}, .nparams = 1}},
+    {"k_dilwide", {.kind = ATTN_DILATED, .params = {{"dilation", 2}, {"global", 40}, {"size", 150}}, .nparams = 3}},
 };
 enum { NKINDS = sizeof kinds / sizeof kinds[0], H = 3, HD = 20, NTOK = 80, QT = 8, KT = 32, NQT = NTOK / QT };
 
-static bool build(AttnPattern *p, const AttnSpec *s, int layer) {
+/* The tensor-core tests' positions: several query tiles of ATTN_MMA_QT, so runs of full key tiles occur. */
+enum { MMA_NTOK = 400 };
+
+/* The pattern of spec s (typed here, as sema types a model's) at layer over ntok positions. */
+static bool build_n(AttnPattern *p, const AttnSpec *s, int layer, int ntok) {
     char err[256];
-    bool ok = attn_pattern_build(p, s, layer, H, NTOK, err, sizeof err);
+    AttnSpec typed = *s;
+    bool ok = attn_spec_type(&typed, H, err, sizeof err) && attn_pattern_build(p, &typed, layer, H, ntok, err, sizeof err);
     if (!ok) printf("pattern: %s\n", err);
     CHECK(ok);
     return ok;
 }
+
+static bool build(AttnPattern *p, const AttnSpec *s, int layer) { return build_n(p, s, layer, NTOK); }
 
 /* ---- patterns ------------------------------------------------------------ */
 
@@ -83,15 +100,15 @@ static void gaussian_rows(const AttnSpec *s) {
     for (int h = 0; h < H; h++)
         for (int i = 0; i < NTOK; i++) {
             const int *row = attn_pattern_gaussian_row(&p, h, i);
-            int n = 0, seen = 0, m = i + p.base; /* the survey's i */
-            for (int k = 0; k < p.c; k++)
+            int n = 0, seen = 0, m = i + p.prm.base; /* the survey's i */
+            for (int k = 0; k < p.prm.c; k++)
                 if (row[k] >= 0) {
                     CHECK(row[k] < m && (k == 0 || row[k] > row[k - 1]));
                     n++;
                 }
             for (int j = 0; j < NTOK; j++) seen += attn_pattern_visible(&p, h, i, j);
-            CHECK(n == (m < p.c ? m : p.c));
-            CHECK(seen == n + p.self && seen <= p.c + p.self && seen >= 1);
+            CHECK(n == (m < p.prm.c ? m : p.prm.c));
+            CHECK(seen == n + p.prm.self && seen <= p.prm.c + p.prm.self && seen >= 1);
         }
     attn_pattern_free(&p);
 }
@@ -105,8 +122,8 @@ static void test_gaussian_rows(void) {
     AttnSpec s2 = kinds[5].spec;
     s2.params[2].value = 4; /* seed */
     if (build(&again, &kinds[5].spec, 0) && build(&other, &s2, 0)) {
-        CHECK(memcmp(again.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) == 0);
-        CHECK(memcmp(other.gauss, p.gauss, sizeof *p.gauss * H * NTOK * p.c) != 0);
+        CHECK(memcmp(again.table, p.table, sizeof *p.table * H * NTOK * p.prm.c) == 0);
+        CHECK(memcmp(other.table, p.table, sizeof *p.table * H * NTOK * p.prm.c) != 0);
         attn_pattern_free(&again);
         attn_pattern_free(&other);
     }
@@ -118,7 +135,7 @@ static void test_gaussian_rows(void) {
 static void test_child_counts(void) {
     AttnPattern st, fx;
     if (!build(&st, &kinds[3].spec, 0) || !build(&fx, &kinds[6].spec, 0)) return;
-    int l = fx.stride, c = fx.c;
+    int l = fx.prm.stride, c = fx.prm.c;
     for (int i = 0; i < NTOK; i++) {
         int local = 0, summary = 0, fixed_local = 0;
         for (int j = 0; j < NTOK; j++) {
@@ -126,7 +143,7 @@ static void test_child_counts(void) {
             fixed_local += attn_pattern_visible(&fx, 0, i, j);
             summary += attn_pattern_visible(&fx, 1, i, j);
         }
-        CHECK(local == (i < st.stride ? i + 1 : st.stride + 1));
+        CHECK(local == (i < st.prm.stride ? i + 1 : st.prm.stride + 1));
         CHECK(fixed_local == i % l + 1);
         CHECK(summary == i / l * c + (i % l >= l - c ? i % l - (l - c) + 1 : 0));
     }
@@ -137,8 +154,9 @@ static void test_child_counts(void) {
 static void test_bigbird_counts(void) {
     AttnPattern p;
     if (!build(&p, &kinds[4].spec, 1)) return;
-    CHECK(p.window == 2); /* window=3 blocks centred on the query's: causally its own and the one before */
-    int b = p.block;
+    int w = (p.prm.window + 1) / 2, g = p.prm.global;
+    CHECK(w == 2); /* window=3 blocks centred on the query's: causally its own and the one before */
+    int b = p.prm.block;
     for (int h = 0; h < H; h++)
         for (int qb = 0; qb < NTOK / b; qb++) {
             int i = qb * b + b - 1; /* the block's last query sees every key of a visible block */
@@ -146,14 +164,14 @@ static void test_bigbird_counts(void) {
             for (int kb = 0; kb <= qb; kb++) {
                 bool v = attn_pattern_visible(&p, h, i, kb * b);
                 for (int j = kb * b; j < kb * b + b; j++) CHECK(attn_pattern_visible(&p, h, i, j) == v);
-                if (qb - kb < p.window) window += v;
-                else if (kb < p.globals || qb < p.globals) global += v;
+                if (qb - kb < w) window += v;
+                else if (kb < g || qb < g) global += v;
                 else random += v;
             }
-            int cands = qb - p.window - p.globals + 1;
-            CHECK(window == (qb + 1 < p.window ? qb + 1 : p.window));
-            CHECK(qb < p.globals || global == (p.globals < qb - p.window + 1 ? p.globals : qb - p.window + 1 > 0 ? qb - p.window + 1 : 0));
-            CHECK(random == (cands <= 0 ? 0 : cands < p.random ? cands : p.random));
+            int cands = qb - w - g + 1;
+            CHECK(window == (qb + 1 < w ? qb + 1 : w));
+            CHECK(qb < g || global == (g < qb - w + 1 ? g : qb - w + 1 > 0 ? qb - w + 1 : 0));
+            CHECK(random == (cands <= 0 ? 0 : cands < p.prm.random ? cands : p.prm.random));
         }
     attn_pattern_free(&p);
 }
@@ -341,6 +359,135 @@ static void test_probe(CUmodule m, int k) {
     attn_pattern_free(&p);
 }
 
+/* ---- one visibility, two renderings --------------------------------------- */
+
+/* The spec kind k is tested with: its case in `kinds`, else its defaults (a kind whose parameters all have
+ * one); false when it has neither (a new kind needs a case). */
+static bool kind_case(AttnKind k, AttnSpec *out) {
+    for (int i = 0; i < NKINDS; i++)
+        if (kinds[i].spec.kind == k) {
+            *out = kinds[i].spec;
+            return true;
+        }
+    *out = (AttnSpec){.kind = k};
+    char err[256];
+    return attn_spec_type(out, H, err, sizeof err);
+}
+
+/* Transformer-XL's cases: memory rows, same_length. */
+static const int txl_cases[][2] = {{0, 0}, {3, 0}, {3, 1}, {8, 1}};
+enum { NTXL = sizeof txl_cases / sizeof *txl_cases, VIS_N = 70 };
+
+/* Every kind of the table with a visibility: its decode hooks (templates/attn_hooks.cuh over attn_kinds.cuh)
+ * and a probe kernel vis_K; Transformer-XL's hooks (templates/attn_txl_hooks.cuh) and probe txl_C per case. */
+static char *visibility_source(Arena *a, Diag *d) {
+    StrBuf b = {0};
+    engine_source_start(&b, false);
+    for (int k = 0; k < ATTN_COUNT; k++) {
+        AttnSpec s;
+        AttnPattern p;
+        if (!kind_case((AttnKind)k, &s)) {
+            printf("attention kind '%s' has no case in test_engine.c's kinds\n", attn_kind_name((AttnKind)k));
+            CHECK(false);
+            continue;
+        }
+        if (!build(&p, &s, 0)) continue;
+        char name[32];
+        snprintf(name, sizeof name, "vis_%d", k);
+        char *hooks = attn_visible_hooks(&p, name);
+        CHECK(hooks != NULL);
+        if (hooks) sb_puts(&b, hooks);
+        free(hooks);
+        sb_printf(&b,
+                  "\nextern \"C\" __global__ void %s_probe(unsigned char *vis, int n) {\n"
+                  "    for (int x = threadIdx.x; x < n * n; x += blockDim.x)\n"
+                  "        vis[(blockIdx.x * n + x / n) * n + x %% n] = %s_visible(blockIdx.x, x / n, x %% n);\n}\n",
+                  name, name);
+        attn_pattern_free(&p);
+    }
+    for (int c = 0; c < NTXL; c++) {
+        TmplArgs t = {0};
+        tmpl_setf(a, &t, "KERNEL_NAME", "txl_%d", c);
+        tmpl_setf(a, &t, "MEMORY", "%d", txl_cases[c][0]);
+        tmpl_set(&t, "CLAMP", "0");
+        tmpl_setf(a, &t, "SAME_LENGTH", "%d", txl_cases[c][1]);
+        tmpl_set(&t, "REACH", "0");
+        tmpl_set(&t, "T_REL", "float");
+        tmpl_set(&t, "T_B", "float");
+        tmpl_set(&t, "LAST_ROW", "0");
+        tmpl_set(&t, "HD", "1");
+        tmpl_set(&t, "W", "1");
+        CHECK(template_render(d, "attn_txl_hooks.cuh", t.kv, t.n, &b));
+        sb_printf(&b,
+                  "\nextern \"C\" __global__ void txl_%d_probe(unsigned char *vis, int n, int P) {\n"
+                  "    for (int x = threadIdx.x; x < n * n; x += blockDim.x)\n"
+                  "        vis[x] = txl_%d_visible(0, x / n, x %% n);  // reads P, as in the engine\n}\n",
+                  c, c);
+    }
+    (void)a;
+    return sb_take(&b, NULL);
+}
+
+/* Runs probe `name` (grid heads) over n x n (query, key) pairs with the extra argument P (when txl). */
+static bool run_probe(CUmodule m, const char *name, int heads, int n, bool txl, int P, unsigned char *v) {
+    CUdeviceptr vis = upload(NULL, (size_t)heads * n * n);
+    void *args[] = {&vis, &n, &P};
+    char probe[64];
+    snprintf(probe, sizeof probe, "%s_probe", name);
+    bool ok = D.launchKernel(fn(m, probe), heads, 1, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS &&
+              D.memcpyDtoH(v, vis, (size_t)heads * n * n) == CUDA_SUCCESS;
+    (void)txl;
+    D.memFree(vis);
+    CHECK(ok);
+    return ok;
+}
+
+/* The C rendering of every kind's visibility (attn_pattern_visible through the kind table; txl_visible) equals
+ * the CUDA rendering (the kernels' hooks, run on the simulator) at every (head, query, key) of a grid, and
+ * for Transformer-XL at several positions P. */
+static void test_visibility_renderings(Arena *a, Diag *d) {
+    char *src = visibility_source(a, d);
+    static char names[ATTN_COUNT + NTXL][32];
+    const char *list[2 * (ATTN_COUNT + NTXL)];
+    static char probes[ATTN_COUNT + NTXL][40];
+    int n = 0;
+    for (int k = 0; k < ATTN_COUNT; k++) snprintf(names[k], 32, "vis_%d", k);
+    for (int c = 0; c < NTXL; c++) snprintf(names[ATTN_COUNT + c], 32, "txl_%d", c);
+    for (int i = 0; i < ATTN_COUNT + NTXL; i++) {
+        snprintf(probes[i], 40, "%s_probe", names[i]);
+        list[n++] = probes[i];
+    }
+    CUmodule m = src ? load_names(src, list, n) : NULL;
+    free(src);
+    static unsigned char v[H * VIS_N * VIS_N];
+    for (int k = 0; m && k < ATTN_COUNT; k++) {
+        AttnSpec s;
+        AttnPattern p;
+        if (!kind_case((AttnKind)k, &s) || !build(&p, &s, 0)) continue;
+        int bad = 0;
+        if (run_probe(m, names[k], H, VIS_N, false, 0, v))
+            for (int h = 0; h < H; h++)
+                for (int i = 0; i < VIS_N; i++)
+                    for (int j = 0; j < VIS_N; j++)
+                        bad += v[(h * VIS_N + i) * VIS_N + j] != attn_pattern_visible(&p, h, i, j);
+        if (bad) printf("%s: C and CUDA visibility differ at %d pairs\n", attn_kind_name((AttnKind)k), bad);
+        CHECK(bad == 0);
+        attn_pattern_free(&p);
+    }
+    for (int c = 0; m && c < NTXL; c++)
+        for (int P = 0; P <= 12; P += 3) {
+            int bad = 0;
+            if (run_probe(m, names[ATTN_COUNT + c], 1, VIS_N, true, P, v))
+                for (int i = 0; i < VIS_N; i++)
+                    for (int j = 0; j < VIS_N; j++)
+                        bad += v[i * VIS_N + j] != txl_visible(i, j, P, txl_cases[c][0], txl_cases[c][1]);
+            if (bad) printf("txl memory %d same_length %d P %d: C and CUDA differ at %d pairs\n", txl_cases[c][0],
+                            txl_cases[c][1], P, bad);
+            CHECK(bad == 0);
+        }
+    if (m) D.moduleUnload(m);
+}
+
 /* Fills x with deterministic values in [-1, 1). */
 static void fill(float *x, size_t n, unsigned seed) {
     RtRng r = {.s = seed};
@@ -356,7 +503,7 @@ static double reference_worst(const AttnPattern *p, const float *qkv, const floa
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             int i = P + t;
-            double mx = -INFINITY, sum = 0, acc[128] = {0}, s[256];
+            double mx = -INFINITY, sum = 0, acc[128] = {0}, s[MMA_NTOK];
             for (int j = 0; j <= i; j++) {
                 if (!attn_pattern_visible(p, h, i, j)) continue;
                 double dot = 0;
@@ -429,9 +576,9 @@ static char *mma_source(Arena *a, Diag *d, char names[][64]) {
     for (int v = 0; v < NMMA; v++)
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;
-            if (!build(&p, &kinds[k].spec, 0)) continue;
+            if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) continue;
             const MmaVariant *mv = &mma_variants[v];
-            const EngineShape shape = {.heads = H, .hd = mv->hd, .kt = mv->kt, .ntok = NTOK, .mma = true,
+            const EngineShape shape = {.heads = H, .hd = mv->hd, .kt = mv->kt, .ntok = MMA_NTOK, .mma = true,
                                        .t_qkv = cuda_type(mv->qkv), .t_kv = cuda_type(mv->kv),
                                        .t_out = cuda_type(mv->out), .thd = mv->thd};
             snprintf(names[v * NKINDS + k], 64, "%s%s", kinds[k].name, mv->sfx);
@@ -454,10 +601,11 @@ static void to_device_type(float *x, size_t n, DType t, unsigned char *raw) {
     }
 }
 
-/* The tensor-core kernel of kind k, variant v, with queries P..P+T-1 and kv_rows > P+T, against a reference. */
-static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant *mv, int P, int T, int grid) {
+/* The tensor-core kernel of kind k, variant v, with queries P..P+T-1 and kv_rows > P+T, against a reference;
+ * the plan's grid (engine_grid: one block per query tile the call touches). */
+static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant *mv, int P, int T) {
     AttnPattern p;
-    if (!build(&p, &kinds[k].spec, 0)) return;
+    if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) return;
     int hd = mv->hd, kv_rows = P + T + 5, W = 3 * H * hd;
     size_t nq = (size_t)T * W, nkv = (size_t)2 * H * kv_rows * hd, ny = (size_t)T * H * hd;
     float *qkv = malloc(sizeof *qkv * nq), *kv = malloc(sizeof *kv * nkv), *y = malloc(sizeof *y * ny);
@@ -479,7 +627,9 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
     to_device_type(kv_dev, nkv, mv->kv, raw);
     CUdeviceptr dkv = upload(raw, nkv * dtype_size(mv->kv)), dy = upload(NULL, ny * dtype_size(mv->out));
     void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
-    CHECK(D.launchKernel(fn(m, name), grid, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
+    const EngineShape shape = {.hd = hd, .kt = mv->kt, .mma = true};
+    int grid = engine_grid(&shape, &p, T);
+    CHECK(engine_launch(&D, fn(m, name), grid, H, 128, engine_smem(&shape, &p), args) == CUDA_SUCCESS);
     CHECK(D.memcpyDtoH(raw, dy, ny * dtype_size(mv->out)) == CUDA_SUCCESS);
     for (size_t i = 0; i < ny; i++) {
         uint16_t h;
@@ -503,7 +653,7 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
     attn_pattern_free(&p);
 }
 
-/* Every kind on the tensor-core path: P > 0, T not a multiple of the tiles, one block or ceil(T/64). */
+/* Every kind on the tensor-core path: P > 0, T not a multiple of the tiles, on the plan's grid. */
 static void test_mma(Arena *a, Diag *d) {
     static char names[NMMA * NKINDS][64];
     char *src = mma_source(a, d, names);
@@ -511,12 +661,12 @@ static void test_mma(Arena *a, Diag *d) {
     for (int i = 0; i < NMMA * NKINDS; i++) list[i] = names[i];
     CUmodule m = src ? load_names(src, list, NMMA * NKINDS) : NULL;
     free(src);
-    static const int calls[][2] = {{0, 1}, {0, 17}, {5, 1}, {13, 60}, {64, 16}, {3, 75}};
+    static const int calls[][2] = {{0, 1}, {0, 17}, {5, 1}, {13, 60}, {64, 16}, {3, 75}, {150, 243}, {0, 385}};
     for (int v = 0; m && v < NMMA; v++)
         for (int k = 0; k < NKINDS; k++)
             for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
                 int P = calls[c][0], T = calls[c][1];
-                test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T, c % 2 ? 1 : (T + 63) / 64);
+                test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T);
             }
     if (m) D.moduleUnload(m);
 }
@@ -543,11 +693,11 @@ static void test_emitted_gaussian_table(void) {
         char err[256];
         int cap = cr.spec->segment;
         CHECK(attn_pattern_build(&p, &cr.spec->layers[layer].attn, layer, cr.spec->n_heads, cap, err, sizeof err));
-        size_t n = (size_t)cr.spec->n_heads * cap * p.c, same = 0;
+        size_t n = (size_t)cr.spec->n_heads * cap * p.prm.c, same = 0;
         for (size_t i = 0; i < n; i++) {
             char *end;
             long v = strtol(s, &end, 10);
-            same += end != s && v == p.gauss[i];
+            same += end != s && v == p.table[i];
             s = end + strspn(end, ", \n");
         }
         CHECK(same == n);
@@ -571,6 +721,7 @@ int main(void) {
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
+    test_visibility_renderings(&a, &d);
     char *src = engine_source(&a, &d);
     CUmodule m = src ? load(src) : NULL;
     free(src);

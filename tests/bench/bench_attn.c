@@ -6,7 +6,8 @@
  * (query tiles x key tiles with at least one visible pair, from the
  * token-level mask), and the pattern's density. The CUDA-core path
  * (attn_engine.cuh, fp32) has query tiles of 16 and key tiles of 32; the
- * tensor-core path (attn_mma.cuh, bf16) 64 and 64. For a gathered kind
+ * tensor-core path (attn_mma.cuh, bf16) ATTN_MMA_QT (128) and attn_mma_kt (64 at
+ * head_dim 16). For a gathered kind
  * (Gaussian) a "tile" is a chunk of KT gathered keys and the needed chunks
  * are ceil(|keys the query tile sees| / KT); its loaded keys grow as c*n.
  * A residue kind (dilated, strided: attn_pattern_residue) groups its queries
@@ -16,8 +17,11 @@
  *
  *   bench_attn [T...]      (default 128 1024)
  *   bench_attn --cu FILE   writes both paths' kernels of every kind (bf16,
- *                          gpt2_small's 12 heads of 64) as one .cu for the SASS
- *                          mix (tests/bench/sass_mix.sh --attn) and exits
+ *                          gpt2_small's 12 heads of 64; the tensor-core path's
+ *                          also at head_dim 128) as one .cu for the SASS mix
+ *                          (tests/bench/sass_mix.sh --attn, attn_sass.sh), and
+ *                          FILE.smem: each tensor-core kernel's dynamic shared
+ *                          memory, and exits
  *
  * Exits 1 when a kind misses the goal on a path: visited/needed <= 1.05,
  * causal <= 1.02.
@@ -47,11 +51,21 @@ typedef struct BenchPath {
     int qt, kt;         /* query and key tile sizes */
 } BenchPath;
 
-static const BenchPath paths[NPATHS] = {
+/* Spec s typed for a model of `heads` heads (as sema types a model's; its attn_pattern_build then reports a
+ * bad parameter as never typed). The copy lives until the next call. */
+static const AttnSpec *typed(const AttnSpec *s, int heads) {
+    static AttnSpec t;
+    char err[256];
+    t = *s;
+    if (!attn_spec_type(&t, heads, err, sizeof err)) fprintf(stderr, "bench_attn: %s\n", err);
+    return &t;
+}
+
+static BenchPath paths[NPATHS] = { /* the tensor-core path's tiles are set in main (ATTN_MMA_QT, attn_mma_kt) */
     {"CUDA-core path (attn_engine.cuh, fp32)", {.heads = H, .hd = HD, .qpw = 4, .kt = 32}, 16, 32},
     {"tensor-core path (attn_mma.cuh, bf16)",
-     {.heads = H, .hd = HD, .kt = 64, .mma = true, .t_qkv = "__nv_bfloat16", .t_kv = "__nv_bfloat16", .t_out = "__nv_bfloat16"},
-     64, 64},
+     {.heads = H, .hd = HD, .mma = true, .t_qkv = "__nv_bfloat16", .t_kv = "__nv_bfloat16", .t_out = "__nv_bfloat16"},
+     0, 0},
 };
 
 /* One kind and its parameters (as in the full-size models of models/). */
@@ -155,8 +169,9 @@ static CUmodule build_kind(const BenchKind *k, const BenchPath *pa, const AttnPa
     return engine_module(&D, src, k->name, "bench_attn");
 }
 
-/* Runs kind k on T queries from position 0 in query tiles of QT; the key tiles its blocks loaded, or -1. */
-static long visited(CUmodule m, const BenchKind *k, int T, int QT) {
+/* Runs kind k on T queries from position 0 on `grid` blocks per head (engine_grid); the key tiles its blocks
+ * loaded, or -1. */
+static long visited(CUmodule m, const BenchKind *k, int T, int grid, int smem) {
     CUfunction f = NULL, c = NULL;
     char count[64];
     snprintf(count, sizeof count, "%s_count", k->name);
@@ -172,7 +187,7 @@ static long visited(CUmodule m, const BenchKind *k, int T, int QT) {
         void *args[] = {&q, &kv, &y, &T, &P, &rows};
         void *cargs[] = {&n};
         unsigned tiles = 0;
-        if (D.launchKernel(f, (T + QT - 1) / QT, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS &&
+        if (engine_launch(&D, f, grid, H, 128, smem, args) == CUDA_SUCCESS &&
             D.launchKernel(c, 1, 1, 1, 1, 1, 1, 0, NULL, cargs, NULL) == CUDA_SUCCESS &&
             D.memcpyDtoH(&tiles, n, 4) == CUDA_SUCCESS)
             result = tiles;
@@ -204,7 +219,7 @@ static void print_estimates(const int *Ts, int nT) {
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;
             char err[256];
-            if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) continue;
+            if (!attn_pattern_build(&p, typed(&kinds[k].spec, H), 0, H, T, err, sizeof err)) continue;
             double pairs = attn_pattern_pairs(&p, T) / H * EH; /* visible pairs per head of the pattern, 12 heads */
             attn_pattern_free(&p);
             /* q.k and p.v per visible pair; Q, K, V read and the output written once, bf16 */
@@ -225,9 +240,35 @@ static void print_estimates(const int *Ts, int nT) {
     }
 }
 
-/* Writes both paths' kernels of every kind (bf16, EH heads of EHD, 1024 positions) to path; 0 or 1. */
+/* Writes PATH.smem beside the .cu at path: per tensor-core kernel of write_cu (heads, head_dims hds[0..1],
+ * ntok positions), its name and dynamic shared memory in bytes (tests/bench/attn_sass.sh); false on failure. */
+static bool write_smem(const char *path, int heads, const int *hds, int ntok) {
+    char name[1024];
+    snprintf(name, sizeof name, "%s.smem", path);
+    FILE *f = fopen(name, "w");
+    bool ok = f != NULL;
+    for (int k = 0; ok && k < 2 * NKINDS; k++) {
+        AttnPattern p;
+        char err[256];
+        int hd = hds[k / NKINDS];
+        if (!attn_pattern_build(&p, typed(&kinds[k % NKINDS].spec, heads), 0, heads, ntok, err, sizeof err)) {
+            ok = false;
+            break;
+        }
+        ok = fprintf(f, "shortc_attn_%s_h%d_hd%d_bf16_tc %d\n", kinds[k % NKINDS].name, heads, hd,
+                     attn_mma_smem(hd, attn_mma_kt(hd), attn_pattern_gathered(&p))) > 0;
+        attn_pattern_free(&p);
+    }
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "bench_attn: could not write %s\n", name);
+    return ok;
+}
+
+/* Writes both paths' kernels of every kind (bf16, EH heads of EHD, 1024 positions) to path, and the
+ * tensor-core path's also at head_dim 128 (its key tiles: attn_mma_kt); 0 or 1. */
 static int write_cu(const char *path) {
     enum { EH = 12, EHD = 64, NTOK = 1024 };
+    static const int hds[] = {EHD, 2 * EHD};
     Arena a;
     arena_init(&a);
     Diag d;
@@ -236,25 +277,29 @@ static int write_cu(const char *path) {
     engine_source_start(&b, true);
     bool ok = true;
     for (int pa = 0; pa < NPATHS && ok; pa++)
-        for (int k = 0; k < NKINDS && ok; k++) {
+        for (int k = 0; k < NKINDS * (pa ? 2 : 1) && ok; k++) {
+            const BenchKind *kind = &kinds[k % NKINDS];
+            int hd = hds[k / NKINDS];
             AttnPattern p;
             char err[256], name[96];
-            if (!attn_pattern_build(&p, &kinds[k].spec, 0, EH, NTOK, err, sizeof err)) {
+            if (!attn_pattern_build(&p, typed(&kind->spec, EH), 0, EH, NTOK, err, sizeof err)) {
                 fprintf(stderr, "bench_attn: %s\n", err);
                 ok = false;
                 break;
             }
             EngineShape s = paths[pa].shape;
             s.heads = EH;
-            s.hd = EHD;
+            s.hd = hd;
             s.ntok = NTOK;
+            if (s.mma) s.kt = attn_mma_kt(hd);
             s.t_qkv = s.t_kv = s.t_out = "__nv_bfloat16";
-            snprintf(name, sizeof name, "shortc_attn_%s_h%d_hd%d_bf16%s", kinds[k].name, EH, EHD, pa ? "_tc" : "_cuda_core");
+            snprintf(name, sizeof name, "shortc_attn_%s_h%d_hd%d_bf16%s", kind->name, EH, hd, pa ? "_tc" : "_cuda_core");
             ok = engine_render(&a, &d, &b, &p, name, &s, false);
             attn_pattern_free(&p);
         }
     size_t len = 0;
     char *src = sb_take(&b, &len);
+    ok = ok && write_smem(path, EH, hds, NTOK);
     FILE *f = ok && src ? fopen(path, "w") : NULL;
     ok = f && fwrite(src, 1, len, f) == len;
     if (f && fclose(f) != 0) ok = false;
@@ -275,7 +320,7 @@ static int tile_table(const BenchPath *pa, int ipath, const int *Ts, int nT) {
         int T = Ts[t];
         for (int k = 0; k < NKINDS; k++) {
             AttnPattern p;
-            if (!attn_pattern_build(&p, &kinds[k].spec, 0, H, T, err, sizeof err)) {
+            if (!attn_pattern_build(&p, typed(&kinds[k].spec, H), 0, H, T, err, sizeof err)) {
                 fprintf(stderr, "bench_attn: %s\n", err);
                 return -1;
             }
@@ -284,7 +329,7 @@ static int tile_table(const BenchPath *pa, int ipath, const int *Ts, int nT) {
             needed(&p, T, pa->qt, pa->kt, &need, &pairs);
             CUmodule m = build_kind(&kinds[k], pa, &p, T);
             if (m) {
-                got = visited(m, &kinds[k], T, pa->qt);
+                got = visited(m, &kinds[k], T, engine_grid(&pa->shape, &p, T), engine_smem(&pa->shape, &p));
                 D.moduleUnload(m);
             }
             tiles_visited[t][k][ipath] = got;
@@ -301,6 +346,8 @@ static int tile_table(const BenchPath *pa, int ipath, const int *Ts, int nT) {
 }
 
 int main(int argc, char **argv) {
+    paths[1].qt = ATTN_MMA_QT;
+    paths[1].kt = paths[1].shape.kt = attn_mma_kt(HD);
     if (argc == 3 && !strcmp(argv[1], "--cu")) return write_cu(argv[2]);
     char err[256];
     if (rt_driver_sim(&D, 0, 0, err, sizeof err) != SRT_OK) {

@@ -17,7 +17,7 @@ shortc="$build/shortc" modes="$build/tests/bench_modes"
 [ -x "$shortc" ] && [ -x "$modes" ] || { echo "bench_memory: build $build first (needs shortc and tests/bench_modes)" >&2; exit 2; }
 m=$here/models
 big="$m/shortformer.arch $m/baseline_ba.arch $m/gpt2_recurrent.arch $m/gpt2_small.arch"
-for f in txl_wt103 txl_lrm4; do
+for f in txl_wt103 txl_wt103_eval txl_wt103_lrm3 txl_enwik8 txl_lrm4; do
   big="$big $m/$f.arch"
 done
 echo "== paper-size models: the cost model (figures: docs/cost-model.md; [estimate] rows are a roofline, not a measurement)"

@@ -8,7 +8,8 @@
 # BUILD_DIR defaults to build; archs to sm_80 and sm_90; models to models/*.arch
 # (a .cu is used as it is). --attn adds the attention engine's two paths for
 # every kind, bf16 at gpt2_small's 12 heads of 64 (BUILD_DIR/tests/bench_attn
-# --cu): _cuda_core kernels (attn_engine.cuh) beside _tc ones (attn_mma.cuh).
+# --cu): _cuda_core kernels (attn_engine.cuh) beside _tc ones (attn_mma.cuh; also
+# at head_dim 128). tests/bench/attn_sass.sh has the tensor-core path's main loop.
 # The columns are nvrtc_gate --sass's (mma: HMMA; ldg16..ldg128: global loads by
 # width; ldgsts: cp.async; ldsm: ldmatrix; ldl/stl: local memory).
 set -u

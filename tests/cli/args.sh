@@ -17,23 +17,23 @@ echo "1 2 3" >"$tmp/ok.tokens"
 printf '1\0002 3\n' >"$tmp/nul.tokens"
 printf '%070d1\n' 0 >"$tmp/long.tokens"
 
-expect 1 "shortc: error: --top needs an integer between 0 and 2147483647, found 'x'" \
+expect 2 "shortc: error: --top needs an integer between 0 and 2147483647, found 'x'" \
     run "$model" --random-weights 1 --tokens "$tmp/ok.tokens" --top x
-expect 1 "shortc: error: --top needs an integer between 0 and 2147483647, found '-3'" \
+expect 2 "shortc: error: --top needs an integer between 0 and 2147483647, found '-3'" \
     run "$model" --random-weights 1 --tokens "$tmp/ok.tokens" --top -3
-expect 1 "shortc: error: --random-weights needs an integer between 0 and 9223372036854775807, found '99999999999999999999'" \
+expect 2 "shortc: error: --random-weights needs an integer between 0 and 9223372036854775807, found '99999999999999999999'" \
     run "$model" --random-weights 99999999999999999999
-expect 1 "shortc: error: --random-weights needs an integer between 0 and 9223372036854775807, found '1x'" \
+expect 2 "shortc: error: --random-weights needs an integer between 0 and 9223372036854775807, found '1x'" \
     run "$model" --random-weights 1x
-expect 1 "shortc: error: --sim-threads needs an integer between 0 and 4096, found '-5'" \
+expect 2 "shortc: error: --sim-threads needs an integer between 0 and 4096, found '-5'" \
     run "$model" --random-weights 1 --sim-threads -5
-expect 1 "shortc: error: $tmp/nul.tokens: token 1 is longer than 63 bytes or holds a NUL byte" \
+expect 3 "shortc: error: $tmp/nul.tokens: token 1 is longer than 63 bytes or holds a NUL byte" \
     run "$model" --random-weights 1 --tokens "$tmp/nul.tokens"
-expect 1 "shortc: error: $tmp/long.tokens: token 1 is longer than 63 bytes or holds a NUL byte" \
+expect 3 "shortc: error: $tmp/long.tokens: token 1 is longer than 63 bytes or holds a NUL byte" \
     run "$model" --random-weights 1 --tokens "$tmp/long.tokens"
-expect 1 "shortc: error: --weights and --random-weights are exclusive" \
+expect 2 "shortc: error: --weights and --random-weights are exclusive" \
     run "$model" --random-weights 1 --weights "$tmp/none.safetensors"
-expect 1 "shortc: error: run needs --weights FILE or --random-weights SEED" run "$model"
+expect 2 "shortc: error: run needs --weights FILE or --random-weights SEED" run "$model"
 
 # the default prompt (GPT-2 ids) is folded into a 256-token vocabulary
 expect 0 "" run "$model" --backend ref --random-weights 1 --logits "$tmp/a.npy" --top 1

@@ -34,13 +34,13 @@ golden() {
 
 # refused MESSAGE ARGS...: exit 1, stderr's first line is MESSAGE, stdout empty
 refused() {
-    want=$1
-    shift
+    rc_want=$1 want=$2
+    shift 2
     "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
     rc=$?
     got=$(head -n 1 "$tmp/err")
-    if [ $rc -ne 1 ] || [ "$got" != "$want" ] || [ -s "$tmp/out" ]; then
-        echo "FAIL: shortc $* (exit $rc)"
+    if [ $rc -ne "$rc_want" ] || [ "$got" != "$want" ] || [ -s "$tmp/out" ]; then
+        echo "FAIL: shortc $* (exit $rc, want $rc_want)"
         echo "  expected: $want"
         echo "  got:      $got"
         fail=1
@@ -73,30 +73,30 @@ else
     echo "FAIL: compare --svg"; fail=1
 fi
 
-refused "shortc: error: compare needs .arch files or --variants FILE.arch" compare
-refused "shortc: error: report takes exactly one .arch file" report models/gpt2_tiny.arch models/gpt2_tiny.arch
-refused "shortc: error: unknown option '--frobnicate'" compare models/gpt2_tiny.arch --frobnicate
-refused "shortc: error: --window needs a value" compare models/gpt2_tiny.arch --window
-refused "shortc: error: --window needs an integer of at least 1, found '0'" compare models/gpt2_tiny.arch --window 0
-refused "shortc: error: --stride needs an integer of at least 1, found '3x'" compare models/gpt2_tiny.arch --stride 3x
-refused "shortc: error: --overlap needs an integer of at least 0, found '-1'" compare models/gpt2_tiny.arch --overlap -1
-refused "shortc: error: --csv: --json and --csv are exclusive" compare models/gpt2_tiny.arch --json --csv
-refused "shortc: error: unknown device 'h100'; known: h100-sxm a100-sxm l4" compare models/gpt2_tiny.arch --device h100
-refused "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): window 129 is outside 1..128 (the segment of model gpt2_tiny)" \
+refused 2 "shortc: error: compare needs .arch files or --variants FILE.arch; see 'shortc help compare'" compare
+refused 2 "shortc: error: report takes exactly one .arch file; see 'shortc help report'" report models/gpt2_tiny.arch models/gpt2_tiny.arch
+refused 2 "shortc: error: compare: unknown option '--frobnicate'; see 'shortc help compare'" compare models/gpt2_tiny.arch --frobnicate
+refused 2 "shortc: error: --window needs a value; see 'shortc help compare'" compare models/gpt2_tiny.arch --window
+refused 2 "shortc: error: --window needs an integer of at least 1, found '0'" compare models/gpt2_tiny.arch --window 0
+refused 2 "shortc: error: --stride needs an integer of at least 1, found '3x'" compare models/gpt2_tiny.arch --stride 3x
+refused 2 "shortc: error: --overlap needs an integer of at least 0, found '-1'" compare models/gpt2_tiny.arch --overlap -1
+refused 2 "shortc: error: --csv: --json and --csv are exclusive" compare models/gpt2_tiny.arch --json --csv
+refused 2 "shortc: error: unknown device 'h100'; known: h100-sxm a100-sxm l4" compare models/gpt2_tiny.arch --device h100
+refused 2 "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): window 129 is outside 1..128 (the segment of model gpt2_tiny)" \
     compare models/gpt2_tiny.arch --window 129
-refused "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): overlap 128 is outside 0..127 (below the window)" \
+refused 2 "shortc: error: gpt2_tiny (models/gpt2_tiny.arch): overlap 128 is outside 0..127 (below the window)" \
     compare models/gpt2_tiny.arch --overlap 128
-refused "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm80'" \
+refused 2 "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm80'" \
     report models/gpt2_tiny.arch --kernels sm80
-refused "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm_8x'" \
+refused 2 "shortc: error: --kernels needs an architecture sm_50 .. sm_120 such as sm_80, found 'sm_8x'" \
     report models/gpt2_tiny.arch --kernels sm_8x
-refused "shortc: error: unknown option '--model'" compare models/gpt2_tiny.arch --model gpt2_tiny
-refused "shortc: error: unknown option '--variants'" report models/gpt2_tiny.arch --variants models/gpt2_tiny.arch
-refused "$tmp/none.arch: error: cannot read: No such file or directory" compare "$tmp/none.arch"
+refused 2 "shortc: error: compare: unknown option '--model'; see 'shortc help compare'" compare models/gpt2_tiny.arch --model gpt2_tiny
+refused 2 "shortc: error: report: unknown option '--variants'; see 'shortc help report'" report models/gpt2_tiny.arch --variants models/gpt2_tiny.arch
+refused 3 "$tmp/none.arch: error: cannot read: No such file or directory" compare "$tmp/none.arch"
 printf '# no models here\n' >"$tmp/empty.arch"
-refused "shortc: error: $tmp/empty.arch defines no model" compare --variants "$tmp/empty.arch"
+refused 3 "shortc: error: $tmp/empty.arch defines no model" compare --variants "$tmp/empty.arch"
 # an SVG that cannot be written: nothing on stdout either
-refused "shortc: error: cannot write '$tmp': Is a directory" compare models/gpt2_tiny.arch --svg "$tmp"
+refused 1 "shortc: error: cannot write '$tmp': Is a directory" compare models/gpt2_tiny.arch --svg "$tmp"
 
 [ $fail = 0 ] && echo "compare: ok"
 exit $fail

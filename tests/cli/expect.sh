@@ -2,6 +2,7 @@
 # "$bin" ARGS (under $prefix, e.g. "timeout 60", if set) and requires exit
 # status RC and stderr exactly WANT; on a mismatch prints both and sets
 # fail=1. Needs $bin and $tmp.
+# check DESCRIPTION COMMAND...: runs COMMAND; when it fails prints FAIL: DESCRIPTION and sets fail=1.
 expect() {
     rc_want=$1 want=$2
     shift 2
@@ -14,4 +15,10 @@ expect() {
         echo "  want stderr: $want"
         fail=1
     fi
+}
+
+check() {
+    what=$1
+    shift
+    "$@" || { echo "FAIL: $what"; fail=1; }
 }

@@ -19,11 +19,6 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 prefix="timeout 60"
 . "$(dirname "$0")/expect.sh"
-check() { # CONDITION-DESCRIPTION, then a command that must succeed
-    what=$1
-    shift
-    "$@" || { echo "FAIL: $what"; fail=1; }
-}
 
 echo "1 2 3" >"$tmp/ok.tokens"
 run_ref="run $model --backend ref --random-weights 1 --tokens $tmp/ok.tokens"
@@ -61,53 +56,56 @@ check "-o FIFO is still a FIFO" test -p "$tmp/out.fifo"
 cp "$model" "$tmp/same.arch"
 cp "$models/gpt2_small.arch" "$tmp/" # imported by gpt2_tiny
 cp "$tmp/same.arch" "$tmp/same.orig"
-expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+expect 2 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
     "$tmp/same.arch" -o "$tmp/same.arch"
 ln -s same.arch "$tmp/same.link"
-expect 1 "shortc: error: output '$tmp/same.link' is the same file as input '$tmp/same.arch'; nothing written" \
+expect 2 "shortc: error: output '$tmp/same.link' is the same file as input '$tmp/same.arch'; nothing written" \
     "$tmp/same.arch" -o "$tmp/same.link"
-expect 1 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
+expect 2 "shortc: error: output '$tmp/same.arch' is the same file as input '$tmp/same.arch'; nothing written" \
     "$tmp/same.arch" -o "$tmp/ok.cu" --plan-out "$tmp/same.arch"
 check "-o over the input left the input intact" cmp -s "$tmp/same.arch" "$tmp/same.orig"
 cp "$tmp/ok.tokens" "$tmp/tok.copy"
-expect 1 "shortc: error: output '$tmp/tok.copy' is the same file as input '$tmp/tok.copy'; nothing written" \
+expect 2 "shortc: error: output '$tmp/tok.copy' is the same file as input '$tmp/tok.copy'; nothing written" \
     run "$model" --backend ref --random-weights 1 --tokens "$tmp/tok.copy" --logits "$tmp/tok.copy"
 check "--logits over --tokens left the tokens intact" cmp -s "$tmp/tok.copy" "$tmp/ok.tokens"
 # an imported .arch is an input too; two outputs must be two files
 cp "$tmp/gpt2_small.arch" "$tmp/small.orig"
-expect 1 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
+expect 2 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
     "$tmp/same.arch" -o "$tmp/gpt2_small.arch"
-expect 1 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
+expect 2 "shortc: error: output '$tmp/gpt2_small.arch' is the same file as input '$tmp/gpt2_small.arch'; nothing written" \
     run "$tmp/same.arch" --backend ref --random-weights 1 --tokens "$tmp/ok.tokens" --logits "$tmp/gpt2_small.arch"
 check "outputs over an import left it intact" cmp -s "$tmp/gpt2_small.arch" "$tmp/small.orig"
-expect 1 "shortc: error: output '$tmp/two.cu' is the same file as output '$tmp/two.cu'; nothing written" \
+expect 2 "shortc: error: output '$tmp/two.cu' is the same file as output '$tmp/two.cu'; nothing written" \
     "$tmp/same.arch" -o "$tmp/two.cu" --plan-out "$tmp/two.cu"
 check "-o and --plan-out on one file wrote nothing" test ! -e "$tmp/two.cu"
 
 # ---- inputs -------------------------------------------------------------------
 mkfifo "$tmp/in.fifo" "$tmp/in.arch"
 fifo_why="not a regular file (a FIFO, socket or device)"
-expect 1 "shortc: error: cannot read tokens '$tmp/in.fifo': $fifo_why" $run_ref --tokens "$tmp/in.fifo"
-expect 1 "shortc: error: cannot open weights '$tmp/in.fifo': $fifo_why" \
+# a streamed input (tokens) is read from a FIFO as its writer sends it; files the reader seeks in are refused
+printf '1 2 3\n' >"$tmp/in.fifo" &
+expect 0 "" $run_ref --tokens "$tmp/in.fifo"
+wait
+expect 3 "shortc: error: cannot open weights '$tmp/in.fifo': $fifo_why" \
     run "$model" --backend ref --weights "$tmp/in.fifo"
-expect 1 "$tmp/in.arch: error: cannot read: $fifo_why" "$tmp/in.arch"
-expect 1 "$tmp/in.arch: error: cannot read: $fifo_why" run "$tmp/in.arch" --backend ref --random-weights 1
+expect 3 "$tmp/in.arch: error: cannot read: $fifo_why" "$tmp/in.arch"
+expect 3 "$tmp/in.arch: error: cannot read: $fifo_why" run "$tmp/in.arch" --backend ref --random-weights 1
 mkdir "$tmp/tokens.d"
-expect 1 "shortc: error: cannot read tokens '$tmp/tokens.d': Is a directory" $run_ref --tokens "$tmp/tokens.d"
+expect 3 "shortc: error: cannot read tokens '$tmp/tokens.d': Is a directory" $run_ref --tokens "$tmp/tokens.d"
 printf '1 2 \001\033[31m\377x 4\n' >"$tmp/bin.tokens"
-expect 1 "shortc: error: $tmp/bin.tokens: token 3 ('\\x01\\x1b[31m\\xffx') is not a non-negative integer" \
+expect 3 "shortc: error: $tmp/bin.tokens: token 3 ('\\x01\\x1b[31m\\xffx') is not a non-negative integer" \
     $run_ref --tokens "$tmp/bin.tokens"
 # a procfs file says its size is 0: it is read to its end all the same
-expect 1 "shortc: error: /proc/self/status: token 1 ('Name:') is not a non-negative integer" \
+expect 3 "shortc: error: /proc/self/status: token 1 ('Name:') is not a non-negative integer" \
     $run_ref --tokens /proc/self/status
 echo "1 99999999999999999999999" >"$tmp/big.tokens"
-expect 1 "shortc: error: $tmp/big.tokens: token 2 ('99999999999999999999999') is out of range (token ids are at most 2147483647)" \
+expect 3 "shortc: error: $tmp/big.tokens: token 2 ('99999999999999999999999') is out of range (token ids are at most 2147483647)" \
     $run_ref --tokens "$tmp/big.tokens"
 echo "2147483648" >"$tmp/big.tokens"
-expect 1 "shortc: error: $tmp/big.tokens: token 1 ('2147483648') is out of range (token ids are at most 2147483647)" \
+expect 3 "shortc: error: $tmp/big.tokens: token 1 ('2147483648') is out of range (token ids are at most 2147483647)" \
     $run_ref --tokens "$tmp/big.tokens"
 : >"$tmp/empty.tokens"
-expect 1 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only whitespace)" \
+expect 3 "shortc: error: $tmp/empty.tokens: no tokens (the file is empty or only whitespace)" \
     $run_ref --tokens "$tmp/empty.tokens"
 
 # ---- compile errors under run: the diagnostic's own first line ----------------
@@ -125,7 +123,7 @@ echo "0 1 2" >"$tmp/nan.tokens"
 nan_run="run $model --backend ref --tokens $tmp/nan.tokens --logits $tmp/nan.npy"
 if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
     "$tool" weights "$model" "$tmp/big.safetensors" wte.weight 7 3e38; then
-    expect 1 "shortc: error: weight 'wte.weight' in $tmp/nan.safetensors holds NaN at index 7 (refused; --allow-nonfinite-weights, or srt_options.allow_nonfinite_weights, accepts it)" \
+    expect 3 "shortc: error: weight 'wte.weight' in $tmp/nan.safetensors holds NaN at index 7 (refused; --allow-nonfinite-weights, or srt_options.allow_nonfinite_weights, accepts it)" \
         $nan_run --weights "$tmp/nan.safetensors"
     check "no logits written for refused weights" test ! -e "$tmp/nan.npy"
     # finite weights that overflow in the forward pass: the run fails and writes nothing
@@ -137,7 +135,7 @@ if "$tool" weights "$model" "$tmp/nan.safetensors" wte.weight 7 nan &&
     # generation from non-finite logits: the same error on every backend (the device sampler too)
     for be in ref sim; do
         for temp in 0 0.8; do
-            expect 1 "shortc: error: no token can be drawn: logit 0 is not finite (NaN or infinite)" \
+            expect 3 "shortc: error: no token can be drawn: logit 0 is not finite (NaN or infinite)" \
                 generate "$model" --backend $be --weights "$tmp/big.safetensors" --tokens "$tmp/nan.tokens" \
                 --max-new 2 --temperature $temp --seed 1
         done

@@ -74,12 +74,12 @@ done
 # errors
 expect 1 "shortc: error: a 4-token prompt and 126 new tokens go past the 128 positions model 'gpt2_tiny' can address" \
     generate "$m" --backend ref --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 126
-expect 1 "shortc: error: generate needs --tokens PROMPT and --max-new N" \
+expect 2 "shortc: error: generate needs --tokens PROMPT and --max-new N" \
     generate "$m" --backend ref --random-weights 2 --tokens "$tmp/prompt.txt"
 : >"$tmp/empty.txt"
-expect 1 "shortc: error: $tmp/empty.txt: no tokens (the file is empty or only whitespace)" \
+expect 3 "shortc: error: $tmp/empty.txt: no tokens (the file is empty or only whitespace)" \
     generate "$m" --backend ref --random-weights 2 --tokens "$tmp/empty.txt" --max-new 2
-expect 1 "shortc: error: --chunk needs an integer between 1 and 2147483647, found '0'" \
+expect 2 "shortc: error: --chunk needs an integer between 1 and 2147483647, found '0'" \
     run "$m" --backend ref --random-weights 2 --chunk 0
 expect 1 "shortc: error: a 4-token prompt and 126 new tokens go past the 128 positions model 'gpt2_tiny' can address" \
     generate "$m" --backend sim --random-weights 2 --tokens "$tmp/prompt.txt" --max-new 126

@@ -17,11 +17,6 @@ trap 'rm -rf "$tmp"' EXIT
 fail=0
 prefix="timeout 120"
 . "$(dirname "$0")/expect.sh"
-check() { # DESCRIPTION, then a command that must succeed
-    what=$1
-    shift
-    "$@" || { echo "FAIL: $what"; fail=1; }
-}
 
 # ---- 1. byte-identical to the in-memory output ----------------------------------------------
 awk 'BEGIN { for (i = 0; i < 300; i++) printf "%d ", (i * 37 + 11) % 256; print "" }' >"$tmp/t256"

@@ -63,3 +63,22 @@ add_test(NAME cli_stream COMMAND sh ${TESTS_DIR}/cli/stream.sh ${SHORTC_BIN} ${C
                                     $<TARGET_FILE:stream_ref> $<TARGET_FILE:maxrss> $<TARGET_FILE:file_tool>)
 set_tests_properties(cli_stream PROPERTIES LABELS "cli;timing;no-sanitize" TIMEOUT 300
                      ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
+
+#   cli_habits  issue 20 item 5: --help on every subcommand and `shortc help CMD`, did-you-mean, the exit codes,
+#               '-' and pipes and FIFOs, --json schemas and precision, --progress/--quiet, .npy tokens,
+#               --save-weights read back, the tokenizer's vocabulary checked, `shortc convert` (tests/cli/habits.sh)
+add_test(NAME cli_habits COMMAND sh ${TESTS_DIR}/cli/habits.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models
+                                    ${TESTS_DIR}/tokenizer/data)
+set_tests_properties(cli_habits PROPERTIES LABELS cli TIMEOUT 300)
+
+#   cli_model_path  models by name along $SHORTC_PATH and the installed models, imports searched along the
+#                   same path with the import rules of docs/security.md kept (tests/cli/model_path.sh)
+add_test(NAME cli_model_path COMMAND sh ${TESTS_DIR}/cli/model_path.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
+set_tests_properties(cli_model_path PROPERTIES LABELS cli TIMEOUT 120)
+
+#   doc_commands  every ```sh block of README.md and docs/usage.md runs and exits 0 (blocks marked
+#                 `<!-- doc-test: skip (WHY) -->` are counted, not run: builds, installs, downloads)
+#                 (tests/cli/doc_commands.sh)
+add_test(NAME doc_commands COMMAND sh ${TESTS_DIR}/cli/doc_commands.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR})
+set_tests_properties(doc_commands PROPERTIES LABELS "cli;doc" TIMEOUT 600
+                     ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")

@@ -3,7 +3,10 @@
 # siblings; gpt2_small itself on a few tokens) and for odd-shape models that
 # put every template at sizes that are not multiples of its tiles.
 # Tolerances: fp32 storage |sim - ref| <= 1e-4 + 1e-4*|ref|;
-#             fp16/bf16 storage |sim - ref| <= 2e-2 + 2e-2*|ref|.
+#             fp16/bf16 storage |sim - ref| <= 2e-2 + 2e-2*|ref|;
+#             gpt2_small, bf16 through 12 layers: 5e-2 + 5e-2*|ref| (its rounding noise: 0.034 at most,
+#             0.005 on average, against logits up to 2.6 with seed 7; the tensor-core path feeds P.V bf16
+#             probabilities where the interpreter keeps them exact).
 # The same models are also checked step by step (each kernel launch and GEMM
 # alone, its inputs from the interpreter) by tests/cmake/steps.cmake
 # (tests/suite/step_check.c, label steps).
@@ -17,7 +20,7 @@ shortc_golden(gpt2_tiny        ${M}/gpt2_tiny.arch        37 1e-4 1e-4)
 shortc_golden(baseline_ba_tiny ${M}/baseline_ba_tiny.arch 53 1e-4 1e-4)
 shortc_golden(mixed_tiny       ${M}/mixed_tiny.arch       33 1e-4 1e-4)
 shortc_golden(gpt2_tiny_half   ${M}/gpt2_tiny_half.arch   37 2e-2 2e-2)
-shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 1e-4 1e-4)
+shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 5e-2 5e-2)  # bf16, 12 layers (below)
 # The slowest test (a 124M-parameter model on the simulator): also labelled
 # `slow`, so `ctest -LE slow` skips it while iterating; CI runs every label.
 set_tests_properties(golden_gpt2_small PROPERTIES LABELS "golden;sim;slow")

@@ -5,7 +5,7 @@
 #                        built with made-up attention kinds that have parameters
 #                        (tests/parse/kinds/test_kinds.h), for selectors, conflicts and
 #                        parameter checks that `causal` alone cannot show
-#   parse_malformed      tests/malformed: every input fails cleanly (exit 1, located error, no sanitizer report)
+#   parse_malformed      tests/malformed: every input fails cleanly (exit 3, located error, no sanitizer report)
 #   parse_fuzz           500 seeded byte-level mutations of models/*.arch through shortc_front_test
 #                        (the same front end as shortc, without its start-up cost; skipped without python3)
 #
@@ -24,6 +24,7 @@ add_executable(shortc_front_test
   ${TESTS_DIR}/parse/kinds/front_test.c
   ${CMAKE_SOURCE_DIR}/compiler/arena.c ${CMAKE_SOURCE_DIR}/compiler/ast.c
   ${CMAKE_SOURCE_DIR}/compiler/diag.c ${CMAKE_SOURCE_DIR}/compiler/names.c
+  ${CMAKE_SOURCE_DIR}/compiler/attn_kinds.c ${CMAKE_SOURCE_DIR}/compiler/attn_pattern.c
   ${CMAKE_SOURCE_DIR}/compiler/sema.c ${CMAKE_SOURCE_DIR}/compiler/spec_print.c
   ${BISON_FrontTestParser_OUTPUTS} ${FLEX_FrontTestLexer_OUTPUTS})
 target_include_directories(shortc_front_test PRIVATE ${FRONT_TEST_GEN} ${CMAKE_SOURCE_DIR}/compiler)

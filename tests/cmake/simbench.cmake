@@ -16,10 +16,10 @@ endfunction()
 
 # ---- results against NumPy ----
 shortc_simbench(transpose exact ${SIMBENCH_DATA}/transpose_expected.npy --
-  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --unchecked
+  ${CMAKE_SOURCE_DIR}/examples/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --unchecked
   --arg buf:${SIMBENCH_DATA}/transpose_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/transpose_in.npy --arg i32:70 --arg i32:45)
 shortc_simbench(transpose_checked exact ${SIMBENCH_DATA}/transpose_expected.npy --
-  ${SIMBENCH}/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --checked
+  ${CMAKE_SOURCE_DIR}/examples/transpose.cu --kernel transpose --grid 3,2 --block 32,8 --checked
   --arg buf:${SIMBENCH_DATA}/transpose_zero.npy:out.npy --arg buf:${SIMBENCH_DATA}/transpose_in.npy --arg i32:70 --arg i32:45)
 shortc_simbench(reduce_sums exact ${SIMBENCH_DATA}/reduce_sums.npy --
   ${SIMBENCH}/reduce.cu --kernel block_sum --grid 4 --block 256 --smem 1028 --checked

@@ -14,6 +14,9 @@ endforeach()
 #   gate_tensor_core_selftest  the gate fails on a CUDA-core fp16 kernel (head_dim 20) and on a stale allow entry
 #   gate_vector_<model>        embed, norm and epilogue kernels: LDG.128, no 8/16-bit loads (issue 12)
 #   gate_vector_selftest       the vector gate rejects a scalar half kernel
+#   gate_attn_sass_goals       the tensor-core attention path's main loop at sm_80/sm_90 for causal at head_dim
+#                              64 and 128 (tests/bench/attn_sass.sh --check: <= 4 other instructions per HMMA,
+#                              no local memory in the loop, >= 2 blocks per SM, issue estimate >= 50 %)
 if(TARGET CUDA::nvrtc)
   set(TCORE_OUT ${CMAKE_CURRENT_BINARY_DIR}/tcore)
   add_test(NAME gate_tcore_nvrtc
@@ -23,7 +26,9 @@ if(TARGET CUDA::nvrtc)
            COMMAND sh ${GATE_DIR}/tensor_core_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/self)
   add_test(NAME gate_vector_selftest
            COMMAND sh ${GATE_DIR}/vector_selftest.sh ${SHORTC_BIN} ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${TCORE_OUT}/vector_self)
-  set(tcore_gate_tests gate_tcore_nvrtc gate_tcore_sass gate_tensor_core_selftest gate_vector_selftest)
+  add_test(NAME gate_attn_sass_goals COMMAND sh ${PROJECT_SOURCE_DIR}/tests/bench/attn_sass.sh ${CMAKE_BINARY_DIR} --check)
+  set(tcore_gate_tests gate_tcore_nvrtc gate_tcore_sass gate_tensor_core_selftest gate_vector_selftest
+      gate_attn_sass_goals)
   foreach(model ${GATE_MODELS})
     get_filename_component(name ${model} NAME_WE)
     add_test(NAME gate_vector_${name}

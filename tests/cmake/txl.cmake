@@ -25,11 +25,12 @@ add_test(NAME txl_convert
          COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
                  ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
 set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
-# The CUDA kernels (templates/txl_prep.cuh, txl_mem_write.cuh, attn_engine.cuh with REL):
+# The CUDA steps (the memory projection's cuBLAS GEMM, templates/txl_mem_write.cuh, attn_engine.cuh with REL):
 #   txl_sim_<name>   tests/suite/golden_suite.sh: sim == ref, bitwise across thread counts and from the
 #                    emitted .cu, and in modes cached and tokenwise (memories across calls): txl_tiny,
 #                    odd shapes in fp32 (per-layer memories, clamp), fp16 (pre-norm, same_length, untie)
-#                    and bf16 ([out, in] weights, a layer without memory)
+#                    and bf16 ([out, in] weights, a layer without memory); mixed: bf16 weights with fp16
+#                    activations, the memory projection's GEMM on fp32 copies
 function(shortc_txl_suite name model ntok atol rtol)
   add_test(NAME txl_sim_${name} COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${model} ${ntok} ${atol} ${rtol}
                                        "cached tokenwise")
@@ -39,6 +40,7 @@ shortc_txl_suite(txl_tiny ${CMAKE_SOURCE_DIR}/models/txl_tiny.arch 23 1e-4 1e-4)
 shortc_txl_suite(odd_f32  ${TESTS_DIR}/memory/txl_odd_f32.arch  23 1e-4 1e-4)
 shortc_txl_suite(odd_half ${TESTS_DIR}/memory/txl_odd_half.arch 23 2e-2 2e-2)
 shortc_txl_suite(odd_bf16 ${TESTS_DIR}/memory/txl_odd_bf16.arch 23 2e-2 2e-2)
+shortc_txl_suite(mixed    ${TESTS_DIR}/memory/txl_mixed.arch    23 2e-2 2e-2)
 #   txl_run_<backend>      `shortc run --mode cached` over several segments == the PyTorch goldens (txl_tiny,
 #                          txl_lrm_tiny, txl_tiny_pre; and tokenwise with same_length), nonoverlapping differs
 #                          (tests/memory/txl_run.sh)

@@ -80,10 +80,10 @@ static void check_model(const char *path, const char *model, CostPeak fwd, CostP
     arena_free(&a);
 }
 
-/* Warp-tiles of causal attention over 128 tokens in tiles of 64 x 64: query tile 0 visits key tile 0,
- * query tile 1 key tiles 0 and 1, all 4 warps each: 12 per head; 4 heads, 16 x 64 x 16 per warp-tile,
- * q.k and p.v, 2 FLOPs per multiply-add. */
-static const double causal_tile_flops = 12.0 * 4 * 2 * 2 * 16 * 64 * 16;
+/* Warp-tiles of causal attention over 128 tokens in tiles of 128 queries x 64 keys (head_dim 16:
+ * attn_mma_kt): query tile 0 visits key tiles 0 and 1, all 4 warps of 32 rows each: 8 per head; 4 heads,
+ * 32 x 64 x 16 per warp-tile, q.k and p.v, 2 FLOPs per multiply-add. */
+static const double causal_tile_flops = 8.0 * 4 * 2 * 2 * ATTN_MMA_WARP_ROWS * 64 * 16;
 
 /* gpt2_tiny_half (fp16 queries, bf16 keys and values, 4 heads of 16, T = 128): the tile work in closed
  * form, more than the useful work (whole tiles). */

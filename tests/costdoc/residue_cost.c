@@ -42,7 +42,8 @@ static CUmodule build_counted(const AttnPattern *p, const char *name, const Engi
 
 /* Runs kernel `name` of module m over positions [0, T) (zero inputs, 2-byte elements); counts[0]: warp-tiles
  * computed, counts[1]: key tiles loaded. False on a driver error. */
-static bool run_counted(CUmodule m, const char *name, const EngineShape *s, int T, unsigned counts[2]) {
+static bool run_counted(CUmodule m, const char *name, const EngineShape *s, const AttnPattern *p, int T,
+                        unsigned counts[2]) {
     CUfunction f = NULL, c = NULL;
     char count[96];
     snprintf(count, sizeof count, "%s_count", name);
@@ -56,7 +57,7 @@ static bool run_counted(CUmodule m, const char *name, const EngineShape *s, int 
     int P = 0, rows = T;
     void *args[] = {&q, &kv, &y, &T, &P, &rows};
     void *cargs[] = {&n};
-    ok = ok && D.launchKernel(f, (T + 63) / 64, s->heads, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS &&
+    ok = ok && engine_launch(&D, f, engine_grid(s, p, T), s->heads, 128, engine_smem(s, p), args) == CUDA_SUCCESS &&
          D.launchKernel(c, 1, 1, 1, 1, 1, 1, 0, NULL, cargs, NULL) == CUDA_SUCCESS &&
          D.memcpyDtoH(counts, n, 8) == CUDA_SUCCESS;
     D.memFree(q);
@@ -98,8 +99,8 @@ static void check_model(const char *path, const char *model) {
                          .t_qkv = "__half", .t_kv = "__half", .t_out = "__half"};
         CUmodule m = build_counted(&p, "residue_cost_kernel", &s);
         unsigned counts[2] = {0, 0};
-        CHECK(m && run_counted(m, "residue_cost_kernel", &s, T, counts));
-        double per_tile = 2.0 * 2.0 * 16.0 * kt * ((n->head_dim + 15) / 16 * 16);
+        CHECK(m && run_counted(m, "residue_cost_kernel", &s, &p, T, counts));
+        double per_tile = 2.0 * 2.0 * ATTN_MMA_WARP_ROWS * kt * ((n->head_dim + 15) / 16 * 16);
         printf("%s: T %d, KT %d: kernel %u warp-tiles (%u key tiles loaded) = %.0f FLOPs; cost model mma_flops %.0f\n",
                model, T, kt, counts[0], counts[1], counts[0] * per_tile, mc->attn[0].mma_flops);
         CHECK(counts[0] > 0 && mc->attn[0].mma_flops == counts[0] * per_tile);

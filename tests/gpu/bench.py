@@ -15,8 +15,7 @@ card's measured peaks (a bf16 8192^3 GEMM, a device-to-device copy) to DIR/bench
              position-infused attention (PIA) against SDPA on the position-added inputs and relative
              attention (Transformer-XL) against eager PyTorch
   prefill    the whole forward of a gpt2_small-shaped model (the same weights: HF's GPT-2, saved and
-             loaded by shortc) and of a baseline_ba-shaped one (same shapes, other random weights)
-             against HF transformers with SDPA in bf16, eager and torch.compile
+             loaded by shortc) against HF transformers with SDPA in bf16, eager and torch.compile
   decode     tokens/s at batch 1, 8, 64 and context 1k and 4k against HF generate with a static cache
 
 --dry-run runs the same flow on the CPU with tiny shapes: the simulator for shortc, PyTorch's CPU
@@ -374,7 +373,9 @@ class Bench:
         common = ["vocab 256", "d_model %d" % (H * hd), "heads %d" % H, "head_dim %d" % hd,
                   "ffn %d relu" % (4 * H * hd), "segment %d" % T, "layers 1"] + half_layouts(dname)
         pos = torch.randn(1, 1, T, hd).to(self.dev, dt)
-        self.attention_row("bench_pia_T%d" % T, "shortformer.arch", "shortformer", common + ["cache %d" % T], T, H,
+        # the bundled Shortformer's adaptive softmax needs its WikiText-103 vocabulary: a plain one here
+        self.attention_row("bench_pia_T%d" % T, "shortformer.arch", "shortformer",
+                           common + ["embedding tied", "cache %d" % T], T, H,
                            hd, dt, None, True, pre=lambda q, k, v: (q + pos, k + pos, v))
         name = "bench_relative_T%d" % T
         try:
@@ -500,7 +501,10 @@ class Bench:
                 try:
                     stps = self.shortc_decode_tps(arch, "%s_ctx%d" % (name, ctx), w, B, ctx, new)
                 except Exception as e:
-                    self.row("decode", label, None, None, "hf generate", "shortc: %s" % e, failed=True)
+                    # a dry run checks the flow: its CPU timings are noise-bound (prefill dominates a tiny model's
+                    # generate), so an untimeable decode there is noted, not failed; on a GPU it fails the row
+                    untimed = self.dry and "too short to time" in str(e)
+                    self.row("decode", label, None, None, "hf generate", "shortc: %s" % e, failed=not untimed)
                     continue
                 x = torch.tensor([[(i * 7 + b) % 256 for i in range(ctx - new)] for b in range(B)], device=self.dev)
                 gen = lambda n: model.generate(x, max_new_tokens=n, min_new_tokens=n, do_sample=False,

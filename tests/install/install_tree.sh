@@ -54,7 +54,8 @@ P=$W/moved
 for f in bin/shortc lib/libshortrt.a lib/libshortrt.so include/shortrt.h include/shortrt_version.h \
     include/shortsim/shortsim_prelude.h lib/pkgconfig/shortrt.pc lib/cmake/shortrt/shortrtConfig.cmake \
     lib/cmake/shortrt/shortrtConfigVersion.cmake share/man/man1/shortc.1 share/man/man3/shortrt.3 \
-    share/shortc/models/gpt2_tiny.arch share/doc/shortc/README.md share/doc/shortc/docs/runtime.md; do
+    share/shortc/models/gpt2_tiny.arch share/doc/shortc/README.md share/doc/shortc/docs/runtime.md \
+    share/shortc/tools/convert_checkpoint.py; do
     [ -f "$P/$f" ] || fail "not installed: $f"
 done
 if grep -rlF -e "$W/src" -e "$W/build" -e "$W/stage" -e "$W/never-installed-here" "$P"; then
@@ -127,6 +128,14 @@ grep -q "^top 5 next tokens:" demo.txt || fail "demo printed no prediction"
 # source-tree default (models/ of the current directory), absent here
 if SHORTC_DATA_DIR="$W/none" "$P/bin/shortc" demo >demo_none.txt 2>&1; then fail "demo ran without a model"; fi
 grep -q "models/gpt2_small.arch" demo_none.txt || { cat demo_none.txt; fail "demo's missing-model error"; }
+
+step "models by name and imports from the installed models; the installed converter"
+"$P/bin/shortc" run gpt2_tiny --backend ref --random-weights 1 --logits byname.npy || fail "run gpt2_tiny by name"
+"$P/bin/shortc" cmp byname.npy ref.npy --atol 0 || fail "the model by name is not the installed gpt2_tiny"
+printf 'import "gpt2_small.arch";\nmodel mine : gpt2_small { layers 2; }\n' >mine.arch
+"$P/bin/shortc" mine.arch || fail "import of an installed model from one's own file"
+SHORTC_PYTHON=/nonexistent/python3 "$P/bin/shortc" convert fairseq a b 2>convert.txt && fail "convert ran without its python"
+grep -q "cannot run '/nonexistent/python3'" convert.txt || { cat convert.txt; fail "shortc convert did not find the installed converter"; }
 
 if command -v groff >/dev/null 2>&1; then
     step "man pages"

@@ -86,7 +86,7 @@ static ModelSpec *make_spec(Arena *a, ModelId m, int layers) {
         break;
     }
     s->layers = arena_alloc(a, sizeof *s->layers * (size_t)(layers ? layers : 1));
-    for (int i = 0; i < layers; i++) s->layers[i].attn = (AttnSpec){.kind = ATTN_CAUSAL, .loc = LOC_NONE};
+    for (int i = 0; i < layers; i++) s->layers[i].attn = (AttnSpec){.kind = ATTN_CAUSAL, .typed = true, .loc = LOC_NONE};
     return s;
 }
 
@@ -303,7 +303,7 @@ static void test_op_table(void) {
     /* the Transformer-XL ops: mixed_tiny with relative attention and memories (tests/memory) */
     ModelSpec *t = make_spec(&a, M_MIXED_TINY, 2);
     t->naming = NAMING_TXL;
-    for (int i = 0; i < 2; i++) t->layers[i] = (LayerSpec){.attn = {.kind = ATTN_RELATIVE, .loc = LOC_NONE}, .memory = 3};
+    for (int i = 0; i < 2; i++) t->layers[i] = (LayerSpec){.attn = {.kind = ATTN_RELATIVE, .typed = true, .loc = LOC_NONE}, .memory = 3};
     co = (CompileOptions){.spec = t, .no_fuse = true, .stop = COMPILE_STOP_AFTER_PASSES};
     Graph *gt = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
     CHECK(gt, "relative mixed_tiny: passes failed");

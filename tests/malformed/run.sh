@@ -6,7 +6,7 @@
 # Runs `SHORTC_BIN NAME.arch --dump-spec` from inside DIR for each DIR/*.arch,
 # and for the large inputs generated below (written to a temporary
 # directory), and checks that each one
-#   - exits with status 1 within 5 seconds (no crash, no hang),
+#   - exits with status 3 (bad input) within 5 seconds (no crash, no hang),
 #   - prints first, on stderr, a located error: `NAME.arch:LINE:COL: error:`,
 #   - prints no sanitizer report (ASan/UBSan/LSan in sanitizer builds).
 # Ends with "N passed, M failed". KEEP_GEN=1 keeps the generated inputs
@@ -49,8 +49,8 @@ check() { # check DIR NAME
     why=
     if [ $rc -eq 124 ]; then
         why="timed out (5 s)"
-    elif [ $rc -ne 1 ]; then
-        why="exit status $rc, expected 1"
+    elif [ $rc -ne 3 ]; then
+        why="exit status $rc, expected 3"
     elif ! printf '%s\n' "$out" | head -n 1 | grep -q "^$2:[0-9][0-9]*:[0-9][0-9]*: error: "; then
         why="stderr does not start with '$2:LINE:COL: error: '"
     elif printf '%s\n' "$out" | grep -q -e 'Sanitizer' -e 'runtime error:'; then

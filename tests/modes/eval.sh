@@ -55,23 +55,23 @@ grep -q "^tok_tiny on ref, mode sliding (stride 24): nll [0-9.]* nats over 71 to
 # errors
 expect 1 "shortc: error: model 'tok_tiny' keeps no state across segments (a PIA cache or memories), so mode 'cached' cannot run it; use nonoverlapping, sliding, windows or tokenwise" \
     eval "$m" --random-weights 1 --backend ref --tokens "$tmp/t72" --mode cached
-expect 1 "shortc: error: unknown mode 'slide' (expected nonoverlapping, sliding, windows, tokenwise or cached)" \
+expect 2 "shortc: error: unknown mode 'slide' (expected nonoverlapping, sliding, windows, tokenwise or cached)" \
     eval "$m" --random-weights 1 --backend ref --tokens "$tmp/t72" --mode slide
 expect 1 "shortc: error: --overlap applies to --mode windows only, not 'sliding'" \
     run "$m" --random-weights 1 --backend ref --tokens "$tmp/t72" --mode sliding --overlap 3
-expect 1 "shortc: error: stride 25 of model 'tok_tiny': expected 1 to its window of 24 tokens" \
+expect 3 "shortc: error: stride 25 of model 'tok_tiny': expected 1 to its window of 24 tokens" \
     eval "$m" --random-weights 1 --backend ref --tokens "$tmp/t72" --stride 25
-expect 1 "shortc: error: run takes --chunk only without --mode" \
+expect 2 "shortc: error: run takes --chunk only without --mode" \
     run "$m" --random-weights 1 --backend ref --tokens "$tmp/t72" --mode sliding --chunk 2
 echo 5 >"$tmp/one"
-expect 1 "shortc: error: eval needs at least 2 tokens (one prediction), found 1" \
+expect 3 "shortc: error: eval needs at least 2 tokens (one prediction), found 1" \
     eval "$m" --random-weights 1 --backend ref --tokens "$tmp/one"
-expect 1 "shortc: error: eval needs --tokens FILE or --text FILE" eval "$m" --random-weights 1
+expect 2 "shortc: error: eval needs --tokens FILE or --text FILE" eval "$m" --random-weights 1
 # a token outside the vocabulary is named by its index in the whole file, not in its window
 awk '{ for (i = 1; i <= NF; i++) printf "%s ", (++n == 50 ? 9999 : $i) } END { print "" }' "$tmp/t72" >"$tmp/oov"
 vocab=$("$bin" "$m" --dump-spec | awk '$1 == "vocab" {print $2; exit}')
 for cmd in eval run; do
-  expect 1 "shortc: error: $tmp/oov: token 9999 at index 49 is outside the vocabulary [0, $vocab) of model 'tok_tiny'" \
+  expect 3 "shortc: error: $tmp/oov: token 9999 at index 49 is outside the vocabulary [0, $vocab) of model 'tok_tiny'" \
       $cmd "$m" --random-weights 1 --backend ref --tokens "$tmp/oov" --stride 5
 done
 exit $fail

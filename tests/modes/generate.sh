@@ -36,11 +36,11 @@ got=$(g --eos "$eos")
 g --report >/dev/null 2>"$tmp/rep" || fail=1
 grep -q "12 tokens generated, [0-9.]* tokens/s$" "$tmp/rep" || { echo "FAIL: --report: $(cat "$tmp/rep")"; fail=1; }
 
-expect 1 "shortc: error: --top-p needs a number between 1e-09 and 1, found '0'" generate "$m" --random-weights 1 \
+expect 2 "shortc: error: --top-p needs a number between 1e-09 and 1, found '0'" generate "$m" --random-weights 1 \
     --tokens "$data/ascii.ids" --max-new 2 --top-p 0
-expect 1 "shortc: error: --temperature needs a number between 0 and 1e+06, found '-1'" generate "$m" \
+expect 2 "shortc: error: --temperature needs a number between 0 and 1e+06, found '-1'" generate "$m" \
     --random-weights 1 --tokens "$data/ascii.ids" --max-new 2 --temperature -1
 vocab=$("$bin" "$m" --dump-spec | awk '$1 == "vocab" {print $2; exit}')
-expect 1 "shortc: error: --eos $vocab is outside the vocabulary [0, $vocab) of model 'tok_tiny'" generate "$m" \
+expect 3 "shortc: error: --eos $vocab is outside the vocabulary [0, $vocab) of model 'tok_tiny'" generate "$m" \
     --random-weights 1 --tokens "$data/ascii.ids" --max-new 2 --eos "$vocab"
 exit $fail

@@ -56,14 +56,14 @@ b=$(g --backend ref --tokenizer "$data/tokenizer.json" --prompt "the river runs"
 : >"$tmp/empty"
 printf '\n  \n' >"$tmp/blank"
 printf '1 2\n3 x\n' >"$tmp/bad"
-expect 1 "shortc: error: $tmp/blank: no prompts (every line is empty)" generate "$m" --random-weights 1 --max-new 2 \
+expect 3 "shortc: error: $tmp/blank: no prompts (every line is empty)" generate "$m" --random-weights 1 --max-new 2 \
     --prompts "$tmp/blank"
-expect 1 "shortc: error: $tmp/empty: no prompts (every line is empty)" generate "$m" --random-weights 1 --max-new 2 \
+expect 3 "shortc: error: $tmp/empty: no prompts (every line is empty)" generate "$m" --random-weights 1 --max-new 2 \
     --prompts "$tmp/empty"
-expect 1 "shortc: error: $tmp/bad line 2: token 2 ('x') is not a non-negative integer" generate "$m" \
+expect 3 "shortc: error: $tmp/bad line 2: token 2 ('x') is not a non-negative integer" generate "$m" \
     --random-weights 1 --max-new 2 --prompts "$tmp/bad"
-expect 1 "shortc: error: cannot read prompts '$tmp/none': No such file or directory" generate "$m" \
+expect 3 "shortc: error: cannot read prompts '$tmp/none': No such file or directory" generate "$m" \
     --random-weights 1 --max-new 2 --prompts "$tmp/none"
-expect 1 "shortc: error: generate takes one of --tokens, --text, --prompt (repeated for a batch) and --prompts" \
+expect 2 "shortc: error: generate takes one of --tokens, --text, --prompt (repeated for a batch) and --prompts" \
     generate "$m" --random-weights 1 --max-new 2 --prompts "$tmp/prompts" --tokens "$data/ascii.ids"
 exit $fail

@@ -62,11 +62,11 @@ expect 1 "shortc: error: $tmp/surrogate.txt: the text is not UTF-8 at byte 0 (0x
 : >"$tmp/empty.txt"
 expect 1 "shortc: error: $tmp/empty.txt: no tokens (the text is empty)" tokenize --tokenizer "$data" --text "$tmp/empty.txt"
 echo "5 999" >"$tmp/big.ids"
-expect 1 "shortc: error: token 1: id 999 is not in the vocabulary" \
+expect 3 "shortc: error: token 1: id 999 is not in the vocabulary" \
     tokenize --tokenizer "$data" --decode --tokens "$tmp/big.ids"
 mkdir "$tmp/only"
 cp "$data/vocab.json" "$tmp/only/"
-expect 1 "shortc: error: cannot open '$tmp/only/merges.txt': No such file or directory" \
+expect 3 "shortc: error: cannot open '$tmp/only/merges.txt': No such file or directory" \
     tokenize --tokenizer "$tmp/only/vocab.json" --text "$dir/cases/ascii.txt"
 expect 1 "shortc: error: directory '$tmp' holds neither tokenizer.json nor vocab.json" \
     tokenize --tokenizer "$tmp" --text "$dir/cases/ascii.txt"
@@ -74,20 +74,20 @@ printf '{"model": {"type": "WordPiece", "vocab": {"a": 0}}}' >"$tmp/wp.json"
 expect 1 "shortc: error: $tmp/wp.json: model type 'WordPiece' (only byte-level BPE is supported)" \
     tokenize --tokenizer "$tmp/wp.json" --text "$dir/cases/ascii.txt"
 printf '{"model": {"vocab": {"a": 0}, "merges": ["a"]}}' >"$tmp/m.json"
-expect 1 "shortc: error: $tmp/m.json: merge 1 ('a') is not two tokens separated by one space" \
+expect 3 "shortc: error: $tmp/m.json: merge 1 ('a') is not two tokens separated by one space" \
     tokenize --tokenizer "$tmp/m.json" --text "$dir/cases/ascii.txt"
 printf '{"model": {"vocab": {"a": -1}, "merges": []}}' >"$tmp/neg.json"
-expect 1 "shortc: error: $tmp/neg.json: token 'a' has id -1 (expected an integer 0 to 16777215)" \
+expect 3 "shortc: error: $tmp/neg.json: token 'a' has id -1 (expected an integer 0 to 16777215)" \
     tokenize --tokenizer "$tmp/neg.json" --text "$dir/cases/ascii.txt"
 printf '{"model": {"vocab": {"a": 0}, "merges": []}}' >"$tmp/small.json"
 expect 1 "shortc: error: $dir/cases/ascii.txt: the vocabulary has no token for 'T' (bytes 0..3 of the text)" \
     tokenize --tokenizer "$tmp/small.json" --text "$dir/cases/ascii.txt"
 printf '{"model": ' >"$tmp/trunc.json"
-expect 1 "shortc: error: $tmp/trunc.json: not valid JSON" tokenize --tokenizer "$tmp/trunc.json" --prompt hi
-expect 1 "shortc: error: run needs --tokenizer with --text or --prompt" \
+expect 3 "shortc: error: $tmp/trunc.json: not valid JSON" tokenize --tokenizer "$tmp/trunc.json" --prompt hi
+expect 2 "shortc: error: run needs --tokenizer with --text or --prompt" \
     run "$m" --random-weights 1 --text "$dir/cases/ascii.txt"
-expect 1 "shortc: error: run takes --tokens or --text, not both" \
+expect 2 "shortc: error: run takes --tokens or --text, not both" \
     run "$m" --random-weights 1 --text "$dir/cases/ascii.txt" --tokens "$data/ascii.ids" --tokenizer "$data"
-expect 1 "shortc: error: tokenize takes --text FILE or --prompt TEXT, or --decode --tokens FILE" \
+expect 2 "shortc: error: tokenize takes --text FILE or --prompt TEXT, or --decode --tokens FILE" \
     tokenize --tokenizer "$data" --decode --text "$dir/cases/ascii.txt"
 exit $fail

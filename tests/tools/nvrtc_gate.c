@@ -22,6 +22,15 @@
  *
  *   [model] kernel arch mma ffma hfma ldg16 ldg32 ldg64 ldg128 ldgsts lds ldsm sts shfl bar ldl stl
  *
+ * With --loop the table is the main loop of each kernel from the same SASS (the innermost loop holding an
+ * MMA, sass_count_mix) beside what ptxas said:
+ *
+ *   [model] kernel arch regs spill_st spill_ld loop_mma loop_other loop_local
+ *
+ * (loop_local: the loop's LDL/STL, counted among loop_other).
+ *
+ * --keep DIR (with --sass or --loop) also writes each arch's cubin as DIR/ARCH.cubin.
+ *
  * Exit status: 0 fine; 1 some kernel (or a device function it calls) spills;
  * 2 a compile error (the log is printed) or a log this tool cannot read;
  * 3 usage or I/O error; 4 --sass without cuobjdump (a message says where it
@@ -103,7 +112,21 @@ static int cmp_func(const void *a, const void *b) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... [--sass] FILE.cu\n");
+    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... [--sass|--loop [--keep DIR]] FILE.cu\n");
+}
+
+/* Where --keep writes each arch's cubin (DIR/ARCH.cubin); NULL: nowhere. */
+static const char *keep_dir;
+
+/* Writes cubin (len bytes) of arch into keep_dir; false with the error printed. */
+static bool keep_cubin(const char *arch, const char *cubin, size_t len) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.cubin", keep_dir, arch);
+    FILE *f = fopen(path, "wb");
+    bool ok = f && fwrite(cubin, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "nvrtc_gate: cannot write %s\n", path);
+    return ok;
 }
 
 /* The SASS mix of prog's cubin into funcs (arch index a); false with the error printed. */
@@ -111,6 +134,10 @@ static bool count_sass(nvrtcProgram prog, const char *tool, int a, const char *a
     size_t len = 0;
     char err[2048];
     char *cubin = nvrtcGetCUBINSize(prog, &len) == NVRTC_SUCCESS && len ? malloc(len) : NULL;
+    if (cubin && keep_dir && (nvrtcGetCUBIN(prog, cubin) != NVRTC_SUCCESS || !keep_cubin(arch, cubin, len))) {
+        free(cubin);
+        return false;
+    }
     char *text = cubin && nvrtcGetCUBIN(prog, cubin) == NVRTC_SUCCESS ? sass_disassemble(tool, cubin, len, err, sizeof err)
                                                                        : NULL;
     int found = text ? sass_count_mix(text, a, funcs, nfuncs) : -1;
@@ -139,13 +166,27 @@ static void print_sass(const KernelFacts *funcs, int nfuncs, const char *const *
     }
 }
 
+/* The --loop table: one row per kernel and arch. */
+static void print_loop(const KernelFacts *funcs, int nfuncs, const char *const *archs, const char *model) {
+    if (model) printf("%-20s ", "# model");
+    printf("%-48s %-6s %5s %8s %8s %8s %10s %10s\n", model ? "kernel" : "# kernel", "arch", "regs", "spill_st",
+           "spill_ld", "loop_mma", "loop_other", "loop_local");
+    for (int i = 0; i < nfuncs; i++) {
+        const KernelFacts *f = &funcs[i];
+        if (!f->entry || !f->has_sass) continue;
+        if (model) printf("%-20s ", model);
+        printf("%-48s %-6s %5d %8d %8d %8d %10d %10d\n", f->name, archs[f->arch], f->regs, f->spill_st, f->spill_ld,
+               f->sass.loop_mma, f->sass.loop_other, f->sass.loop_local);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *archs[MAX_ARCHS];
     int narchs = 0;
     const char *extra[MAX_OPTS];
     int nextra = 0;
     const char *model = NULL, *path = NULL;
-    bool sass = false;
+    bool sass = false, loop = false;
     char tool[1024] = "";
     if (argc == 2 && strcmp(argv[1], "--version") == 0) {
         int major = 0, minor = 0;
@@ -158,6 +199,8 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--opt") == 0 && i + 1 < argc && nextra < MAX_OPTS) extra[nextra++] = argv[++i];
         else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) model = argv[++i];
         else if (strcmp(argv[i], "--sass") == 0) sass = true;
+        else if (strcmp(argv[i], "--loop") == 0) sass = loop = true;
+        else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) keep_dir = argv[++i];
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else { usage(); return 3; }
     }
@@ -221,7 +264,8 @@ int main(int argc, char **argv) {
 
     if (rc == 0 && sass) {
         qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
-        print_sass(funcs, nfuncs, archs, model);
+        if (loop) print_loop(funcs, nfuncs, archs, model);
+        else print_sass(funcs, nfuncs, archs, model);
     } else if (rc == 0) {
         qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
         if (model) printf("%-20s ", "# model");
