@@ -200,7 +200,9 @@ typedef struct SimWorker {
     SimFiberCtx plain_ctx; /* the plain fiber's initial context */
     /* stacks: a header page (&w), then slot s at region + page + s*(guard+stack) + guard */
     char *region;          /* the stack region (SHORTSIM_REGION_ALIGN aligned) */
-    size_t region_len;     /* its length */
+    size_t region_len;     /* its length: the header page and the slots; the rest of its
+                              SHORTSIM_REGION_ALIGN window stays reserved (PROT_NONE) so no
+                              other mapping can share the window and pass for stack */
     int slots_ready;       /* slots [0, slots_ready) are mapped read-write */
     unsigned vg_stack[SIM_MAX_THREADS + 1]; /* valgrind's id of slot s's stack, registered when mapped */
     char *plain_stack;     /* the stack the plain loop runs on */
@@ -923,18 +925,20 @@ static SimWorker *worker_new(int id) {
      * SHORTSIM_REGION_ALIGN so kernel code finds the header from its stack address */
     wk->region_len = G.page + (size_t)(SIM_MAX_THREADS + 1) * slot_size();
     wk->region = MAP_FAILED;
+    /* The whole aligned window is kept: checked code skips every address in its own stack's window
+     * (shortsim_prelude.h), so shared memory mapped inside it would go unchecked. */
     size_t align = (size_t)SHORTSIM_REGION_ALIGN, reserve = 2 * align;
     char *res = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (res != MAP_FAILED) {
         char *r = (char *)(((uintptr_t)res + align - 1) & ~(uintptr_t)(align - 1));
         if (r > res) munmap(res, (size_t)(r - res));
-        munmap(r + wk->region_len, (size_t)(res + reserve - (r + wk->region_len)));
+        munmap(r + align, (size_t)(res + reserve - (r + align)));
         if (mprotect(r, G.page, PROT_READ | PROT_WRITE) == 0) {
             *(ShortsimW **)r = &wk->w;
             mprotect(r, G.page, PROT_READ);
             wk->region = r;
         } else {
-            munmap(r, wk->region_len);
+            munmap(r, align);
         }
     }
     wk->threads = calloc(SIM_MAX_THREADS, sizeof *wk->threads);
@@ -943,7 +947,7 @@ static SimWorker *worker_new(int id) {
     wk->smem_map = mmap(NULL, wk->smem_map_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     wk->alt_mem = malloc(SIM_ALTSTACK);
     if (wk->region == MAP_FAILED || !wk->threads || wk->smem_map == MAP_FAILED || !wk->alt_mem) {
-        if (wk->region != MAP_FAILED) munmap(wk->region, wk->region_len);
+        if (wk->region != MAP_FAILED) munmap(wk->region, (size_t)SHORTSIM_REGION_ALIGN);
         if (wk->smem_map != MAP_FAILED) munmap(wk->smem_map, wk->smem_map_len);
         free(wk->threads);
         free(wk->alt_mem);
@@ -1160,7 +1164,7 @@ static void *pool_main(void *arg) {
 static void worker_free(SimWorker *wk) {
     for (int s = 0; s < wk->slots_ready; s++) VALGRIND_STACK_DEREGISTER(wk->vg_stack[s]);
     for (int i = 0; i < SIM_MAX_THREADS; i++) free(wk->threads[i].cp);
-    munmap(wk->region, wk->region_len);
+    munmap(wk->region, (size_t)SHORTSIM_REGION_ALIGN);
     munmap(wk->smem_map, wk->smem_map_len);
     if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);
     free(wk->threads);
