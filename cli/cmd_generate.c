@@ -241,10 +241,10 @@ static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip
 /* Seconds between two --progress lines. */
 #define GEN_PROGRESS_S 2.0
 
-/* --progress: a line with the tokens generated so far, every GEN_PROGRESS_S seconds. */
-static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *last) {
+/* --progress: a line with the tokens generated so far, every GEN_PROGRESS_S seconds, and one at the end (final). */
+static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *last, bool final) {
     double now = now_ms();
-    if (now - *last < GEN_PROGRESS_S * 1e3) return;
+    if (!final && now - *last < GEN_PROGRESS_S * 1e3) return;
     *last = now;
     long long made = 0;
     for (int b = 0; b < B; b++) made += seq[b].ngen;
@@ -264,7 +264,7 @@ static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampl
         busy = false;
         for (int b = 0; b < B; b++) busy |= !seq[b].done;
         if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
-        if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last);
+        if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last, st == SRT_OK && !busy);
     }
     free(tok), free(n), free(smp), free(drawn);
     return st;

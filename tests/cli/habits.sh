@@ -127,6 +127,8 @@ check "generate --json ids are the text output's" test "$ids" = "$(cat "$tmp/pla
 check "eval --progress without a terminal prints lines" grep -q "^shortc: eval: 100/100 tokens (100%)" "$tmp/p"
 "$bin" run "$model" --backend ref --random-weights 1 --tokens "$tmp/t100" --progress >/dev/null 2>"$tmp/p" || fail=1
 check "run --progress prints lines" grep -q "^shortc: run: 100/100 tokens" "$tmp/p"
+"$bin" generate "$model" --backend ref --random-weights 1 --tokens "$tmp/t" --max-new 3 --progress >/dev/null 2>"$tmp/p" || fail=1
+check "generate --progress ends with the count of tokens generated" grep -q "^shortc: generate: 3 of at most 3 tokens, " "$tmp/p"
 "$bin" eval "$model" --backend ref --random-weights 1 --tokens "$tmp/t100" --quiet >/dev/null 2>"$tmp/p" || fail=1
 check "eval --quiet prints nothing on stderr" test ! -s "$tmp/p"
 expect 2 "shortc: error: eval takes --quiet or --progress, not both" \
