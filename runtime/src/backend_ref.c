@@ -184,11 +184,10 @@ static srt_status ref_forward(srt_session *s, const int32_t *tokens, int ntokens
     size_t row = (size_t)s->m->ref->g->spec->vocab;
     srt_status st = SRT_OK;
     for (int done = 0; st == SRT_OK && done < ntokens;) {
-        int room = interp_session_room(s->ref_state), n = ntokens - done < room ? ntokens - done : room;
-        int first = first_row > done ? first_row - done : 0;
-        if (first < n) st = ref_forward_piece(s, tokens + done, n, first, logits + (size_t)(done + first - first_row) * row);
-        else st = ref_forward_piece(s, tokens + done, n, n, NULL);
-        done += n;
+        RtPiece pc = rt_piece(done, ntokens, interp_session_room(s->ref_state), first_row);
+        if (pc.first < pc.n) st = ref_forward_piece(s, tokens + done, pc.n, pc.first, logits + (size_t)pc.skip * row);
+        else st = ref_forward_piece(s, tokens + done, pc.n, pc.n, NULL);
+        done += pc.n;
     }
     return st;
 }

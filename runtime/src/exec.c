@@ -1003,21 +1003,21 @@ static srt_status device_run_split(srt_session *s, const int32_t *tokens, int nt
     if (p->slide_program < 0) return device_run(s, tokens, ntokens, first_row, out);
     srt_status st = SRT_OK;
     for (int done = 0; st == SRT_OK && done < ntokens;) {
-        int room = p->segment - s->nsegment, n = ntokens - done < room ? ntokens - done : room;
+        int room = p->segment - s->nsegment;
         if (room < 1) /* a slide program that failed left the segment full */
             return rt_error(s->m->ctx, SRT_ERR_UNSUPPORTED, "the session's cache did not slide at its segment's end "
                             "(an earlier error); reset the session");
-        int first = first_row > done ? first_row - done : 0, skip = done + first - first_row;
+        RtPiece pc = rt_piece(done, ntokens, room, first_row);
         RtRowsOut o = {0};
-        if (first < n) { /* this piece's rows first.. are wanted: at row skip of the caller's */
-            o = (RtRowsOut){.logits = out->logits ? out->logits + (size_t)skip * (size_t)p->vocab : NULL,
-                            .targets = out->targets ? out->targets + skip : NULL,
-                            .nll = out->nll ? out->nll + skip : NULL,
-                            .sampler = done + n == ntokens ? out->sampler : NULL,
+        if (pc.first < pc.n) { /* this piece's rows first.. are wanted: at row skip of the caller's */
+            o = (RtRowsOut){.logits = out->logits ? out->logits + (size_t)pc.skip * (size_t)p->vocab : NULL,
+                            .targets = out->targets ? out->targets + pc.skip : NULL,
+                            .nll = out->nll ? out->nll + pc.skip : NULL,
+                            .sampler = done + pc.n == ntokens ? out->sampler : NULL,
                             .token = out->token};
         }
-        st = device_run(s, tokens + done, n, first < n ? first : n - 1, &o);
-        done += n;
+        st = device_run(s, tokens + done, pc.n, pc.first < pc.n ? pc.first : pc.n - 1, &o);
+        done += pc.n;
     }
     return st;
 }

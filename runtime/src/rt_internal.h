@@ -476,6 +476,20 @@ float rt_row_nll(const float *row, int vocab, int32_t target);
  * (rt_row_nll; a target < 0 gives 0). The ref backend's, and the device's for a plan without a loss program. */
 srt_status rt_forward_nll_on_host(srt_session *s, const int32_t *tokens, int ntokens, int first_row,
                                   const int32_t *targets, float *nll);
+/* One piece of a call that runs in pieces ending at segment ends (Shortformer's cache slides there): tokens
+ * [done, done + n) of the call, rows from `first` of the piece wanted, at row `skip` of the caller's output
+ * (both backends split a call this way: exec.c's device_run_split, backend_ref.c's ref_forward). */
+typedef struct RtPiece {
+    int n;     /* tokens in the piece: min(room, what is left) */
+    int first; /* first wanted row within the piece; >= n: none */
+    int skip;  /* the caller's output row that piece row `first` goes to (valid when first < n) */
+} RtPiece;
+/* The piece starting at token done of ntokens when the segment has room tokens left (room >= 1). */
+static inline RtPiece rt_piece(int done, int ntokens, int room, int first_row) {
+    RtPiece p = {.n = ntokens - done < room ? ntokens - done : room, .first = first_row > done ? first_row - done : 0};
+    p.skip = done + p.first - first_row;
+    return p;
+}
 /* A backend's forward_sample from its forward: the last row comes to the host and srt_sampler_next draws
  * (sample.c). The ref backend's, and the device's for a plan without a sample program. */
 srt_status rt_forward_sample_on_host(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp,
