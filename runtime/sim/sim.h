@@ -235,8 +235,10 @@ double sim_measure_switch_ns(long n);
 /* Replays one recorded operation from its payload; CUDA_SUCCESS or the failure (fault set). */
 typedef CUresult (*SimNodeRun)(const void *payload);
 /* Which call sim_count_call counts. */
-enum { SIM_CALL_LAUNCH, /* a kernel launch that ran */
-       SIM_CALL_GEMM    /* a cuBLAS / cuBLASLt GEMM that ran */ };
+enum { SIM_CALL_LAUNCH,       /* a kernel launch that ran */
+       SIM_CALL_GEMM,         /* a cuBLAS / cuBLASLt GEMM that ran */
+       SIM_CALL_LT_DESC,      /* a cuBLASLt matmul descriptor made */
+       SIM_CALL_LT_HEURISTIC  /* a cuBLASLt algorithm query */ };
 void sim_count_call(int what);
 void sim_call_counts(RtCallCounts *out);
 /* 1 when stream is capturing a graph: its operations are recorded with sim_capture_add, not run. */
@@ -286,6 +288,16 @@ cublasStatus_t sim_ltMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtM
 cublasStatus_t sim_ltMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type, uint64_t rows, uint64_t cols,
                                         int64_t ld);
 cublasStatus_t sim_ltMatrixLayoutDestroy(cublasLtMatrixLayout_t layout);
+cublasStatus_t sim_ltMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref);
+cublasStatus_t sim_ltMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref);
+cublasStatus_t sim_ltMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                                  cublasLtMatmulPreferenceAttributes_t attr, const void *buf,
+                                                  size_t size);
+cublasStatus_t sim_ltMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                            cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc,
+                                            cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+                                            cublasLtMatmulPreference_t pref, int requested,
+                                            cublasLtMatmulHeuristicResult_t results[], int *returned);
 cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
                             cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta,
                             const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,

@@ -7,7 +7,10 @@
  *       EPILOGUE: DEFAULT, BIAS, RELU, RELU_BIAS, GELU, GELU_BIAS; BIAS_POINTER;
  *       BIAS_DATA_TYPE; other attributes are refused)
  *   cublasLtMatrixLayoutCreate / Destroy                (column-major, one matrix)
- *   cublasLtMatmul                                      D = epilogue(alpha op(A) op(B) + beta C)
+ *   cublasLtMatmulPreferenceCreate / Destroy / SetAttribute  (MAX_WORKSPACE_BYTES, MIN_ALIGNMENT_{A,B,C,D}_BYTES)
+ *   cublasLtMatmulAlgoGetHeuristic                      one algorithm (the simulator's only one), no workspace
+ *   cublasLtMatmul                                      D = epilogue(alpha op(A) op(B) + beta C); an algorithm, when
+ *                                                       given, must be one the heuristic returned
  *
  * The product is sim_gemm_run's (same numerics as cublasGemmEx, including
  * the compute type's input rounding) into an fp32 scratch matrix; then per
@@ -35,6 +38,8 @@ struct cublasLtContext {
 #define LT_MAGIC 0x17b1a5
 #define DESC_MAGIC 0x17de5c
 #define LAYOUT_MAGIC 0x171a70
+#define PREF_MAGIC 0x17b4ef
+#define ALGO_MAGIC 0x17a160
 
 /* What a matmul descriptor holds (inside cublasLtMatmulDescOpaque_t). */
 typedef struct LtDesc {
@@ -81,6 +86,7 @@ cublasStatus_t sim_ltMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeT
     }
     cublasLtMatmulDescOpaque_t *o = calloc(1, sizeof *o);
     if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
+    sim_count_call(SIM_CALL_LT_DESC);
     LtDesc *d = (LtDesc *)o;
     *d = (LtDesc){.magic = DESC_MAGIC, .compute = compute, .scale = scale, .ta = CUBLAS_OP_N, .tb = CUBLAS_OP_N,
                   .epilogue = CUBLASLT_EPILOGUE_DEFAULT, .bias_type = (cudaDataType)-1};
@@ -104,7 +110,7 @@ cublasStatus_t sim_ltMatmulDescDestroy(cublasLtMatmulDesc_t desc) {
 /* Copies an attribute value of exactly `want` bytes; false (a fault) otherwise. */
 static bool attr_value(void *dst, size_t want, const void *buf, size_t size, int attr) {
     if (!buf || size != want) {
-        sim_set_fault("cublasLtMatmulDescSetAttribute: attribute %d takes %zu bytes, got %zu", attr, want, size);
+        sim_set_fault("cublasLt SetAttribute: attribute %d takes %zu bytes, got %zu", attr, want, size);
         return false;
     }
     memcpy(dst, buf, want);
@@ -159,6 +165,79 @@ cublasStatus_t sim_ltMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) {
     if (!layout_of(layout)) return CUBLAS_STATUS_INVALID_VALUE;
     l->magic = 0;
     free(layout);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* What a matmul preference holds (inside cublasLtMatmulPreferenceOpaque_t). */
+typedef struct LtPref {
+    int magic;            /* PREF_MAGIC while valid */
+    uint64_t workspace;   /* MAX_WORKSPACE_BYTES */
+    uint32_t align[4];    /* MIN_ALIGNMENT_{A,B,C,D}_BYTES (cuBLASLt's default 256) */
+} LtPref;
+_Static_assert(sizeof(LtPref) <= sizeof(cublasLtMatmulPreferenceOpaque_t), "LtPref fits the opaque preference");
+
+cublasStatus_t sim_ltMatmulPreferenceCreate(cublasLtMatmulPreference_t *pref) {
+    if (!pref) return CUBLAS_STATUS_INVALID_VALUE;
+    cublasLtMatmulPreferenceOpaque_t *o = calloc(1, sizeof *o);
+    if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
+    *(LtPref *)o = (LtPref){.magic = PREF_MAGIC, .align = {256, 256, 256, 256}};
+    *pref = o;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static LtPref *pref_of(cublasLtMatmulPreference_t pref) {
+    LtPref *p = (LtPref *)pref;
+    return p && p->magic == PREF_MAGIC ? p : NULL;
+}
+
+cublasStatus_t sim_ltMatmulPreferenceDestroy(cublasLtMatmulPreference_t pref) {
+    LtPref *p = pref_of(pref);
+    if (!p) return CUBLAS_STATUS_INVALID_VALUE;
+    p->magic = 0;
+    free(pref);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t sim_ltMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t pref,
+                                                  cublasLtMatmulPreferenceAttributes_t attr, const void *buf,
+                                                  size_t size) {
+    LtPref *p = pref_of(pref);
+    if (!p) return CUBLAS_STATUS_INVALID_VALUE;
+    bool ok;
+    switch (attr) {
+    case CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: ok = attr_value(&p->workspace, sizeof p->workspace, buf, size, attr); break;
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES:
+    case CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES:
+        ok = attr_value(&p->align[attr - CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES], sizeof(uint32_t), buf, size, attr);
+        break;
+    default:
+        sim_set_fault("cublasLtMatmulPreferenceSetAttribute: attribute %d not supported by the simulator", (int)attr);
+        return CUBLAS_STATUS_NOT_SUPPORTED;
+    }
+    return ok ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+
+/* The simulator's one algorithm: it needs no workspace and any alignment of the element type. */
+cublasStatus_t sim_ltMatmulAlgoGetHeuristic(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc,
+                                            cublasLtMatrixLayout_t Adesc, cublasLtMatrixLayout_t Bdesc,
+                                            cublasLtMatrixLayout_t Cdesc, cublasLtMatrixLayout_t Ddesc,
+                                            cublasLtMatmulPreference_t pref, int requested,
+                                            cublasLtMatmulHeuristicResult_t results[], int *returned) {
+    if (!handle || handle->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!desc_of(desc) || !layout_of(Adesc) || !layout_of(Bdesc) || !layout_of(Cdesc) || !layout_of(Ddesc) ||
+        !pref_of(pref) || requested < 1 || !results || !returned) {
+        sim_set_fault("cublasLtMatmulAlgoGetHeuristic: invalid descriptor, layout, preference or result array");
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
+    sim_count_call(SIM_CALL_LT_HEURISTIC);
+    memset(&results[0], 0, sizeof results[0]);
+    results[0].algo.data[0] = ALGO_MAGIC;
+    results[0].workspaceSize = 0;
+    results[0].state = CUBLAS_STATUS_SUCCESS;
+    results[0].wavesCount = 1.0f;
+    *returned = 1;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -263,8 +342,13 @@ cublasStatus_t sim_ltMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, 
                             const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
                             const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspace_bytes,
                             cudaStream_t stream) {
-    (void)algo, (void)workspace, (void)workspace_bytes;
     if (!handle || handle->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if ((algo && algo->data[0] != ALGO_MAGIC) || (workspace_bytes > 0 && !workspace)) {
+        sim_set_fault("cublasLtMatmul: %s", algo && algo->data[0] != ALGO_MAGIC
+                                                 ? "an algorithm that cublasLtMatmulAlgoGetHeuristic did not return"
+                                                 : "a workspace size without a workspace");
+        return CUBLAS_STATUS_INVALID_VALUE;
+    }
     const LtDesc *d = desc_of(desc);
     const LtLayout *la = layout_of(Adesc), *lb = layout_of(Bdesc), *lc = layout_of(Cdesc), *ld = layout_of(Ddesc);
     if (!d || !la || !lb || !lc || !ld || !alpha || !beta || !D) {

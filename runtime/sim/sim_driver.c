@@ -678,6 +678,10 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->ltMatrixLayoutCreate = sim_ltMatrixLayoutCreate;
     d->ltMatrixLayoutDestroy = sim_ltMatrixLayoutDestroy;
     d->ltMatmul = sim_ltMatmul;
+    d->ltMatmulPreferenceCreate = sim_ltMatmulPreferenceCreate;
+    d->ltMatmulPreferenceDestroy = sim_ltMatmulPreferenceDestroy;
+    d->ltMatmulPreferenceSetAttribute = sim_ltMatmulPreferenceSetAttribute;
+    d->ltMatmulAlgoGetHeuristic = sim_ltMatmulAlgoGetHeuristic;
     d->last_fault = sim_last_fault;
     d->call_counts = sim_call_counts;
     sim_configure(threads, checked);

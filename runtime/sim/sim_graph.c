@@ -51,6 +51,8 @@ void sim_count_call(int what) {
     switch (what) {
     case SIM_CALL_LAUNCH: __atomic_add_fetch(&counts.launches, 1, __ATOMIC_RELAXED); break;
     case SIM_CALL_GEMM: __atomic_add_fetch(&counts.gemms, 1, __ATOMIC_RELAXED); break;
+    case SIM_CALL_LT_DESC: __atomic_add_fetch(&counts.lt_descs, 1, __ATOMIC_RELAXED); break;
+    case SIM_CALL_LT_HEURISTIC: __atomic_add_fetch(&counts.lt_heuristics, 1, __ATOMIC_RELAXED); break;
     default: break;
     }
 }
@@ -61,6 +63,8 @@ void sim_call_counts(RtCallCounts *out) {
     out->captures = __atomic_load_n(&counts.captures, __ATOMIC_RELAXED);
     out->graph_launches = __atomic_load_n(&counts.graph_launches, __ATOMIC_RELAXED);
     out->graph_nodes_run = __atomic_load_n(&counts.graph_nodes_run, __ATOMIC_RELAXED);
+    out->lt_descs = __atomic_load_n(&counts.lt_descs, __ATOMIC_RELAXED);
+    out->lt_heuristics = __atomic_load_n(&counts.lt_heuristics, __ATOMIC_RELAXED);
 }
 
 static void graph_free(SimGraph *g) {

@@ -311,6 +311,10 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(lt, ltMatrixLayoutCreate, cublasLtMatrixLayoutCreate);
     LOAD(lt, ltMatrixLayoutDestroy, cublasLtMatrixLayoutDestroy);
     LOAD(lt, ltMatmul, cublasLtMatmul);
+    LOAD(lt, ltMatmulPreferenceCreate, cublasLtMatmulPreferenceCreate);
+    LOAD(lt, ltMatmulPreferenceDestroy, cublasLtMatmulPreferenceDestroy);
+    LOAD(lt, ltMatmulPreferenceSetAttribute, cublasLtMatmulPreferenceSetAttribute);
+    LOAD(lt, ltMatmulAlgoGetHeuristic, cublasLtMatmulAlgoGetHeuristic);
 #undef LOAD
     char nvrtc_err[768];
     if (missing || !rt_nvrtc(nvrtc_err, sizeof nvrtc_err)) { /* the backend compiles its kernels with NVRTC */

@@ -373,6 +373,46 @@ static srt_status upload_weights(srt_model *m, float *const *vals) {
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */
 
+/* cuBLASLt workspace of a session on the GPU: 32 MiB on Hopper and later, 4 MiB before (cuBLAS's own sizes); none
+ * on the simulator, whose one algorithm needs none. */
+static size_t lt_workspace_size(const srt_model *m) {
+    if (m->drv.backend != SRT_BACKEND_CUDA) return 0;
+    return (size_t)(m->arch >= 90 ? 32 : 4) << 20;
+}
+
+/* The session's cuBLASLt plans (RT_LT_WAYS per step; built at a step's first calls) and workspace, when the plan has a
+ * GEMM with an epilogue. Made here, not at the first call: no allocation may happen while a graph is captured. */
+static srt_status lt_session_create(srt_session *s) {
+    srt_model *m = s->m;
+    const RtPlan *p = &m->plan;
+    bool any = false;
+    for (int i = 0; i < p->nsteps && !any; i++) any = p->steps[i].op == RT_STEP_GEMM && p->steps[i].epilogue != PLAN_EPI_NONE;
+    if (!any) return SRT_OK;
+    size_t nplans = (size_t)p->nsteps * RT_LT_WAYS;
+    s->lt_plans = rt_alloc(m->ctx, sizeof *s->lt_plans * nplans);
+    if (!s->lt_plans) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    memset(s->lt_plans, 0, sizeof *s->lt_plans * nplans);
+    size_t ws = lt_workspace_size(m);
+    if (ws == 0) return SRT_OK;
+    CUresult r = m->drv.memAlloc(&s->lt_workspace, ws);
+    if (r != CUDA_SUCCESS) {
+        s->lt_workspace = 0;
+        return cu_fail(m, r, "allocating the %zu-byte cuBLASLt workspace", ws);
+    }
+    s->lt_workspace_bytes = ws;
+    return SRT_OK;
+}
+
+/* Frees what lt_session_create made. */
+static void lt_session_destroy(srt_session *s) {
+    srt_model *m = s->m;
+    for (int i = 0; s->lt_plans && i < m->plan.nsteps * RT_LT_WAYS; i++) rt_lt_plan_release(&m->drv, &s->lt_plans[i]);
+    rt_free(m->ctx, s->lt_plans);
+    s->lt_plans = NULL;
+    if (s->lt_workspace) m->drv.memFree(s->lt_workspace);
+    s->lt_workspace = 0;
+}
+
 static srt_status rt_exec_session_create(srt_session *s) {
     srt_model *m = s->m;
     RtPlan *p = &m->plan;
@@ -406,7 +446,7 @@ static srt_status rt_exec_session_create(srt_session *s) {
     if (m->graphs && !(s->graphs = rt_alloc(m->ctx, sizeof *s->graphs * (size_t)(p->nprograms ? p->nprograms : 1))))
         return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     if (s->graphs) memset(s->graphs, 0, sizeof *s->graphs * (size_t)p->nprograms);
-    return SRT_OK;
+    return lt_session_create(s);
 }
 
 static srt_status rt_exec_session_reset(srt_session *s) {
@@ -435,6 +475,7 @@ static void rt_exec_session_destroy(srt_session *s) {
         d->streamDestroy(s->stream);
     }
     profile_free(s);
+    lt_session_destroy(s);
     for (int g = 0; s->graphs && g < m->plan.nprograms; g++)
         if (s->graphs[g].exec) d->graphExecDestroy(s->graphs[g].exec);
     rt_free(m->ctx, s->graphs);
@@ -559,8 +600,9 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
                       .ldc = ldc, .atype = cuda_type(st->atype), .btype = cuda_type(st->btype),
                       .ctype = cuda_type(st->ctype), .compute = compute, .epilogue = st->epilogue,
                       .bias = plan_epilogue_has_bias(st->epilogue) ? (void *)(uintptr_t)ref_addr(s, st->bias) : NULL,
+                      .workspace = (void *)(uintptr_t)s->lt_workspace, .workspace_bytes = s->lt_workspace_bytes,
                       .stream = s->stream};
-        bs = rt_gemm_lt(d, m->blaslt, &g);
+        bs = rt_gemm_lt(d, m->blaslt, &s->lt_plans[(size_t)i * RT_LT_WAYS], &g);
     } else if (batch == 1)
         bs = d->gemmEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda, B,
                        cuda_type(st->btype), (int)ldb, &beta, C, cuda_type(st->ctype), (int)ldc, compute,

@@ -63,6 +63,8 @@ typedef struct RtCallCounts {
     long captures;        /* cuStreamBeginCapture calls that started a capture */
     long graph_launches;  /* cuGraphLaunch calls */
     long graph_nodes_run; /* operations replayed by those graph launches */
+    long lt_descs;        /* cublasLtMatmulDescCreate calls (gemm_lt.c makes one per GEMM step and shape) */
+    long lt_heuristics;   /* cublasLtMatmulAlgoGetHeuristic calls (likewise) */
 } RtCallCounts;
 
 typedef struct RtDriver {
@@ -119,6 +121,10 @@ typedef struct RtDriver {
     __typeof__(&cublasLtMatrixLayoutCreate) ltMatrixLayoutCreate;
     __typeof__(&cublasLtMatrixLayoutDestroy) ltMatrixLayoutDestroy;
     __typeof__(&cublasLtMatmul) ltMatmul;
+    __typeof__(&cublasLtMatmulPreferenceCreate) ltMatmulPreferenceCreate;
+    __typeof__(&cublasLtMatmulPreferenceDestroy) ltMatmulPreferenceDestroy;
+    __typeof__(&cublasLtMatmulPreferenceSetAttribute) ltMatmulPreferenceSetAttribute;
+    __typeof__(&cublasLtMatmulAlgoGetHeuristic) ltMatmulAlgoGetHeuristic;
     /* simulator extension (NULL for cuda): the last fault message (divergent barrier, OOB, limits) */
     const char *(*last_fault)(void);
     /* simulator extension (NULL for cuda): the driver calls made so far (tests count launches per forward) */

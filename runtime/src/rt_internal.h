@@ -410,6 +410,10 @@ struct srt_session {
     char graph_note[512];     /* why this session stopped capturing graphs ("" while it captures) */
     size_t bytes_to_host;     /* sim, cuda: bytes its forwards copied from the device (srt_session_bytes_to_host) */
     RtProfile *profile;       /* sim, cuda: per-step timing while srt_session_set_profiling is on; NULL when off */
+    struct RtLtPlan *lt_plans;/* sim, cuda: RT_LT_WAYS per plan step, the cuBLASLt objects of an epilogue GEMM
+                                 (gemm_lt.c); NULL when the plan has no such step */
+    CUdeviceptr lt_workspace; /* cuda: the cuBLASLt workspace its GEMMs share (stream-ordered); 0 on sim */
+    size_t lt_workspace_bytes;/* its size */
 };
 
 /* What a device forward hands back from its rows first_row.. (exec.c). */
@@ -552,9 +556,35 @@ typedef struct RtLtGemm {
     cublasComputeType_t compute;/* CUBLAS_COMPUTE_32F or its FAST_TF32 variant */
     PlanEpilogue epilogue;      /* what is applied in the GEMM */
     const void *bias;           /* m elements of ctype (epilogues with a bias) */
+    void *workspace;            /* the session's cuBLASLt workspace (device memory), or NULL */
+    size_t workspace_bytes;     /* its size (0 with NULL) */
     CUstream stream;            /* the session's stream */
 } RtLtGemm;
-/* Runs g through d's cuBLASLt entry points; the status of the first call that failed. */
-cublasStatus_t rt_gemm_lt(const RtDriver *d, cublasLtHandle_t h, const RtLtGemm *g);
+/* What an RtLtPlan was made for: an RtLtGemm without its pointers, plus their alignments (compared whole). */
+typedef struct RtLtKey {
+    int64_t m, n, k, lda, ldb, ldc;     /* shape and leading dimensions */
+    int32_t ta, tb;                     /* op(A), op(B) */
+    int32_t atype, btype, ctype;        /* storage types */
+    int32_t compute;                    /* compute type */
+    int32_t epilogue;                   /* PlanEpilogue */
+    uint32_t align[4];                  /* A, B, C, D: the largest power of two <= 256 dividing each address */
+    uint64_t workspace;                 /* workspace bytes the algorithm may use */
+} RtLtKey;
+/* Plans a session keeps per GEMM step: a prompt's shape and the one-token shape. */
+enum { RT_LT_WAYS = 2 };
+/* A GEMM step's cuBLASLt objects for one shape, kept by its session between calls (srt_session.lt_plans). */
+typedef struct RtLtPlan {
+    bool ready;                         /* built for key */
+    unsigned long last_use;             /* larger: used more recently (within its step's set) */
+    RtLtKey key;                        /* what it was built for */
+    cublasLtMatmulDesc_t desc;          /* transposes, epilogue, bias type (the bias pointer is set per call) */
+    cublasLtMatrixLayout_t la, lb, lc;  /* A, B, and C (also D) */
+    cublasLtMatmulAlgo_t algo;          /* the heuristic's choice for the key's workspace and alignments */
+} RtLtPlan;
+/* Runs g through d's cuBLASLt entry points with the plan of set built for g's key (else the least recently used
+ * one, rebuilt); the status of the first call that failed (that plan then empty). */
+cublasStatus_t rt_gemm_lt(const RtDriver *d, cublasLtHandle_t h, RtLtPlan set[RT_LT_WAYS], const RtLtGemm *g);
+/* Destroys what p holds and empties it (an empty plan is left as it is). */
+void rt_lt_plan_release(const RtDriver *d, RtLtPlan *p);
 
 #endif /* RT_INTERNAL_H */

@@ -252,12 +252,43 @@ cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *l, cudaDataTyp
     return CUBLAS_STATUS_SUCCESS;
 }
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t l) { free(l); outstanding--; return CUBLAS_STATUS_SUCCESS; }
+/* Preferences and the heuristic: one algorithm, marked so cublasLtMatmul can tell it was returned. */
+#define FAKE_ALGO 0x5a1
+static int lt_heuristics;
+int fake_lt_heuristics(void) { return lt_heuristics; }
+cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *p) {
+    *p = calloc(1, sizeof **p);
+    if (!*p) return CUBLAS_STATUS_ALLOC_FAILED;
+    outstanding++;
+    return CUBLAS_STATUS_SUCCESS;
+}
+cublasStatus_t cublasLtMatmulPreferenceDestroy(cublasLtMatmulPreference_t p) { free(p); outstanding--; return CUBLAS_STATUS_SUCCESS; }
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t p, cublasLtMatmulPreferenceAttributes_t a,
+                                                    const void *buf, size_t size) {
+    (void)p, (void)buf;
+    size_t want = a == CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES ? 8 : 4;
+    return size == want ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_INVALID_VALUE;
+}
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t h, cublasLtMatmulDesc_t d, cublasLtMatrixLayout_t a,
+                                              cublasLtMatrixLayout_t b, cublasLtMatrixLayout_t c, cublasLtMatrixLayout_t dd,
+                                              cublasLtMatmulPreference_t p, int want, cublasLtMatmulHeuristicResult_t r[],
+                                              int *got) {
+    (void)h, (void)a, (void)b, (void)c, (void)dd;
+    if (!d || !p || want < 1) return CUBLAS_STATUS_INVALID_VALUE;
+    lt_heuristics++;
+    memset(&r[0], 0, sizeof r[0]);
+    r[0].algo.data[0] = FAKE_ALGO;
+    r[0].state = CUBLAS_STATUS_SUCCESS;
+    *got = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
 cublasStatus_t cublasLtMatmul(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
                               cublasLtMatrixLayout_t Ad, const void *B, cublasLtMatrixLayout_t Bd, const void *beta,
                               const void *C, cublasLtMatrixLayout_t Cd, void *D, cublasLtMatrixLayout_t Dd,
                               const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsb, cudaStream_t st) {
-    (void)h, (void)algo, (void)ws, (void)wsb, (void)st;
+    (void)h, (void)st;
     if (capturing) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!algo || algo->data[0] != FAKE_ALGO || (wsb && !ws)) return CUBLAS_STATUS_INVALID_VALUE;
     const FakeDesc *f = (const FakeDesc *)desc;
     const FakeLayout *a = (const FakeLayout *)Ad, *b = (const FakeLayout *)Bd, *c = (const FakeLayout *)Cd, *d = (const FakeLayout *)Dd;
     if (C != D || c->ld != d->ld || *(const float *)beta != 0) return CUBLAS_STATUS_NOT_SUPPORTED;

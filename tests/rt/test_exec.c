@@ -28,6 +28,7 @@ static long (*fake_outstanding)(void);
 static void (*fake_fail_launch)(int);
 static int (*fake_last_grid)(void);
 static int (*fake_lt_matmuls)(void);
+static int (*fake_lt_heuristics)(void);
 static void (*fake_capture_mode)(int);
 static int (*fake_captures)(void);
 
@@ -92,6 +93,7 @@ int main(void) {
     *(void **)&fake_fail_launch = dlsym(fake, "fake_fail_launch");
     *(void **)&fake_last_grid = dlsym(fake, "fake_last_grid");
     *(void **)&fake_lt_matmuls = dlsym(fake, "fake_lt_matmuls");
+    *(void **)&fake_lt_heuristics = dlsym(fake, "fake_lt_heuristics");
     *(void **)&fake_capture_mode = dlsym(fake, "fake_capture_mode");
     *(void **)&fake_captures = dlsym(fake, "fake_captures");
 
@@ -259,9 +261,12 @@ int main(void) {
     free(p2);
     CHECK(srt_model_open(ctx, cu, &opt, &m) == SRT_OK);
     CHECK(srt_model_random_weights(m, 11) == SRT_OK && srt_session_create(m, 1, &s) == SRT_OK);
-    int lt_before = fake_lt_matmuls();
+    int lt_before = fake_lt_matmuls(), heur_before = fake_lt_heuristics();
     CHECK(srt_forward(s, tok, 3, logits) == SRT_OK);
     CHECK(fake_lt_matmuls() == lt_before + 1);
+    CHECK(fake_lt_heuristics() == heur_before + 1); /* the algorithm chosen once for the step's shape ... */
+    CHECK(srt_session_reset(s) == SRT_OK && srt_forward(s, tok, 3, logits) == SRT_OK);
+    CHECK(fake_lt_matmuls() == lt_before + 2 && fake_lt_heuristics() == heur_before + 1); /* ... and kept */
     rt_random_tensor(11, "wte.weight", 2, wshape, wte, 32);
     expected(wte, tok, 3, 0.0f, want);
     int negative = 0;

@@ -8,7 +8,8 @@
  * that graphs keep replaying after a reset. The simulator's capture calls
  * alone: a GEMM issued on a capturing stream runs only when its graph is
  * launched, with the values it was issued with; misuse and a failing node
- * are reported.
+ * are reported. A session's cuBLASLt descriptors are made once per GEMM step
+ * and shape, not per call.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -105,6 +106,33 @@ static void same_logits(const char *path, const Call *calls, int ncalls, bool sa
     srt_model_close(mn);
 }
 
+/* A session's cuBLASLt plans (gemm_lt.c): without graphs, a round of prefill chunks and decode steps makes its
+ * descriptors in the first round only; later rounds (after a reset) and decode steps make none. */
+static void lt_plans_kept(const char *path, const Call *calls, int ncalls) {
+    srt_session *s = NULL;
+    srt_model *m = open_sim(path, false, &s);
+    srt_model_info info;
+    if (!m || srt_model_get_info(m, &info) != SRT_OK) {
+        check_failures++;
+        srt_model_close(m);
+        return;
+    }
+    bool lt = false; /* the plan has a GEMM with an epilogue (gpt2_tiny; mixed_tiny has none) */
+    for (int i = 0; i < m->plan.nsteps; i++) lt |= m->plan.steps[i].op == RT_STEP_GEMM && m->plan.steps[i].epilogue != PLAN_EPI_NONE;
+    float *out = calloc((size_t)12 * (size_t)info.vocab, sizeof *out);
+    RtCallCounts c0, c1, c2;
+    c0 = counts_of(m);
+    CHECK(out && run_round(s, calls, ncalls, info.vocab, out));
+    c1 = counts_of(m);
+    CHECK(out && run_round(s, calls, ncalls, info.vocab, out));
+    c2 = counts_of(m);
+    CHECK(lt ? c1.lt_descs > c0.lt_descs : c1.lt_descs == c0.lt_descs);
+    CHECK(c1.lt_heuristics - c0.lt_heuristics == c1.lt_descs - c0.lt_descs);
+    CHECK(c2.lt_descs == c1.lt_descs && c2.lt_heuristics == c1.lt_heuristics && c2.gemms > c1.gemms);
+    free(out);
+    srt_model_close(m);
+}
+
 /* 2x2 f32 GEMM C = A B on the simulator's driver, captured: nothing runs until the graph does. */
 static void driver_capture(void) {
     RtDriver d;
@@ -177,6 +205,7 @@ int main(void) {
     for (int i = 0; i < 2; i++) {
         same_logits(models[i], chunked, 6, false);
         same_logits(models[i], one, 1, true);
+        lt_plans_kept(models[i], chunked, 6);
     }
     srt_context_destroy(ctx);
     CHECK(cnt.live == 0);

@@ -236,8 +236,10 @@ static int check_lt(PlanEpilogue e, int ta, int tb, int t, bool tf32) {
                   .ctype = TYPES[t], .compute = tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F,
                   .epilogue = e, .bias = bias};
     cublasLtHandle_t h;
+    RtLtPlan plans[RT_LT_WAYS] = {0};
     CHECK(D.ltCreate(&h) == CUBLAS_STATUS_SUCCESS);
-    CHECK(rt_gemm_lt(&D, h, &g) == CUBLAS_STATUS_SUCCESS);
+    CHECK(rt_gemm_lt(&D, h, plans, &g) == CUBLAS_STATUS_SUCCESS);
+    for (int w = 0; w < RT_LT_WAYS; w++) rt_lt_plan_release(&D, &plans[w]);
     CHECK(D.ltDestroy(h) == CUBLAS_STATUS_SUCCESS);
     int bad = 0;
     for (int j = 0; j < n; j++)
@@ -278,6 +280,84 @@ static void test_lt(void) {
     CHECK(D.ltMatmulDescDestroy(desc) == CUBLAS_STATUS_SUCCESS);
 }
 
+/* rt_gemm_lt's plans: built once per shape (one descriptor, one heuristic query), reused with another bias;
+ * a second shape gets the second plan and both stay; a third key (an operand's alignment) replaces the least
+ * recently used one. The same numbers either way. */
+static void test_lt_plan(void) {
+    int m = 24, n = 8, k = 16;
+    float *buf = calloc(4096, sizeof *buf), *C1 = calloc((size_t)m * n, sizeof *C1);
+    for (int i = 0; i < 4096; i++) buf[i] = rnd();
+    float *A = buf, *B = buf + 1024, *C = buf + 2048, *bias = buf + 3072, *bias2 = buf + 3136;
+    RtLtGemm g = {.ta = CUBLAS_OP_N, .tb = CUBLAS_OP_N, .m = m, .n = n, .k = k, .A = A, .B = B, .C = C, .lda = m,
+                  .ldb = k, .ldc = m, .atype = CUDA_R_32F, .btype = CUDA_R_32F, .ctype = CUDA_R_32F,
+                  .compute = CUBLAS_COMPUTE_32F, .epilogue = PLAN_EPI_BIAS_RELU, .bias = bias};
+    cublasLtHandle_t h;
+    RtLtPlan set[RT_LT_WAYS] = {0};
+    RtCallCounts c[6];
+    CHECK(D.ltCreate(&h) == CUBLAS_STATUS_SUCCESS);
+    D.call_counts(&c[0]);
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    memcpy(C1, C, sizeof *C1 * (size_t)m * n);
+    g.bias = bias2; /* a second call: another bias, the plan kept */
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    D.call_counts(&c[1]);
+    CHECK(c[1].lt_descs - c[0].lt_descs == 1 && c[1].lt_heuristics - c[0].lt_heuristics == 1 &&
+          c[1].gemms - c[0].gemms == 2);
+    int differ = 0; /* the bias pointer set per call is the one used */
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double acc = 0;
+            for (int p = 0; p < k; p++) acc += (double)A[i + p * m] * B[p + j * k];
+            acc += bias2[i];
+            acc = acc > 0 ? acc : 0;
+            differ += fabs(C[i + j * m] - acc) > 1e-5;
+        }
+    CHECK(differ == 0);
+    g.n = 7; /* a second shape: the second plan */
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    g.n = 8, g.bias = bias; /* the first shape again: still there */
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    CHECK(memcmp(C1, C, sizeof *C1 * (size_t)m * n) == 0); /* the first call's numbers again */
+    D.call_counts(&c[2]);
+    CHECK(c[2].lt_descs - c[1].lt_descs == 1 && c[2].lt_heuristics - c[1].lt_heuristics == 1);
+    g.A = A + 1; /* A 4-byte aligned instead of 256: a third key replaces the least recently used (n = 7) */
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    CHECK((set[0].ready && set[0].key.align[0] == 4) || (set[1].ready && set[1].key.align[0] == 4));
+    D.call_counts(&c[3]);
+    CHECK(c[3].lt_descs - c[2].lt_descs == 1);
+    g.A = A; /* n = 8 at A was kept */
+    CHECK(rt_gemm_lt(&D, h, set, &g) == CUBLAS_STATUS_SUCCESS);
+    D.call_counts(&c[4]);
+    CHECK(c[4].lt_descs == c[3].lt_descs);
+    /* an algorithm the heuristic did not return, or a workspace size without a workspace, is refused */
+    RtLtPlan *p = &set[0];
+    cublasLtMatmulAlgo_t bogus;
+    memset(&bogus, 0, sizeof bogus);
+    float one = 1.0f, zero = 0.0f;
+    CHECK(D.ltMatmul(h, p->desc, &one, A, p->la, B, p->lb, &zero, C, p->lc, C, p->lc, &bogus, NULL, 0, NULL) ==
+          CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_HAS(D.last_fault(), "did not return");
+    CHECK(D.ltMatmul(h, p->desc, &one, A, p->la, B, p->lb, &zero, C, p->lc, C, p->lc, &p->algo, NULL, 64, NULL) ==
+          CUBLAS_STATUS_INVALID_VALUE);
+    CHECK_HAS(D.last_fault(), "without a workspace");
+    /* preference attributes: a wrong size and an unknown attribute are refused */
+    cublasLtMatmulPreference_t pref;
+    CHECK(D.ltMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS);
+    uint32_t small = 0;
+    CHECK(D.ltMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &small, sizeof small) ==
+          CUBLAS_STATUS_INVALID_VALUE);
+    CHECK(D.ltMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WAVES_COUNT, &small, sizeof small) ==
+          CUBLAS_STATUS_NOT_SUPPORTED);
+    CHECK(D.ltMatmulPreferenceDestroy(pref) == CUBLAS_STATUS_SUCCESS);
+    for (int w = 0; w < RT_LT_WAYS; w++) {
+        rt_lt_plan_release(&D, &set[w]);
+        CHECK(!set[w].ready && !set[w].desc);
+    }
+    CHECK(D.ltDestroy(h) == CUBLAS_STATUS_SUCCESS);
+    free(buf);
+    free(C1);
+}
+
 int main(void) {
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
@@ -288,6 +368,7 @@ int main(void) {
     test_batched();
     test_edges();
     test_lt();
+    test_lt_plan();
     test_speed();
     CHECK(D.blasDestroy(H) == CUBLAS_STATUS_SUCCESS);
     return check_done("sim_gemm");
