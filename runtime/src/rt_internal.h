@@ -568,8 +568,10 @@ typedef struct RtLtKey {
     int32_t compute;                    /* compute type */
     int32_t epilogue;                   /* PlanEpilogue */
     uint32_t align[4];                  /* A, B, C, D: the largest power of two <= 256 dividing each address */
+    uint32_t zero;                      /* 0: no implicit padding, so a copy compares equal with memcmp */
     uint64_t workspace;                 /* workspace bytes the algorithm may use */
 } RtLtKey;
+_Static_assert(sizeof(RtLtKey) == 6 * 8 + 7 * 4 + 4 * 4 + 4 + 8, "RtLtKey has no padding");
 /* Plans a session keeps per GEMM step: a prompt's shape and the one-token shape. */
 enum { RT_LT_WAYS = 2 };
 /* A GEMM step's cuBLASLt objects for one shape, kept by its session between calls (srt_session.lt_plans). */
