@@ -8,7 +8,9 @@
  * comes back. A sequence stops at --max-new tokens or at --eos (not
  * printed); the others go on. stdout has the generated sequences only; one
  * summary line with tokens/s goes to stderr unless --quiet, and --report
- * adds the bytes copied from the device.
+ * adds the bytes copied from the device and, per step, what the step asked
+ * of the device (srt_session_call_counts: launches, GEMM calls, graph
+ * launches, host waits, copies and bytes), also as --json's "steps".
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_generate.h"
@@ -238,6 +240,63 @@ static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip
     return st;
 }
 
+/* --report: what one step (a call for every sequence not done) asked of the device. */
+typedef struct StepCount {
+    int batch;              /* sequences the step advanced */
+    bool prefill;           /* some sequence was fed prompt tokens */
+    srt_call_counts calls;  /* the session's counts over the step */
+} StepCount;
+
+/* The steps of a generation (--report). */
+typedef struct StepLog {
+    StepCount *step;  /* per step */
+    int n, cap;       /* steps, room */
+} StepLog;
+
+/* Appends one step's figures: the counts now minus before; false when out of memory. */
+static bool log_step(StepLog *log, const srt_session *s, const srt_call_counts *before, const int *n, int B,
+                     bool prefill) {
+    if (log->n == log->cap) {
+        int cap = log->cap ? 2 * log->cap : 64;
+        StepCount *p = realloc(log->step, sizeof *p * (size_t)cap);
+        if (!p) return false;
+        log->step = p, log->cap = cap;
+    }
+    StepCount *c = &log->step[log->n++];
+    memset(c, 0, sizeof *c);
+    srt_session_call_counts(s, &c->calls);
+    c->calls.launches -= before->launches, c->calls.gemms -= before->gemms;
+    c->calls.graph_launches -= before->graph_launches, c->calls.syncs -= before->syncs;
+    c->calls.copies -= before->copies, c->calls.bytes -= before->bytes;
+    for (int b = 0; b < B; b++) c->batch += n[b] > 0;
+    c->prefill = prefill;
+    return true;
+}
+
+/* --report's table on stderr: one line per step. */
+static void print_steps(const StepLog *log) {
+    fprintf(stderr, "step  kind     batch  launches  gemms  graphs  syncs  copies      bytes\n");
+    for (int i = 0; i < log->n; i++) {
+        const StepCount *c = &log->step[i];
+        fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", i, c->prefill ? "prefill" : "decode",
+                c->batch, c->calls.launches, c->calls.gemms, c->calls.graph_launches, c->calls.syncs, c->calls.copies,
+                c->calls.bytes);
+    }
+}
+
+/* --json --report: the "steps" array (docs/usage.md, "JSON outputs"). */
+static void print_steps_json(const StepLog *log) {
+    printf(", \"steps\": [");
+    for (int i = 0; i < log->n; i++) {
+        const StepCount *c = &log->step[i];
+        printf("%s{\"step\": %d, \"prefill\": %s, \"batch\": %d, \"launches\": %lld, \"gemms\": %lld, "
+               "\"graph_launches\": %lld, \"syncs\": %lld, \"copies\": %lld, \"bytes\": %lld}",
+               i ? ", " : "", i, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
+               c->calls.graph_launches, c->calls.syncs, c->calls.copies, c->calls.bytes);
+    }
+    printf("]");
+}
+
 /* Seconds between two --progress lines. */
 #define GEN_PROGRESS_S 2.0
 
@@ -252,8 +311,9 @@ static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *
             (now - t0) / 1e3);
 }
 
-/* Runs every sequence to its end. */
-static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, const RunArgs *ra) {
+/* Runs every sequence to its end; with log (--report), each step's counts into it. */
+static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, const RunArgs *ra,
+                               StepLog *log) {
     const int32_t **tok = calloc((size_t)B, sizeof *tok);
     int *n = calloc((size_t)B, sizeof *n);
     srt_sampler **smp = calloc((size_t)B, sizeof *smp);
@@ -263,7 +323,12 @@ static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampl
     for (bool busy = true; st == SRT_OK && busy;) {
         busy = false;
         for (int b = 0; b < B; b++) busy |= !seq[b].done;
+        srt_call_counts before;
+        bool prefill = false; /* some sequence is still fed its prompt */
+        for (int b = 0; b < B; b++) prefill |= !seq[b].done && seq[b].fed < seq[b].nprompt;
+        if (log) srt_session_call_counts(s, &before);
         if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
+        if (busy && st == SRT_OK && log && !log_step(log, s, &before, n, B, prefill)) st = SRT_ERR_NOMEM;
         if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last, st == SRT_OK && !busy);
     }
     free(tok), free(n), free(smp), free(drawn);
@@ -279,7 +344,7 @@ static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const Seq *
 
 /* generate --json: one object of schema shortc.generate/1 (docs/usage.md, "JSON outputs"). */
 static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B,
-                       double seconds) {
+                       double seconds, const StepLog *log) {
     long long total = 0;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
     printf("{\"schema\": \"shortc.generate/1\", \"model\": ");
@@ -310,6 +375,7 @@ static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t,
     }
     printf("], \"tokens_generated\": %lld, \"seconds\": ", total), json_write_double(stdout, seconds);
     printf(", \"tokens_per_s\": "), json_write_double(stdout, seconds > 0 ? (double)total / seconds : 0.0);
+    if (log) print_steps_json(log);
     printf("}\n");
     return ok && fflush(stdout) == 0;
 }
@@ -363,21 +429,29 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
     if (st == SRT_OK && B > 1 && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
     double t0 = now_ms();
-    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra);
+    StepLog log = {0};
+    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra, ra->report ? &log : NULL);
     double t1 = now_ms();
     if (st != SRT_OK) {
         print_lib_error(st, srt_last_error(om.ctx));
         goto out;
     }
-    if (ra->json ? !print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3) : !print_all(&om, t, tv, seq, B)) goto out;
+    if (ra->json ? !print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, ra->report ? &log : NULL)
+                 : !print_all(&om, t, tv, seq, B)) {
+        free(log.step);
+        goto out;
+    }
     for (int b = 0; b < B; b++) total += seq[b].ngen;
     if (!ra->quiet) /* stdout stays the output alone */
         fprintf(stderr, "%d prompt%s on backend %s: %d tokens generated in %.1f ms, %.1f tokens/s\n", B, B == 1 ? "" : "s",
             srt_backend_name(mi->backend), total, t1 - t0, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
-    if (ra->report)
+    if (ra->report) {
         fprintf(stderr, "model %s (%s): %zu bytes copied from the device, %d tokens generated, %.1f tokens/s\n",
                 mi->name, mi->kv_cache ? "KV cache" : "re-running the sequence",
                 srt_session_bytes_to_host(B == 1 ? om.s : s), total, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
+        if (!ra->json) print_steps(&log);
+    }
+    free(log.step);
     rc = 0;
 out:
     for (int b = 0; seq && b < B; b++) {

@@ -180,6 +180,18 @@ int srt_session_position_of(const srt_session *s, int b);
  * token ids; every sequence of a batch session): what evaluation and decoding cost in transfers. 0 on the ref
  * backend, whose results never leave the host. */
 size_t srt_session_bytes_to_host(const srt_session *s);
+/* What a session has asked of the device since it was created (sim and cuda; every sequence of a batch
+ * session; all 0 on the ref backend): counted by the runtime at its driver calls, so the simulator's figures
+ * are the ones a GPU would see. Take two snapshots and subtract for one call or one decode step. */
+typedef struct srt_call_counts {
+    long long launches;        /* kernel launches made one by one (those inside a replayed graph are not) */
+    long long gemms;           /* cuBLAS / cuBLASLt GEMM calls made one by one */
+    long long graph_launches;  /* CUDA graph launches (each replays a whole program) */
+    long long syncs;           /* host waits for the session's stream */
+    long long copies;          /* copies between host and device (token ids, parameters, results) */
+    long long bytes;           /* bytes those copies moved, both directions */
+} srt_call_counts;
+srt_status srt_session_call_counts(const srt_session *s, srt_call_counts *out);
 
 /* Per-step device time (docs/runtime.md, "Profiling"): with profiling on, a sim or cuda session runs its
  * programs step by step (no CUDA graph), with an event recorded before and after each step, and sums each

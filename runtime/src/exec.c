@@ -612,6 +612,7 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
                                      (long long)sa, B, cuda_type(st->btype), (int)ldb, (long long)sb, &beta, C,
                                      cuda_type(st->ctype), (int)ldc, (long long)sc, (int)batch, compute,
                                      CUBLAS_GEMM_DEFAULT);
+    if (!s->capturing) s->calls.gemms++;
     if (bs != CUBLAS_STATUS_SUCCESS) {
         step_label(m, i, label, sizeof label);
         return blas_fail(m, bs, "%s: %s(m=%lld, n=%lld, k=%lld, batch=%lld)", label,
@@ -676,6 +677,7 @@ static srt_status run_launch(srt_session *s, int i, const SymEnv *env) {
     }
     CUresult r = d->launchKernel(f, (unsigned)g[0], (unsigned)g[1], (unsigned)g[2], (unsigned)b[0], (unsigned)b[1],
                                  (unsigned)b[2], (unsigned)smem, s->stream, st->nargs ? s->params : NULL, NULL);
+    if (!s->capturing) s->calls.launches++;
     if (r != CUDA_SUCCESS) {
         step_label(m, i, label, sizeof label);
         return cu_fail(m, r, "%s: cuLaunchKernel(grid [%lld, %lld, %lld], block [%lld, %lld, %lld], smem %lld)", label,
@@ -732,6 +734,12 @@ static srt_status profile_collect(srt_session *s, const RtProgram *pg) {
     return SRT_OK;
 }
 
+/* Waits for the session's stream, counted in its call counts. */
+static CUresult sync_stream(srt_session *s) {
+    s->calls.syncs++;
+    return s->m->drv.streamSynchronize(s->stream);
+}
+
 /* Queues the steps of pg one by one on the session's stream (or into its capture). */
 static srt_status run_steps(srt_session *s, const RtProgram *pg, const SymEnv *env) {
     srt_model *m = s->m;
@@ -743,7 +751,7 @@ static srt_status run_steps(srt_session *s, const RtProgram *pg, const SymEnv *e
         if (st == SRT_OK) st = profile_mark(s, i, true);
         if (st != SRT_OK) return st;
         CUresult r;
-        if (m->sync_steps && (r = m->drv.streamSynchronize(s->stream)) != CUDA_SUCCESS) {
+        if (m->sync_steps && (r = sync_stream(s)) != CUDA_SUCCESS) {
             step_label(m, i, label, sizeof label);
             return cu_fail(m, r, "%s: failed while running", label);
         }
@@ -759,7 +767,9 @@ static bool capture_steps(srt_session *s, const RtProgram *pg, const SymEnv *env
     *g = NULL;
     CUresult r = d->streamBeginCapture(s->stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     if (r == CUDA_SUCCESS) {
+        s->capturing = true;
         srt_status st = run_steps(s, pg, env);
+        s->capturing = false;
         r = d->streamEndCapture(s->stream, g);
         if (st != SRT_OK) {
             snprintf(s->graph_note, sizeof s->graph_note, "capturing program '%s': %s", pg->name, srt_last_error(m->ctx));
@@ -830,6 +840,7 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
         slot->P = P;
     }
     CUresult r = d->graphLaunch(slot->exec, s->stream);
+    s->calls.graph_launches++;
     if (r != CUDA_SUCCESS)
         return cu_fail(m, r, "launching the CUDA graph of program '%s' of '%s' (T=%d; SHORTC_NO_GRAPHS=1 runs the steps "
                        "one by one)", pg->name, m->plan.model, T);
@@ -842,7 +853,7 @@ static srt_status run_program(srt_session *s, const RtProgram *pg, const SymEnv 
     bool graph = s->graphs && !s->graph_note[0] && !s->profile; /* profiling times the steps one by one */
     srt_status st = graph ? run_graph(s, pg, env) : run_steps(s, pg, env);
     if (st != SRT_OK) return st;
-    CUresult r = m->drv.streamSynchronize(s->stream);
+    CUresult r = sync_stream(s);
     if (r != CUDA_SUCCESS)
         return cu_fail(m, r,
                        "running the %d steps of program '%s' of '%s' (kernels run asynchronously: set "
@@ -908,12 +919,21 @@ void rt_exec_step_time(const srt_session *s, int i, srt_step_time *out) {
     out->runs = s->profile ? s->profile->runs[i] : 0;
 }
 
-/* Copies n bytes from the device to the host, counted in the session's bytes_to_host. */
+/* Copies n bytes from the device to the host, counted in the session's bytes_to_host and call counts. */
 static srt_status copy_to_host(srt_session *s, void *dst, CUdeviceptr src, size_t n, const char *what) {
     CUresult r = s->m->drv.memcpyDtoH(dst, src, n);
     if (r != CUDA_SUCCESS) return cu_fail(s->m, r, "copying %s from the device", what);
     s->bytes_to_host += n;
+    s->calls.copies++;
+    s->calls.bytes += (long long)n;
     return SRT_OK;
+}
+
+/* Copies n bytes from the host to the device, counted in the session's call counts. */
+static CUresult copy_to_device(srt_session *s, CUdeviceptr dst, const void *src, size_t n) {
+    s->calls.copies++;
+    s->calls.bytes += (long long)n;
+    return s->m->drv.memcpyHtoD(dst, src, n);
 }
 
 /*
@@ -926,7 +946,7 @@ static srt_status run_loss(srt_session *s, int T, int first_row, const int32_t *
     int32_t *all = rt_alloc(m->ctx, sizeof *all * (size_t)T);
     if (!all) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     for (int i = 0; i < T; i++) all[i] = i < first_row ? -1 : targets[i - first_row];
-    CUresult r = m->drv.memcpyHtoD(ref_addr(s, p->loss_targets), all, sizeof *all * (size_t)T);
+    CUresult r = copy_to_device(s, ref_addr(s, p->loss_targets), all, sizeof *all * (size_t)T);
     rt_free(m->ctx, all);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "copying %d targets to the device", T);
     SymEnv env = call_env(T, 0);
@@ -943,7 +963,7 @@ static srt_status run_sample(srt_session *s, int T, srt_sampler *smp, int32_t *t
     const RtPlan *p = &m->plan;
     RtSampleParams prm;
     rt_sampler_params(smp, &prm);
-    CUresult r = m->drv.memcpyHtoD(ref_addr(s, p->sample_params), &prm, sizeof prm);
+    CUresult r = copy_to_device(s, ref_addr(s, p->sample_params), &prm, sizeof prm);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "copying the sampling parameters to the device");
     SymEnv env = call_env(T, 0);
     srt_status st = run_program(s, &p->programs[p->sample_program], &env);
@@ -964,7 +984,7 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
     RtDriver *d = &m->drv;
     CUresult r = d->ctxSetCurrent(m->cuctx);
     if (r != CUDA_SUCCESS) return cu_fail(m, r, "cuCtxSetCurrent");
-    if ((r = d->memcpyHtoD(ref_addr(s, p->tokens), tokens, (size_t)T * sizeof(int32_t))) != CUDA_SUCCESS)
+    if ((r = copy_to_device(s, ref_addr(s, p->tokens), tokens, (size_t)T * sizeof(int32_t))) != CUDA_SUCCESS)
         return cu_fail(m, r, "copying %d token ids to the device", T);
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");

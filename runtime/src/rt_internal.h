@@ -409,6 +409,8 @@ struct srt_session {
     RtGraphSlot *graphs;      /* per plan program (NULL when the model runs no graphs) */
     char graph_note[512];     /* why this session stopped capturing graphs ("" while it captures) */
     size_t bytes_to_host;     /* sim, cuda: bytes its forwards copied from the device (srt_session_bytes_to_host) */
+    srt_call_counts calls;    /* sim, cuda: its driver calls (srt_session_call_counts; exec.c counts them) */
+    bool capturing;           /* sim, cuda: its steps are being recorded into a graph (launches not counted) */
     RtProfile *profile;       /* sim, cuda: per-step timing while srt_session_set_profiling is on; NULL when off */
     struct RtLtPlan *lt_plans;/* sim, cuda: RT_LT_WAYS per plan step, the cuBLASLt objects of an epilogue GEMM
                                  (gemm_lt.c); NULL when the plan has no such step */

@@ -509,6 +509,17 @@ size_t srt_session_bytes_to_host(const srt_session *s) {
     return n;
 }
 
+srt_status srt_session_call_counts(const srt_session *s, srt_call_counts *out) {
+    if (!s || !out) return SRT_ERR_INVALID;
+    *out = s->calls;
+    for (int b = 0; s->lanes && b < s->batch; b++) {
+        const srt_call_counts *c = &s->lanes[b]->calls;
+        out->launches += c->launches, out->gemms += c->gemms, out->graph_launches += c->graph_launches;
+        out->syncs += c->syncs, out->copies += c->copies, out->bytes += c->bytes;
+    }
+    return SRT_OK;
+}
+
 /* A single-sequence session of a device backend (profiling's precondition); else the error. */
 static srt_status profiling_session(const srt_session *s, const char *what) {
     if (!s) return SRT_ERR_INVALID;

@@ -122,6 +122,16 @@ check "generate --json --quiet: nothing on stderr" test ! -s "$tmp/ge"
 ids=$(sed 's/.*"ids": \[\([^]]*\)\].*/\1/' "$tmp/g" | tr -d ',')
 check "generate --json ids are the text output's" test "$ids" = "$(cat "$tmp/plain")"
 
+# ---- generate --report: per-step device calls -----------------------------------------------
+"$bin" generate "$model" --backend sim --random-weights 1 --tokens "$tmp/t" --max-new 4 --report --json --quiet >"$tmp/g" || fail=1
+check "generate --report --json: four steps" test "$(grep -o '"step": [0-9]*' "$tmp/g" | wc -l)" -eq 4
+check "generate --report --json: step 0 is the prefill of one sequence" grep -q '"steps": \[{"step": 0, "prefill": true, "batch": 1, "launches": [1-9]' "$tmp/g"
+check "generate --report --json: the last step replays graphs, no launch one by one" \
+    grep -q '{"step": 3, "prefill": false, "batch": 1, "launches": 0, "gemms": 0, "graph_launches": [1-9][0-9]*, "syncs": [1-9]' "$tmp/g"
+"$bin" generate "$model" --backend sim --random-weights 1 --tokens "$tmp/t" --max-new 2 --report >/dev/null 2>"$tmp/r" || fail=1
+check "generate --report: a table of the steps" grep -q '^step  kind     batch  launches  gemms  graphs  syncs  copies      bytes$' "$tmp/r"
+check "generate --report: a decode line" grep -Eq '^   1  decode       1 ' "$tmp/r"
+
 # ---- --progress, --quiet -------------------------------------------------------------------
 "$bin" eval "$model" --backend ref --random-weights 1 --tokens "$tmp/t100" --progress >/dev/null 2>"$tmp/p" || fail=1
 check "eval --progress without a terminal prints lines" grep -q "^shortc: eval: 100/100 tokens (100%)" "$tmp/p"

@@ -84,9 +84,16 @@ static void same_logits(const char *path, const Call *calls, int ncalls, bool sa
     CHECK(want && got && run_round(sn, calls, ncalls, info.vocab, want));
     for (int round = 0; round < 3 && want && got; round++) {
         RtCallCounts before = counts_of(mg);
+        srt_call_counts sb, sa;
+        CHECK(srt_session_call_counts(sg, &sb) == SRT_OK);
         memset(got, 0, sizeof *got * n);
         CHECK(run_round(sg, calls, ncalls, info.vocab, got));
         RtCallCounts after = counts_of(mg);
+        CHECK(srt_session_call_counts(sg, &sa) == SRT_OK);
+        /* the session counts what the simulator's driver saw */
+        CHECK(sa.launches - sb.launches == after.launches - before.launches);
+        CHECK(sa.gemms - sb.gemms == after.gemms - before.gemms);
+        CHECK(sa.graph_launches - sb.graph_launches == after.graph_launches - before.graph_launches);
         if (memcmp(want, got, sizeof *got * n) != 0) {
             fprintf(stderr, "%s: round %d: logits with graphs differ from those without\n", path, round);
             check_failures++;
@@ -120,6 +127,21 @@ static void lt_plans_kept(const char *path, const Call *calls, int ncalls) {
     bool lt = false; /* the plan has a GEMM with an epilogue (gpt2_tiny; mixed_tiny has none) */
     for (int i = 0; i < m->plan.nsteps; i++) lt |= m->plan.steps[i].op == RT_STEP_GEMM && m->plan.steps[i].epilogue != PLAN_EPI_NONE;
     float *out = calloc((size_t)12 * (size_t)info.vocab, sizeof *out);
+    /* one forward of T tokens, steps one by one: the program's launches and GEMMs, one wait, the ids in and the
+     * logits out */
+    int T = calls[0].n, launches = 0, gemms = 0;
+    const RtProgram *pg = rt_plan_program(&m->plan, T);
+    for (int i = pg->first; i < pg->first + pg->nsteps; i++) {
+        launches += m->plan.steps[i].op == RT_STEP_LAUNCH;
+        gemms += m->plan.steps[i].op == RT_STEP_GEMM;
+    }
+    srt_call_counts k0, k1;
+    CHECK(out && srt_session_call_counts(s, &k0) == SRT_OK && srt_forward(s, toks, T, out) == SRT_OK &&
+          srt_session_call_counts(s, &k1) == SRT_OK);
+    CHECK(k1.launches - k0.launches == launches && k1.gemms - k0.gemms == gemms && k1.graph_launches == k0.graph_launches);
+    CHECK(k1.syncs - k0.syncs == 1 && k1.copies - k0.copies == 2);
+    CHECK(k1.bytes - k0.bytes == (long long)T * 4 + (long long)T * info.vocab * 4);
+    CHECK(srt_session_call_counts(NULL, &k1) == SRT_ERR_INVALID);
     RtCallCounts c0, c1, c2;
     c0 = counts_of(m);
     CHECK(out && run_round(s, calls, ncalls, info.vocab, out));
