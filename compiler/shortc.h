@@ -79,6 +79,7 @@ typedef struct Diag {
     int max_errors;    /* stop reporting (not parsing) after this many; default 20 */
     FILE *out;         /* where messages go (stderr by default; tests use a memstream) */
     Arena *arena;      /* owner of Source records */
+    Loc first_error;   /* where the first error with a source position was (LOC_NONE until one is) */
 } Diag;
 
 void diag_init(Diag *d, Arena *a, FILE *out);
@@ -518,6 +519,9 @@ ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_n
 void spec_print(FILE *out, const ModelSpec *s);
 /* Convenience: load, parse and analyse in one call. */
 ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
+/* shortc_load_model of the text[len] of an .arch, named path (diagnostics; imports resolve from its directory). */
+ModelSpec *shortc_load_model_text(Arena *a, Diag *d, const char *path, const char *text, size_t len,
+                                  const char *model_name);
 /* The names of the models defined in path itself (not its imports), in order, into *names
  * (arena); returns their count, or -1 with the error reported in d. */
 int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names);
@@ -918,6 +922,9 @@ typedef enum CompileStop {
 typedef struct CompileOptions {
     const char *path;        /* .arch file to load; ignored when spec is set */
     const char *model;       /* model to resolve in path (NULL: the file's last model) */
+    const char *source;      /* the .arch text itself (source_len bytes), named path in diagnostics and
+                                resolving imports from path's directory; NULL: read path */
+    size_t source_len;       /* bytes at source */
     const ModelSpec *spec;   /* a spec built in memory (tests): load and sema are skipped */
     CompileStop stop;        /* last stage to run */
     bool no_fuse;            /* skip the fusion pass (the graph stays unfused) */

@@ -75,16 +75,36 @@ srt_status srt_context_create(srt_context **out, srt_alloc_fn alloc, void *ud);
 void srt_context_destroy(srt_context *ctx);
 /* Message of the last failure on this context (never NULL). */
 const char *srt_last_error(const srt_context *ctx);
+/* Where the last failure's first compile error is, when that failure was an .arch the compiler rejected
+ * (srt_model_open, srt_model_open_source): *file (owned by the context, valid until its next failure), 1-based
+ * *line and *column, and 1; otherwise *file NULL, 0 and 0, and 0. Any pointer may be NULL. */
+int srt_last_error_location(const srt_context *ctx, const char **file, int *line, int *column);
 const char *srt_status_name(srt_status s);
 const char *srt_backend_name(srt_backend b);
 
 /* Opens an emitted .cu (plan embedded) or an .arch (compiled on the fly). */
 srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt, srt_model **out);
+/* srt_model_open of an .arch given as text[len] (not NUL-terminated), named name in diagnostics (NULL:
+ * "<source>"); its imports resolve from name's directory. */
+srt_status srt_model_open_source(srt_context *ctx, const char *name, const char *text, size_t len,
+                                 const srt_options *opt, srt_model **out);
 void srt_model_close(srt_model *m);
 
 /* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
 srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
+/* One weight tensor in the caller's memory (srt_model_load_tensors). */
+typedef struct srt_tensor {
+    const char *name;       /* the weight's name, as in a safetensors file ("transformer." prefix optional) */
+    const char *dtype;      /* safetensors' name of its element type: "F32", "F16" or "BF16" */
+    const void *data;       /* its elements in C order */
+    size_t nbytes;          /* bytes at data: the product of shape times the element size */
+    const int64_t *shape;   /* rank sizes */
+    int rank;               /* 0 to 8 */
+} srt_tensor;
+/* Weights from tensors[n] in memory, bound exactly as the tensors of a safetensors file
+ * (srt_model_load_weights); the data is read during the call only. */
+srt_status srt_model_load_tensors(srt_model *m, const srt_tensor *tensors, int n);
 /* Writes the weights srt_model_random_weights(m, seed) draws as an F32 safetensors file (the file shapes and
  * names srt_model_load_weights reads back to the same values); written atomically, a symbolic link refused. */
 srt_status srt_model_save_random_weights(srt_model *m, uint64_t seed, const char *path);

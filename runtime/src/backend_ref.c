@@ -57,11 +57,22 @@ static void rt_ref_free(srt_context *ctx, RtRefModel *r) {
     rt_free(ctx, r);
 }
 
-srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
-                           char **plan_json, RtRefModel **ref) {
+/* Records the position of d's first located error as the context's error location. */
+static void set_error_location(srt_context *ctx, const Diag *d) {
+    Loc at = d->first_error;
+    if (at.file < 0 || at.file >= d->nsources) return;
+    int line, col;
+    diag_linecol(d, at, &line, &col);
+    snprintf(ctx->err_file, sizeof ctx->err_file, "%s", d->sources[at.file]->path);
+    ctx->err_line = line;
+    ctx->err_column = col;
+}
+
+srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text, size_t text_len,
+                           const char *model_name, char **cu, size_t *cu_len, char **plan_json, RtRefModel **ref) {
     *cu = NULL;
     *plan_json = NULL;
-    if (access(path, R_OK) != 0) return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    if (!text && access(path, R_OK) != 0) return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     RtRefModel *r = rt_alloc(ctx, sizeof *r);
     if (!r) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     char *msg = NULL;
@@ -74,7 +85,7 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     arena_init(&r->arena);
     diag_init(&r->diag, &r->arena, mf);
     Diag *d = &r->diag;
-    CompileOptions co = {.path = path, .model = model_name};
+    CompileOptions co = {.path = path, .model = model_name, .source = text, .source_len = text_len};
     CompileResult cr;
     bool ok = shortc_compile(&r->arena, d, &co, &cr);
     const EmitResult er = cr.emit;
@@ -83,6 +94,7 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     srt_status st = SRT_OK;
     if (!ok) {
         st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+        set_error_location(ctx, d);
     } else {
         *cu = rt_strndup(ctx, er.cu, er.cu_len);
         *cu_len = er.cu_len;
@@ -303,7 +315,7 @@ static srt_status ref_from_cu(srt_model *m, const char *model_name) {
                         m->path, *source ? source : "(no source recorded)");
     char *cu = NULL, *json = NULL;
     size_t cu_len = 0;
-    srt_status st = rt_compile_arch(ctx, arch, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
+    srt_status st = rt_compile_arch(ctx, arch, NULL, 0, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
     if (st == SRT_OK && !same_plan(m->plan_json, json))
         st = rt_error(ctx, SRT_ERR_UNSUPPORTED,
                       "the ref backend recompiled '%s' for '%s', but it no longer gives the plan embedded in the .cu "
