@@ -69,7 +69,7 @@ static void emit(const char *name, char *cu_path, size_t len) {
     snprintf(arch, sizeof arch, "models/%s.arch", name);
     char *cu = NULL, *plan = NULL;
     size_t cu_len = 0;
-    CHECK(rt_compile_arch(ctx, arch, NULL, &cu, &cu_len, &plan, NULL) == SRT_OK);
+    CHECK(rt_compile_arch(ctx, arch, NULL, 0, NULL, &cu, &cu_len, &plan, NULL) == SRT_OK);
     snprintf(cu_path, len, "%s/%s.cu", dir, name);
     if (cu) rt_test_write(cu_path, cu, cu_len);
     rt_free(ctx, cu);
@@ -153,7 +153,7 @@ int main(void) {
         RtPlan plan;
         char *cusrc = NULL, *pj = NULL;
         size_t cl;
-        CHECK(rt_compile_arch(ctx, arch, NULL, &cusrc, &cl, &pj, NULL) == SRT_OK);
+        CHECK(rt_compile_arch(ctx, arch, NULL, 0, NULL, &cusrc, &cl, &pj, NULL) == SRT_OK);
         CHECK(pj && rt_plan_parse(ctx, arch, pj, strlen(pj), &plan) == SRT_OK);
         char wpath[600];
         snprintf(wpath, sizeof wpath, "%s/%s.safetensors", dir, name);
