@@ -48,7 +48,7 @@ def test_threads_share_a_model_and_its_sessions(tiny):
 
 def test_gil_is_released_during_runs(tiny):
     # a long nll on one thread lets another thread run Python meanwhile
-    ids = np.tile(read_ids("t.txt"), 8)
+    ids = read_ids("t.txt")
     ticks = []
     done = threading.Event()
 
@@ -60,8 +60,8 @@ def test_gil_is_released_during_runs(tiny):
     t = threading.Thread(target=ticker)
     t.start()
     s = tiny.session()
-    for _ in range(5):
-        s.nll(ids, mode="sliding", stride=16)
+    for _ in range(3):
+        s.nll(ids, mode="sliding", stride=8)
     done.set()
     t.join()
     assert len(ticks) > 5
@@ -81,15 +81,17 @@ def test_no_leak_over_10000_calls(tiny):
                 s.forward([1, 300])
             except shortc.Error:
                 pass
-            s.nll(ids)
             if i % 10 == 0:
+                s.nll(ids)
                 tiny.session().generate(ids, max_new=2)
                 tiny.info
 
-    calls(500)  # warm up: allocator pools, caches
+    # a first round settles the allocators (Python's and malloc's pools grow to a plateau of about 1 MB);
+    # a leak then grows the second round by as much again
+    calls(CALLS)
     before = rss_bytes()
     calls(CALLS)
     grown = rss_bytes() - before
-    print("rss growth over %d calls: %d bytes" % (CALLS, grown))
+    print("rss growth over %d calls after %d: %d bytes" % (CALLS, CALLS, grown))
     assert (sys.getrefcount(ids), sys.getrefcount(out), sys.getrefcount(s), sys.getrefcount(tiny)) == refs
-    assert grown < 1 << 20, "RSS grew by %d bytes over %d calls" % (grown, CALLS)
+    assert grown < 256 << 10, "RSS grew by %d bytes over %d calls" % (grown, CALLS)
