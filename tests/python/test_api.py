@@ -206,3 +206,17 @@ def test_tokenizer_equals_cli():
     assert tok.encode("").size == 0
     with pytest.raises(shortc.Error):
         shortc.Tokenizer("/nonexistent/tokenizer.json")
+
+
+def test_example_against_hf_transformers():
+    # examples/python/gpt2_vs_hf.py: gpt2_tiny with HF GPT-2's random weights, logits and greedy tokens equal
+    import subprocess
+    hf_dir = os.environ.get("SHORTC_HF_DIR", "/opt/shortc-hf")
+    if not os.path.isdir(os.path.join(hf_dir, "transformers")):
+        pytest.skip("transformers is not installed in %s (.ci/setup)" % hf_dir)
+    from conftest import SOURCE
+    env = dict(os.environ, PYTHONPATH=hf_dir)
+    r = subprocess.run([sys.executable, os.path.join(SOURCE, "examples", "python", "gpt2_vs_hf.py"), "--atol", "1e-4"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "greedy 16 tokens equal" in r.stdout
