@@ -21,6 +21,8 @@ def test_installed_from_the_wheel():
     # the package comes from the environment the wheel was installed into, with the one abi3 module
     assert os.path.realpath(shortc.__file__).startswith(os.path.realpath(sys.prefix))
     assert shortc._shortc.__file__.endswith("_shortc.abi3.so")
+    here = os.path.dirname(shortc.__file__)
+    assert os.path.isfile(os.path.join(here, "__init__.pyi")) and os.path.isfile(os.path.join(here, "py.typed"))
     assert shortc.version() == cli("--version").stdout.split()[1]
 
 
