@@ -112,6 +112,96 @@ static bool cuda_present(void) {
     return h != NULL;
 }
 
+/* gpt2_tiny's logits of toks[0..n) on m with its current weights (malloc'd), or NULL. */
+static float *logits_of(srt_model *m, int n) {
+    srt_model_info info;
+    srt_session *s = NULL;
+    if (srt_model_get_info(m, &info) != SRT_OK || srt_session_create(m, 1, &s) != SRT_OK) return NULL;
+    float *l = malloc(sizeof *l * (size_t)n * (size_t)info.vocab);
+    if (srt_forward(s, toks, n, l) != SRT_OK) {
+        fprintf(stderr, "forward: %s\n", srt_last_error(ctx));
+        free(l);
+        l = NULL;
+    }
+    srt_session_destroy(s);
+    return l;
+}
+
+/* srt_model_open_source (an .arch as text, its imports found from its name), srt_last_error_location, and
+ * srt_model_load_tensors (weights from memory, checked like a file's). */
+static void check_source_and_tensors(const srt_options *opt) {
+    const char *bad = "model x {\n  vocab 10;\n  bogus 3;\n}\n";
+    char name[600];
+    snprintf(name, sizeof name, "%s/x.arch", dir);
+    srt_model *m = (srt_model *)1;
+    const char *file = NULL;
+    int line = 0, col = 0;
+    CHECK(srt_model_open_source(ctx, name, bad, strlen(bad), opt, &m) == SRT_ERR_FORMAT && m == NULL);
+    CHECK(srt_last_error_location(ctx, &file, &line, &col) == 1);
+    CHECK(file && strcmp(file, name) == 0 && line == 3 && col == 3);
+    CHECK_HAS(srt_last_error(ctx), "x.arch:3:3: error: unknown setting 'bogus'\n  bogus 3;\n  ^~~~~");
+    CHECK(srt_model_open_source(ctx, NULL, "model\0", 6, opt, &m) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "<source>: the .arch text contains a NUL byte");
+    CHECK(srt_last_error_location(ctx, &file, &line, &col) == 0 && file == NULL && line == 0);
+
+    /* the text of gpt2_tiny.arch named beside it: its import of gpt2_small.arch is found */
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(rt_read_file(ctx, "models/gpt2_tiny.arch", &text, &len) == SRT_OK);
+    srt_model *a = NULL, *b = NULL;
+    CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", opt, &a) == SRT_OK);
+    CHECK(srt_model_open_source(ctx, "models/text_copy.arch", text, len, opt, &b) == SRT_OK);
+    srt_free(ctx, text);
+    if (!a || !b) return;
+    CHECK(srt_model_random_weights(a, 5) == SRT_OK);
+    float *want = logits_of(a, 12);
+
+    /* the same weights as tensors in memory: identical logits */
+    char wpath[600];
+    snprintf(wpath, sizeof wpath, "%s/tensors.safetensors", dir);
+    CHECK(srt_model_save_random_weights(a, 5, wpath) == SRT_OK);
+    RtSafetensors sf;
+    CHECK(rt_st_open(ctx, wpath, &sf) == SRT_OK);
+    srt_tensor *ts = calloc((size_t)sf.ntensors, sizeof *ts);
+    for (int i = 0; i < sf.ntensors; i++) {
+        const RtStTensor *t = &sf.tensors[i];
+        ts[i] = (srt_tensor){.name = t->name, .dtype = "F32", .data = sf.data + t->begin, .nbytes = t->end - t->begin,
+                             .shape = t->shape, .rank = t->rank};
+    }
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_OK);
+    float *got = logits_of(b, 12);
+    srt_model_info info;
+    CHECK(srt_model_get_info(b, &info) == SRT_OK);
+    if (want && got) CHECK(memcmp(want, got, sizeof *got * 12 * (size_t)info.vocab) == 0);
+    free(got);
+
+    /* refused: a missing tensor (named), a wrong dtype, a size that is not the shape's, a name given twice;
+     * each failure keeps the weights loaded before */
+    CHECK(srt_model_load_tensors(b, ts + 1, sf.ntensors - 1) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), ts[0].name);
+    srt_tensor keep = ts[0];
+    ts[0].dtype = "I32";
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "dtype 'I32' is not supported");
+    ts[0] = keep;
+    ts[0].nbytes -= 4;
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "bytes, given");
+    ts[0] = keep;
+    ts[1].name = ts[0].name;
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "duplicate tensor name");
+    CHECK(srt_model_load_tensors(b, NULL, 3) == SRT_ERR_INVALID);
+    got = logits_of(b, 12);
+    if (want && got) CHECK(memcmp(want, got, sizeof *got * 12 * (size_t)info.vocab) == 0);
+    free(got);
+    free(ts);
+    free(want);
+    rt_st_close(&sf);
+    srt_model_close(a);
+    srt_model_close(b);
+}
+
 int main(void) {
     CHECK(chdir(SHORTC_SOURCE_DIR) == 0); /* plans record their .arch relative to the source tree */
     if (!rt_test_mkdtemp(dir, sizeof dir, "model")) return check_done("test_model");
@@ -264,6 +354,9 @@ int main(void) {
     opt.model_name = "no_such_model";
     CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", &opt, &m) == SRT_ERR_FORMAT);
     CHECK_HAS(srt_last_error(ctx), "no_such_model");
+    CHECK(srt_last_error_location(ctx, NULL, NULL, NULL) == 0); /* a diagnostic without a position */
+    opt.model_name = NULL;
+    check_source_and_tensors(&opt);
 
     CHECK(cnt.live == 1);
     srt_context_destroy(ctx);
