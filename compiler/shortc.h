@@ -519,6 +519,10 @@ ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_n
 void spec_print(FILE *out, const ModelSpec *s);
 /* Convenience: load, parse and analyse in one call. */
 ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
+/* The boolean masks of every layer and head of s on n tokens from position 0 into out [layers, heads, n, n]
+ * (zeroed by the caller): out[l, h, i, j] = 1 when query i of head h in layer l sees key j (`shortc mask`,
+ * srt_mask). False with err ("layer L: why") on a bad pattern parameter. */
+bool attn_masks_fill(const ModelSpec *s, int n, unsigned char *out, char *err, size_t errlen);
 /* shortc_load_model of the text[len] of an .arch, named path (diagnostics; imports resolve from its directory). */
 ModelSpec *shortc_load_model_text(Arena *a, Diag *d, const char *path, const char *text, size_t len,
                                   const char *model_name);

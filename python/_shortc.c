@@ -719,6 +719,41 @@ static PyType_Spec Tokenizer_spec = {"shortc._shortc.Tokenizer", sizeof(Tokenize
 /* Module                                                              */
 /* ------------------------------------------------------------------ */
 
+/* _shortc.mask(path, source, model_name, ntokens) -> (bytes, layers, heads): srt_mask. */
+static PyObject *mod_mask(PyObject *mod, PyObject *args) {
+    (void)mod;
+    const char *path, *model_name, *source = NULL;
+    Py_ssize_t source_len = 0;
+    int ntokens;
+    if (!PyArg_ParseTuple(args, "sz#zi", &path, &source, &source_len, &model_name, &ntokens)) return NULL;
+    srt_context *ctx;
+    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return PyErr_NoMemory();
+    Failure *f = malloc(sizeof *f);
+    if (!f) {
+        srt_context_destroy(ctx);
+        return PyErr_NoMemory();
+    }
+    uint8_t *masks = NULL;
+    int layers = 0, heads = 0;
+    srt_status st;
+    Py_BEGIN_ALLOW_THREADS /* the context is this call's own */
+    st = srt_mask(ctx, path, source, (size_t)source_len, model_name, ntokens, &masks, &layers, &heads);
+    if (st != SRT_OK) failure_capture(ctx, st, f);
+    Py_END_ALLOW_THREADS
+    PyObject *r = NULL;
+    if (st != SRT_OK) {
+        raise_failure(f);
+    } else {
+        size_t bytes = (size_t)layers * (size_t)heads * (size_t)ntokens * (size_t)ntokens;
+        PyObject *b = PyBytes_FromStringAndSize((const char *)masks, (Py_ssize_t)bytes);
+        if (b) r = Py_BuildValue("Nii", b, layers, heads);
+    }
+    srt_free(ctx, masks);
+    srt_context_destroy(ctx);
+    free(f);
+    return r;
+}
+
 static PyObject *mod_version(PyObject *mod, PyObject *noargs) {
     (void)mod;
     (void)noargs;
@@ -729,6 +764,7 @@ static PyMethodDef module_methods[] = {
     {"open", mod_open, METH_VARARGS,
      "open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite) -> Model."},
     {"tokenizer", mod_tokenizer, METH_VARARGS, "tokenizer(path, merges=None) -> Tokenizer."},
+    {"mask", mod_mask, METH_VARARGS, "mask(path, source, model_name, ntokens) -> (bytes, layers, heads): srt_mask."},
     {"version", mod_version, METH_NOARGS, "version() -> str: srt_version()."},
     {NULL, NULL, 0, NULL},
 };

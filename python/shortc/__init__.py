@@ -15,7 +15,7 @@ import numpy as np
 from . import _shortc
 from ._shortc import CompileError, Error
 
-__all__ = ["compile", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
+__all__ = ["compile", "mask", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
 
 _BACKENDS = ("auto", "ref", "sim", "cuda")
 
@@ -266,6 +266,26 @@ class Session:
         return gen[:n]
 
 
+def _source_args(path_or_source: Union[str, "os.PathLike[str]"], name: Optional[str]) -> tuple:
+    """(path, source bytes or None): an .arch path as it is, or .arch text (a str holding a newline or a '{')
+    named name (default "<source>")."""
+    text = os.fspath(path_or_source)
+    if isinstance(text, str) and ("\n" in text or "{" in text):
+        return name or "<source>", text.encode()
+    return text, None
+
+
+def mask(path_or_source: Union[str, "os.PathLike[str]"], tokens: int, model: Optional[str] = None, *,
+         name: Optional[str] = None) -> np.ndarray:
+    """The boolean attention masks of a model on a forward of tokens tokens from position 0 (srt_mask, as
+    ``shortc mask``): bool [layers, heads, tokens, tokens], True where query i of head h in layer l sees
+    key j. path_or_source, model and name as for :func:`compile`."""
+    path, source = _source_args(path_or_source, name)
+    data, layers, heads = _shortc.mask(path, source, model, int(tokens))
+    n = int(tokens)
+    return np.frombuffer(data, dtype=np.bool_).reshape(layers, heads, n, n).copy()
+
+
 def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str] = None, *,
             backend: str = "auto", name: Optional[str] = None, sim_threads: int = 0, sim_checked: bool = True,
             cache_dir: Optional[str] = None, allow_nonfinite_weights: bool = False) -> Model:
@@ -273,13 +293,11 @@ def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str]
     str containing a newline or a '{'); model names one of its models (None: the last). The model is opened
     on backend ("auto": cuda with a GPU, else sim). A rejected .arch raises CompileError with file, line,
     column and caret; name is the text's file name in those messages (and where its imports are found)."""
-    text = os.fspath(path_or_source)
-    is_source = isinstance(text, str) and ("\n" in text or "{" in text)
     if backend not in _BACKENDS:
         raise ValueError("shortc: unknown backend '%s' (auto, ref, sim or cuda)" % backend)
-    args = dict(path=(name or "<source>") if is_source else text, source=text.encode() if is_source else None,
-                model=model, backend=backend, sim_threads=int(sim_threads), sim_checked=bool(sim_checked),
-                cache_dir=cache_dir, allow_nonfinite=bool(allow_nonfinite_weights))
+    path, source = _source_args(path_or_source, name)
+    args = dict(path=path, source=source, model=model, backend=backend, sim_threads=int(sim_threads),
+                sim_checked=bool(sim_checked), cache_dir=cache_dir, allow_nonfinite=bool(allow_nonfinite_weights))
     handle = _shortc.open(args["path"], args["source"], model, backend, args["sim_threads"], args["sim_checked"],
                           cache_dir, args["allow_nonfinite"])
     return Model(handle, args)

@@ -24,6 +24,9 @@ def compile(path_or_source: _Path, model: Optional[str] = None, *, backend: str 
             name: Optional[str] = None, sim_threads: int = 0, sim_checked: bool = True,
             cache_dir: Optional[str] = None, allow_nonfinite_weights: bool = False) -> Model: ...
 
+def mask(path_or_source: _Path, tokens: int, model: Optional[str] = None, *,
+         name: Optional[str] = None) -> npt.NDArray[np.bool_]: ...
+
 class Model:
     @property
     def info(self) -> Dict[str, Any]: ...

@@ -350,6 +350,16 @@ srt_status srt_cache_text_put(srt_context *ctx, const char *cache_dir, const cha
                               const char *ext, const char *text, size_t len);
 
 /*
+ * The boolean attention masks of an .arch model (`shortc mask`; docs/attention/README.md): the file at path, or
+ * text[text_len] named path when text is not NULL; model_name NULL: its last model. On a forward of ntokens
+ * (1 to the model's segment) from position 0, *masks [*layers, *heads, ntokens, ntokens] (free with srt_free)
+ * holds 1 where query i of head h in layer l sees key j, from the same pattern the interpreter and the emitted
+ * kernels use. A rejected .arch is SRT_ERR_FORMAT with the compiler's diagnostics (srt_last_error_location).
+ */
+srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
+                    int ntokens, uint8_t **masks, int *layers, int *heads);
+
+/*
  * .npy helpers (C order), for logits files and simulator buffers.
  * srt_npy_read* allocate *data with the context's allocator (free with srt_free).
  */

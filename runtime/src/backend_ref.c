@@ -117,6 +117,56 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text,
     return st;
 }
 
+srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
+                    int ntokens, uint8_t **masks, int *layers, int *heads) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (masks) *masks = NULL;
+    if (!path || !masks || !layers || !heads)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_mask: path, masks, layers and heads must not be NULL");
+    if (text && memchr(text, 0, text_len))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the .arch text contains a NUL byte", path);
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    Arena arena;
+    arena_init(&arena);
+    Diag d;
+    diag_init(&d, &arena, mf);
+    CompileOptions co = {.path = path, .model = model_name, .source = text, .source_len = text_len,
+                         .stop = COMPILE_STOP_AFTER_SEMA};
+    CompileResult cr;
+    bool ok = shortc_compile(&arena, &d, &co, &cr);
+    d.out = NULL;
+    fclose(mf);
+    srt_status st = SRT_OK;
+    const ModelSpec *spec = cr.spec;
+    if (!ok) {
+        st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+        set_error_location(ctx, &d);
+    } else if (ntokens < 1 || ntokens > spec->segment) {
+        st = rt_error(ctx, SRT_ERR_INVALID, "srt_mask: %d tokens: %s takes 1 to %d (its segment)", ntokens, spec->name,
+                      spec->segment);
+    } else {
+        size_t total = (size_t)spec->n_layers * (size_t)spec->n_heads * (size_t)ntokens * (size_t)ntokens;
+        uint8_t *out = rt_alloc(ctx, total ? total : 1); /* zero-filled */
+        char err[300];
+        if (!out) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_mask: out of memory for %zu bytes", total);
+        else if (!attn_masks_fill(spec, ntokens, out, err, sizeof err)) st = rt_error(ctx, SRT_ERR_FORMAT, "%s: %s", path, err);
+        if (st == SRT_OK) {
+            *masks = out;
+            *layers = spec->n_layers;
+            *heads = spec->n_heads;
+        } else {
+            rt_free(ctx, out);
+        }
+    }
+    free(msg);
+    compile_result_free(&cr);
+    arena_free(&arena);
+    return st;
+}
+
 /* Takes ownership of vals[i] (freed on failure). */
 static srt_status bind_weights(srt_model *m, float **vals) {
     srt_context *ctx = m->ctx;

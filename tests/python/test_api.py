@@ -222,3 +222,22 @@ def test_example_against_hf_transformers():
                        capture_output=True, text=True, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "greedy 16 tokens equal" in r.stdout
+
+
+def test_mask_equals_cli(tmp_path):
+    for name, n in (("bigbird_lm", 96), ("gaussian_tiny", 16), ("gpt2_tiny", 8)):
+        arch = os.path.join(os.path.dirname(TINY), name + ".arch")
+        out = str(tmp_path / (name + ".npy"))
+        cli("mask", arch, "--tokens", str(n), "-o", out)
+        want = np.load(out)
+        got = shortc.mask(arch, n)
+        assert got.dtype == np.bool_ and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+    causal = shortc.mask(TINY, 8)
+    assert (causal == np.tril(np.ones((8, 8), dtype=bool))).all()
+    with pytest.raises(shortc.Error, match="its segment") as ei:
+        shortc.mask(TINY, 129)
+    assert ei.value.status == "SRT_ERR_INVALID"
+    with pytest.raises(shortc.CompileError) as ei:
+        shortc.mask("model x {\n  nope 1;\n}\n", 4, name="m.arch")
+    assert (ei.value.file, ei.value.line, ei.value.column) == ("m.arch", 2, 3)

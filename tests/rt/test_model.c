@@ -144,6 +144,18 @@ static void check_source_and_tensors(const srt_options *opt) {
     CHECK_HAS(srt_last_error(ctx), "<source>: the .arch text contains a NUL byte");
     CHECK(srt_last_error_location(ctx, &file, &line, &col) == 0 && file == NULL && line == 0);
 
+    /* srt_mask: the causal triangle of gpt2_tiny, every layer and head; refusals */
+    uint8_t *mk = NULL;
+    int layers = 0, heads = 0;
+    CHECK(srt_mask(ctx, "models/gpt2_tiny.arch", NULL, 0, NULL, 5, &mk, &layers, &heads) == SRT_OK);
+    CHECK(layers == 2 && heads == 4);
+    for (int k = 0; mk && k < layers * heads * 25; k++) CHECK(mk[k] == ((k % 25) % 5 <= (k % 25) / 5));
+    srt_free(ctx, mk);
+    CHECK(srt_mask(ctx, "models/gpt2_tiny.arch", NULL, 0, NULL, 129, &mk, &layers, &heads) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "129 tokens: gpt2_tiny takes 1 to 128 (its segment)");
+    CHECK(srt_mask(ctx, name, bad, strlen(bad), NULL, 4, &mk, &layers, &heads) == SRT_ERR_FORMAT && mk == NULL);
+    CHECK(srt_last_error_location(ctx, NULL, &line, &col) == 1 && line == 3 && col == 3);
+
     /* the text of gpt2_tiny.arch named beside it: its import of gpt2_small.arch is found */
     char *text = NULL;
     size_t len = 0;
