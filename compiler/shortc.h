@@ -1127,6 +1127,15 @@ bool cost_call(Graph *g, const DeviceSpec *dev, bool cached, int t, ModeCost *ou
  * Returns NULL with a message in why (window, stride or overlap out of range).
  */
 ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen);
+/* Bytes an operation reads and writes, and its arithmetic intensity ((flops + other ops) / bytes; 0 without bytes). */
+double op_cost_bytes(const OpCost *c);
+double op_cost_intensity(const OpCost *c);
+/* The JSON of `shortc compare --json` (cost_json.c; schema shortc.compare/1): one model's object (name, path,
+ * sizes, forward, attention, modes, steps at dev), and the document around the models (an empty "models"
+ * array to append them to). cJSON objects; the caller owns them. */
+struct cJSON;
+struct cJSON *cost_model_json(const ModelCost *m, const char *path, const DeviceSpec *dev);
+struct cJSON *cost_compare_json(const DeviceSpec *dev);
 
 /* ------------------------------------------------------------------ */
 /* Static kernel facts (kernel_facts.c): text read from NVRTC's output  */
