@@ -754,6 +754,41 @@ static PyObject *mod_mask(PyObject *mod, PyObject *args) {
     return r;
 }
 
+/* _shortc.compare([(path, model_or_None), ...], device_or_None, window, stride, overlap) -> str: srt_compare_json. */
+static PyObject *mod_compare(PyObject *mod, PyObject *args) {
+    (void)mod;
+    PyObject *list;
+    srt_cost_options o;
+    if (!PyArg_ParseTuple(args, "O!ziii", &PyList_Type, &list, &o.device, &o.window, &o.stride, &o.overlap)) return NULL;
+    Py_ssize_t n = PyList_Size(list);
+    if (n < 1 || n > 4096) return PyErr_Format(PyExc_ValueError, "compare: %zd models (1 to 4096)", n);
+    const char **paths = calloc((size_t)n, sizeof *paths), **models = calloc((size_t)n, sizeof *models);
+    Failure *f = malloc(sizeof *f);
+    srt_context *ctx = NULL;
+    PyObject *r = NULL;
+    if (!paths || !models || !f || srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) /* the strings stay alive: the list holds the tuples */
+        if (!PyArg_ParseTuple(PyList_GetItem(list, i), "sz", &paths[i], &models[i])) goto done;
+    char *json = NULL;
+    srt_status st;
+    Py_BEGIN_ALLOW_THREADS /* the context is this call's own */
+    st = srt_compare_json(ctx, paths, models, (int)n, &o, &json);
+    if (st != SRT_OK) failure_capture(ctx, st, f);
+    Py_END_ALLOW_THREADS
+    if (st != SRT_OK) raise_failure(f);
+    else r = PyUnicode_FromString(json);
+    srt_free(ctx, json);
+done:
+    srt_context_destroy(ctx);
+    free(paths);
+    free(models);
+    free(f);
+    return r;
+}
+
 static PyObject *mod_version(PyObject *mod, PyObject *noargs) {
     (void)mod;
     (void)noargs;
@@ -764,6 +799,8 @@ static PyMethodDef module_methods[] = {
     {"open", mod_open, METH_VARARGS,
      "open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite) -> Model."},
     {"tokenizer", mod_tokenizer, METH_VARARGS, "tokenizer(path, merges=None) -> Tokenizer."},
+    {"compare", mod_compare, METH_VARARGS,
+     "compare([(path, model), ...], device, window, stride, overlap) -> str: srt_compare_json."},
     {"mask", mod_mask, METH_VARARGS, "mask(path, source, model_name, ntokens) -> (bytes, layers, heads): srt_mask."},
     {"version", mod_version, METH_NOARGS, "version() -> str: srt_version()."},
     {NULL, NULL, 0, NULL},

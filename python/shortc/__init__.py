@@ -15,7 +15,7 @@ import numpy as np
 from . import _shortc
 from ._shortc import CompileError, Error
 
-__all__ = ["compile", "mask", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
+__all__ = ["compile", "compare", "mask", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
 
 _BACKENDS = ("auto", "ref", "sim", "cuda")
 
@@ -284,6 +284,21 @@ def mask(path_or_source: Union[str, "os.PathLike[str]"], tokens: int, model: Opt
     data, layers, heads = _shortc.mask(path, source, model, int(tokens))
     n = int(tokens)
     return np.frombuffer(data, dtype=np.bool_).reshape(layers, heads, n, n).copy()
+
+
+def compare(*models: Union[str, "os.PathLike[str]", tuple], device: Optional[str] = None, window: int = 0,
+            stride: int = 0, overlap: Optional[int] = None) -> Dict[str, Any]:
+    """The cost model of .arch models side by side (srt_compare_json): the JSON ``shortc compare --json``
+    prints, as a dict (schema shortc.compare/1; docs/cost-model.md). Each model is a path (its last model) or
+    a (path, model name) pair; device, window, stride and overlap are the CLI's options (defaults: h100-sxm,
+    each model's segment, W/2, W/4)."""
+    import json
+    refs = []
+    for m in models:
+        path, name = (m[0], m[1]) if isinstance(m, tuple) else (m, None)
+        refs.append((os.fspath(path), name))
+    text = _shortc.compare(refs, device, int(window), int(stride), -1 if overlap is None else int(overlap))
+    return json.loads(text)
 
 
 def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str] = None, *,

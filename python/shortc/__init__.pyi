@@ -1,6 +1,6 @@
 # Type stubs of the shortc package (python/shortc/__init__.py; docs/python.md).
 import os
-from typing import Any, Dict, Mapping, Optional, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,8 @@ def compile(path_or_source: _Path, model: Optional[str] = None, *, backend: str 
             name: Optional[str] = None, sim_threads: int = 0, sim_checked: bool = True,
             cache_dir: Optional[str] = None, allow_nonfinite_weights: bool = False) -> Model: ...
 
+def compare(*models: Union[_Path, Tuple[_Path, str]], device: Optional[str] = None, window: int = 0,
+            stride: int = 0, overlap: Optional[int] = None) -> Dict[str, Any]: ...
 def mask(path_or_source: _Path, tokens: int, model: Optional[str] = None, *,
          name: Optional[str] = None) -> npt.NDArray[np.bool_]: ...
 

@@ -359,6 +359,23 @@ srt_status srt_cache_text_put(srt_context *ctx, const char *cache_dir, const cha
 srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
                     int ntokens, uint8_t **masks, int *layers, int *heads);
 
+/* Options of srt_compare_json: those of `shortc compare`. */
+typedef struct srt_cost_options {
+    const char *device;   /* the roofline device, a name of `shortc compare --device` (NULL: "h100-sxm") */
+    int window;           /* W, tokens per forward (0: each model's segment) */
+    int stride;           /* the sliding mode's stride (0: W/2) */
+    int overlap;          /* the windows mode's overlap K (-1: W/4; 0 is an overlap of 0) */
+} srt_cost_options;
+/*
+ * The cost model of .arch models side by side: *json (free with srt_free) is the document
+ * `shortc compare --json` prints (schema shortc.compare/1, docs/cost-model.md) for paths[n], each its last
+ * model or models[i] when models is not NULL and models[i] is not. opt NULL: the defaults (overlap -1).
+ * A rejected .arch is SRT_ERR_FORMAT with the compiler's diagnostics; an option a model cannot take
+ * SRT_ERR_INVALID.
+ */
+srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const char *const *models, int n,
+                            const srt_cost_options *opt, char **json);
+
 /*
  * .npy helpers (C order), for logits files and simulator buffers.
  * srt_npy_read* allocate *data with the context's allocator (free with srt_free).

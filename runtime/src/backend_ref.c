@@ -167,6 +167,65 @@ srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t
     return st;
 }
 
+srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const char *const *models, int n,
+                            const srt_cost_options *opt, char **json) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (json) *json = NULL;
+    if (!paths || !json || n < 1) return rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: no models, or json is NULL");
+    srt_cost_options o = {0};
+    if (opt) o = *opt;
+    const DeviceSpec *dev = device_find(o.device ? o.device : "h100-sxm");
+    if (!dev) {
+        char known[512];
+        int k = 0;
+        for (int i = 0; i < ndevices && k < (int)sizeof known - 40; i++)
+            k += snprintf(known + k, sizeof known - (size_t)k, " %s", device_table[i].name);
+        return rt_error(ctx, SRT_ERR_INVALID, "unknown device '%s'; known:%s", o.device, known);
+    }
+    if (o.window < 0 || o.stride < 0 || o.overlap < -1)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: window %d, stride %d, overlap %d", o.window, o.stride,
+                        o.overlap);
+    CostOptions copt = {.window = o.window, .stride = o.stride, .overlap = o.overlap < 0 ? 0 : o.overlap,
+                        .overlap_given = o.overlap >= 0, .device = dev};
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    Arena arena;
+    arena_init(&arena);
+    Diag d;
+    diag_init(&d, &arena, mf);
+    cJSON *root = cost_compare_json(dev), *list = cJSON_GetObjectItemCaseSensitive(root, "models");
+    srt_status st = SRT_OK;
+    for (int i = 0; i < n && st == SRT_OK; i++) {
+        CompileOptions co = {.path = paths[i], .model = models ? models[i] : NULL, .stop = COMPILE_STOP_AFTER_PASSES};
+        CompileResult cr;
+        char why[256];
+        if (!paths[i]) {
+            st = rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: path %d is NULL", i);
+        } else if (!shortc_compile(&arena, &d, &co, &cr) || !cr.graph) {
+            fflush(mf);
+            st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+            set_error_location(ctx, &d);
+        } else {
+            ModelCost *mc = cost_model(cr.graph, &copt, why, sizeof why);
+            if (!mc) st = rt_error(ctx, SRT_ERR_INVALID, "%s (%s): %s", cr.graph->spec->name, paths[i], why);
+            else cJSON_AddItemToArray(list, cost_model_json(mc, paths[i], dev));
+        }
+        if (paths[i]) compile_result_free(&cr);
+    }
+    d.out = NULL;
+    fclose(mf);
+    free(msg);
+    char *text = st == SRT_OK ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    arena_free(&arena);
+    if (st == SRT_OK && !text) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
+    if (st == SRT_OK && !(*json = rt_strdup(ctx, text))) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
+    free(text);
+    return st;
+}
+
 /* Takes ownership of vals[i] (freed on failure). */
 static srt_status bind_weights(srt_model *m, float **vals) {
     srt_context *ctx = m->ctx;

@@ -241,3 +241,19 @@ def test_mask_equals_cli(tmp_path):
     with pytest.raises(shortc.CompileError) as ei:
         shortc.mask("model x {\n  nope 1;\n}\n", 4, name="m.arch")
     assert (ei.value.file, ei.value.line, ei.value.column) == ("m.arch", 2, 3)
+
+
+def test_compare_equals_cli():
+    import json
+    models = [os.path.join(os.path.dirname(TINY), m + ".arch") for m in ("gpt2_small", "bigbird_lm")]
+    want = json.loads(cli("compare", *models, "--json").stdout)
+    assert shortc.compare(*models) == want
+    want = json.loads(cli("compare", models[0], "--device", "a100-sxm", "--window", "512", "--stride", "128",
+                          "--overlap", "0", "--json").stdout)
+    assert shortc.compare(models[0], device="a100-sxm", window=512, stride=128, overlap=0) == want
+    got = shortc.compare((TINY, "gpt2_small"))
+    assert got["schema"] == "shortc.compare/1" and got["models"][0]["name"] == "gpt2_small"
+    with pytest.raises(shortc.Error, match="unknown device 'z80'"):
+        shortc.compare(TINY, device="z80")
+    with pytest.raises(shortc.Error, match="cannot read"):
+        shortc.compare("/nonexistent.arch")

@@ -156,6 +156,25 @@ static void check_source_and_tensors(const srt_options *opt) {
     CHECK(srt_mask(ctx, name, bad, strlen(bad), NULL, 4, &mk, &layers, &heads) == SRT_ERR_FORMAT && mk == NULL);
     CHECK(srt_last_error_location(ctx, NULL, &line, &col) == 1 && line == 3 && col == 3);
 
+    /* srt_compare_json: the document of shortc compare --json; refusals */
+    const char *paths[2] = {"models/gpt2_tiny.arch", "models/gpt2_tiny.arch"}, *names[2] = {NULL, "gpt2_small"};
+    char *json = NULL;
+    CHECK(srt_compare_json(ctx, paths, names, 2, NULL, &json) == SRT_OK && json);
+    if (json) {
+        CHECK_HAS(json, "\"schema\":\t\"shortc.compare/1\"");
+        CHECK_HAS(json, "\"device\":\t\"h100-sxm\"");
+        CHECK(strstr(json, "\"name\":\t\"gpt2_tiny\"") < strstr(json, "\"name\":\t\"gpt2_small\""));
+    }
+    srt_free(ctx, json);
+    srt_cost_options co = {.device = "z80", .overlap = -1};
+    CHECK(srt_compare_json(ctx, paths, NULL, 1, &co, &json) == SRT_ERR_INVALID && json == NULL);
+    CHECK_HAS(srt_last_error(ctx), "unknown device 'z80'; known: h100-sxm");
+    CHECK(srt_compare_json(ctx, paths, NULL, 0, NULL, &json) == SRT_ERR_INVALID);
+    paths[1] = name;
+    rt_test_write(name, bad, strlen(bad));
+    CHECK(srt_compare_json(ctx, paths, NULL, 2, NULL, &json) == SRT_ERR_FORMAT && json == NULL);
+    CHECK(srt_last_error_location(ctx, NULL, &line, &col) == 1 && line == 3 && col == 3);
+
     /* the text of gpt2_tiny.arch named beside it: its import of gpt2_small.arch is found */
     char *text = NULL;
     size_t len = 0;
