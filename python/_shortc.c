@@ -348,10 +348,12 @@ static PyObject *Session_type;
 static void Session_dealloc(PyObject *self) {
     SessionObject *so = (SessionObject *)self;
     if (so->session) {
-        Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&so->model->lock);
+        if (pthread_mutex_trylock(&so->model->lock) != 0) { /* another thread runs the model: wait without the GIL */
+            Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&so->model->lock);
+            Py_END_ALLOW_THREADS
+        }
         srt_session_destroy(so->session);
         pthread_mutex_unlock(&so->model->lock);
-        Py_END_ALLOW_THREADS
     }
     Py_XDECREF(so->model);
     PyTypeObject *tp = Py_TYPE(self);

@@ -18,6 +18,9 @@
  * and srt_session_reset starts over. rt_backend_ref is the table shortrt.c
  * calls; opened on an emitted .cu, it recompiles the .arch the plan names and
  * checks that it still gives the .cu's plan.
+ *
+ * Being the runtime's one door to the compiler, it also holds the public calls that only compile:
+ * srt_mask (the attention masks of `shortc mask`) and srt_compare_json (the cost JSON of `shortc compare`).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
