@@ -70,7 +70,9 @@ static int set_attr(PyObject *exc, const char *attr, PyObject *value) {
 /* Raises f as shortc.CompileError (with file, line, column, caret) or shortc.Error; returns NULL. */
 static PyObject *raise_failure(const Failure *f) {
     PyObject *type = f->file[0] ? CompileError_type : Error_type;
-    PyObject *exc = PyObject_CallFunction(type, "s", f->msg);
+    PyObject *msg = PyUnicode_DecodeUTF8(f->msg, (Py_ssize_t)strlen(f->msg), "replace"); /* paths need not be UTF-8 */
+    PyObject *exc = msg ? PyObject_CallFunctionObjArgs(type, msg, NULL) : NULL;
+    Py_XDECREF(msg);
     if (!exc) return NULL;
     int bad = set_attr(exc, "status", PyUnicode_FromString(srt_status_name(f->status)));
     if (!bad && f->file[0]) {
@@ -148,16 +150,31 @@ static int backend_from_name(const char *name) {
     return -1;
 }
 
+static PyObject *model_open(const char *path, const char *source, Py_ssize_t source_len, const char *model_name,
+                            const char *backend, int sim_threads, int sim_checked, const char *cache_dir,
+                            int allow_nonfinite);
+
 /* _shortc.open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite) ->
  * Model: the .arch or .cu at path, or (source not None) the .arch text source named path. */
 static PyObject *mod_open(PyObject *mod, PyObject *args) {
     (void)mod;
-    const char *path, *model_name, *backend, *cache_dir, *source = NULL;
+    PyObject *path_bytes;
+    const char *model_name, *backend, *cache_dir, *source = NULL;
     Py_ssize_t source_len = 0;
     int sim_threads, sim_checked, allow_nonfinite;
-    if (!PyArg_ParseTuple(args, "sz#zsipzp", &path, &source, &source_len, &model_name, &backend, &sim_threads,
-                          &sim_checked, &cache_dir, &allow_nonfinite))
+    if (!PyArg_ParseTuple(args, "O&z#zsipzp", PyUnicode_FSConverter, &path_bytes, &source, &source_len, &model_name,
+                          &backend, &sim_threads, &sim_checked, &cache_dir, &allow_nonfinite))
         return NULL;
+    PyObject *r = model_open(PyBytes_AsString(path_bytes), source, source_len, model_name, backend, sim_threads,
+                             sim_checked, cache_dir, allow_nonfinite);
+    Py_DECREF(path_bytes);
+    return r;
+}
+
+/* mod_open with its arguments converted. */
+static PyObject *model_open(const char *path, const char *source, Py_ssize_t source_len, const char *model_name,
+                            const char *backend, int sim_threads, int sim_checked, const char *cache_dir,
+                            int allow_nonfinite) {
     int b = backend_from_name(backend);
     if (b < 0) return NULL;
     srt_options opt;
@@ -724,15 +741,19 @@ static PyType_Spec Tokenizer_spec = {"shortc._shortc.Tokenizer", sizeof(Tokenize
 /* _shortc.mask(path, source, model_name, ntokens) -> (bytes, layers, heads): srt_mask. */
 static PyObject *mod_mask(PyObject *mod, PyObject *args) {
     (void)mod;
-    const char *path, *model_name, *source = NULL;
+    PyObject *path_bytes;
+    const char *model_name, *source = NULL;
     Py_ssize_t source_len = 0;
     int ntokens;
-    if (!PyArg_ParseTuple(args, "sz#zi", &path, &source, &source_len, &model_name, &ntokens)) return NULL;
-    srt_context *ctx;
-    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return PyErr_NoMemory();
+    if (!PyArg_ParseTuple(args, "O&z#zi", PyUnicode_FSConverter, &path_bytes, &source, &source_len, &model_name,
+                          &ntokens))
+        return NULL;
+    const char *path = PyBytes_AsString(path_bytes);
+    srt_context *ctx = NULL;
     Failure *f = malloc(sizeof *f);
-    if (!f) {
-        srt_context_destroy(ctx);
+    if (!f || srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
+        free(f);
+        Py_DECREF(path_bytes);
         return PyErr_NoMemory();
     }
     uint8_t *masks = NULL;
@@ -753,6 +774,7 @@ static PyObject *mod_mask(PyObject *mod, PyObject *args) {
     srt_free(ctx, masks);
     srt_context_destroy(ctx);
     free(f);
+    Py_DECREF(path_bytes);
     return r;
 }
 
@@ -767,13 +789,18 @@ static PyObject *mod_compare(PyObject *mod, PyObject *args) {
     const char **paths = calloc((size_t)n, sizeof *paths), **models = calloc((size_t)n, sizeof *models);
     Failure *f = malloc(sizeof *f);
     srt_context *ctx = NULL;
-    PyObject *r = NULL;
+    PyObject *r = NULL, *held = NULL;
     if (!paths || !models || !f || srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) /* the strings stay alive: the list holds the tuples */
-        if (!PyArg_ParseTuple(PyList_GetItem(list, i), "sz", &paths[i], &models[i])) goto done;
+    if (!(held = PyList_New(n))) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) { /* the model names stay alive in list's tuples, the paths in held */
+        PyObject *pb;
+        if (!PyArg_ParseTuple(PyList_GetItem(list, i), "O&z", PyUnicode_FSConverter, &pb, &models[i])) goto done;
+        PyList_SetItem(held, i, pb);
+        paths[i] = PyBytes_AsString(pb);
+    }
     char *json = NULL;
     srt_status st;
     Py_BEGIN_ALLOW_THREADS /* the context is this call's own */
@@ -784,6 +811,7 @@ static PyObject *mod_compare(PyObject *mod, PyObject *args) {
     else r = PyUnicode_FromString(json);
     srt_free(ctx, json);
 done:
+    Py_XDECREF(held);
     srt_context_destroy(ctx);
     free(paths);
     free(models);

@@ -269,8 +269,8 @@ class Session:
 def _source_args(path_or_source: Union[str, "os.PathLike[str]"], name: Optional[str]) -> tuple:
     """(path, source bytes or None): an .arch path as it is, or .arch text (a str holding a newline or a '{')
     named name (default "<source>")."""
-    text = os.fspath(path_or_source)
-    if isinstance(text, str) and ("\n" in text or "{" in text):
+    text = os.fsdecode(path_or_source)  # a bytes path as the str os would give for it
+    if "\n" in text or "{" in text:
         return name or "<source>", text.encode()
     return text, None
 
@@ -296,7 +296,7 @@ def compare(*models: Union[str, "os.PathLike[str]", tuple], device: Optional[str
     refs = []
     for m in models:
         path, name = (m[0], m[1]) if isinstance(m, tuple) else (m, None)
-        refs.append((os.fspath(path), name))
+        refs.append((os.fsdecode(path), name))
     text = _shortc.compare(refs, device, int(window), int(stride), -1 if overlap is None else int(overlap))
     return json.loads(text)
 

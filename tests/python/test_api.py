@@ -257,3 +257,14 @@ def test_compare_equals_cli():
         shortc.compare(TINY, device="z80")
     with pytest.raises(shortc.Error, match="cannot read"):
         shortc.compare("/nonexistent.arch")
+
+
+def test_paths_that_are_not_utf8():
+    # a file name of arbitrary bytes reaches the runtime as those bytes; its message is still a str
+    with pytest.raises(shortc.Error, match="cannot read") as ei:
+        shortc.compile(b"/nonexistent/\xff.arch")
+    assert ei.value.status == "SRT_ERR_IO" and "\ufffd" in str(ei.value)
+    with pytest.raises(shortc.Error, match="cannot read"):
+        shortc.mask(b"/nonexistent/\xff.arch", 4)
+    with pytest.raises(shortc.Error, match="cannot read"):
+        shortc.compare(b"/nonexistent/\xff.arch")
