@@ -3,7 +3,8 @@
  * prompts of different lengths, each sequence with its own state (a session
  * of one sequence per prompt, srt_session_create) and its own sampler on the
  * same settings and seed, and prints one line per prompt (ids, or text with
- * --tokenizer), in order. Every step runs through srt_forward_batch_sample:
+ * --tokenizer), in order. The loop is the library's srt_generate (runtime/src/generate.c), whose every step
+ * runs through srt_forward_batch_sample:
  * on sim and cuda the next token is drawn on the device and only its id
  * comes back. A sequence stops at --max-new tokens or at --eos (not
  * printed); the others go on. stdout has the generated sequences only; one
@@ -159,29 +160,17 @@ static bool print_generated(srt_context *ctx, srt_tokenizer *t, int tv, const in
     return text != NULL;
 }
 
-/* A sampler of generate's --temperature, --top-k, --top-p and --seed (greedy: the defaults); prints the error. */
-static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om, bool greedy) {
+/* A sampler of generate's --temperature, --top-k, --top-p and --seed; prints the error. */
+static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om) {
     srt_sampling cfg;
     srt_sampling_init(&cfg);
-    if (!greedy) cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
+    cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
     cfg.seed = (uint64_t)ra->sample_seed;
     srt_sampler *sm = NULL;
     srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
     if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
     return sm;
 }
-
-/* Where each sequence of a batch is. */
-typedef struct Seq {
-    const int32_t *prompt;   /* its prompt */
-    int nprompt;             /* its length */
-    int fed;                 /* prompt tokens fed so far */
-    int32_t *gen;            /* tokens generated (max_new) */
-    int ngen;                /* their count */
-    bool done;               /* reached --max-new or --eos */
-    bool eos;                /* stopped at --eos */
-    srt_sampler *sampler;    /* its own sampler: same settings and seed as every other sequence's */
-} Seq;
 
 /* The checks before any forward: the ids, --eos and the positions each prompt needs. Prints the error. */
 static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_info *mi) {
@@ -204,81 +193,38 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
     return true;
 }
 
-/*
- * One call for every sequence not done: the next chunk of its prompt (at most a segment), or its last token.
- * The call that feeds a prompt's last chunk, and every later one, draws with the sequence's sampler; earlier
- * chunks draw greedily with `skip` (which takes nothing from any stream) and the token is dropped.
- */
-static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, long long eos, int max_new,
-                       const int32_t **tok, int *n, srt_sampler **smp, int32_t *drawn) {
-    for (int b = 0; b < B; b++) {
-        Seq *q = &seq[b];
-        n[b] = 0;
-        if (q->done) continue;
-        if (q->fed < q->nprompt) {
-            n[b] = q->nprompt - q->fed < L ? q->nprompt - q->fed : L;
-            tok[b] = q->prompt + q->fed;
-            smp[b] = q->fed + n[b] == q->nprompt ? q->sampler : skip;
-        } else {
-            n[b] = 1;
-            tok[b] = &q->gen[q->ngen - 1];
-            smp[b] = q->sampler;
-        }
-    }
-    srt_status st = srt_forward_batch_sample(s, tok, n, smp, drawn);
-    for (int b = 0; st == SRT_OK && b < B; b++) {
-        Seq *q = &seq[b];
-        if (!n[b]) continue;
-        if (q->fed < q->nprompt) q->fed += n[b];
-        if (smp[b] == skip) continue;
-        if (drawn[b] == eos) q->done = q->eos = true;
-        else q->gen[q->ngen++] = drawn[b];
-        if (q->ngen == max_new) q->done = true;
-    }
-    return st;
-}
-
 /* Seconds between two --progress lines. */
 #define GEN_PROGRESS_S 2.0
 
-/* --progress: a line with the tokens generated so far, every GEN_PROGRESS_S seconds. */
-static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *last) {
+/* --progress (srt_generate's callback): a line with the tokens generated so far, every GEN_PROGRESS_S seconds. */
+typedef struct GenProgress {
+    double t0, last;         /* start, last line (ms) */
+} GenProgress;
+
+static void gen_progress(void *ud, int64_t made, int64_t total) {
+    GenProgress *g = ud;
     double now = now_ms();
-    if (now - *last < GEN_PROGRESS_S * 1e3) return;
-    *last = now;
-    long long made = 0;
-    for (int b = 0; b < B; b++) made += seq[b].ngen;
-    fprintf(stderr, "shortc: generate: %lld of at most %lld tokens, %.0f s elapsed\n", made, (long long)max_new * B,
-            (now - t0) / 1e3);
+    if (now - g->last < GEN_PROGRESS_S * 1e3) return;
+    g->last = now;
+    fprintf(stderr, "shortc: generate: %lld of at most %lld tokens, %.0f s elapsed\n", (long long)made,
+            (long long)total, (now - g->t0) / 1e3);
 }
 
-/* Runs every sequence to its end. */
-static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, const RunArgs *ra) {
-    const int32_t **tok = calloc((size_t)B, sizeof *tok);
-    int *n = calloc((size_t)B, sizeof *n);
-    srt_sampler **smp = calloc((size_t)B, sizeof *smp);
-    int32_t *drawn = calloc((size_t)B, sizeof *drawn);
-    srt_status st = tok && n && smp && drawn ? SRT_OK : SRT_ERR_NOMEM;
-    double t0 = now_ms(), last = t0;
-    for (bool busy = true; st == SRT_OK && busy;) {
-        busy = false;
-        for (int b = 0; b < B; b++) busy |= !seq[b].done;
-        if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
-        if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last);
-    }
-    free(tok), free(n), free(smp), free(drawn);
-    return st;
+/* Runs every sequence to its end (srt_generate). */
+static srt_status generate_all(srt_session *s, srt_gen_seq *seq, int B, const RunArgs *ra) {
+    GenProgress g = {now_ms(), now_ms()};
+    return srt_generate(s, seq, B, ra->max_new, ra->eos, ra->progress ? gen_progress : NULL, &g);
 }
 
 /* Prints one line per sequence, in prompt order. */
-static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B) {
+static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const srt_gen_seq *seq, int B) {
     bool ok = true;
-    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, tv, seq[b].gen, seq[b].ngen);
+    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, tv, seq[b].out, seq[b].ngen);
     return ok && fflush(stdout) == 0;
 }
 
 /* generate --json: one object of schema shortc.generate/1 (docs/usage.md, "JSON outputs"). */
-static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B,
+static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const srt_gen_seq *seq, int B,
                        double seconds) {
     long long total = 0;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
@@ -297,11 +243,11 @@ static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t,
     for (int b = 0; ok && b < B; b++) {
         printf("%s{\"prompt_tokens\": %d, \"stop\": \"%s\", \"ids\": [", b ? ", " : "", seq[b].nprompt,
                seq[b].eos ? "eos" : "max_new");
-        for (int i = 0; i < seq[b].ngen; i++) printf("%s%d", i ? ", " : "", (int)seq[b].gen[i]);
+        for (int i = 0; i < seq[b].ngen; i++) printf("%s%d", i ? ", " : "", (int)seq[b].out[i]);
         printf("]");
         if (t) {
             size_t len = 0;
-            char *text = decode_ids(om->ctx, t, tv, seq[b].gen, seq[b].ngen, &len);
+            char *text = decode_ids(om->ctx, t, tv, seq[b].out, seq[b].ngen, &len);
             if (text) printf(", \"text\": "), json_write_string(stdout, text, len);
             ok = text != NULL;
             free(text);
@@ -345,25 +291,22 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     const srt_model_info *mi = &om.mi;
     int rc = 1, B = p->n, total = 0, tv = 0;
     srt_session *s = NULL;
-    srt_sampler *skip = NULL;
     srt_tokenizer *t = NULL;
-    Seq *seq = calloc((size_t)B, sizeof *seq);
+    srt_gen_seq *seq = calloc((size_t)B, sizeof *seq);
     if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
-    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv) ||
-        !(skip = make_sampler(ra, &om, true)))
-        goto out;
+    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv)) goto out;
     for (int b = 0; b < B; b++) {
-        seq[b] = (Seq){.prompt = p->ids[b], .nprompt = p->len[b], .done = ra->max_new == 0};
-        if (!(seq[b].gen = malloc(sizeof *seq[b].gen * (size_t)(ra->max_new + 1)))) {
+        seq[b] = (srt_gen_seq){.prompt = p->ids[b], .nprompt = p->len[b]};
+        if (!(seq[b].out = malloc(sizeof *seq[b].out * (size_t)(ra->max_new + 1)))) {
             fprintf(stderr, "shortc: error: out of memory\n");
             goto out;
         }
-        if (!(seq[b].sampler = make_sampler(ra, &om, false))) goto out;
+        if (!(seq[b].sampler = make_sampler(ra, &om))) goto out;
     }
     srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
     if (st == SRT_OK && B > 1 && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
     double t0 = now_ms();
-    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra);
+    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, ra);
     double t1 = now_ms();
     if (st != SRT_OK) {
         print_lib_error(st, srt_last_error(om.ctx));
@@ -381,11 +324,10 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     rc = 0;
 out:
     for (int b = 0; seq && b < B; b++) {
-        free(seq[b].gen);
+        free(seq[b].out);
         srt_sampler_destroy(seq[b].sampler);
     }
     free(seq);
-    srt_sampler_destroy(skip);
     srt_tokenizer_close(t);
     srt_session_destroy(s);
     close_model(&om);

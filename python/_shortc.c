@@ -525,75 +525,69 @@ static PyObject *Session_eval(PyObject *self, PyObject *args) {
     return r;
 }
 
-/* The generation loop of one sequence, as `shortc generate` runs it (cli/cmd_generate.c): the prompt in
- * chunks of at most a segment (earlier chunks drawing greedily with skip, which takes nothing from the
- * stream), then one token per call; stops after max_new tokens or at eos (not kept). */
-static srt_status generate_loop(srt_session *s, int segment, const int32_t *prompt, int nprompt, srt_sampler *smp,
-                                srt_sampler *skip, int max_new, long long eos, int32_t *gen, int *ngen) {
-    srt_status st = SRT_OK;
-    *ngen = 0;
-    int fed = 0;
-    int32_t tok = 0;
-    while (st == SRT_OK && *ngen < max_new) {
-        if (fed < nprompt) {
-            int n = nprompt - fed < segment ? nprompt - fed : segment;
-            bool last = fed + n == nprompt;
-            st = srt_forward_sample(s, prompt + fed, n, last ? smp : skip, &tok);
-            fed += n;
-            if (!last) continue;
-        } else {
-            st = srt_forward_sample(s, &gen[*ngen - 1], 1, smp, &tok);
-        }
-        if (st != SRT_OK || tok == eos) break;
-        gen[(*ngen)++] = tok;
-    }
-    return st;
-}
-
-/* generate_loop with the sampler of cfg and a greedy one for the prompt's earlier chunks (mutex held). */
-static srt_status generate(SessionObject *so, const srt_sampling *cfg, const int32_t *prompt, int nprompt, int max_new,
-                           long long eos, int32_t *gen, int *ngen) {
+/* srt_generate with a sampler of cfg per sequence (the model's mutex held). */
+static srt_status generate(SessionObject *so, const srt_sampling *cfg, srt_gen_seq *seqs, int max_new, long long eos) {
     ModelObject *mo = so->model;
-    srt_sampling greedy;
-    srt_sampling_init(&greedy);
-    srt_sampler *smp = NULL, *skip = NULL;
-    srt_status st = srt_sampler_create(mo->ctx, cfg, mo->vocab, &smp);
-    if (st == SRT_OK) st = srt_sampler_create(mo->ctx, &greedy, mo->vocab, &skip);
-    *ngen = 0;
-    if (st == SRT_OK && max_new > 0)
-        st = generate_loop(so->session, mo->segment, prompt, nprompt, smp, skip, max_new, eos, gen, ngen);
-    srt_sampler_destroy(smp);
-    srt_sampler_destroy(skip);
+    srt_status st = SRT_OK;
+    int made = 0;
+    for (; made < so->batch && st == SRT_OK; made++) st = srt_sampler_create(mo->ctx, cfg, mo->vocab, &seqs[made].sampler);
+    if (st == SRT_OK) st = srt_generate(so->session, seqs, so->batch, max_new, eos, NULL, NULL);
+    for (int b = 0; b < made; b++) srt_sampler_destroy(seqs[b].sampler);
     return st;
 }
 
-/* Session.generate(prompt_addr, nprompt, out_addr, max_new, temperature, top_k, top_p, seed, eos) -> count:
- * the new ids into out (max_new int32). */
+/* Session.generate([(prompt_addr, n), ...], out_addr, max_new, temperature, top_k, top_p, seed, eos) -> [count, ...]:
+ * one prompt per sequence of the session; sequence b's new ids at out + b * max_new (int32). */
 static PyObject *Session_generate(PyObject *self, PyObject *args) {
     SessionObject *so = (SessionObject *)self;
-    unsigned long long prompt, out, seed;
-    int nprompt, max_new, top_k;
+    PyObject *prompts;
+    unsigned long long out, seed;
+    int max_new, top_k;
     double temperature, top_p;
     long long eos;
-    if (!PyArg_ParseTuple(args, "KiKididKL", &prompt, &nprompt, &out, &max_new, &temperature, &top_k, &top_p, &seed,
-                          &eos))
+    if (!PyArg_ParseTuple(args, "O!KididKL", &PyList_Type, &prompts, &out, &max_new, &temperature, &top_k, &top_p,
+                          &seed, &eos))
         return NULL;
-    if (so->batch != 1) return PyErr_Format(PyExc_ValueError, "generate: the session holds %d sequences; use batch=1", so->batch);
-    if (nprompt < 1 || max_new < 0) return PyErr_Format(PyExc_ValueError, "generate: %d prompt tokens, max_new %d", nprompt, max_new);
+    if (PyList_Size(prompts) != so->batch)
+        return PyErr_Format(PyExc_ValueError, "generate: %zd prompts for a session of %d sequences",
+                            PyList_Size(prompts), so->batch);
+    if (max_new < 0) return PyErr_Format(PyExc_ValueError, "generate: max_new %d", max_new);
+    srt_gen_seq *seqs = calloc((size_t)so->batch, sizeof *seqs);
+    Failure *f = malloc(sizeof *f);
+    PyObject *r = NULL;
+    if (!seqs || !f) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int b = 0; b < so->batch; b++) {
+        unsigned long long addr;
+        if (!PyArg_ParseTuple(PyList_GetItem(prompts, b), "Ki", &addr, &seqs[b].nprompt)) goto done;
+        seqs[b].prompt = (const int32_t *)(uintptr_t)addr;
+        seqs[b].out = (int32_t *)(uintptr_t)out + (size_t)b * (size_t)max_new;
+    }
     srt_sampling cfg;
     srt_sampling_init(&cfg);
     cfg.temperature = temperature;
     cfg.top_k = top_k;
     cfg.top_p = top_p;
     cfg.seed = seed;
-    ModelObject *mo = so->model;
-    Failure *f = malloc(sizeof *f);
-    if (!f) return PyErr_NoMemory();
-    int ngen = 0;
     srt_status st;
-    LOCKED(mo, f, st = generate(so, &cfg, (const int32_t *)(uintptr_t)prompt, nprompt, max_new, eos,
-                                (int32_t *)(uintptr_t)out, &ngen));
-    PyObject *r = st == SRT_OK ? PyLong_FromLong(ngen) : raise_failure(f);
+    LOCKED(so->model, f, st = generate(so, &cfg, seqs, max_new, eos));
+    if (st != SRT_OK) {
+        raise_failure(f);
+        goto done;
+    }
+    if (!(r = PyList_New(so->batch))) goto done;
+    for (int b = 0; b < so->batch; b++) {
+        PyObject *n = PyLong_FromLong(seqs[b].ngen);
+        if (!n) {
+            Py_CLEAR(r);
+            goto done;
+        }
+        PyList_SetItem(r, b, n);
+    }
+done:
+    free(seqs);
     free(f);
     return r;
 }
@@ -605,7 +599,7 @@ static PyMethodDef Session_methods[] = {
     {"position", Session_position, METH_VARARGS, "position(b) -> int: srt_session_position_of."},
     {"eval", Session_eval, METH_VARARGS, "eval(kind, ids_addr, n, out_addr, out_nbytes, mode, stride, overlap, window)."},
     {"generate", Session_generate, METH_VARARGS,
-     "generate(prompt_addr, n, out_addr, max_new, temperature, top_k, top_p, seed, eos) -> count."},
+     "generate([(prompt_addr, n), ...], out_addr, max_new, temperature, top_k, top_p, seed, eos) -> [count, ...]."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -253,17 +253,25 @@ class Session:
         return res
 
     def generate(self, prompt: Any, max_new: int = 20, temperature: float = 0.0, top_k: int = 0,
-                 top_p: float = 1.0, seed: int = 0, eos: Optional[int] = None) -> np.ndarray:
-        """Continues the prompt by up to max_new tokens (int32 array), as ``shortc generate``: greedy at
-        temperature 0, else sampled (top_k, top_p, seed give the CLI's tokens); stops at eos (not kept).
-        The prompt continues the session's sequence."""
-        tok = _token_array(prompt, "prompt")
-        if tok.ndim != 1 or tok.shape[0] < 1:
-            raise ValueError("shortc: generate needs a prompt of at least 1 token")
-        gen = np.empty(max(int(max_new), 0), dtype=np.int32)
-        n = self._s.generate(_address(tok), tok.shape[0], _address(gen), int(max_new), float(temperature),
-                             int(top_k), float(top_p), int(seed), -1 if eos is None else int(eos))
-        return gen[:n]
+                 top_p: float = 1.0, seed: int = 0, eos: Optional[int] = None) -> Any:
+        """Continues the prompt by up to max_new tokens (an int32 array) with the library's loop of
+        ``shortc generate`` (srt_generate): greedy at temperature 0, else sampled (top_k, top_p, seed give the
+        CLI's tokens); stops at eos (not kept). The prompt continues the session's sequence. A batch session
+        takes one prompt per sequence (lengths may differ) and returns a list of arrays."""
+        prompts = list(prompt) if self._batch > 1 else [prompt]
+        if len(prompts) != self._batch:
+            raise ValueError("shortc: a session of %d sequences takes %d prompts, not %d"
+                             % (self._batch, self._batch, len(prompts)))
+        toks = [_token_array(p, "prompt") for p in prompts]
+        for t in toks:
+            if t.ndim != 1 or t.shape[0] < 1:
+                raise ValueError("shortc: generate needs prompts of at least 1 token (1-D)")
+        gen = np.empty((self._batch, max(int(max_new), 0)), dtype=np.int32)
+        counts = self._s.generate([(_address(t), t.shape[0]) for t in toks], _address(gen), int(max_new),
+                                  float(temperature), int(top_k), float(top_p), int(seed),
+                                  -1 if eos is None else int(eos))
+        out = [gen[b, :n].copy() for b, n in enumerate(counts)]
+        return out if self._batch > 1 else out[0]
 
 
 def _source_args(path_or_source: Union[str, "os.PathLike[str]"], name: Optional[str]) -> tuple:

@@ -324,6 +324,26 @@ srt_status srt_forward_sample(srt_session *s, const int32_t *tokens, int ntokens
 srt_status srt_forward_batch_sample(srt_session *s, const int32_t *const *tokens, const int *ntokens,
                                     srt_sampler *const *samplers, int32_t *drawn);
 
+/* One sequence of srt_generate. */
+typedef struct srt_gen_seq {
+    const int32_t *prompt;  /* in: its prompt, continuing the sequence's state */
+    int nprompt;            /* in: its length (>= 1) */
+    srt_sampler *sampler;   /* in: its draws (made for the model's vocabulary; one per sequence) */
+    int32_t *out;           /* in: room for max_new ids; out: the ids generated */
+    int ngen;               /* out: how many */
+    int eos;                /* out: 1 when it stopped at eos */
+} srt_gen_seq;
+/*
+ * The generation loop of `shortc generate`: sequence b of s (nseqs = its batch) is fed its prompt in chunks of
+ * at most a segment, then each drawn token, through srt_forward_batch_sample, until it has max_new tokens or
+ * draws eos (-1: none; not kept). Only the call that feeds a prompt's last chunk and the later ones draw from
+ * the sequence's sampler, so a seed gives the same tokens however the prompt is chunked. progress (optional)
+ * gets the tokens generated so far and nseqs x max_new after each call. On a failure the sequences hold what
+ * was generated before it.
+ */
+srt_status srt_generate(srt_session *s, srt_gen_seq *seqs, int nseqs, int max_new, int64_t eos,
+                        srt_progress_fn progress, void *ud);
+
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). NVRTC is loaded on first
  * use (docs/runtime.md, "Backends"); SRT_ERR_COMPILE naming the library when it cannot be. */
 typedef struct srt_compile_info {

@@ -167,6 +167,18 @@ def test_generate_equals_cli(tiny):
     assert stopped.tolist() == first[:first.tolist().index(first[3])].tolist()
 
 
+def test_batch_generate_equals_cli(tiny):
+    with open(example("prompts.ids")) as f:
+        prompts = [[int(t) for t in line.split()] for line in f if line.strip()]
+    out = cli("generate", TINY, "--backend", "ref", "--random-weights", "1", "--prompts", example("prompts.ids"),
+              "--max-new", "9", "--temperature", "0.7", "--top-p", "0.9", "--seed", "5").stdout.splitlines()
+    got = tiny.session(batch=len(prompts)).generate(prompts, max_new=9, temperature=0.7, top_p=0.9, seed=5)
+    assert len(got) == len(prompts) > 1
+    assert [g.tolist() for g in got] == [[int(t) for t in line.split()] for line in out]
+    with pytest.raises(ValueError, match="takes %d prompts" % len(prompts)):
+        tiny.session(batch=len(prompts)).generate(prompts[:1])
+
+
 def test_batch_session(tiny):
     ids = read_ids("t.txt")[:20].reshape(2, 10)
     s = tiny.session(batch=2)

@@ -226,6 +226,16 @@ static void check_source_and_tensors(const srt_options *opt) {
     got = logits_of(b, 12);
     if (want && got) CHECK(memcmp(want, got, sizeof *got * 12 * (size_t)info.vocab) == 0);
     free(got);
+    /* srt_generate refuses before any forward: a count that is not the session's, a sequence without a prompt */
+    srt_session *gs = NULL;
+    srt_gen_seq q = {0};
+    CHECK(srt_session_create(b, 1, &gs) == SRT_OK);
+    CHECK(srt_generate(gs, &q, 2, 4, -1, NULL, NULL) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "2 sequences for a session of 1");
+    CHECK(srt_generate(gs, &q, 1, 4, -1, NULL, NULL) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "sequence 0 needs a prompt, a sampler and out");
+    CHECK(srt_session_position(gs) == 0);
+    srt_session_destroy(gs);
     free(ts);
     free(want);
     rt_st_close(&sf);
