@@ -6,5 +6,6 @@
 if(PY3 AND NOT SHORTC_SANITIZE)
   add_test(NAME python COMMAND sh ${TESTS_DIR}/python/run.sh ${PY3} ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}
            $<TARGET_FILE:shortrt> ${SHORTC_BIN})
-  set_tests_properties(python PROPERTIES LABELS "python;no-sanitize" TIMEOUT 600 SKIP_RETURN_CODE 77)
+  set_tests_properties(python PROPERTIES LABELS "python;no-sanitize" TIMEOUT 600 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
 endif()

@@ -3,7 +3,6 @@ import sys
 import threading
 
 import numpy as np
-import pytest
 
 import shortc
 from conftest import TINY, read_ids
