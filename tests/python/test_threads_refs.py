@@ -94,3 +94,25 @@ def test_no_leak_over_10000_calls(tiny):
     print("rss growth over %d calls after %d: %d bytes" % (CALLS, CALLS, grown))
     assert (sys.getrefcount(ids), sys.getrefcount(out), sys.getrefcount(s), sys.getrefcount(tiny)) == refs
     assert grown < 256 << 10, "RSS grew by %d bytes over %d calls" % (grown, CALLS)
+
+
+def test_threads_run_simulator_models_side_by_side():
+    # two models on the simulator (each with its own context and worker pool) driven from two threads at once
+    ids = np.arange(40, dtype=np.int32) % 256
+    models = [shortc.compile(TINY, backend="sim", sim_threads=2).random_weights(1 + i) for i in range(2)]
+    want = [m.session().forward(ids) for m in models]
+    same = [[], []]
+
+    def work(i):
+        s = models[i].session()
+        for _ in range(4):
+            s.reset()
+            same[i].append(np.array_equal(s.forward(ids), want[i]))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert same == [[True] * 4, [True] * 4]
+    assert not np.array_equal(want[0], want[1])
