@@ -308,13 +308,6 @@ static const char *si(char *buf, size_t len, double v, const char *unit) {
     return buf;
 }
 
-static double total_bytes(const OpCost *c) { return op_cost_bytes_read(c) + op_cost_bytes_written(c); }
-
-static double intensity(const OpCost *c) {
-    double b = total_bytes(c);
-    return b > 0 ? (c->flops + c->other_ops) / b : 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* Table                                                                */
 /* ------------------------------------------------------------------ */
@@ -340,8 +333,8 @@ ROW(r_fwd_gemm, return si(buf, len, m->flops_gemm, "FLOP"))
 ROW(r_fwd_attn, return si(buf, len, m->flops_attention, "FLOP"))
 ROW(r_fwd_logits, return si(buf, len, m->flops_logits, "FLOP"))
 ROW(r_fwd_other, return si(buf, len, m->forward.other_ops, "op"))
-ROW(r_fwd_bytes, return si(buf, len, total_bytes(&m->forward), "B"))
-ROW(r_fwd_ai, snprintf(buf, len, "%.1f", intensity(&m->forward)); return buf)
+ROW(r_fwd_bytes, return si(buf, len, op_cost_bytes(&m->forward), "B"))
+ROW(r_fwd_ai, snprintf(buf, len, "%.1f", op_cost_intensity(&m->forward)); return buf)
 ROW(r_fwd_time, return si(buf, len, m->forward_seconds, "s"))
 /* "12 of 12, bf16": the layers whose q.k and p.v run on tensor cores (in a forward, or in a one-token call
  * of the cached mode), with their peak; "0 of 12" when every layer runs on CUDA cores (fp32 peak). */
@@ -453,7 +446,7 @@ static void print_groups(FILE *f, const ModelCost *m, const DeviceSpec *dev) {
         const CostGroup *g = &m->groups[i];
         char a[32], b[32], t[32];
         fprintf(f, "%4d  %-58.58s %12s %12s %8.1f %5s %12s\n", g->uses, g->label, si(a, sizeof a, g->per_use.flops, ""),
-                si(b, sizeof b, total_bytes(&g->per_use), "B"), intensity(&g->per_use), cost_peak_name(g->peak),
+                si(b, sizeof b, op_cost_bytes(&g->per_use), "B"), op_cost_intensity(&g->per_use), cost_peak_name(g->peak),
                 si(t, sizeof t, roofline_seconds_at(dev, &g->per_use, g->peak), "s"));
     }
 }
@@ -498,83 +491,6 @@ static void print_kernels(FILE *f, const Costed *c, int n, int arch, const Devic
 /* ------------------------------------------------------------------ */
 /* JSON and CSV                                                         */
 /* ------------------------------------------------------------------ */
-
-static cJSON *bytes_by_dtype(const double *b) {
-    cJSON *o = cJSON_CreateObject();
-    for (int t = 0; t < DT_COUNT; t++)
-        if (b[t] > 0) cJSON_AddNumberToObject(o, dtype_name((DType)t), b[t]);
-    return o;
-}
-
-static cJSON *op_cost_json(const OpCost *c, double seconds) {
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "flops", c->flops);
-    cJSON_AddNumberToObject(o, "other_ops", c->other_ops);
-    cJSON_AddItemToObject(o, "bytes_read", bytes_by_dtype(c->bytes_read));
-    cJSON_AddItemToObject(o, "bytes_written", bytes_by_dtype(c->bytes_written));
-    cJSON_AddNumberToObject(o, "bytes", total_bytes(c));
-    cJSON_AddNumberToObject(o, "intensity", intensity(c));
-    cJSON_AddNumberToObject(o, "seconds_estimate", seconds);
-    if (c->mma_flops > 0) cJSON_AddNumberToObject(o, "mma_flops", c->mma_flops); /* tensor-core attention's tiles */
-    return o;
-}
-
-static cJSON *modes_json(const ModelCost *m) {
-    cJSON *o = cJSON_CreateObject();
-    for (int k = 0; k < MODE_COUNT; k++) {
-        const ModeCost *mc = &m->modes[k];
-        cJSON *e = cJSON_AddObjectToObject(o, cost_mode_name((CostMode)k));
-        if (k == MODE_SLIDING) cJSON_AddNumberToObject(e, "stride", mc->param);
-        if (k == MODE_OVERLAP) cJSON_AddNumberToObject(e, "overlap", mc->param);
-        cJSON_AddNumberToObject(e, "flops_per_token", mc->flops);
-        cJSON_AddNumberToObject(e, "other_ops_per_token", mc->other_ops);
-        cJSON_AddNumberToObject(e, "bytes_per_token", mc->bytes);
-        cJSON_AddNumberToObject(e, "attn_scores_per_token", mc->attn_scores);
-        cJSON_AddNumberToObject(e, "seconds_per_token_estimate", mc->seconds);
-    }
-    return o;
-}
-
-static cJSON *attention_json(const ModelCost *m) {
-    cJSON *a = cJSON_CreateArray();
-    for (int l = 0; l < m->layers; l++) {
-        const LayerAttn *la = &m->attn[l];
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddNumberToObject(e, "layer", l);
-        cJSON_AddStringToObject(e, "kind", la->kind ? la->kind : "?");
-        cJSON_AddNumberToObject(e, "heads", la->heads);
-        cJSON_AddNumberToObject(e, "queries", la->queries);
-        cJSON_AddNumberToObject(e, "keys", la->keys);
-        cJSON_AddNumberToObject(e, "density", la->density);
-        cJSON_AddNumberToObject(e, "scores", la->scores);
-        cJSON_AddStringToObject(e, "path", la->peak != PEAK_FP32 ? "tensor_cores" : "cuda_cores");
-        cJSON_AddStringToObject(e, "peak", cost_peak_name(la->peak));
-        cJSON_AddNumberToObject(e, "mma_flops", la->mma_flops);
-        cJSON_AddStringToObject(e, "one_token_peak", cost_peak_name(la->decode_peak));
-        cJSON_AddItemToArray(a, e);
-    }
-    return a;
-}
-
-static cJSON *steps_json(const ModelCost *m, const DeviceSpec *dev) {
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < m->ngroups; i++) {
-        const CostGroup *g = &m->groups[i];
-        cJSON *e = op_cost_json(&g->per_use, roofline_seconds_at(dev, &g->per_use, g->peak));
-        cJSON_AddStringToObject(e, "step", g->label);
-        cJSON_AddBoolToObject(e, "gemm", g->gemm);
-        cJSON_AddNumberToObject(e, "uses", g->uses);
-        cJSON_AddStringToObject(e, "peak", cost_peak_name(g->peak));
-        if (g->gemm) {
-            cJSON *shape = cJSON_AddObjectToObject(e, "gemm_shape");
-            cJSON_AddNumberToObject(shape, "m", g->per_use.gemm_m);
-            cJSON_AddNumberToObject(shape, "n", g->per_use.gemm_n);
-            cJSON_AddNumberToObject(shape, "k", g->per_use.gemm_k);
-        }
-        cJSON_AddItemToArray(a, e);
-    }
-    return a;
-}
 
 /* A kernel's SASS mix (static counts in the cubin). */
 static cJSON *sass_json(const SassMix *m) {
@@ -629,28 +545,7 @@ static cJSON *kernels_json(const Costed *c, int arch) {
 }
 
 static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
-    const ModelCost *m = c->cost;
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "name", m->name);
-    cJSON_AddStringToObject(o, "path", c->path);
-    cJSON_AddNumberToObject(o, "segment", m->segment);
-    cJSON_AddNumberToObject(o, "window", m->window);
-    cJSON_AddNumberToObject(o, "layers", m->layers);
-    cJSON_AddNumberToObject(o, "params", m->params);
-    cJSON_AddNumberToObject(o, "weight_bytes", m->weight_bytes);
-    cJSON_AddNumberToObject(o, "peak_activation_bytes", m->peak_activation_bytes);
-    cJSON_AddNumberToObject(o, "naive_activation_bytes", m->naive_activation_bytes);
-    cJSON_AddNumberToObject(o, "state_bytes", m->state_bytes);
-    cJSON_AddNumberToObject(o, "derived_bytes", m->derived_bytes); /* per model, computed when the weights load */
-    cJSON *fwd = op_cost_json(&m->forward, m->forward_seconds);
-    cJSON_AddNumberToObject(fwd, "flops_gemm", m->flops_gemm);
-    cJSON_AddNumberToObject(fwd, "flops_attention", m->flops_attention);
-    cJSON_AddNumberToObject(fwd, "flops_logits", m->flops_logits);
-    cJSON_AddNumberToObject(fwd, "attn_scores", m->forward.attn_scores);
-    cJSON_AddItemToObject(o, "forward", fwd);
-    cJSON_AddItemToObject(o, "attention", attention_json(m));
-    cJSON_AddItemToObject(o, "modes", modes_json(m));
-    cJSON_AddItemToObject(o, "steps", steps_json(m, dev));
+    cJSON *o = cost_model_json(c->cost, c->path, dev);
     if (arch) cJSON_AddItemToObject(o, "kernels", kernels_json(c, arch));
     if (arch) cJSON_AddBoolToObject(o, "facts_cached", c->facts_cached);
     return o;
@@ -658,14 +553,8 @@ static cJSON *model_json(const Costed *c, const DeviceSpec *dev, int arch) {
 
 /* The JSON document (malloc'd), or NULL when out of memory. */
 static char *render_json(const Costed *c, int n, const DeviceSpec *dev, int arch) {
-    cJSON *root = cJSON_CreateObject();
-    cJSON_AddStringToObject(root, "schema", "shortc.compare/1"); /* compare and report (docs/usage.md, "JSON outputs") */
-    cJSON_AddStringToObject(root, "device", dev->name);
-    cJSON_AddStringToObject(root, "estimate", "roofline estimate from peak rates, not a measurement");
-    cJSON_AddStringToObject(root, "convention", "docs/cost-model.md: 2 FLOPs per multiply-add in matrix products; "
-                                                "elementwise work in other_ops; each operand read once");
-    cJSON_AddStringToObject(root, "state_note", "state_bytes: every state value (KV caches) at its compile-time capacity");
-    cJSON *models = cJSON_AddArrayToObject(root, "models");
+    cJSON *root = cost_compare_json(dev);
+    cJSON *models = cJSON_GetObjectItemCaseSensitive(root, "models");
     for (int i = 0; i < n; i++) cJSON_AddItemToArray(models, model_json(&c[i], dev, arch));
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -712,7 +601,7 @@ static void print_csv(FILE *f, const Costed *c, int n) {
         csv_field(f, c[i].path);
         fprintf(f, ",%d,%d,%d,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g,%.17g", m->segment,
                 m->window, m->layers, m->params, m->weight_bytes, m->peak_activation_bytes, m->state_bytes,
-                m->forward.flops, total_bytes(&m->forward), m->forward.attn_scores, m->forward_seconds);
+                m->forward.flops, op_cost_bytes(&m->forward), m->forward.attn_scores, m->forward_seconds);
         for (int k = 0; k < MODE_COUNT; k++)
             if (isnan(m->modes[k].flops)) fputs(",,,", f); /* the model has no such mode */
             else fprintf(f, ",%.17g,%.17g,%.17g", m->modes[k].flops, m->modes[k].bytes, m->modes[k].seconds);

@@ -3,14 +3,16 @@
  * prompts of different lengths, each sequence with its own state (a session
  * of one sequence per prompt, srt_session_create) and its own sampler on the
  * same settings and seed, and prints one line per prompt (ids, or text with
- * --tokenizer), in order. Every step runs through srt_forward_batch_sample:
+ * --tokenizer), in order. The loop is the library's srt_generate (runtime/src/generate.c), whose every step
+ * runs through srt_forward_batch_sample:
  * on sim and cuda the next token is drawn on the device and only its id
  * comes back. A sequence stops at --max-new tokens or at --eos (not
  * printed); the others go on. stdout has the generated sequences only; one
  * summary line with tokens/s goes to stderr unless --quiet, and --report
- * adds the bytes copied from the device and, per step, what the step asked
- * of the device (srt_session_call_counts: launches, GEMM calls, graph
- * launches, host waits, copies and bytes), also as --json's "steps".
+ * adds the bytes copied from the device and, per step (srt_generate's
+ * callback), what the step asked of the device (srt_session_call_counts:
+ * launches, GEMM calls, graph launches, host waits, copies and bytes), also
+ * as --json's "steps".
  */
 #define _POSIX_C_SOURCE 200809L
 #include "cmd_generate.h"
@@ -161,29 +163,17 @@ static bool print_generated(srt_context *ctx, srt_tokenizer *t, int tv, const in
     return text != NULL;
 }
 
-/* A sampler of generate's --temperature, --top-k, --top-p and --seed (greedy: the defaults); prints the error. */
-static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om, bool greedy) {
+/* A sampler of generate's --temperature, --top-k, --top-p and --seed; prints the error. */
+static srt_sampler *make_sampler(const RunArgs *ra, const OpenModel *om) {
     srt_sampling cfg;
     srt_sampling_init(&cfg);
-    if (!greedy) cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
+    cfg.temperature = ra->temperature, cfg.top_k = ra->top_k, cfg.top_p = ra->top_p;
     cfg.seed = (uint64_t)ra->sample_seed;
     srt_sampler *sm = NULL;
     srt_status st = srt_sampler_create(om->ctx, &cfg, om->mi.vocab, &sm);
     if (st != SRT_OK) print_lib_error(st, srt_last_error(om->ctx));
     return sm;
 }
-
-/* Where each sequence of a batch is. */
-typedef struct Seq {
-    const int32_t *prompt;   /* its prompt */
-    int nprompt;             /* its length */
-    int fed;                 /* prompt tokens fed so far */
-    int32_t *gen;            /* tokens generated (max_new) */
-    int ngen;                /* their count */
-    bool done;               /* reached --max-new or --eos */
-    bool eos;                /* stopped at --eos */
-    srt_sampler *sampler;    /* its own sampler: same settings and seed as every other sequence's */
-} Seq;
 
 /* The checks before any forward: the ids, --eos and the positions each prompt needs. Prints the error. */
 static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_info *mi) {
@@ -206,39 +196,8 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
     return true;
 }
 
-/*
- * One call for every sequence not done: the next chunk of its prompt (at most a segment), or its last token.
- * The call that feeds a prompt's last chunk, and every later one, draws with the sequence's sampler; earlier
- * chunks draw greedily with `skip` (which takes nothing from any stream) and the token is dropped.
- */
-static srt_status step(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, long long eos, int max_new,
-                       const int32_t **tok, int *n, srt_sampler **smp, int32_t *drawn) {
-    for (int b = 0; b < B; b++) {
-        Seq *q = &seq[b];
-        n[b] = 0;
-        if (q->done) continue;
-        if (q->fed < q->nprompt) {
-            n[b] = q->nprompt - q->fed < L ? q->nprompt - q->fed : L;
-            tok[b] = q->prompt + q->fed;
-            smp[b] = q->fed + n[b] == q->nprompt ? q->sampler : skip;
-        } else {
-            n[b] = 1;
-            tok[b] = &q->gen[q->ngen - 1];
-            smp[b] = q->sampler;
-        }
-    }
-    srt_status st = srt_forward_batch_sample(s, tok, n, smp, drawn);
-    for (int b = 0; st == SRT_OK && b < B; b++) {
-        Seq *q = &seq[b];
-        if (!n[b]) continue;
-        if (q->fed < q->nprompt) q->fed += n[b];
-        if (smp[b] == skip) continue;
-        if (drawn[b] == eos) q->done = q->eos = true;
-        else q->gen[q->ngen++] = drawn[b];
-        if (q->ngen == max_new) q->done = true;
-    }
-    return st;
-}
+/* Seconds between two --progress lines. */
+#define GEN_PROGRESS_S 2.0
 
 /* --report: what one step (a call for every sequence not done) asked of the device. */
 typedef struct StepCount {
@@ -247,37 +206,72 @@ typedef struct StepCount {
     srt_call_counts calls;  /* the session's counts over the step */
 } StepCount;
 
-/* The steps of a generation (--report). */
-typedef struct StepLog {
-    StepCount *step;  /* per step */
-    int n, cap;       /* steps, room */
-} StepLog;
+/* srt_generate's callback state: --progress's clock, --report's steps. */
+typedef struct GenWatch {
+    const RunArgs *ra;       /* --progress, --report */
+    const srt_session *s;    /* the session generating */
+    double t0, last;         /* start, last progress line (ms) */
+    int64_t made, total;     /* tokens so far, at most (the last step's) */
+    srt_call_counts before;  /* the session's counts after the previous step */
+    StepCount *step;         /* --report: per step */
+    int nsteps, cap;         /* steps, room */
+    bool nomem;              /* a step could not be logged */
+} GenWatch;
 
-/* Appends one step's figures: the counts now minus before; false when out of memory. */
-static bool log_step(StepLog *log, const srt_session *s, const srt_call_counts *before, const int *n, int B,
-                     bool prefill) {
-    if (log->n == log->cap) {
-        int cap = log->cap ? 2 * log->cap : 64;
-        StepCount *p = realloc(log->step, sizeof *p * (size_t)cap);
-        if (!p) return false;
-        log->step = p, log->cap = cap;
+/* --progress: a line with the tokens generated so far (final: regardless of the clock). */
+static void gen_progress_line(GenWatch *g, bool final) {
+    double now = now_ms();
+    if (!final && now - g->last < GEN_PROGRESS_S * 1e3) return;
+    g->last = now;
+    fprintf(stderr, "shortc: generate: %lld of at most %lld tokens, %.0f s elapsed\n", (long long)g->made,
+            (long long)g->total, (now - g->t0) / 1e3);
+}
+
+/* --report: appends the step's counts (the session's now minus after the previous step). */
+static void log_step(GenWatch *g, const srt_gen_step *info) {
+    if (g->nsteps == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        StepCount *p = realloc(g->step, sizeof *p * (size_t)cap);
+        if (!p) {
+            g->nomem = true;
+            return;
+        }
+        g->step = p, g->cap = cap;
     }
-    StepCount *c = &log->step[log->n++];
-    memset(c, 0, sizeof *c);
-    srt_session_call_counts(s, &c->calls);
-    c->calls.launches -= before->launches, c->calls.gemms -= before->gemms;
-    c->calls.graph_launches -= before->graph_launches, c->calls.syncs -= before->syncs;
-    c->calls.copies -= before->copies, c->calls.bytes -= before->bytes;
-    for (int b = 0; b < B; b++) c->batch += n[b] > 0;
-    c->prefill = prefill;
-    return true;
+    StepCount *c = &g->step[g->nsteps++];
+    srt_call_counts now;
+    srt_session_call_counts(g->s, &now);
+    c->batch = info->batch;
+    c->prefill = info->prefill != 0;
+    c->calls = (srt_call_counts){now.launches - g->before.launches, now.gemms - g->before.gemms,
+                                 now.graph_launches - g->before.graph_launches, now.syncs - g->before.syncs,
+                                 now.copies - g->before.copies, now.bytes - g->before.bytes};
+    g->before = now;
+}
+
+/* srt_generate's callback. */
+static void gen_step(void *ud, const srt_gen_step *info) {
+    GenWatch *g = ud;
+    g->made = info->made, g->total = info->total;
+    if (g->ra->report && !g->nomem) log_step(g, info);
+    if (g->ra->progress) gen_progress_line(g, false);
+}
+
+/* Runs every sequence to its end (srt_generate); --progress ends with a last line. */
+static srt_status generate_all(srt_session *s, srt_gen_seq *seq, int B, const RunArgs *ra, GenWatch *g) {
+    *g = (GenWatch){.ra = ra, .s = s, .t0 = now_ms(), .last = now_ms(), .total = (int64_t)ra->max_new * B};
+    srt_session_call_counts(s, &g->before);
+    srt_status st = srt_generate(s, seq, B, ra->max_new, ra->eos, ra->report || ra->progress ? gen_step : NULL, g);
+    if (st == SRT_OK && ra->progress) gen_progress_line(g, true);
+    if (st == SRT_OK && g->nomem) st = SRT_ERR_NOMEM;
+    return st;
 }
 
 /* --report's table on stderr: one line per step. */
-static void print_steps(const StepLog *log) {
+static void print_steps(const GenWatch *g) {
     fprintf(stderr, "step  kind     batch  launches  gemms  graphs  syncs  copies      bytes\n");
-    for (int i = 0; i < log->n; i++) {
-        const StepCount *c = &log->step[i];
+    for (int i = 0; i < g->nsteps; i++) {
+        const StepCount *c = &g->step[i];
         fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", i, c->prefill ? "prefill" : "decode",
                 c->batch, c->calls.launches, c->calls.gemms, c->calls.graph_launches, c->calls.syncs, c->calls.copies,
                 c->calls.bytes);
@@ -285,10 +279,10 @@ static void print_steps(const StepLog *log) {
 }
 
 /* --json --report: the "steps" array (docs/usage.md, "JSON outputs"). */
-static void print_steps_json(const StepLog *log) {
+static void print_steps_json(const GenWatch *g) {
     printf(", \"steps\": [");
-    for (int i = 0; i < log->n; i++) {
-        const StepCount *c = &log->step[i];
+    for (int i = 0; i < g->nsteps; i++) {
+        const StepCount *c = &g->step[i];
         printf("%s{\"step\": %d, \"prefill\": %s, \"batch\": %d, \"launches\": %lld, \"gemms\": %lld, "
                "\"graph_launches\": %lld, \"syncs\": %lld, \"copies\": %lld, \"bytes\": %lld}",
                i ? ", " : "", i, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
@@ -297,54 +291,16 @@ static void print_steps_json(const StepLog *log) {
     printf("]");
 }
 
-/* Seconds between two --progress lines. */
-#define GEN_PROGRESS_S 2.0
-
-/* --progress: a line with the tokens generated so far, every GEN_PROGRESS_S seconds, and one at the end (final). */
-static void gen_progress(const Seq *seq, int B, int max_new, double t0, double *last, bool final) {
-    double now = now_ms();
-    if (!final && now - *last < GEN_PROGRESS_S * 1e3) return;
-    *last = now;
-    long long made = 0;
-    for (int b = 0; b < B; b++) made += seq[b].ngen;
-    fprintf(stderr, "shortc: generate: %lld of at most %lld tokens, %.0f s elapsed\n", made, (long long)max_new * B,
-            (now - t0) / 1e3);
-}
-
-/* Runs every sequence to its end; with log (--report), each step's counts into it. */
-static srt_status generate_all(srt_session *s, Seq *seq, int B, int L, srt_sampler *skip, const RunArgs *ra,
-                               StepLog *log) {
-    const int32_t **tok = calloc((size_t)B, sizeof *tok);
-    int *n = calloc((size_t)B, sizeof *n);
-    srt_sampler **smp = calloc((size_t)B, sizeof *smp);
-    int32_t *drawn = calloc((size_t)B, sizeof *drawn);
-    srt_status st = tok && n && smp && drawn ? SRT_OK : SRT_ERR_NOMEM;
-    double t0 = now_ms(), last = t0;
-    for (bool busy = true; st == SRT_OK && busy;) {
-        busy = false;
-        for (int b = 0; b < B; b++) busy |= !seq[b].done;
-        srt_call_counts before;
-        bool prefill = false; /* some sequence is still fed its prompt */
-        for (int b = 0; b < B; b++) prefill |= !seq[b].done && seq[b].fed < seq[b].nprompt;
-        if (log) srt_session_call_counts(s, &before);
-        if (busy) st = step(s, seq, B, L, skip, ra->eos, ra->max_new, tok, n, smp, drawn);
-        if (busy && st == SRT_OK && log && !log_step(log, s, &before, n, B, prefill)) st = SRT_ERR_NOMEM;
-        if (ra->progress) gen_progress(seq, B, ra->max_new, t0, &last, st == SRT_OK && !busy);
-    }
-    free(tok), free(n), free(smp), free(drawn);
-    return st;
-}
-
 /* Prints one line per sequence, in prompt order. */
-static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B) {
+static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const srt_gen_seq *seq, int B) {
     bool ok = true;
-    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, tv, seq[b].gen, seq[b].ngen);
+    for (int b = 0; ok && b < B; b++) ok = print_generated(om->ctx, t, tv, seq[b].out, seq[b].ngen);
     return ok && fflush(stdout) == 0;
 }
 
 /* generate --json: one object of schema shortc.generate/1 (docs/usage.md, "JSON outputs"). */
-static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const Seq *seq, int B,
-                       double seconds, const StepLog *log) {
+static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const srt_gen_seq *seq, int B,
+                       double seconds, const GenWatch *g) {
     long long total = 0;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
     printf("{\"schema\": \"shortc.generate/1\", \"model\": ");
@@ -362,11 +318,11 @@ static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t,
     for (int b = 0; ok && b < B; b++) {
         printf("%s{\"prompt_tokens\": %d, \"stop\": \"%s\", \"ids\": [", b ? ", " : "", seq[b].nprompt,
                seq[b].eos ? "eos" : "max_new");
-        for (int i = 0; i < seq[b].ngen; i++) printf("%s%d", i ? ", " : "", (int)seq[b].gen[i]);
+        for (int i = 0; i < seq[b].ngen; i++) printf("%s%d", i ? ", " : "", (int)seq[b].out[i]);
         printf("]");
         if (t) {
             size_t len = 0;
-            char *text = decode_ids(om->ctx, t, tv, seq[b].gen, seq[b].ngen, &len);
+            char *text = decode_ids(om->ctx, t, tv, seq[b].out, seq[b].ngen, &len);
             if (text) printf(", \"text\": "), json_write_string(stdout, text, len);
             ok = text != NULL;
             free(text);
@@ -375,7 +331,7 @@ static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t,
     }
     printf("], \"tokens_generated\": %lld, \"seconds\": ", total), json_write_double(stdout, seconds);
     printf(", \"tokens_per_s\": "), json_write_double(stdout, seconds > 0 ? (double)total / seconds : 0.0);
-    if (log) print_steps_json(log);
+    if (ra->report) print_steps_json(g);
     printf("}\n");
     return ok && fflush(stdout) == 0;
 }
@@ -411,34 +367,29 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     const srt_model_info *mi = &om.mi;
     int rc = 1, B = p->n, total = 0, tv = 0;
     srt_session *s = NULL;
-    srt_sampler *skip = NULL;
     srt_tokenizer *t = NULL;
-    Seq *seq = calloc((size_t)B, sizeof *seq);
+    srt_gen_seq *seq = calloc((size_t)B, sizeof *seq);
     if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
-    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv) ||
-        !(skip = make_sampler(ra, &om, true)))
-        goto out;
+    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv)) goto out;
     for (int b = 0; b < B; b++) {
-        seq[b] = (Seq){.prompt = p->ids[b], .nprompt = p->len[b], .done = ra->max_new == 0};
-        if (!(seq[b].gen = malloc(sizeof *seq[b].gen * (size_t)(ra->max_new + 1)))) {
+        seq[b] = (srt_gen_seq){.prompt = p->ids[b], .nprompt = p->len[b]};
+        if (!(seq[b].out = malloc(sizeof *seq[b].out * (size_t)(ra->max_new + 1)))) {
             fprintf(stderr, "shortc: error: out of memory\n");
             goto out;
         }
-        if (!(seq[b].sampler = make_sampler(ra, &om, false))) goto out;
+        if (!(seq[b].sampler = make_sampler(ra, &om))) goto out;
     }
     srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
     if (st == SRT_OK && B > 1 && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
     double t0 = now_ms();
-    StepLog log = {0};
-    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, mi->segment, skip, ra, ra->report ? &log : NULL);
+    GenWatch g = {0};
+    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, ra, &g);
     double t1 = now_ms();
-    if (st != SRT_OK) {
-        print_lib_error(st, srt_last_error(om.ctx));
-        goto out;
-    }
-    if (ra->json ? !print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, ra->report ? &log : NULL)
-                 : !print_all(&om, t, tv, seq, B)) {
-        free(log.step);
+    bool printed = st == SRT_OK && (ra->json ? print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, &g)
+                                             : print_all(&om, t, tv, seq, B));
+    if (!printed) {
+        if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
+        free(g.step);
         goto out;
     }
     for (int b = 0; b < B; b++) total += seq[b].ngen;
@@ -449,17 +400,16 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
         fprintf(stderr, "model %s (%s): %zu bytes copied from the device, %d tokens generated, %.1f tokens/s\n",
                 mi->name, mi->kv_cache ? "KV cache" : "re-running the sequence",
                 srt_session_bytes_to_host(B == 1 ? om.s : s), total, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
-        if (!ra->json) print_steps(&log);
+        if (!ra->json) print_steps(&g);
     }
-    free(log.step);
+    free(g.step);
     rc = 0;
 out:
     for (int b = 0; seq && b < B; b++) {
-        free(seq[b].gen);
+        free(seq[b].out);
         srt_sampler_destroy(seq[b].sampler);
     }
     free(seq);
-    srt_sampler_destroy(skip);
     srt_tokenizer_close(t);
     srt_session_destroy(s);
     close_model(&om);

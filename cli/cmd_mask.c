@@ -66,25 +66,17 @@ static bool parse_mask_args(int argc, char **argv, MaskArgs *a) {
 
 /* The masks [layers, heads, n, n] (malloc'd), or NULL with the error printed. */
 static unsigned char *build_masks(const ModelSpec *s, int n) {
-    size_t per = (size_t)n * n, total = (size_t)s->n_layers * s->n_heads * per;
+    size_t total = (size_t)s->n_layers * s->n_heads * n * n;
     unsigned char *m = calloc(total ? total : 1, 1);
     if (!m) {
         fprintf(stderr, "shortc: error: mask: out of memory for %zu bytes\n", total);
         return NULL;
     }
-    for (int l = 0; l < s->n_layers; l++) {
-        AttnPattern p;
-        char err[256];
-        if (!attn_pattern_build(&p, &s->layers[l].attn, l, s->n_heads, n, err, sizeof err)) {
-            fprintf(stderr, "shortc: error: mask: layer %d: %s\n", l, err);
-            free(m);
-            return NULL;
-        }
-        for (int h = 0; h < s->n_heads; h++)
-            for (int i = 0; i < n; i++)
-                for (int j = 0; j <= i; j++)
-                    m[((size_t)l * s->n_heads + h) * per + (size_t)i * n + j] = attn_pattern_visible(&p, h, i, j);
-        attn_pattern_free(&p);
+    char err[300];
+    if (!attn_masks_fill(s, n, m, err, sizeof err)) {
+        fprintf(stderr, "shortc: error: mask: %s\n", err);
+        free(m);
+        return NULL;
     }
     return m;
 }

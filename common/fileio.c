@@ -198,7 +198,7 @@ bool fio_out_open(FioOut *o, const char *path, const char **why) {
     }
     if (!exists || S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)) {   /* a link only with --force */
         o->fd = open_temp(o, why);
-        if (o->fd >= 0 && S_ISREG(st.st_mode)) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
+        if (o->fd >= 0 && exists && S_ISREG(st.st_mode)) fchmod(o->fd, st.st_mode & 07777); /* the replacement keeps the file's mode */
     } else {
         o->fd = open_through(o->target, &st, why);
     }

@@ -199,6 +199,24 @@ bool attn_pattern_visible(const AttnPattern *p, int h, int i, int j) {
     return p->row->visible(&p->prm, p->table, p->ntok, h, i, j);
 }
 
+bool attn_masks_fill(const ModelSpec *s, int n, unsigned char *out, char *err, size_t errlen) {
+    size_t per = (size_t)n * n;
+    for (int l = 0; l < s->n_layers; l++) {
+        AttnPattern p;
+        char why[256];
+        if (!attn_pattern_build(&p, &s->layers[l].attn, l, s->n_heads, n, why, sizeof why)) {
+            snprintf(err, errlen, "layer %d: %s", l, why);
+            return false;
+        }
+        for (int h = 0; h < s->n_heads; h++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j <= i; j++)
+                    out[((size_t)l * s->n_heads + h) * per + (size_t)i * n + j] = attn_pattern_visible(&p, h, i, j);
+        attn_pattern_free(&p);
+    }
+    return true;
+}
+
 long attn_pattern_row_count(const AttnPattern *p, int h, int i, long a, long b) {
     if (b > i + 1) b = i + 1; /* causal */
     if (a < 0) a = 0;

@@ -27,6 +27,7 @@ static const ModelSpec *compile_spec(Arena *a, Diag *d, const CompileOptions *o)
         diag_plain_error(d, "nothing to compile (no .arch file and no model spec)");
         return NULL;
     }
+    if (o->source) return shortc_load_model_text(a, d, o->path, o->source, o->source_len, o->model);
     return shortc_load_model(a, d, o->path, o->model);
 }
 

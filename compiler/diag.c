@@ -39,6 +39,7 @@ void diag_init(Diag *d, Arena *a, FILE *out) {
     d->arena = a;
     d->out = out ? out : stderr;
     d->max_errors = 20;
+    d->first_error = LOC_NONE;
 }
 
 Source *diag_add_source(Diag *d, const char *path, const char *text, size_t len) {
@@ -226,6 +227,7 @@ static bool count_error(Diag *d, Loc loc) {
 }
 
 void diag_error(Diag *d, Loc loc, const char *fmt, ...) {
+    if (d->first_error.file < 0 && loc_source(d, loc)) d->first_error = loc;
     if (!count_error(d, loc)) return;
     va_list ap;
     va_start(ap, fmt);

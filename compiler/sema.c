@@ -1380,13 +1380,24 @@ ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_n
     return build_spec(S, target);
 }
 
-ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name) {
-    Source *src = diag_load_file(d, path);
+/* Parses and checks a loaded source; the model named model_name (NULL: the last). */
+static ModelSpec *load_source(Arena *a, Diag *d, Source *src, const char *model_name) {
     if (!src) return NULL;
     int errors = d->errors;
     AstFile *f = parse_source(a, d, src);
     if (d->errors > errors) return NULL;
     return sema_model(a, d, f, model_name);
+}
+
+ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name) {
+    return load_source(a, d, diag_load_file(d, path), model_name);
+}
+
+ModelSpec *shortc_load_model_text(Arena *a, Diag *d, const char *path, const char *text, size_t len,
+                                  const char *model_name) {
+    Source *src = diag_add_source(d, path, text, len);
+    if (!src) diag_plain_error(d, "out of memory loading '%s'", path);
+    return load_source(a, d, src, model_name);
 }
 
 int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names) {

@@ -79,6 +79,7 @@ typedef struct Diag {
     int max_errors;    /* stop reporting (not parsing) after this many; default 20 */
     FILE *out;         /* where messages go (stderr by default; tests use a memstream) */
     Arena *arena;      /* owner of Source records */
+    Loc first_error;   /* where the first error with a source position was (LOC_NONE until one is) */
 } Diag;
 
 void diag_init(Diag *d, Arena *a, FILE *out);
@@ -518,6 +519,13 @@ ModelSpec *sema_model(Arena *a, Diag *d, AstFile *main_file, const char *model_n
 void spec_print(FILE *out, const ModelSpec *s);
 /* Convenience: load, parse and analyse in one call. */
 ModelSpec *shortc_load_model(Arena *a, Diag *d, const char *path, const char *model_name);
+/* The boolean masks of every layer and head of s on n tokens from position 0 into out [layers, heads, n, n]
+ * (zeroed by the caller): out[l, h, i, j] = 1 when query i of head h in layer l sees key j (`shortc mask`,
+ * srt_mask). False with err ("layer L: why") on a bad pattern parameter. */
+bool attn_masks_fill(const ModelSpec *s, int n, unsigned char *out, char *err, size_t errlen);
+/* shortc_load_model of the text[len] of an .arch, named path (diagnostics; imports resolve from its directory). */
+ModelSpec *shortc_load_model_text(Arena *a, Diag *d, const char *path, const char *text, size_t len,
+                                  const char *model_name);
 /* The names of the models defined in path itself (not its imports), in order, into *names
  * (arena); returns their count, or -1 with the error reported in d. */
 int shortc_list_models(Arena *a, Diag *d, const char *path, const char ***names);
@@ -918,6 +926,9 @@ typedef enum CompileStop {
 typedef struct CompileOptions {
     const char *path;        /* .arch file to load; ignored when spec is set */
     const char *model;       /* model to resolve in path (NULL: the file's last model) */
+    const char *source;      /* the .arch text itself (source_len bytes), named path in diagnostics and
+                                resolving imports from path's directory; NULL: read path */
+    size_t source_len;       /* bytes at source */
     const ModelSpec *spec;   /* a spec built in memory (tests): load and sema are skipped */
     CompileStop stop;        /* last stage to run */
     bool no_fuse;            /* skip the fusion pass (the graph stays unfused) */
@@ -1116,6 +1127,15 @@ bool cost_call(Graph *g, const DeviceSpec *dev, bool cached, int t, ModeCost *ou
  * Returns NULL with a message in why (window, stride or overlap out of range).
  */
 ModelCost *cost_model(Graph *g, const CostOptions *o, char *why, size_t whylen);
+/* Bytes an operation reads and writes, and its arithmetic intensity ((flops + other ops) / bytes; 0 without bytes). */
+double op_cost_bytes(const OpCost *c);
+double op_cost_intensity(const OpCost *c);
+/* The JSON of `shortc compare --json` (cost_json.c; schema shortc.compare/1): one model's object (name, path,
+ * sizes, forward, attention, modes, steps at dev), and the document around the models (an empty "models"
+ * array to append them to). cJSON objects; the caller owns them. */
+struct cJSON;
+struct cJSON *cost_model_json(const ModelCost *m, const char *path, const DeviceSpec *dev);
+struct cJSON *cost_compare_json(const DeviceSpec *dev);
 
 /* ------------------------------------------------------------------ */
 /* Static kernel facts (kernel_facts.c): text read from NVRTC's output  */

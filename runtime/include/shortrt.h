@@ -75,16 +75,36 @@ srt_status srt_context_create(srt_context **out, srt_alloc_fn alloc, void *ud);
 void srt_context_destroy(srt_context *ctx);
 /* Message of the last failure on this context (never NULL). */
 const char *srt_last_error(const srt_context *ctx);
+/* Where the last failure's first compile error is, when that failure was an .arch the compiler rejected
+ * (srt_model_open, srt_model_open_source): *file (owned by the context, valid until its next failure), 1-based
+ * *line and *column, and 1; otherwise *file NULL, 0 and 0, and 0. Any pointer may be NULL. */
+int srt_last_error_location(const srt_context *ctx, const char **file, int *line, int *column);
 const char *srt_status_name(srt_status s);
 const char *srt_backend_name(srt_backend b);
 
 /* Opens an emitted .cu (plan embedded) or an .arch (compiled on the fly). */
 srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt, srt_model **out);
+/* srt_model_open of an .arch given as text[len] (not NUL-terminated), named name in diagnostics (NULL:
+ * "<source>"); its imports resolve from name's directory. */
+srt_status srt_model_open_source(srt_context *ctx, const char *name, const char *text, size_t len,
+                                 const srt_options *opt, srt_model **out);
 void srt_model_close(srt_model *m);
 
 /* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
 srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
+/* One weight tensor in the caller's memory (srt_model_load_tensors). */
+typedef struct srt_tensor {
+    const char *name;       /* the weight's name, as in a safetensors file ("transformer." prefix optional) */
+    const char *dtype;      /* safetensors' name of its element type: "F32", "F16" or "BF16" */
+    const void *data;       /* its elements in C order */
+    size_t nbytes;          /* bytes at data: the product of shape times the element size */
+    const int64_t *shape;   /* rank sizes */
+    int rank;               /* 0 to 8 */
+} srt_tensor;
+/* Weights from tensors[n] in memory, bound exactly as the tensors of a safetensors file
+ * (srt_model_load_weights); the data is read during the call only. */
+srt_status srt_model_load_tensors(srt_model *m, const srt_tensor *tensors, int n);
 /* Writes the weights srt_model_random_weights(m, seed) draws as an F32 safetensors file (the file shapes and
  * names srt_model_load_weights reads back to the same values); written atomically, a symbolic link refused. */
 srt_status srt_model_save_random_weights(srt_model *m, uint64_t seed, const char *path);
@@ -316,6 +336,35 @@ srt_status srt_forward_sample(srt_session *s, const int32_t *tokens, int ntokens
 srt_status srt_forward_batch_sample(srt_session *s, const int32_t *const *tokens, const int *ntokens,
                                     srt_sampler *const *samplers, int32_t *drawn);
 
+/* One sequence of srt_generate. */
+typedef struct srt_gen_seq {
+    const int32_t *prompt;  /* in: its prompt, continuing the sequence's state */
+    int nprompt;            /* in: its length (>= 1) */
+    srt_sampler *sampler;   /* in: its draws (made for the model's vocabulary; one per sequence) */
+    int32_t *out;           /* in: room for max_new ids; out: the ids generated */
+    int ngen;               /* out: how many */
+    int eos;                /* out: 1 when it stopped at eos */
+} srt_gen_seq;
+/* What srt_generate's callback hears after each call (one step: every sequence not done advanced once). */
+typedef struct srt_gen_step {
+    int step;               /* 0, 1, ...: the calls made so far, less one */
+    int batch;              /* sequences the call advanced */
+    int prefill;            /* 1 when it fed some sequence prompt tokens */
+    int64_t made;           /* tokens generated so far, every sequence */
+    int64_t total;          /* at most: nseqs x max_new */
+} srt_gen_step;
+typedef void (*srt_gen_step_fn)(void *ud, const srt_gen_step *step);
+/*
+ * The generation loop of `shortc generate`: sequence b of s (nseqs = its batch) is fed its prompt in chunks of
+ * at most a segment, then each drawn token, through srt_forward_batch_sample, until it has max_new tokens or
+ * draws eos (-1: none; not kept). Only the call that feeds a prompt's last chunk and the later ones draw from
+ * the sequence's sampler, so a seed gives the same tokens however the prompt is chunked. on_step (optional)
+ * is called after each call (progress lines, per-step srt_session_call_counts). On a failure the sequences
+ * hold what was generated before it.
+ */
+srt_status srt_generate(srt_session *s, srt_gen_seq *seqs, int nseqs, int max_new, int64_t eos,
+                        srt_gen_step_fn on_step, void *ud);
+
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). NVRTC is loaded on first
  * use (docs/runtime.md, "Backends"); SRT_ERR_COMPILE naming the library when it cannot be. */
 typedef struct srt_compile_info {
@@ -340,6 +389,33 @@ srt_status srt_cache_text_get(srt_context *ctx, const char *cache_dir, const cha
                               const char *ext, char **text, size_t *len);
 srt_status srt_cache_text_put(srt_context *ctx, const char *cache_dir, const char *key, size_t keylen,
                               const char *ext, const char *text, size_t len);
+
+/*
+ * The boolean attention masks of an .arch model (`shortc mask`; docs/attention/README.md): the file at path, or
+ * text[text_len] named path when text is not NULL; model_name NULL: its last model. On a forward of ntokens
+ * (1 to the model's segment) from position 0, *masks [*layers, *heads, ntokens, ntokens] (free with srt_free)
+ * holds 1 where query i of head h in layer l sees key j, from the same pattern the interpreter and the emitted
+ * kernels use. A rejected .arch is SRT_ERR_FORMAT with the compiler's diagnostics (srt_last_error_location).
+ */
+srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
+                    int ntokens, uint8_t **masks, int *layers, int *heads);
+
+/* Options of srt_compare_json: those of `shortc compare`. */
+typedef struct srt_cost_options {
+    const char *device;   /* the roofline device, a name of `shortc compare --device` (NULL: "h100-sxm") */
+    int window;           /* W, tokens per forward (0: each model's segment) */
+    int stride;           /* the sliding mode's stride (0: W/2) */
+    int overlap;          /* the windows mode's overlap K (-1: W/4; 0 is an overlap of 0) */
+} srt_cost_options;
+/*
+ * The cost model of .arch models side by side: *json (free with srt_free) is the document
+ * `shortc compare --json` prints (schema shortc.compare/1, docs/cost-model.md) for paths[n], each its last
+ * model or models[i] when models is not NULL and models[i] is not. opt NULL: the defaults (overlap -1).
+ * A rejected .arch is SRT_ERR_FORMAT with the compiler's diagnostics; an option a model cannot take
+ * SRT_ERR_INVALID.
+ */
+srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const char *const *models, int n,
+                            const srt_cost_options *opt, char **json);
 
 /*
  * .npy helpers (C order), for logits files and simulator buffers.

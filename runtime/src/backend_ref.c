@@ -18,6 +18,9 @@
  * and srt_session_reset starts over. rt_backend_ref is the table shortrt.c
  * calls; opened on an emitted .cu, it recompiles the .arch the plan names and
  * checks that it still gives the .cu's plan.
+ *
+ * Being the runtime's one door to the compiler, it also holds the public calls that only compile:
+ * srt_mask (the attention masks of `shortc mask`) and srt_compare_json (the cost JSON of `shortc compare`).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -57,11 +60,22 @@ static void rt_ref_free(srt_context *ctx, RtRefModel *r) {
     rt_free(ctx, r);
 }
 
-srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
-                           char **plan_json, RtRefModel **ref) {
+/* Records the position of d's first located error as the context's error location. */
+static void set_error_location(srt_context *ctx, const Diag *d) {
+    Loc at = d->first_error;
+    if (at.file < 0 || at.file >= d->nsources) return;
+    int line, col;
+    diag_linecol(d, at, &line, &col);
+    snprintf(ctx->err_file, sizeof ctx->err_file, "%s", d->sources[at.file]->path);
+    ctx->err_line = line;
+    ctx->err_column = col;
+}
+
+srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text, size_t text_len,
+                           const char *model_name, char **cu, size_t *cu_len, char **plan_json, RtRefModel **ref) {
     *cu = NULL;
     *plan_json = NULL;
-    if (access(path, R_OK) != 0) return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    if (!text && access(path, R_OK) != 0) return rt_error(ctx, SRT_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     RtRefModel *r = rt_alloc(ctx, sizeof *r);
     if (!r) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     char *msg = NULL;
@@ -74,7 +88,7 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     arena_init(&r->arena);
     diag_init(&r->diag, &r->arena, mf);
     Diag *d = &r->diag;
-    CompileOptions co = {.path = path, .model = model_name};
+    CompileOptions co = {.path = path, .model = model_name, .source = text, .source_len = text_len};
     CompileResult cr;
     bool ok = shortc_compile(&r->arena, d, &co, &cr);
     const EmitResult er = cr.emit;
@@ -83,6 +97,7 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     srt_status st = SRT_OK;
     if (!ok) {
         st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+        set_error_location(ctx, d);
     } else {
         *cu = rt_strndup(ctx, er.cu, er.cu_len);
         *cu_len = er.cu_len;
@@ -102,6 +117,115 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model
     } else {
         rt_ref_free(ctx, r);
     }
+    return st;
+}
+
+srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
+                    int ntokens, uint8_t **masks, int *layers, int *heads) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (masks) *masks = NULL;
+    if (!path || !masks || !layers || !heads)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_mask: path, masks, layers and heads must not be NULL");
+    if (text && memchr(text, 0, text_len))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the .arch text contains a NUL byte", path);
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    Arena arena;
+    arena_init(&arena);
+    Diag d;
+    diag_init(&d, &arena, mf);
+    CompileOptions co = {.path = path, .model = model_name, .source = text, .source_len = text_len,
+                         .stop = COMPILE_STOP_AFTER_SEMA};
+    CompileResult cr;
+    bool ok = shortc_compile(&arena, &d, &co, &cr);
+    d.out = NULL;
+    fclose(mf);
+    srt_status st = SRT_OK;
+    const ModelSpec *spec = cr.spec;
+    if (!ok) {
+        st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+        set_error_location(ctx, &d);
+    } else if (ntokens < 1 || ntokens > spec->segment) {
+        st = rt_error(ctx, SRT_ERR_INVALID, "srt_mask: %d tokens: %s takes 1 to %d (its segment)", ntokens, spec->name,
+                      spec->segment);
+    } else {
+        size_t total = (size_t)spec->n_layers * (size_t)spec->n_heads * (size_t)ntokens * (size_t)ntokens;
+        uint8_t *out = rt_alloc(ctx, total ? total : 1); /* zero-filled */
+        char err[300];
+        if (!out) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_mask: out of memory for %zu bytes", total);
+        else if (!attn_masks_fill(spec, ntokens, out, err, sizeof err)) st = rt_error(ctx, SRT_ERR_FORMAT, "%s: %s", path, err);
+        if (st == SRT_OK) {
+            *masks = out;
+            *layers = spec->n_layers;
+            *heads = spec->n_heads;
+        } else {
+            rt_free(ctx, out);
+        }
+    }
+    free(msg);
+    compile_result_free(&cr);
+    arena_free(&arena);
+    return st;
+}
+
+srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const char *const *models, int n,
+                            const srt_cost_options *opt, char **json) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (json) *json = NULL;
+    if (!paths || !json || n < 1) return rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: no models, or json is NULL");
+    srt_cost_options o = {0};
+    if (opt) o = *opt;
+    const DeviceSpec *dev = device_find(o.device ? o.device : "h100-sxm");
+    if (!dev) {
+        char known[512];
+        int k = 0;
+        for (int i = 0; i < ndevices && k < (int)sizeof known - 40; i++)
+            k += snprintf(known + k, sizeof known - (size_t)k, " %s", device_table[i].name);
+        return rt_error(ctx, SRT_ERR_INVALID, "unknown device '%s'; known:%s", o.device, known);
+    }
+    if (o.window < 0 || o.stride < 0 || o.overlap < -1)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: window %d, stride %d, overlap %d", o.window, o.stride,
+                        o.overlap);
+    CostOptions copt = {.window = o.window, .stride = o.stride, .overlap = o.overlap < 0 ? 0 : o.overlap,
+                        .overlap_given = o.overlap >= 0, .device = dev};
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    Arena arena;
+    arena_init(&arena);
+    Diag d;
+    diag_init(&d, &arena, mf);
+    cJSON *root = cost_compare_json(dev), *list = cJSON_GetObjectItemCaseSensitive(root, "models");
+    srt_status st = SRT_OK;
+    for (int i = 0; i < n && st == SRT_OK; i++) {
+        CompileOptions co = {.path = paths[i], .model = models ? models[i] : NULL, .stop = COMPILE_STOP_AFTER_PASSES};
+        CompileResult cr;
+        char why[256];
+        if (!paths[i]) {
+            st = rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: path %d is NULL", i);
+        } else if (!shortc_compile(&arena, &d, &co, &cr) || !cr.graph) {
+            fflush(mf);
+            st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
+            set_error_location(ctx, &d);
+        } else {
+            ModelCost *mc = cost_model(cr.graph, &copt, why, sizeof why);
+            if (!mc) st = rt_error(ctx, SRT_ERR_INVALID, "%s (%s): %s", cr.graph->spec->name, paths[i], why);
+            else cJSON_AddItemToArray(list, cost_model_json(mc, paths[i], dev));
+        }
+        if (paths[i]) compile_result_free(&cr);
+    }
+    d.out = NULL;
+    fclose(mf);
+    free(msg);
+    char *text = st == SRT_OK ? cJSON_Print(root) : NULL;
+    cJSON_Delete(root);
+    arena_free(&arena);
+    if (st == SRT_OK && !text) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
+    if (st == SRT_OK && !(*json = rt_strdup(ctx, text))) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
+    free(text);
     return st;
 }
 
@@ -302,7 +426,7 @@ static srt_status ref_from_cu(srt_model *m, const char *model_name) {
                         m->path, *source ? source : "(no source recorded)");
     char *cu = NULL, *json = NULL;
     size_t cu_len = 0;
-    srt_status st = rt_compile_arch(ctx, arch, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
+    srt_status st = rt_compile_arch(ctx, arch, NULL, 0, model_name ? model_name : m->plan.model, &cu, &cu_len, &json, &m->ref);
     if (st == SRT_OK && !same_plan(m->plan_json, json))
         st = rt_error(ctx, SRT_ERR_UNSUPPORTED,
                       "the ref backend recompiled '%s' for '%s', but it no longer gives the plan embedded in the .cu "

@@ -24,11 +24,14 @@
 /* ------------------------------------------------------------------ */
 
 #define RT_ERR_MAX 8192
+#define RT_ERR_LOC_MAX 1024 /* bytes of srt_context.err_file */
 
 struct srt_context {
     srt_alloc_fn alloc;   /* host allocator (realloc semantics) */
     void *ud;             /* its user data */
     char err[RT_ERR_MAX]; /* last error message */
+    char err_file[RT_ERR_LOC_MAX]; /* the .arch file of the last error's first compile diagnostic ("": none) */
+    int err_line, err_column;      /* its 1-based line and column (0 when err_file is "") */
 };
 
 /*
@@ -297,12 +300,16 @@ typedef struct RtSafetensors {
     RtStTensor *tensors;  /* header entries (without __metadata__) */
     int ntensors;         /* count */
     RtStTensor **by_name; /* the tensors sorted by name without the "transformer." prefix (rt_st_find) */
+    unsigned char *owned; /* the data section when it is a copy of a caller's tensors (rt_st_from_tensors) */
 } RtSafetensors;
 
 /* Opens and validates a safetensors file. */
 srt_status rt_st_open(srt_context *ctx, const char *path, RtSafetensors *st);
 /* Same, from bytes in memory (not copied; tests and tools). */
 srt_status rt_st_open_memory(srt_context *ctx, const char *what, const void *bytes, size_t len, RtSafetensors *st);
+/* The same, from a caller's tensors (srt_model_load_tensors): names, dtypes and shapes checked as a file's
+ * header is, the data copied into one owned section. */
+srt_status rt_st_from_tensors(srt_context *ctx, const srt_tensor *tensors, int n, RtSafetensors *st);
 void rt_st_close(RtSafetensors *st);
 /* Finds name, also trying it with and without the "transformer." prefix. */
 const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
@@ -520,13 +527,13 @@ srt_status rt_exec_set_profiling(srt_session *s, bool on);
 void rt_exec_step_time(const srt_session *s, int i, srt_step_time *out);
 
 /*
- * Compiles an .arch through the compiler library. On success fills the
- * emitted CUDA and plan (ctx memory). keep: for the reference backend, the
- * compiler state (arena, diag, graph) is kept in *ref. Compiler diagnostics
- * become the context's error message.
+ * Compiles an .arch through the compiler library: the file at path, or text[text_len] named path when text is
+ * not NULL. On success fills the emitted CUDA and plan (ctx memory). keep: for the reference backend, the
+ * compiler state (arena, diag, graph) is kept in *ref. Compiler diagnostics become the context's error
+ * message, and the first one's position its error location (srt_last_error_location).
  */
-srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *model_name, char **cu, size_t *cu_len,
-                           char **plan_json, RtRefModel **ref);
+srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text, size_t text_len,
+                           const char *model_name, char **cu, size_t *cu_len, char **plan_json, RtRefModel **ref);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */

@@ -94,6 +94,8 @@ srt_status rt_verror(srt_context *ctx, srt_status st, const char *fmt, va_list a
     size_t n = strlen(tmp);
     while (n > 0 && (tmp[n - 1] == '\n' || tmp[n - 1] == ' ')) tmp[--n] = 0;
     memcpy(ctx->err, tmp, n + 1);
+    ctx->err_file[0] = 0; /* a new failure has no compile position until rt_compile_arch gives it one */
+    ctx->err_line = ctx->err_column = 0;
     return st;
 }
 
@@ -216,16 +218,23 @@ static const RtBackend *const backend_table[] = {
     [SRT_BACKEND_CUDA] = &rt_backend_device,
 };
 
-srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt_in, srt_model **out) {
-    if (out) *out = NULL;
-    if (!ctx) return SRT_ERR_INVALID;
-    if (!out || !path) return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: path and out must not be NULL");
+int srt_last_error_location(const srt_context *ctx, const char **file, int *line, int *column) {
+    bool has = ctx && ctx->err_file[0];
+    if (file) *file = has ? ctx->err_file : NULL;
+    if (line) *line = has ? ctx->err_line : 0;
+    if (column) *column = has ? ctx->err_column : 0;
+    return has;
+}
+
+/* srt_model_open of the file at path, or of the .arch text[text_len] named path when text is not NULL. */
+static srt_status model_open(srt_context *ctx, const char *path, const char *text, size_t text_len,
+                             const srt_options *opt_in, srt_model **out) {
     srt_options opt;
     if (opt_in) opt = *opt_in;
     else srt_options_init(&opt);
     if (opt.backend < SRT_BACKEND_AUTO || opt.backend > SRT_BACKEND_CUDA)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: unknown backend %d", (int)opt.backend);
-    bool is_cu = rt_ends_with(path, ".cu"), is_arch = rt_ends_with(path, ".arch");
+    bool is_cu = !text && rt_ends_with(path, ".cu"), is_arch = text || rt_ends_with(path, ".arch");
     if (!is_cu && !is_arch)
         return rt_error(ctx, SRT_ERR_INVALID, "'%s': expected an emitted .cu or an .arch file", path);
 
@@ -248,7 +257,8 @@ srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options 
         if (!(m->plan_json = rt_strndup(ctx, json, json_len))) { st = nomem(ctx); goto fail; }
         if ((st = rt_plan_parse(ctx, path, m->plan_json, json_len, &m->plan)) != SRT_OK) goto fail;
     } else {
-        st = rt_compile_arch(ctx, path, opt.model_name, &cu, &cu_len, &m->plan_json, m->ops->keeps_ir ? &m->ref : NULL);
+        st = rt_compile_arch(ctx, path, text, text_len, opt.model_name, &cu, &cu_len, &m->plan_json,
+                             m->ops->keeps_ir ? &m->ref : NULL);
         if (st != SRT_OK) goto fail;
         if ((st = rt_plan_parse(ctx, path, m->plan_json, strlen(m->plan_json), &m->plan)) != SRT_OK) goto fail;
     }
@@ -261,6 +271,23 @@ fail:
     rt_free(ctx, cu);
     srt_model_close(m); /* sets no message: the failure's stays */
     return st;
+}
+
+srt_status srt_model_open(srt_context *ctx, const char *path, const srt_options *opt, srt_model **out) {
+    if (out) *out = NULL;
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!out || !path) return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open: path and out must not be NULL");
+    return model_open(ctx, path, NULL, 0, opt, out);
+}
+
+srt_status srt_model_open_source(srt_context *ctx, const char *name, const char *text, size_t len,
+                                 const srt_options *opt, srt_model **out) {
+    if (out) *out = NULL;
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!out || !text) return rt_error(ctx, SRT_ERR_INVALID, "srt_model_open_source: text and out must not be NULL");
+    if (memchr(text, 0, len))
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s: the .arch text contains a NUL byte", name ? name : "<source>");
+    return model_open(ctx, name ? name : "<source>", text, len, opt, out);
 }
 
 void srt_model_close(srt_model *m) {
@@ -291,6 +318,21 @@ srt_status srt_model_load_weights(srt_model *m, const char *path) {
     if (!path) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_load_weights: path is NULL");
     RtSafetensors sf;
     srt_status st = rt_st_open(m->ctx, path, &sf);
+    if (st != SRT_OK) return st;
+    float **vals;
+    if ((st = new_vals(m, &vals)) == SRT_OK) {
+        st = rt_weights_from_st(m->ctx, &m->plan, &sf, m->allow_nonfinite, vals);
+        if (st == SRT_OK) st = install_weights(m, vals);
+        else rt_free(m->ctx, vals);
+    }
+    rt_st_close(&sf);
+    return st;
+}
+
+srt_status srt_model_load_tensors(srt_model *m, const srt_tensor *tensors, int n) {
+    if (!m) return SRT_ERR_INVALID;
+    RtSafetensors sf;
+    srt_status st = rt_st_from_tensors(m->ctx, tensors, n, &sf);
     if (st != SRT_OK) return st;
     float **vals;
     if ((st = new_vals(m, &vals)) == SRT_OK) {

@@ -280,6 +280,71 @@ srt_status rt_st_open_memory(srt_context *ctx, const char *what, const void *byt
     return s;
 }
 
+/* Checks one caller tensor (as st_parse_tensor checks a header entry) and fills *t, placed at offset at. */
+static srt_status tensor_entry(srt_context *ctx, const srt_tensor *in, int i, size_t at, RtStTensor *t) {
+    const char *what = "srt_model_load_tensors";
+    if (!in->name || !*in->name) return rt_error(ctx, SRT_ERR_INVALID, "%s: tensor %d has no name", what, i);
+    const char *name = in->name;
+    t->dtype = ST_COUNT;
+    for (int k = 0; in->dtype && k < ST_COUNT; k++)
+        if (strcmp(in->dtype, st_dtypes[k].name) == 0) t->dtype = (RtStDtype)k;
+    if (t->dtype == ST_COUNT || !st_dtype_loadable(t->dtype))
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "%s: tensor '%s': dtype '%s' is not supported (supported: F32, F16, BF16)",
+                        what, name, in->dtype ? in->dtype : "(none)");
+    if (in->rank < 0 || in->rank > RT_ST_MAX_RANK || (in->rank > 0 && !in->shape))
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: tensor '%s': rank %d is not 0 to %d with a shape", what, name,
+                        in->rank, RT_ST_MAX_RANK);
+    unsigned __int128 count = 1;
+    for (int d = 0; d < in->rank; d++) {
+        if (in->shape[d] < 0) return rt_error(ctx, SRT_ERR_INVALID, "%s: tensor '%s': negative dimension", what, name);
+        t->shape[d] = in->shape[d];
+        count *= (uint64_t)in->shape[d];
+        if (count > ((unsigned __int128)1 << 62))
+            return rt_error(ctx, SRT_ERR_INVALID, "%s: tensor '%s': shape has too many elements", what, name);
+    }
+    t->rank = in->rank;
+    unsigned __int128 want = count * (unsigned)st_dtypes[t->dtype].size;
+    if (want != in->nbytes || (in->nbytes && !in->data)) {
+        char sh[160];
+        fmt_shape(sh, sizeof sh, in->rank, t->shape);
+        return rt_error(ctx, SRT_ERR_INVALID, "%s: tensor '%s': shape %s of %s needs %llu bytes, given %zu", what, name,
+                        sh, st_dtypes[t->dtype].name, (unsigned long long)want, in->nbytes);
+    }
+    t->begin = at;
+    t->end = at + in->nbytes;
+    t->name = rt_strdup(ctx, name);
+    return t->name ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+}
+
+srt_status rt_st_from_tensors(srt_context *ctx, const srt_tensor *tensors, int n, RtSafetensors *st) {
+    memset(st, 0, sizeof *st);
+    st->ctx = ctx;
+    if (n < 0 || (n > 0 && !tensors))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_model_load_tensors: %d tensors at %p", n, (const void *)tensors);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        if (tensors[i].nbytes > SIZE_MAX - total)
+            return rt_error(ctx, SRT_ERR_INVALID, "srt_model_load_tensors: the tensors' sizes overflow");
+        total += tensors[i].nbytes;
+    }
+    st->path = rt_strdup(ctx, "tensors");
+    st->tensors = rt_alloc(ctx, sizeof *st->tensors * (size_t)(n ? n : 1));
+    st->owned = rt_alloc(ctx, total ? total : 1);
+    srt_status s = st->path && st->tensors && st->owned ? SRT_OK : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    size_t at = 0;
+    for (int i = 0; i < n && s == SRT_OK; i++) {
+        if ((s = tensor_entry(ctx, &tensors[i], i, at, &st->tensors[i])) != SRT_OK) break;
+        if (tensors[i].nbytes) memcpy(st->owned + at, tensors[i].data, tensors[i].nbytes);
+        at += tensors[i].nbytes;
+        st->ntensors++;
+    }
+    st->data = st->owned;
+    st->data_len = total;
+    if (s == SRT_OK) s = st_index_names(ctx, "srt_model_load_tensors", st);
+    if (s != SRT_OK) rt_st_close(st);
+    return s;
+}
+
 srt_status rt_st_open(srt_context *ctx, const char *path, RtSafetensors *st) {
     memset(st, 0, sizeof *st);
     st->ctx = ctx;
@@ -315,6 +380,7 @@ void rt_st_close(RtSafetensors *st) {
     rt_free(st->ctx, st->tensors);
     rt_free(st->ctx, st->by_name);
     rt_free(st->ctx, st->path);
+    rt_free(st->ctx, st->owned);
     if (st->map) munmap(st->map, st->map_len);
     memset(st, 0, sizeof *st);
 }

@@ -69,7 +69,7 @@ static void emit(const char *name, char *cu_path, size_t len) {
     snprintf(arch, sizeof arch, "models/%s.arch", name);
     char *cu = NULL, *plan = NULL;
     size_t cu_len = 0;
-    CHECK(rt_compile_arch(ctx, arch, NULL, &cu, &cu_len, &plan, NULL) == SRT_OK);
+    CHECK(rt_compile_arch(ctx, arch, NULL, 0, NULL, &cu, &cu_len, &plan, NULL) == SRT_OK);
     snprintf(cu_path, len, "%s/%s.cu", dir, name);
     if (cu) rt_test_write(cu_path, cu, cu_len);
     rt_free(ctx, cu);
@@ -110,6 +110,137 @@ static bool cuda_present(void) {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (h) dlclose(h);
     return h != NULL;
+}
+
+/* gpt2_tiny's logits of toks[0..n) on m with its current weights (malloc'd), or NULL. */
+static float *logits_of(srt_model *m, int n) {
+    srt_model_info info;
+    srt_session *s = NULL;
+    if (srt_model_get_info(m, &info) != SRT_OK || srt_session_create(m, 1, &s) != SRT_OK) return NULL;
+    float *l = malloc(sizeof *l * (size_t)n * (size_t)info.vocab);
+    if (srt_forward(s, toks, n, l) != SRT_OK) {
+        fprintf(stderr, "forward: %s\n", srt_last_error(ctx));
+        free(l);
+        l = NULL;
+    }
+    srt_session_destroy(s);
+    return l;
+}
+
+/* srt_model_open_source (an .arch as text, its imports found from its name), srt_last_error_location, and
+ * srt_model_load_tensors (weights from memory, checked like a file's). */
+static void check_source_and_tensors(const srt_options *opt) {
+    const char *bad = "model x {\n  vocab 10;\n  bogus 3;\n}\n";
+    char name[600];
+    snprintf(name, sizeof name, "%s/x.arch", dir);
+    srt_model *m = (srt_model *)1;
+    const char *file = NULL;
+    int line = 0, col = 0;
+    CHECK(srt_model_open_source(ctx, name, bad, strlen(bad), opt, &m) == SRT_ERR_FORMAT && m == NULL);
+    CHECK(srt_last_error_location(ctx, &file, &line, &col) == 1);
+    CHECK(file && strcmp(file, name) == 0 && line == 3 && col == 3);
+    CHECK_HAS(srt_last_error(ctx), "x.arch:3:3: error: unknown setting 'bogus'\n  bogus 3;\n  ^~~~~");
+    CHECK(srt_model_open_source(ctx, NULL, "model\0", 6, opt, &m) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "<source>: the .arch text contains a NUL byte");
+    CHECK(srt_last_error_location(ctx, &file, &line, &col) == 0 && file == NULL && line == 0);
+
+    /* srt_mask: the causal triangle of gpt2_tiny, every layer and head; refusals */
+    uint8_t *mk = NULL;
+    int layers = 0, heads = 0;
+    CHECK(srt_mask(ctx, "models/gpt2_tiny.arch", NULL, 0, NULL, 5, &mk, &layers, &heads) == SRT_OK);
+    CHECK(layers == 2 && heads == 4);
+    for (int k = 0; mk && k < layers * heads * 25; k++) CHECK(mk[k] == ((k % 25) % 5 <= (k % 25) / 5));
+    srt_free(ctx, mk);
+    CHECK(srt_mask(ctx, "models/gpt2_tiny.arch", NULL, 0, NULL, 129, &mk, &layers, &heads) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "129 tokens: gpt2_tiny takes 1 to 128 (its segment)");
+    CHECK(srt_mask(ctx, name, bad, strlen(bad), NULL, 4, &mk, &layers, &heads) == SRT_ERR_FORMAT && mk == NULL);
+    CHECK(srt_last_error_location(ctx, NULL, &line, &col) == 1 && line == 3 && col == 3);
+
+    /* srt_compare_json: the document of shortc compare --json; refusals */
+    const char *paths[2] = {"models/gpt2_tiny.arch", "models/gpt2_tiny.arch"}, *names[2] = {NULL, "gpt2_small"};
+    char *json = NULL;
+    CHECK(srt_compare_json(ctx, paths, names, 2, NULL, &json) == SRT_OK && json);
+    if (json) {
+        CHECK_HAS(json, "\"schema\":\t\"shortc.compare/1\"");
+        CHECK_HAS(json, "\"device\":\t\"h100-sxm\"");
+        CHECK(strstr(json, "\"name\":\t\"gpt2_tiny\"") < strstr(json, "\"name\":\t\"gpt2_small\""));
+    }
+    srt_free(ctx, json);
+    srt_cost_options co = {.device = "z80", .overlap = -1};
+    CHECK(srt_compare_json(ctx, paths, NULL, 1, &co, &json) == SRT_ERR_INVALID && json == NULL);
+    CHECK_HAS(srt_last_error(ctx), "unknown device 'z80'; known: h100-sxm");
+    CHECK(srt_compare_json(ctx, paths, NULL, 0, NULL, &json) == SRT_ERR_INVALID);
+    paths[1] = name;
+    rt_test_write(name, bad, strlen(bad));
+    CHECK(srt_compare_json(ctx, paths, NULL, 2, NULL, &json) == SRT_ERR_FORMAT && json == NULL);
+    CHECK(srt_last_error_location(ctx, NULL, &line, &col) == 1 && line == 3 && col == 3);
+
+    /* the text of gpt2_tiny.arch named beside it: its import of gpt2_small.arch is found */
+    char *text = NULL;
+    size_t len = 0;
+    CHECK(rt_read_file(ctx, "models/gpt2_tiny.arch", &text, &len) == SRT_OK);
+    srt_model *a = NULL, *b = NULL;
+    CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", opt, &a) == SRT_OK);
+    CHECK(srt_model_open_source(ctx, "models/text_copy.arch", text, len, opt, &b) == SRT_OK);
+    srt_free(ctx, text);
+    if (!a || !b) return;
+    CHECK(srt_model_random_weights(a, 5) == SRT_OK);
+    float *want = logits_of(a, 12);
+
+    /* the same weights as tensors in memory: identical logits */
+    char wpath[600];
+    snprintf(wpath, sizeof wpath, "%s/tensors.safetensors", dir);
+    CHECK(srt_model_save_random_weights(a, 5, wpath) == SRT_OK);
+    RtSafetensors sf;
+    CHECK(rt_st_open(ctx, wpath, &sf) == SRT_OK);
+    srt_tensor *ts = calloc((size_t)sf.ntensors, sizeof *ts);
+    for (int i = 0; i < sf.ntensors; i++) {
+        const RtStTensor *t = &sf.tensors[i];
+        ts[i] = (srt_tensor){.name = t->name, .dtype = "F32", .data = sf.data + t->begin, .nbytes = t->end - t->begin,
+                             .shape = t->shape, .rank = t->rank};
+    }
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_OK);
+    float *got = logits_of(b, 12);
+    srt_model_info info;
+    CHECK(srt_model_get_info(b, &info) == SRT_OK);
+    if (want && got) CHECK(memcmp(want, got, sizeof *got * 12 * (size_t)info.vocab) == 0);
+    free(got);
+
+    /* refused: a missing tensor (named), a wrong dtype, a size that is not the shape's, a name given twice;
+     * each failure keeps the weights loaded before */
+    CHECK(srt_model_load_tensors(b, ts + 1, sf.ntensors - 1) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), ts[0].name);
+    srt_tensor keep = ts[0];
+    ts[0].dtype = "I32";
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "dtype 'I32' is not supported");
+    ts[0] = keep;
+    ts[0].nbytes -= 4;
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "bytes, given");
+    ts[0] = keep;
+    ts[1].name = ts[0].name;
+    CHECK(srt_model_load_tensors(b, ts, sf.ntensors) == SRT_ERR_FORMAT);
+    CHECK_HAS(srt_last_error(ctx), "duplicate tensor name");
+    CHECK(srt_model_load_tensors(b, NULL, 3) == SRT_ERR_INVALID);
+    got = logits_of(b, 12);
+    if (want && got) CHECK(memcmp(want, got, sizeof *got * 12 * (size_t)info.vocab) == 0);
+    free(got);
+    /* srt_generate refuses before any forward: a count that is not the session's, a sequence without a prompt */
+    srt_session *gs = NULL;
+    srt_gen_seq q = {0};
+    CHECK(srt_session_create(b, 1, &gs) == SRT_OK);
+    CHECK(srt_generate(gs, &q, 2, 4, -1, NULL, NULL) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "2 sequences for a session of 1");
+    CHECK(srt_generate(gs, &q, 1, 4, -1, NULL, NULL) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "sequence 0 needs a prompt, a sampler and out");
+    CHECK(srt_session_position(gs) == 0);
+    srt_session_destroy(gs);
+    free(ts);
+    free(want);
+    rt_st_close(&sf);
+    srt_model_close(a);
+    srt_model_close(b);
 }
 
 int main(void) {
@@ -153,7 +284,7 @@ int main(void) {
         RtPlan plan;
         char *cusrc = NULL, *pj = NULL;
         size_t cl;
-        CHECK(rt_compile_arch(ctx, arch, NULL, &cusrc, &cl, &pj, NULL) == SRT_OK);
+        CHECK(rt_compile_arch(ctx, arch, NULL, 0, NULL, &cusrc, &cl, &pj, NULL) == SRT_OK);
         CHECK(pj && rt_plan_parse(ctx, arch, pj, strlen(pj), &plan) == SRT_OK);
         char wpath[600];
         snprintf(wpath, sizeof wpath, "%s/%s.safetensors", dir, name);
@@ -264,6 +395,9 @@ int main(void) {
     opt.model_name = "no_such_model";
     CHECK(srt_model_open(ctx, "models/gpt2_tiny.arch", &opt, &m) == SRT_ERR_FORMAT);
     CHECK_HAS(srt_last_error(ctx), "no_such_model");
+    CHECK(srt_last_error_location(ctx, NULL, NULL, NULL) == 0); /* a diagnostic without a position */
+    opt.model_name = NULL;
+    check_source_and_tensors(&opt);
 
     CHECK(cnt.live == 1);
     srt_context_destroy(ctx);
