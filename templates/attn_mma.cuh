@@ -18,8 +18,8 @@
 //! Arguments as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
 //! (ceil((T + QT - 1) / QT), H), with RESIDUE (ceil((T + (2*D-1)*QT - 1) / QT), H)
 //! for D the largest dilation of any head; block WARPS*32, dynamic shared
-//! memory (QT + 2*KT) * LD * 2 bytes (+ 8*KT with GATHER, + KT * LD * 2 with PIA; compiler/emit.c
-//! attn_mma_smem). Query tiles are the absolute tiles of QT = 32*WARPS
+//! memory (QT + 2*KT) * LD * 2 bytes (+ 8*KT with GATHER, + KT*LD*2 with PIA;
+//! compiler/emit.c attn_mma_smem, attn_mma_pia_smem). Query tiles are the absolute tiles of QT = 32*WARPS
 //! queries (RESIDUE: of one residue each), taken from the last down (causal:
 //! the heaviest first): block x takes tile last - x alone (the grid covers
 //! every tile the call touches; a block past the first, or on a tile without
@@ -59,7 +59,6 @@
 //! COUNT_TILES (instrumented builds only): thread 0 counts each key tile it
 //! loads in KERNEL_NAME_tiles_loaded, and lane 0 of each warp each tile its
 //! warp computes in KERNEL_NAME_warp_tiles (the cost model's tile work).
-//!
 //!
 //! PIA (position-infused attention, docs/attention/pia.md): one more argument,
 //! pos [slots, 2*H*HD] = W_q p_s | W_k p_s in TE (slot = absolute position).
@@ -516,10 +515,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
             for (int x = 0; x < 2; x++) sum[mb][x] = LANE_SUMS ? shortc_frag_quad_sum(l[mb][2 * x]) : l[mb][2 * x];
 {{#if REC_KEY}}
-        float flag[2] = {0.0f, 0.0f};  // h_prev's present flag
-        if constexpr (sizeof({{T_XKV}}) == 4) flag[0] = shortc_ld(xkv + 2 * H * HD);
-        else shortc_frag_ld2(xkv + 2 * H * HD, flag);  // no 16-bit load: 32 bits, 2 bytes past the end (arena: 256-aligned)
-        if (flag[0] != 0.0f) {  // the recurrence's key source: h_prev, one more key every query sees (block-uniform)
+        float flag;  // h_prev's present flag
+        if constexpr (sizeof({{T_XKV}}) == 4) {
+            flag = shortc_ld(xkv + 2 * H * HD);
+        } else {  // no 16-bit global load: the 32 bits from the flag (volatile: not narrowed), 2 bytes past the end (arena: 256-aligned)
+            const unsigned w = *reinterpret_cast<const volatile unsigned *>(xkv + 2 * H * HD);
+            flag = shortc_ld(reinterpret_cast<const {{T_XKV}} *>(&w));
+        }
+        if (flag != 0.0f) {  // the recurrence's key source: h_prev, one more key every query sees (block-uniform)
             __syncthreads();  // q_s written (when no key tile ran, no barrier followed the staging)
             float sx[MB][2] = {};  // this lane's part of q . k_prev, rows g and g+8 of each block
 #pragma unroll
