@@ -237,6 +237,7 @@ void cost_mem_write(const Graph *g, const Node *n, int T, OpCost *c) {
 typedef struct MmaTiles {
     int kt;     /* keys per tile */
     int hdp;    /* head_dim rounded up to 16 (the MMA's k and n extent) */
+    int products; /* matrix products per warp-tile: Q K^T and P V; position-infused attention adds Q Kp^T */
     long band;  /* banded kinds: the reach (tiles in closed form, no lists); 0: lists */
     bool residue; /* residue kinds (attn_pattern_residue): query tiles of one residue, in closed form */
     int *dil;   /* residue kinds: [lists] each list's (head's) dilation */
@@ -312,7 +313,8 @@ static MmaTiles *mma_tiles_build(Arena *a, const Graph *g, const Node *n, int kt
     int ntok = in_value(g, n, 1)->capacity;
     if (!attn_pattern_build(&p, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) return NULL;
     MmaTiles *t = arena_alloc(a, sizeof *t);
-    if (t) *t = (MmaTiles){.kt = kt, .hdp = (n->head_dim + 15) / 16 * 16, .band = attn_pattern_band(&p),
+    if (t) *t = (MmaTiles){.kt = kt, .hdp = (n->head_dim + 15) / 16 * 16, .products = n->infused ? 3 : 2,
+                           .band = attn_pattern_band(&p),
                            .lists = attn_pattern_head_dependent(&p) ? n->heads : 1,
                            .nqt = (ntok + ATTN_MMA_QT - 1) / ATTN_MMA_QT};
     int dil, reach, globals;
@@ -398,7 +400,7 @@ static double mma_tile_flops(const MmaTiles *t, int heads, int P, int T) {
             w += MMA_TILE_WARPS * t->before[(size_t)l * (t->nqt + 1) + last] + query_tile_work(t, l, last, T);
         else
             for (int q = P / ATTN_MMA_QT; q <= last; q++) w += query_tile_work(t, l, q, P + T);
-    return w * ((double)heads / t->lists) * 2.0 * 2.0 * ATTN_MMA_WARP_ROWS * t->kt * t->hdp;
+    return w * ((double)heads / t->lists) * t->products * 2.0 * ATTN_MMA_WARP_ROWS * t->kt * t->hdp;
 }
 
 /* The last T' >= T whose forward (P = 0) runs the same tiles as one of T: the count steps where the last

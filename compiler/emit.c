@@ -556,19 +556,29 @@ bool attn_decode_kernel(const Graph *g, const Node *n) {
  * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
  * head_dim at most MMA_MAX_HD (the output accumulators stay in registers), a kind whose hooks the
  * template knows (attn_mma_kind) and tiles (attn_mma_kt, attn_mma_smem) within the dynamic shared memory the
- * emitter plans for (SHORTC_SMEM_OPTIN_LIMIT). Anything
- * else keeps the CUDA-core path (attn_engine.cuh).
+ * emitter plans for (SHORTC_SMEM_OPTIN_LIMIT). The recurrence's extra key (rec_key) is merged after the key
+ * tiles; position-infused attention (causal, its table stored as the keys are: attn_mma_pia_ok) loads a
+ * third tile of positional keys (attn_mma_pia_smem). Anything else keeps the CUDA-core path (attn_engine.cuh).
  */
 bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype;
     int hd = n->head_dim;
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
-        !attn_mma_kind(&n->attn) || n->rec_key || n->infused) /* the memory family's hooks: CUDA-core engine only */
+        !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
         return false;
     *kt = attn_mma_kt(hd);
-    *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN);
+    *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN) + (n->infused ? attn_mma_pia_smem(hd, *kt) : 0);
     return *smem <= SHORTC_SMEM_OPTIN_LIMIT;
 }
+
+/* Position-infused attention on the tensor-core path (attn_mma.cuh PIA): causal (banded keys), and the
+ * table's rows in the keys' element type (they are copied beside K into shared memory and multiplied as K). */
+bool attn_mma_pia_ok(const Graph *g, const Node *n) {
+    return n->attn.kind == ATTN_CAUSAL && n->nin == 3 && g->values[n->in[2]]->dtype == g->values[n->in[1]]->dtype;
+}
+
+/* The positional key tile of position-infused attention: KT rows of the padded stride, 2-byte elements. */
+int attn_mma_pia_smem(int hd, int kt) { return kt * ((hd + 15) / 16 * 16 + 8) * 2; }
 
 int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
 
@@ -607,7 +617,7 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     return set_hooks(e, n, ks, hooks);
 }
 
-static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd);
+static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd, bool hooks);
 static bool add_pia_slide(Emit *e, const Node *n, const Value *kv, int H, int hd);
 static bool emit_slides(Emit *e);
 
@@ -639,17 +649,16 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
                             n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", mma ? "_tc" : "");
-    if (!mma) {
-        set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
-        if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
-    }
+    set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
+    if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
     int residue = 0; /* residue kinds: the largest dilation */
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
-    if (mma) ks->smem = smem = attn_mma_smem(hd, kt, gather); /* dynamic: above 48 KB by cuFuncSetAttribute */
-    if (n->infused && !pia_hooks(e, n, ks, H, hd)) return false;
-    if (!mma) set_flag(ks, "PIA", n->infused);
+    if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute */
+        ks->smem = smem = attn_mma_smem(hd, kt, gather) + (n->infused ? attn_mma_pia_smem(hd, kt) : 0);
+    if (n->infused && !pia_hooks(e, n, ks, H, hd, !mma)) return false;
+    set_flag(ks, "PIA", n->infused);
     if (!mma) set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
     set_int(e, ks, "WARPS", warps);
     if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
@@ -2007,15 +2016,18 @@ void emit_result_free(EmitResult *r) {
 /* Position-infused attention (docs/attention/pia.md)                   */
 /* ------------------------------------------------------------------ */
 
-/* The engine's PIA hooks: slot s's query adds row s's first half of the table, its key the second. */
-static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
+/* The PIA table's type (T_POS) and, for the CUDA-core engine (hooks), its hooks: slot s's query adds row s's
+ * first half of the table, its key the second (the tensor-core path addresses the table itself). */
+static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd, bool hooks) {
     const Value *pos = val(e, n->in[2]);
     int W = 2 * H * hd; /* row stride: W_q p_s | W_k p_s */
     if (pos->rank != 2 || ir_dim(pos, 1) != W) {
         internal(e, n, "position table %s is not [slots, %d]", pos->name, W);
         return false;
     }
-    const char *hooks = tmpl_get(&ks->args, "HOOKS"), *name = ks->name, *tp = cuda_type(pos->dtype);
+    set_dtype(ks, "T_POS", pos->dtype);
+    if (!hooks) return true;
+    const char *text = tmpl_get(&ks->args, "HOOKS"), *name = ks->name, *tp = cuda_type(pos->dtype);
     tmpl_set(&ks->args, "HOOKS",
              arena_printf(e->st.arena,
                           "%s\n// Position-infused attention: slot s adds W_q p_s to its query, W_k p_s to its key.\n"
@@ -2023,8 +2035,7 @@ static bool pia_hooks(Emit *e, const Node *n, KSpec *ks, int H, int hd) {
                           "    return shortc_ld(pos + (size_t)s * %d + h * %d + j);\n}\n"
                           "__device__ __forceinline__ float %s_kpos(const %s *pos, int h, int s, int j) {\n"
                           "    return shortc_ld(pos + (size_t)s * %d + (%d + h) * %d + j);\n}",
-                          hooks ? hooks : "", name, tp, W, hd, name, tp, W, H, hd));
-    set_dtype(ks, "T_POS", pos->dtype);
+                          text ? text : "", name, tp, W, hd, name, tp, W, H, hd));
     return true;
 }
 

@@ -899,6 +899,9 @@ int attn_mma_kt(int hd);
  * K and one V tile of kt rows, rows of hd rounded up to 16 plus 8 elements of 2 bytes; gather: the gathered
  * tiles' key positions, two tiles of kt ints. */
 int attn_mma_smem(int hd, int kt, bool gather);
+/* Whether position-infused node n can run on the tensor-core path, and the bytes of its positional key tile. */
+bool attn_mma_pia_ok(const Graph *g, const Node *n);
+int attn_mma_pia_smem(int hd, int kt);
 /* The tensor-core path's grid is ceil((T + c) / ATTN_MMA_QT) blocks for c = attn_mma_grid_pad(max_dil): one
  * block per query tile a call of T queries touches at any P (attn_mma.cuh takes one tile per block); max_dil: a
  * residue kind's largest dilation (its tiles hold one residue each), else 0 or 1. */

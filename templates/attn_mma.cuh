@@ -18,8 +18,8 @@
 //! Arguments as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
 //! (ceil((T + QT - 1) / QT), H), with RESIDUE (ceil((T + (2*D-1)*QT - 1) / QT), H)
 //! for D the largest dilation of any head; block WARPS*32, dynamic shared
-//! memory (QT + 2*KT) * LD * 2 bytes (+ 8*KT with GATHER; compiler/emit.c
-//! attn_mma_smem). Query tiles are the absolute tiles of QT = 32*WARPS
+//! memory (QT + 2*KT) * LD * 2 bytes (+ 8*KT with GATHER, + KT*LD*2 with PIA;
+//! compiler/emit.c attn_mma_smem, attn_mma_pia_smem). Query tiles are the absolute tiles of QT = 32*WARPS
 //! queries (RESIDUE: of one residue each), taken from the last down (causal:
 //! the heaviest first): block x takes tile last - x alone (the grid covers
 //! every tile the call touches; a block past the first, or on a tile without
@@ -60,9 +60,25 @@
 //! loads in KERNEL_NAME_tiles_loaded, and lane 0 of each warp each tile its
 //! warp computes in KERNEL_NAME_warp_tiles (the cost model's tile work).
 //!
+//! PIA (position-infused attention, docs/attention/pia.md): one more argument,
+//! pos [slots, 2*H*HD] = W_q p_s | W_k p_s in TE (slot = absolute position).
+//! The query of slot s adds pos[s][h*HD..] as its tile is staged (fp32 sum,
+//! rounded once to TE); the key's term W_k p_s is never added to the cached
+//! content key: its rows come by cp.async into a third tile buffer beside K,
+//! and the scores are Q K^T + Q Kp^T, a second MMA per K fragment (fp32
+//! accumulation, no rounded sum). Banded key source only (PIA is causal).
+//!
+//! REC_KEY (the recurrence, docs/attention/recurrence.md): one more argument,
+//! xkv = h_prev's key | value | present flag (T_XKV, [2*H*HD + 1]): when the
+//! flag is set (block-uniform), one more key every query sees, merged into
+//! each row's online softmax after the key tiles (its score by the quad of
+//! lanes that holds the row, from q_s; its value into the row's accumulators).
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD HDP WARPS KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
 //!               RESIDUE (0/1; never with BANDED or GATHER)
+//!               PIA (0/1; BANDED only) T_POS (PIA only; = T_KV), REC_KEY (0/1) T_XKV (REC_KEY only);
+//!               PIA and REC_KEY never both
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_mma.cuh).
 {{HOOKS}}
@@ -70,14 +86,32 @@
 // Launch bounds: 2 blocks per SM, which leaves ptxas all 255 registers (its schedule spills less with them);
 // declared apart so that the definition keeps the plain form tools look for.
 extern "C" __global__ void __launch_bounds__({{WARPS}} * 32, 2) {{KERNEL_NAME}}(const {{T_QKV}} *__restrict__ qkv,
+{{#if PIA}}
+    const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows, const {{T_POS}} *__restrict__ pos);
+{{#else}}
+{{#if REC_KEY}}
+    const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows, const {{T_XKV}} *__restrict__ xkv);
+{{#else}}
     const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows);
+{{#endif}}
+{{#endif}}
 
 // Softmax attention on the attention engine, tensor-core path (templates/attn_mma.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]: q | k | v, head-major
     const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
     {{T_OUT}} *__restrict__ y,  // [T, H*HD]
+{{#if PIA}}
+    int T, int P, int kv_rows,
+    const {{T_POS}} *__restrict__ pos)  // [slots, 2*H*HD]: W_q p_s | W_k p_s, per slot s
+{{#else}}
+{{#if REC_KEY}}
+    int T, int P, int kv_rows,
+    const {{T_XKV}} *__restrict__ xkv)  // recurrence: h_prev's key | value | present, [2*H*HD + 1]
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
+{{#endif}}
 {
     typedef {{T_KV}} TE;  // MMA element type (queries are converted to it)
     typedef {{T_OUT}} TO;  // output element type
@@ -103,10 +137,18 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr int KPASS = (KT + RPP - 1) / RPP, QPASS = (QT + RPP - 1) / RPP;  // passes per K/V tile, per Q tile
     constexpr bool EVEN = THREADS % CH == 0 && KT % RPP == 0 && QT % RPP == 0;  // every pass row exists
     static_assert(HD % 8 == 0 && KT % 16 == 0 && KT <= 128 && CH <= THREADS, "attn_mma.cuh tiling");  // KT/4 mask bits per row
+    constexpr int KBUF = {{PIA}} ? 3 : 2;  // key-tile buffers in shared memory: K, V (PIA: and Kp)
+{{#if PIA}}
+    constexpr int PW = 2 * H * HD;  // pos row stride: W_q p_s | W_k p_s
+    static_assert(sizeof({{T_POS}}) == sizeof(TE) && {{BANDED}} && !{{GATHER}} && !{{RESIDUE}}, "attn_mma.cuh PIA: TE table, banded keys");
+{{#endif}}
     SHORTC_DYNAMIC_SMEM(uint4, smem_raw);  // 16-byte aligned
     TE *const q_s = reinterpret_cast<TE *>(smem_raw);  // [QT][LD]: Q, then each warp's outputs over its rows
     TE *const k_s = q_s + QT * LD;  // [KT][LD]: the current key tile
     TE *const v_s = k_s + KT * LD;  // [KT][LD]: its values
+{{#if PIA}}
+    TE *const kp_s = v_s + KT * LD;  // [KT][LD]: the key tile's positional rows W_k p_s (PIA)
+{{#endif}}
 {{#if GATHER}}
     int *const key_s = reinterpret_cast<int *>(v_s + KT * LD);  // [2][KT]: key positions of a gathered tile, -1: none
 {{#endif}}
@@ -135,9 +177,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const TE *const kthr = kv + (size_t)h * HD + cc * 8;
     const size_t VOFF = (size_t)kv_rows * H * HD;
 {{#endif}}
+{{#if PIA}}
+    const TE *const pthr = reinterpret_cast<const TE *>(pos) + (H + h) * HD + cc * 8;  // this thread's chunk of W_k p_0
+{{#endif}}
 
     if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
-        constexpr int N16 = ((QT + 2 * KT) * LD * (int)sizeof(TE)) / 16;
+        constexpr int N16 = ((QT + KBUF * KT) * LD * (int)sizeof(TE)) / 16;
         for (int i = threadIdx.x; i < N16; i += THREADS) shortc_st128(&smem_raw[i], zero);
     }
 
@@ -168,8 +213,16 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * 8);
             const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
             TE *o8 = reinterpret_cast<TE *>(&out);
+{{#if PIA}}
+            uint4 praw = zero;  // the query's positional term W_q p_s of slot s = its position
+            if (t >= 0 && t < T) praw = shortc_ld128(pos + (size_t)(q0 + QS * r) * PW + h * HD + cc * 8);
+            const TE *p8 = reinterpret_cast<const TE *>(&praw);
+#pragma unroll
+            for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x) + shortc_ld(p8 + x));  // summed in fp32
+{{#else}}
 #pragma unroll
             for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
+{{#endif}}
             shortc_st128(q_s + r * LD + cc * 8, out);
         }
 
@@ -262,11 +315,19 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const TE *row = src + (size_t)(kf + cr) * RS;  // this thread's chunk of row cr
             constexpr int pass = RPP * RS;  // elements between its rows
 {{#endif}}
+{{#if PIA}}
+            const bool kpos = buf == k_s;  // a key tile: its positional rows W_k p_s into kp_s as well
+            const TE *prow = pthr + (size_t)(kf + cr) * PW;  // this thread's chunk of the positional row cr
+{{#endif}}
             if (whole) {  // block-uniform: no test per row
 #pragma unroll
                 for (int j = 0; j < KPASS; j++)
-                    if (EVEN || (copier && cr + RPP * j < KT))
+                    if (EVEN || (copier && cr + RPP * j < KT)) {
                         shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + j * pass);
+{{#if PIA}}
+                        if (kpos) shortc_cp_async_16(kp_s + (cr + RPP * j) * LD + cc * 8, prow + (size_t)j * RPP * PW);
+{{#endif}}
+                    }
             } else {
 {{#if RESIDUE}}
                 const int rows = e < ng ? min(KT, gend - kf) : min(KT, (P + T - kf + DIL - 1) / DIL);  // rows that exist
@@ -279,6 +340,10 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                     if (!EVEN && (!copier || r >= KT)) continue;
                     if (r < rows) shortc_cp_async_16(buf + r * LD + cc * 8, row + j * pass);
                     else shortc_st128(buf + r * LD + cc * 8, zero);
+{{#if PIA}}
+                    if (kpos && r < rows) shortc_cp_async_16(kp_s + r * LD + cc * 8, prow + (size_t)j * RPP * PW);
+                    else if (kpos) shortc_st128(kp_s + r * LD + cc * 8, zero);
+{{#endif}}
                 }
             }
 {{#endif}}
@@ -357,6 +422,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                             shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
                             shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
                         }
+{{#if PIA}}
+                        shortc_frag_load_kt(bf, kp_s + nb * 16 * LD + kk * 16, LD);  // + q.(W_k p_s), accumulated in fp32
+#pragma unroll
+                        for (int mb = 0; mb < MB; mb++) {
+                            shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
+                            shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
+                        }
+{{#endif}}
                     }
                 }
 #pragma unroll
@@ -436,14 +509,66 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         }
 
         // Outputs: O / l, rows of this call only.
+        float sum[MB][2];  // row sums (whole rows)
+#pragma unroll
+        for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+            for (int x = 0; x < 2; x++) sum[mb][x] = LANE_SUMS ? shortc_frag_quad_sum(l[mb][2 * x]) : l[mb][2 * x];
+{{#if REC_KEY}}
+        float flag;  // h_prev's present flag
+        if constexpr (sizeof({{T_XKV}}) == 4) {
+            flag = shortc_ld(xkv + 2 * H * HD);
+        } else {  // no 16-bit global load: the 32 bits from the flag (volatile: not narrowed), 2 bytes past the end (arena: 256-aligned)
+            const unsigned w = *reinterpret_cast<const volatile unsigned *>(xkv + 2 * H * HD);
+            flag = shortc_ld(reinterpret_cast<const {{T_XKV}} *>(&w));
+        }
+        if (flag != 0.0f) {  // the recurrence's key source: h_prev, one more key every query sees (block-uniform)
+            __syncthreads();  // q_s written (when no key tile ran, no barrier followed the staging)
+            float sx[MB][2] = {};  // this lane's part of q . k_prev, rows g and g+8 of each block
+#pragma unroll
+            for (int j = 0; j < HDP / 8; j++) {
+                const int d = 8 * j + 2 * t4;  // the lane's output columns d, d+1: the quad covers the row
+                if (HD % 16 == 0 || d < HD) {
+                    float k2[2], q2[2];
+                    shortc_frag_ld2(xkv + h * HD + d, k2);
+#pragma unroll
+                    for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+                        for (int x = 0; x < 2; x++) {
+                            shortc_frag_ld2(q_s + (warp * WR + 16 * mb + g + 8 * x) * LD + d, q2);
+                            sx[mb][x] += q2[0] * k2[0] + q2[1] * k2[1];
+                        }
+                }
+            }
+            float corr[MB][2], p[MB][2];  // the rows' rescale to the new maximum, the extra key's weight
+#pragma unroll
+            for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+                for (int x = 0; x < 2; x++) {
+                    const float s1 = shortc_frag_quad_sum(sx[mb][x]), m1 = fmaxf(m[mb][x], s1);
+                    corr[mb][x] = shortc_exp2((m[mb][x] - m1) * C2);  // 0 for a row that saw no key (m = -inf)
+                    p[mb][x] = shortc_exp2((s1 - m1) * C2);
+                    sum[mb][x] = sum[mb][x] * corr[mb][x] + p[mb][x];
+                }
+#pragma unroll
+            for (int j = 0; j < HDP / 8; j++) {
+                const int d = 8 * j + 2 * t4;
+                float v2[2] = {0.0f, 0.0f};
+                if (HD % 16 == 0 || d < HD) shortc_frag_ld2(xkv + (H + h) * HD + d, v2);
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++)
+#pragma unroll
+                    for (int x = 0; x < 2; x++)
+#pragma unroll
+                        for (int c = 0; c < 2; c++) o[mb][j][2 * x + c] = o[mb][j][2 * x + c] * corr[mb][x] + p[mb][x] * v2[c];
+            }
+        }
+{{#endif}}
         float inv[MB][2];
 #pragma unroll
         for (int mb = 0; mb < MB; mb++)
 #pragma unroll
-            for (int x = 0; x < 2; x++) {
-                const float sum = LANE_SUMS ? shortc_frag_quad_sum(l[mb][2 * x]) : l[mb][2 * x];
-                inv[mb][x] = sum > 0.0f ? 1.0f / sum : 0.0f;
-            }
+            for (int x = 0; x < 2; x++) inv[mb][x] = sum[mb][x] > 0.0f ? 1.0f / sum[mb][x] : 0.0f;
         shortc_frag_store_rows<H, HD, HDP, LD, MB>(y, q_s + warp * WR * LD, o, inv, qw - P, QS, T, h);
     }
 }

@@ -27,6 +27,7 @@
 //   shortc_frag_quad_sum(v)                  v summed over the quad of lanes that holds a row
 //   shortc_frag_store_rows<...>(y, w_s, o, inv, t0, ts, T, h)   a warp's output rows, 128-bit stores
 //   shortc_frag_neg_inf()                    the score of a masked key
+//   shortc_frag_ld2(p, v)                    two adjacent elements as floats, one 32/64-bit load
 // ---------------------------------------------------------------------------
 
 // Two floats as one register of two b16 values (lo in the low half), rounded to nearest even.
@@ -159,6 +160,22 @@ __device__ __forceinline__ void shortc_frag_rescale(float acc[NB][4], const floa
         acc[j][1] *= f[0];
         acc[j][2] *= f[1];
         acc[j][3] *= f[1];
+    }
+}
+
+// v[0], v[1] = p[0], p[1] (T = __half, __nv_bfloat16 or float; p aligned to two elements) by one 32-bit
+// (64-bit for float) load, global or shared: no 16-bit global load (tests/gate/tensor_core_gate.sh).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_ld2(const T *p, float v[2]) {
+    if constexpr (sizeof(T) == 2) {
+        const unsigned w = *reinterpret_cast<const unsigned *>(p);
+        const T *e = reinterpret_cast<const T *>(&w);
+        v[0] = shortc_ld(e);
+        v[1] = shortc_ld(e + 1);
+    } else {
+        const uint2 w = *reinterpret_cast<const uint2 *>(p);
+        v[0] = __uint_as_float(w.x);
+        v[1] = __uint_as_float(w.y);
     }
 }
 

@@ -22,6 +22,8 @@ typedef struct EngineShape {
     bool mma;     /* the tensor-core path (qpw ignored: QT = ATTN_MMA_QT) */
     const char *t_qkv, *t_kv, *t_out; /* element types (NULL: float) */
     bool thd;     /* KV as [2, tokens, heads, dim] */
+    bool pia;     /* tensor-core path: position-infused (one more argument, the table [slots, 2*H*HD] of T_KV) */
+    const char *t_xkv; /* tensor-core path: the recurrence's extra key (one more argument of this type); NULL: none */
 } EngineShape;
 
 /* Starts a source of rendered kernels: the prelude, the kinds' visibility (templates/attn_kinds.cuh, which the
@@ -47,7 +49,8 @@ static inline int engine_grid(const EngineShape *s, const AttnPattern *p, int T)
 
 /* Dynamic shared memory of a rendered kernel for pattern p (the tensor-core path's; 0: static only). */
 static inline int engine_smem(const EngineShape *s, const AttnPattern *p) {
-    return s->mma ? attn_mma_smem(s->hd, s->kt, attn_pattern_gathered(p)) : 0;
+    return s->mma ? attn_mma_smem(s->hd, s->kt, attn_pattern_gathered(p)) + (s->pia ? attn_mma_pia_smem(s->hd, s->kt) : 0)
+                  : 0;
 }
 
 /* Appends kernel `name` for pattern p to b; with count, the instrumented build (NAME_tiles_loaded, and on
@@ -81,8 +84,11 @@ static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern
     int dil, reach, globals;
     tmpl_set(&t, "RESIDUE", attn_pattern_residue(p, 0, &dil, &reach, &globals) ? "1" : "0");
     tmpl_set(&t, "COUNT_TILES", count ? "1" : "0");
-    if (!s->mma) tmpl_set(&t, "REC_KEY", "0"); /* no recurrence key source (docs/attention/recurrence.md) */
-    if (!s->mma) tmpl_set(&t, "PIA", "0"); /* position-infused attention: tests/cmake/pia.cmake */
+    /* the recurrence's key source (docs/attention/recurrence.md), position-infused attention (pia.md) */
+    tmpl_set(&t, "REC_KEY", s->mma && s->t_xkv ? "1" : "0");
+    if (s->mma && s->t_xkv) tmpl_set(&t, "T_XKV", s->t_xkv);
+    tmpl_set(&t, "PIA", s->mma && s->pia ? "1" : "0");
+    if (s->mma && s->pia) tmpl_set(&t, "T_POS", s->t_kv ? s->t_kv : "float");
     if (!s->mma) tmpl_set(&t, "REL", "0"); /* Transformer-XL relative attention: tests/cmake/txl.cmake */
     free(hooks);
     return template_render(d, s->mma ? "attn_mma.cuh" : "attn_engine.cuh", t.kv, t.n, b);

@@ -29,6 +29,10 @@
  *             [tokens, heads, dim] keys/values and fp32 output at 40 (both
  *             padded to a multiple of 16 in shared memory), one block
  *             striding over the query tiles or one block per tile;
+ *   mma memory  causal on the tensor-core path with position-infused
+ *             attention's table (P > 0: slots of the cache) and with the
+ *             recurrence's extra key (present in fp32 or the keys' type, and
+ *             absent), each variant, against the same reference;
  *   tables    the Gaussian keys table emitted for gaussian_tiny equals the
  *             interpreter's pattern (one generator for every backend).
  */
@@ -495,21 +499,33 @@ static void fill(float *x, size_t n, unsigned seed) {
 }
 
 /* Max |y - reference| of an attention call: queries P..P+T-1 of head width hd, qkv [T, 3*H*hd] and kv
- * [2, H, kv_rows, hd] (fp32 values, already rounded to the kernel's types), y [T, H*hd]. */
+ * [2, H, kv_rows, hd] (fp32 values, already rounded to the kernel's types), y [T, H*hd]. pos (or NULL):
+ * position-infused attention's table [slots, 2*H*hd], slot s's query adding pos[s][h*hd..] and its key
+ * pos[s][(H+h)*hd..]; xkv (or NULL): the recurrence's extra key | value | present [2*H*hd + 1], seen by every
+ * query when present. */
 static double reference_worst(const AttnPattern *p, const float *qkv, const float *kv, const float *y, int P, int T,
-                              int kv_rows, int hd) {
-    int W = 3 * H * hd;
+                              int kv_rows, int hd, const float *pos, const float *xkv) {
+    int W = 3 * H * hd, PW = 2 * H * hd;
     double worst = 0;
     for (int h = 0; h < H; h++)
         for (int t = 0; t < T; t++) {
             int i = P + t;
-            double mx = -INFINITY, sum = 0, acc[128] = {0}, s[MMA_NTOK];
+            double mx = -INFINITY, sum = 0, acc[128] = {0}, s[MMA_NTOK], q[128], xs = 0;
+            for (int d = 0; d < hd; d++) q[d] = (double)qkv[(size_t)t * W + h * hd + d] + (pos ? pos[(size_t)i * PW + h * hd + d] : 0.0);
+            bool extra = xkv && xkv[2 * H * hd] != 0.0f;
+            for (int d = 0; extra && d < hd; d++) xs += q[d] * xkv[h * hd + d] / sqrt((double)hd);
+            if (extra) mx = xs;
             for (int j = 0; j <= i; j++) {
                 if (!attn_pattern_visible(p, h, i, j)) continue;
                 double dot = 0;
-                for (int d = 0; d < hd; d++) dot += (double)qkv[(size_t)t * W + h * hd + d] * kv[((size_t)h * kv_rows + j) * hd + d];
+                for (int d = 0; d < hd; d++)
+                    dot += q[d] * ((double)kv[((size_t)h * kv_rows + j) * hd + d] + (pos ? pos[(size_t)j * PW + (H + h) * hd + d] : 0.0));
                 s[j] = dot / sqrt((double)hd);
                 mx = fmax(mx, s[j]);
+            }
+            if (extra) {
+                sum = exp(xs - mx);
+                for (int d = 0; d < hd; d++) acc[d] = sum * xkv[(H + h) * hd + d];
             }
             for (int j = 0; j <= i; j++) {
                 if (!attn_pattern_visible(p, h, i, j)) continue;
@@ -537,7 +553,7 @@ static void test_engine_call(CUmodule m, int k, int P, int T) {
     void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
     CHECK(D.launchKernel(fn(m, kinds[k].name), (T + QT - 1) / QT, H, 1, 128, 1, 1, 0, NULL, args, NULL) == CUDA_SUCCESS);
     CHECK(D.memcpyDtoH(y, dy, sizeof *y * (size_t)T * H * HD) == CUDA_SUCCESS);
-    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, HD);
+    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, HD, NULL, NULL);
     if (!(worst <= 1e-5)) printf("%s P=%d T=%d: max |y - ref| = %g\n", kinds[k].name, P, T, worst);
     CHECK(worst <= 1e-5);
     D.memFree(dq);
@@ -601,9 +617,20 @@ static void to_device_type(float *x, size_t n, DType t, unsigned char *raw) {
     }
 }
 
+/* The memory family's extra input of a tensor-core call: position-infused attention's table or the recurrence's
+ * extra key (host values rounded to their device types, and the device copy). */
+typedef struct MmaMem {
+    const float *pos;       /* [MMA_NTOK, 2*H*hd] (PIA) or NULL */
+    const float *xkv;       /* [2*H*hd + 1]: key | value | present (REC_KEY) or NULL */
+    CUdeviceptr dev;        /* the one that is not NULL, on the device: the kernel's last argument */
+    bool pia;               /* the kernel's shape: PIA (else REC_KEY) */
+    const char *t_xkv;      /* REC_KEY: xkv's element type */
+} MmaMem;
+
 /* The tensor-core kernel of kind k, variant v, with queries P..P+T-1 and kv_rows > P+T, against a reference;
- * the plan's grid (engine_grid: one block per query tile the call touches). */
-static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant *mv, int P, int T) {
+ * the plan's grid (engine_grid: one block per query tile the call touches). mem: the kernel's extra input
+ * (NULL: none). */
+static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant *mv, int P, int T, const MmaMem *mem) {
     AttnPattern p;
     if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) return;
     int hd = mv->hd, kv_rows = P + T + 5, W = 3 * H * hd;
@@ -626,8 +653,9 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
                 }
     to_device_type(kv_dev, nkv, mv->kv, raw);
     CUdeviceptr dkv = upload(raw, nkv * dtype_size(mv->kv)), dy = upload(NULL, ny * dtype_size(mv->out));
-    void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows};
-    const EngineShape shape = {.hd = hd, .kt = mv->kt, .mma = true};
+    CUdeviceptr dmem = mem ? mem->dev : 0;
+    void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows, &dmem};
+    const EngineShape shape = {.hd = hd, .kt = mv->kt, .mma = true, .pia = mem && mem->pia};
     int grid = engine_grid(&shape, &p, T);
     CHECK(engine_launch(&D, fn(m, name), grid, H, 128, engine_smem(&shape, &p), args) == CUDA_SUCCESS);
     CHECK(D.memcpyDtoH(raw, dy, ny * dtype_size(mv->out)) == CUDA_SUCCESS);
@@ -639,7 +667,7 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
             y[i] = mv->out == DT_F16 ? rt_f16_to_f32(h) : rt_bf16_to_f32(h);
         }
     }
-    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, hd);
+    double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, hd, mem ? mem->pos : NULL, mem ? mem->xkv : NULL);
     if (!(worst <= mv->tol)) printf("%s P=%d T=%d grid %d: max |y - ref| = %g\n", name, P, T, grid, worst);
     CHECK(worst <= mv->tol);
     D.memFree(dq);
@@ -666,9 +694,67 @@ static void test_mma(Arena *a, Diag *d) {
         for (int k = 0; k < NKINDS; k++)
             for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
                 int P = calls[c][0], T = calls[c][1];
-                test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T);
+                test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T, NULL);
             }
     if (m) D.moduleUnload(m);
+}
+
+/* The memory family's key sources on the tensor-core path, causal: position-infused attention (the table's
+ * rows added to the query and, by a second MMA, to the key of each slot) and the recurrence's extra key (present
+ * and absent), for each variant at P > 0 and odd T, against the reference. */
+static void test_mma_memory(Arena *a, Diag *d) {
+    enum { NMEM = 2 }; /* 0: PIA, 1: REC_KEY */
+    static char names[NMMA * NMEM][64];
+    const char *list[NMMA * NMEM];
+    StrBuf b = {0};
+    engine_source_start(&b, true);
+    AttnPattern p;
+    if (!build_n(&p, &kinds[0].spec, 0, MMA_NTOK)) return;
+    for (int v = 0; v < NMMA; v++)
+        for (int x = 0; x < NMEM; x++) {
+            const MmaVariant *mv = &mma_variants[v];
+            /* the extra key in fp32, or in the keys' type */
+            const EngineShape shape = {.heads = H, .hd = mv->hd, .kt = mv->kt, .ntok = MMA_NTOK, .mma = true,
+                                       .t_qkv = cuda_type(mv->qkv), .t_kv = cuda_type(mv->kv),
+                                       .t_out = cuda_type(mv->out), .thd = mv->thd, .pia = x == 0,
+                                       .t_xkv = x == 1 ? cuda_type(v ? mv->kv : DT_F32) : NULL};
+            snprintf(names[v * NMEM + x], 64, "%s%s%s", kinds[0].name, mv->sfx, x ? "_rec" : "_pia");
+            list[v * NMEM + x] = names[v * NMEM + x];
+            CHECK(engine_render(a, d, &b, &p, names[v * NMEM + x], &shape, false));
+        }
+    char *src = sb_take(&b, NULL);
+    CUmodule m = src ? load_names(src, list, NMMA * NMEM) : NULL;
+    free(src);
+    static const int calls[][2] = {{0, 1}, {0, 17}, {5, 1}, {13, 60}, {64, 15}, {3, 75}, {70, 129}, {150, 243}};
+    for (int v = 0; m && v < NMMA; v++) {
+        const MmaVariant *mv = &mma_variants[v];
+        size_t npos = (size_t)MMA_NTOK * 2 * H * mv->hd, nx = (size_t)2 * H * mv->hd + 1;
+        float *pos = malloc(sizeof *pos * npos), *xkv = malloc(sizeof *xkv * nx);
+        unsigned char *raw = malloc(4 * npos);
+        fill(pos, npos, 21 + v);
+        to_device_type(pos, npos, mv->kv, raw); /* the table is stored as the keys are */
+        CUdeviceptr dpos = upload(raw, npos * dtype_size(mv->kv));
+        for (int present = 1; present >= 0; present--) {
+            DType tx = v ? mv->kv : DT_F32;
+            fill(xkv, nx - 1, 31 + v);
+            xkv[nx - 1] = (float)present;
+            to_device_type(xkv, nx, tx, raw);
+            memset(raw + nx * dtype_size(tx), 0, 2); /* a 2-byte flag is read as 32 bits (as in a model's arena) */
+            CUdeviceptr dx = upload(raw, nx * dtype_size(tx) + 2);
+            const MmaMem pia = {.pos = pos, .dev = dpos, .pia = true}, rec = {.xkv = xkv, .dev = dx};
+            for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
+                if (present) test_mma_call(m, names[v * NMEM], 0, mv, calls[c][0], calls[c][1], &pia);
+                test_mma_call(m, names[v * NMEM + 1], 0, mv, calls[c][0], calls[c][1], &rec);
+            }
+            D.memFree(dx);
+        }
+        D.memFree(dpos);
+        free(pos);
+        free(xkv);
+        free(raw);
+    }
+    if (m) D.moduleUnload(m);
+    attn_pattern_free(&p);
 }
 
 /* ---- emitted tables ------------------------------------------------------- */
@@ -732,6 +818,7 @@ int main(void) {
     }
     if (m) D.moduleUnload(m);
     test_mma(&a, &d);
+    test_mma_memory(&a, &d);
     arena_free(&a);
     return check_done("attn_unit");
 }

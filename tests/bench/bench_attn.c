@@ -259,13 +259,19 @@ static bool write_smem(const char *path, int heads, const int *hds, int ntok) {
                      attn_mma_smem(hd, attn_mma_kt(hd), attn_pattern_gathered(&p))) > 0;
         attn_pattern_free(&p);
     }
+    for (int k = 0; ok && k < 4; k++) { /* causal with the memory family's key sources (write_cu) */
+        int hd = hds[k / 2];
+        ok = fprintf(f, "shortc_attn_causal_%s_h%d_hd%d_bf16_tc %d\n", k % 2 ? "rec" : "pia", heads, hd,
+                     attn_mma_smem(hd, attn_mma_kt(hd), false) + (k % 2 ? 0 : attn_mma_pia_smem(hd, attn_mma_kt(hd)))) > 0;
+    }
     if (f && fclose(f) != 0) ok = false;
     if (!ok) fprintf(stderr, "bench_attn: could not write %s\n", name);
     return ok;
 }
 
 /* Writes both paths' kernels of every kind (bf16, EH heads of EHD, 1024 positions) to path, and the
- * tensor-core path's also at head_dim 128 (its key tiles: attn_mma_kt); 0 or 1. */
+ * tensor-core path's also at head_dim 128 (its key tiles: attn_mma_kt), and there causal with position-infused
+ * attention (`causal_pia`) and with the recurrence's extra key (`causal_rec`) at both head widths; 0 or 1. */
 static int write_cu(const char *path) {
     enum { EH = 12, EHD = 64, NTOK = 1024 };
     static const int hds[] = {EHD, 2 * EHD};
@@ -297,6 +303,23 @@ static int write_cu(const char *path) {
             ok = engine_render(&a, &d, &b, &p, name, &s, false);
             attn_pattern_free(&p);
         }
+    for (int k = 0; k < 4 && ok; k++) { /* the memory family's key sources on causal, tensor-core path */
+        AttnPattern p;
+        char err[256], name[96];
+        ok = attn_pattern_build(&p, typed(&kinds[0].spec, EH), 0, EH, NTOK, err, sizeof err);
+        if (!ok) break;
+        EngineShape s = paths[1].shape;
+        s.heads = EH;
+        s.hd = hds[k / 2];
+        s.ntok = NTOK;
+        s.kt = attn_mma_kt(s.hd);
+        s.t_qkv = s.t_kv = s.t_out = "__nv_bfloat16";
+        s.pia = k % 2 == 0;
+        s.t_xkv = k % 2 ? "__nv_bfloat16" : NULL;
+        snprintf(name, sizeof name, "shortc_attn_causal_%s_h%d_hd%d_bf16_tc", k % 2 ? "rec" : "pia", EH, s.hd);
+        ok = engine_render(&a, &d, &b, &p, name, &s, false);
+        attn_pattern_free(&p);
+    }
     size_t len = 0;
     char *src = sb_take(&b, &len);
     ok = ok && write_smem(path, EH, hds, NTOK);

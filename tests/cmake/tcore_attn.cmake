@@ -30,3 +30,33 @@ endif()
 shortc_steps(decode_gpt2_tiny_half ${CMAKE_SOURCE_DIR}/models/gpt2_tiny_half.arch 1 --position 100)
 shortc_steps(decode_attn_bf16_hd128 ${TESTS_DIR}/attention/matrix/attn_bf16_hd128.arch 1 --position 100)
 shortc_steps(decode_attn_fp16_hd80 ${TESTS_DIR}/attention/matrix/attn_fp16_hd80.arch 1 --position 100)
+
+# Position-infused attention and the recurrence's extra key on the tensor-core path (attn_mma.cuh PIA, REC_KEY;
+# tests/attention/tc_memory/, issue 19 item 3):
+#   tcore_mem_steps_M      step_check at odd T (1 to 129) on fp16/bf16 models at head_dim 24, 64 and 128: PIA calls
+#                          continue 70 cached tokens (P = 70: the cache's slots), recurrent ones follow a window of 100
+#                          (h_prev present); the load program's tables against interp_derive
+#   tcore_mem_golden_M     the golden suite (sim == ref, threads, the .cu): PIA over several segments in the cached and
+#                          tokenwise modes (the cache slides; token by token the window grows), the recurrence over
+#                          three windows
+# The kernels alone against a double-precision reference (inputs in [-1, 1): stringent where random weights give
+# near-uniform softmaxes): attn_unit's "mma memory" (tests/attention/test_engine.c).
+set(TCM_DIR ${TESTS_DIR}/attention/tc_memory)
+foreach(case "pia_bf16_hd128|70" "pia_fp16_hd64|70" "pia_bf16_hd24|70" "recur_bf16_hd64|100" "recur_bf16_hd128|100"
+        "recur_fp16_hd24|100")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(GET parts 1 pos)
+  add_test(NAME tcore_mem_steps_${name}
+           COMMAND sh ${TESTS_DIR}/attention/matrix_steps.sh $<TARGET_FILE:step_check> ${TCM_DIR}/${name}.arch
+                   --position ${pos} 1 2 15 17 63 65 129)
+  set_tests_properties(tcore_mem_steps_${name} PROPERTIES LABELS "attention;tcore;sim;steps"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 900)
+endforeach()
+add_test(NAME tcore_mem_golden_pia_seg_bf16_hd32
+         COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${TCM_DIR}/pia_seg_bf16_hd32.arch 70 2e-2 2e-2
+                 "cached tokenwise")
+add_test(NAME tcore_mem_golden_recur_bf16_hd64
+         COMMAND sh ${TESTS_DIR}/suite/golden_suite.sh ${SHORTC_BIN} ${TCM_DIR}/recur_bf16_hd64.arch 239 2e-2 2e-2)
+set_tests_properties(tcore_mem_golden_pia_seg_bf16_hd32 tcore_mem_golden_recur_bf16_hd64 PROPERTIES
+                     LABELS "attention;tcore;sim;golden" TIMEOUT 600)

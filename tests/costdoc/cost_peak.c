@@ -2,8 +2,9 @@
  * cost_peak.c — where the cost model prices attention (compiler/cost.c,
  * docs/cost-model.md "Roofline"): an fp16/bf16 layer on the tensor-core path
  * at the tensor-core peak of its key/value dtype, with the tile work the
- * path executes; an fp32 layer, a position-infused (Shortformer) layer and
- * flash-decoding's one-token calls at the fp32 CUDA-core peak. The priced
+ * path executes (a position-infused (Shortformer) layer's: three products
+ * per tile, Q K^T, Q Kp^T and P V, in forwards and one-token calls alike); an
+ * fp32 layer and flash-decoding's one-token calls at the fp32 CUDA-core peak. The priced
  * path must be the emitted one: a layer priced on tensor cores has a `_tc`
  * kernel (templates/attn_mma.cuh) in the emitted .cu, any other none.
  *
@@ -98,6 +99,12 @@ static void sparse_tiles(const ModelCost *m) {
     CHECK(m->attn[0].mma_flops >= useful && m->attn[0].mma_flops <= causal_tile_flops);
 }
 
+/* shortformer_tiny in fp16 (4 heads of 16, segment 16 over a cache of 16: one query tile, key tile 0 of 64):
+ * 4 warps x 4 heads warp-tiles of 32 x 64 x 16, three products (Q K^T, Q Kp^T, P V), 2 FLOPs per multiply-add. */
+static void pia_tiles(const ModelCost *m) {
+    CHECK(m->attn[0].mma_flops == 4.0 * 4 * 3 * 2 * ATTN_MMA_WARP_ROWS * 64 * 16);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: cost_peak MODELS_DIR FIXTURE\n");
@@ -115,7 +122,7 @@ int main(int argc, char **argv) {
     /* a sparse kind in fp16: tensor cores in forwards; one-token calls run flash-decoding through its
      * visibility hook on CUDA cores */
     check_model(fixture, "bigbird_half", PEAK_FP16, PEAK_FP32, sparse_tiles);
-    /* Shortformer's position-infused attention in fp16: the CUDA-core engine (its hooks) */
-    check_model(fixture, "pia_half", PEAK_FP32, PEAK_FP32, NULL);
+    /* Shortformer's position-infused attention in fp16: tensor cores, one-token calls too (the engine at T = 1) */
+    check_model(fixture, "pia_half", PEAK_FP16, PEAK_FP16, pia_tiles);
     return check_done("cost_peak");
 }

@@ -162,8 +162,9 @@ static const TmplCase tmpl_cases[] = {
      "T_XKV=float T_POS=float T_B=__half T_REL=float",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL", "RESIDUE"}},
     {"attn_mma.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS=",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE"}},
+     "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS= "
+     "T_XKV=float T_POS=__nv_bfloat16",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE", "REC_KEY", "PIA"}},
     {"recurrence_kv.cuh",
      "COMMENT=// KERNEL_NAME=k D=20 A=12 THREADS=32 EPS=1e-05f T_GAMMA=float T_BETA=float T_W=__half T_B=float "
      "T_STATE=float T_OUT=float",

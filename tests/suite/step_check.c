@@ -19,6 +19,11 @@
  * by their capacity: a node reading one gets the interpreter's whole state
  * after the call (rows 0..P+T-1), a node writing one is compared on the rows
  * it commits (P..P+T-1), the rest of the buffer poisoned like the arena.
+ * Derived tables (Shortformer's positional tables, computed by the plan's
+ * load program when the weights load) are first compared whole with the
+ * interpreter's (interp_derive, which the interpreter's forward is handed);
+ * a node reading one then gets the interpreter's table in the model's
+ * derived block.
  *
  * Then, node by node over the program a call of NTOKENS runs (NTOKENS = 1: "decode", with its split-key
  * attention) (the plan's per-step "node" field; a node is one
@@ -32,6 +37,11 @@
  * compared with the interpreter's: |d| <= 1e-4 + 1e-4*|ref| for fp32
  * storage, 2e-2 + 2e-2*|ref| for fp16/bf16. An element the steps did not
  * write stays NaN and fails.
+ *
+ * A recurrent model runs whole windows at position 0 carrying h_prev: there
+ * --position P runs a window of P tokens first, and the checked call is the
+ * next window (at 0, h_prev present); a node reading the recurrent state gets
+ * the interpreter's state from before the call.
  *
  * --perturb STEP changes one element of the output of STEP's node on the
  * device (by 8 times its tolerance) after the node ran, and --skip STEP does
@@ -58,6 +68,8 @@ typedef struct Check {
     const int32_t *tokens; /* token ids */
     int T;                 /* token count */
     int P;                 /* position of the first */
+    float *const *derived; /* interpreter's derived tables per value id (interp_derive; NULL: none) */
+    float *const *rec_before; /* recurrence: the interpreter's h_prev state per value id before the call */
     int perturb;           /* step whose node's output is perturbed (-1: none) */
     int skip;              /* step that is not run (-1: none) */
 } Check;
@@ -114,8 +126,10 @@ static int state_of(const Check *c, const Value *v) {
     return -1;
 }
 
-/* Element i of a state value's window ([.., T, ..] dense) in its state at capacity: row P + t. */
+/* Element i of a state value's window ([.., T, ..] dense) in its state at capacity: row P + t (the recurrence's
+ * state: one vector, all of it). */
 static size_t state_elem(const Check *c, const Value *v, size_t i) {
+    if (v->role == STATE_RECURRENT) return i;
     size_t inner = 1;
     int axis = ir_token_axis(v) < 0 ? 0 : ir_token_axis(v);
     for (int k = axis + 1; k < v->rank; k++) inner *= (size_t)ir_dim(v, k);
@@ -123,10 +137,12 @@ static size_t state_elem(const Check *c, const Value *v, size_t i) {
     return (outer * (size_t)v->capacity + (size_t)c->P + row) * inner + i % inner;
 }
 
-/* Writes the interpreter's whole state of v (capacity rows) to its state buffer; false on failure. */
+/* Writes the interpreter's whole state of v (capacity rows; the recurrence's h_prev: as before the call) to its
+ * state buffer; false on failure. */
 static bool put_state(Check *c, const Value *v, int idx) {
     int cap = 0;
     const float *st = interp_session_state(c->is, v->id, &cap);
+    if (v->role == STATE_RECURRENT) st = c->rec_before ? c->rec_before[v->id] : NULL;
     size_t cnt = ir_state_numel(v), bytes = cnt * (size_t)dtype_size(v->dtype);
     void *buf = st && cap == v->capacity ? malloc(bytes) : NULL;
     if (!buf) return false;
@@ -134,6 +150,57 @@ static bool put_state(Check *c, const Value *v, int idx) {
     CUresult r = c->m->drv.memcpyHtoD(c->s->state[idx], buf, bytes);
     free(buf);
     return r == CUDA_SUCCESS;
+}
+
+/* The plan's derived entry of derived value v (matched by name), or -1. */
+static int derived_of(const Check *c, const Value *v) {
+    const RtPlan *p = &c->m->plan;
+    const char *name = v->name[0] == '%' ? v->name + 1 : v->name;
+    for (int i = 0; i < p->nderived; i++)
+        if (strcmp(p->derived[i].name, name) == 0) return i;
+    return -1;
+}
+
+/* Writes the interpreter's derived table v into the model's derived block; false on failure. */
+static bool put_derived(Check *c, const Value *v) {
+    int idx = derived_of(c, v);
+    size_t cnt = ir_state_numel(v), bytes = cnt * (size_t)dtype_size(v->dtype);
+    const float *want = c->derived ? c->derived[v->id] : NULL;
+    void *buf = idx >= 0 && want && c->m->plan.derived[idx].bytes == bytes ? malloc(bytes) : NULL;
+    if (!buf) return false;
+    rt_encode(v->dtype, want, cnt, buf);
+    CUresult r = c->m->drv.memcpyHtoD(c->m->dderived + c->m->plan.derived[idx].offset, buf, bytes);
+    free(buf);
+    return r == CUDA_SUCCESS;
+}
+
+/* The device's derived table v (the load program's, from the uploaded weights) against the interpreter's, whole;
+ * prints one line for node n, which computed it; true when within tolerance. */
+static bool check_derived(Check *c, const Node *n, const Value *v) {
+    int idx = derived_of(c, v);
+    size_t cnt = ir_state_numel(v), bytes = cnt * (size_t)dtype_size(v->dtype), bad = 0;
+    const float *want = c->derived ? c->derived[v->id] : NULL;
+    void *raw = idx >= 0 && want && c->m->plan.derived[idx].bytes == bytes ? malloc(bytes) : NULL;
+    float *got = raw ? malloc(sizeof *got * cnt) : NULL;
+    printf("load program: node %d %s value %s [%zu elements]", n->id, op_name(n->op), v->name, cnt);
+    bool read = got && c->m->drv.memcpyDtoH(raw, c->m->dderived + c->m->plan.derived[idx].offset, bytes) == CUDA_SUCCESS;
+    double tol = tol_abs(v->dtype), maxd = 0;
+    if (read) {
+        decode(v->dtype, raw, cnt, got);
+        for (size_t i = 0; i < cnt; i++) {
+            double dd = fabs((double)got[i] - want[i]);
+            bad += !(dd <= tol + tol * fabs(want[i]));
+            if (!(dd <= maxd)) maxd = dd;
+        }
+        printf(": max abs diff %.2g", maxd);
+    }
+    bool ok = read && bad == 0;
+    if (!read) printf(" FAIL\n    reading the derived table (plan entry %d) failed\n", idx);
+    else if (bad) printf(" FAIL\n    %s: %zu of %zu elements outside %.0e + %.0e*|ref|\n", v->name, bad, cnt, tol, tol);
+    else printf(" ok\n");
+    free(raw);
+    free(got);
+    return ok;
 }
 
 /* Poisons the arena and writes the token ids and node n's activation inputs; false with a message. */
@@ -153,10 +220,26 @@ static bool stage_inputs(Check *c, const Node *n, char *why, size_t len) {
         snprintf(why, len, "writing the token ids failed");
         return false;
     }
+    if (n->op == OP_REC_KV) { /* the recurrent state it reads (not an input): h_prev as before the call */
+        const Value *v = c->g->values[n->rec_state];
+        int idx = state_of(c, v);
+        if (idx < 0 || !put_state(c, v, idx)) {
+            snprintf(why, len, "writing the recurrent state %s failed", v->name);
+            return false;
+        }
+    }
     for (int k = 0; k < n->nin; k++) {
         const Value *v = c->g->values[n->in[k]];
         if (v->cls == VC_WEIGHT || v->cls == VC_INPUT) continue; /* uploaded weights; tokens written above */
         if (k == 0 && n->norm_add) continue; /* the sum of the add fused in: the step writes it (checked too) */
+        if (v->role == STATE_TABLE) { /* a derived table: the interpreter's, in the model's derived block */
+            if (!put_derived(c, v)) {
+                snprintf(why, len, "writing derived input %s failed (no plan entry of that name, or no interpreter table)",
+                         v->name);
+                return false;
+            }
+            continue;
+        }
         if (v->role != STATE_NONE) {
             int idx = state_of(c, v);
             if (idx < 0 || !put_state(c, v, idx)) {
@@ -332,14 +415,16 @@ int main(int argc, char **argv) {
     srt_context *ctx = NULL;
     srt_model *m = NULL;
     srt_session *s = NULL;
-    float **vals = NULL, **pvals = NULL, *logits = NULL;
+    float **vals = NULL, **pvals = NULL, **derived = NULL, **rec_before = NULL, *logits = NULL;
     int32_t *tokens = NULL, *prefix = NULL;
     InterpSession *is = NULL;
     int status = 1, passed = 0, failed = 0;
     const Graph *g = shortc_compile(&arena, &diag, &co, &cr) ? cr.graph : NULL;
     const EmitResult er = cr.emit;
     if (!g) goto done;
-    if (T < 1 || T > g->spec->segment || P < 0 || P > g->spec->segment || P + T > ir_position_limit(g->spec)) {
+    /* a recurrent model's call is a window of its own (P: the window before it) */
+    if (T < 1 || T > g->spec->segment || P < 0 || P > g->spec->segment ||
+        (!ir_recurrent(g) && P + T > ir_position_limit(g->spec))) {
         fprintf(stderr, "step_check: %d tokens at position %d: 1 to %d (the segment) tokens, P + T at most %d\n", T, P,
                 g->spec->segment, ir_position_limit(g->spec));
         goto done;
@@ -377,20 +462,47 @@ int main(int argc, char **argv) {
     const float **wts = calloc((size_t)g->nvalues, sizeof *wts);
     if (!wts) goto done;
     weights_by_value(g, p, pvals, wts);
+    /* the derived tables, computed once as the load program does, handed to the interpreter's forwards */
+    derived = p->nderived ? calloc((size_t)g->nvalues, sizeof *derived) : NULL;
+    if (p->nderived && (!derived || !interp_derive(g, &diag, wts, derived))) {
+        fprintf(stderr, "step_check: the interpreter's derived tables failed\n");
+        free(wts);
+        goto done;
+    }
+    for (int v = 0; derived && v < g->nvalues; v++)
+        if (derived[v]) wts[v] = derived[v];
     RtRng rng = {seed ^ 0x5eedull};
     for (int t = 0; t < P; t++) prefix[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
     for (int t = 0; t < T; t++) tokens[t] = (int32_t)(rt_splitmix64(&rng) % (uint64_t)g->spec->vocab);
-    bool ran = (P == 0 || interp_forward(is, &diag, wts, prefix, P, logits, NULL)) &&
-               interp_forward(is, &diag, wts, tokens, T, logits, vals);
+    bool ran = P == 0 || interp_forward(is, &diag, wts, prefix, P, logits, NULL);
+    /* the recurrence's state before the call (h_prev of the prefix's window): what its readers get */
+    rec_before = ran ? calloc((size_t)g->nvalues, sizeof *rec_before) : NULL;
+    for (int v = 0; rec_before && v < g->nvalues; v++) {
+        int cap = 0;
+        const float *st = g->values[v]->role == STATE_RECURRENT ? interp_session_state(is, v, &cap) : NULL;
+        size_t cnt = ir_state_numel(g->values[v]);
+        if (g->values[v]->role != STATE_RECURRENT) continue;
+        if (!(rec_before[v] = calloc(cnt, sizeof **rec_before))) ran = false; /* a fresh session's: zeros (absent) */
+        else if (st) memcpy(rec_before[v], st, sizeof **rec_before * cnt);
+    }
+    ran = ran && rec_before && interp_forward(is, &diag, wts, tokens, T, logits, vals);
     free(wts);
     if (!ran) goto done;
 
-    printf("%s: %d steps (%d launches, %d GEMMs) of %s at T=%d P=%d, seed %llu\n", path, p->nsteps, p->nlaunches,
-           p->ngemms, p->model, T, P, (unsigned long long)seed);
-    Check c = {.g = g, .m = m, .s = s, .cu = er.cu, .vals = vals, .is = is, .tokens = tokens, .T = T, .P = P,
-               .perturb = perturb, .skip = skip};
+    const int cP = ir_recurrent(g) ? 0 : P; /* the checked call's position: a recurrent model's window starts at 0 */
+    printf("%s: %d steps (%d launches, %d GEMMs) of %s at T=%d P=%d%s, seed %llu\n", path, p->nsteps, p->nlaunches,
+           p->ngemms, p->model, T, cP, ir_recurrent(g) && P ? " (after a window of P tokens)" : "", (unsigned long long)seed);
+    Check c = {.g = g, .m = m, .s = s, .cu = er.cu, .vals = vals, .is = is, .tokens = tokens, .T = T, .P = cP,
+               .derived = derived, .rec_before = rec_before, .perturb = perturb, .skip = skip};
     bool *seen = calloc((size_t)g->nnodes + 1, sizeof *seen);
     if (!seen) goto done;
+    for (int i = 0; i < g->nnodes; i++) { /* the load program's nodes: their tables, as the weights load made them */
+        const Node *n = g->nodes[i];
+        if (n->dead || g->values[n->out]->role != STATE_TABLE) continue;
+        seen[i] = true;
+        if (check_derived(&c, n, g->values[n->out])) passed++;
+        else failed++;
+    }
     const RtProgram *pg = rt_plan_program(p, T); /* the program a call of T tokens runs (T = 1: "decode") */
     printf("program '%s': steps %d to %d\n", pg->name, pg->first, pg->first + pg->nsteps - 1);
     int end = pg->first + pg->nsteps;
@@ -422,6 +534,12 @@ done:
     if (vals)
         for (int v = 0; v < g->nvalues; v++) free(vals[v]);
     free(vals);
+    if (derived)
+        for (int v = 0; v < g->nvalues; v++) free(derived[v]);
+    free(derived);
+    if (rec_before)
+        for (int v = 0; v < g->nvalues; v++) free(rec_before[v]);
+    free(rec_before);
     if (pvals && m)
         for (int i = 0; i < m->plan.nweights; i++) rt_free(ctx, pvals[i]);
     free(pvals);
