@@ -1,0 +1,408 @@
+/*
+ * attention.c — attention kinds as functions (srt_attention_*; shortrt.h):
+ * one kind's kernel run on q, k, v laid out [batch, heads, tokens, dim].
+ *
+ * The plan checks the kind and its parameters with the compiler's messages
+ * (attn_spec_from_pairs, compiler/attn_render.c) and opens a driver (the
+ * simulator, or CUDA's primary context of the device). A run picks the token
+ * class (a power of two >= 64 holding the call's tokens: the key lists and
+ * seeded tables the kernel embeds cover that many positions, and seeded rows
+ * do not depend on it), renders that class's kernel once (attn_render),
+ * compiles and loads it through the kernel cache, and launches it once per
+ * sequence of the batch. The kernels take the model layout: queries inside a
+ * [T, 3*H*D] qkv row, keys and values [2, H, T, D], output [T, H*D]; the
+ * call's layout is packed into it and out of it on the host (on cuda the
+ * tensors are staged through host memory: a device-side pack is future work).
+ */
+#include "emit.h"
+#include "rt_driver.h"
+#include "rt_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+    MAX_CLASSES = 16,       /* token classes one plan compiles (64 << 15 tokens at most) */
+    MIN_CLASS = 64,         /* the smallest token class */
+    MAX_HEAD_DIM = 128,     /* the engines' widest head (attn_mma.cuh's MMA_MAX_HD; the CUDA-core tiles) */
+    MAX_HEADS = 1024,       /* the grid's y extent kept well inside every limit */
+    ENGINE_WARPS = 4,       /* warps per block of both paths (attn_render's WARPS) */
+};
+
+/* One compiled token class. */
+typedef struct AttnClass {
+    int ntok;               /* positions its kernel covers */
+    CUmodule mod;           /* the loaded module */
+    CUfunction fn;          /* its kernel */
+    AttnPattern pattern;    /* the pattern it was rendered for (grid and shared memory of a launch) */
+    int smem;               /* dynamic shared memory per block */
+} AttnClass;
+
+struct srt_attention_plan {
+    srt_context *ctx;       /* owner: allocator and errors */
+    AttnSpec spec;          /* the kind, typed and checked */
+    int heads, hd;          /* H, D */
+    DType dtype;            /* element type of q, k, v and out */
+    size_t es;              /* its bytes */
+    double scale;           /* the scores' scale (0: 1/sqrt(D)) */
+    bool mma;               /* the tensor-core path (fp16/bf16, D a multiple of 8, a kind it knows) */
+    RtDriver drv;           /* the driver: simulator or CUDA */
+    CUcontext cuctx;        /* cuda: the device's primary context (retained) */
+    CUdevice dev;           /* its device */
+    int arch;               /* compute capability * 10 (80 on sim) */
+    char cache_dir[1024];   /* the kernel cache */
+    AttnClass classes[MAX_CLASSES]; /* compiled token classes */
+    int nclasses;           /* entries used */
+    double compile_ms;      /* compile time of them all (0 for cache hits) */
+};
+
+void srt_attention_desc_init(srt_attention_desc *d) {
+    memset(d, 0, sizeof *d);
+    d->kind = "causal";
+    d->dtype = "fp32";
+    d->backend = SRT_BACKEND_SIM;
+    d->sim_checked = 1;
+}
+
+/* The element type named dtype (NULL: fp32); false for another name. */
+static bool dtype_named(const char *name, DType *t) {
+    static const struct { const char *name; DType t; } types[] = {{"fp32", DT_F32}, {"fp16", DT_F16}, {"bf16", DT_BF16}};
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        if (strcmp(name ? name : "fp32", types[i].name) == 0) {
+            *t = types[i].t;
+            return true;
+        }
+    return false;
+}
+
+static const char *cuda_type(DType t) { return t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float"; }
+
+/* The descriptor's shape, dtype and backend; SRT_ERR_INVALID naming the first bad one. */
+static srt_status check_desc(srt_context *ctx, const srt_attention_desc *d, DType *t) {
+    if (d->heads < 1 || d->heads > MAX_HEADS)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: heads=%d must be in [1, %d]", d->heads, MAX_HEADS);
+    if (d->head_dim < 1 || d->head_dim > MAX_HEAD_DIM)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: head_dim=%d must be in [1, %d]", d->head_dim, MAX_HEAD_DIM);
+    if (!dtype_named(d->dtype, t))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: dtype '%s' is not fp32, fp16 or bf16", d->dtype);
+    if (!(d->scale >= 0) || !isfinite(d->scale))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: scale=%g must be finite and > 0 (0: 1/sqrt(head_dim))",
+                        d->scale);
+    if (d->backend != SRT_BACKEND_SIM && d->backend != SRT_BACKEND_CUDA)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: backend %s: say sim (host pointers) or cuda (device "
+                        "pointers)", srt_backend_name(d->backend));
+    if (d->nparams < 0 || d->nparams > MAX_ATTN_PARAMS || (d->nparams > 0 && !d->params))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: 0 to %d parameters", MAX_ATTN_PARAMS);
+    for (int i = 0; i < d->nparams; i++)
+        if (!d->params[i].name) return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: parameter %d has no name", i);
+    return SRT_OK;
+}
+
+/* The kind and its parameters typed as sema types them; kinds with state or a score term refused. */
+static srt_status type_kind(srt_context *ctx, const srt_attention_desc *d, AttnSpec *spec) {
+    const char *names[MAX_ATTN_PARAMS];
+    double values[MAX_ATTN_PARAMS];
+    for (int i = 0; i < d->nparams; i++) {
+        names[i] = d->params[i].name;
+        values[i] = d->params[i].value;
+    }
+    char err[1024];
+    if (!attn_spec_from_pairs(spec, d->kind, names, values, d->nparams, d->heads, err, sizeof err))
+        return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
+    const AttnKindRow *row = attn_kind_row(spec->kind);
+    if (row->score != ATTN_SCORE_NONE || row->state != ATTN_STATE_KV || row->keys == ATTN_KEYS_MEMORY)
+        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' keeps state between calls and adds position terms to "
+                        "the scores: it is not a function of q, k and v (use it in an .arch model)",
+                        attn_kind_name(spec->kind));
+    if (!(row->engines & ATTN_ENGINE_CUDA_CORE))
+        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' has no prefill engine", attn_kind_name(spec->kind));
+    return SRT_OK;
+}
+
+/* Opens the plan's driver (and on cuda the device's primary context). */
+static srt_status open_driver(srt_attention_plan *p, const srt_attention_desc *d) {
+    char err[1024];
+    srt_status st = d->backend == SRT_BACKEND_SIM ? rt_driver_sim(&p->drv, d->sim_threads, d->sim_checked, err, sizeof err)
+                                                  : rt_driver_cuda(&p->drv, err, sizeof err);
+    if (st != SRT_OK) return rt_error(p->ctx, st, "%s", err);
+    p->arch = 80;
+    if (d->backend == SRT_BACKEND_SIM) return SRT_OK;
+    CUresult r;
+    if ((r = p->drv.init(0)) != CUDA_SUCCESS || (r = p->drv.deviceGet(&p->dev, d->device)) != CUDA_SUCCESS ||
+        (r = p->drv.primaryCtxRetain(&p->cuctx, p->dev)) != CUDA_SUCCESS || (r = p->drv.ctxSetCurrent(p->cuctx)) != CUDA_SUCCESS) {
+        p->cuctx = NULL;
+        return rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: cuda device %d: CUresult %d", d->device, (int)r);
+    }
+    int major = 0, minor = 0;
+    if (p->drv.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, p->dev) == CUDA_SUCCESS &&
+        p->drv.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, p->dev) == CUDA_SUCCESS && major > 0)
+        p->arch = major * 10 + minor;
+    return SRT_OK;
+}
+
+srt_status srt_attention_plan_create(srt_context *ctx, const srt_attention_desc *d, srt_attention_plan **out) {
+    if (!ctx) return SRT_ERR_INVALID;
+    if (!d || !out) return rt_error(ctx, SRT_ERR_INVALID, "srt_attention_plan_create: d and out must not be NULL");
+    *out = NULL;
+    DType t = DT_F32;
+    srt_status st = check_desc(ctx, d, &t);
+    AttnSpec spec;
+    if (st == SRT_OK) st = type_kind(ctx, d, &spec);
+    if (st != SRT_OK) return st;
+    srt_attention_plan *p = rt_alloc(ctx, sizeof *p);
+    if (!p) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    p->ctx = ctx;
+    p->spec = spec;
+    p->heads = d->heads;
+    p->hd = d->head_dim;
+    p->dtype = t;
+    p->es = t == DT_F32 ? 4 : 2;
+    p->scale = d->scale;
+    p->mma = t != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(&spec);
+    if (d->cache_dir && *d->cache_dir) snprintf(p->cache_dir, sizeof p->cache_dir, "%s", d->cache_dir);
+    else rt_default_cache_dir(p->cache_dir, sizeof p->cache_dir);
+    st = open_driver(p, d);
+    if (st != SRT_OK) {
+        srt_attention_plan_destroy(p);
+        return st;
+    }
+    *out = p;
+    return SRT_OK;
+}
+
+void srt_attention_plan_destroy(srt_attention_plan *p) {
+    if (!p) return;
+    if (p->cuctx) p->drv.ctxSetCurrent(p->cuctx);
+    for (int i = 0; i < p->nclasses; i++) {
+        if (p->classes[i].mod) p->drv.moduleUnload(p->classes[i].mod);
+        attn_pattern_free(&p->classes[i].pattern);
+    }
+    if (p->cuctx) p->drv.primaryCtxRelease(p->dev);
+    rt_free(p->ctx, p);
+}
+
+int srt_attention_plan_modules(const srt_attention_plan *p, double *compile_ms) {
+    if (compile_ms) *compile_ms = p ? p->compile_ms : 0;
+    return p ? p->nclasses : 0;
+}
+
+/* The shape the plan renders for token class ntok. */
+static AttnRenderShape render_shape(const srt_attention_plan *p, int ntok) {
+    AttnRenderShape s = {.heads = p->heads, .hd = p->hd, .ntok = ntok, .mma = p->mma, .t_qkv = cuda_type(p->dtype),
+                         .t_kv = cuda_type(p->dtype), .t_out = cuda_type(p->dtype), .scale = p->scale};
+    int smem;
+    if (p->mma) s.kt = attn_mma_kt(p->hd);
+    else attn_tiles(p->hd, ENGINE_WARPS, &s.kt, &s.qpw, &smem);
+    return s;
+}
+
+/* The source of class c's kernel `name` (malloc'd), or NULL with the compiler's message in err. */
+static char *render_source(const srt_attention_plan *p, AttnClass *c, const char *name, char *err, size_t errlen) {
+    Arena a;
+    arena_init(&a);
+    char *msg = NULL, *src = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) {
+        snprintf(err, errlen, "out of memory (open_memstream)");
+        arena_free(&a);
+        return NULL;
+    }
+    Diag d;
+    diag_init(&d, &a, mf);
+    StrBuf b = {0};
+    AttnRenderShape s = render_shape(p, c->ntok);
+    attn_render_source_start(&b, p->mma);
+    bool ok = attn_render(&a, &d, &b, &c->pattern, name, &s, false);
+    c->smem = attn_render_smem(&s, &c->pattern);
+    src = sb_take(&b, NULL);
+    fclose(mf);
+    if (!ok || !src || b.oom) {
+        snprintf(err, errlen, "rendering the %s kernel failed: %s", attn_kind_name(p->spec.kind), msg ? msg : "");
+        free(src);
+        src = NULL;
+    }
+    free(msg);
+    arena_free(&a);
+    return src;
+}
+
+/* Compiles and loads class c (pattern already built). */
+static srt_status compile_class(srt_attention_plan *p, AttnClass *c) {
+    char name[96], *err = malloc(65536);
+    if (!err) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory");
+    snprintf(name, sizeof name, "shortc_attn_%s_n%d", attn_kind_name(p->spec.kind), c->ntok);
+    char *src = render_source(p, c, name, err, 65536);
+    srt_status st = SRT_OK;
+    if (!src) st = rt_error(p->ctx, SRT_ERR_COMPILE, "%s", err);
+    const char *names[] = {name};
+    RtCompileRequest req = {.source = src, .len = src ? strlen(src) : 0, .name = name, .arch = p->arch,
+                            .cache_dir = p->cache_dir, .kernel_names = names, .nkernels = 1};
+    RtCompiled out = {0};
+    CUresult r = CUDA_SUCCESS;
+    if (st == SRT_OK) {
+        st = rt_compile_and_load(&p->drv, &req, &out, &c->mod, &r, err, 65536);
+        p->compile_ms += out.compile_ms;
+        rt_compiled_release(&out);
+        if (st != SRT_OK) st = rt_error(p->ctx, st, "%s", err);
+        else if (r != CUDA_SUCCESS) {
+            c->mod = NULL;
+            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: loading the compiled %s kernel: CUresult %d", name, (int)r);
+        } else if ((r = p->drv.moduleGetFunction(&c->fn, c->mod, name)) != CUDA_SUCCESS)
+            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: kernel %s not in its module: CUresult %d", name, (int)r);
+    }
+    if (st == SRT_OK && c->smem > SHORTC_SMEM_DEFAULT_LIMIT &&
+        (r = p->drv.funcSetAttribute(c->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, c->smem)) != CUDA_SUCCESS)
+        st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: %d bytes of shared memory for %s: CUresult %d", c->smem,
+                      name, (int)r);
+    free(src);
+    free(err);
+    return st;
+}
+
+/* *out: the compiled class holding `tokens` positions, compiled on first use. */
+static srt_status class_for(srt_attention_plan *p, int tokens, AttnClass **out) {
+    int ntok = MIN_CLASS;
+    while (ntok < tokens) ntok *= 2;
+    for (int i = 0; i < p->nclasses; i++)
+        if (p->classes[i].ntok == ntok) {
+            *out = &p->classes[i];
+            return SRT_OK;
+        }
+    if (p->nclasses == MAX_CLASSES)
+        return rt_error(p->ctx, SRT_ERR_INVALID, "srt_attention: %d token classes compiled already", MAX_CLASSES);
+    AttnClass *c = &p->classes[p->nclasses];
+    memset(c, 0, sizeof *c);
+    c->ntok = ntok;
+    char err[1024];
+    if (!attn_pattern_build(&c->pattern, &p->spec, 0, p->heads, ntok, err, sizeof err))
+        return rt_error(p->ctx, SRT_ERR_INVALID, "%s", err);
+    srt_status st = compile_class(p, c);
+    if (st != SRT_OK) {
+        if (c->mod) p->drv.moduleUnload(c->mod);
+        attn_pattern_free(&c->pattern);
+        memset(c, 0, sizeof *c);
+        return st;
+    }
+    p->nclasses++;
+    *out = c;
+    return SRT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* A run                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Device and host buffers of one run, released by run_free. */
+typedef struct AttnRun {
+    CUdeviceptr qkv, kv, y;      /* the kernel's arguments: [T, 3*H*D], [2, H, T, D], [T, H*D] */
+    unsigned char *qkv_h, *y_h;  /* their host images (qkv's key and value columns stay zero: unread) */
+    unsigned char *stage;        /* cuda: one [3, H, T, D] host copy of a sequence's q, k, v (NULL on sim) */
+} AttnRun;
+
+static void run_free(srt_attention_plan *p, AttnRun *r) {
+    if (r->qkv) p->drv.memFree(r->qkv);
+    if (r->kv) p->drv.memFree(r->kv);
+    if (r->y) p->drv.memFree(r->y);
+    rt_free(p->ctx, r->qkv_h);
+    rt_free(p->ctx, r->y_h);
+    rt_free(p->ctx, r->stage);
+}
+
+static srt_status cu_error(srt_attention_plan *p, CUresult r, const char *what) {
+    const char *fault = p->drv.last_fault ? p->drv.last_fault() : NULL;
+    return rt_error(p->ctx, p->drv.last_fault ? SRT_ERR_SIM : SRT_ERR_DRIVER, "srt_attention: %s: %s", what,
+                    fault && *fault ? fault : r == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory" : "driver error");
+}
+
+/* The buffers of a run of T tokens. */
+static srt_status run_alloc(srt_attention_plan *p, AttnRun *r, int T) {
+    size_t row = (size_t)p->heads * p->hd * p->es, n = (size_t)T * row;
+    CUresult e;
+    if ((e = p->drv.memAlloc(&r->qkv, 3 * n)) != CUDA_SUCCESS || (e = p->drv.memAlloc(&r->kv, 2 * n)) != CUDA_SUCCESS ||
+        (e = p->drv.memAlloc(&r->y, n)) != CUDA_SUCCESS)
+        return cu_error(p, e, "allocating device buffers");
+    r->qkv_h = rt_alloc(p->ctx, 3 * n);
+    r->y_h = rt_alloc(p->ctx, n);
+    if (p->drv.backend == SRT_BACKEND_CUDA) r->stage = rt_alloc(p->ctx, 3 * n);
+    if (!r->qkv_h || !r->y_h || (p->drv.backend == SRT_BACKEND_CUDA && !r->stage))
+        return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory for %zu bytes", 9 * n);
+    return SRT_OK;
+}
+
+/* Sequence b's q, k, v in host memory: the caller's (sim) or staged copies (cuda). */
+static srt_status sequence_in(srt_attention_plan *p, AttnRun *r, size_t n, size_t b, const void *const src[3],
+                              const unsigned char *host[3]) {
+    for (int i = 0; i < 3; i++) {
+        if (!r->stage) {
+            host[i] = (const unsigned char *)src[i] + b * n;
+            continue;
+        }
+        CUresult e = p->drv.memcpyDtoH(r->stage + i * n, (CUdeviceptr)(uintptr_t)src[i] + b * n, n);
+        if (e != CUDA_SUCCESS) return cu_error(p, e, "reading q, k, v from the device");
+        host[i] = r->stage + i * n;
+    }
+    return SRT_OK;
+}
+
+/* Sequence b of the call: pack, launch, unpack into out. */
+static srt_status run_sequence(srt_attention_plan *p, AttnClass *c, AttnRun *r, int T, size_t b, const void *const src[3],
+                               void *out) {
+    int H = p->heads, P = 0;
+    size_t dbytes = (size_t)p->hd * p->es, n = (size_t)H * T * dbytes;
+    const unsigned char *in[3];
+    srt_status st = sequence_in(p, r, n, b, src, in);
+    if (st != SRT_OK) return st;
+    for (int h = 0; h < H; h++) /* q [H, T, D] -> the query columns of qkv [T, 3H*D] */
+        for (int t = 0; t < T; t++)
+            memcpy(r->qkv_h + ((size_t)t * 3 * H + h) * dbytes, in[0] + ((size_t)h * T + t) * dbytes, dbytes);
+    CUresult e;
+    if ((e = p->drv.memcpyHtoD(r->qkv, r->qkv_h, 3 * n)) != CUDA_SUCCESS ||
+        (e = p->drv.memcpyHtoD(r->kv, in[1], n)) != CUDA_SUCCESS || (e = p->drv.memcpyHtoD(r->kv + n, in[2], n)) != CUDA_SUCCESS)
+        return cu_error(p, e, "copying q, k, v to the device");
+    AttnRenderShape s = render_shape(p, c->ntok);
+    void *args[] = {&r->qkv, &r->kv, &r->y, &T, &P, &T};
+    if ((e = p->drv.launchKernel(c->fn, (unsigned)attn_render_grid(&s, &c->pattern, T), (unsigned)H, 1, ENGINE_WARPS * 32,
+                                 1, 1, (unsigned)c->smem, NULL, args, NULL)) != CUDA_SUCCESS)
+        return cu_error(p, e, "launching the attention kernel");
+    if ((e = p->drv.memcpyDtoH(r->y_h, r->y, n)) != CUDA_SUCCESS) return cu_error(p, e, "reading the output");
+    unsigned char *dst = r->stage ? r->stage : (unsigned char *)out + b * n;
+    for (int h = 0; h < H; h++) /* y [T, H*D] -> out [H, T, D] */
+        for (int t = 0; t < T; t++)
+            memcpy(dst + ((size_t)h * T + t) * dbytes, r->y_h + ((size_t)t * H + h) * dbytes, dbytes);
+    if (r->stage && (e = p->drv.memcpyHtoD((CUdeviceptr)(uintptr_t)out + b * n, dst, n)) != CUDA_SUCCESS)
+        return cu_error(p, e, "writing the output to the device");
+    return SRT_OK;
+}
+
+srt_status srt_attention_run(srt_attention_plan *p, int batch, int tokens, const void *q, const void *k, const void *v,
+                             void *out) {
+    if (!p) return SRT_ERR_INVALID;
+    if (!q || !k || !v || !out) return rt_error(p->ctx, SRT_ERR_INVALID, "srt_attention_run: q, k, v and out must not be NULL");
+    if (batch < 1 || tokens < 1 || (double)batch * p->heads * tokens * p->hd * 9 * p->es > (double)SIZE_MAX / 2)
+        return rt_error(p->ctx, SRT_ERR_INVALID, "srt_attention_run: batch=%d and tokens=%d must be >= 1 (and the "
+                        "tensors addressable)", batch, tokens);
+    if (p->cuctx && p->drv.ctxSetCurrent(p->cuctx) != CUDA_SUCCESS)
+        return rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention_run: cuCtxSetCurrent failed");
+    AttnClass *c = NULL;
+    srt_status st = class_for(p, tokens, &c);
+    if (st != SRT_OK) return st;
+    AttnRun r = {0};
+    st = run_alloc(p, &r, tokens);
+    const void *const src[3] = {q, k, v};
+    for (int b = 0; b < batch && st == SRT_OK; b++) st = run_sequence(p, c, &r, tokens, (size_t)b, src, out);
+    run_free(p, &r);
+    return st;
+}
+
+srt_status srt_attention(srt_context *ctx, const srt_attention_desc *d, int batch, int tokens, const void *q,
+                         const void *k, const void *v, void *out) {
+    srt_attention_plan *p;
+    srt_status st = srt_attention_plan_create(ctx, d, &p);
+    if (st != SRT_OK) return st;
+    st = srt_attention_run(p, batch, tokens, q, k, v, out);
+    srt_attention_plan_destroy(p);
+    return st;
+}
