@@ -26,12 +26,17 @@ void attn_render_source_start(StrBuf *b, bool mma) {
 
 int attn_render_qt(const AttnRenderShape *s) { return s->mma ? ATTN_MMA_QT : 4 * s->qpw; }
 
-int attn_render_grid(const AttnRenderShape *s, const AttnPattern *p, int T) {
-    int qt = attn_render_qt(s), dmax = 0, dil, reach, globals;
-    if (!s->mma) return (T + qt - 1) / qt;
+int attn_render_grid_pad(const AttnRenderShape *s, const AttnPattern *p) {
+    int dmax = 0, dil, reach, globals;
+    if (!s->mma) return 0;
     for (int h = 0; h < p->heads && attn_pattern_residue(p, h, &dil, &reach, &globals); h++)
         if (dil > dmax) dmax = dil;
-    return (T + attn_mma_grid_pad(dmax) + qt - 1) / qt;
+    return attn_mma_grid_pad(dmax);
+}
+
+int attn_render_grid(const AttnRenderShape *s, const AttnPattern *p, int T) {
+    int qt = attn_render_qt(s);
+    return (T + attn_render_grid_pad(s, p) + qt - 1) / qt;
 }
 
 int attn_render_smem(const AttnRenderShape *s, const AttnPattern *p) {

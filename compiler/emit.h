@@ -224,6 +224,8 @@ int attn_render_qt(const AttnRenderShape *s);
 /* Blocks along x for a call of T queries from position 0..: ceil(T/QT), on the tensor-core path one per query
  * tile the call touches at any P (attn_mma_grid_pad). */
 int attn_render_grid(const AttnRenderShape *s, const AttnPattern *p, int T);
+/* The c of that grid, ceil((T + c) / QT) blocks: 0 on the CUDA-core path. */
+int attn_render_grid_pad(const AttnRenderShape *s, const AttnPattern *p);
 /* Dynamic shared memory of a rendered kernel for pattern p (the tensor-core path's; 0: static only). */
 int attn_render_smem(const AttnRenderShape *s, const AttnPattern *p);
 /* Appends kernel `name` (templates/attn_engine.cuh or attn_mma.cuh; arguments qkv [T, 3*H*HD] (the queries

@@ -3,18 +3,17 @@
  * one kind's kernel run on q, k, v laid out [batch, heads, tokens, dim].
  *
  * The plan checks the kind and its parameters with the compiler's messages
- * (attn_spec_from_pairs, compiler/attn_render.c) and opens a driver (the
- * simulator, or CUDA's primary context of the device). A run picks the token
- * class (a power of two >= 64 holding the call's tokens: the key lists and
- * seeded tables the kernel embeds cover that many positions, and seeded rows
- * do not depend on it), renders that class's kernel once (attn_render),
- * compiles and loads it through the kernel cache, and launches it once per
- * sequence of the batch. The kernels take the model layout: queries inside a
+ * (rt_attention_check in backend_ref.c, the runtime's one door to the
+ * compiler) and opens a driver (the simulator, or CUDA's primary context of
+ * the device). A run picks the token class (a power of two >= 64 holding the
+ * call's tokens: the key lists and seeded tables the kernel embeds cover that
+ * many positions, and seeded rows do not depend on it), renders that class's
+ * kernel once (rt_attention_render), compiles and loads it through the kernel
+ * cache, and launches it once per sequence of the batch. The kernels take the model layout: queries inside a
  * [T, 3*H*D] qkv row, keys and values [2, H, T, D], output [T, H*D]; the
  * call's layout is packed into it and out of it on the host (on cuda the
  * tensors are staged through host memory: a device-side pack is future work).
  */
-#include "emit.h"
 #include "rt_driver.h"
 #include "rt_internal.h"
 
@@ -29,6 +28,8 @@ enum {
     MAX_HEAD_DIM = 128,     /* the engines' widest head (attn_mma.cuh's MMA_MAX_HD; the CUDA-core tiles) */
     MAX_HEADS = 1024,       /* the grid's y extent kept well inside every limit */
     ENGINE_WARPS = 4,       /* warps per block of both paths (attn_render's WARPS) */
+    MAX_PARAMS = 8,         /* parameters of a kind (the kind table's MAX_ATTN_PARAMS) */
+    NAME_MAX_LEN = 64,      /* bytes of a kind, parameter or dtype name kept by the plan */
 };
 
 /* One compiled token class. */
@@ -36,18 +37,18 @@ typedef struct AttnClass {
     int ntok;               /* positions its kernel covers */
     CUmodule mod;           /* the loaded module */
     CUfunction fn;          /* its kernel */
-    AttnPattern pattern;    /* the pattern it was rendered for (grid and shared memory of a launch) */
     int smem;               /* dynamic shared memory per block */
+    int qt, grid_pad;       /* blocks along x for T queries: (T + grid_pad + qt - 1) / qt */
 } AttnClass;
 
 struct srt_attention_plan {
     srt_context *ctx;       /* owner: allocator and errors */
-    AttnSpec spec;          /* the kind, typed and checked */
+    srt_attention_desc desc; /* the caller's, checked; its strings point into the names below */
+    char kind[NAME_MAX_LEN], dtype[NAME_MAX_LEN];   /* copies of the kind and dtype names */
+    srt_attention_param params[MAX_PARAMS];         /* copies of the parameters */
+    char param_names[MAX_PARAMS][NAME_MAX_LEN];     /* and of their names */
     int heads, hd;          /* H, D */
-    DType dtype;            /* element type of q, k, v and out */
-    size_t es;              /* its bytes */
-    double scale;           /* the scores' scale (0: 1/sqrt(D)) */
-    bool mma;               /* the tensor-core path (fp16/bf16, D a multiple of 8, a kind it knows) */
+    size_t es;              /* bytes per element */
     RtDriver drv;           /* the driver: simulator or CUDA */
     CUcontext cuctx;        /* cuda: the device's primary context (retained) */
     CUdevice dev;           /* its device */
@@ -66,26 +67,19 @@ void srt_attention_desc_init(srt_attention_desc *d) {
     d->sim_checked = 1;
 }
 
-/* The element type named dtype (NULL: fp32); false for another name. */
-static bool dtype_named(const char *name, DType *t) {
-    static const struct { const char *name; DType t; } types[] = {{"fp32", DT_F32}, {"fp16", DT_F16}, {"bf16", DT_BF16}};
-    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
-        if (strcmp(name ? name : "fp32", types[i].name) == 0) {
-            *t = types[i].t;
-            return true;
-        }
-    return false;
+/* Bytes per element of dtype (NULL: fp32); 0 for another name. */
+static size_t dtype_bytes(const char *name) {
+    if (!name || strcmp(name, "fp32") == 0) return 4;
+    return strcmp(name, "fp16") == 0 || strcmp(name, "bf16") == 0 ? 2 : 0;
 }
 
-static const char *cuda_type(DType t) { return t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float"; }
-
 /* The descriptor's shape, dtype and backend; SRT_ERR_INVALID naming the first bad one. */
-static srt_status check_desc(srt_context *ctx, const srt_attention_desc *d, DType *t) {
+static srt_status check_desc(srt_context *ctx, const srt_attention_desc *d) {
     if (d->heads < 1 || d->heads > MAX_HEADS)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: heads=%d must be in [1, %d]", d->heads, MAX_HEADS);
     if (d->head_dim < 1 || d->head_dim > MAX_HEAD_DIM)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: head_dim=%d must be in [1, %d]", d->head_dim, MAX_HEAD_DIM);
-    if (!dtype_named(d->dtype, t))
+    if (!dtype_bytes(d->dtype))
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: dtype '%s' is not fp32, fp16 or bf16", d->dtype);
     if (!(d->scale >= 0) || !isfinite(d->scale))
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: scale=%g must be finite and > 0 (0: 1/sqrt(head_dim))",
@@ -93,32 +87,30 @@ static srt_status check_desc(srt_context *ctx, const srt_attention_desc *d, DTyp
     if (d->backend != SRT_BACKEND_SIM && d->backend != SRT_BACKEND_CUDA)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: backend %s: say sim (host pointers) or cuda (device "
                         "pointers)", srt_backend_name(d->backend));
-    if (d->nparams < 0 || d->nparams > MAX_ATTN_PARAMS || (d->nparams > 0 && !d->params))
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: 0 to %d parameters", MAX_ATTN_PARAMS);
+    if (d->nparams < 0 || d->nparams > MAX_PARAMS || (d->nparams > 0 && !d->params))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: 0 to %d parameters", MAX_PARAMS);
     for (int i = 0; i < d->nparams; i++)
-        if (!d->params[i].name) return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: parameter %d has no name", i);
+        if (!d->params[i].name || strlen(d->params[i].name) >= NAME_MAX_LEN)
+            return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: parameter %d has no name or one of %d bytes or more",
+                            i, NAME_MAX_LEN);
+    if (d->kind && strlen(d->kind) >= NAME_MAX_LEN)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: a kind name of %d bytes or more", NAME_MAX_LEN);
     return SRT_OK;
 }
 
-/* The kind and its parameters typed as sema types them; kinds with state or a score term refused. */
-static srt_status type_kind(srt_context *ctx, const srt_attention_desc *d, AttnSpec *spec) {
-    const char *names[MAX_ATTN_PARAMS];
-    double values[MAX_ATTN_PARAMS];
+/* The plan's own copy of d (its strings copied; cache_dir resolved separately). */
+static void keep_desc(srt_attention_plan *p, const srt_attention_desc *d) {
+    p->desc = *d;
+    snprintf(p->kind, sizeof p->kind, "%s", d->kind ? d->kind : "causal");
+    snprintf(p->dtype, sizeof p->dtype, "%s", d->dtype ? d->dtype : "fp32");
     for (int i = 0; i < d->nparams; i++) {
-        names[i] = d->params[i].name;
-        values[i] = d->params[i].value;
+        snprintf(p->param_names[i], NAME_MAX_LEN, "%s", d->params[i].name);
+        p->params[i] = (srt_attention_param){p->param_names[i], d->params[i].value};
     }
-    char err[1024];
-    if (!attn_spec_from_pairs(spec, d->kind, names, values, d->nparams, d->heads, err, sizeof err))
-        return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
-    const AttnKindRow *row = attn_kind_row(spec->kind);
-    if (row->score != ATTN_SCORE_NONE || row->state != ATTN_STATE_KV || row->keys == ATTN_KEYS_MEMORY)
-        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' keeps state between calls and adds position terms to "
-                        "the scores: it is not a function of q, k and v (use it in an .arch model)",
-                        attn_kind_name(spec->kind));
-    if (!(row->engines & ATTN_ENGINE_CUDA_CORE))
-        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' has no prefill engine", attn_kind_name(spec->kind));
-    return SRT_OK;
+    p->desc.kind = p->kind;
+    p->desc.dtype = p->dtype;
+    p->desc.params = p->params;
+    p->desc.cache_dir = NULL;
 }
 
 /* Opens the plan's driver (and on cuda the device's primary context). */
@@ -146,21 +138,16 @@ srt_status srt_attention_plan_create(srt_context *ctx, const srt_attention_desc 
     if (!ctx) return SRT_ERR_INVALID;
     if (!d || !out) return rt_error(ctx, SRT_ERR_INVALID, "srt_attention_plan_create: d and out must not be NULL");
     *out = NULL;
-    DType t = DT_F32;
-    srt_status st = check_desc(ctx, d, &t);
-    AttnSpec spec;
-    if (st == SRT_OK) st = type_kind(ctx, d, &spec);
+    srt_status st = check_desc(ctx, d);
+    if (st == SRT_OK) st = rt_attention_check(ctx, d);
     if (st != SRT_OK) return st;
     srt_attention_plan *p = rt_alloc(ctx, sizeof *p);
     if (!p) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     p->ctx = ctx;
-    p->spec = spec;
+    keep_desc(p, d);
     p->heads = d->heads;
     p->hd = d->head_dim;
-    p->dtype = t;
-    p->es = t == DT_F32 ? 4 : 2;
-    p->scale = d->scale;
-    p->mma = t != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(&spec);
+    p->es = dtype_bytes(d->dtype);
     if (d->cache_dir && *d->cache_dir) snprintf(p->cache_dir, sizeof p->cache_dir, "%s", d->cache_dir);
     else rt_default_cache_dir(p->cache_dir, sizeof p->cache_dir);
     st = open_driver(p, d);
@@ -175,10 +162,8 @@ srt_status srt_attention_plan_create(srt_context *ctx, const srt_attention_desc 
 void srt_attention_plan_destroy(srt_attention_plan *p) {
     if (!p) return;
     if (p->cuctx) p->drv.ctxSetCurrent(p->cuctx);
-    for (int i = 0; i < p->nclasses; i++) {
+    for (int i = 0; i < p->nclasses; i++)
         if (p->classes[i].mod) p->drv.moduleUnload(p->classes[i].mod);
-        attn_pattern_free(&p->classes[i].pattern);
-    }
     if (p->cuctx) p->drv.primaryCtxRelease(p->dev);
     rt_free(p->ctx, p);
 }
@@ -188,77 +173,40 @@ int srt_attention_plan_modules(const srt_attention_plan *p, double *compile_ms) 
     return p ? p->nclasses : 0;
 }
 
-/* The shape the plan renders for token class ntok. */
-static AttnRenderShape render_shape(const srt_attention_plan *p, int ntok) {
-    AttnRenderShape s = {.heads = p->heads, .hd = p->hd, .ntok = ntok, .mma = p->mma, .t_qkv = cuda_type(p->dtype),
-                         .t_kv = cuda_type(p->dtype), .t_out = cuda_type(p->dtype), .scale = p->scale};
-    int smem;
-    if (p->mma) s.kt = attn_mma_kt(p->hd);
-    else attn_tiles(p->hd, ENGINE_WARPS, &s.kt, &s.qpw, &smem);
-    return s;
-}
-
-/* The source of class c's kernel `name` (malloc'd), or NULL with the compiler's message in err. */
-static char *render_source(const srt_attention_plan *p, AttnClass *c, const char *name, char *err, size_t errlen) {
-    Arena a;
-    arena_init(&a);
-    char *msg = NULL, *src = NULL;
-    size_t msglen = 0;
-    FILE *mf = open_memstream(&msg, &msglen);
-    if (!mf) {
-        snprintf(err, errlen, "out of memory (open_memstream)");
-        arena_free(&a);
-        return NULL;
-    }
-    Diag d;
-    diag_init(&d, &a, mf);
-    StrBuf b = {0};
-    AttnRenderShape s = render_shape(p, c->ntok);
-    attn_render_source_start(&b, p->mma);
-    bool ok = attn_render(&a, &d, &b, &c->pattern, name, &s, false);
-    c->smem = attn_render_smem(&s, &c->pattern);
-    src = sb_take(&b, NULL);
-    fclose(mf);
-    if (!ok || !src || b.oom) {
-        snprintf(err, errlen, "rendering the %s kernel failed: %s", attn_kind_name(p->spec.kind), msg ? msg : "");
-        free(src);
-        src = NULL;
-    }
-    free(msg);
-    arena_free(&a);
-    return src;
-}
-
-/* Compiles and loads class c (pattern already built). */
+/* Renders, compiles and loads class c (c->ntok set). */
 static srt_status compile_class(srt_attention_plan *p, AttnClass *c) {
-    char name[96], *err = malloc(65536);
-    if (!err) return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory");
-    snprintf(name, sizeof name, "shortc_attn_%s_n%d", attn_kind_name(p->spec.kind), c->ntok);
-    char *src = render_source(p, c, name, err, 65536);
-    srt_status st = SRT_OK;
-    if (!src) st = rt_error(p->ctx, SRT_ERR_COMPILE, "%s", err);
-    const char *names[] = {name};
-    RtCompileRequest req = {.source = src, .len = src ? strlen(src) : 0, .name = name, .arch = p->arch,
+    RtAttnKernel k;
+    srt_status st = rt_attention_render(p->ctx, &p->desc, c->ntok, &k);
+    if (st != SRT_OK) return st;
+    c->smem = k.smem;
+    c->qt = k.qt;
+    c->grid_pad = k.grid_pad;
+    char *err = malloc(65536);
+    const char *names[] = {k.name};
+    RtCompileRequest req = {.source = k.source, .len = strlen(k.source), .name = k.name, .arch = p->arch,
                             .cache_dir = p->cache_dir, .kernel_names = names, .nkernels = 1};
     RtCompiled out = {0};
     CUresult r = CUDA_SUCCESS;
-    if (st == SRT_OK) {
+    if (!err) st = rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory");
+    else {
         st = rt_compile_and_load(&p->drv, &req, &out, &c->mod, &r, err, 65536);
         p->compile_ms += out.compile_ms;
         rt_compiled_release(&out);
         if (st != SRT_OK) st = rt_error(p->ctx, st, "%s", err);
         else if (r != CUDA_SUCCESS) {
             c->mod = NULL;
-            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: loading the compiled %s kernel: CUresult %d", name, (int)r);
-        } else if ((r = p->drv.moduleGetFunction(&c->fn, c->mod, name)) != CUDA_SUCCESS)
-            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: kernel %s not in its module: CUresult %d", name, (int)r);
+            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: loading the compiled %s kernel: CUresult %d", k.name,
+                          (int)r);
+        } else if ((r = p->drv.moduleGetFunction(&c->fn, c->mod, k.name)) != CUDA_SUCCESS)
+            st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: kernel %s not in its module: CUresult %d", k.name,
+                          (int)r);
     }
     if (st == SRT_OK && c->smem > SHORTC_SMEM_DEFAULT_LIMIT &&
         (r = p->drv.funcSetAttribute(c->fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, c->smem)) != CUDA_SUCCESS)
         st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: %d bytes of shared memory for %s: CUresult %d", c->smem,
-                      name, (int)r);
-    free(src);
+                      k.name, (int)r);
     free(err);
+    rt_free(p->ctx, k.source);
     return st;
 }
 
@@ -276,13 +224,9 @@ static srt_status class_for(srt_attention_plan *p, int tokens, AttnClass **out) 
     AttnClass *c = &p->classes[p->nclasses];
     memset(c, 0, sizeof *c);
     c->ntok = ntok;
-    char err[1024];
-    if (!attn_pattern_build(&c->pattern, &p->spec, 0, p->heads, ntok, err, sizeof err))
-        return rt_error(p->ctx, SRT_ERR_INVALID, "%s", err);
     srt_status st = compile_class(p, c);
     if (st != SRT_OK) {
         if (c->mod) p->drv.moduleUnload(c->mod);
-        attn_pattern_free(&c->pattern);
         memset(c, 0, sizeof *c);
         return st;
     }
@@ -362,9 +306,9 @@ static srt_status run_sequence(srt_attention_plan *p, AttnClass *c, AttnRun *r, 
     if ((e = p->drv.memcpyHtoD(r->qkv, r->qkv_h, 3 * n)) != CUDA_SUCCESS ||
         (e = p->drv.memcpyHtoD(r->kv, in[1], n)) != CUDA_SUCCESS || (e = p->drv.memcpyHtoD(r->kv + n, in[2], n)) != CUDA_SUCCESS)
         return cu_error(p, e, "copying q, k, v to the device");
-    AttnRenderShape s = render_shape(p, c->ntok);
     void *args[] = {&r->qkv, &r->kv, &r->y, &T, &P, &T};
-    if ((e = p->drv.launchKernel(c->fn, (unsigned)attn_render_grid(&s, &c->pattern, T), (unsigned)H, 1, ENGINE_WARPS * 32,
+    unsigned grid = (unsigned)((T + c->grid_pad + c->qt - 1) / c->qt);
+    if ((e = p->drv.launchKernel(c->fn, grid, (unsigned)H, 1, ENGINE_WARPS * 32,
                                  1, 1, (unsigned)c->smem, NULL, args, NULL)) != CUDA_SUCCESS)
         return cu_error(p, e, "launching the attention kernel");
     if ((e = p->drv.memcpyDtoH(r->y_h, r->y, n)) != CUDA_SUCCESS) return cu_error(p, e, "reading the output");
