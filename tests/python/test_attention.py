@@ -24,6 +24,7 @@ KINDS = {
     "strided": {"stride": 6, "local_heads": 1},
     "bigbird": {"block": 4, "random": 2, "seed": 4},
     "gaussian": {"c": 5, "seed": 3},
+    "fixed": {"stride": 7, "c": 2, "local_heads": 1},  # the summary head's first queries see no key: zeros
 }
 
 
@@ -63,7 +64,9 @@ def check(kind, params, shape, dtype=torch.float32, tol=1e-5, scale=None, seed=0
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_kinds_fp32(kind):
-    check(kind, KINDS[kind], (H, 17, 16))
+    out = check(kind, KINDS[kind], (H, 17, 16))
+    if kind == "fixed":
+        assert not out[1, :5].any()  # queries 0..4 of the summary head (columns 5, 6 of each block of 7)
 
 
 @pytest.mark.parametrize("kind", ["window", "bigbird"])
