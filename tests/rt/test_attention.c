@@ -2,7 +2,10 @@
  * window kind of head width 20 (the CUDA-core path) over a batch equals a double-precision reference of the
  * window rule written here (keys i - size < j <= i) at several lengths, and a given scale is used; a plan
  * compiles once per token class; bad descriptors and arguments are SRT_ERR_INVALID with the front end's
- * messages; every allocation failure on the way is an error, never a crash, and nothing leaks. */
+ * messages; every allocation failure on the way is an error, never a crash, and nothing leaks. The kernels the
+ * cuda backend would compile (fp32 on the CUDA-core path, fp16 and bf16 on the tensor-core path) compile under
+ * NVRTC for sm_80 (no GPU needed; the cuda path itself has not run on a GPU). */
+#include "rt_internal.h" /* rt_attention_render: the source a plan compiles */
 #include "rt_test.h"
 #include "shortrt.h"
 
@@ -173,9 +176,39 @@ static void test_allocation_failures(void) {
     CHECK(ok);
 }
 
+/* The cuda backend's kernels of a few kinds and dtypes compile under NVRTC (sm_80). */
+static void test_nvrtc_sources(void) {
+    srt_context *ctx;
+    CHECK(srt_context_create(&ctx, NULL, NULL) == SRT_OK);
+    srt_attention_param bigbird[] = {{"block", 16}, {"seed", 1}};
+    static const struct { const char *kind, *dtype; int hd; } cases[] = {
+        {"window", "fp32", 20}, {"bigbird", "fp16", 64}, {"bigbird", "bf16", 64}, {"window", "fp16", 20}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        srt_attention_desc d = window_desc();
+        d.kind = cases[i].kind;
+        d.dtype = cases[i].dtype;
+        d.head_dim = cases[i].hd;
+        d.backend = SRT_BACKEND_CUDA;
+        if (strcmp(d.kind, "bigbird") == 0) {
+            d.params = bigbird;
+            d.nparams = 2;
+        }
+        RtAttnKernel k;
+        CHECK(rt_attention_render(ctx, &d, 128, &k) == SRT_OK);
+        if (!k.source) continue;
+        CHECK(strstr(k.source, k.name) != NULL);
+        srt_status st = srt_nvrtc_compile(ctx, k.source, strlen(k.source), 80, NULL);
+        if (st != SRT_OK) printf("%s %s: %s\n", cases[i].kind, cases[i].dtype, srt_last_error(ctx));
+        CHECK(st == SRT_OK);
+        rt_free(ctx, k.source);
+    }
+    srt_context_destroy(ctx);
+}
+
 int main(void) {
     test_values_and_classes();
     test_errors();
     test_allocation_failures();
+    test_nvrtc_sources();
     return check_done("rt_attention");
 }
