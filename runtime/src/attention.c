@@ -9,14 +9,16 @@
  * call's tokens: the key lists and seeded tables the kernel embeds cover that
  * many positions, and seeded rows do not depend on it), renders that class's
  * kernel once (rt_attention_render), compiles and loads it through the kernel
- * cache, and launches it once per sequence of the batch. The kernels take the model layout: queries inside a
- * [T, 3*H*D] qkv row, keys and values [2, H, T, D], output [T, H*D]; the
- * call's layout is packed into it and out of it on the host (on cuda the
- * tensors are staged through host memory: a device-side pack is future work).
+ * cache, and launches it once per sequence of the batch. The kernels take the
+ * model layout: queries inside a [T, 3*H*D] qkv row, keys and values
+ * [2, H, T, D], output [T, H*D]; the call's layout is packed into it and out
+ * of it on the host (on cuda the tensors are staged through host memory: a
+ * device-side pack is future work).
  */
 #include "rt_driver.h"
 #include "rt_internal.h"
 
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,7 +84,7 @@ static srt_status check_desc(srt_context *ctx, const srt_attention_desc *d) {
     if (!dtype_bytes(d->dtype))
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: dtype '%s' is not fp32, fp16 or bf16", d->dtype);
     if (!(d->scale >= 0) || !isfinite(d->scale))
-        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: scale=%g must be finite and > 0 (0: 1/sqrt(head_dim))",
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: scale=%g must be finite and >= 0 (0: 1/sqrt(head_dim))",
                         d->scale);
     if (d->backend != SRT_BACKEND_SIM && d->backend != SRT_BACKEND_CUDA)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: backend %s: say sim (host pointers) or cuda (device "
@@ -122,11 +124,14 @@ static srt_status open_driver(srt_attention_plan *p, const srt_attention_desc *d
     p->arch = 80;
     if (d->backend == SRT_BACKEND_SIM) return SRT_OK;
     CUresult r;
+    CUcontext cc = NULL;
     if ((r = p->drv.init(0)) != CUDA_SUCCESS || (r = p->drv.deviceGet(&p->dev, d->device)) != CUDA_SUCCESS ||
-        (r = p->drv.primaryCtxRetain(&p->cuctx, p->dev)) != CUDA_SUCCESS || (r = p->drv.ctxSetCurrent(p->cuctx)) != CUDA_SUCCESS) {
-        p->cuctx = NULL;
+        (r = p->drv.primaryCtxRetain(&cc, p->dev)) != CUDA_SUCCESS)
         return rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: cuda device %d: CUresult %d", d->device, (int)r);
-    }
+    p->cuctx = cc; /* released by srt_attention_plan_destroy from here on */
+    if ((r = p->drv.ctxSetCurrent(cc)) != CUDA_SUCCESS)
+        return rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: cuda device %d: cuCtxSetCurrent: CUresult %d", d->device,
+                        (int)r);
     int major = 0, minor = 0;
     if (p->drv.deviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, p->dev) == CUDA_SUCCESS &&
         p->drv.deviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, p->dev) == CUDA_SUCCESS && major > 0)
@@ -165,6 +170,9 @@ void srt_attention_plan_destroy(srt_attention_plan *p) {
     for (int i = 0; i < p->nclasses; i++)
         if (p->classes[i].mod) p->drv.moduleUnload(p->classes[i].mod);
     if (p->cuctx) p->drv.primaryCtxRelease(p->dev);
+    if (p->drv.lib_cublaslt) dlclose(p->drv.lib_cublaslt); /* the libraries rt_driver_cuda opened (as exec.c) */
+    if (p->drv.lib_cublas) dlclose(p->drv.lib_cublas);
+    if (p->drv.lib_cuda) dlclose(p->drv.lib_cuda);
     rt_free(p->ctx, p);
 }
 

@@ -513,9 +513,12 @@ static DType attention_dtype(const srt_attention_desc *d) {
     return d->dtype && strcmp(d->dtype, "fp16") == 0 ? DT_F16 : d->dtype && strcmp(d->dtype, "bf16") == 0 ? DT_BF16 : DT_F32;
 }
 
-/* The tensor-core path: fp16/bf16, rows of whole 16-byte pieces, a kind it knows (as attn_mma_tiles). */
+/* The tensor-core path: fp16/bf16, rows of whole 16-byte pieces, a kind it knows, tiles within the dynamic shared
+ * memory the emitter plans for (as emit.c's attn_mma_tiles); head_dim is at most 128 (attention.c). */
 static bool attention_mma(const srt_attention_desc *d, const AttnSpec *spec) {
-    return attention_dtype(d) != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(spec);
+    bool gather = attn_kind_row(spec->kind)->keys == ATTN_KEYS_GATHERED;
+    return attention_dtype(d) != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(spec) &&
+           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather) <= SHORTC_SMEM_OPTIN_LIMIT;
 }
 
 srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d) {
@@ -523,16 +526,15 @@ srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d) {
     return attention_spec(ctx, d, &spec);
 }
 
-/* The shape d's kernels are rendered with for token class ntok. */
-static AttnRenderShape attention_shape(const srt_attention_desc *d, const AttnSpec *spec, int ntok) {
+/* The shape d's kernels are rendered with for token class ntok; false when no CUDA-core tiling fits. */
+static bool attention_shape(const srt_attention_desc *d, const AttnSpec *spec, int ntok, AttnRenderShape *s) {
     DType t = attention_dtype(d);
     const char *ct = t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float";
-    AttnRenderShape s = {.heads = d->heads, .hd = d->head_dim, .ntok = ntok, .mma = attention_mma(d, spec),
-                         .t_qkv = ct, .t_kv = ct, .t_out = ct, .scale = d->scale};
+    *s = (AttnRenderShape){.heads = d->heads, .hd = d->head_dim, .ntok = ntok, .mma = attention_mma(d, spec),
+                           .t_qkv = ct, .t_kv = ct, .t_out = ct, .scale = d->scale};
     int smem;
-    if (s.mma) s.kt = attn_mma_kt(d->head_dim);
-    else attn_tiles(d->head_dim, ATTN_FN_WARPS, &s.kt, &s.qpw, &smem);
-    return s;
+    if (s->mma) s->kt = attn_mma_kt(d->head_dim);
+    return s->mma || attn_tiles(d->head_dim, ATTN_FN_WARPS, &s->kt, &s->qpw, &smem);
 }
 
 srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, int ntok, RtAttnKernel *out) {
@@ -540,6 +542,9 @@ srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, in
     AttnSpec spec;
     srt_status st = attention_spec(ctx, d, &spec);
     if (st != SRT_OK) return st;
+    AttnRenderShape s;
+    if (!attention_shape(d, &spec, ntok, &s))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: no attention tiling fits head_dim=%d", d->head_dim);
     AttnPattern p;
     char err[1024];
     if (!attn_pattern_build(&p, &spec, 0, d->heads, ntok, err, sizeof err)) return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
@@ -557,7 +562,6 @@ srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, in
     Diag diag;
     diag_init(&diag, &a, mf);
     StrBuf b = {0};
-    AttnRenderShape s = attention_shape(d, &spec, ntok);
     attn_render_source_start(&b, s.mma);
     bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false);
     out->smem = attn_render_smem(&s, &p);
