@@ -1,7 +1,7 @@
 """shortc.attention (srt_attention_run): every mask-only kind against a PyTorch reference built from the kind's
 boolean mask as shortc.mask gives it for a one-layer model (seeded kinds draw layer 0's pattern), on the
 simulator; [H, T, D] and [B, H, T, D]; T = 1, 17, 65; head widths 16 and 64; fp32, fp16, bf16; NumPy in and out;
-errors with the .arch front end's messages. Kept small: each (kind, parameters, shape class, dtype) is one
+errors with the .arch front end's messages; four threads on one plan; reference counts unchanged. Kept small: each (kind, parameters, shape class, dtype) is one
 kernel compile on the simulator (cached on disk between runs)."""
 import math
 import os
@@ -172,3 +172,29 @@ def test_non_contiguous_inputs_and_grad_tensors():
     q.requires_grad_(True)
     out = shortc.attention(qt, k, v)
     assert torch.equal(out, shortc.attention(q, k, v))
+
+
+def test_threads_and_reference_counts():
+    import sys
+    import threading
+    q, k, v = inputs((H, 9, 16), torch.float32, 15)
+    want = shortc.attention(q, k, v, "window", size=5)
+    counts = [sys.getrefcount(x) for x in (q, k, v, want)]
+    for _ in range(50):
+        shortc.attention(q, k, v, "window", size=5)
+    assert [sys.getrefcount(x) for x in (q, k, v, want)] == counts
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(5):
+                results.append(shortc.attention(q, k, v, "window", size=5))
+        except Exception as e:  # reported below
+            errors.append(e)
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 20
+    assert all(torch.equal(r, want) for r in results)
