@@ -336,7 +336,7 @@ def attention(q: Any, k: Any, v: Any, kind: str = "causal", *, scale: Optional[f
     no bfloat16), all alike. kind is an attention kind of the kind table with its parameters as keywords
     (window: size=...; bigbird: block=..., seed=...; docs/attention/KIND.md); scale defaults to 1/sqrt(dim).
     PyTorch CPU tensors and NumPy arrays run on the simulator (backend "sim"), PyTorch CUDA tensors on their GPU
-    (backend "cuda": untested without a GPU; the call is synchronous and stages through host memory). Returns
+    (backend "cuda": untested without a GPU; the call synchronises the device and runs on its default stream). Returns
     the type, shape and dtype of q (a PyTorch tensor shares the memory the runtime wrote). No autograd."""
     torch_in = _is_torch(q)
     xs = (q, k, v)
@@ -379,7 +379,7 @@ def attention(q: Any, k: Any, v: Any, kind: str = "causal", *, scale: Optional[f
         import torch  # only when given CUDA tensors
         ins = [x.detach().contiguous() for x in xs]
         out = torch.empty_like(ins[0], memory_format=torch.contiguous_format)
-        torch.cuda.synchronize(q.device)  # the runtime's copies run on the device's default stream
+        torch.cuda.synchronize(q.device)  # the runtime launches on the device's default stream
         plan.run(batch, tokens, *(x.data_ptr() for x in ins), out.data_ptr(), nbytes)
         return out
     if torch_in:

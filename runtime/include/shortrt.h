@@ -525,8 +525,8 @@ void srt_attention_desc_init(srt_attention_desc *d);
 srt_status srt_attention_plan_create(srt_context *ctx, const srt_attention_desc *d, srt_attention_plan **out);
 /* out[b, h, i] = attention of q[b, h, i] over k[b, h, j], v[b, h, j] for the keys j <= i the kind lets query i
  * of head h see, for batch >= 1 and tokens >= 1 (q, k, v, out: batch x heads x tokens x head_dim elements of the
- * plan's dtype; host memory on sim, device memory on cuda, where the call stages through host memory and is
- * synchronous). */
+ * plan's dtype; host memory on sim, device memory on cuda, where the call launches on the default stream and
+ * waits for it). */
 srt_status srt_attention_run(srt_attention_plan *p, int batch, int tokens, const void *q, const void *k,
                              const void *v, void *out);
 /* Modules the plan has compiled (token classes used so far), and the compile time they took (0 on cache hits). */

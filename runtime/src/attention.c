@@ -12,8 +12,9 @@
  * cache, and launches it once per sequence of the batch. The kernels take the
  * model layout: queries inside a [T, 3*H*D] qkv row, keys and values
  * [2, H, T, D], output [T, H*D]; the call's layout is packed into it and out
- * of it on the host (on cuda the tensors are staged through host memory: a
- * device-side pack is future work).
+ * of it on the device by two more kernels of the same module
+ * (templates/attn_fn_pack.cuh). On cuda they read and write the caller's
+ * device tensors; on sim the caller's host tensors are copied in and out.
  */
 #include "rt_driver.h"
 #include "rt_internal.h"
@@ -32,13 +33,16 @@ enum {
     ENGINE_WARPS = 4,       /* warps per block of both paths (attn_render's WARPS) */
     MAX_PARAMS = 8,         /* parameters of a kind (the kind table's MAX_ATTN_PARAMS) */
     NAME_MAX_LEN = 64,      /* bytes of a kind, parameter or dtype name kept by the plan */
+    PACK_THREADS = 256,     /* block width of the layout kernels (templates/attn_fn_pack.cuh) */
+    PACK_MAX_BLOCKS = 1024, /* their most blocks (grid-stride loops beyond) */
 };
 
 /* One compiled token class. */
 typedef struct AttnClass {
     int ntok;               /* positions its kernel covers */
     CUmodule mod;           /* the loaded module */
-    CUfunction fn;          /* its kernel */
+    CUfunction fn;          /* its attention kernel */
+    CUfunction pack, unpack; /* its layout kernels (templates/attn_fn_pack.cuh) */
     int smem;               /* dynamic shared memory per block */
     int qt, grid_pad;       /* blocks along x for T queries: (T + grid_pad + qt - 1) / qt */
 } AttnClass;
@@ -190,9 +194,9 @@ static srt_status compile_class(srt_attention_plan *p, AttnClass *c) {
     c->qt = k.qt;
     c->grid_pad = k.grid_pad;
     char *err = malloc(65536);
-    const char *names[] = {k.name};
+    const char *names[] = {k.name, k.pack, k.unpack};
     RtCompileRequest req = {.source = k.source, .len = strlen(k.source), .name = k.name, .arch = p->arch,
-                            .cache_dir = p->cache_dir, .kernel_names = names, .nkernels = 1};
+                            .cache_dir = p->cache_dir, .kernel_names = names, .nkernels = 3};
     RtCompiled out = {0};
     CUresult r = CUDA_SUCCESS;
     if (!err) st = rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory");
@@ -205,7 +209,9 @@ static srt_status compile_class(srt_attention_plan *p, AttnClass *c) {
             c->mod = NULL;
             st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: loading the compiled %s kernel: CUresult %d", k.name,
                           (int)r);
-        } else if ((r = p->drv.moduleGetFunction(&c->fn, c->mod, k.name)) != CUDA_SUCCESS)
+        } else if ((r = p->drv.moduleGetFunction(&c->fn, c->mod, k.name)) != CUDA_SUCCESS ||
+                   (r = p->drv.moduleGetFunction(&c->pack, c->mod, k.pack)) != CUDA_SUCCESS ||
+                   (r = p->drv.moduleGetFunction(&c->unpack, c->mod, k.unpack)) != CUDA_SUCCESS)
             st = rt_error(p->ctx, SRT_ERR_DRIVER, "srt_attention: kernel %s not in its module: CUresult %d", k.name,
                           (int)r);
     }
@@ -247,20 +253,16 @@ static srt_status class_for(srt_attention_plan *p, int tokens, AttnClass **out) 
 /* A run                                                               */
 /* ------------------------------------------------------------------ */
 
-/* Device and host buffers of one run, released by run_free. */
+/* Device buffers of one run, released by run_free. */
 typedef struct AttnRun {
-    CUdeviceptr qkv, kv, y;      /* the kernel's arguments: [T, 3*H*D], [2, H, T, D], [T, H*D] */
-    unsigned char *qkv_h, *y_h;  /* their host images (qkv's key and value columns stay zero: unread) */
-    unsigned char *stage;        /* cuda: one [3, H, T, D] host copy of a sequence's q, k, v (NULL on sim) */
+    CUdeviceptr qkv, kv, y;   /* one sequence's kernel arguments: [T, 3*H*D], [2, H, T, D], [T, H*D] */
+    CUdeviceptr in, out;      /* sim: device copies of the caller's q, k, v ([3, B, H, T, D]) and out; 0 on cuda */
 } AttnRun;
 
 static void run_free(srt_attention_plan *p, AttnRun *r) {
-    if (r->qkv) p->drv.memFree(r->qkv);
-    if (r->kv) p->drv.memFree(r->kv);
-    if (r->y) p->drv.memFree(r->y);
-    rt_free(p->ctx, r->qkv_h);
-    rt_free(p->ctx, r->y_h);
-    rt_free(p->ctx, r->stage);
+    CUdeviceptr *bufs[] = {&r->qkv, &r->kv, &r->y, &r->in, &r->out};
+    for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
+        if (*bufs[i]) p->drv.memFree(*bufs[i]);
 }
 
 static srt_status cu_error(srt_attention_plan *p, CUresult r, const char *what) {
@@ -269,63 +271,40 @@ static srt_status cu_error(srt_attention_plan *p, CUresult r, const char *what) 
                     fault && *fault ? fault : r == CUDA_ERROR_OUT_OF_MEMORY ? "out of device memory" : "driver error");
 }
 
-/* The buffers of a run of T tokens. */
-static srt_status run_alloc(srt_attention_plan *p, AttnRun *r, int T) {
-    size_t row = (size_t)p->heads * p->hd * p->es, n = (size_t)T * row;
+/* The buffers of a run of batch sequences of T tokens (n bytes per sequence and tensor). */
+static srt_status run_alloc(srt_attention_plan *p, AttnRun *r, size_t batch, size_t n) {
     CUresult e;
     if ((e = p->drv.memAlloc(&r->qkv, 3 * n)) != CUDA_SUCCESS || (e = p->drv.memAlloc(&r->kv, 2 * n)) != CUDA_SUCCESS ||
         (e = p->drv.memAlloc(&r->y, n)) != CUDA_SUCCESS)
         return cu_error(p, e, "allocating device buffers");
-    r->qkv_h = rt_alloc(p->ctx, 3 * n);
-    r->y_h = rt_alloc(p->ctx, n);
-    if (p->drv.backend == SRT_BACKEND_CUDA) r->stage = rt_alloc(p->ctx, 3 * n);
-    if (!r->qkv_h || !r->y_h || (p->drv.backend == SRT_BACKEND_CUDA && !r->stage))
-        return rt_error(p->ctx, SRT_ERR_NOMEM, "out of memory for %zu bytes", 9 * n);
+    if (p->drv.backend == SRT_BACKEND_SIM &&
+        ((e = p->drv.memAlloc(&r->in, 3 * batch * n)) != CUDA_SUCCESS || (e = p->drv.memAlloc(&r->out, batch * n)) != CUDA_SUCCESS))
+        return cu_error(p, e, "allocating device buffers");
     return SRT_OK;
 }
 
-/* Sequence b's q, k, v in host memory: the caller's (sim) or staged copies (cuda). */
-static srt_status sequence_in(srt_attention_plan *p, AttnRun *r, size_t n, size_t b, const void *const src[3],
-                              const unsigned char *host[3]) {
-    for (int i = 0; i < 3; i++) {
-        if (!r->stage) {
-            host[i] = (const unsigned char *)src[i] + b * n;
-            continue;
-        }
-        CUresult e = p->drv.memcpyDtoH(r->stage + i * n, (CUdeviceptr)(uintptr_t)src[i] + b * n, n);
-        if (e != CUDA_SUCCESS) return cu_error(p, e, "reading q, k, v from the device");
-        host[i] = r->stage + i * n;
-    }
-    return SRT_OK;
+/* Launches f over the n elements of one sequence (a grid-stride kernel of templates/attn_fn_pack.cuh). */
+static CUresult launch_elementwise(srt_attention_plan *p, CUfunction f, size_t n, void **args) {
+    size_t blocks = (n + PACK_THREADS - 1) / PACK_THREADS;
+    return p->drv.launchKernel(f, (unsigned)(blocks < PACK_MAX_BLOCKS ? blocks : PACK_MAX_BLOCKS), 1, 1, PACK_THREADS, 1,
+                               1, 0, NULL, args, NULL);
 }
 
-/* Sequence b of the call: pack, launch, unpack into out. */
-static srt_status run_sequence(srt_attention_plan *p, AttnClass *c, AttnRun *r, int T, size_t b, const void *const src[3],
-                               void *out) {
-    int H = p->heads, P = 0;
-    size_t dbytes = (size_t)p->hd * p->es, n = (size_t)H * T * dbytes;
-    const unsigned char *in[3];
-    srt_status st = sequence_in(p, r, n, b, src, in);
-    if (st != SRT_OK) return st;
-    for (int h = 0; h < H; h++) /* q [H, T, D] -> the query columns of qkv [T, 3H*D] */
-        for (int t = 0; t < T; t++)
-            memcpy(r->qkv_h + ((size_t)t * 3 * H + h) * dbytes, in[0] + ((size_t)h * T + t) * dbytes, dbytes);
-    CUresult e;
-    if ((e = p->drv.memcpyHtoD(r->qkv, r->qkv_h, 3 * n)) != CUDA_SUCCESS ||
-        (e = p->drv.memcpyHtoD(r->kv, in[1], n)) != CUDA_SUCCESS || (e = p->drv.memcpyHtoD(r->kv + n, in[2], n)) != CUDA_SUCCESS)
-        return cu_error(p, e, "copying q, k, v to the device");
-    void *args[] = {&r->qkv, &r->kv, &r->y, &T, &P, &T};
+/* One sequence on the device: q, k, v [H, T, D] at the given addresses packed into the kernel's arguments, the
+ * attention kernel, its output unpacked into out [H, T, D]. */
+static srt_status run_sequence(srt_attention_plan *p, AttnClass *c, AttnRun *r, int T, CUdeviceptr q, CUdeviceptr k,
+                               CUdeviceptr v, CUdeviceptr out) {
+    int P = 0;
+    size_t n = (size_t)p->heads * T * p->hd;
+    void *pack_args[] = {&q, &k, &v, &r->qkv, &r->kv, &T}, *args[] = {&r->qkv, &r->kv, &r->y, &T, &P, &T},
+         *unpack_args[] = {&r->y, &out, &T};
     unsigned grid = (unsigned)((T + c->grid_pad + c->qt - 1) / c->qt);
-    if ((e = p->drv.launchKernel(c->fn, grid, (unsigned)H, 1, ENGINE_WARPS * 32,
-                                 1, 1, (unsigned)c->smem, NULL, args, NULL)) != CUDA_SUCCESS)
+    CUresult e;
+    if ((e = launch_elementwise(p, c->pack, n, pack_args)) != CUDA_SUCCESS) return cu_error(p, e, "packing q, k, v");
+    if ((e = p->drv.launchKernel(c->fn, grid, (unsigned)p->heads, 1, ENGINE_WARPS * 32, 1, 1, (unsigned)c->smem, NULL,
+                                 args, NULL)) != CUDA_SUCCESS)
         return cu_error(p, e, "launching the attention kernel");
-    if ((e = p->drv.memcpyDtoH(r->y_h, r->y, n)) != CUDA_SUCCESS) return cu_error(p, e, "reading the output");
-    unsigned char *dst = r->stage ? r->stage : (unsigned char *)out + b * n;
-    for (int h = 0; h < H; h++) /* y [T, H*D] -> out [H, T, D] */
-        for (int t = 0; t < T; t++)
-            memcpy(dst + ((size_t)h * T + t) * dbytes, r->y_h + ((size_t)t * H + h) * dbytes, dbytes);
-    if (r->stage && (e = p->drv.memcpyHtoD((CUdeviceptr)(uintptr_t)out + b * n, dst, n)) != CUDA_SUCCESS)
-        return cu_error(p, e, "writing the output to the device");
+    if ((e = launch_elementwise(p, c->unpack, n, unpack_args)) != CUDA_SUCCESS) return cu_error(p, e, "unpacking the output");
     return SRT_OK;
 }
 
@@ -341,10 +320,24 @@ srt_status srt_attention_run(srt_attention_plan *p, int batch, int tokens, const
     AttnClass *c = NULL;
     srt_status st = class_for(p, tokens, &c);
     if (st != SRT_OK) return st;
+    size_t n = (size_t)p->heads * tokens * p->hd * p->es, all = (size_t)batch * n;
     AttnRun r = {0};
-    st = run_alloc(p, &r, tokens);
-    const void *const src[3] = {q, k, v};
-    for (int b = 0; b < batch && st == SRT_OK; b++) st = run_sequence(p, c, &r, tokens, (size_t)b, src, out);
+    st = run_alloc(p, &r, (size_t)batch, n);
+    /* the tensors' device addresses: the caller's on cuda, copies on sim */
+    CUdeviceptr dq = (CUdeviceptr)(uintptr_t)q, dk = (CUdeviceptr)(uintptr_t)k, dv = (CUdeviceptr)(uintptr_t)v,
+                dout = (CUdeviceptr)(uintptr_t)out;
+    CUresult e;
+    if (st == SRT_OK && r.in) {
+        dq = r.in, dk = r.in + all, dv = r.in + 2 * all, dout = r.out;
+        if ((e = p->drv.memcpyHtoD(dq, q, all)) != CUDA_SUCCESS || (e = p->drv.memcpyHtoD(dk, k, all)) != CUDA_SUCCESS ||
+            (e = p->drv.memcpyHtoD(dv, v, all)) != CUDA_SUCCESS)
+            st = cu_error(p, e, "copying q, k, v to the simulator");
+    }
+    for (int b = 0; b < batch && st == SRT_OK; b++)
+        st = run_sequence(p, c, &r, tokens, dq + b * n, dk + b * n, dv + b * n, dout + b * n);
+    if (st == SRT_OK && (e = p->drv.streamSynchronize(NULL)) != CUDA_SUCCESS) st = cu_error(p, e, "waiting for the kernels");
+    if (st == SRT_OK && r.out && (e = p->drv.memcpyDtoH(out, r.out, all)) != CUDA_SUCCESS)
+        st = cu_error(p, e, "reading the output");
     run_free(p, &r);
     return st;
 }

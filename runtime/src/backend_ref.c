@@ -537,6 +537,18 @@ static bool attention_shape(const srt_attention_desc *d, const AttnSpec *spec, i
     return s->mma || attn_tiles(d->head_dim, ATTN_FN_WARPS, &s->kt, &s->qpw, &smem);
 }
 
+/* Appends kernels NAME_pack and NAME_unpack of templates/attn_fn_pack.cuh (element type t) to b. */
+static bool attention_pack(Arena *a, Diag *diag, StrBuf *b, const srt_attention_desc *d, const char *name,
+                           const char *t) {
+    TmplArgs args = {0};
+    tmpl_set(&args, "COMMENT", "//");
+    tmpl_set(&args, "KERNEL_NAME", name);
+    tmpl_setf(a, &args, "H", "%d", d->heads);
+    tmpl_setf(a, &args, "HD", "%d", d->head_dim);
+    tmpl_set(&args, "T_E", t);
+    return template_render(diag, "attn_fn_pack.cuh", args.kv, args.n, b);
+}
+
 srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, int ntok, RtAttnKernel *out) {
     memset(out, 0, sizeof *out);
     AttnSpec spec;
@@ -549,6 +561,8 @@ srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, in
     char err[1024];
     if (!attn_pattern_build(&p, &spec, 0, d->heads, ntok, err, sizeof err)) return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
     snprintf(out->name, sizeof out->name, "shortc_attn_%s_n%d", attn_kind_name(spec.kind), ntok);
+    snprintf(out->pack, sizeof out->pack, "%s_pack", out->name);
+    snprintf(out->unpack, sizeof out->unpack, "%s_unpack", out->name);
     Arena a;
     arena_init(&a);
     char *msg = NULL;
@@ -563,7 +577,7 @@ srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, in
     diag_init(&diag, &a, mf);
     StrBuf b = {0};
     attn_render_source_start(&b, s.mma);
-    bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false);
+    bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false) && attention_pack(&a, &diag, &b, d, out->name, s.t_qkv);
     out->smem = attn_render_smem(&s, &p);
     out->qt = attn_render_qt(&s);
     out->grid_pad = attn_render_grid_pad(&s, &p);

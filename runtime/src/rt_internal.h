@@ -601,7 +601,9 @@ void rt_lt_plan_release(const RtDriver *d, RtLtPlan *p);
 /* srt_attention's compiler side (backend_ref.c, the runtime's one door to the compiler; attention.c drives it). */
 typedef struct RtAttnKernel {
     char *source;     /* the kernel's whole CUDA source (rt_alloc'd: rt_free) */
-    char name[96];    /* its kernel's name */
+    char name[96];    /* its attention kernel's name */
+    char pack[104];   /* its layout kernels (templates/attn_fn_pack.cuh): q, k, v [H, T, D] of one sequence into */
+    char unpack[104]; /* the attention kernel's arguments, and its output back into [H, T, D] */
     int smem;         /* dynamic shared memory per block */
     int qt;           /* queries per block */
     int grid_pad;     /* blocks along x for a call of T queries: (T + grid_pad + qt - 1) / qt */
