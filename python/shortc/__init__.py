@@ -373,7 +373,7 @@ def attention(q: Any, k: Any, v: Any, kind: str = "causal", *, scale: Optional[f
                                                                             else "host (CPU or NumPy)"))
     device = (q.device.index or 0) if on_gpu else 0
     plan = _attention_plan(kind, _attention_params(params), heads, dim, dtype, 0.0 if scale is None else float(scale),
-                           backend, device, cache_dir, int(sim_threads))
+                           backend, device, None if cache_dir is None else os.fsdecode(cache_dir), int(sim_threads))
     nbytes = batch * heads * tokens * dim * (4 if dtype == "fp32" else 2)
     if on_gpu:
         import torch  # only when given CUDA tensors
