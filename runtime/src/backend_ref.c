@@ -537,16 +537,20 @@ static bool attention_shape(const srt_attention_desc *d, const AttnSpec *spec, i
     return s->mma || attn_tiles(d->head_dim, ATTN_FN_WARPS, &s->kt, &s->qpw, &smem);
 }
 
-/* Appends kernels NAME_pack and NAME_unpack of templates/attn_fn_pack.cuh (element type t) to b. */
-static bool attention_pack(Arena *a, Diag *diag, StrBuf *b, const srt_attention_desc *d, const char *name,
+/* Appends the layout kernels of templates/attn_fn_pack.cuh (element type t) to b: out->pack and out->unpack. */
+static bool attention_pack(Arena *a, Diag *diag, StrBuf *b, const srt_attention_desc *d, const RtAttnKernel *out,
                            const char *t) {
-    TmplArgs args = {0};
-    tmpl_set(&args, "COMMENT", "//");
-    tmpl_set(&args, "KERNEL_NAME", name);
-    tmpl_setf(a, &args, "H", "%d", d->heads);
-    tmpl_setf(a, &args, "HD", "%d", d->head_dim);
-    tmpl_set(&args, "T_E", t);
-    return template_render(diag, "attn_fn_pack.cuh", args.kv, args.n, b);
+    for (int unpack = 0; unpack < 2; unpack++) {
+        TmplArgs args = {0};
+        tmpl_set(&args, "COMMENT", "//");
+        tmpl_set(&args, "KERNEL_NAME", unpack ? out->unpack : out->pack);
+        tmpl_setf(a, &args, "H", "%d", d->heads);
+        tmpl_setf(a, &args, "HD", "%d", d->head_dim);
+        tmpl_set(&args, "T_E", t);
+        tmpl_set(&args, "UNPACK", unpack ? "1" : "0");
+        if (!template_render(diag, "attn_fn_pack.cuh", args.kv, args.n, b)) return false;
+    }
+    return true;
 }
 
 srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, int ntok, RtAttnKernel *out) {
@@ -577,7 +581,7 @@ srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, in
     diag_init(&diag, &a, mf);
     StrBuf b = {0};
     attn_render_source_start(&b, s.mma);
-    bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false) && attention_pack(&a, &diag, &b, d, out->name, s.t_qkv);
+    bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false) && attention_pack(&a, &diag, &b, d, out, s.t_qkv);
     out->smem = attn_render_smem(&s, &p);
     out->qt = attn_render_qt(&s);
     out->grid_pad = attn_render_grid_pad(&s, &p);
