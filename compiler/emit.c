@@ -522,7 +522,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
 }
 
 /* Tile sizes of the engine's CUDA-core path: the largest that fit the static shared memory limit; false if none. */
-static bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
+bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem) {
     static const int kts[] = {32, 16, 8}, qpws[] = {4, 2, 1};
     *kt = 0;
     for (int a = 0; a < 3 && !*kt; a++)

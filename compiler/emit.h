@@ -196,6 +196,51 @@ typedef struct EmitState {
                                nload_first == nsteps) */
 } EmitState;
 
+/* ------------------------------------------------------------------ */
+/* One attention kernel outside a model (attn_render.c)                */
+/* ------------------------------------------------------------------ */
+
+/* Shape of a kernel attn_render renders. */
+typedef struct AttnRenderShape {
+    int heads;    /* H */
+    int hd;       /* HD */
+    int qpw;      /* CUDA-core path: queries per warp (QT = 4 * qpw) */
+    int kt;       /* keys per tile */
+    int ntok;     /* positions the key lists and seeded tables cover */
+    bool mma;     /* the tensor-core path (qpw ignored: QT = ATTN_MMA_QT) */
+    const char *t_qkv, *t_kv, *t_out; /* element types (NULL: float) */
+    bool thd;     /* KV as [2, tokens, heads, dim] (else [2, heads, tokens, dim]) */
+    double scale; /* the scores' scale (0: 1/sqrt(hd)) */
+    bool pia;     /* tensor-core path: position-infused (one more argument, the table [slots, 2*H*HD] of T_KV) */
+    const char *t_xkv; /* tensor-core path: the recurrence's extra key (one more argument of this type); NULL: none */
+} AttnRenderShape;
+
+/* Tile sizes of the engine's CUDA-core path for head width hd and `warps` warps (emit.c): keys per tile, queries
+ * per warp and static shared memory, the largest that fit the static limit; false if none. */
+bool attn_tiles(int hd, int warps, int *kt, int *qpw, int *smem);
+/* Starts a source of rendered kernels: the prelude, the kinds' visibility (templates/attn_kinds.cuh, which the
+ * hooks call), and with mma templates/mma_frag.cuh after them. */
+void attn_render_source_start(StrBuf *b, bool mma);
+/* Queries per block of a rendered kernel. */
+int attn_render_qt(const AttnRenderShape *s);
+/* Blocks along x for a call of T queries from position 0..: ceil(T/QT), on the tensor-core path one per query
+ * tile the call touches at any P (attn_mma_grid_pad). */
+int attn_render_grid(const AttnRenderShape *s, const AttnPattern *p, int T);
+/* The c of that grid, ceil((T + c) / QT) blocks: 0 on the CUDA-core path. */
+int attn_render_grid_pad(const AttnRenderShape *s, const AttnPattern *p);
+/* Dynamic shared memory of a rendered kernel for pattern p (the tensor-core path's; 0: static only). */
+int attn_render_smem(const AttnRenderShape *s, const AttnPattern *p);
+/* Appends kernel `name` (templates/attn_engine.cuh or attn_mma.cuh; arguments qkv [T, 3*H*HD] (the queries
+ * at columns h*HD), kv, y [T, H*HD], T, P, kv_rows) for pattern p to b; with count, the instrumented build
+ * (NAME_tiles_loaded, and on the tensor-core path NAME_warp_tiles). False with d's error. */
+bool attn_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char *name, const AttnRenderShape *s,
+                 bool count);
+/* The typed spec of kind `kind` with parameters names[i] = values[i] (i < n; the others their defaults) for
+ * a model of `heads` heads, checked as sema checks `attention KIND key=value...` with its messages (unknown
+ * kind or parameter, given twice, required, out of range, the kind's rules); false with err. */
+bool attn_spec_from_pairs(AttnSpec *a, const char *kind, const char *const *names, const double *values, int n,
+                          int heads, char *err, size_t errlen);
+
 /* plan.c: the plan document (compact JSON, malloc'd) or NULL with an error in d. */
 char *plan_build(const EmitState *st);
 

@@ -729,6 +729,145 @@ static PyType_Spec Tokenizer_spec = {"shortc._shortc.Tokenizer", sizeof(Tokenize
                                      Tokenizer_slots};
 
 /* ------------------------------------------------------------------ */
+/* Attention kinds as functions (srt_attention_plan)                  */
+/* ------------------------------------------------------------------ */
+
+/* An attention plan with its own context and mutex (shortc.attention keeps one per kind, shape and backend). */
+typedef struct {
+    PyObject_HEAD
+    srt_context *ctx;           /* its context */
+    srt_attention_plan *plan;   /* the plan */
+    pthread_mutex_t lock;       /* serialises runs (a plan belongs to one thread at a time) */
+    int lock_ready;             /* lock was initialised */
+    int heads, head_dim;        /* its shape */
+    int elem;                   /* bytes per element */
+} AttnPlanObject;
+
+static PyObject *AttnPlan_type;
+
+static void AttnPlan_dealloc(PyObject *self) {
+    AttnPlanObject *po = (AttnPlanObject *)self;
+    srt_attention_plan_destroy(po->plan);
+    srt_context_destroy(po->ctx);
+    if (po->lock_ready) pthread_mutex_destroy(&po->lock);
+    PyTypeObject *tp = Py_TYPE(self);
+    freefunc tp_free = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+    tp_free(self);
+    Py_DECREF(tp);
+}
+
+/* Fills params[*n] from a list of (name, value) pairs (names kept alive by the list); -1 with an exception. */
+static int attention_params(PyObject *list, srt_attention_param *params, int *n) {
+    Py_ssize_t len = PyList_Size(list);
+    if (len < 0) return -1;
+    if (len > 8) {
+        PyErr_Format(PyExc_ValueError, "attention: %zd parameters (at most 8)", len);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < len; i++)
+        if (!PyArg_ParseTuple(PyList_GetItem(list, i), "sd", &params[i].name, &params[i].value)) return -1;
+    *n = (int)len;
+    return 0;
+}
+
+/* _shortc.attention_plan(kind, [(name, value), ...], heads, head_dim, dtype, scale, backend, device, cache_dir,
+ * sim_threads) -> AttentionPlan: srt_attention_plan_create. */
+static PyObject *mod_attention_plan(PyObject *mod, PyObject *args) {
+    (void)mod;
+    srt_attention_desc d;
+    srt_attention_desc_init(&d);
+    PyObject *list;
+    const char *backend;
+    srt_attention_param params[8];
+    if (!PyArg_ParseTuple(args, "sO!iisdsizi", &d.kind, &PyList_Type, &list, &d.heads, &d.head_dim, &d.dtype,
+                          &d.scale, &backend, &d.device, &d.cache_dir, &d.sim_threads) ||
+        attention_params(list, params, &d.nparams) != 0)
+        return NULL;
+    d.params = params;
+    int b = backend_from_name(backend);
+    if (b < 0) return NULL;
+    d.backend = (srt_backend)b;
+    allocfunc tp_alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)AttnPlan_type, Py_tp_alloc);
+    AttnPlanObject *po = (AttnPlanObject *)tp_alloc((PyTypeObject *)AttnPlan_type, 0);
+    Failure *f = malloc(sizeof *f);
+    if (!po || !f || pthread_mutex_init(&po->lock, NULL) != 0) {
+        Py_XDECREF(po);
+        free(f);
+        return PyErr_NoMemory();
+    }
+    po->lock_ready = 1;
+    if (srt_context_create(&po->ctx, NULL, NULL) != SRT_OK) {
+        Py_DECREF(po);
+        free(f);
+        return PyErr_NoMemory();
+    }
+    po->heads = d.heads;
+    po->head_dim = d.head_dim;
+    po->elem = strcmp(d.dtype, "fp32") == 0 ? 4 : 2;
+    srt_status st;
+    Py_BEGIN_ALLOW_THREADS /* the context is this object's own, not yet shared */
+    st = srt_attention_plan_create(po->ctx, &d, &po->plan);
+    if (st != SRT_OK) failure_capture(po->ctx, st, f);
+    Py_END_ALLOW_THREADS
+    PyObject *r = st == SRT_OK ? (PyObject *)po : raise_failure(f);
+    free(f);
+    if (!r) Py_DECREF(po);
+    return r;
+}
+
+/* AttentionPlan.run(batch, tokens, q, k, v, out, nbytes): srt_attention_run on addresses (host or device) of
+ * nbytes each, checked against batch x heads x tokens x head_dim elements. */
+static PyObject *AttnPlan_run(PyObject *self, PyObject *args) {
+    AttnPlanObject *po = (AttnPlanObject *)self;
+    int batch, tokens;
+    unsigned long long q, k, v, out, nbytes;
+    if (!PyArg_ParseTuple(args, "iiKKKKK", &batch, &tokens, &q, &k, &v, &out, &nbytes)) return NULL;
+    if (batch < 1 || tokens < 1)
+        return PyErr_Format(PyExc_ValueError, "attention: batch %d and tokens %d must be >= 1", batch, tokens);
+    unsigned long long want = (unsigned long long)batch * po->heads * tokens * po->head_dim * po->elem;
+    if (nbytes != want)
+        return PyErr_Format(PyExc_ValueError, "attention: %llu bytes per tensor, %llu expected", nbytes, want);
+    if (!q || !k || !v || !out) return PyErr_Format(PyExc_ValueError, "attention: a NULL tensor address");
+    Failure *f = malloc(sizeof *f);
+    if (!f) return PyErr_NoMemory();
+    srt_status st;
+    LOCKED(po, f, st = srt_attention_run(po->plan, batch, tokens, (const void *)(uintptr_t)q, (const void *)(uintptr_t)k,
+                                         (const void *)(uintptr_t)v, (void *)(uintptr_t)out));
+    PyObject *r = status_result(st, f);
+    free(f);
+    return r;
+}
+
+/* AttentionPlan.modules() -> (token classes compiled, compile ms). */
+static PyObject *AttnPlan_modules(PyObject *self, PyObject *noargs) {
+    (void)noargs;
+    AttnPlanObject *po = (AttnPlanObject *)self;
+    double ms = 0;
+    int n;
+    Py_BEGIN_ALLOW_THREADS pthread_mutex_lock(&po->lock);
+    n = srt_attention_plan_modules(po->plan, &ms);
+    pthread_mutex_unlock(&po->lock);
+    Py_END_ALLOW_THREADS
+    return Py_BuildValue("id", n, ms);
+}
+
+static PyMethodDef AttnPlan_methods[] = {
+    {"run", AttnPlan_run, METH_VARARGS, "run(batch, tokens, q, k, v, out, nbytes): srt_attention_run."},
+    {"modules", AttnPlan_modules, METH_NOARGS, "modules() -> (int, float): srt_attention_plan_modules."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot AttnPlan_slots[] = {
+    {Py_tp_dealloc, AttnPlan_dealloc},
+    {Py_tp_methods, AttnPlan_methods},
+    {Py_tp_doc, "An attention kind's plan (srt_attention_plan); made by shortc.attention."},
+    {0, NULL},
+};
+
+static PyType_Spec AttnPlan_spec = {"shortc._shortc.AttentionPlan", sizeof(AttnPlanObject), 0, Py_TPFLAGS_DEFAULT,
+                                    AttnPlan_slots};
+
+/* ------------------------------------------------------------------ */
 /* Module                                                              */
 /* ------------------------------------------------------------------ */
 
@@ -827,6 +966,9 @@ static PyMethodDef module_methods[] = {
      "compare([(path, model), ...], device, window, stride, overlap) -> str: srt_compare_json."},
     {"mask", mod_mask, METH_VARARGS, "mask(path, source, model_name, ntokens) -> (bytes, layers, heads): srt_mask."},
     {"version", mod_version, METH_NOARGS, "version() -> str: srt_version()."},
+    {"attention_plan", mod_attention_plan, METH_VARARGS,
+     "attention_plan(kind, params, heads, head_dim, dtype, scale, backend, device, cache_dir, sim_threads) -> "
+     "AttentionPlan: srt_attention_plan_create."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -852,6 +994,7 @@ PyMODINIT_FUNC PyInit__shortc(void) {
     Model_type = PyType_FromSpec(&Model_spec);
     Session_type = PyType_FromSpec(&Session_spec);
     Tokenizer_type = PyType_FromSpec(&Tokenizer_spec);
+    AttnPlan_type = PyType_FromSpec(&AttnPlan_spec);
     Error_type = PyErr_NewExceptionWithDoc("shortc.Error", "A failure of the shortc runtime; .status names it.",
                                            PyExc_RuntimeError, NULL);
     CompileError_type = Error_type ? PyErr_NewExceptionWithDoc(
@@ -860,6 +1003,7 @@ PyMODINIT_FUNC PyInit__shortc(void) {
                                          Error_type, NULL)
                                    : NULL;
     if (add(m, "Model", Model_type) || add(m, "Session", Session_type) || add(m, "Tokenizer", Tokenizer_type) ||
+        add(m, "AttentionPlan", AttnPlan_type) ||
         add(m, "Error", Error_type) || add(m, "CompileError", CompileError_type)) {
         Py_DECREF(m);
         return NULL;

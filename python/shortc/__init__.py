@@ -8,6 +8,7 @@ Failures raise :class:`Error` (or :class:`CompileError`) with the runtime's mess
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any, Dict, Mapping, Optional, Union
 
 import numpy as np
@@ -15,7 +16,7 @@ import numpy as np
 from . import _shortc
 from ._shortc import CompileError, Error
 
-__all__ = ["compile", "compare", "mask", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
+__all__ = ["compile", "compare", "mask", "attention", "Model", "Session", "Tokenizer", "Error", "CompileError", "version"]
 
 _BACKENDS = ("auto", "ref", "sim", "cuda")
 
@@ -292,6 +293,109 @@ def mask(path_or_source: Union[str, "os.PathLike[str]"], tokens: int, model: Opt
     data, layers, heads = _shortc.mask(path, source, model, int(tokens))
     n = int(tokens)
     return np.frombuffer(data, dtype=np.bool_).reshape(layers, heads, n, n).copy()
+
+
+# ---- attention kinds as functions (srt_attention_plan) ------------------------------------------------------
+
+_ATTN_DTYPES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16"}
+_attention_plans: Dict[tuple, Any] = {}   # (kind, params, heads, dim, dtype, scale, backend, device, ...) -> plan
+_attention_lock = threading.Lock()
+
+
+def _is_torch(x: Any) -> bool:
+    return type(x).__module__.split(".")[0] == "torch"
+
+
+def _attention_plan(kind: str, params: tuple, heads: int, dim: int, dtype: str, scale: float, backend: str,
+                    device: int, cache_dir: Optional[str], sim_threads: int) -> Any:
+    """The plan of these arguments, made once (it keeps its compiled kernels: srt_attention_plan)."""
+    key = (kind, params, heads, dim, dtype, scale, backend, device, cache_dir, sim_threads)
+    with _attention_lock:
+        plan = _attention_plans.get(key)
+        if plan is None:
+            plan = _shortc.attention_plan(kind, list(params), heads, dim, dtype, scale, backend, device, cache_dir,
+                                          sim_threads)
+            _attention_plans[key] = plan
+        return plan
+
+
+def _attention_params(params: Mapping[str, Any]) -> tuple:
+    """The kind's parameters as sorted (name, float) pairs; the runtime checks names and ranges."""
+    out = []
+    for name, value in sorted(params.items()):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+            raise TypeError("shortc.attention: parameter %s=%r must be a number" % (name, value))
+        out.append((name, float(value)))
+    return tuple(out)
+
+
+def attention(q: Any, k: Any, v: Any, kind: str = "causal", *, scale: Optional[float] = None, backend: str = "auto",
+              cache_dir: Optional[str] = None, sim_threads: int = 0, **params: Any) -> Any:
+    """softmax(scale q k^T + the kind's mask) v (srt_attention_run): q, k, v shaped [heads, T, dim] or
+    [batch, heads, T, dim] (queries = keys, positions 0..T-1), float32, float16 or bfloat16 (PyTorch; NumPy has
+    no bfloat16), all alike. kind is an attention kind of the kind table with its parameters as keywords
+    (window: size=...; bigbird: block=..., seed=...; docs/attention/KIND.md); scale defaults to 1/sqrt(dim).
+    PyTorch CPU tensors and NumPy arrays run on the simulator (backend "sim"), PyTorch CUDA tensors on their GPU
+    (backend "cuda": untested without a GPU; the call synchronises the device and runs on its default stream). Returns
+    the type, shape and dtype of q (a PyTorch tensor shares the memory the runtime wrote). No autograd."""
+    torch_in = _is_torch(q)
+    xs = (q, k, v)
+    if any(_is_torch(x) != torch_in for x in xs):
+        raise TypeError("shortc.attention: q, k and v must all be PyTorch tensors or all NumPy arrays")
+    if not torch_in:
+        xs = tuple(_host_array(x) for x in xs)
+    shapes = [tuple(int(d) for d in x.shape) for x in xs]
+    if len(shapes[0]) not in (3, 4) or shapes[1] != shapes[0] or shapes[2] != shapes[0]:
+        raise ValueError("shortc.attention: q, k and v must share one shape [heads, T, dim] or [batch, heads, T, dim]; "
+                         "got %s, %s and %s" % tuple(shapes))
+    if min(shapes[0]) < 1:
+        raise ValueError("shortc.attention: empty dimension in shape %s" % (shapes[0],))
+    names = [str(x.dtype).replace("torch.", "") for x in xs]
+    if names[1] != names[0] or names[2] != names[0] or names[0] not in _ATTN_DTYPES:
+        raise TypeError("shortc.attention: q, k and v must share one dtype of float32, float16 or bfloat16; got %s"
+                        % ", ".join(names))
+    dtype = _ATTN_DTYPES[names[0]]
+    shape = shapes[0]
+    batch, heads, tokens, dim = (1,) + shape if len(shape) == 3 else shape
+    if scale is not None and not (float(scale) > 0):
+        raise ValueError("shortc.attention: scale=%r must be > 0" % (scale,))
+    on_gpu = torch_in and q.device.type == "cuda"
+    if torch_in and q.device.type not in ("cpu", "cuda"):
+        raise TypeError("shortc.attention: tensors on %s: CPU (the simulator) or CUDA tensors" % q.device)
+    if torch_in and any(x.device != q.device for x in xs):
+        raise ValueError("shortc.attention: q, k and v are on different devices")
+    if backend not in ("auto", "sim", "cuda"):
+        raise ValueError("shortc.attention: unknown backend '%s' (auto, sim or cuda)" % backend)
+    if backend == "auto":
+        backend = "cuda" if on_gpu else "sim"
+    if (backend == "cuda") != on_gpu:
+        raise TypeError("shortc.attention: backend '%s' needs %s tensors" % (backend, "CUDA" if backend == "cuda"
+                                                                            else "host (CPU or NumPy)"))
+    device = (q.device.index or 0) if on_gpu else 0
+    plan = _attention_plan(kind, _attention_params(params), heads, dim, dtype, 0.0 if scale is None else float(scale),
+                           backend, device, None if cache_dir is None else os.fsdecode(cache_dir), int(sim_threads))
+    nbytes = batch * heads * tokens * dim * (4 if dtype == "fp32" else 2)
+    if on_gpu:
+        import torch  # only when given CUDA tensors
+        ins = [x.detach().contiguous() for x in xs]
+        out = torch.empty_like(ins[0], memory_format=torch.contiguous_format)
+        torch.cuda.synchronize(q.device)  # the runtime launches on the device's default stream
+        plan.run(batch, tokens, *(x.data_ptr() for x in ins), out.data_ptr(), nbytes)
+        return out
+    if torch_in:
+        import torch  # only when given PyTorch tensors
+        bits = dtype == "bf16"  # NumPy has no bfloat16: its bits cross as int16
+        ins = [np.from_dlpack(x.detach().contiguous().view(torch.int16) if bits else x.detach().contiguous())
+               for x in xs]
+    else:
+        ins = [np.ascontiguousarray(x) for x in xs]
+    out = np.empty(shape, dtype=ins[0].dtype)
+    plan.run(batch, tokens, *(_address(x) for x in ins), _address(out), nbytes)
+    if not torch_in:
+        return out
+    t = torch.from_dlpack(out)
+    return t.view(torch.bfloat16) if bits else t
+
 
 
 def compare(*models: Union[str, "os.PathLike[str]", tuple], device: Optional[str] = None, window: int = 0,

@@ -1,6 +1,6 @@
 # Type stubs of the shortc package (python/shortc/__init__.py; docs/python.md).
 import os
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import Any, Dict, Mapping, Optional, Tuple, TypeVar, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,12 @@ def compare(*models: Union[_Path, Tuple[_Path, str]], device: Optional[str] = No
             stride: int = 0, overlap: Optional[int] = None) -> Dict[str, Any]: ...
 def mask(path_or_source: _Path, tokens: int, model: Optional[str] = None, *,
          name: Optional[str] = None) -> npt.NDArray[np.bool_]: ...
+# q, k, v: PyTorch tensors (CPU: the simulator; CUDA: the GPU) or NumPy arrays, [heads, T, dim] or
+# [batch, heads, T, dim], float32/float16/bfloat16; returns the type, shape and dtype of q.
+_Tensor = TypeVar("_Tensor")
+def attention(q: _Tensor, k: _Tensor, v: _Tensor, kind: str = "causal", *, scale: Optional[float] = None,
+              backend: str = "auto", cache_dir: Optional[str] = None, sim_threads: int = 0,
+              **params: float) -> _Tensor: ...
 
 class Model:
     @property

@@ -489,6 +489,54 @@ typedef struct srt_sim_launch {
 srt_status srt_sim_run(srt_context *ctx, const srt_sim_launch *launch);
 
 /*
+ * Attention kinds as functions (docs/runtime.md "Attention kinds as functions"): out = softmax(scale q k^T +
+ * mask) v with the mask of an attention kind of the kind table (docs/attention/README.md; seeded kinds draw
+ * layer 0's pattern, the one `shortc mask` shows for a one-layer model), over q, k, v and out laid out
+ * [batch, heads, tokens, head_dim] contiguously: causal prefill, queries = keys, positions 0..tokens-1. A query
+ * that sees no key gets zeros. A plan holds the kind's checked parameters and its driver; srt_attention_run
+ * renders the kernel (templates/attn_engine.cuh; attn_mma.cuh for fp16/bf16 with head_dim a multiple of 8)
+ * once per token class (a power of two >= 64 that holds tokens), compiles it through the kernel cache
+ * (the host compiler for sim, NVRTC for cuda) and keeps the module: later calls of that class only launch.
+ * Kinds with state or position terms (relative) are refused: they are not functions of q, k and v.
+ */
+typedef struct srt_attention_param {
+    const char *name;   /* a parameter of the kind (docs/attention/KIND.md), e.g. "size" */
+    double value;       /* its value: a whole number in the parameter's range */
+} srt_attention_param;
+typedef struct srt_attention_desc {
+    const char *kind;                   /* the kind's name ("causal", "window", ...; NULL: "causal") */
+    const srt_attention_param *params;  /* its parameters (each at most once; the others take their defaults) */
+    int nparams;                        /* entries of params */
+    int heads;                          /* H, 1 to 1024 */
+    int head_dim;                       /* D, 1 to 128 */
+    const char *dtype;                  /* of q, k, v and out: "fp32", "fp16" or "bf16" (NULL: "fp32") */
+    double scale;                       /* the scores' scale; 0: 1/sqrt(head_dim) */
+    srt_backend backend;                /* SRT_BACKEND_SIM (host pointers) or SRT_BACKEND_CUDA (device pointers) */
+    int device;                         /* cuda: the device ordinal (its primary context is used) */
+    const char *cache_dir;              /* kernel cache; NULL: $SHORTC_CACHE or ~/.cache/shortc (as srt_options) */
+    int sim_threads;                    /* simulator worker threads; 0 = number of cores */
+    int sim_checked;                    /* simulator bounds/limits checks (1 by default) */
+} srt_attention_desc;
+typedef struct srt_attention_plan srt_attention_plan;
+/* Fills the defaults: causal, fp32, scale 0, the simulator, checked. */
+void srt_attention_desc_init(srt_attention_desc *d);
+/* Checks d (an unknown kind or parameter, a value out of range, a refused kind: SRT_ERR_INVALID with the
+ * messages the .arch front end gives) and opens its backend; compiles nothing yet. */
+srt_status srt_attention_plan_create(srt_context *ctx, const srt_attention_desc *d, srt_attention_plan **out);
+/* out[b, h, i] = attention of q[b, h, i] over k[b, h, j], v[b, h, j] for the keys j <= i the kind lets query i
+ * of head h see, for batch >= 1 and tokens >= 1 (q, k, v, out: batch x heads x tokens x head_dim elements of the
+ * plan's dtype; host memory on sim, device memory on cuda, where the call launches on the default stream and
+ * waits for it). */
+srt_status srt_attention_run(srt_attention_plan *p, int batch, int tokens, const void *q, const void *k,
+                             const void *v, void *out);
+/* Modules the plan has compiled (token classes used so far), and the compile time they took (0 on cache hits). */
+int srt_attention_plan_modules(const srt_attention_plan *p, double *compile_ms);
+void srt_attention_plan_destroy(srt_attention_plan *p);
+/* One call: plan, run, destroy. */
+srt_status srt_attention(srt_context *ctx, const srt_attention_desc *d, int batch, int tokens, const void *q,
+                         const void *k, const void *v, void *out);
+
+/*
  * GPT-2's byte-level BPE tokenizer (docs/runtime.md): a Hugging Face
  * tokenizer.json (merges_path NULL) or vocab.json with its merges.txt. Text
  * must be UTF-8; encoding splits it with GPT-2's pre-tokenization pattern and

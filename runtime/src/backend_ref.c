@@ -20,11 +20,14 @@
  * checks that it still gives the .cu's plan.
  *
  * Being the runtime's one door to the compiler, it also holds the public calls that only compile:
- * srt_mask (the attention masks of `shortc mask`) and srt_compare_json (the cost JSON of `shortc compare`).
+ * srt_mask (the attention masks of `shortc mask`) and srt_compare_json (the cost JSON of `shortc compare`),
+ * and the compiler side of srt_attention (attention.c): a kind typed from name/value pairs and its kernel
+ * rendered for a token class (rt_attention_check, rt_attention_render).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 #include "shortc.h" /* the one runtime file that sees the compiler (docs/architecture.md, "Layering") */
+#include "emit.h"   /* attn_render: srt_attention's kernels */
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -475,3 +478,122 @@ const RtBackend rt_backend_ref = {
     .kv_cache = ref_kv_cache,
     .state_keep = ref_state_keep,
 };
+
+/* ------------------------------------------------------------------ */
+/* srt_attention's compiler side                                       */
+/* ------------------------------------------------------------------ */
+
+enum { ATTN_FN_WARPS = 4 }; /* warps per block of both attention paths (attn_render's WARPS) */
+
+/* d's kind typed into *spec with the front end's checks; stateful kinds refused. */
+static srt_status attention_spec(srt_context *ctx, const srt_attention_desc *d, AttnSpec *spec) {
+    const char *names[MAX_ATTN_PARAMS];
+    double values[MAX_ATTN_PARAMS];
+    for (int i = 0; i < d->nparams && i < MAX_ATTN_PARAMS; i++) {
+        names[i] = d->params[i].name;
+        values[i] = d->params[i].value;
+    }
+    char err[1024];
+    if (d->nparams > MAX_ATTN_PARAMS)
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: %d parameters (at most %d)", d->nparams, MAX_ATTN_PARAMS);
+    if (!attn_spec_from_pairs(spec, d->kind, names, values, d->nparams, d->heads, err, sizeof err))
+        return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
+    const AttnKindRow *row = attn_kind_row(spec->kind);
+    if (row->score != ATTN_SCORE_NONE || row->state != ATTN_STATE_KV || row->keys == ATTN_KEYS_MEMORY)
+        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' keeps state between calls and adds position terms to "
+                        "the scores: it is not a function of q, k and v (use it in an .arch model)",
+                        attn_kind_name(spec->kind));
+    if (!(row->engines & ATTN_ENGINE_CUDA_CORE))
+        return rt_error(ctx, SRT_ERR_INVALID, "attention '%s' has no prefill engine", attn_kind_name(spec->kind));
+    return SRT_OK;
+}
+
+/* d's element type (fp32 unless "fp16" or "bf16"; attention.c checked the name). */
+static DType attention_dtype(const srt_attention_desc *d) {
+    return d->dtype && strcmp(d->dtype, "fp16") == 0 ? DT_F16 : d->dtype && strcmp(d->dtype, "bf16") == 0 ? DT_BF16 : DT_F32;
+}
+
+/* The tensor-core path: fp16/bf16, rows of whole 16-byte pieces, a kind it knows, tiles within the dynamic shared
+ * memory the emitter plans for (as emit.c's attn_mma_tiles); head_dim is at most 128 (attention.c). */
+static bool attention_mma(const srt_attention_desc *d, const AttnSpec *spec) {
+    bool gather = attn_kind_row(spec->kind)->keys == ATTN_KEYS_GATHERED;
+    return attention_dtype(d) != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(spec) &&
+           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather) <= SHORTC_SMEM_OPTIN_LIMIT;
+}
+
+srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d) {
+    AttnSpec spec;
+    return attention_spec(ctx, d, &spec);
+}
+
+/* The shape d's kernels are rendered with for token class ntok; false when no CUDA-core tiling fits. */
+static bool attention_shape(const srt_attention_desc *d, const AttnSpec *spec, int ntok, AttnRenderShape *s) {
+    DType t = attention_dtype(d);
+    const char *ct = t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float";
+    *s = (AttnRenderShape){.heads = d->heads, .hd = d->head_dim, .ntok = ntok, .mma = attention_mma(d, spec),
+                           .t_qkv = ct, .t_kv = ct, .t_out = ct, .scale = d->scale};
+    int smem;
+    if (s->mma) s->kt = attn_mma_kt(d->head_dim);
+    return s->mma || attn_tiles(d->head_dim, ATTN_FN_WARPS, &s->kt, &s->qpw, &smem);
+}
+
+/* Appends the layout kernels of templates/attn_fn_pack.cuh (element type t) to b: out->pack and out->unpack. */
+static bool attention_pack(Arena *a, Diag *diag, StrBuf *b, const srt_attention_desc *d, const RtAttnKernel *out,
+                           const char *t) {
+    for (int unpack = 0; unpack < 2; unpack++) {
+        TmplArgs args = {0};
+        tmpl_set(&args, "COMMENT", "//");
+        tmpl_set(&args, "KERNEL_NAME", unpack ? out->unpack : out->pack);
+        tmpl_setf(a, &args, "H", "%d", d->heads);
+        tmpl_setf(a, &args, "HD", "%d", d->head_dim);
+        tmpl_set(&args, "T_E", t);
+        tmpl_set(&args, "UNPACK", unpack ? "1" : "0");
+        if (!template_render(diag, "attn_fn_pack.cuh", args.kv, args.n, b)) return false;
+    }
+    return true;
+}
+
+srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, int ntok, RtAttnKernel *out) {
+    memset(out, 0, sizeof *out);
+    AttnSpec spec;
+    srt_status st = attention_spec(ctx, d, &spec);
+    if (st != SRT_OK) return st;
+    AttnRenderShape s;
+    if (!attention_shape(d, &spec, ntok, &s))
+        return rt_error(ctx, SRT_ERR_INVALID, "srt_attention: no attention tiling fits head_dim=%d", d->head_dim);
+    AttnPattern p;
+    char err[1024];
+    if (!attn_pattern_build(&p, &spec, 0, d->heads, ntok, err, sizeof err)) return rt_error(ctx, SRT_ERR_INVALID, "%s", err);
+    snprintf(out->name, sizeof out->name, "shortc_attn_%s_n%d", attn_kind_name(spec.kind), ntok);
+    snprintf(out->pack, sizeof out->pack, "%s_pack", out->name);
+    snprintf(out->unpack, sizeof out->unpack, "%s_unpack", out->name);
+    Arena a;
+    arena_init(&a);
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) {
+        arena_free(&a);
+        attn_pattern_free(&p);
+        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    }
+    Diag diag;
+    diag_init(&diag, &a, mf);
+    StrBuf b = {0};
+    attn_render_source_start(&b, s.mma);
+    bool ok = attn_render(&a, &diag, &b, &p, out->name, &s, false) && attention_pack(&a, &diag, &b, d, out, s.t_qkv);
+    out->smem = attn_render_smem(&s, &p);
+    out->qt = attn_render_qt(&s);
+    out->grid_pad = attn_render_grid_pad(&s, &p);
+    size_t len = 0;
+    char *src = sb_take(&b, &len);
+    fclose(mf);
+    if (!ok || !src || b.oom) st = rt_error(ctx, SRT_ERR_COMPILE, "rendering the %s kernel failed: %s",
+                                            attn_kind_name(spec.kind), msg ? msg : "out of memory");
+    else if (!(out->source = rt_strndup(ctx, src, len))) st = rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    free(src);
+    free(msg);
+    arena_free(&a);
+    attn_pattern_free(&p);
+    return st;
+}

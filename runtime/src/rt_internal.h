@@ -598,4 +598,20 @@ cublasStatus_t rt_gemm_lt(const RtDriver *d, cublasLtHandle_t h, RtLtPlan set[RT
 /* Destroys what p holds and empties it (an empty plan is left as it is). */
 void rt_lt_plan_release(const RtDriver *d, RtLtPlan *p);
 
+/* srt_attention's compiler side (backend_ref.c, the runtime's one door to the compiler; attention.c drives it). */
+typedef struct RtAttnKernel {
+    char *source;     /* the kernel's whole CUDA source (rt_alloc'd: rt_free) */
+    char name[96];    /* its attention kernel's name */
+    char pack[104];   /* its layout kernels (templates/attn_fn_pack.cuh): q, k, v [H, T, D] of one sequence into */
+    char unpack[104]; /* the attention kernel's arguments, and its output back into [H, T, D] */
+    int smem;         /* dynamic shared memory per block */
+    int qt;           /* queries per block */
+    int grid_pad;     /* blocks along x for a call of T queries: (T + grid_pad + qt - 1) / qt */
+} RtAttnKernel;
+/* Types d's kind and parameters against d->heads as the .arch front end does (its messages), refusing kinds
+ * that keep state or add position terms (SRT_ERR_INVALID). d's shape and dtype are checked already (attention.c). */
+srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d);
+/* The kernel of d (checked) for token class ntok: its pattern over ntok positions, rendered. */
+srt_status rt_attention_render(srt_context *ctx, const srt_attention_desc *d, int ntok, RtAttnKernel *out);
+
 #endif /* RT_INTERNAL_H */

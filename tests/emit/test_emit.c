@@ -191,6 +191,7 @@ static const TmplCase tmpl_cases[] = {
     {"attn_pia_slide.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=4 KEEP=5 THREADS=32 T_KV=__half", {"KV_HTD"}},
     {"txl_mem_write.cuh", "COMMENT=// KERNEL_NAME=k M=5 D=20 THREADS=32 T_X=float T_MEM=__half", {NULL}},
     {"txl_rel_keys.cuh", "COMMENT=// KERNEL_NAME=k D=20 W=12 THREADS=32 T_W=__half T_REL=float", {"R_OUT_IN", NULL}},
+    {"attn_fn_pack.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 T_E=__half", {"UNPACK"}},
 };
 
 static void test_templates(void) {
