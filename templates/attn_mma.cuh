@@ -60,9 +60,24 @@
 //! loads in KERNEL_NAME_tiles_loaded, and lane 0 of each warp each tile its
 //! warp computes in KERNEL_NAME_warp_tiles (the cost model's tile work).
 //!
+//! REL (Transformer-XL relative attention, docs/attention/relative.md; with
+//! BANDED, never with GATHER or RESIDUE): the arguments of attn_engine.cuh's
+//! REL (kv: the memory's keys and values [2, kv_rows, H, HD] at ring row
+//! position mod kv_rows, this call's keys read from qkv; rel [ND, H*HD] the
+//! relative keys W_r R_d; r_w, r_r: u and v), qkv, kv and rel all of type TE.
+//! The score is (q+u).k_j + (q+v).R_min(i-j, _last_row): Q is staged as q + u
+//! (the content term is the usual MMA); a query tile times a key tile touches
+//! the QT + KT - 1 distances q0 - kf - KT + 1 .. q0 + QT - 1 - kf, whose rows
+//! of R (clamped to [0, _last_row]) are copied with K into r_s; per m16 row
+//! block a second MMA of (q+u) + (v-u) (the A fragment, v - u added in
+//! registers) against the KT + 16 band rows it needs gives B[r][n] = (q_r+v).
+//! R_{band row n}, staged in the warp's b_s, and score (r, c) adds B[r][r - c
+//! + KT - 1]: the relative shift as index arithmetic. Full tiles
+//! (_full_tile, at the kernel's P) skip the per-score test.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD HDP WARPS KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
-//!               RESIDUE (0/1; never with BANDED or GATHER)
+//!               RESIDUE (0/1; never with BANDED or GATHER) REL (0/1), T_B and T_REL (REL only)
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_mma.cuh).
 {{HOOKS}}
@@ -70,14 +85,26 @@
 // Launch bounds: 2 blocks per SM, which leaves ptxas all 255 registers (its schedule spills less with them);
 // declared apart so that the definition keeps the plain form tools look for.
 extern "C" __global__ void __launch_bounds__({{WARPS}} * 32, 2) {{KERNEL_NAME}}(const {{T_QKV}} *__restrict__ qkv,
+{{#if REL}}
+    const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows, const {{T_REL}} *__restrict__ rel,
+    const {{T_B}} *__restrict__ r_w, const {{T_B}} *__restrict__ r_r);
+{{#else}}
     const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows);
+{{#endif}}
 
 // Softmax attention on the attention engine, tensor-core path (templates/attn_mma.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [T, 3*H*HD]: q | k | v, head-major
     const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
     {{T_OUT}} *__restrict__ y,  // [T, H*HD]
+{{#if REL}}
+    int T, int P, int kv_rows,
+    const {{T_REL}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d (derived: the load program's)
+    const {{T_B}} *__restrict__ r_w,  // [H, HD]: u, added to the query
+    const {{T_B}} *__restrict__ r_r)  // [H, HD]: v, the positional term's query bias
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
 {
     typedef {{T_KV}} TE;  // MMA element type (queries are converted to it)
     typedef {{T_OUT}} TO;  // output element type
@@ -107,6 +134,16 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     TE *const q_s = reinterpret_cast<TE *>(smem_raw);  // [QT][LD]: Q, then each warp's outputs over its rows
     TE *const k_s = q_s + QT * LD;  // [KT][LD]: the current key tile
     TE *const v_s = k_s + KT * LD;  // [KT][LD]: its values
+{{#if REL}}
+    constexpr int NR = QT + KT;  // relative-key rows per tile: the band of QT + KT - 1 distances (and one spare)
+    constexpr int NBW = KT + 16;  // band columns of one m16 row block: distances r - c + KT - 1 (r < 16, c < KT)
+    constexpr int LDB = NBW + 8;  // fp32 row stride of a warp's band product
+    constexpr int RPASS = (NR + RPP - 1) / RPP;  // passes per band copy
+    static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE), "REL: qkv and rel are of type TE");
+    TE *const r_s = v_s + KT * LD;  // [NR][LD]: the tile's band of relative keys, row b = distance q0 - kf - KT + 1 + b
+    float *const vu_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: v - u (zeros past HD)
+    float *const b_s = vu_s + HDP + (threadIdx.x >> 5) * 16 * LDB;  // [16][LDB]: this warp's band product of one row block
+{{#endif}}
 {{#if GATHER}}
     int *const key_s = reinterpret_cast<int *>(v_s + KT * LD);  // [2][KT]: key positions of a gathered tile, -1: none
 {{#endif}}
@@ -137,7 +174,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
 
     if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
-        constexpr int N16 = ((QT + 2 * KT) * LD * (int)sizeof(TE)) / 16;
+        constexpr int N16 = ((QT + 2 * KT + ({{REL}} ? NR : 0)) * LD * (int)sizeof(TE)) / 16;  // REL: r_s too
         for (int i = threadIdx.x; i < N16; i += THREADS) shortc_st128(&smem_raw[i], zero);
     }
 
@@ -168,10 +205,20 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * 8);
             const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
             TE *o8 = reinterpret_cast<TE *>(&out);
+{{#if REL}}
+#pragma unroll
+            for (int x = 0; x < 8; x++)  // q + u (padding rows stay zero)
+                shortc_st(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? (float)shortc_ld(r_w + h * HD + cc * 8 + x) : 0.0f));
+{{#else}}
 #pragma unroll
             for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
+{{#endif}}
             shortc_st128(q_s + r * LD + cc * 8, out);
         }
+{{#if REL}}
+        for (int c = threadIdx.x; c < HDP; c += THREADS)  // v - u: (q + u) + (v - u) is the position term's query
+            vu_s[c] = c < HD ? (float)shortc_ld(r_r + h * HD + c) - (float)shortc_ld(r_w + h * HD + c) : 0.0f;
+{{#endif}}
 
 {{#if RESIDUE}}
         // Residue kinds: the global tiles first (keys [0, globals) up to the tile's last query), then residue
@@ -212,7 +259,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if BANDED}}
             const int kf = e * KT;
+{{#if REL}}
+            return {{KERNEL_NAME}}_full_tile(q0, QT, kf, KT);  // the memory's first key moves with P
+{{#else}}
             return kf + KT - 1 <= q0 && q0 + QT - 1 - kf < {{KERNEL_NAME}}_reach;
+{{#endif}}
 {{#else}}
 {{#if GATHER}}
             (void)e;
@@ -254,6 +305,35 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             }
 {{#else}}
             const int kf = kfirst_of(e);
+{{#if REL}}
+            // Transformer-XL: key t >= P is this call's (qkv), an earlier one the memory's ring row t mod kv_rows
+            // (kv); rows below the memory's first position or at P+T and beyond are zeros. With K, the tile's
+            // band of relative keys: row b of r_s is distance q0 - kf - KT + 1 + b clamped to [0, _last_row].
+            (void)src, (void)whole;
+            const int part = buf == v_s, mfirst = P - min(P, kv_rows);  // 0: keys, 1: values; the memory's first key
+#pragma unroll
+            for (int j = 0; j < KPASS; j++) {
+                const int r = cr + RPP * j, t = kf + r;
+                if (!EVEN && (!copier || r >= KT)) continue;
+                if (t >= mfirst && t < P + T) {
+                    const TE *p = t >= P ? reinterpret_cast<const TE *>(qkv) + (size_t)(t - P) * (3 * H * HD) + (1 + part) * H * HD
+                                         : kv + ((size_t)part * kv_rows + t % kv_rows) * H * HD;
+                    shortc_cp_async_16(buf + r * LD + cc * 8, p + h * HD + cc * 8);
+                } else {
+                    shortc_st128(buf + r * LD + cc * 8, zero);
+                }
+            }
+            if (!part) {
+                const int dmin = q0 - kf - KT + 1;  // the distance of band row 0
+#pragma unroll
+                for (int j = 0; j < RPASS; j++) {
+                    const int r = cr + RPP * j;
+                    if ((!EVEN || NR % RPP != 0) && (!copier || r >= NR)) continue;
+                    const int d = min(max(dmin + r, 0), {{KERNEL_NAME}}_last_row);  // negative: never visible
+                    shortc_cp_async_16(r_s + r * LD + cc * 8, reinterpret_cast<const TE *>(rel) + (size_t)d * (H * HD) + h * HD + cc * 8);
+                }
+            }
+{{#else}}
 {{#if RESIDUE}}
             const int ks = e < ng ? 1 : DIL;  // positions between the tile's key rows
             const TE *row = src + (size_t)(kf + ks * cr) * RS;  // this thread's chunk of row cr
@@ -281,6 +361,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                     else shortc_st128(buf + r * LD + cc * 8, zero);
                 }
             }
+{{#endif}}
 {{#endif}}
         };
         // Position of key column col of the tile at entry e (parity n, first key kf); -1: no key there.
@@ -359,6 +440,43 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                         }
                     }
                 }
+{{#if REL}}
+                // The position term, one m16 row block at a time (fewer registers): B = (q + v) R_band^T over the
+                // block's NBW band rows (from 32 warp + 16 mb), staged in b_s; score (r, c) adds B[r][r - c + KT - 1].
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++) {
+                    float bp[NBW / 8][4];
+#pragma unroll
+                    for (int j = 0; j < NBW / 8; j++) bp[j][0] = bp[j][1] = bp[j][2] = bp[j][3] = 0.0f;
+#pragma unroll
+                    for (int kk = 0; kk < HDP / 16; kk++) {
+                        unsigned qa[4];
+                        shortc_frag_load_a(qa, q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
+                        shortc_frag_add_cols<TE>(qa, vu_s + kk * 16);  // (q + u) + (v - u)
+#pragma unroll
+                        for (int nb = 0; nb < NBW / 16; nb++) {
+                            unsigned bf[4];
+                            shortc_frag_load_kt(bf, r_s + (warp * WR + 16 * mb + nb * 16) * LD + kk * 16, LD);
+                            shortc_frag_mma(TE(), bp[2 * nb], qa, bf);
+                            shortc_frag_mma(TE(), bp[2 * nb + 1], qa, bf + 2);
+                        }
+                    }
+                    __syncwarp();  // the previous block's reads of b_s are done
+#pragma unroll
+                    for (int j = 0; j < NBW / 8; j++) {
+#pragma unroll
+                        for (int x = 0; x < 4; x++) b_s[(g + 8 * (x >> 1)) * LDB + 8 * j + 2 * t4 + (x & 1)] = bp[j][x];
+                    }
+                    __syncwarp();
+#pragma unroll
+                    for (int j = 0; j < KT / 8; j++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            const int r = g + 8 * (x >> 1), c = 8 * j + 2 * t4 + (x & 1);
+                            s[mb][j][x] += b_s[r * LDB + r - c + KT - 1];  // the relative shift
+                        }
+                }
+{{#endif}}
 #pragma unroll
                 for (int mb = 0; mb < MB; mb++)
 #pragma unroll

@@ -16,6 +16,7 @@
 //   shortc_frag_load_kt(b, k, ld)           B fragments of Kᵀ for 16 keys x 16 dims
 //   shortc_frag_load_v(b, v, ld)            B fragments of V for 16 keys x 16 dims (ldmatrix.trans)
 //   shortc_frag_mma(T, d, a, b)             d += a·b (fp16 or bf16 form, chosen by T)
+//   shortc_frag_add_cols<T>(a, add)          A fragment plus a column vector (fp32), per element
 //   shortc_frag_qk<T, DK, NK>(s, q, ldq, k, ldk)   S[16 x NK] = Q[16 x DK] · K[NK x DK]ᵀ
 //   shortc_frag_row_max / _row_sum<NB>(acc, m)     per-row max / sum over the quad
 //   shortc_frag_pack_p<T>(a, s0, s1)         two n8 blocks of P (fp32) -> one A fragment, in registers
@@ -36,6 +37,24 @@ __device__ __forceinline__ unsigned shortc_pack2(__half, float lo, float hi) {
 __device__ __forceinline__ unsigned shortc_pack2(__nv_bfloat16, float lo, float hi) {
     return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
            (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+}
+
+// The low and high b16 values of a register as floats.
+__device__ __forceinline__ float shortc_unpack_lo(__half, unsigned r) { return __half2float(__ushort_as_half((unsigned short)(r & 0xffffu))); }
+__device__ __forceinline__ float shortc_unpack_hi(__half, unsigned r) { return __half2float(__ushort_as_half((unsigned short)(r >> 16))); }
+__device__ __forceinline__ float shortc_unpack_lo(__nv_bfloat16, unsigned r) { return __uint_as_float(r << 16); }
+__device__ __forceinline__ float shortc_unpack_hi(__nv_bfloat16, unsigned r) { return __uint_as_float(r & 0xffff0000u); }
+
+// A fragment (16 columns) plus add[c] on every row's column c (fp32; rounded back to T): a[0], a[1] hold
+// columns 2t, 2t+1 (rows g, g+8), a[2], a[3] columns 2t+8, 2t+9 (shortc_frag_load_a).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_add_cols(unsigned a[4], const float *add) {
+    const int c = 2 * (threadIdx.x & 3);
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const float lo = add[c + 8 * (i >> 1)], hi = add[c + 8 * (i >> 1) + 1];
+        a[i] = shortc_pack2(T(), shortc_unpack_lo(T(), a[i]) + lo, shortc_unpack_hi(T(), a[i]) + hi);
+    }
 }
 
 // d += a·b for one m16n8k16 tile; the element type picks the fp16 or bf16 instruction.

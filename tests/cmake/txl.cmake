@@ -59,3 +59,15 @@ add_test(NAME txl_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
          --grep "continuing calls: per-layer memories of earlier layer inputs \\(any length, up to 1073741824 positions\\)"
          -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/txl_tiny.arch --backend ref --random-weights 1 --report)
 set_tests_properties(txl_report PROPERTIES LABELS "memory;txl")
+#   txl_matrix_<dt>_hd<hd>  the tensor-core path of relative attention (templates/attn_mma.cuh REL) in fp16 and bf16
+#                         at head_dim 16, 64, 80 and 128 (tests/memory/matrix: memories 150, 37 with clamp and
+#                         same_length, none with clamp), 180 tokens (two segments of 160) fed 1, 2, 15, 17, 63, 65
+#                         and 129 per call: sim == ref at the half tolerance (tests/memory/txl_chunks.sh)
+file(GLOB TXL_MATRIX CONFIGURE_DEPENDS ${TESTS_DIR}/memory/matrix/*.arch)
+foreach(model ${TXL_MATRIX})
+  get_filename_component(name ${model} NAME_WE)
+  string(REGEX REPLACE "^txl_" "" name ${name})
+  add_test(NAME txl_matrix_${name}
+           COMMAND sh ${TESTS_DIR}/memory/txl_chunks.sh ${SHORTC_BIN} ${model} 180 2e-2 2e-2 1 2 15 17 63 65 129)
+  set_tests_properties(txl_matrix_${name} PROPERTIES LABELS "memory;txl;sim" TIMEOUT 900)
+endforeach()
