@@ -594,7 +594,7 @@ int attn_mma_smem(int hd, int kt, bool gather) {
 
 int attn_mma_rel_smem(int hd, int kt) {
     int hdp = (hd + 15) / 16 * 16, ld = hdp + 8;
-    return attn_mma_smem(hd, kt, false) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 4 + MMA_WARPS * 16 * (kt + 24) * 4;
+    return attn_mma_smem(hd, kt, false) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
 }
 
 /* Queries P..P+T-1 touch tiles P/QT..(P+T-1)/QT: at most ceil((T - 1)/QT) + 1. With dilation D, residue

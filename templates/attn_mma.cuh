@@ -141,7 +141,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr int RPASS = (NR + RPP - 1) / RPP;  // passes per band copy
     static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE), "REL: qkv and rel are of type TE");
     TE *const r_s = v_s + KT * LD;  // [NR][LD]: the tile's band of relative keys, row b = distance q0 - kf - KT + 1 + b
-    float *const vu_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: v - u (zeros past HD)
+    float *const u_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: u
+    float *const vu_s = u_s + HDP;  // [HDP]: v - u (zeros past HD)
     float *const b_s = vu_s + HDP + (threadIdx.x >> 5) * 16 * LDB;  // [16][LDB]: this warp's band product of one row block
 {{#endif}}
 {{#if GATHER}}
@@ -196,6 +197,24 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
         const int qw = q0 + QS * warp * WR;  // this warp's first query
 
+{{#if REL}}
+        {  // u and v - u in shared memory (fp32), the biases read 16 bytes at a time
+            constexpr int EPB = 16 / (int)sizeof({{T_B}});  // elements per 16 bytes
+            for (int c = threadIdx.x; c < HDP / EPB; c += THREADS) {
+                uint4 ru = zero, rv = zero;
+                if (c * EPB < HD) {
+                    ru = shortc_ld128(r_w + h * HD + c * EPB);
+                    rv = shortc_ld128(r_r + h * HD + c * EPB);
+                }
+                const {{T_B}} *u = reinterpret_cast<const {{T_B}} *>(&ru), *v = reinterpret_cast<const {{T_B}} *>(&rv);
+#pragma unroll
+                for (int x = 0; x < EPB; x++) {
+                    u_s[c * EPB + x] = shortc_ld(u + x);
+                    vu_s[c * EPB + x] = shortc_ld(v + x) - shortc_ld(u + x);
+                }
+            }
+        }
+{{#endif}}
         __syncthreads();  // the previous tile's warps are done with q_s (outputs) and k_s, v_s
 #pragma unroll
         for (int j = 0; j < QPASS; j++) {  // Q rows, converted to TE, 128-bit loads and stores
@@ -208,17 +227,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if REL}}
 #pragma unroll
             for (int x = 0; x < 8; x++)  // q + u (padding rows stay zero)
-                shortc_st(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? (float)shortc_ld(r_w + h * HD + cc * 8 + x) : 0.0f));
+                shortc_st(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? u_s[cc * 8 + x] : 0.0f));
 {{#else}}
 #pragma unroll
             for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
 {{#endif}}
             shortc_st128(q_s + r * LD + cc * 8, out);
         }
-{{#if REL}}
-        for (int c = threadIdx.x; c < HDP; c += THREADS)  // v - u: (q + u) + (v - u) is the position term's query
-            vu_s[c] = c < HD ? (float)shortc_ld(r_r + h * HD + c) - (float)shortc_ld(r_w + h * HD + c) : 0.0f;
-{{#endif}}
 
 {{#if RESIDUE}}
         // Residue kinds: the global tiles first (keys [0, globals) up to the tile's last query), then residue

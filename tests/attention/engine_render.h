@@ -83,7 +83,7 @@ static inline bool engine_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern
     tmpl_set(&t, "COUNT_TILES", count ? "1" : "0");
     if (!s->mma) tmpl_set(&t, "REC_KEY", "0"); /* no recurrence key source (docs/attention/recurrence.md) */
     if (!s->mma) tmpl_set(&t, "PIA", "0"); /* position-infused attention: tests/cmake/pia.cmake */
-    if (!s->mma) tmpl_set(&t, "REL", "0"); /* Transformer-XL relative attention: tests/cmake/txl.cmake */
+    tmpl_set(&t, "REL", "0"); /* Transformer-XL relative attention: tests/cmake/txl.cmake */
     free(hooks);
     return template_render(d, s->mma ? "attn_mma.cuh" : "attn_engine.cuh", t.kv, t.n, b);
 }
