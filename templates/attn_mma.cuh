@@ -142,8 +142,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE), "REL: qkv and rel are of type TE");
     TE *const r_s = v_s + KT * LD;  // [NR][LD]: the tile's band of relative keys, row b = distance q0 - kf - KT + 1 + b
     float *const u_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: u
-    float *const vu_s = u_s + HDP;  // [HDP]: v - u (zeros past HD)
-    float *const b_s = vu_s + HDP + (threadIdx.x >> 5) * 16 * LDB;  // [16][LDB]: this warp's band product of one row block
+    unsigned *const vu_s = reinterpret_cast<unsigned *>(u_s + HDP);  // [HDP / 2]: v - u as pairs of TE (zeros past HD)
+    float *const b_s = u_s + HDP + HDP / 2 + (threadIdx.x >> 5) * 16 * LDB;  // [16][LDB]: this warp's band product of one row block
 {{#endif}}
 {{#if GATHER}}
     int *const key_s = reinterpret_cast<int *>(v_s + KT * LD);  // [2][KT]: key positions of a gathered tile, -1: none
@@ -208,10 +208,10 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 }
                 const {{T_B}} *u = reinterpret_cast<const {{T_B}} *>(&ru), *v = reinterpret_cast<const {{T_B}} *>(&rv);
 #pragma unroll
-                for (int x = 0; x < EPB; x++) {
-                    u_s[c * EPB + x] = shortc_ld(u + x);
-                    vu_s[c * EPB + x] = shortc_ld(v + x) - shortc_ld(u + x);
-                }
+                for (int x = 0; x < EPB; x++) u_s[c * EPB + x] = shortc_ld(u + x);
+#pragma unroll
+                for (int x = 0; x < EPB; x += 2)
+                    vu_s[(c * EPB + x) / 2] = shortc_pack2(TE(), shortc_ld(v + x) - shortc_ld(u + x), shortc_ld(v + x + 1) - shortc_ld(u + x + 1));
             }
         }
 {{#endif}}
@@ -326,26 +326,50 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             // band of relative keys: row b of r_s is distance q0 - kf - KT + 1 + b clamped to [0, _last_row].
             (void)src, (void)whole;
             const int part = buf == v_s, mfirst = P - min(P, kv_rows);  // 0: keys, 1: values; the memory's first key
+            const TE *const qkv_e = reinterpret_cast<const TE *>(qkv) + (1 + part) * H * HD + h * HD + cc * 8;  // row P
+            const TE *const mem_e = kv + (size_t)part * kv_rows * H * HD + h * HD + cc * 8;  // ring row 0
+            const int ring0 = kf >= mfirst && kf < P ? kf % kv_rows : 0;  // ring row of key kf (a memory key)
+            if (kf >= P && kf + KT <= P + T) {  // block-uniform: this call's keys only, constant offsets
+                const TE *row = qkv_e + (size_t)(kf - P + cr) * (3 * H * HD);
 #pragma unroll
-            for (int j = 0; j < KPASS; j++) {
-                const int r = cr + RPP * j, t = kf + r;
-                if (!EVEN && (!copier || r >= KT)) continue;
-                if (t >= mfirst && t < P + T) {
-                    const TE *p = t >= P ? reinterpret_cast<const TE *>(qkv) + (size_t)(t - P) * (3 * H * HD) + (1 + part) * H * HD
-                                         : kv + ((size_t)part * kv_rows + t % kv_rows) * H * HD;
-                    shortc_cp_async_16(buf + r * LD + cc * 8, p + h * HD + cc * 8);
-                } else {
-                    shortc_st128(buf + r * LD + cc * 8, zero);
+                for (int j = 0; j < KPASS; j++)
+                    if (EVEN || (copier && cr + RPP * j < KT))
+                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + (size_t)j * RPP * (3 * H * HD));
+            } else if (kf >= mfirst && kf + KT <= P && ring0 + KT <= kv_rows) {  // memory keys, no wrap of the ring
+                const TE *row = mem_e + (size_t)(ring0 + cr) * (H * HD);
+#pragma unroll
+                for (int j = 0; j < KPASS; j++)
+                    if (EVEN || (copier && cr + RPP * j < KT))
+                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + j * RPP * (H * HD));
+            } else {  // a tile across the memory's start, its end or the ring's: every row tested
+#pragma unroll
+                for (int j = 0; j < KPASS; j++) {
+                    const int r = cr + RPP * j, t = kf + r;
+                    if (!EVEN && (!copier || r >= KT)) continue;
+                    if (t >= mfirst && t < P + T)
+                        shortc_cp_async_16(buf + r * LD + cc * 8, t >= P ? qkv_e + (size_t)(t - P) * (3 * H * HD)
+                                                                         : mem_e + (size_t)(t % kv_rows) * (H * HD));
+                    else
+                        shortc_st128(buf + r * LD + cc * 8, zero);
                 }
             }
-            if (!part) {
+            if (!part) {  // the band of relative keys, rows dmin .. dmin + NR - 1 clamped to [0, _last_row]
                 const int dmin = q0 - kf - KT + 1;  // the distance of band row 0
+                const TE *const rel_e = reinterpret_cast<const TE *>(rel) + h * HD + cc * 8;
+                if (dmin >= 0 && dmin + NR - 1 <= {{KERNEL_NAME}}_last_row) {  // block-uniform: no clamp, constant offsets
+                    const TE *row = rel_e + (size_t)(dmin + cr) * (H * HD);
 #pragma unroll
-                for (int j = 0; j < RPASS; j++) {
-                    const int r = cr + RPP * j;
-                    if ((!EVEN || NR % RPP != 0) && (!copier || r >= NR)) continue;
-                    const int d = min(max(dmin + r, 0), {{KERNEL_NAME}}_last_row);  // negative: never visible
-                    shortc_cp_async_16(r_s + r * LD + cc * 8, reinterpret_cast<const TE *>(rel) + (size_t)d * (H * HD) + h * HD + cc * 8);
+                    for (int j = 0; j < RPASS; j++)
+                        if ((EVEN && NR % RPP == 0) || (copier && cr + RPP * j < NR))
+                            shortc_cp_async_16(r_s + (cr + RPP * j) * LD + cc * 8, row + j * RPP * (H * HD));
+                } else {
+#pragma unroll
+                    for (int j = 0; j < RPASS; j++) {
+                        const int r = cr + RPP * j;
+                        if ((!EVEN || NR % RPP != 0) && (!copier || r >= NR)) continue;
+                        const int d = min(max(dmin + r, 0), {{KERNEL_NAME}}_last_row);  // negative: never visible
+                        shortc_cp_async_16(r_s + r * LD + cc * 8, rel_e + (size_t)d * (H * HD));
+                    }
                 }
             }
 {{#else}}
@@ -460,27 +484,27 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 // block's NBW band rows (from 32 warp + 16 mb), staged in b_s; score (r, c) adds B[r][r - c + KT - 1].
 #pragma unroll
                 for (int mb = 0; mb < MB; mb++) {
-                    float bp[NBW / 8][4];
-#pragma unroll
-                    for (int j = 0; j < NBW / 8; j++) bp[j][0] = bp[j][1] = bp[j][2] = bp[j][3] = 0.0f;
+                    unsigned qv[HDP / 16][4];  // the A fragments of q + v = (q + u) + (v - u)
 #pragma unroll
                     for (int kk = 0; kk < HDP / 16; kk++) {
-                        unsigned qa[4];
-                        shortc_frag_load_a(qa, q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
-                        shortc_frag_add_cols<TE>(qa, vu_s + kk * 16);  // (q + u) + (v - u)
-#pragma unroll
-                        for (int nb = 0; nb < NBW / 16; nb++) {
-                            unsigned bf[4];
-                            shortc_frag_load_kt(bf, r_s + (warp * WR + 16 * mb + nb * 16) * LD + kk * 16, LD);
-                            shortc_frag_mma(TE(), bp[2 * nb], qa, bf);
-                            shortc_frag_mma(TE(), bp[2 * nb + 1], qa, bf + 2);
-                        }
+                        shortc_frag_load_a(qv[kk], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
+                        shortc_frag_add_cols<TE>(qv[kk], vu_s + kk * 8);
                     }
                     __syncwarp();  // the previous block's reads of b_s are done
 #pragma unroll
-                    for (int j = 0; j < NBW / 8; j++) {
+                    for (int nb = 0; nb < NBW / 16; nb++) {  // 16 band rows at a time: 8 accumulators live
+                        float bp[2][4] = {};
 #pragma unroll
-                        for (int x = 0; x < 4; x++) b_s[(g + 8 * (x >> 1)) * LDB + 8 * j + 2 * t4 + (x & 1)] = bp[j][x];
+                        for (int kk = 0; kk < HDP / 16; kk++) {
+                            unsigned bf[4];
+                            shortc_frag_load_kt(bf, r_s + (warp * WR + 16 * mb + nb * 16) * LD + kk * 16, LD);
+                            shortc_frag_mma(TE(), bp[0], qv[kk], bf);
+                            shortc_frag_mma(TE(), bp[1], qv[kk], bf + 2);
+                        }
+#pragma unroll
+                        for (int j = 0; j < 2; j++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++) b_s[(g + 8 * (x >> 1)) * LDB + 16 * nb + 8 * j + 2 * t4 + (x & 1)] = bp[j][x];
                     }
                     __syncwarp();
 #pragma unroll
