@@ -195,6 +195,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
         const int q0 = qt * QT;
 {{#endif}}
+{{#if REL}}
+        const int mfirst = P - min(P, kv_rows), mring = kv_rows > 0 ? mfirst % kv_rows : 0;  // the memory's first key, its ring row
+{{#endif}}
         const int qw = q0 + QS * warp * WR;  // this warp's first query
 
 {{#if REL}}
@@ -325,30 +328,18 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             // (kv); rows below the memory's first position or at P+T and beyond are zeros. With K, the tile's
             // band of relative keys: row b of r_s is distance q0 - kf - KT + 1 + b clamped to [0, _last_row].
             (void)src, (void)whole;
-            const int part = buf == v_s, mfirst = P - min(P, kv_rows);  // 0: keys, 1: values; the memory's first key
+            const int part = buf == v_s;  // 0: keys, 1: values
             const TE *const qkv_e = reinterpret_cast<const TE *>(qkv) + (1 + part) * H * HD + h * HD + cc * 8;  // row P
             const TE *const mem_e = kv + (size_t)part * kv_rows * H * HD + h * HD + cc * 8;  // ring row 0
-            const int ring0 = kf >= mfirst && kf < P ? kf % kv_rows : 0;  // ring row of key kf (a memory key)
-            if (kf >= P && kf + KT <= P + T) {  // block-uniform: this call's keys only, constant offsets
-                const TE *row = qkv_e + (size_t)(kf - P + cr) * (3 * H * HD);
-#pragma unroll
-                for (int j = 0; j < KPASS; j++)
-                    if (EVEN || (copier && cr + RPP * j < KT))
-                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + (size_t)j * RPP * (3 * H * HD));
-            } else if (kf >= mfirst && kf + KT <= P && ring0 + KT <= kv_rows) {  // memory keys, no wrap of the ring
-                const TE *row = mem_e + (size_t)(ring0 + cr) * (H * HD);
-#pragma unroll
-                for (int j = 0; j < KPASS; j++)
-                    if (EVEN || (copier && cr + RPP * j < KT))
-                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + j * RPP * (H * HD));
-            } else {  // a tile across the memory's start, its end or the ring's: every row tested
+            {
 #pragma unroll
                 for (int j = 0; j < KPASS; j++) {
                     const int r = cr + RPP * j, t = kf + r;
                     if (!EVEN && (!copier || r >= KT)) continue;
+                    const int ring = t - mfirst + mring;  // memory key t's ring row, t mod kv_rows (t - mfirst < kv_rows)
                     if (t >= mfirst && t < P + T)
                         shortc_cp_async_16(buf + r * LD + cc * 8, t >= P ? qkv_e + (size_t)(t - P) * (3 * H * HD)
-                                                                         : mem_e + (size_t)(t % kv_rows) * (H * HD));
+                                                                         : mem_e + (size_t)(ring < kv_rows ? ring : ring - kv_rows) * (H * HD));
                     else
                         shortc_st128(buf + r * LD + cc * 8, zero);
                 }
@@ -356,13 +347,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             if (!part) {  // the band of relative keys, rows dmin .. dmin + NR - 1 clamped to [0, _last_row]
                 const int dmin = q0 - kf - KT + 1;  // the distance of band row 0
                 const TE *const rel_e = reinterpret_cast<const TE *>(rel) + h * HD + cc * 8;
-                if (dmin >= 0 && dmin + NR - 1 <= {{KERNEL_NAME}}_last_row) {  // block-uniform: no clamp, constant offsets
-                    const TE *row = rel_e + (size_t)(dmin + cr) * (H * HD);
-#pragma unroll
-                    for (int j = 0; j < RPASS; j++)
-                        if ((EVEN && NR % RPP == 0) || (copier && cr + RPP * j < NR))
-                            shortc_cp_async_16(r_s + (cr + RPP * j) * LD + cc * 8, row + j * RPP * (H * HD));
-                } else {
+                {
 #pragma unroll
                     for (int j = 0; j < RPASS; j++) {
                         const int r = cr + RPP * j;
@@ -463,24 +448,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 for (int mb = 0; mb < MB; mb++)
 #pragma unroll
                     for (int j = 0; j < KT / 8; j++) s[mb][j][0] = s[mb][j][1] = s[mb][j][2] = s[mb][j][3] = 0.0f;
-#pragma unroll
-                for (int kk = 0; kk < HDP / 16; kk++) {
-                    unsigned qa[MB][4];
-#pragma unroll
-                    for (int mb = 0; mb < MB; mb++) shortc_frag_load_a(qa[mb], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
-#pragma unroll
-                    for (int nb = 0; nb < KT / 16; nb++) {
-                        unsigned bf[4];
-                        shortc_frag_load_kt(bf, k_s + nb * 16 * LD + kk * 16, LD);
-#pragma unroll
-                        for (int mb = 0; mb < MB; mb++) {
-                            shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
-                            shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
-                        }
-                    }
-                }
 {{#if REL}}
-                // The position term, one m16 row block at a time (fewer registers): B = (q + v) R_band^T over the
+                // The position term first (the scores of one m16 row block live, not all: fewer registers), a block at a time: B = (q + v) R_band^T over the
                 // block's NBW band rows (from 32 warp + 16 mb), staged in b_s; score (r, c) adds B[r][r - c + KT - 1].
 #pragma unroll
                 for (int mb = 0; mb < MB; mb++) {
@@ -516,6 +485,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                         }
                 }
 {{#endif}}
+#pragma unroll
+                for (int kk = 0; kk < HDP / 16; kk++) {
+                    unsigned qa[MB][4];
+#pragma unroll
+                    for (int mb = 0; mb < MB; mb++) shortc_frag_load_a(qa[mb], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
+#pragma unroll
+                    for (int nb = 0; nb < KT / 16; nb++) {
+                        unsigned bf[4];
+                        shortc_frag_load_kt(bf, k_s + nb * 16 * LD + kk * 16, LD);
+#pragma unroll
+                        for (int mb = 0; mb < MB; mb++) {
+                            shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
+                            shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
+                        }
+                    }
+                }
 #pragma unroll
                 for (int mb = 0; mb < MB; mb++)
 #pragma unroll
