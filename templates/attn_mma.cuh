@@ -175,7 +175,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
 
     if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
-        constexpr int N16 = ((QT + 2 * KT + ({{REL}} ? NR : 0)) * LD * (int)sizeof(TE)) / 16;  // REL: r_s too
+        constexpr int N16 = ((QT + 2 * KT + ({{REL}} ? QT + KT : 0)) * LD * (int)sizeof(TE)) / 16;  // REL: r_s (NR rows) too
         for (int i = threadIdx.x; i < N16; i += THREADS) shortc_st128(&smem_raw[i], zero);
     }
 
