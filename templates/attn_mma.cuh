@@ -481,7 +481,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
                         for (int x = 0; x < 4; x++) {
                             const int r = g + 8 * (x >> 1), c = 8 * j + 2 * t4 + (x & 1);
-                            s[mb][j][x] += b_s[r * LDB + r - c + KT - 1];  // the relative shift
+                            s[mb][j][x] = b_s[r * LDB + r - c + KT - 1];  // the relative shift (the content MMA adds q.k)
                         }
                 }
 {{#endif}}

@@ -70,4 +70,11 @@ foreach(model ${TXL_MATRIX})
   add_test(NAME txl_matrix_${name}
            COMMAND sh ${TESTS_DIR}/memory/txl_chunks.sh ${SHORTC_BIN} ${model} 180 2e-2 2e-2 1 2 15 17 63 65 129)
   set_tests_properties(txl_matrix_${name} PROPERTIES LABELS "memory;txl;sim" TIMEOUT 900)
+  # ... and that path is the one emitted: every layer's relative kernel ends in _tc
+  add_test(NAME txl_matrix_${name}_tc COMMAND sh ${TESTS_DIR}/gate/expect.sh
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m150_c0_s0_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m37_c40_s1_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m0_c20_s0_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           -- ${SHORTC_BIN} ${model} -o -)
+  set_tests_properties(txl_matrix_${name}_tc PROPERTIES LABELS "memory;txl")
 endforeach()
