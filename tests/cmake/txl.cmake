@@ -42,6 +42,7 @@ shortc_txl_suite(odd_half ${TESTS_DIR}/memory/txl_odd_half.arch 23 2e-2 2e-2)
 shortc_txl_suite(odd_bf16 ${TESTS_DIR}/memory/txl_odd_bf16.arch 23 2e-2 2e-2)
 shortc_txl_suite(mixed    ${TESTS_DIR}/memory/txl_mixed.arch    23 2e-2 2e-2)
 #   txl_run_<backend>      `shortc run --mode cached` over several segments == the PyTorch goldens (txl_tiny,
+#                          txl_lrm_tiny also stored fp16 (2e-2) and bf16 (6e-2): the tensor-core path,
 #                          txl_lrm_tiny, txl_tiny_pre; and tokenwise with same_length), nonoverlapping differs
 #                          (tests/memory/txl_run.sh)
 #   txl_eval_cached_<backend>  `shortc eval --mode cached`: the golden logits' NLL (tests/memory/txl_nll.py)
