@@ -553,13 +553,14 @@ bool attn_decode_kernel(const Graph *g, const Node *n) {
 /*
  * Transformer-XL's relative attention on the tensor-core path (attn_mma.cuh REL): qkv, the relative keys and
  * the output (the type of the memory's projected keys) all of one type, since the kernel copies qkv's and
- * the table's rows into the MMA's tiles as they are; the largest key tile of 64 (head_dim <= 64), 32 or 16
- * whose shared memory (attn_mma_rel_smem) fits.
+ * the table's rows into the MMA's tiles as they are; key tiles of 32, or 16 where 32 does not fit (head_dim
+ * 128: attn_mma_rel_smem). Not 64 at head_dim 64: its 87 KB of shared memory leave sm_80 one block per SM,
+ * and ptxas spills its registers (the band's products and the scores of 32 rows x 64 keys).
  */
 static bool rel_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     DType q = g->values[n->in[0]]->dtype, r = g->values[n->in[1]]->dtype, y = g->values[n->out]->dtype;
     if (q != r || q != y) return false;
-    for (*kt = attn_mma_kt(n->head_dim); *kt >= 16; *kt /= 2)
+    for (*kt = 32; *kt >= 16; *kt /= 2)
         if ((*smem = attn_mma_rel_smem(n->head_dim, *kt)) <= SHORTC_SMEM_OPTIN_LIMIT) return true;
     return false;
 }
