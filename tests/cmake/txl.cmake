@@ -25,7 +25,8 @@ add_test(NAME txl_convert
          COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
                  ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
 set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
-# The CUDA steps (the memory projection's cuBLAS GEMM, templates/txl_mem_write.cuh, attn_engine.cuh with REL):
+# The CUDA steps (the memory projection's cuBLAS GEMM, templates/txl_mem_write.cuh, attn_engine.cuh or, fp16/bf16 at
+# head_dim a multiple of 8, attn_mma.cuh with REL):
 #   txl_sim_<name>   tests/suite/golden_suite.sh: sim == ref, bitwise across thread counts and from the
 #                    emitted .cu, and in modes cached and tokenwise (memories across calls): txl_tiny,
 #                    odd shapes in fp32 (per-layer memories, clamp), fp16 (pre-norm, same_length, untie)
