@@ -216,7 +216,7 @@ static const AttnKindRow rows[ATTN_COUNT] = {
                                   P(untie, "0", 0, 1, "per-layer r_w_bias and r_r_bias")},
                        VISIBLE(causal),
                        .keys = ATTN_KEYS_MEMORY, .score = ATTN_SCORE_RELATIVE, .state = ATTN_STATE_MEMORY,
-                       .engines = ATTN_ENGINE_CUDA_CORE, .dense = true, .band = ATTN_FIELD_NONE,
+                       .engines = ATTN_ENGINE_CUDA_CORE | ATTN_ENGINE_TENSOR_CORE, .dense = true, .band = ATTN_FIELD_NONE,
                        .head_split = ATTN_FIELD_NONE, .row_count = count_dense},
 #ifdef SHORTC_TEST_ATTN_ROWS
     SHORTC_TEST_ATTN_ROWS

@@ -81,7 +81,7 @@ bool attn_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char 
     if (s->mma && s->t_xkv) tmpl_set(&t, "T_XKV", s->t_xkv);
     tmpl_set(&t, "PIA", s->mma && s->pia ? "1" : "0");
     if (s->mma && s->pia) tmpl_set(&t, "T_POS", s->t_kv ? s->t_kv : "float");
-    if (!s->mma) tmpl_set(&t, "REL", "0"); /* Transformer-XL relative attention: tests/cmake/txl.cmake */
+    tmpl_set(&t, "REL", "0"); /* Transformer-XL relative attention: tests/cmake/txl.cmake */
     free(hooks);
     return template_render(d, s->mma ? "attn_mma.cuh" : "attn_engine.cuh", t.kv, t.n, b);
 }

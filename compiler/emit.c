@@ -551,6 +551,21 @@ bool attn_decode_kernel(const Graph *g, const Node *n) {
 }
 
 /*
+ * Transformer-XL's relative attention on the tensor-core path (attn_mma.cuh REL): qkv, the relative keys and
+ * the output (the type of the memory's projected keys) all of one type, since the kernel copies qkv's and
+ * the table's rows into the MMA's tiles as they are; key tiles of 32, or 16 where 32 does not fit (head_dim
+ * 128: attn_mma_rel_smem). Not 64 at head_dim 64: its 87 KB of shared memory leave sm_80 one block per SM,
+ * and ptxas spills its registers (the band's products and the scores of 32 rows x 64 keys).
+ */
+static bool rel_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
+    DType q = g->values[n->in[0]]->dtype, r = g->values[n->in[1]]->dtype, y = g->values[n->out]->dtype;
+    if (q != r || q != y) return false;
+    for (*kt = 32; *kt >= 16; *kt /= 2)
+        if ((*smem = attn_mma_rel_smem(n->head_dim, *kt)) <= SHORTC_SMEM_OPTIN_LIMIT) return true;
+    return false;
+}
+
+/*
  * Whether node n's attention runs on the tensor-core path (templates/attn_mma.cuh) and, if so, its
  * keys per tile and shared memory: queries and keys/values fp16 or bf16 (the MMA's element type is the
  * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
@@ -566,6 +581,7 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
         !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
         return false;
+    if (n->op == OP_REL_ATTENTION) return rel_mma_tiles(g, n, kt, smem);
     *kt = attn_mma_kt(hd);
     *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN) + (n->infused ? attn_mma_pia_smem(hd, *kt) : 0);
     return *smem <= SHORTC_SMEM_OPTIN_LIMIT;
@@ -585,6 +601,11 @@ int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
 int attn_mma_smem(int hd, int kt, bool gather) {
     int ld = (hd + 15) / 16 * 16 + 8;
     return (ATTN_MMA_QT + 2 * kt) * ld * 2 + (gather ? 2 * kt * 4 : 0);
+}
+
+int attn_mma_rel_smem(int hd, int kt) {
+    int hdp = (hd + 15) / 16 * 16, ld = hdp + 8;
+    return attn_mma_smem(hd, kt, false) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
 }
 
 /* Queries P..P+T-1 touch tiles P/QT..(P+T-1)/QT: at most ceil((T - 1)/QT) + 1. With dilation D, residue
@@ -659,7 +680,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
         ks->smem = smem = attn_mma_smem(hd, kt, gather) + (n->infused ? attn_mma_pia_smem(hd, kt) : 0);
     if (n->infused && !pia_hooks(e, n, ks, H, hd, !mma)) return false;
     set_flag(ks, "PIA", n->infused);
-    if (!mma) set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
+    set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
     set_int(e, ks, "WARPS", warps);
     if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
     else set_int(e, ks, "QPW", qpw);
@@ -1550,7 +1571,7 @@ bool emit_rel_keys(Emit *e, const Node *n, KSpec *ks, bool *launch) {
 
 /* The position rules as the engine's hooks (templates/attn_txl_hooks.cuh): visibility (reads the kernel's P) and
  * the positional score term; false after an internal error. */
-static bool txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
+static bool txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt, bool mma) {
     int m = n->memory, hd = n->head_dim;
     int rows = val(e, n->in[1])->capacity; /* the relative keys' distances: m + segment, or clamp + 1 */
     TmplArgs t = {0};
@@ -1564,6 +1585,7 @@ static bool txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
     tmpl_setf(e->st.arena, &t, "LAST_ROW", "%d", rows - 1);
     tmpl_setf(e->st.arena, &t, "HD", "%d", hd);
     tmpl_setf(e->st.arena, &t, "W", "%d", n->heads * hd);
+    tmpl_setf(e->st.arena, &t, "MMA", "%d", mma); /* attn_mma.cuh: the position term is its own MMA */
     StrBuf b = {0};
     if (!template_render(e->st.d, "attn_txl_hooks.cuh", t.kv, t.n, &b)) {
         free(sb_take(&b, NULL));
@@ -1572,11 +1594,17 @@ static bool txl_hooks(Emit *e, const Node *n, KSpec *ks, int qt, DType bdt) {
     return set_hooks(e, n, ks, sb_take(&b, NULL));
 }
 
-/* Relative attention on the engine's CUDA-core path: the memory's keys and the relative keys first. */
+/* Relative attention on the engine: the tensor-core path (attn_mma.cuh REL: the position term a second MMA
+ * against the tile's band of relative keys) when attn_mma_tiles takes it, else the CUDA-core path; the
+ * memory's keys and values first (one cuBLAS GEMM, add_txl_prep). */
 static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     int H = n->heads, hd = n->head_dim, W = H * hd, warps = ENGINE_WARPS, kt, qpw, smem;
     const Value *qkv = val(e, n->in[0]), *y = val(e, n->out), *ub = val(e, n->in[2]);
-    if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
+    bool mma = attn_mma_tiles(e->st.g, n, &kt, &smem);
+    if (mma) {
+        warps = MMA_WARPS;
+        qpw = ATTN_MMA_WARP_ROWS;
+    } else if (!attn_tiles(hd, warps, &kt, &qpw, &smem)) {
         diag_error(e->st.d, n->src, "head_dim %d is too large for the attention kernel", hd);
         return false;
     }
@@ -1594,9 +1622,9 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     dtype_suffix(sfx, sizeof sfx, y->dtype, 1, &ub->dtype, 1, sdt);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sizeof sfx, "_in", qkv->dtype);
     if (rel->dtype != sdt) append_dtype(sfx, sizeof sfx, "_rel", rel->dtype);
-    ks->tmpl = "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s", n->memory,
-                            n->attn.prm.clamp, n->attn.prm.same_length, H, hd, sfx);
+    ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
+    ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s%s", n->memory,
+                            n->attn.prm.clamp, n->attn.prm.same_length, H, hd, sfx, mma ? "_tc" : "");
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
@@ -1606,12 +1634,15 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_B", ub->dtype);
     set_dtype(ks, "T_REL", rel->dtype);
     set_flag(ks, "KV_HTD", false);
-    set_flag(ks, "REC_KEY", false);
-    set_flag(ks, "PIA", false);
+    if (!mma) {
+        set_flag(ks, "REC_KEY", false);
+        set_flag(ks, "PIA", false);
+    }
     set_flag(ks, "REL", true);
-    if (!txl_hooks(e, n, ks, qt, ub->dtype)) return false;
+    if (!txl_hooks(e, n, ks, qt, ub->dtype, mma)) return false;
     set_int(e, ks, "WARPS", warps);
-    set_int(e, ks, "QPW", qpw);
+    if (mma) set_int(e, ks, "HDP", (hd + 15) / 16 * 16);
+    else set_int(e, ks, "QPW", qpw);
     set_int(e, ks, "KT", kt);
     set_int(e, ks, "NQT", 0);
     set_int(e, ks, "HEAD_TABLES", 0);
@@ -1619,13 +1650,18 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_flag(ks, "BANDED", true);
     set_flag(ks, "RESIDUE", false);
     set_flag(ks, "COUNT_TILES", false);
-    ks->grid[0] = (SymDim){.t = 1, .div = qt};
+    if (mma) ks->smem = smem; /* dynamic: above 48 KB by cuFuncSetAttribute */
+    /* the tensor-core path takes one query tile per block: its grid covers every tile a call touches */
+    int extra = mma ? attn_mma_grid_pad(0) : 0;
+    ks->grid[0] = (SymDim){.t = 1, .c = extra, .div = qt};
     ks->grid[1] = SYMDIM_CONST(H);
     ks->block = warps * 32;
     ks->geometry = arena_printf(e->st.arena,
-                                "grid (ceil(T/%d), %d, 1), block %d: %d queries of one head per block, key tiles of %d "
-                                "(memory, then this call), %d bytes of shared memory",
-                                qt, H, warps * 32, qt, kt, smem);
+                                "grid (ceil(%s/%d), %d, 1), block %d: %d queries of one head per block, key tiles of %d "
+                                "(memory, then this call), %d bytes of shared memory%s",
+                                mma ? arena_printf(e->st.arena, "(T+%d)", extra) : "T", qt, H, warps * 32, qt, kt, smem,
+                                mma ? " (dynamic); tensor cores (mma.m16n8k16): the position term a second MMA against "
+                                      "the tile's band of relative keys" : "");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_ARENA, .offset = kv_off};
     ks->sargs[ks->nsargs++] = arg_value(n->out);

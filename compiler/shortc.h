@@ -902,6 +902,9 @@ int attn_mma_smem(int hd, int kt, bool gather);
 /* Whether position-infused node n can run on the tensor-core path, and the bytes of its positional key tile. */
 bool attn_mma_pia_ok(const Graph *g, const Node *n);
 int attn_mma_pia_smem(int hd, int kt);
+/* The same with Transformer-XL's relative term (REL): attn_mma_smem, the band of ATTN_MMA_QT + kt relative-key
+ * rows, u and v - u (fp32, hd rounded up to 16) and each warp's band product of 16 rows x (kt + 24) floats. */
+int attn_mma_rel_smem(int hd, int kt);
 /* The tensor-core path's grid is ceil((T + c) / ATTN_MMA_QT) blocks for c = attn_mma_grid_pad(max_dil): one
  * block per query tile a call of T queries touches at any P (attn_mma.cuh takes one tile per block); max_dil: a
  * residue kind's largest dilation (its tiles hold one residue each), else 0 or 1. */

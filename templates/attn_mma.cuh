@@ -74,11 +74,26 @@
 //! each row's online softmax after the key tiles (its score by the quad of
 //! lanes that holds the row, from q_s; its value into the row's accumulators).
 //!
+//! REL (Transformer-XL relative attention, docs/attention/relative.md; with
+//! BANDED, never with GATHER or RESIDUE): the arguments of attn_engine.cuh's
+//! REL (kv: the memory's keys and values [2, kv_rows, H, HD] at ring row
+//! position mod kv_rows, this call's keys read from qkv; rel [ND, H*HD] the
+//! relative keys W_r R_d; r_w, r_r: u and v), qkv, kv and rel all of type TE.
+//! The score is (q+u).k_j + (q+v).R_min(i-j, _last_row): Q is staged as q + u
+//! (the content term is the usual MMA); a query tile times a key tile touches
+//! the QT + KT - 1 distances q0 - kf - KT + 1 .. q0 + QT - 1 - kf, whose rows
+//! of R (clamped to [0, _last_row]) are copied with K into r_s; per m16 row
+//! block a second MMA of (q+u) + (v-u) (the A fragment, v - u added in
+//! registers) against the KT + 16 band rows it needs gives B[r][n] = (q_r+v).
+//! R_{band row n}, staged in the warp's b_s, and score (r, c) adds B[r][r - c
+//! + KT - 1]: the relative shift as index arithmetic. Full tiles
+//! (_full_tile, at the kernel's P) skip the per-score test.
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD HDP WARPS KT SCALE NQT HEAD_TABLES
 //!               T_QKV T_KV T_OUT HOOKS KV_HTD (0/1) BANDED (0/1) GATHER (0/1) COUNT_TILES (0/1)
 //!               RESIDUE (0/1; never with BANDED or GATHER)
-//!               PIA (0/1; BANDED only) T_POS (PIA only; = T_KV), REC_KEY (0/1) T_XKV (REC_KEY only);
-//!               PIA and REC_KEY never both
+//!               PIA (0/1; BANDED only) T_POS (PIA only; = T_KV), REC_KEY (0/1) T_XKV (REC_KEY only),
+//!               REL (0/1) T_B and T_REL (REL only); at most one of PIA, REC_KEY and REL
 {{COMMENT}}
 // Kind hooks and key-tile lists of this kernel (templates/attn_mma.cuh).
 {{HOOKS}}
@@ -92,7 +107,12 @@ extern "C" __global__ void __launch_bounds__({{WARPS}} * 32, 2) {{KERNEL_NAME}}(
 {{#if REC_KEY}}
     const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows, const {{T_XKV}} *__restrict__ xkv);
 {{#else}}
+{{#if REL}}
+    const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows, const {{T_REL}} *__restrict__ rel,
+    const {{T_B}} *__restrict__ r_w, const {{T_B}} *__restrict__ r_r);
+{{#else}}
     const {{T_KV}} *__restrict__ kv, {{T_OUT}} *__restrict__ y, int T, int P, int kv_rows);
+{{#endif}}
 {{#endif}}
 {{#endif}}
 
@@ -109,7 +129,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     int T, int P, int kv_rows,
     const {{T_XKV}} *__restrict__ xkv)  // recurrence: h_prev's key | value | present, [2*H*HD + 1]
 {{#else}}
+{{#if REL}}
+    int T, int P, int kv_rows,
+    const {{T_REL}} *__restrict__ rel,  // [ND, H*HD]: W_r R_d per distance d (derived: the load program's)
+    const {{T_B}} *__restrict__ r_w,  // [H, HD]: u, added to the query
+    const {{T_B}} *__restrict__ r_r)  // [H, HD]: v, the positional term's query bias
+{{#else}}
     int T, int P, int kv_rows)
+{{#endif}}
 {{#endif}}
 {{#endif}}
 {
@@ -149,6 +176,17 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if PIA}}
     TE *const kp_s = v_s + KT * LD;  // [KT][LD]: the key tile's positional rows W_k p_s (PIA)
 {{#endif}}
+{{#if REL}}
+    constexpr int NR = QT + KT;  // relative-key rows per tile: the band of QT + KT - 1 distances (and one spare)
+    constexpr int NBW = KT + 16;  // band columns of one m16 row block: distances r - c + KT - 1 (r < 16, c < KT)
+    constexpr int LDB = NBW + 8;  // fp32 row stride of a warp's band product
+    constexpr int RPASS = (NR + RPP - 1) / RPP;  // passes per band copy
+    static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE), "REL: qkv and rel are of type TE");
+    TE *const r_s = v_s + KT * LD;  // [NR][LD]: the tile's band of relative keys, row b = distance q0 - kf - KT + 1 + b
+    float *const u_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: u
+    unsigned *const vu_s = reinterpret_cast<unsigned *>(u_s + HDP);  // [HDP / 2]: v - u as pairs of TE (zeros past HD)
+    float *const b_s = u_s + HDP + HDP / 2 + (threadIdx.x >> 5) * 16 * LDB;  // [16][LDB]: this warp's band product of one row block
+{{#endif}}
 {{#if GATHER}}
     int *const key_s = reinterpret_cast<int *>(v_s + KT * LD);  // [2][KT]: key positions of a gathered tile, -1: none
 {{#endif}}
@@ -182,7 +220,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
 
     if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
-        constexpr int N16 = ((QT + KBUF * KT) * LD * (int)sizeof(TE)) / 16;
+        constexpr int N16 = ((QT + KBUF * KT + ({{REL}} ? QT + KT : 0)) * LD * (int)sizeof(TE)) / 16;  // PIA: Kp (KBUF); REL: r_s (NR rows)
         for (int i = threadIdx.x; i < N16; i += THREADS) shortc_st128(&smem_raw[i], zero);
     }
 
@@ -202,8 +240,29 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
         const int q0 = qt * QT;
 {{#endif}}
+{{#if REL}}
+        const int mfirst = P - min(P, kv_rows), mring = kv_rows > 0 ? mfirst % kv_rows : 0;  // the memory's first key, its ring row
+{{#endif}}
         const int qw = q0 + QS * warp * WR;  // this warp's first query
 
+{{#if REL}}
+        {  // u and v - u in shared memory (fp32), the biases read 16 bytes at a time
+            constexpr int EPB = 16 / (int)sizeof({{T_B}});  // elements per 16 bytes
+            for (int c = threadIdx.x; c < HDP / EPB; c += THREADS) {
+                uint4 ru = zero, rv = zero;
+                if (c * EPB < HD) {
+                    ru = shortc_ld128(r_w + h * HD + c * EPB);
+                    rv = shortc_ld128(r_r + h * HD + c * EPB);
+                }
+                const {{T_B}} *u = reinterpret_cast<const {{T_B}} *>(&ru), *v = reinterpret_cast<const {{T_B}} *>(&rv);
+#pragma unroll
+                for (int x = 0; x < EPB; x++) u_s[c * EPB + x] = shortc_ld(u + x);
+#pragma unroll
+                for (int x = 0; x < EPB; x += 2)
+                    vu_s[(c * EPB + x) / 2] = shortc_pack2(TE(), shortc_ld(v + x) - shortc_ld(u + x), shortc_ld(v + x + 1) - shortc_ld(u + x + 1));
+            }
+        }
+{{#endif}}
         __syncthreads();  // the previous tile's warps are done with q_s (outputs) and k_s, v_s
 #pragma unroll
         for (int j = 0; j < QPASS; j++) {  // Q rows, converted to TE, 128-bit loads and stores
@@ -220,8 +279,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
             for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x) + shortc_ld(p8 + x));  // summed in fp32
 {{#else}}
+{{#if REL}}
+#pragma unroll
+            for (int x = 0; x < 8; x++)  // q + u (padding rows stay zero)
+                shortc_st(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? u_s[cc * 8 + x] : 0.0f));
+{{#else}}
 #pragma unroll
             for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
+{{#endif}}
 {{#endif}}
             shortc_st128(q_s + r * LD + cc * 8, out);
         }
@@ -265,7 +330,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if BANDED}}
             const int kf = e * KT;
+{{#if REL}}
+            return {{KERNEL_NAME}}_full_tile(q0, QT, kf, KT);  // the memory's first key moves with P
+{{#else}}
             return kf + KT - 1 <= q0 && q0 + QT - 1 - kf < {{KERNEL_NAME}}_reach;
+{{#endif}}
 {{#else}}
 {{#if GATHER}}
             (void)e;
@@ -307,6 +376,41 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             }
 {{#else}}
             const int kf = kfirst_of(e);
+{{#if REL}}
+            // Transformer-XL: key t >= P is this call's (qkv), an earlier one the memory's ring row t mod kv_rows
+            // (kv); rows below the memory's first position or at P+T and beyond are zeros. With K, the tile's
+            // band of relative keys: row b of r_s is distance q0 - kf - KT + 1 + b clamped to [0, _last_row].
+            (void)src, (void)whole;
+            const int part = buf == v_s;  // 0: keys, 1: values
+            const TE *const qkv_e = reinterpret_cast<const TE *>(qkv) + (1 + part) * H * HD + h * HD + cc * 8;  // row P
+            const TE *const mem_e = kv + (size_t)part * kv_rows * H * HD + h * HD + cc * 8;  // ring row 0
+            {
+#pragma unroll
+                for (int j = 0; j < KPASS; j++) {
+                    const int r = cr + RPP * j, t = kf + r;
+                    if (!EVEN && (!copier || r >= KT)) continue;
+                    const int ring = t - mfirst + mring;  // memory key t's ring row, t mod kv_rows (t - mfirst < kv_rows)
+                    if (t >= mfirst && t < P + T)
+                        shortc_cp_async_16(buf + r * LD + cc * 8, t >= P ? qkv_e + (size_t)(t - P) * (3 * H * HD)
+                                                                         : mem_e + (size_t)(ring < kv_rows ? ring : ring - kv_rows) * (H * HD));
+                    else
+                        shortc_st128(buf + r * LD + cc * 8, zero);
+                }
+            }
+            if (!part) {  // the band of relative keys, rows dmin .. dmin + NR - 1 clamped to [0, _last_row]
+                const int dmin = q0 - kf - KT + 1;  // the distance of band row 0
+                const TE *const rel_e = reinterpret_cast<const TE *>(rel) + h * HD + cc * 8;
+                {
+#pragma unroll
+                    for (int j = 0; j < RPASS; j++) {
+                        const int r = cr + RPP * j;
+                        if ((!EVEN || NR % RPP != 0) && (!copier || r >= NR)) continue;
+                        const int d = min(max(dmin + r, 0), {{KERNEL_NAME}}_last_row);  // negative: never visible
+                        shortc_cp_async_16(r_s + r * LD + cc * 8, rel_e + (size_t)d * (H * HD));
+                    }
+                }
+            }
+{{#else}}
 {{#if RESIDUE}}
             const int ks = e < ng ? 1 : DIL;  // positions between the tile's key rows
             const TE *row = src + (size_t)(kf + ks * cr) * RS;  // this thread's chunk of row cr
@@ -346,6 +450,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
                 }
             }
+{{#endif}}
 {{#endif}}
         };
         // Position of key column col of the tile at entry e (parity n, first key kf); -1: no key there.
@@ -408,6 +513,43 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 for (int mb = 0; mb < MB; mb++)
 #pragma unroll
                     for (int j = 0; j < KT / 8; j++) s[mb][j][0] = s[mb][j][1] = s[mb][j][2] = s[mb][j][3] = 0.0f;
+{{#if REL}}
+                // The position term first (the scores of one m16 row block live, not all: fewer registers), a block at a time: B = (q + v) R_band^T over the
+                // block's NBW band rows (from 32 warp + 16 mb), staged in b_s; score (r, c) adds B[r][r - c + KT - 1].
+#pragma unroll
+                for (int mb = 0; mb < MB; mb++) {
+                    unsigned qv[HDP / 16][4];  // the A fragments of q + v = (q + u) + (v - u)
+#pragma unroll
+                    for (int kk = 0; kk < HDP / 16; kk++) {
+                        shortc_frag_load_a(qv[kk], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
+                        shortc_frag_add_cols<TE>(qv[kk], vu_s + kk * 8);
+                    }
+                    __syncwarp();  // the previous block's reads of b_s are done
+#pragma unroll
+                    for (int nb = 0; nb < NBW / 16; nb++) {  // 16 band rows at a time: 8 accumulators live
+                        float bp[2][4] = {};
+#pragma unroll
+                        for (int kk = 0; kk < HDP / 16; kk++) {
+                            unsigned bf[4];
+                            shortc_frag_load_kt(bf, r_s + (warp * WR + 16 * mb + nb * 16) * LD + kk * 16, LD);
+                            shortc_frag_mma(TE(), bp[0], qv[kk], bf);
+                            shortc_frag_mma(TE(), bp[1], qv[kk], bf + 2);
+                        }
+#pragma unroll
+                        for (int j = 0; j < 2; j++)
+#pragma unroll
+                            for (int x = 0; x < 4; x++) b_s[(g + 8 * (x >> 1)) * LDB + 16 * nb + 8 * j + 2 * t4 + (x & 1)] = bp[j][x];
+                    }
+                    __syncwarp();
+#pragma unroll
+                    for (int j = 0; j < KT / 8; j++)
+#pragma unroll
+                        for (int x = 0; x < 4; x++) {
+                            const int r = g + 8 * (x >> 1), c = 8 * j + 2 * t4 + (x & 1);
+                            s[mb][j][x] = b_s[r * LDB + r - c + KT - 1];  // the relative shift (the content MMA adds q.k)
+                        }
+                }
+{{#endif}}
 #pragma unroll
                 for (int kk = 0; kk < HDP / 16; kk++) {
                     unsigned qa[MB][4];

@@ -16,6 +16,7 @@
 //   shortc_frag_load_kt(b, k, ld)           B fragments of Kᵀ for 16 keys x 16 dims
 //   shortc_frag_load_v(b, v, ld)            B fragments of V for 16 keys x 16 dims (ldmatrix.trans)
 //   shortc_frag_mma(T, d, a, b)             d += a·b (fp16 or bf16 form, chosen by T)
+//   shortc_frag_add_cols<T>(a, add2)         A fragment plus a row vector (packed b16 pairs) on every row
 //   shortc_frag_qk<T, DK, NK>(s, q, ldq, k, ldk)   S[16 x NK] = Q[16 x DK] · K[NK x DK]ᵀ
 //   shortc_frag_row_max / _row_sum<NB>(acc, m)     per-row max / sum over the quad
 //   shortc_frag_pack_p<T>(a, s0, s1)         two n8 blocks of P (fp32) -> one A fragment, in registers
@@ -37,6 +38,30 @@ __device__ __forceinline__ unsigned shortc_pack2(__half, float lo, float hi) {
 __device__ __forceinline__ unsigned shortc_pack2(__nv_bfloat16, float lo, float hi) {
     return (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(lo)) |
            (unsigned)__bfloat16_as_ushort(__float2bfloat16_rn(hi)) << 16;
+}
+
+// a + b per b16 pair (one packed add, rounded to nearest even): fp16 or bf16, chosen by the first argument.
+__device__ __forceinline__ unsigned shortc_add2(__half, unsigned a, unsigned b) {
+    __half2 x = *reinterpret_cast<const __half2 *>(&a), y = *reinterpret_cast<const __half2 *>(&b), z = __hadd2(x, y);
+    return *reinterpret_cast<const unsigned *>(&z);
+}
+__device__ __forceinline__ unsigned shortc_add2(__nv_bfloat16, unsigned a, unsigned b) {
+    __nv_bfloat162 x = *reinterpret_cast<const __nv_bfloat162 *>(&a), y = *reinterpret_cast<const __nv_bfloat162 *>(&b),
+                   z = __hadd2(x, y);
+    return *reinterpret_cast<const unsigned *>(&z);
+}
+
+// A fragment (16 columns) plus a row vector on every row: add2 holds the vector's 8 pairs of b16 (columns 2p,
+// 2p+1 in add2[p]); a[0], a[1] hold columns 2t, 2t+1 (rows g, g+8), a[2], a[3] columns 2t+8, 2t+9
+// (shortc_frag_load_a).
+template <typename T>
+__device__ __forceinline__ void shortc_frag_add_cols(unsigned a[4], const unsigned *add2) {
+    const int t = threadIdx.x & 3;
+    const unsigned lo = add2[t], hi = add2[t + 4];
+    a[0] = shortc_add2(T(), a[0], lo);
+    a[1] = shortc_add2(T(), a[1], lo);
+    a[2] = shortc_add2(T(), a[2], hi);
+    a[3] = shortc_add2(T(), a[3], hi);
 }
 
 // d += a·b for one m16n8k16 tile; the element type picks the fp16 or bf16 instruction.

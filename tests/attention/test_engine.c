@@ -421,6 +421,7 @@ static char *visibility_source(Arena *a, Diag *d) {
         tmpl_set(&t, "LAST_ROW", "0");
         tmpl_set(&t, "HD", "1");
         tmpl_set(&t, "W", "1");
+        tmpl_set(&t, "MMA", "0");
         CHECK(template_render(d, "attn_txl_hooks.cuh", t.kv, t.n, &b));
         sb_printf(&b,
                   "\nextern \"C\" __global__ void txl_%d_probe(unsigned char *vis, int n, int P) {\n"

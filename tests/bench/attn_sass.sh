@@ -10,7 +10,12 @@
 # blocks per SM and occupancy; and an ESTIMATE of the tensor-core rate the
 # instruction issue allows.
 #
-#   sh tests/bench/attn_sass.sh [BUILD_DIR] [--check]
+#   sh tests/bench/attn_sass.sh [BUILD_DIR] [--check] [MODEL.arch...]
+#
+# Each MODEL.arch adds its tensor-core attention kernels (emitted by BUILD_DIR/shortc;
+# dynamic shared memory from the kernel's comment) at the model's own heads: e.g.
+# models/txl_wt103.arch and models/txl_enwik8.arch for Transformer-XL's relative
+# attention (attn_mma.cuh REL) at head_dim 64 and 128, bf16.
 #
 # Blocks per SM from registers (65536 per SM, allocated per warp in units of 256),
 # shared memory (sm_80: 167936 bytes per SM, sm_90: 233472; 1024 reserved per
@@ -28,10 +33,11 @@
 # the NVRTC gate holds the bundled models to 0.)
 # Exit 77 (skipped) without cuobjdump.
 set -u
-build=build check=0
+build=build check=0 models=""
 for a in "$@"; do
   case "$a" in
     --check) check=1 ;;
+    *.arch) models="$models $a" ;;
     *) build=$a ;;
   esac
 done
@@ -44,6 +50,17 @@ trap 'rm -rf "$tmp"' EXIT
 rc=$?
 [ "$rc" -eq 4 ] && { cat "$tmp/gate.err" >&2; exit 77; }
 [ "$rc" -eq 0 ] || { cat "$tmp/gate.err" >&2; echo "attn_sass: nvrtc_gate --loop failed (exit $rc)" >&2; exit 1; }
+for m in $models; do
+  n=$(basename "$m" .arch)
+  "$build/shortc" "$m" -o "$tmp/$n.cu" || { echo "attn_sass: shortc could not emit $m" >&2; exit 1; }
+  # the launch comment's dynamic shared memory, then the kernel it precedes
+  awk '/bytes of shared memory \(dynamic\)/ { match($0, /[0-9]+ bytes of shared memory \(dynamic\)/); split(substr($0, RSTART), w, " "); smem = w[1]; next }
+       smem && /__global__/ && match($0, /shortc_attn_[A-Za-z0-9_]*_tc/) { print substr($0, RSTART, RLENGTH), smem; smem = 0 }' \
+      "$tmp/$n.cu" >> "$tmp/attn.cu.smem"
+  "$gate" --arch sm_80 --arch sm_90 --loop "$tmp/$n.cu" > "$tmp/$n.loop" 2> "$tmp/gate.err" ||
+    { cat "$tmp/gate.err" >&2; echo "attn_sass: nvrtc_gate --loop failed on $m" >&2; exit 1; }
+  awk '$1 ~ /_tc$/' "$tmp/$n.loop" >> "$tmp/loop.txt"
+done
 awk -v check="$check" '
   FNR == NR { smem[$1] = $2; next }
   /^#/ || $1 !~ /_tc$/ { next }
@@ -70,7 +87,7 @@ awk -v check="$check" '
   END { if (check && (goals != 4 || miss)) exit 1 }
 ' "$tmp/attn.cu.smem" "$tmp/loop.txt" > "$tmp/table.txt"
 rc=$?
-echo "tensor-core attention path (templates/attn_mma.cuh), bf16, 12 heads, 128-query tiles; main loop = innermost SASS loop holding an HMMA"
+echo "tensor-core attention path (templates/attn_mma.cuh), bf16, 12 heads (a model's kernels: its heads), 128-query tiles; main loop = innermost SASS loop holding an HMMA"
 printf "%-18s %-6s %6s %7s %6s %5s %9s %6s %7s %7s %7s %15s\n" kind arch hmma other ratio regs spill loopLS smem blk/SM occup "ESTIMATE issue"
 cat "$tmp/table.txt"
 echo "ESTIMATE (from static SASS, not measured): the tensor-core rate instruction issue allows, min(1, tensor cycles per HMMA / (1 + ratio)); sm_80: 8, sm_90: 4 cycles"

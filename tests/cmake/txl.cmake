@@ -25,7 +25,8 @@ add_test(NAME txl_convert
          COMMAND sh -c "/usr/bin/python3 -c 'import numpy' 2>/dev/null || { echo 'numpy not found: skipped'; exit 77; }; exec /usr/bin/python3 \"$0\" \"$1\""
                  ${TESTS_DIR}/memory/convert_txl.py ${CMAKE_SOURCE_DIR}/tools/convert_checkpoint.py)
 set_tests_properties(txl_convert PROPERTIES LABELS "memory;txl" SKIP_RETURN_CODE 77)
-# The CUDA steps (the memory projection's cuBLAS GEMM, templates/txl_mem_write.cuh, attn_engine.cuh with REL):
+# The CUDA steps (the memory projection's cuBLAS GEMM, templates/txl_mem_write.cuh, attn_engine.cuh or, fp16/bf16 at
+# head_dim a multiple of 8, attn_mma.cuh with REL):
 #   txl_sim_<name>   tests/suite/golden_suite.sh: sim == ref, bitwise across thread counts and from the
 #                    emitted .cu, and in modes cached and tokenwise (memories across calls): txl_tiny,
 #                    odd shapes in fp32 (per-layer memories, clamp), fp16 (pre-norm, same_length, untie)
@@ -42,6 +43,7 @@ shortc_txl_suite(odd_half ${TESTS_DIR}/memory/txl_odd_half.arch 23 2e-2 2e-2)
 shortc_txl_suite(odd_bf16 ${TESTS_DIR}/memory/txl_odd_bf16.arch 23 2e-2 2e-2)
 shortc_txl_suite(mixed    ${TESTS_DIR}/memory/txl_mixed.arch    23 2e-2 2e-2)
 #   txl_run_<backend>      `shortc run --mode cached` over several segments == the PyTorch goldens (txl_tiny,
+#                          txl_lrm_tiny also stored fp16 (2e-2) and bf16 (6e-2): the tensor-core path,
 #                          txl_lrm_tiny, txl_tiny_pre; and tokenwise with same_length), nonoverlapping differs
 #                          (tests/memory/txl_run.sh)
 #   txl_eval_cached_<backend>  `shortc eval --mode cached`: the golden logits' NLL (tests/memory/txl_nll.py)
@@ -59,3 +61,22 @@ add_test(NAME txl_report COMMAND sh ${TESTS_DIR}/gate/expect.sh
          --grep "continuing calls: per-layer memories of earlier layer inputs \\(any length, up to 1073741824 positions\\)"
          -- ${SHORTC_BIN} run ${CMAKE_SOURCE_DIR}/models/txl_tiny.arch --backend ref --random-weights 1 --report)
 set_tests_properties(txl_report PROPERTIES LABELS "memory;txl")
+#   txl_matrix_<dt>_hd<hd>  the tensor-core path of relative attention (templates/attn_mma.cuh REL) in fp16 and bf16
+#                         at head_dim 16, 64, 80 and 128 (tests/memory/matrix: memories 150, 37 with clamp and
+#                         same_length, none with clamp), 180 tokens (two segments of 160) fed 1, 2, 15, 17, 63, 65
+#                         and 129 per call: sim == ref at the half tolerance (tests/memory/txl_chunks.sh)
+file(GLOB TXL_MATRIX CONFIGURE_DEPENDS ${TESTS_DIR}/memory/matrix/*.arch)
+foreach(model ${TXL_MATRIX})
+  get_filename_component(name ${model} NAME_WE)
+  string(REGEX REPLACE "^txl_" "" name ${name})
+  add_test(NAME txl_matrix_${name}
+           COMMAND sh ${TESTS_DIR}/memory/txl_chunks.sh ${SHORTC_BIN} ${model} 180 2e-2 2e-2 1 2 15 17 63 65 129)
+  set_tests_properties(txl_matrix_${name} PROPERTIES LABELS "memory;txl;sim" TIMEOUT 900)
+  # ... and that path is the one emitted: every layer's relative kernel ends in _tc
+  add_test(NAME txl_matrix_${name}_tc COMMAND sh ${TESTS_DIR}/gate/expect.sh
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m150_c0_s0_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m37_c40_s1_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m0_c20_s0_h[0-9]+_hd[0-9]+_b?f16_tc\\("
+           -- ${SHORTC_BIN} ${model} -o -)
+  set_tests_properties(txl_matrix_${name}_tc PROPERTIES LABELS "memory;txl")
+endforeach()

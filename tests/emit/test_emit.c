@@ -163,8 +163,8 @@ static const TmplCase tmpl_cases[] = {
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL", "RESIDUE"}},
     {"attn_mma.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS= "
-     "T_XKV=float T_POS=__nv_bfloat16",
-     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE", "REC_KEY", "PIA"}},
+     "T_XKV=float T_POS=__nv_bfloat16 T_B=float T_REL=__nv_bfloat16",
+     {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE", "REC_KEY", "PIA", "REL"}},
     {"recurrence_kv.cuh",
      "COMMENT=// KERNEL_NAME=k D=20 A=12 THREADS=32 EPS=1e-05f T_GAMMA=float T_BETA=float T_W=__half T_B=float "
      "T_STATE=float T_OUT=float",
@@ -175,7 +175,7 @@ static const TmplCase tmpl_cases[] = {
     {"attn_hooks.cuh", "KERNEL_NAME=k KIND=window VISIBLE=attn_visible_window SETS= TABLE=nullptr NTOK=64",
      {"EXTRA"}},
     {"attn_txl_hooks.cuh", "KERNEL_NAME=k MEMORY=4 CLAMP=0 SAME_LENGTH=1 REACH=20 T_REL=float T_B=__half LAST_ROW=19 HD=20 W=60",
-     {NULL}},
+     {"MMA"}},
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float "
      "HOOKS=",

@@ -17,7 +17,8 @@
 # segment. --mem-init zeros (HF TransfoXL's m_l zero rows at the start)
 # equals the goldens computed that way (<model>.zeros.logits.npy; post-norm
 # models, pre-norm LayerNorm is refused) and differs from the default in the
-# first segment; the default stays the empty start.
+# first segment; the default stays the empty start. txl_lrm_tiny stored in fp16
+# and bf16 (the tensor-core path of relative attention) stays near the goldens.
 set -u
 shortc=$1 src=$2 backend=$3
 mem=$src/tests/memory
@@ -39,6 +40,16 @@ for spec in "$src/models/txl_tiny.arch txl_tiny" "$src/models/txl_lrm_tiny.arch 
         check "$2 $mode runs" run "$1" "$2" $mode "$tmp/$2_$mode.npy"
         check "$2 $mode == torch" "$shortc" cmp "$tmp/$2_$mode.npy" "$mem/$2.logits.npy" --atol 1e-4
     done
+done
+# txl_lrm_tiny stored in fp16 and bf16 (bf16 memories; relative attention on the tensor-core path, head_dim 8
+# padded to 16) against the fp32 goldens: fp16 within the half tolerance 2e-2, bf16 within 6e-2 (txl_interp's
+# bf16 bound; the interpreter itself is 0.048 off at bf16's 8 bits).
+for spec in "fp16 2e-2" "bf16 6e-2"; do
+    set -- $spec
+    check "txl_lrm_tiny $1 cached runs" "$shortc" run "$mem/txl_lrm_tiny_$1.arch" --backend "$backend" \
+        --weights "$mem/txl_lrm_tiny.safetensors" --tokens "$mem/txl_lrm_tiny.tokens" --mode cached --logits "$tmp/lrm_$1.npy"
+    check "txl_lrm_tiny $1 cached == torch (atol $2, rtol 2e-2)" "$shortc" cmp "$tmp/lrm_$1.npy" \
+        "$mem/txl_lrm_tiny.logits.npy" --atol "$2" --rtol 2e-2
 done
 # Without --mode, run takes the model's own way (cached: memories carried across segments).
 check "txl_tiny default runs" "$shortc" run "$src/models/txl_tiny.arch" --backend "$backend" \
