@@ -1634,10 +1634,8 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_B", ub->dtype);
     set_dtype(ks, "T_REL", rel->dtype);
     set_flag(ks, "KV_HTD", false);
-    if (!mma) {
-        set_flag(ks, "REC_KEY", false);
-        set_flag(ks, "PIA", false);
-    }
+    set_flag(ks, "REC_KEY", false); /* the memory family's other key sources: never with REL */
+    set_flag(ks, "PIA", false);
     set_flag(ks, "REL", true);
     if (!txl_hooks(e, n, ks, qt, ub->dtype, mma)) return false;
     set_int(e, ks, "WARPS", warps);
