@@ -39,6 +39,7 @@
 #include "../check.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -707,31 +708,50 @@ static void test_emitted_gaussian_table(void) {
     arena_free(&a);
 }
 
-int main(void) {
-    test_gaussian_rows();
-    test_child_counts();
-    test_bigbird_counts();
-    test_row_counts();
-    test_lists();
-    test_residue();
-    test_emitted_gaussian_table();
+/* The parts one run does (argv[1]; every part without it): ctest runs each as its own entry (attn_unit_PART). */
+static const char *const parts[] = {"patterns", "renderings", "engine", "mma"};
+enum { NPARTS = sizeof parts / sizeof parts[0] };
+
+/* Whether part p runs: no part named, or p is the one named. */
+static bool part_on(const char *named, int p) { return !named || !strcmp(named, parts[p]); }
+
+int main(int argc, char **argv) {
+    const char *named = argc > 1 ? argv[1] : NULL;
+    bool known = !named;
+    for (int p = 0; p < NPARTS; p++) known = known || !strcmp(named, parts[p]);
+    if (argc > 2 || !known) {
+        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma]   (no argument: all of them)\n");
+        return 2;
+    }
+    if (part_on(named, 0)) { /* patterns, lists, residue and tables: no simulator */
+        test_gaussian_rows();
+        test_child_counts();
+        test_bigbird_counts();
+        test_row_counts();
+        test_lists();
+        test_residue();
+        test_emitted_gaussian_table();
+    }
+    if (!part_on(named, 1) && !part_on(named, 2) && !part_on(named, 3)) return check_done("attn_unit");
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
     Arena a;
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
-    test_visibility_renderings(&a, &d);
-    char *src = engine_source(&a, &d);
-    CUmodule m = src ? load(src) : NULL;
-    free(src);
-    for (int k = 0; m && k < NKINDS; k++) {
-        test_probe(m, k);
-        static const int calls[][2] = {{0, 37}, {5, 1}, {13, 20}, {16, 16}, {40, 29}, {7, 73}};
-        for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
+    if (part_on(named, 1)) test_visibility_renderings(&a, &d);
+    if (part_on(named, 2)) { /* hooks and the CUDA-core engine */
+        char *src = engine_source(&a, &d);
+        CUmodule m = src ? load(src) : NULL;
+        free(src);
+        for (int k = 0; m && k < NKINDS; k++) {
+            test_probe(m, k);
+            static const int calls[][2] = {{0, 37}, {5, 1}, {13, 20}, {16, 16}, {40, 29}, {7, 73}};
+            for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
+        }
+        if (m) D.moduleUnload(m);
     }
-    if (m) D.moduleUnload(m);
-    test_mma(&a, &d);
+    if (part_on(named, 3)) test_mma(&a, &d);
     arena_free(&a);
     return check_done("attn_unit");
 }

@@ -7,7 +7,8 @@
 #   attn_golden_M         the golden suite (sim == ref, thread-count and .cu bitwise checks) on each
 #                         sparse tiny model
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
-#   attn_unit             the pattern module and the hooks (tests/attention/test_engine.c)
+#   attn_unit_PART        the pattern module and the hooks (tests/attention/test_engine.c), one entry per part
+#                         so that they run in parallel: patterns (no simulator), renderings, engine, mma
 #   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
@@ -85,9 +86,11 @@ target_link_libraries(attn_unit PRIVATE shortc_core shortrt m)
 target_include_directories(attn_unit PRIVATE ${CMAKE_SOURCE_DIR}/compiler ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(attn_unit SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(attn_unit PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-add_test(NAME attn_unit COMMAND attn_unit)
-set_tests_properties(attn_unit PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
-                     TIMEOUT 600)
+foreach(part patterns renderings engine mma)
+  add_test(NAME attn_unit_${part} COMMAND attn_unit ${part})
+  set_tests_properties(attn_unit_${part} PROPERTIES LABELS "attention;sim"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
+endforeach()
 
 # The engine loads the key tiles the pattern needs and no more (bench_attn's goal check at small T).
 add_test(NAME attn_tiles COMMAND bench_attn 40 129)
