@@ -9,7 +9,7 @@
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
 #   attn_unit_PART        the pattern module and the hooks (tests/attention/test_engine.c), one entry per part
 #                         so that they run in parallel: patterns (no simulator), renderings, engine, mma
-#   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
+#   attn_tiles_T          key tiles loaded / needed per kind (bench_attn at T 40, 129: one entry per T, in parallel)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
 set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
@@ -93,9 +93,12 @@ foreach(part patterns renderings engine mma)
 endforeach()
 
 # The engine loads the key tiles the pattern needs and no more (bench_attn's goal check at small T).
-add_test(NAME attn_tiles COMMAND bench_attn 40 129)
-set_tests_properties(attn_tiles PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
-                     TIMEOUT 600)
+# Each (T, kind, path) is its own instrumented compile, and the token counts are independent: one entry per T.
+foreach(T 40 129)
+  add_test(NAME attn_tiles_${T} COMMAND bench_attn ${T})
+  set_tests_properties(attn_tiles_${T} PROPERTIES LABELS "attention;sim"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
+endforeach()
 
 # Long segments: a listed kind whose key lists would be too large is refused at the attention
 # statement; banded kinds (causal, window) emit no lists, so a 10^6-token segment compiles.
