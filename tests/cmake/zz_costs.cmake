@@ -19,7 +19,8 @@ set(SHORTC_TEST_COSTS
   gate_compile_gaussian                        97
   attn_tiles_129                               96
   state_sessions                               93
-  doc_commands                                 73
+  doc_commands_usage                           55
+  doc_commands_readme                          20
   attn_matrix_attn_fp16_hd128                  69
   attn_matrix_attn_fp16_hd80                   66
   attn_matrix_attn_fp16_hd16                   55
