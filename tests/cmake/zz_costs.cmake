@@ -13,16 +13,16 @@ set(SHORTC_TEST_COSTS
   golden_gpt2_small_fp32                       164
   golden_gpt2_small                            137
   install_tree                                 128
-  attn_unit_mma                                121
   sec_inject                                   102
   gpu_accept_dry                               98
   gate_compile_gaussian                        97
   attn_tiles_129                               96
   state_sessions                               93
-  doc_commands_usage                           55
-  doc_commands_readme                          20
+  attn_unit_mma_f16                            85
+  attn_unit_mma_mix                            85
   attn_matrix_attn_fp16_hd128                  69
   attn_matrix_attn_fp16_hd80                   66
+  doc_commands_usage                           55
   attn_matrix_attn_fp16_hd16                   55
   attn_matrix_attn_bf16_hd80                   52
   attn_unit_engine                             50
@@ -54,6 +54,7 @@ set(SHORTC_TEST_COSTS
   gate_compile_gpt2_recurrent                  22
   gate_compile_sparse_strided                  22
   attn_matrix_attn_bf16_hd20                   21
+  doc_commands_readme                          20
   attn_matrix_attn_fp32_hd20                   20
   gate_compile_txl_wt103_lrm3                  19
   golden_gpt2_tiny_half                        17
