@@ -43,6 +43,7 @@
 #include "../check.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,7 @@ static void test_engine_call(CUmodule m, int k, int P, int T) {
 
 /* One tensor-core variant: element types, head width (not a multiple of 16: padded), KV layout. */
 typedef struct MmaVariant {
+    const char *part;       /* the attn_unit argument that runs this variant alone */
     const char *sfx;        /* kernel-name suffix */
     DType qkv, kv, out;     /* element types */
     int hd;                 /* head width */
@@ -579,19 +581,19 @@ typedef struct MmaVariant {
 } MmaVariant;
 
 static const MmaVariant mma_variants[] = {
-    {"_tc_f16", DT_F16, DT_F16, DT_F16, 24, 32, false, 6e-3},
-    {"_tc_mix", DT_F16, DT_BF16, DT_F32, 40, 16, true, 2e-2},
+    {"mma_f16", "_tc_f16", DT_F16, DT_F16, DT_F16, 24, 32, false, 6e-3},
+    {"mma_mix", "_tc_mix", DT_F16, DT_BF16, DT_F32, 40, 16, true, 2e-2},
 };
 enum { NMMA = sizeof mma_variants / sizeof mma_variants[0] };
 
 static const char *cuda_type(DType t) { return t == DT_F16 ? "__half" : t == DT_BF16 ? "__nv_bfloat16" : "float"; }
 
-/* Every kind's kernel of every variant, after the prelude and mma_frag.cuh. */
-static char *mma_source(Arena *a, Diag *d, char names[][64]) {
+/* Every kind's kernel of variant `only` (every variant: -1), after the prelude and mma_frag.cuh. */
+static char *mma_source(Arena *a, Diag *d, char names[][64], int only) {
     StrBuf b = {0};
     engine_source_start(&b, true);
     for (int v = 0; v < NMMA; v++)
-        for (int k = 0; k < NKINDS; k++) {
+        for (int k = 0; k < NKINDS && (only < 0 || v == only); k++) {
             AttnPattern p;
             if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) continue;
             const MmaVariant *mv = &mma_variants[v];
@@ -682,17 +684,20 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
     attn_pattern_free(&p);
 }
 
-/* Every kind on the tensor-core path: P > 0, T not a multiple of the tiles, on the plan's grid. */
-static void test_mma(Arena *a, Diag *d) {
+/* Every kind on the tensor-core path, variant `only` (every variant: -1): P > 0, T not a multiple of the
+ * tiles, on the plan's grid. */
+static void test_mma(Arena *a, Diag *d, int only) {
     static char names[NMMA * NKINDS][64];
-    char *src = mma_source(a, d, names);
+    char *src = mma_source(a, d, names, only);
     const char *list[NMMA * NKINDS];
-    for (int i = 0; i < NMMA * NKINDS; i++) list[i] = names[i];
-    CUmodule m = src ? load_names(src, list, NMMA * NKINDS) : NULL;
+    int n = 0;
+    for (int v = 0; v < NMMA; v++)
+        for (int k = 0; k < NKINDS && (only < 0 || v == only); k++) list[n++] = names[v * NKINDS + k];
+    CUmodule m = src ? load_names(src, list, n) : NULL;
     free(src);
     static const int calls[][2] = {{0, 1}, {0, 17}, {5, 1}, {13, 60}, {64, 16}, {3, 75}, {150, 243}, {0, 385}};
     for (int v = 0; m && v < NMMA; v++)
-        for (int k = 0; k < NKINDS; k++)
+        for (int k = 0; k < NKINDS && (only < 0 || v == only); k++)
             for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) {
                 int P = calls[c][0], T = calls[c][1];
                 test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T, NULL);
@@ -794,32 +799,62 @@ static void test_emitted_gaussian_table(void) {
     arena_free(&a);
 }
 
-int main(void) {
-    test_gaussian_rows();
-    test_child_counts();
-    test_bigbird_counts();
-    test_row_counts();
-    test_lists();
-    test_residue();
-    test_emitted_gaussian_table();
+/* The parts one run does (argv[1]; every part without it): ctest runs each as its own entry (attn_unit_PART);
+ * "mma" is both tensor-core variants, mma_variants[].part one of them; "mma_memory" the memory family's key
+ * sources (PIA, the recurrence's extra key) on the tensor-core path. */
+static const char *const parts[] = {"patterns", "renderings", "engine", "mma", "mma_memory"};
+enum { NPARTS = sizeof parts / sizeof parts[0] };
+
+/* The tensor-core variant named (its index), -1 when none is. */
+static int mma_variant_named(const char *named) {
+    for (int v = 0; named && v < NMMA; v++)
+        if (!strcmp(named, mma_variants[v].part)) return v;
+    return -1;
+}
+
+/* Whether part p runs: no part named, or p is the one named. */
+static bool part_on(const char *named, int p) { return !named || !strcmp(named, parts[p]); }
+
+int main(int argc, char **argv) {
+    const char *named = argc > 1 ? argv[1] : NULL;
+    int variant = mma_variant_named(named);
+    bool known = !named || variant >= 0;
+    for (int p = 0; p < NPARTS; p++) known = known || !strcmp(named, parts[p]);
+    if (argc > 2 || !known) {
+        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma|mma_f16|mma_mix|mma_memory]   (no argument: all)\n");
+        return 2;
+    }
+    if (part_on(named, 0)) { /* patterns, lists, residue and tables: no simulator */
+        test_gaussian_rows();
+        test_child_counts();
+        test_bigbird_counts();
+        test_row_counts();
+        test_lists();
+        test_residue();
+        test_emitted_gaussian_table();
+    }
+    if (!part_on(named, 1) && !part_on(named, 2) && !part_on(named, 3) && !part_on(named, 4) && variant < 0)
+        return check_done("attn_unit");
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
     Arena a;
     arena_init(&a);
     Diag d;
     diag_init(&d, &a, stderr);
-    test_visibility_renderings(&a, &d);
-    char *src = engine_source(&a, &d);
-    CUmodule m = src ? load(src) : NULL;
-    free(src);
-    for (int k = 0; m && k < NKINDS; k++) {
-        test_probe(m, k);
-        static const int calls[][2] = {{0, 37}, {5, 1}, {13, 20}, {16, 16}, {40, 29}, {7, 73}};
-        for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
+    if (part_on(named, 1)) test_visibility_renderings(&a, &d);
+    if (part_on(named, 2)) { /* hooks and the CUDA-core engine */
+        char *src = engine_source(&a, &d);
+        CUmodule m = src ? load(src) : NULL;
+        free(src);
+        for (int k = 0; m && k < NKINDS; k++) {
+            test_probe(m, k);
+            static const int calls[][2] = {{0, 37}, {5, 1}, {13, 20}, {16, 16}, {40, 29}, {7, 73}};
+            for (size_t c = 0; c < sizeof calls / sizeof *calls; c++) test_engine_call(m, k, calls[c][0], calls[c][1]);
+        }
+        if (m) D.moduleUnload(m);
     }
-    if (m) D.moduleUnload(m);
-    test_mma(&a, &d);
-    test_mma_memory(&a, &d);
+    if (part_on(named, 3) || variant >= 0) test_mma(&a, &d, variant);
+    if (part_on(named, 4)) test_mma_memory(&a, &d);
     arena_free(&a);
     return check_done("attn_unit");
 }

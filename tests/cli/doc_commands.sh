@@ -1,13 +1,16 @@
 #!/bin/sh
-# doc_commands.sh SHORTC SOURCE_DIR [DOC.md...] — every ```sh block of README.md and docs/usage.md (or
-# the DOCs given) is run, so the commands the documentation shows keep working. A block is run as
+# doc_commands.sh [--min N] SHORTC SOURCE_DIR [DOC.md...] — every ```sh block of README.md and docs/usage.md
+# (or the DOCs given) is run, so the commands the documentation shows keep working. A block is run as
 # one `sh -e` script in a fresh directory that holds links to the source tree's models/, tests/ and
 # examples/, with `shortc` on PATH (the binary under test) and a 120 s limit; it must exit 0.
 # A block whose fence is preceded by the line
 #     <!-- doc-test: skip (WHY) -->
 # (a build, an install, a download, a GPU) is not run, and is counted; a skip without a reason fails.
+# At least N blocks (default 10) must run: a fence the splitter misses would otherwise pass unnoticed.
 set -u
 unset SHORTC_PATH SHORTC_DATA_DIR
+min=10
+if [ "${1:-}" = --min ]; then min=$2; shift 2; fi
 case $1 in /*) bin=$1 ;; *) bin=$(pwd)/$1 ;; esac
 src=$(cd "$2" && pwd) || exit 2
 shift 2
@@ -63,6 +66,6 @@ for doc in "$@"; do
         rm -rf "$work"
     done
 done
-[ $ran -ge 10 ] || { echo "FAIL: only $ran blocks ran (expected at least 10)"; fail=1; }
+[ "$ran" -ge "$min" ] || { echo "FAIL: only $ran blocks ran (expected at least $min)"; fail=1; }
 echo "doc_commands: $ran blocks run, $skipped skipped (marked: builds, installs, downloads, GPU)"
 exit $fail

@@ -7,8 +7,11 @@
 #   attn_golden_M         the golden suite (sim == ref, thread-count and .cu bitwise checks) on each
 #                         sparse tiny model
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
-#   attn_unit             the pattern module and the hooks (tests/attention/test_engine.c)
-#   attn_tiles            key tiles loaded / needed per kind (bench_attn at T 40, 129)
+#   attn_unit_PART        the pattern module and the hooks (tests/attention/test_engine.c), one entry per part
+#                         so that they run in parallel: patterns (no simulator), renderings, engine, and the
+#                         tensor-core path's two variants mma_f16, mma_mix (`attn_unit mma` runs both), and
+#                         mma_memory (PIA and the recurrence's extra key on the tensor-core path)
+#   attn_tiles_T          key tiles loaded / needed per kind (bench_attn at T 40, 129: one entry per T, in parallel)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
 set(ATTN_DIR ${TESTS_DIR}/attention)
 set(ATTN_MODELS gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
@@ -85,14 +88,19 @@ target_link_libraries(attn_unit PRIVATE shortc_core shortrt m)
 target_include_directories(attn_unit PRIVATE ${CMAKE_SOURCE_DIR}/compiler ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(attn_unit SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(attn_unit PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-add_test(NAME attn_unit COMMAND attn_unit)
-set_tests_properties(attn_unit PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
-                     TIMEOUT 600)
+foreach(part patterns renderings engine mma_f16 mma_mix mma_memory)
+  add_test(NAME attn_unit_${part} COMMAND attn_unit ${part})
+  set_tests_properties(attn_unit_${part} PROPERTIES LABELS "attention;sim"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
+endforeach()
 
 # The engine loads the key tiles the pattern needs and no more (bench_attn's goal check at small T).
-add_test(NAME attn_tiles COMMAND bench_attn 40 129)
-set_tests_properties(attn_tiles PROPERTIES LABELS "attention;sim" ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache"
-                     TIMEOUT 600)
+# Each (T, kind, path) is its own instrumented compile, and the token counts are independent: one entry per T.
+foreach(T 40 129)
+  add_test(NAME attn_tiles_${T} COMMAND bench_attn ${T})
+  set_tests_properties(attn_tiles_${T} PROPERTIES LABELS "attention;sim"
+                       ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)
+endforeach()
 
 # Long segments: a listed kind whose key lists would be too large is refused at the attention
 # statement; banded kinds (causal, window) emit no lists, so a 10^6-token segment compiles.

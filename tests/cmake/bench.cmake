@@ -11,7 +11,7 @@ set_tests_properties(bench_compile_runs PROPERTIES LABELS bench
   PASS_REGULAR_EXPRESSION "gpt2_small\\.arch +12 +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+ +[0-9.]+.*shortc --version +[0-9.]+ +[0-9.]+.*shortc gpt2_small\\.arch -o x\\.cu +[0-9.]+ +[0-9.]+")
 
 # Work follows the pattern (issue 7): key tiles loaded / needed per attention kind, from an instrumented
-# engine on the simulator. Also a test at small T (tests/cmake/attention.cmake: attn_tiles).
+# engine on the simulator. Also a test at small T (tests/cmake/attention.cmake: attn_tiles_40, attn_tiles_129).
 add_executable(bench_attn ${TESTS_DIR}/bench/bench_attn.c)
 target_link_libraries(bench_attn PRIVATE shortc_core shortrt m)
 target_include_directories(bench_attn PRIVATE ${CMAKE_SOURCE_DIR}/compiler ${CMAKE_SOURCE_DIR}/runtime/src)

@@ -7,7 +7,9 @@
 #   fuzz_short (the ordinary build): tests/fuzz/run.sh configures such a clang
 #   build in fuzz-build/, builds the targets and runs each for a few seconds
 #   on seeds from models/ and tests/. Skipped (exit 77) without clang;
-#   labelled no-sanitize: it is its own ASan + UBSan build.
+#   labelled no-sanitize: it is its own ASan + UBSan build; and slow (it builds the
+#   project a second time, with clang): the README command leaves it out, CI runs it
+#   (.ci/run, `ctest -L slow`; docs/testing.md).
 if(SHORTC_FUZZ)
   foreach(target fuzz_arch fuzz_safetensors fuzz_plan fuzz_npy fuzz_tokenizer fuzz_tokens)
     add_executable(${target} ${TESTS_DIR}/fuzz/${target}.c)
@@ -22,5 +24,5 @@ if(SHORTC_FUZZ)
 else()
   add_test(NAME fuzz_short COMMAND sh ${TESTS_DIR}/fuzz/run.sh ${CMAKE_SOURCE_DIR} ${CMAKE_BINARY_DIR}/fuzz-build
            ${SHORTC_BIN} 8)
-  set_tests_properties(fuzz_short PROPERTIES LABELS "fuzz;no-sanitize" SKIP_RETURN_CODE 77 TIMEOUT 900)
+  set_tests_properties(fuzz_short PROPERTIES LABELS "fuzz;no-sanitize;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()

@@ -3,11 +3,17 @@
 #                    kernels checked against the plan (compiler/check.c)
 #   gate_nvrtc_*     tests/tools/nvrtc_gate: NVRTC compile at sm_80 and sm_90, fails on errors and spills
 #   gate_baseline_*  every model's ptxas table equals its rows in tests/kernels.baseline
+#   gate_compile_*   the fixture behind gate_baseline_<model>, gate_vector_<model> and
+#                    gate_tensor_core_<model> (tcore.cmake): one NVRTC compile of the model at sm_80 and
+#                    sm_90 (tests/gate/gate_compile.sh, nvrtc_gate --sass-out) into GATE_COMPILED, whose
+#                    ptxas table and SASS listing the three gates judge; the paper-size models take
+#                    30-40 s each, so they are compiled once rather than three times
 # The NVRTC tests need no GPU. They are labelled no-sanitize: their results do
 # not depend on the sanitizer build and NVRTC itself is not instrumented.
 set(GATE_DIR ${TESTS_DIR}/gate)
 set(GATE_BASELINE ${TESTS_DIR}/kernels.baseline)
 set(GATE_OUT ${CMAKE_CURRENT_BINARY_DIR}/gate)
+set(GATE_COMPILED ${GATE_OUT}/compiled)
 file(GLOB GATE_MODELS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/models/*.arch)
 list(SORT GATE_MODELS)
 
@@ -69,17 +75,19 @@ if(TARGET CUDA::nvrtc)
                    -- sh ${GATE_DIR}/gate_model.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${GATE_OUT}/changed
                       --baseline ${GATE_DIR}/sample_changed.baseline ${GATE_DIR}/sample.cu)
   add_test(NAME gate_baseline_models COMMAND sh ${GATE_DIR}/baseline_models.sh ${PROJECT_SOURCE_DIR}/models ${GATE_BASELINE})
-  foreach(model ${GATE_MODELS})
-    get_filename_component(name ${model} NAME_WE)
-    add_test(NAME gate_baseline_${name}
-             COMMAND sh ${GATE_DIR}/gate_model.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${GATE_OUT}
-                     --baseline ${GATE_BASELINE} ${model})
-  endforeach()
   set(gate_nvrtc_tests gate_nvrtc_sample gate_nvrtc_spill gate_nvrtc_compile_error gate_baseline_detects_change
       gate_baseline_models)
   foreach(model ${GATE_MODELS})
     get_filename_component(name ${model} NAME_WE)
-    list(APPEND gate_nvrtc_tests gate_baseline_${name})
+    add_test(NAME gate_compile_${name}
+             COMMAND sh ${GATE_DIR}/gate_compile.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${GATE_COMPILED}
+                     ${model})
+    add_test(NAME gate_baseline_${name}
+             COMMAND sh ${GATE_DIR}/gate_model.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${GATE_OUT}
+                     --compiled ${GATE_COMPILED} --baseline ${GATE_BASELINE} ${model})
+    set_tests_properties(gate_compile_${name} PROPERTIES FIXTURES_SETUP gate_compiled_${name})
+    set_tests_properties(gate_baseline_${name} PROPERTIES FIXTURES_REQUIRED gate_compiled_${name})
+    list(APPEND gate_nvrtc_tests gate_compile_${name} gate_baseline_${name})
   endforeach()
   set_tests_properties(${gate_nvrtc_tests} PROPERTIES LABELS "gate;no-sanitize")
 else()

@@ -21,9 +21,18 @@ shortc_golden(baseline_ba_tiny ${M}/baseline_ba_tiny.arch 53 1e-4 1e-4)
 shortc_golden(mixed_tiny       ${M}/mixed_tiny.arch       33 1e-4 1e-4)
 shortc_golden(gpt2_tiny_half   ${M}/gpt2_tiny_half.arch   37 2e-2 2e-2)
 shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 5e-2 5e-2)  # bf16, 12 layers (below)
-# The slowest test (a 124M-parameter model on the simulator): also labelled
-# `slow`, so `ctest -LE slow` skips it while iterating; CI runs every label.
-set_tests_properties(golden_gpt2_small PROPERTIES LABELS "golden;sim;slow")
+# gpt2_small again with fp32 storage (every bf16 layout line rewritten to fp32 by
+# tests/suite/golden_fp32.sh, the rest of the model as it is) at the fp32 tolerance
+# 1e-4: the full-size shapes held to the check they had before the model moved to bf16.
+add_test(NAME golden_gpt2_small_fp32
+         COMMAND sh ${TESTS_DIR}/suite/golden_fp32.sh ${SHORTC_BIN} ${M}/gpt2_small.arch 5 1e-4 1e-4)
+# The slowest tests (a 124M-parameter model on the simulator): also labelled
+# `slow`; the README's test command skips them (`ctest -LE slow`) and .ci/run
+# runs them in a step of their own (`ctest -L slow`), so CI runs every label.
+set_tests_properties(golden_gpt2_small golden_gpt2_small_fp32 PROPERTIES LABELS "golden;sim;slow" TIMEOUT 900)
+# The sanitizer pass runs golden_gpt2_small (the same kernels, interpreter and simulator at this size) and
+# the fp32 *_tiny goldens; the fp32 variant only changes the tolerance, so it is not run a third time there.
+set_tests_properties(golden_gpt2_small_fp32 PROPERTIES LABELS "golden;sim;slow;no-sanitize")
 shortc_golden(odd_ln_learned   ${TESTS_DIR}/suite/odd_ln_learned.arch 61 1e-4 1e-4)
 shortc_golden(odd_rms_sin      ${TESTS_DIR}/suite/odd_rms_sin.arch    43 1e-4 1e-4)
 shortc_golden(odd_half         ${TESTS_DIR}/suite/odd_half.arch       29 2e-2 2e-2)

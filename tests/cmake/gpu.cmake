@@ -21,7 +21,8 @@ if(PY3)
   add_test(NAME gpu_bench_dry COMMAND ${PY3} ${TESTS_DIR}/gpu/bench.py --dry-run ${SHORTC_BENCH_HF}
            --shortc ${SHORTC_BIN} --out ${CMAKE_CURRENT_BINARY_DIR}/gpu_bench_dry)
   # .ci/setup installs a transformers for Debian's torch into /opt/shortc-hf (prefill and decode rows)
-  set_tests_properties(gpu_bench_dry PROPERTIES LABELS "gpu;no-sanitize" TIMEOUT 600
+  # slow: torch on the CPU for every section; the README command leaves it out, CI runs it (`ctest -L slow`)
+  set_tests_properties(gpu_bench_dry PROPERTIES LABELS "gpu;no-sanitize;slow" TIMEOUT 600
                        ENVIRONMENT "PYTHONPATH=/opt/shortc-hf"
                        PASS_REGULAR_EXPRESSION "bench: [0-9]+ rows, [1-9][0-9]* with a ratio, 0 failed")
 endif()

@@ -31,16 +31,16 @@ if(TARGET CUDA::nvrtc)
       gate_attn_sass_goals)
   foreach(model ${GATE_MODELS})
     get_filename_component(name ${model} NAME_WE)
+    # both read the SASS of the model's one NVRTC compile, the fixture gate_compile_<model> (gate.cmake)
     add_test(NAME gate_vector_${name}
-             COMMAND sh ${GATE_DIR}/vector_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCORE_OUT}/vector ${model})
-    list(APPEND tcore_gate_tests gate_vector_${name})
-  endforeach()
-  foreach(model ${GATE_MODELS})
-    get_filename_component(name ${model} NAME_WE)
+             COMMAND sh ${GATE_DIR}/vector_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCORE_OUT}/vector
+                     --compiled ${GATE_COMPILED} ${model})
     add_test(NAME gate_tensor_core_${name}
              COMMAND sh ${GATE_DIR}/tensor_core_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCORE_OUT}
-                     --allow ${GATE_DIR}/tensor_core.allow ${model})
-    list(APPEND tcore_gate_tests gate_tensor_core_${name})
+                     --allow ${GATE_DIR}/tensor_core.allow --compiled ${GATE_COMPILED} ${model})
+    set_tests_properties(gate_vector_${name} gate_tensor_core_${name}
+                         PROPERTIES FIXTURES_REQUIRED gate_compiled_${name})
+    list(APPEND tcore_gate_tests gate_vector_${name} gate_tensor_core_${name})
   endforeach()
   set_tests_properties(${tcore_gate_tests} PROPERTIES LABELS "gate;tcore;no-sanitize" SKIP_RETURN_CODE 77)
   # `shortc compare --kernels` prints the SASS mix (and a note without cuobjdump)

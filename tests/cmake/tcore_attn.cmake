@@ -5,7 +5,7 @@
 #                               no 8/16-bit loads; no allow list
 # head_dim 20 (not a multiple of 8) keeps the CUDA-core engine: gate_tensor_core_selftest (tcore.cmake) requires
 # its fp16 kernel to fail the check; attn_matrix_attn_fp16_hd20 runs it sim = ref.
-# Correctness: attn_unit (tests/attention/test_engine.c, "mma"), attn_matrix_* and steps_decode_* below (sim = ref
+# Correctness: attn_unit_mma_f16, attn_unit_mma_mix (tests/attention/test_engine.c), attn_matrix_* and steps_decode_* below (sim = ref
 # per step).
 if(TARGET CUDA::nvrtc)
   set(TCA_OUT ${CMAKE_CURRENT_BINARY_DIR}/tcore_attn)

@@ -1,17 +1,20 @@
 #!/bin/sh
 # gate_model.sh — the NVRTC gate for one model (docs/checks.md).
 #
-#   gate_model.sh --shortc BIN --gate BIN --out DIR [--name NAME]
+#   gate_model.sh --shortc BIN --gate BIN --out DIR [--name NAME] [--compiled CDIR]
 #                 [--baseline FILE | --table-only] INPUT.arch|INPUT.cu
 #
 # Emits INPUT.arch to DIR/NAME.cu (a .cu is used as it is), compiles it with
 # nvrtc_gate for sm_80 and sm_90 (each once) and writes the table to
-# DIR/NAME.table. Fails on a compile error or any spill. With --baseline,
+# DIR/NAME.table. Fails on a compile error or any spill. With --compiled CDIR
+# nothing is emitted or compiled: the table, messages and exit status of the
+# compile that gate_compile.sh made into CDIR (CDIR/NAME.table, .log, .rc) are
+# judged instead (ctest: gate_baseline_NAME after its fixture gate_compile_NAME). With --baseline,
 # the rows of model NAME in FILE must equal the table (whitespace aside);
 # with --table-only the rows are printed on stdout instead. NAME defaults to
 # INPUT's file name without its extension.
 set -u
-shortc="" gate="" out="" name="" baseline="" table_only=0
+shortc="" gate="" out="" name="" baseline="" table_only=0 compiled=
 while [ $# -gt 1 ]; do
   case "$1" in
     --shortc) shortc=$2; shift 2 ;;
@@ -20,6 +23,7 @@ while [ $# -gt 1 ]; do
     --name) name=$2; shift 2 ;;
     --baseline) baseline=$2; shift 2 ;;
     --table-only) table_only=1; shift ;;
+    --compiled) compiled=$2; shift 2 ;;
     *) echo "gate_model.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -27,17 +31,24 @@ input=${1:?usage: gate_model.sh --shortc BIN --gate BIN --out DIR [--name NAME] 
 [ -n "$name" ] || name=$(basename "$input" | sed 's/\.[^.]*$//')
 mkdir -p "$out" || exit 2
 
-case "$input" in
-  *.cu) cu=$input ;;
-  *)
-    cu="$out/$name.cu"
-    "$shortc" "$input" -o "$cu" || { echo "gate: $name: shortc could not emit $input" >&2; exit 1; }
-    ;;
-esac
-
-table="$out/$name.table"
-"$gate" --model "$name" "$cu" > "$table"
-rc=$?
+if [ -n "$compiled" ]; then
+  table="$compiled/$name.table"
+  [ -r "$compiled/$name.rc" ] && [ -r "$table" ] ||
+    { echo "gate: $name: no compile in $compiled (run gate_compile.sh, ctest gate_compile_$name)" >&2; exit 1; }
+  rc=$(cat "$compiled/$name.rc")
+  cat "$compiled/$name.log" >&2
+else
+  case "$input" in
+    *.cu) cu=$input ;;
+    *)
+      cu="$out/$name.cu"
+      "$shortc" "$input" -o "$cu" || { echo "gate: $name: shortc could not emit $input" >&2; exit 1; }
+      ;;
+  esac
+  table="$out/$name.table"
+  "$gate" --model "$name" "$cu" > "$table"
+  rc=$?
+fi
 if [ "$rc" -ne 0 ]; then
   [ "$rc" -eq 1 ] && cat "$table"
   echo "gate: $name: the NVRTC gate failed (exit $rc): $( [ "$rc" -eq 1 ] && echo 'a kernel spills registers' || echo 'compile error, log above' )" >&2

@@ -31,6 +31,11 @@
  *
  * --keep DIR (with --sass or --loop) also writes each arch's cubin as DIR/ARCH.cubin.
  *
+ * --sass-out FILE keeps the ptxas table (stdout, exit status 1 on spills) and also writes the
+ * --sass table of the same compile (without the model column) to FILE, so that the baseline,
+ * tensor-core and vector gates share one NVRTC compile per model (tests/gate/gate_compile.sh).
+ * Without cuobjdump FILE holds one line, `# skipped: REASON`.
+ *
  * Exit status: 0 fine; 1 some kernel (or a device function it calls) spills;
  * 2 a compile error (the log is printed) or a log this tool cannot read;
  * 3 usage or I/O error; 4 --sass without cuobjdump (a message says where it
@@ -112,7 +117,8 @@ static int cmp_func(const void *a, const void *b) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... [--sass|--loop [--keep DIR]] FILE.cu\n");
+    fprintf(stderr, "usage: nvrtc_gate [--arch sm_XX]... [--model NAME] [--opt NVRTC_OPTION]... "
+                    "[--sass|--loop [--keep DIR]|--sass-out FILE] FILE.cu\n");
 }
 
 /* Where --keep writes each arch's cubin (DIR/ARCH.cubin); NULL: nowhere. */
@@ -149,21 +155,38 @@ static bool count_sass(nvrtcProgram prog, const char *tool, int a, const char *a
     return found > 0;
 }
 
-/* The --sass table: one row per kernel and arch. */
-static void print_sass(const KernelFacts *funcs, int nfuncs, const char *const *archs, const char *model) {
-    if (model) printf("%-20s ", "# model");
-    printf("%-48s %-6s %5s %5s %5s %5s %5s %5s %6s %6s %5s %5s %5s %5s %5s %5s %5s\n", model ? "kernel" : "# kernel",
-           "arch", "mma", "ffma", "hfma", "ldg16", "ldg32", "ldg64", "ldg128", "ldgsts", "lds", "ldsm", "sts", "shfl",
-           "bar", "ldl", "stl");
+/* The --sass table, into out: one row per kernel and arch. */
+static void print_sass(FILE *out, const KernelFacts *funcs, int nfuncs, const char *const *archs, const char *model) {
+    if (model) fprintf(out, "%-20s ", "# model");
+    fprintf(out, "%-48s %-6s %5s %5s %5s %5s %5s %5s %6s %6s %5s %5s %5s %5s %5s %5s %5s\n",
+            model ? "kernel" : "# kernel", "arch", "mma", "ffma", "hfma", "ldg16", "ldg32", "ldg64", "ldg128",
+            "ldgsts", "lds", "ldsm", "sts", "shfl", "bar", "ldl", "stl");
     for (int i = 0; i < nfuncs; i++) {
         const KernelFacts *f = &funcs[i];
         const SassMix *m = &f->sass;
         if (!f->entry || !f->has_sass) continue;
-        if (model) printf("%-20s ", model);
-        printf("%-48s %-6s %5d %5d %5d %5d %5d %5d %6d %6d %5d %5d %5d %5d %5d %5d %5d\n", f->name, archs[f->arch],
-               m->mma, m->ffma, m->hfma, m->ld_global_16, m->ld_global_32, m->ld_global_64, m->ld_global_128,
-               m->cp_async, m->ld_shared, m->ldsm, m->st_shared, m->shfl, m->bar, m->ld_local, m->st_local);
+        if (model) fprintf(out, "%-20s ", model);
+        fprintf(out, "%-48s %-6s %5d %5d %5d %5d %5d %5d %6d %6d %5d %5d %5d %5d %5d %5d %5d\n", f->name,
+                archs[f->arch], m->mma, m->ffma, m->hfma, m->ld_global_16, m->ld_global_32, m->ld_global_64,
+                m->ld_global_128, m->cp_async, m->ld_shared, m->ldsm, m->st_shared, m->shfl, m->bar, m->ld_local,
+                m->st_local);
     }
+}
+
+/*
+ * The --sass-out file: the --sass table without the model column (what the SASS gates read), or
+ * `# skipped: REASON` when no cuobjdump was found (have_tool false); false with the error printed.
+ */
+static bool write_sass_file(const char *path, bool have_tool, const KernelFacts *funcs, int nfuncs,
+                            const char *const *archs) {
+    FILE *f = fopen(path, "w");
+    if (!f) { fprintf(stderr, "nvrtc_gate: cannot write %s\n", path); return false; }
+    if (have_tool) print_sass(f, funcs, nfuncs, archs, NULL);
+    else fprintf(f, "# skipped: %s\n", sass_tool_missing);
+    bool ok = !ferror(f);
+    if (fclose(f) != 0) ok = false;
+    if (!ok) fprintf(stderr, "nvrtc_gate: cannot write %s\n", path);
+    return ok;
 }
 
 /* The --loop table: one row per kernel and arch. */
@@ -186,6 +209,7 @@ int main(int argc, char **argv) {
     const char *extra[MAX_OPTS];
     int nextra = 0;
     const char *model = NULL, *path = NULL;
+    const char *sass_out = NULL; /* --sass-out FILE: the SASS table of the same compile, beside the ptxas table */
     bool sass = false, loop = false;
     char tool[1024] = "";
     if (argc == 2 && strcmp(argv[1], "--version") == 0) {
@@ -201,15 +225,18 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--sass") == 0) sass = true;
         else if (strcmp(argv[i], "--loop") == 0) sass = loop = true;
         else if (strcmp(argv[i], "--keep") == 0 && i + 1 < argc) keep_dir = argv[++i];
+        else if (strcmp(argv[i], "--sass-out") == 0 && i + 1 < argc) sass_out = argv[++i];
         else if (argv[i][0] != '-' && !path) path = argv[i];
         else { usage(); return 3; }
     }
-    if (!path) { usage(); return 3; }
+    if (!path || (sass_out && (sass || keep_dir))) { usage(); return 3; }
     if (narchs == 0) { archs[0] = "sm_80"; archs[1] = "sm_90"; narchs = 2; }
     if (sass && !sass_tool_find(tool, sizeof tool)) {
         fprintf(stderr, "nvrtc_gate: SASS check skipped: %s\n", sass_tool_missing);
         return 4;
     }
+    /* --sass-out without cuobjdump: the ptxas table all the same, the file says why it has no SASS */
+    bool sass_too = sass_out && sass_tool_find(tool, sizeof tool);
 
     size_t len = 0;
     char *src = read_file(path, &len);
@@ -254,7 +281,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "nvrtc_gate: %s: %s: no kernel found in the ptxas report (unexpected log format?)\n%s\n",
                         path, archs[a], log);
                 rc = 2;
-            } else if (sass && !count_sass(prog, tool, a, archs[a], funcs, nfuncs)) {
+            } else if ((sass || sass_too) && !count_sass(prog, tool, a, archs[a], funcs, nfuncs)) {
                 rc = 2;
             }
         }
@@ -265,7 +292,7 @@ int main(int argc, char **argv) {
     if (rc == 0 && sass) {
         qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
         if (loop) print_loop(funcs, nfuncs, archs, model);
-        else print_sass(funcs, nfuncs, archs, model);
+        else print_sass(stdout, funcs, nfuncs, archs, model);
     } else if (rc == 0) {
         qsort(funcs, (size_t)nfuncs, sizeof *funcs, cmp_func);
         if (model) printf("%-20s ", "# model");
@@ -288,6 +315,8 @@ int main(int argc, char **argv) {
                     f->spill_st, f->spill_ld, path);
             rc = 1;
         }
+        /* a spill (rc 1) still leaves a whole SASS table: the SASS gates judge it on their own */
+        if (sass_out && !write_sass_file(sass_out, sass_too, funcs, nfuncs, archs)) rc = 3;
     }
     free(funcs);
     free(src);
