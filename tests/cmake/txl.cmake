@@ -71,7 +71,9 @@ foreach(model ${TXL_MATRIX})
   string(REGEX REPLACE "^txl_" "" name ${name})
   add_test(NAME txl_matrix_${name}
            COMMAND sh ${TESTS_DIR}/memory/txl_chunks.sh ${SHORTC_BIN} ${model} 180 2e-2 2e-2 1 2 15 17 63 65 129)
-  set_tests_properties(txl_matrix_${name} PROPERTIES LABELS "memory;txl;sim" TIMEOUT 900)
+  # about 40 s each on two cores: label slow (CI's own step runs them) and kept out of the sanitizer pass, where
+  # txl_sim_* and txl_run_sim run relative attention on tensor cores already
+  set_tests_properties(txl_matrix_${name} PROPERTIES LABELS "memory;txl;sim;slow;no-sanitize" TIMEOUT 900 COST 80)
   # ... and that path is the one emitted: every layer's relative kernel ends in _tc
   add_test(NAME txl_matrix_${name}_tc COMMAND sh ${TESTS_DIR}/gate/expect.sh
            --grep "void __launch_bounds__\\(4 \\* 32, 2\\) shortc_attn_relative_m150_c0_s0_h[0-9]+_hd[0-9]+_b?f16_tc\\("
