@@ -388,7 +388,8 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     bool printed = st == SRT_OK && (ra->json ? print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, &g)
                                              : print_all(&om, t, tv, seq, B));
     if (!printed) {
-        if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
+        if (st != SRT_OK && g.nomem) fprintf(stderr, "shortc: error: out of memory (--report's step table)\n");
+        else if (st != SRT_OK) print_lib_error(st, srt_last_error(om.ctx));
         free(g.step);
         goto out;
     }

@@ -925,6 +925,10 @@ static SimWorker *worker_new(int id) {
      * SHORTSIM_REGION_ALIGN so kernel code finds the header from its stack address */
     wk->region_len = G.page + (size_t)(SIM_MAX_THREADS + 1) * slot_size();
     wk->region = MAP_FAILED;
+    if (wk->region_len > (size_t)SHORTSIM_REGION_ALIGN) { /* large pages with SHORTSIM_STACK_KB near its cap */
+        free(wk);
+        return NULL;
+    }
     /* The whole aligned window is kept: checked code skips every address in its own stack's window
      * (shortsim_prelude.h), so shared memory mapped inside it would go unchecked. */
     size_t align = (size_t)SHORTSIM_REGION_ALIGN, reserve = 2 * align;

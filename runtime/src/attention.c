@@ -226,6 +226,9 @@ static srt_status compile_class(srt_attention_plan *p, AttnClass *c) {
 
 /* *out: the compiled class holding `tokens` positions, compiled on first use. */
 static srt_status class_for(srt_attention_plan *p, int tokens, AttnClass **out) {
+    const int most = MIN_CLASS << (MAX_CLASSES - 1); /* the largest class: no doubling past it (no overflow) */
+    if (tokens > most)
+        return rt_error(p->ctx, SRT_ERR_INVALID, "srt_attention: %d tokens; a plan runs at most %d", tokens, most);
     int ntok = MIN_CLASS;
     while (ntok < tokens) ntok *= 2;
     for (int i = 0; i < p->nclasses; i++)

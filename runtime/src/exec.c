@@ -602,7 +602,10 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
                       .bias = plan_epilogue_has_bias(st->epilogue) ? (void *)(uintptr_t)ref_addr(s, st->bias) : NULL,
                       .workspace = (void *)(uintptr_t)s->lt_workspace, .workspace_bytes = s->lt_workspace_bytes,
                       .stream = s->stream};
-        bs = rt_gemm_lt(d, m->blaslt, &s->lt_plans[(size_t)i * RT_LT_WAYS], &g);
+        RtLtPlan once[RT_LT_WAYS] = {0}; /* the load program's session keeps none: made and destroyed here */
+        RtLtPlan *set = s->lt_plans ? &s->lt_plans[(size_t)i * RT_LT_WAYS] : once;
+        bs = rt_gemm_lt(d, m->blaslt, set, &g);
+        for (int w = 0; !s->lt_plans && w < RT_LT_WAYS; w++) rt_lt_plan_release(d, &once[w]);
     } else if (batch == 1)
         bs = d->gemmEx(m->blas, ta, tb, (int)M, (int)N, (int)K, &alpha, A, cuda_type(st->atype), (int)lda, B,
                        cuda_type(st->btype), (int)ldb, &beta, C, cuda_type(st->ctype), (int)ldc, compute,

@@ -593,7 +593,7 @@ typedef struct RtLtPlan {
     cublasLtMatmulAlgo_t algo;          /* the heuristic's choice for the key's workspace and alignments */
 } RtLtPlan;
 /* Runs g through d's cuBLASLt entry points with the plan of set built for g's key (else the least recently used
- * one, rebuilt); the status of the first call that failed (that plan then empty). */
+ * one, rebuilt); the status of the first call that failed (a plan that could not be built is left empty). */
 cublasStatus_t rt_gemm_lt(const RtDriver *d, cublasLtHandle_t h, RtLtPlan set[RT_LT_WAYS], const RtLtGemm *g);
 /* Destroys what p holds and empties it (an empty plan is left as it is). */
 void rt_lt_plan_release(const RtDriver *d, RtLtPlan *p);
