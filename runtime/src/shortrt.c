@@ -313,35 +313,32 @@ static srt_status new_vals(srt_model *m, float ***vals) {
     return *vals ? SRT_OK : nomem(m->ctx);
 }
 
+/* The plan's weights from an opened safetensors sf (a file's or tensors in memory), installed; closes sf. */
+static srt_status install_from_st(srt_model *m, RtSafetensors *sf) {
+    float **vals;
+    srt_status st = new_vals(m, &vals);
+    if (st == SRT_OK) {
+        st = rt_weights_from_st(m->ctx, &m->plan, sf, m->allow_nonfinite, vals);
+        if (st == SRT_OK) st = install_weights(m, vals);
+        else rt_free(m->ctx, vals);
+    }
+    rt_st_close(sf);
+    return st;
+}
+
 srt_status srt_model_load_weights(srt_model *m, const char *path) {
     if (!m) return SRT_ERR_INVALID;
     if (!path) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_load_weights: path is NULL");
     RtSafetensors sf;
     srt_status st = rt_st_open(m->ctx, path, &sf);
-    if (st != SRT_OK) return st;
-    float **vals;
-    if ((st = new_vals(m, &vals)) == SRT_OK) {
-        st = rt_weights_from_st(m->ctx, &m->plan, &sf, m->allow_nonfinite, vals);
-        if (st == SRT_OK) st = install_weights(m, vals);
-        else rt_free(m->ctx, vals);
-    }
-    rt_st_close(&sf);
-    return st;
+    return st == SRT_OK ? install_from_st(m, &sf) : st;
 }
 
 srt_status srt_model_load_tensors(srt_model *m, const srt_tensor *tensors, int n) {
     if (!m) return SRT_ERR_INVALID;
     RtSafetensors sf;
     srt_status st = rt_st_from_tensors(m->ctx, tensors, n, &sf);
-    if (st != SRT_OK) return st;
-    float **vals;
-    if ((st = new_vals(m, &vals)) == SRT_OK) {
-        st = rt_weights_from_st(m->ctx, &m->plan, &sf, m->allow_nonfinite, vals);
-        if (st == SRT_OK) st = install_weights(m, vals);
-        else rt_free(m->ctx, vals);
-    }
-    rt_st_close(&sf);
-    return st;
+    return st == SRT_OK ? install_from_st(m, &sf) : st;
 }
 
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed) {
