@@ -30,9 +30,9 @@ add_test(NAME golden_gpt2_small_fp32
 # `slow`; the README's test command skips them (`ctest -LE slow`) and .ci/run
 # runs them in a step of their own (`ctest -L slow`), so CI runs every label.
 set_tests_properties(golden_gpt2_small golden_gpt2_small_fp32 PROPERTIES LABELS "golden;sim;slow" TIMEOUT 900)
-# The sanitizer pass runs golden_gpt2_small (the same kernels, interpreter and simulator at this size) and
-# the fp32 *_tiny goldens; the fp32 variant only changes the tolerance, so it is not run a third time there.
-set_tests_properties(golden_gpt2_small_fp32 PROPERTIES LABELS "golden;sim;slow;no-sanitize")
+# The sanitizer pass runs the *_tiny goldens (the same kernels, interpreter and simulator at test size), not
+# these two (two minutes each under the sanitizers).
+set_tests_properties(golden_gpt2_small golden_gpt2_small_fp32 PROPERTIES LABELS "golden;sim;slow;no-sanitize")
 shortc_golden(odd_ln_learned   ${TESTS_DIR}/suite/odd_ln_learned.arch 61 1e-4 1e-4)
 shortc_golden(odd_rms_sin      ${TESTS_DIR}/suite/odd_rms_sin.arch    43 1e-4 1e-4)
 shortc_golden(odd_half         ${TESTS_DIR}/suite/odd_half.arch       29 2e-2 2e-2)
