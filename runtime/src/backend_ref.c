@@ -123,6 +123,40 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text,
     return st;
 }
 
+/* One call into the compiler library: its arena and its diagnostics, written to a memory stream (msg). */
+typedef struct CompilerCall {
+    char *msg;       /* the diagnostics so far (after fflush(mf) or compiler_call_end) */
+    size_t msglen;   /* their length */
+    FILE *mf;        /* the stream d writes to */
+    Arena arena;     /* what the compiler allocates */
+    Diag d;          /* its diagnostics */
+} CompilerCall;
+
+/* Opens c; false (the error set in ctx) when the stream cannot be had. */
+static bool compiler_call_begin(srt_context *ctx, CompilerCall *c) {
+    memset(c, 0, sizeof *c);
+    if (!(c->mf = open_memstream(&c->msg, &c->msglen))) {
+        rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+        return false;
+    }
+    arena_init(&c->arena);
+    diag_init(&c->d, &c->arena, c->mf);
+    return true;
+}
+
+/* Closes c's stream (c->msg stays readable until compiler_call_free). */
+static void compiler_call_end(CompilerCall *c) {
+    c->d.out = NULL;
+    fclose(c->mf);
+    c->mf = NULL;
+}
+
+/* Frees what compiler_call_begin made (after compiler_call_end). */
+static void compiler_call_free(CompilerCall *c) {
+    free(c->msg);
+    arena_free(&c->arena);
+}
+
 srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t text_len, const char *model_name,
                     int ntokens, uint8_t **masks, int *layers, int *heads) {
     if (!ctx) return SRT_ERR_INVALID;
@@ -131,25 +165,18 @@ srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t
         return rt_error(ctx, SRT_ERR_INVALID, "srt_mask: path, masks, layers and heads must not be NULL");
     if (text && memchr(text, 0, text_len))
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: the .arch text contains a NUL byte", path);
-    char *msg = NULL;
-    size_t msglen = 0;
-    FILE *mf = open_memstream(&msg, &msglen);
-    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
-    Arena arena;
-    arena_init(&arena);
-    Diag d;
-    diag_init(&d, &arena, mf);
+    CompilerCall c;
+    if (!compiler_call_begin(ctx, &c)) return SRT_ERR_NOMEM;
     CompileOptions co = {.path = path, .model = model_name, .source = text, .source_len = text_len,
                          .stop = COMPILE_STOP_AFTER_SEMA};
     CompileResult cr;
-    bool ok = shortc_compile(&arena, &d, &co, &cr);
-    d.out = NULL;
-    fclose(mf);
+    bool ok = shortc_compile(&c.arena, &c.d, &co, &cr);
+    compiler_call_end(&c);
     srt_status st = SRT_OK;
     const ModelSpec *spec = cr.spec;
     if (!ok) {
-        st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
-        set_error_location(ctx, &d);
+        st = rt_error(ctx, SRT_ERR_FORMAT, "%s", c.msg && *c.msg ? c.msg : "compiling the model failed (no diagnostic)");
+        set_error_location(ctx, &c.d);
     } else if (ntokens < 1 || ntokens > spec->segment) {
         st = rt_error(ctx, SRT_ERR_INVALID, "srt_mask: %d tokens: %s takes 1 to %d (its segment)", ntokens, spec->name,
                       spec->segment);
@@ -167,9 +194,8 @@ srt_status srt_mask(srt_context *ctx, const char *path, const char *text, size_t
             rt_free(ctx, out);
         }
     }
-    free(msg);
     compile_result_free(&cr);
-    arena_free(&arena);
+    compiler_call_free(&c);
     return st;
 }
 
@@ -193,14 +219,8 @@ srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const ch
                         o.overlap);
     CostOptions copt = {.window = o.window, .stride = o.stride, .overlap = o.overlap < 0 ? 0 : o.overlap,
                         .overlap_given = o.overlap >= 0, .device = dev};
-    char *msg = NULL;
-    size_t msglen = 0;
-    FILE *mf = open_memstream(&msg, &msglen);
-    if (!mf) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
-    Arena arena;
-    arena_init(&arena);
-    Diag d;
-    diag_init(&d, &arena, mf);
+    CompilerCall c;
+    if (!compiler_call_begin(ctx, &c)) return SRT_ERR_NOMEM;
     cJSON *root = cost_compare_json(dev), *list = cJSON_GetObjectItemCaseSensitive(root, "models");
     srt_status st = SRT_OK;
     for (int i = 0; i < n && st == SRT_OK; i++) {
@@ -209,10 +229,10 @@ srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const ch
         char why[256];
         if (!paths[i]) {
             st = rt_error(ctx, SRT_ERR_INVALID, "srt_compare_json: path %d is NULL", i);
-        } else if (!shortc_compile(&arena, &d, &co, &cr) || !cr.graph) {
-            fflush(mf);
-            st = rt_error(ctx, SRT_ERR_FORMAT, "%s", msg && *msg ? msg : "compiling the model failed (no diagnostic)");
-            set_error_location(ctx, &d);
+        } else if (!shortc_compile(&c.arena, &c.d, &co, &cr) || !cr.graph) {
+            fflush(c.mf);
+            st = rt_error(ctx, SRT_ERR_FORMAT, "%s", c.msg && *c.msg ? c.msg : "compiling the model failed (no diagnostic)");
+            set_error_location(ctx, &c.d);
         } else {
             ModelCost *mc = cost_model(cr.graph, &copt, why, sizeof why);
             if (!mc) st = rt_error(ctx, SRT_ERR_INVALID, "%s (%s): %s", cr.graph->spec->name, paths[i], why);
@@ -220,12 +240,10 @@ srt_status srt_compare_json(srt_context *ctx, const char *const *paths, const ch
         }
         if (paths[i]) compile_result_free(&cr);
     }
-    d.out = NULL;
-    fclose(mf);
-    free(msg);
+    compiler_call_end(&c);
+    compiler_call_free(&c);
     char *text = st == SRT_OK ? cJSON_Print(root) : NULL;
     cJSON_Delete(root);
-    arena_free(&arena);
     if (st == SRT_OK && !text) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
     if (st == SRT_OK && !(*json = rt_strdup(ctx, text))) st = rt_error(ctx, SRT_ERR_NOMEM, "srt_compare_json: out of memory");
     free(text);
