@@ -257,8 +257,9 @@ class Session:
                  top_p: float = 1.0, seed: int = 0, eos: Optional[int] = None) -> Any:
         """Continues the prompt by up to max_new tokens (an int32 array) with the library's loop of
         ``shortc generate`` (srt_generate): greedy at temperature 0, else sampled (top_k, top_p, seed give the
-        CLI's tokens); stops at eos (not kept). The prompt continues the session's sequence. A batch session
-        takes one prompt per sequence (lengths may differ) and returns a list of arrays."""
+        CLI's tokens); stops at eos (not kept); max_new=0 only feeds the prompt. The prompt continues the
+        session's sequence. A batch session takes one prompt per sequence (lengths may differ) and returns a
+        list of arrays."""
         prompts = list(prompt) if self._batch > 1 else [prompt]
         if len(prompts) != self._batch:
             raise ValueError("shortc: a session of %d sequences takes %d prompts, not %d"

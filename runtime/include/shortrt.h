@@ -357,7 +357,7 @@ typedef void (*srt_gen_step_fn)(void *ud, const srt_gen_step *step);
 /*
  * The generation loop of `shortc generate`: sequence b of s (nseqs = its batch) is fed its prompt in chunks of
  * at most a segment, then each drawn token, through srt_forward_batch_sample, until it has max_new tokens or
- * draws eos (-1: none; not kept). Only the call that feeds a prompt's last chunk and the later ones draw from
+ * draws eos (-1: none; not kept); max_new 0 feeds the prompts and draws nothing. Only the call that feeds a prompt's last chunk and the later ones draw from
  * the sequence's sampler, so a seed gives the same tokens however the prompt is chunked. on_step (optional)
  * is called after each call (progress lines, per-step srt_session_call_counts). On a failure the sequences
  * hold what was generated before it.

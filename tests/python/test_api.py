@@ -165,6 +165,11 @@ def test_generate_equals_cli(tiny):
     first = tiny.session().generate(prompt, max_new=12)
     stopped = tiny.session().generate(prompt, max_new=12, eos=int(first[3]))
     assert stopped.tolist() == first[:first.tolist().index(first[3])].tolist()
+    # max_new=0 feeds the prompt and draws nothing: the session continues after it.
+    fed = tiny.session()
+    assert fed.generate(prompt, max_new=0).tolist() == []
+    np.testing.assert_allclose(fed.forward(first[:1]), tiny.session().forward(np.append(prompt, first[0]))[-1:],
+                               rtol=0, atol=1e-5)
 
 
 def test_batch_generate_equals_cli(tiny):
