@@ -849,6 +849,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         else if (cmd != RUN_CMD_RUN && strcmp(s, "--json") == 0) ra->json = true;
         else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
         else if (strcmp(s, "--quiet") == 0) ra->quiet = true;
+        else if (strcmp(s, "--special-as-text") == 0) ra->special_as_text = true;
         else if (strcmp(s, "--progress") == 0) ra->progress = true;
         else if (s[0] == '-' && s[1]) {
             cli_unknown_option(cmd == RUN_CMD_GENERATE ? "generate" : cmd == RUN_CMD_EVAL ? "eval" : "run", s);
@@ -864,12 +865,23 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
 
 int load_run_tokens(const RunArgs *ra, int32_t **out) {
     if (ra->tokens) return read_tokens(ra->tokens, out);
-    if (ra->prompt) return cli_encode(ra->tokenizer, "the prompt", ra->prompt, strlen(ra->prompt), out);
-    size_t len = 0;
-    char *text = read_text_file(ra->text, "text", &len);
-    if (!text) return -1;
-    int n = cli_encode(ra->tokenizer, ra->text, text, len, out);
-    free(text);
+    unsigned flags = ra->special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0;
+    const char *what = ra->prompt ? "the prompt" : ra->text;
+    int n;
+    if (ra->prompt) n = cli_encode(ra->tokenizer, flags, what, ra->prompt, strlen(ra->prompt), out);
+    else {
+        size_t len = 0;
+        char *text = read_text_file(ra->text, "text", &len);
+        if (!text) return -1;
+        n = cli_encode(ra->tokenizer, flags, what, text, len, out);
+        free(text);
+    }
+    if (n == 0 && !ra->allow_empty) {
+        fprintf(stderr, "shortc: error: %s: no tokens (the text is empty)\n", what);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
     return n;
 }
 
