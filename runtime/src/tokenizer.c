@@ -986,6 +986,27 @@ static void init_byte_map(srt_tokenizer *t) {
     }
 }
 
+/* The normalized added tokens' texts through the normalizers (HF matches them so in the normalized text). */
+static srt_status normalize_added(srt_tokenizer *t) {
+    Enc e = {.t = t};
+    srt_status st = SRT_OK;
+    for (int i = 0; st == SRT_OK && i < t->nadded; i++) {
+        TokAdded *a = &t->added[i];
+        if (!a->normalized || !t->nnorm || (st = normalize(&e, a->content, a->len)) != SRT_OK) continue;
+        if (!e.norm.n) {
+            st = rt_error(t->ctx, SRT_ERR_FORMAT, "added token '%s' normalizes to nothing", a->content);
+            continue;
+        }
+        rt_free(t->ctx, a->content);
+        a->content = e.norm.p;
+        a->len = e.norm.n;
+        e.norm = (Buf){0};
+    }
+    enc_free(&e);
+    tok_sort_added(t);
+    return st;
+}
+
 srt_status srt_tokenizer_open(srt_context *ctx, const char *path, const char *merges_path, srt_tokenizer **out) {
     if (!ctx) return SRT_ERR_INVALID;
     if (!path || !out) return rt_error(ctx, SRT_ERR_INVALID, "srt_tokenizer_open: NULL argument");
@@ -996,6 +1017,7 @@ srt_status srt_tokenizer_open(srt_context *ctx, const char *path, const char *me
     t->unk_id = -1;
     init_byte_map(t);
     srt_status st = tok_load_files(t, path, merges_path);
+    if (st == SRT_OK) st = normalize_added(t);
     if (st != SRT_OK) {
         srt_tokenizer_close(t);
         return st;

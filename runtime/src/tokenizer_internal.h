@@ -85,7 +85,7 @@ typedef struct TokDecoder {
 
 /* An entry of added_tokens: split out of the text before the pipeline, as HF's AddedVocabulary does. */
 typedef struct TokAdded {
-    char *content;    /* the token's text */
+    char *content;    /* the text matched: the token's, through the normalizers when `normalized` (as HF) */
     size_t len;       /* its bytes */
     int32_t id;       /* its id */
     bool special;     /* a special token (text with SRT_ENCODE_SPECIAL_AS_TEXT) */
@@ -122,6 +122,8 @@ size_t tok_utf8_decode(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
 /* Writes cp as UTF-8 to out (4 bytes of room); returns its length. */
 size_t tok_utf8_encode(uint32_t cp, char *out);
 
+/* Orders t->added by matched length, longest first (ties by id). */
+void tok_sort_added(srt_tokenizer *t);
 /* Reads tokenizer.json (merges_path NULL) or vocab.json + merges.txt into t (tokenizer_json.c). */
 srt_status tok_load_files(srt_tokenizer *t, const char *path, const char *merges_path);
 

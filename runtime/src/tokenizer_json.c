@@ -133,6 +133,10 @@ static int added_longer_first(const void *a, const void *b) {
     return x->len != y->len ? (x->len < y->len ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
 }
 
+void tok_sort_added(srt_tokenizer *t) {
+    if (t->nadded) qsort(t->added, (size_t)t->nadded, sizeof *t->added, added_longer_first);
+}
+
 /* added_tokens [{"id", "content", "special", "normalized", "lstrip", "rstrip", "single_word"}]. */
 static srt_status load_added(srt_tokenizer *t, const char *where, const cJSON *added) {
     srt_context *ctx = t->ctx;
@@ -163,7 +167,6 @@ static srt_status load_added(srt_tokenizer *t, const char *where, const cJSON *a
         if (!(a.content = rt_strdup(ctx, content))) return nomem(ctx);
         t->added[t->nadded++] = a;
     }
-    if (t->nadded) qsort(t->added, (size_t)t->nadded, sizeof *t->added, added_longer_first);
     return SRT_OK;
 }
 
