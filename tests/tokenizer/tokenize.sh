@@ -85,6 +85,39 @@ expect 3 "shortc: error: $tmp/neg.json: token 'a' has id -1 (expected an integer
 printf '{"model": {"vocab": {"a": 0}, "merges": []}}' >"$tmp/small.json"
 expect 1 "shortc: error: $dir/cases/ascii.txt: the vocabulary has no token for 'T' (in the word 'The'), and the tokenizer has no unk_token" \
     tokenize --tokenizer "$tmp/small.json" --text "$dir/cases/ascii.txt"
+# a component the pipeline cannot run is an error naming it
+for c in '"normalizer": {"type": "NFKC"}|normalizer '"'"'NFKC'"'"' is not supported (supported: Prepend, Replace with a String pattern, Sequence of them)' \
+         '"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "x"}, {"type": "Lowercase"}]}|normalizer '"'"'Lowercase'"'"' is not supported (supported: Prepend, Replace with a String pattern, Sequence of them)' \
+         '"pre_tokenizer": {"type": "Whitespace"}|pre-tokenizer '"'"'Whitespace'"'"' is not supported (supported: ByteLevel, Metaspace, Sequence of them)' \
+         '"pre_tokenizer": null, "decoder": {"type": "WordPiece"}|decoder '"'"'WordPiece'"'"' is not supported (supported: ByteLevel, Metaspace, Replace with a String pattern, ByteFallback, Fuse, Strip, Sequence of them)' \
+         '"normalizer": {"type": "Replace", "pattern": {"Regex": " +"}, "content": "x"}|normalizer Replace with a Regex pattern is not supported (only a String)' \
+         '"added_tokens": [{"id": 5, "content": "<x>", "single_word": true}]|added token '"'"'<x>'"'"': single_word is not supported'; do
+    printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, %s}' "${c%%|*}" >"$tmp/c.json"
+    expect 1 "shortc: error: $tmp/c.json: ${c#*|}" tokenize --tokenizer "$tmp/c.json" --prompt a
+done
+printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.1}}' >"$tmp/c.json"
+expect 1 "shortc: error: $tmp/c.json: model BPE with dropout is not supported (it samples)" tokenize --tokenizer "$tmp/c.json" --prompt a
+printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}}' >"$tmp/c.json"
+expect 1 "shortc: error: $tmp/c.json: model BPE with a continuing_subword_prefix is not supported" tokenize --tokenizer "$tmp/c.json" --prompt a
+# ignore_merges: a word that is a token is that token; without it, the merges decide; no decoder: tokens
+# joined by spaces (as HF); merges as pairs may hold spaces
+im='"vocab": {"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4, " ": 5, "a ": 6}, "merges": [["b", "c"], ["a", " "]]'
+printf '{"model": {"type": "BPE", %s, "ignore_merges": true}, "pre_tokenizer": null, "decoder": null}' "$im" >"$tmp/im.json"
+printf '{"model": {"type": "BPE", %s}, "pre_tokenizer": null, "decoder": null}' "$im" >"$tmp/nim.json"
+[ "$("$bin" tokenize --tokenizer "$tmp/im.json" --prompt abc)" = "4" ] || { echo "FAIL: ignore_merges"; fail=1; }
+[ "$("$bin" tokenize --tokenizer "$tmp/nim.json" --prompt abc)" = "0 3" ] || { echo "FAIL: merges without ignore_merges"; fail=1; }
+[ "$("$bin" tokenize --tokenizer "$tmp/nim.json" --prompt "a bc")" = "6 3" ] || { echo "FAIL: a merge holding a space"; fail=1; }
+echo "0 3" >"$tmp/03.ids"
+[ "$("$bin" tokenize --tokenizer "$tmp/nim.json" --decode --tokens "$tmp/03.ids")" = "a bc" ] || { echo "FAIL: no decoder"; fail=1; }
+# special tokens are split out of the text before BPE, or are text with --special-as-text
+p=$("$bin" tokenize --tokenizer "$data" --prompt "Hello")
+[ "$("$bin" tokenize --tokenizer "$data" --prompt "Hello<|endoftext|>Hello")" = "$p 376 $p" ] ||
+    { echo "FAIL: <|endoftext|> is not split out"; fail=1; }
+"$bin" tokenize --tokenizer "$data" --prompt "<|endoftext|>" --special-as-text >"$tmp/st.ids" || fail=1
+grep -qw 376 "$tmp/st.ids" && { echo "FAIL: --special-as-text"; fail=1; }
+[ "$("$bin" tokenize --tokenizer "$data" --decode --tokens "$tmp/st.ids")" = "<|endoftext|>" ] ||
+    { echo "FAIL: --special-as-text does not decode back"; fail=1; }
+
 printf '{"model": ' >"$tmp/trunc.json"
 expect 3 "shortc: error: $tmp/trunc.json: not valid JSON" tokenize --tokenizer "$tmp/trunc.json" --prompt hi
 expect 2 "shortc: error: run needs --tokenizer with --text or --prompt" \
