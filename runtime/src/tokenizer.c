@@ -747,7 +747,8 @@ typedef struct AddedMatch {
 static bool find_added(const Enc *e, const char *s, size_t len, size_t from, bool normalized, AddedMatch *m) {
     const srt_tokenizer *t = e->t;
     for (size_t i = from; i < len; i++) {
-        for (int k = 0; k < t->nadded; k++) {
+        unsigned char c = (unsigned char)s[i];
+        for (int k = t->added_from[c]; k < t->added_from[c + 1]; k++) {
             const TokAdded *a = &t->added[k];
             if (a->normalized != normalized || (a->special && (e->flags & SRT_ENCODE_SPECIAL_AS_TEXT))) continue;
             if (a->len > len - i || memcmp(s + i, a->content, a->len) != 0) continue;

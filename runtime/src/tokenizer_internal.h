@@ -109,8 +109,9 @@ struct srt_tokenizer {
     TokDecoder *dec;                      /* decoder steps, in order */
     int ndec;                             /* their count */
     bool no_decoder;                      /* tokenizer.json's decoder is null: tokens joined by ' ' (as HF) */
-    TokAdded *added;                      /* added tokens, longest first */
+    TokAdded *added;                      /* added tokens by first byte, then longest first */
     int nadded;                           /* their count */
+    int added_from[257];                  /* added[added_from[b]..added_from[b + 1]) start with byte b */
     int32_t unk_id;                       /* model.unk_token's id, -1: none */
     bool fuse_unk;                        /* consecutive unknown characters make one unk token */
     bool byte_fallback;                   /* an unknown character becomes its <0xNN> byte tokens */
@@ -122,7 +123,7 @@ size_t tok_utf8_decode(const unsigned char *s, size_t n, size_t i, uint32_t *cp)
 /* Writes cp as UTF-8 to out (4 bytes of room); returns its length. */
 size_t tok_utf8_encode(uint32_t cp, char *out);
 
-/* Orders t->added by matched length, longest first (ties by id). */
+/* Orders t->added by first byte, then matched length, longest first (ties by id), and indexes it. */
 void tok_sort_added(srt_tokenizer *t);
 /* Reads tokenizer.json (merges_path NULL) or vocab.json + merges.txt into t (tokenizer_json.c). */
 srt_status tok_load_files(srt_tokenizer *t, const char *path, const char *merges_path);

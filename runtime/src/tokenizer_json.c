@@ -128,13 +128,19 @@ static bool get_bool(const cJSON *o, const char *name, bool def, bool *out) {
     return true;
 }
 
-static int added_longer_first(const void *a, const void *b) {
+static int added_order(const void *a, const void *b) {
     const TokAdded *x = a, *y = b;
+    unsigned char fx = (unsigned char)x->content[0], fy = (unsigned char)y->content[0];
+    if (fx != fy) return fx < fy ? -1 : 1;
     return x->len != y->len ? (x->len < y->len ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
 }
 
 void tok_sort_added(srt_tokenizer *t) {
-    if (t->nadded) qsort(t->added, (size_t)t->nadded, sizeof *t->added, added_longer_first);
+    if (t->nadded) qsort(t->added, (size_t)t->nadded, sizeof *t->added, added_order);
+    for (int b = 0, k = 0; b <= 256; b++) {
+        while (k < t->nadded && (unsigned char)t->added[k].content[0] < b) k++;
+        t->added_from[b] = k;
+    }
 }
 
 /* added_tokens [{"id", "content", "special", "normalized", "lstrip", "rstrip", "single_word"}]. */
