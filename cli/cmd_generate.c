@@ -370,7 +370,7 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     srt_tokenizer *t = NULL;
     srt_gen_seq *seq = calloc((size_t)B, sizeof *seq);
     if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
-    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv)) goto out;
+    if (!seq || !open_output_tokenizer(ra, &om, &t, &tv) || !prompts_fit(ra, p, mi)) goto out;
     for (int b = 0; b < B; b++) {
         seq[b] = (srt_gen_seq){.prompt = p->ids[b], .nprompt = p->len[b]};
         if (!(seq[b].out = malloc(sizeof *seq[b].out * (size_t)(ra->max_new + 1)))) {

@@ -497,6 +497,19 @@ void close_model(OpenModel *om) {
     memset(om, 0, sizeof *om);
 }
 
+/* run, eval: whether --tokenizer's ids fit the model's vocabulary (checked before anything runs, as
+ * generate's output tokenizer is); prints the error. */
+static bool tokenizer_fits_model(const RunArgs *ra, const OpenModel *om) {
+    srt_tokenizer *t = cli_tokenizer_open(om->ctx, ra->tokenizer);
+    int tv = t ? srt_tokenizer_vocab_size(t) : 0;
+    srt_tokenizer_close(t);
+    if (t && tv > om->mi.vocab)
+        fprintf(stderr, "shortc: error: tokenizer '%s' has %d ids, more than the vocabulary of %d of model '%s': "
+                        "its ids would not fit the model\n", ra->tokenizer, tv, om->mi.vocab, om->mi.name);
+    if (!t || tv > om->mi.vocab) cli_bad_input();
+    return t && tv <= om->mi.vocab;
+}
+
 /* Opens ra's model on its backend with its weights and a session; prints the error and returns false
  * (with nothing left open) on failure. */
 bool open_model(const RunArgs *ra, OpenModel *om) {
@@ -525,6 +538,10 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
     }
     if (ra->save_weights && (st = srt_model_save_random_weights(om->m, (uint64_t)ra->seed, ra->save_weights)) != SRT_OK) {
         print_lib_error(st, srt_last_error(om->ctx));
+        close_model(om);
+        return false;
+    }
+    if (ra->tokenizer && ra->max_new < 0 && !tokenizer_fits_model(ra, om)) { /* generate: open_output_tokenizer */
         close_model(om);
         return false;
     }

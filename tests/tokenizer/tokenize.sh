@@ -118,6 +118,14 @@ grep -qw 376 "$tmp/st.ids" && { echo "FAIL: --special-as-text"; fail=1; }
 [ "$("$bin" tokenize --tokenizer "$data" --decode --tokens "$tmp/st.ids")" = "<|endoftext|>" ] ||
     { echo "FAIL: --special-as-text does not decode back"; fail=1; }
 
+# a tokenizer with more ids than the model is refused before anything runs (run, eval, generate)
+printf '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 500}, "merges": []}}' >"$tmp/big.json"
+msg="shortc: error: tokenizer '$tmp/big.json' has 501 ids, more than the vocabulary of 377 of model 'tok_tiny': its ids would not fit the model"
+printf "ab" >"$tmp/ab.txt"
+expect 3 "$msg" run "$m" --random-weights 1 --tokenizer "$tmp/big.json" --text "$tmp/ab.txt"
+expect 3 "$msg" eval "$m" --random-weights 1 --tokenizer "$tmp/big.json" --text "$tmp/ab.txt"
+expect 3 "$msg" generate "$m" --random-weights 1 --tokenizer "$tmp/big.json" --prompt "ab" --max-new 1
+
 printf '{"model": ' >"$tmp/trunc.json"
 expect 3 "shortc: error: $tmp/trunc.json: not valid JSON" tokenize --tokenizer "$tmp/trunc.json" --prompt hi
 expect 2 "shortc: error: run needs --tokenizer with --text or --prompt" \
