@@ -538,7 +538,7 @@ srt_status srt_attention(srt_context *ctx, const srt_attention_desc *d, int batc
 
 /*
  * BPE tokenizers as Hugging Face tokenizers runs them (docs/tokenizer.md): a
- * tokenizer.json (merges_path NULL) with its normalizers (Prepend, Replace),
+ * tokenizer.json (merges_path NULL) with its normalizers (Prepend, Replace, NFC),
  * pre-tokenizers (ByteLevel, Metaspace), byte fallback, decoders and added
  * tokens, or GPT-2's vocab.json with its merges.txt. A component it cannot
  * run is an error naming it. Text must be UTF-8; added and special tokens

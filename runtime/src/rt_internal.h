@@ -64,6 +64,16 @@ double rt_now_ms(void);
  * generated at build time by tools/gen_unicode_classes.py), for the tokenizer's pre-tokenizer, and the
  * Unicode version they come from ("14.0.0"). */
 extern const char rt_unicode_version[];
+/* NFC's data (unicode_classes.c): canonical combining classes {first, last, class}; full canonical
+ * decompositions {code point, offset in rt_unicode_decomp_data, length}, Hangul syllables excepted;
+ * primary composites {first, second, composite} sorted by the pair. */
+extern const uint32_t rt_unicode_ccc[][3];
+extern const int rt_unicode_ccc_count;
+extern const uint32_t rt_unicode_decomp[][3];
+extern const int rt_unicode_decomp_count;
+extern const uint32_t rt_unicode_decomp_data[];
+extern const uint32_t rt_unicode_compose[][3];
+extern const int rt_unicode_compose_count;
 extern const uint32_t rt_unicode_letters[][2];
 extern const int rt_unicode_letters_count;
 extern const uint32_t rt_unicode_numbers[][2];

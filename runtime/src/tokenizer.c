@@ -4,7 +4,7 @@
  *
  * Encoding: the text must be UTF-8. Added tokens are split out first, longest match at the leftmost
  * position (those not "normalized" in the raw text, the others in each normalized piece; special ones
- * stay text with SRT_ENCODE_SPECIAL_AS_TEXT). Each other piece is normalized (Prepend, Replace), then
+ * stay text with SRT_ENCODE_SPECIAL_AS_TEXT). Each other piece is normalized (Prepend, Replace, NFC), then
  * pre-tokenized into words:
  *   - ByteLevel: an optional ' ' prefix; a split exactly as GPT-2's pattern
  *         's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
@@ -685,6 +685,139 @@ static srt_status encode_piece(Enc *e, const char *s, size_t len, bool first) {
 /* Normalizers and added tokens                                        */
 /* ------------------------------------------------------------------ */
 
+/* NFC: Hangul syllables by algorithm, the rest from the generated tables. */
+enum { HANGUL_S = 0xac00, HANGUL_L = 0x1100, HANGUL_V = 0x1161, HANGUL_T = 0x11a7, HANGUL_VCOUNT = 21,
+       HANGUL_TCOUNT = 28, HANGUL_NCOUNT = 588, HANGUL_SCOUNT = 11172, HANGUL_LCOUNT = 19 };
+
+/* The canonical combining class of cp. */
+static int combining_class(uint32_t cp) {
+    int lo = 0, hi = rt_unicode_ccc_count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < rt_unicode_ccc[mid][0]) hi = mid - 1;
+        else if (cp > rt_unicode_ccc[mid][1]) lo = mid + 1;
+        else return (int)rt_unicode_ccc[mid][2];
+    }
+    return 0;
+}
+
+/* Appends cp's full canonical decomposition (cp itself when it has none) to out[*n] (room for 18 more). */
+static void decompose(uint32_t cp, uint32_t *out, size_t *n) {
+    if (cp >= HANGUL_S && cp < HANGUL_S + HANGUL_SCOUNT) {
+        uint32_t s = cp - HANGUL_S;
+        out[(*n)++] = HANGUL_L + s / HANGUL_NCOUNT;
+        out[(*n)++] = HANGUL_V + s % HANGUL_NCOUNT / HANGUL_TCOUNT;
+        if (s % HANGUL_TCOUNT) out[(*n)++] = HANGUL_T + s % HANGUL_TCOUNT;
+        return;
+    }
+    int lo = 0, hi = rt_unicode_decomp_count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (cp < rt_unicode_decomp[mid][0]) hi = mid - 1;
+        else if (cp > rt_unicode_decomp[mid][0]) lo = mid + 1;
+        else {
+            for (uint32_t k = 0; k < rt_unicode_decomp[mid][2]; k++)
+                out[(*n)++] = rt_unicode_decomp_data[rt_unicode_decomp[mid][1] + k];
+            return;
+        }
+    }
+    out[(*n)++] = cp;
+}
+
+/* The primary composite of a and b, or 0. */
+static uint32_t compose_pair(uint32_t a, uint32_t b) {
+    if (a >= HANGUL_L && a < HANGUL_L + HANGUL_LCOUNT && b >= HANGUL_V && b < HANGUL_V + HANGUL_VCOUNT)
+        return HANGUL_S + ((a - HANGUL_L) * HANGUL_VCOUNT + (b - HANGUL_V)) * HANGUL_TCOUNT;
+    if (a >= HANGUL_S && a < HANGUL_S + HANGUL_SCOUNT && (a - HANGUL_S) % HANGUL_TCOUNT == 0 && b > HANGUL_T &&
+        b < HANGUL_T + HANGUL_TCOUNT)
+        return a + (b - HANGUL_T);
+    int lo = 0, hi = rt_unicode_compose_count - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        const uint32_t *c = rt_unicode_compose[mid];
+        if (a < c[0] || (a == c[0] && b < c[1])) hi = mid - 1;
+        else if (a > c[0] || b > c[1]) lo = mid + 1;
+        else return c[2];
+    }
+    return 0;
+}
+
+/* Composes d[*n] in place as NFC does (UAX #15: a character joins the last starter unless a character
+ * of its combining class or a starter stands between). */
+static void compose(uint32_t *d, size_t *n) {
+    if (!*n) return;
+    size_t starter = 0, w = 1;
+    int last = combining_class(d[0]) ? 256 : 0;
+    for (size_t i = 1; i < *n; i++) {
+        uint32_t c = d[i];
+        int cc = combining_class(c);
+        uint32_t comp = compose_pair(d[starter], c);
+        if (comp && (last < cc || last == 0)) {
+            d[starter] = comp;
+            continue;
+        }
+        if (cc == 0) starter = w;
+        last = cc;
+        d[w++] = c;
+    }
+    *n = w;
+}
+
+/* Sorts the non-starters d[a..b) by combining class, stably (canonical ordering): insertion for short runs,
+ * counting through tmp for long ones (O(run + 256), never quadratic). */
+static void order_run(uint32_t *d, uint32_t *tmp, size_t a, size_t b) {
+    if (b - a <= 32) {
+        for (size_t i = a + 1; i < b; i++)
+            for (size_t j = i; j > a && combining_class(d[j - 1]) > combining_class(d[j]); j--) {
+                uint32_t x = d[j];
+                d[j] = d[j - 1];
+                d[j - 1] = x;
+            }
+        return;
+    }
+    size_t start[258] = {0};
+    for (size_t i = a; i < b; i++) start[combining_class(d[i]) + 1]++;
+    for (int c = 1; c < 258; c++) start[c] += start[c - 1];
+    for (size_t i = a; i < b; i++) tmp[start[combining_class(d[i])]++] = d[i];
+    memcpy(d + a, tmp, sizeof *d * (b - a));
+}
+
+/* s[len] (UTF-8) in NFC onto out. */
+static bool nfc(srt_context *ctx, const char *s, size_t len, Buf *out) {
+    uint32_t one[18];
+    size_t n = 0;
+    for (size_t i = 0, l, k; i < len; i += l, n += k) { /* the decomposed length first */
+        uint32_t cp = 0xfffd;
+        if (!(l = tok_utf8_decode((const unsigned char *)s, len, i, &cp))) l = 1;
+        k = 0;
+        decompose(cp, one, &k);
+    }
+    uint32_t *d = rt_alloc(ctx, sizeof *d * (n + 1)), *tmp = rt_alloc(ctx, sizeof *tmp * (n + 1));
+    if (!d || !tmp) {
+        rt_free(ctx, d);
+        rt_free(ctx, tmp);
+        return false;
+    }
+    n = 0;
+    for (size_t i = 0, l; i < len; i += l) {
+        uint32_t cp = 0xfffd;
+        if (!(l = tok_utf8_decode((const unsigned char *)s, len, i, &cp))) l = 1;
+        decompose(cp, d, &n);
+    }
+    for (size_t a = 0, b; a < n; a = b + 1) {
+        while (a < n && !combining_class(d[a])) a++;
+        for (b = a; b < n && combining_class(d[b]); b++) {}
+        if (b > a + 1) order_run(d, tmp, a, b);
+    }
+    compose(d, &n);
+    rt_free(ctx, tmp);
+    bool ok = buf_put(ctx, out, "", 0);
+    char u[4];
+    for (size_t i = 0; ok && i < n; i++) ok = buf_put(ctx, out, u, tok_utf8_encode(d[i], u));
+    rt_free(ctx, d);
+    return ok;
+}
+
 /* s[len] through the normalizers into e->norm. */
 static srt_status normalize(Enc *e, const char *s, size_t len) {
     srt_tokenizer *t = e->t;
@@ -698,6 +831,8 @@ static srt_status normalize(Enc *e, const char *s, size_t len) {
         if (nm->kind == TOK_NORM_PREPEND) {
             if (cur.n) ok = buf_put(ctx, &next, nm->content, strlen(nm->content));
             ok = ok && buf_put(ctx, &next, cur.p, cur.n);
+        } else if (nm->kind == TOK_NORM_NFC) {
+            ok = nfc(ctx, cur.p, cur.n, &next);
         } else {
             size_t pl = strlen(nm->pattern), cl = strlen(nm->content);
             for (size_t i = 0; ok && i < cur.n;) {

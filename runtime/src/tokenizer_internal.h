@@ -35,6 +35,7 @@ bool tok_map_put(srt_context *ctx, StrMap *m, const char *key, size_t len, int32
 typedef enum TokNormKind {
     TOK_NORM_PREPEND,  /* Prepend: content before a non-empty text */
     TOK_NORM_REPLACE,  /* Replace: every occurrence of the string pattern by content */
+    TOK_NORM_NFC,      /* NFC: canonical decomposition, reordering and composition */
 } TokNormKind;
 
 typedef struct TokNormalizer {

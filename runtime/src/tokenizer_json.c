@@ -232,12 +232,13 @@ static srt_status load_normalizer(srt_tokenizer *t, const char *where, const cJS
         }
         return SRT_OK;
     }
-    bool prepend = strcmp(type, "Prepend") == 0, replace = strcmp(type, "Replace") == 0;
-    if (!prepend && !replace)
-        return unsupported(ctx, where, "normalizer", type, "Prepend, Replace with a String pattern, Sequence of them");
+    bool prepend = strcmp(type, "Prepend") == 0, replace = strcmp(type, "Replace") == 0, nfc = strcmp(type, "NFC") == 0;
+    if (!prepend && !replace && !nfc)
+        return unsupported(ctx, where, "normalizer", type, "Prepend, Replace with a String pattern, NFC, Sequence of them");
     TokNormalizer *n = append(ctx, (void **)&t->norm, &t->nnorm, sizeof *n);
     if (!n) return nomem(ctx);
-    n->kind = prepend ? TOK_NORM_PREPEND : TOK_NORM_REPLACE;
+    n->kind = prepend ? TOK_NORM_PREPEND : replace ? TOK_NORM_REPLACE : TOK_NORM_NFC;
+    if (nfc) return SRT_OK;
     if (prepend) return get_string(ctx, where, "normalizer Prepend", o, "prepend", false, &n->content);
     srt_status st = get_pattern(ctx, where, "normalizer", o, &n->pattern);
     return st == SRT_OK ? get_string(ctx, where, "normalizer Replace", o, "content", false, &n->content) : st;

@@ -7,6 +7,7 @@
   bytelevel_noregex ByteLevel with add_prefix_space, without use_regex
   metaspace         Metaspace (always) with byte fallback (<0xNN> tokens) and unk, <s> </s> special
   metaspace_first   Metaspace with prepend_scheme "first", no byte fallback (unk, fuse_unk)
+  metaspace_nfc     the NFC normalizer before Metaspace with byte fallback
   llama             Llama's normalizers Prepend("▁") + Replace(" ", "▁"), no pre-tokenizer, byte
                     fallback, the decoders Replace, ByteFallback, Fuse, Strip; merges as [a, b] pairs
 
@@ -56,6 +57,22 @@ def category_text(rng, cps):
     return "".join(w + rng.choice(["", " ", "  ", "-", "\n"]) for w in words)
 
 
+def nfc_text(rng):
+    """Decomposed characters, their marks in every order, Hangul jamo, composition exclusions and
+    singletons: what NFC reorders and composes."""
+    decomposable = [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and
+                    unicodedata.normalize("NFD", chr(cp)) != chr(cp)]
+    marks = [cp for cp in range(0x300, 0x370)] + [0x5B0, 0x5B7, 0x94D, 0x93C, 0x1DC0, 0x20D0, 0x302A, 0x1D165]
+    words = []
+    for cp in rng.sample(decomposable, 300):
+        w = unicodedata.normalize("NFD", chr(cp))
+        extra = "".join(chr(rng.choice(marks)) for _ in range(rng.randint(0, 3)))
+        words.append(rng.choice([w, chr(cp), w + extra, chr(cp) + extra, "a" + extra + w]))
+    words += ["\u1100\u1161\u11a8", "\u1100\u1161", "\uac00\u11a8", "\u0958", "\u2126", "\u0344",
+              "e\u0301\u0323", "e\u0323\u0301", "\u0301e", "a" + "\u0301\u0316" * 40]
+    return " ".join(words)
+
+
 def texts():
     rng = random.Random(22)
     cps = by_category()
@@ -66,6 +83,12 @@ def texts():
     for n in os.listdir(os.path.join(HERE, "cases")):
         with open(os.path.join(HERE, "cases", n), encoding="utf-8") as f:
             out["case_" + n[:-4]] = f.read()
+    out["nfc"] = nfc_text(rng)
+    # every character with a canonical decomposition, composed and decomposed (NFC's tokenizer only), but
+    # U+11938 (Unicode 13): HF's NFC tables are older (docs/tokenizer.md)
+    out["nfc_all"] = " ".join(unicodedata.normalize("NFD", chr(c)) + " " + chr(c) for c in range(0x110000)
+                              if not 0xD800 <= c <= 0xDFFF and c != 0x11938 and
+                              unicodedata.normalize("NFD", chr(c)) != chr(c))
     out["special"] = ("<|endoftext|>Hello world<|endoftext|> again <s>the sea</s> <|endoftext|><s></s>x "
                       "a [MARK] b[MARK]c  [MARK]  end<unk> <0x41> ▁▁ ")
     out["special_edges"] = "<s>"
@@ -77,7 +100,7 @@ def texts():
 def train(kind, corpus):
     """A tokenizer of the given kind trained on corpus, as a tokenizer.json string."""
     special = ["<|endoftext|>"] if kind.startswith("bytelevel") else ["<unk>", "<s>", "</s>"]
-    byte_fallback = kind in ("metaspace", "llama")
+    byte_fallback = kind in ("metaspace", "metaspace_nfc", "llama")
     model = models.BPE(unk_token=None if kind.startswith("bytelevel") else "<unk>", byte_fallback=byte_fallback,
                        fuse_unk=kind in ("metaspace_first", "llama"))
     tok = Tokenizer(model)
@@ -88,6 +111,8 @@ def train(kind, corpus):
         tok.decoder = decoders.ByteLevel()
         alphabet = pre_tokenizers.ByteLevel.alphabet()
     elif kind.startswith("metaspace"):
+        if kind == "metaspace_nfc":
+            tok.normalizer = normalizers.NFC()
         tok.pre_tokenizer = pre_tokenizers.Metaspace()
         tok.decoder = decoders.Metaspace()
     else:
@@ -136,6 +161,8 @@ def check_kind(bin_, tmp, kind, all_texts, corpus):
             json.dump(j, f, ensure_ascii=False)
     fails, ntok = [], 0
     for name, text in all_texts.items():
+        if name == "nfc_all" and kind != "metaspace_nfc":
+            continue
         tfile = os.path.join(tmp, "text.txt")
         with open(tfile, "w", encoding="utf-8", newline="") as f:
             f.write(text)
@@ -175,7 +202,8 @@ def main():
     print(f"Unicode {unicodedata.unidata_version} (the tables of this Python's unicodedata)")
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
-        for kind in ("bytelevel", "bytelevel_prefix", "bytelevel_noregex", "metaspace", "metaspace_first", "llama"):
+        for kind in ("bytelevel", "bytelevel_prefix", "bytelevel_noregex", "metaspace", "metaspace_first",
+                     "metaspace_nfc", "llama"):
             fails += check_kind(bin_, tmp, kind, all_texts, corpus)
     for f in fails[:40]:
         print("FAIL:", f)

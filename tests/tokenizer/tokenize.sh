@@ -86,8 +86,8 @@ printf '{"model": {"vocab": {"a": 0}, "merges": []}}' >"$tmp/small.json"
 expect 1 "shortc: error: $dir/cases/ascii.txt: the vocabulary has no token for 'T' (in the word 'The'), and the tokenizer has no unk_token" \
     tokenize --tokenizer "$tmp/small.json" --text "$dir/cases/ascii.txt"
 # a component the pipeline cannot run is an error naming it
-for c in '"normalizer": {"type": "NFKC"}|normalizer '"'"'NFKC'"'"' is not supported (supported: Prepend, Replace with a String pattern, Sequence of them)' \
-         '"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "x"}, {"type": "Lowercase"}]}|normalizer '"'"'Lowercase'"'"' is not supported (supported: Prepend, Replace with a String pattern, Sequence of them)' \
+for c in '"normalizer": {"type": "NFKC"}|normalizer '"'"'NFKC'"'"' is not supported (supported: Prepend, Replace with a String pattern, NFC, Sequence of them)' \
+         '"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "x"}, {"type": "Lowercase"}]}|normalizer '"'"'Lowercase'"'"' is not supported (supported: Prepend, Replace with a String pattern, NFC, Sequence of them)' \
          '"pre_tokenizer": {"type": "Whitespace"}|pre-tokenizer '"'"'Whitespace'"'"' is not supported (supported: ByteLevel, Metaspace, Sequence of them)' \
          '"pre_tokenizer": null, "decoder": {"type": "WordPiece"}|decoder '"'"'WordPiece'"'"' is not supported (supported: ByteLevel, Metaspace, Replace with a String pattern, ByteFallback, Fuse, Strip, Sequence of them)' \
          '"normalizer": {"type": "Replace", "pattern": {"Regex": " +"}, "content": "x"}|normalizer Replace with a Regex pattern is not supported (only a String)' \
