@@ -206,7 +206,8 @@ typedef struct Scratch {
     int32_t *next;     /* next[i]: the live symbol right of symbol i (-1: none) */
     MergeCand *heap;   /* min-heap of candidates by (rank, pos) */
     MergeCand *later;  /* candidates of a rank at or below the one being merged: after its pass */
-    size_t cap;        /* bytes of the pre-token these hold room for */
+    size_t bytes_cap;  /* bytes of a word word and key hold room for (key: two symbols, a separator) */
+    size_t syms_cap;   /* symbols syms, prev, next (and 3 x candidates heap, later) hold room for */
 } Scratch;
 
 /* Resizes *p to cap elements of size sz (kept on failure). */
@@ -216,15 +217,21 @@ static bool grow(srt_context *ctx, void **p, size_t cap, size_t sz) {
     return q != NULL;
 }
 
-static bool scratch_fit(srt_context *ctx, Scratch *sc, size_t bytes) {
-    if (bytes <= sc->cap) return true;
-    size_t cap = bytes * 2; /* a merge adds at most two candidates: 3 per symbol in all */
-    if (!grow(ctx, (void **)&sc->word, cap * 2 + 1, 1) || !grow(ctx, (void **)&sc->syms, cap, sizeof *sc->syms) ||
-        !grow(ctx, (void **)&sc->key, cap * 2 + 2, 1) || !grow(ctx, (void **)&sc->prev, cap, sizeof *sc->prev) ||
-        !grow(ctx, (void **)&sc->next, cap, sizeof *sc->next) || !grow(ctx, (void **)&sc->heap, 3 * cap, sizeof *sc->heap) ||
-        !grow(ctx, (void **)&sc->later, 3 * cap, sizeof *sc->later))
-        return false;
-    sc->cap = cap;
+/* Room in sc for a word of `bytes` bytes and `nsyms` initial symbols. */
+static bool scratch_fit(srt_context *ctx, Scratch *sc, size_t bytes, size_t nsyms) {
+    if (bytes > sc->bytes_cap) {
+        size_t cap = bytes + bytes / 2 + 16;
+        if (!grow(ctx, (void **)&sc->word, cap + 1, 1) || !grow(ctx, (void **)&sc->key, cap + 2, 1)) return false;
+        sc->bytes_cap = cap;
+    }
+    if (nsyms > sc->syms_cap) {
+        size_t cap = nsyms + nsyms / 2 + 16; /* a merge adds at most two candidates: 3 per symbol in all */
+        if (!grow(ctx, (void **)&sc->syms, cap, sizeof *sc->syms) || !grow(ctx, (void **)&sc->prev, cap, sizeof *sc->prev) ||
+            !grow(ctx, (void **)&sc->next, cap, sizeof *sc->next) || !grow(ctx, (void **)&sc->heap, 3 * cap, sizeof *sc->heap) ||
+            !grow(ctx, (void **)&sc->later, 3 * cap, sizeof *sc->later))
+            return false;
+        sc->syms_cap = cap;
+    }
     return true;
 }
 
@@ -343,7 +350,7 @@ size_t rt_tokenizer_bpe(srt_tokenizer *t, const char *word, uint32_t *len, size_
     Scratch sc = {0};
     size_t bytes = 0;
     for (size_t i = 0; i < n; i++) bytes += len[i];
-    if (!scratch_fit(t->ctx, &sc, bytes > n ? bytes : n)) {
+    if (!scratch_fit(t->ctx, &sc, bytes, n)) {
         scratch_free(t->ctx, &sc);
         return 0;
     }
@@ -521,7 +528,7 @@ static srt_status initial_symbols(Enc *e, const char *w, size_t len, size_t *nsy
     bool last_unk = false;
     e->tmp.n = 0;
     *nsym = 0;
-    if (!enc_fit(e, len * 6)) return nomem(t->ctx);
+    if (!enc_fit(e, len)) return nomem(t->ctx); /* a symbol per byte at most */
     for (size_t i = 0; i < len;) {
         uint32_t c = 0;
         size_t l = tok_utf8_decode((const unsigned char *)w, len, i, &c);
@@ -560,7 +567,7 @@ static srt_status bpe_word(Enc *e, const char *w, size_t len) {
     size_t ns = 0;
     srt_status st = initial_symbols(e, w, len, &ns);
     if (st != SRT_OK) return st;
-    if (!scratch_fit(ctx, &e->sc, e->tmp.n > ns ? e->tmp.n : ns)) return nomem(ctx);
+    if (!scratch_fit(ctx, &e->sc, e->tmp.n, ns)) return nomem(ctx);
     memcpy(e->sc.word, e->tmp.p, e->tmp.n);
     for (size_t i = 0, at = 0; i < ns; at += e->symlen[i++]) e->sc.syms[i] = (Sym){(uint32_t)at, e->symlen[i]};
     bpe_merge(t, &e->sc, &ns);
