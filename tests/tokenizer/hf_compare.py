@@ -2,7 +2,8 @@
 """hf_compare.py SHORTC — `shortc tokenize` against Hugging Face tokenizers (the pinned 0.15.2 of
 /opt/shortc-hf, on PYTHONPATH) on vocabularies trained with it here:
 
-  bytelevel         ByteLevel without prefix space (GPT-2), <|endoftext|> special, an added token
+  bytelevel         ByteLevel without prefix space (GPT-2), <|endoftext|> special, added tokens (one
+                    with rstrip, a special one with lstrip)
   bytelevel_prefix  ByteLevel with add_prefix_space, use_regex
   bytelevel_noregex ByteLevel with add_prefix_space, without use_regex
   metaspace         Metaspace (always) with byte fallback (<0xNN> tokens) and unk, <s> </s> special
@@ -27,7 +28,7 @@ import tempfile
 import unicodedata
 
 try:
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+    from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 except ImportError:
     print("SKIP: HF tokenizers not found (PYTHONPATH=/opt/shortc-hf; .ci/setup installs it)")
     sys.exit(77)
@@ -90,7 +91,8 @@ def texts():
                               if not 0xD800 <= c <= 0xDFFF and c != 0x11938 and
                               unicodedata.normalize("NFD", chr(c)) != chr(c))
     out["special"] = ("<|endoftext|>Hello world<|endoftext|> again <s>the sea</s> <|endoftext|><s></s>x "
-                      "a [MARK] b[MARK]c  [MARK]  end<unk> <0x41> ▁▁ ")
+                      "a [MARK] b[MARK]c  [MARK]  end<unk> <0x41> ▁▁ x  <mask> y<mask>\t\n<mask> [R]  z[R]\n"
+                      "[R]<mask>  <mask>[R] [R] ")
     out["special_edges"] = "<s>"
     out["spaces_only"] = "   \t \n  "
     out["empty"] = ""
@@ -122,7 +124,8 @@ def train(kind, corpus):
     trainer = trainers.BpeTrainer(vocab_size=1500, special_tokens=special, initial_alphabet=alphabet,
                                   show_progress=False)
     tok.train_from_iterator(corpus, trainer)
-    tok.add_tokens(["[MARK]"])
+    tok.add_tokens(["[MARK]", AddedToken("[R]", rstrip=True)])
+    tok.add_special_tokens([AddedToken("<mask>", lstrip=True)])
     j = json.loads(tok.to_str())
     if byte_fallback:  # the <0xNN> tokens SentencePiece vocabularies hold
         vocab = j["model"]["vocab"]
