@@ -1051,7 +1051,7 @@ static bool decode_step(const srt_tokenizer *t, const TokDecoder *d, const Toks 
             size_t pl = strlen(pat), rl = strlen(rep);
             for (size_t j = 0; ok && j < s->n;) {
                 bool hit = pl && j + pl <= s->n && memcmp(s->p + j, pat, pl) == 0;
-                bool drop = hit && d->kind == TOK_DEC_METASPACE && d->strip_prefix && i == 0 && j == 0;
+                bool drop = hit && d->kind == TOK_DEC_METASPACE && d->strip_prefix && i == 0; /* all, as HF */
                 ok = hit ? (drop || buf_put(ctx, o, rep, rl)) : buf_put(ctx, o, s->p + j, 1);
                 j += hit ? pl : 1;
             }

@@ -69,7 +69,7 @@ typedef struct TokPreTokenizer {
 /* A decoder step (tokenizer.json "decoder", a Sequence flattened): each maps the list of token strings. */
 typedef enum TokDecKind {
     TOK_DEC_BYTELEVEL,     /* characters of bytes_to_unicode back to bytes, all tokens fused */
-    TOK_DEC_METASPACE,     /* replacement to ' '; the first token's leading replacement dropped (strip) */
+    TOK_DEC_METASPACE,     /* replacement to ' '; in the first token dropped instead (strip_prefix; as HF) */
     TOK_DEC_REPLACE,       /* the string pattern to content in every token */
     TOK_DEC_BYTEFALLBACK,  /* runs of <0xNN> tokens to their bytes (U+FFFD per byte when not UTF-8) */
     TOK_DEC_FUSE,          /* all tokens into one */
@@ -80,7 +80,7 @@ typedef struct TokDecoder {
     TokDecKind kind;       /* which step */
     char *pattern;         /* REPLACE: the string replaced */
     char *content;         /* REPLACE: its replacement; METASPACE: the replacement; STRIP: the character */
-    bool strip_prefix;     /* METASPACE: drop the replacement the first token starts with */
+    bool strip_prefix;     /* METASPACE: drop the replacements of the first token (HF's prefix space) */
     int start, stop;       /* STRIP: characters to strip at the start and the end of each token */
 } TokDecoder;
 

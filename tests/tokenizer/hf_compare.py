@@ -9,6 +9,8 @@
   metaspace         Metaspace (always) with byte fallback (<0xNN> tokens) and unk, <s> </s> special
   metaspace_first   Metaspace with prepend_scheme "first", no byte fallback (unk, fuse_unk)
   metaspace_nfc     the NFC normalizer before Metaspace with byte fallback
+  sequence          a Sequence of pre-tokenizers (Metaspace, then ByteLevel without its regex) and of
+                    decoders (ByteLevel, Metaspace)
   llama             Llama's normalizers Prepend("▁") + Replace(" ", "▁"), no pre-tokenizer, byte
                     fallback, the decoders Replace, ByteFallback, Fuse, Strip; merges as [a, b] pairs
 
@@ -101,13 +103,18 @@ def texts():
 
 def train(kind, corpus):
     """A tokenizer of the given kind trained on corpus, as a tokenizer.json string."""
-    special = ["<|endoftext|>"] if kind.startswith("bytelevel") else ["<unk>", "<s>", "</s>"]
+    special = ["<|endoftext|>"] if kind.startswith(("bytelevel", "sequence")) else ["<unk>", "<s>", "</s>"]
     byte_fallback = kind in ("metaspace", "metaspace_nfc", "llama")
-    model = models.BPE(unk_token=None if kind.startswith("bytelevel") else "<unk>", byte_fallback=byte_fallback,
+    model = models.BPE(unk_token=None if kind.startswith(("bytelevel", "sequence")) else "<unk>", byte_fallback=byte_fallback,
                        fuse_unk=kind in ("metaspace_first", "llama"))
     tok = Tokenizer(model)
     alphabet = []
-    if kind.startswith("bytelevel"):
+    if kind == "sequence":
+        tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Metaspace(),
+                                                     pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
+        tok.decoder = decoders.Sequence([decoders.ByteLevel(), decoders.Metaspace()])
+        alphabet = pre_tokenizers.ByteLevel.alphabet()
+    elif kind.startswith("bytelevel"):
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=kind != "bytelevel",
                                                      use_regex=kind != "bytelevel_noregex")
         tok.decoder = decoders.ByteLevel()
@@ -206,7 +213,7 @@ def main():
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("bytelevel", "bytelevel_prefix", "bytelevel_noregex", "metaspace", "metaspace_first",
-                     "metaspace_nfc", "llama"):
+                     "metaspace_nfc", "sequence", "llama"):
             fails += check_kind(bin_, tmp, kind, all_texts, corpus)
     for f in fails[:40]:
         print("FAIL:", f)
