@@ -109,6 +109,16 @@ printf '{"model": {"type": "BPE", %s}, "pre_tokenizer": null, "decoder": null}' 
 [ "$("$bin" tokenize --tokenizer "$tmp/nim.json" --prompt "a bc")" = "6 3" ] || { echo "FAIL: a merge holding a space"; fail=1; }
 echo "0 3" >"$tmp/03.ids"
 [ "$("$bin" tokenize --tokenizer "$tmp/nim.json" --decode --tokens "$tmp/03.ids")" = "a bc" ] || { echo "FAIL: no decoder"; fail=1; }
+# Metaspace without its split (tokenizers >= 0.19's split: false) and with prepend_scheme never
+ms='"vocab": {"▁": 0, "a": 1, "b": 2, "▁a": 3, "▁a▁": 4, "▁a▁b": 5}, "merges": ["▁ a", "▁a ▁", "▁a▁ b"]'
+printf '{"model": {"type": "BPE", %s}, "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always", "split": false}, "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "always"}}' "$ms" >"$tmp/ms.json"
+printf '{"model": {"type": "BPE", %s}, "pre_tokenizer": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never"}, "decoder": {"type": "Metaspace", "replacement": "▁", "prepend_scheme": "never"}}' "$ms" >"$tmp/msn.json"
+[ "$("$bin" tokenize --tokenizer "$tmp/ms.json" --prompt "a b")" = "5" ] || { echo "FAIL: Metaspace split false"; fail=1; }
+[ "$("$bin" tokenize --tokenizer "$tmp/msn.json" --prompt "a b")" = "1 0 2" ] || { echo "FAIL: Metaspace never"; fail=1; }
+echo "5" >"$tmp/5.ids"
+[ "$("$bin" tokenize --tokenizer "$tmp/ms.json" --decode --tokens "$tmp/5.ids")" = "ab" ] || { echo "FAIL: Metaspace decoder (first token)"; fail=1; }
+[ "$("$bin" tokenize --tokenizer "$tmp/msn.json" --decode --tokens "$tmp/5.ids")" = " a b" ] || { echo "FAIL: Metaspace decoder never"; fail=1; }
+
 # special tokens are split out of the text before BPE, or are text with --special-as-text
 p=$("$bin" tokenize --tokenizer "$data" --prompt "Hello")
 [ "$("$bin" tokenize --tokenizer "$data" --prompt "Hello<|endoftext|>Hello")" = "$p 376 $p" ] ||
