@@ -278,10 +278,14 @@ static MergeCand heap_pop(MergeCand *h, size_t *n) {
     return top;
 }
 
-/* Whether candidate c still names two adjacent live symbols of the lengths it saw. */
-static bool cand_live(const Scratch *sc, const MergeCand *c) {
+/* Whether candidate c is still to be merged. GPT-2's passes: its two symbols are adjacent and live with the
+ * lengths it saw. HF's merge_all: the symbol at its position is live and, with its right neighbour, forms a
+ * pair that has a rank and makes the same token (the same bytes), though perhaps split otherwise. */
+static bool cand_live(const srt_tokenizer *t, Scratch *sc, const MergeCand *c) {
     int32_t r = sc->next[c->pos];
-    return sc->syms[c->pos].len == c->llen && r >= 0 && sc->syms[r].len == c->rlen;
+    if (t->gpt2_passes) return sc->syms[c->pos].len == c->llen && r >= 0 && sc->syms[r].len == c->rlen;
+    return sc->syms[c->pos].len && r >= 0 && sc->syms[c->pos].len + sc->syms[r].len == c->llen + c->rlen &&
+           pair_rank(t, sc, sc->syms[c->pos], sc->syms[r]) >= 0;
 }
 
 /* The candidate of symbol a and its right neighbour b, if that pair has a rank: into the heap, or, when its
@@ -296,11 +300,12 @@ static void add_cand(const srt_tokenizer *t, Scratch *sc, int32_t a, int32_t b, 
 }
 
 /*
- * Merges syms[0..*n) as GPT-2's bpe() does (the lowest-ranked pair, all its occurrences left to right
- * without overlaps, again until no pair has a rank) in O(n log n), as Hugging Face tokenizers: a min-heap
- * of candidates keyed by (rank, position) over a doubly linked list of symbols, stale candidates skipped
- * when popped. A merge's new pairs of a rank at or below the current one wait for the end of its pass, as
- * bpe() looks them up only after the pass (merges out of learning order can rank them lower).
+ * Merges syms[0..*n) in O(n log n), as Hugging Face tokenizers: a min-heap of candidates keyed by (rank,
+ * position) over a doubly linked list of symbols, stale candidates skipped when popped. With
+ * t->gpt2_passes it is GPT-2's bpe() (the lowest-ranked pair, all its occurrences left to right without
+ * overlaps, again until no pair has a rank): a merge's new pairs of a rank at or below the current one wait
+ * for the end of its pass, as bpe() looks them up only after the pass. Otherwise it is HF's merge_all, where
+ * they are merged at once. The two differ only for merges out of learning order.
  */
 static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
     size_t nh = 0, nl = 0;
@@ -311,7 +316,7 @@ static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
     for (size_t i = 0; i + 1 < *n; i++) add_cand(t, sc, (int32_t)i, (int32_t)i + 1, -1, &nh, &nl);
     int32_t cur = -1;
     for (;;) {
-        while (nh && !cand_live(sc, &sc->heap[0])) heap_pop(sc->heap, &nh);
+        while (nh && !cand_live(t, sc, &sc->heap[0])) heap_pop(sc->heap, &nh);
         if (!nh || sc->heap[0].rank != cur) { /* the pass of rank cur is over */
             if (nl) {
                 for (size_t k = 0; k < nl; k++) heap_push(sc->heap, &nh, sc->later[k]);
@@ -327,8 +332,9 @@ static void bpe_merge(const srt_tokenizer *t, Scratch *sc, size_t *n) {
         sc->syms[b].len = 0;
         sc->next[a] = sc->next[b];
         if (sc->next[b] >= 0) sc->prev[sc->next[b]] = a;
-        add_cand(t, sc, sc->prev[a], a, cur, &nh, &nl);
-        add_cand(t, sc, a, sc->next[a], cur, &nh, &nl);
+        int32_t wait = t->gpt2_passes ? cur : -1; /* new pairs of rank <= wait wait for the pass's end */
+        add_cand(t, sc, sc->prev[a], a, wait, &nh, &nl);
+        add_cand(t, sc, a, sc->next[a], wait, &nh, &nl);
     }
     size_t out = 0;
     for (int32_t i = *n ? 0 : -1; i >= 0; i = sc->next[i]) sc->syms[out++] = sc->syms[i];

@@ -117,6 +117,7 @@ struct srt_tokenizer {
     bool fuse_unk;                        /* consecutive unknown characters make one unk token */
     bool byte_fallback;                   /* an unknown character becomes its <0xNN> byte tokens */
     bool ignore_merges;                   /* a word that is a token is not merged */
+    bool gpt2_passes;                     /* merge as GPT-2's bpe() (GPT-2's pipeline), else as HF's merge_all */
 };
 
 /* Decodes the code point at s[i..n); returns its length in bytes, 0 when the bytes are not UTF-8. */

@@ -409,6 +409,7 @@ static srt_status gpt2_pipeline(srt_tokenizer *t) {
     TokDecoder *d = p ? append(t->ctx, (void **)&t->dec, &t->ndec, sizeof *d) : NULL;
     if (!d) return nomem(t->ctx);
     *p = (TokPreTokenizer){.kind = TOK_PRE_BYTELEVEL, .use_regex = true};
+    t->gpt2_passes = true;
     d->kind = TOK_DEC_BYTELEVEL;
     return SRT_OK;
 }

@@ -10,7 +10,7 @@ set_tests_properties(tokenizer_bpe PROPERTIES LABELS "cli;tokenizer" TIMEOUT 300
 #   tokenizer_hf   ids and decoded text equal HF tokenizers' (0.15.2, /opt/shortc-hf from .ci/setup) on
 #                  vocabularies it trains in the test: ByteLevel with and without prefix space and regex,
 #                  Metaspace with byte fallback, with prepend_scheme first and after NFC, Sequences of
-#                  pre-tokenizers and decoders, Llama's normalizers and
+#                  pre-tokenizers and decoders, merges out of learning order, Llama's normalizers and
 #                  decoders, added and special tokens (and --special-as-text), texts of every Unicode
 #                  general category (tests/tokenizer/hf_compare.py; skipped, 77, without tokenizers)
 if(PY3)

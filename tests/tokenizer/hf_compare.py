@@ -11,6 +11,8 @@
   metaspace_nfc     the NFC normalizer before Metaspace with byte fallback
   sequence          a Sequence of pre-tokenizers (Metaspace, then ByteLevel without its regex) and of
                     decoders (ByteLevel, Metaspace)
+  shuffled          bytelevel_prefix with its merges in a random order (not learning order: HF merges a
+                    new pair of a lower rank at once, GPT-2's bpe() after the pass)
   llama             Llama's normalizers Prepend("▁") + Replace(" ", "▁"), no pre-tokenizer, byte
                     fallback, the decoders Replace, ByteFallback, Fuse, Strip; merges as [a, b] pairs
 
@@ -103,6 +105,10 @@ def texts():
 
 def train(kind, corpus):
     """A tokenizer of the given kind trained on corpus, as a tokenizer.json string."""
+    if kind == "shuffled":
+        j = json.loads(train("bytelevel_prefix", corpus))
+        random.Random(7).shuffle(j["model"]["merges"])
+        return json.dumps(j, ensure_ascii=False)
     special = ["<|endoftext|>"] if kind.startswith(("bytelevel", "sequence")) else ["<unk>", "<s>", "</s>"]
     byte_fallback = kind in ("metaspace", "metaspace_nfc", "llama")
     model = models.BPE(unk_token=None if kind.startswith(("bytelevel", "sequence")) else "<unk>", byte_fallback=byte_fallback,
@@ -213,7 +219,7 @@ def main():
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
         for kind in ("bytelevel", "bytelevel_prefix", "bytelevel_noregex", "metaspace", "metaspace_first",
-                     "metaspace_nfc", "sequence", "llama"):
+                     "metaspace_nfc", "sequence", "shuffled", "llama"):
             fails += check_kind(bin_, tmp, kind, all_texts, corpus)
     for f in fails[:40]:
         print("FAIL:", f)
