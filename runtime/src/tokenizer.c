@@ -199,14 +199,14 @@ typedef struct MergeCand {
 
 /* Scratch buffers of one encode call. */
 typedef struct Scratch {
-    char *word;        /* the pre-token's bytes mapped to characters (UTF-8) */
-    Sym *syms;         /* its symbols, by first character */
-    char *key;         /* "left right" lookup key */
+    char *word;        /* the word's initial symbols, one after another (UTF-8) */
+    Sym *syms;         /* its symbols */
+    char *key;         /* "left" TOK_MERGE_SEP "right" lookup key */
     int32_t *prev;     /* prev[i]: the live symbol left of symbol i (-1: none) */
     int32_t *next;     /* next[i]: the live symbol right of symbol i (-1: none) */
     MergeCand *heap;   /* min-heap of candidates by (rank, pos) */
-    MergeCand *later;  /* candidates of a rank at or below the one being merged: after its pass */
-    size_t bytes_cap;  /* bytes of a word word and key hold room for (key: two symbols, a separator) */
+    MergeCand *later;  /* GPT-2's passes: candidates of a rank at or below the one being merged, after its pass */
+    size_t bytes_cap;  /* bytes word and key hold room for (a key: two symbols and a separator) */
     size_t syms_cap;   /* symbols syms, prev, next (and 3 x candidates heap, later) hold room for */
 } Scratch;
 
