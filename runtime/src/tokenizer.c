@@ -81,7 +81,7 @@ bool tok_map_put(srt_context *ctx, StrMap *m, const char *key, size_t len, int32
     return true;
 }
 
-static void map_free(srt_context *ctx, StrMap *m) {
+void tok_map_free(srt_context *ctx, StrMap *m) {
     for (size_t i = 0; i < m->cap; i++) rt_free(ctx, m->keys[i]);
     rt_free(ctx, m->keys);
     rt_free(ctx, m->vals);
@@ -1180,8 +1180,8 @@ int srt_tokenizer_vocab_size(const srt_tokenizer *t) { return t ? t->nids : 0; }
 void srt_tokenizer_close(srt_tokenizer *t) {
     if (!t) return;
     srt_context *ctx = t->ctx;
-    map_free(ctx, &t->vocab);
-    map_free(ctx, &t->merges);
+    tok_map_free(ctx, &t->vocab);
+    tok_map_free(ctx, &t->merges);
     for (int32_t i = 0; i < t->nids; i++) rt_free(ctx, t->id_text[i]);
     rt_free(ctx, t->id_text);
     for (int i = 0; i < t->nnorm; i++) rt_free(ctx, t->norm[i].pattern), rt_free(ctx, t->norm[i].content);

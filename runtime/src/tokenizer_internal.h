@@ -30,6 +30,8 @@ typedef struct StrMap {
 int32_t tok_map_get(const StrMap *m, const char *key, size_t len);
 /* Sets key[len] to val (a later value replaces an earlier one). false: out of memory. */
 bool tok_map_put(srt_context *ctx, StrMap *m, const char *key, size_t len, int32_t val);
+/* Frees m's keys and slots. */
+void tok_map_free(srt_context *ctx, StrMap *m);
 
 /* A normalizer step (tokenizer.json "normalizer", a Sequence flattened). */
 typedef enum TokNormKind {

@@ -143,6 +143,51 @@ void tok_sort_added(srt_tokenizer *t) {
     }
 }
 
+/* An added token's id and content, for check_added_ids. */
+typedef struct AddedId {
+    double id;            /* its id in the file */
+    const char *content;  /* its content (in the cJSON tree) */
+} AddedId;
+
+static int added_id_order(const void *a, const void *b) {
+    const AddedId *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The ids of added tokens are those HF tokenizers gives them when it reads the file (in id order: the
+ * vocabulary's id of a token in it, else the one after the vocabulary and the added tokens so far);
+ * a file that says otherwise would encode differently, so it is refused. */
+static srt_status check_added_ids(srt_tokenizer *t, const char *where, const cJSON *added, int n) {
+    srt_context *ctx = t->ctx;
+    AddedId *ids = rt_alloc(ctx, sizeof *ids * (size_t)n);
+    StrMap seen = {0};
+    if (!ids) return nomem(ctx);
+    int k = 0;
+    for (const cJSON *e = added->child; e; e = e->next) {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+        const char *content = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "content"));
+        if (cJSON_IsNumber(id) && content && *content) ids[k++] = (AddedId){id->valuedouble, content};
+    }
+    qsort(ids, (size_t)k, sizeof *ids, added_id_order);
+    double vocab_n = (double)t->vocab.n, max = -1;
+    srt_status st = SRT_OK;
+    for (int i = 0; st == SRT_OK && i < k; i++) {
+        size_t len = strlen(ids[i].content);
+        int32_t known = tok_map_get(&seen, ids[i].content, len);
+        if (known < 0) known = tok_map_get(&t->vocab, ids[i].content, len);
+        double want = known >= 0 ? known : max < 0 ? vocab_n : max >= vocab_n ? max + 1 : vocab_n;
+        if (ids[i].id != want)
+            st = rt_error(ctx, SRT_ERR_FORMAT, "%s: added token '%s' has id %g, where Hugging Face tokenizers gives it "
+                          "%g (its vocabulary id, else the next after the vocabulary and the added tokens before it)",
+                          where, ids[i].content, ids[i].id, want);
+        else if (!tok_map_put(ctx, &seen, ids[i].content, len, (int32_t)want)) st = nomem(ctx);
+        if (want > max) max = want;
+    }
+    tok_map_free(ctx, &seen);
+    rt_free(ctx, ids);
+    return st;
+}
+
 /* added_tokens [{"id", "content", "special", "normalized", "lstrip", "rstrip", "single_word"}]. */
 static srt_status load_added(srt_tokenizer *t, const char *where, const cJSON *added) {
     srt_context *ctx = t->ctx;
@@ -150,6 +195,8 @@ static srt_status load_added(srt_tokenizer *t, const char *where, const cJSON *a
         return rt_error(ctx, SRT_ERR_FORMAT, "%s: added_tokens is not an array", where);
     int n = cJSON_IsArray(added) ? cJSON_GetArraySize(added) : 0;
     if (n && !(t->added = rt_alloc(ctx, sizeof *t->added * (size_t)n))) return nomem(ctx);
+    srt_status checked = n ? check_added_ids(t, where, added, n) : SRT_OK;
+    if (checked != SRT_OK) return checked;
     for (const cJSON *e = n ? added->child : NULL; e; e = e->next) {
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
         const char *content = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "content"));

@@ -91,7 +91,7 @@ for c in '"normalizer": {"type": "NFKC"}|normalizer '"'"'NFKC'"'"' is not suppor
          '"pre_tokenizer": {"type": "Whitespace"}|pre-tokenizer '"'"'Whitespace'"'"' is not supported (supported: ByteLevel, Metaspace, Sequence of them)' \
          '"pre_tokenizer": null, "decoder": {"type": "WordPiece"}|decoder '"'"'WordPiece'"'"' is not supported (supported: ByteLevel, Metaspace, Replace with a String pattern, ByteFallback, Fuse, Strip, Sequence of them)' \
          '"normalizer": {"type": "Replace", "pattern": {"Regex": " +"}, "content": "x"}|normalizer Replace with a Regex pattern is not supported (only a String)' \
-         '"added_tokens": [{"id": 5, "content": "<x>", "single_word": true}]|added token '"'"'<x>'"'"': single_word is not supported'; do
+         '"added_tokens": [{"id": 1, "content": "<x>", "single_word": true}]|added token '"'"'<x>'"'"': single_word is not supported'; do
     printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, %s}' "${c%%|*}" >"$tmp/c.json"
     expect 1 "shortc: error: $tmp/c.json: ${c#*|}" tokenize --tokenizer "$tmp/c.json" --prompt a
 done
@@ -99,6 +99,13 @@ printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "dropout": 0.
 expect 1 "shortc: error: $tmp/c.json: model BPE with dropout is not supported (it samples)" tokenize --tokenizer "$tmp/c.json" --prompt a
 printf '{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}}' >"$tmp/c.json"
 expect 1 "shortc: error: $tmp/c.json: model BPE with a continuing_subword_prefix is not supported" tokenize --tokenizer "$tmp/c.json" --prompt a
+# added tokens' ids are those HF gives them (the vocabulary's, else the next ones), or the file is refused
+printf '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}, "added_tokens": [{"id": 0, "content": "a"}, {"id": 2, "content": "<x>"}, {"id": 4, "content": "<y>"}]}' >"$tmp/c.json"
+expect 3 "shortc: error: $tmp/c.json: added token '<y>' has id 4, where Hugging Face tokenizers gives it 3 (its vocabulary id, else the next after the vocabulary and the added tokens before it)" \
+    tokenize --tokenizer "$tmp/c.json" --prompt a
+printf '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}, "merges": []}, "added_tokens": [{"id": 1, "content": "a"}]}' >"$tmp/c.json"
+expect 3 "shortc: error: $tmp/c.json: added token 'a' has id 1, where Hugging Face tokenizers gives it 0 (its vocabulary id, else the next after the vocabulary and the added tokens before it)" \
+    tokenize --tokenizer "$tmp/c.json" --prompt a
 # ignore_merges: a word that is a token is that token; without it, the merges decide; no decoder: tokens
 # joined by spaces (as HF); merges as pairs may hold spaces
 im='"vocab": {"a": 0, "b": 1, "c": 2, "bc": 3, "abc": 4, " ": 5, "a ": 6}, "merges": [["b", "c"], ["a", " "]]'
