@@ -67,10 +67,14 @@ static const CmdUsage commands[] = {
      "  --quiet          no summary line on stderr;  --progress  a line every few seconds while generating\n"
      "Also --sim-threads N, --allow-nonfinite-weights, --mem-init empty|zeros, --save-weights OUT (as run).\n"},
     {"tokenize",
-     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n",
-     "  --text FILE      UTF-8 text to ids (space-separated, on stdout); '-' is stdin\n"
+     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
+     "                  [--special-as-text]\n",
+     "  --text FILE      UTF-8 text to ids (space-separated, on stdout; an empty text: an empty line); '-' is stdin\n"
+     "  --special-as-text  special tokens (<|endoftext|>, <s>) in the text are text, not their ids\n"
+     "                   (also run, eval, generate)\n"
      "  --decode --tokens FILE  ids back to text; '-' is stdin\n"
-     "T is a tokenizer.json, a vocab.json (merges.txt beside it) or their directory.\n"},
+     "T is a tokenizer.json (BPE as HF tokenizers runs it; docs/tokenizer.md), a vocab.json (merges.txt beside\n"
+     "it) or their directory.\n"},
     {"cmp",
      "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n",
      "Exit status 0 when every element is within atol + rtol * |B|, 1 when one is not.\n"},

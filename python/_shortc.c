@@ -678,17 +678,19 @@ done:
     return r;
 }
 
-/* Tokenizer.encode(text: str) -> bytes of int32 ids. */
+/* Tokenizer.encode(text: str, special_as_text: bool = False) -> bytes of int32 ids. */
 static PyObject *Tokenizer_encode(PyObject *self, PyObject *args) {
     TokenizerObject *to = (TokenizerObject *)self;
     const char *text;
     Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "s#", &text, &len)) return NULL;
+    int special_as_text = 0;
+    if (!PyArg_ParseTuple(args, "s#|p", &text, &len, &special_as_text)) return NULL;
     int32_t *ids = NULL;
     size_t n = 0;
     Failure f;
     srt_status st;
-    LOCKED(to, &f, st = srt_tokenizer_encode(to->tok, text, (size_t)len, &ids, &n));
+    unsigned flags = special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0;
+    LOCKED(to, &f, st = srt_tokenizer_encode_with(to->tok, text, (size_t)len, flags, &ids, &n));
     if (st != SRT_OK) return raise_failure(&f);
     PyObject *r = PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
     srt_free(to->ctx, ids);
@@ -720,7 +722,7 @@ static PyObject *Tokenizer_vocab_size(PyObject *self, PyObject *noargs) {
 }
 
 static PyMethodDef Tokenizer_methods[] = {
-    {"encode", Tokenizer_encode, METH_VARARGS, "encode(text) -> bytes of int32 ids."},
+    {"encode", Tokenizer_encode, METH_VARARGS, "encode(text, special_as_text=False) -> bytes of int32 ids."},
     {"decode", Tokenizer_decode, METH_VARARGS, "decode(ids_addr, n) -> bytes."},
     {"vocab_size", Tokenizer_vocab_size, METH_NOARGS, "vocab_size() -> int."},
     {NULL, NULL, 0, NULL},

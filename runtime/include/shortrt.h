@@ -537,11 +537,15 @@ srt_status srt_attention(srt_context *ctx, const srt_attention_desc *d, int batc
                          const void *k, const void *v, void *out);
 
 /*
- * GPT-2's byte-level BPE tokenizer (docs/runtime.md): a Hugging Face
- * tokenizer.json (merges_path NULL) or vocab.json with its merges.txt. Text
- * must be UTF-8; encoding splits it with GPT-2's pre-tokenization pattern and
- * merges by rank. Added tokens (e.g. <|endoftext|>) decode but are not split
- * out of text. Arrays and strings returned are freed with srt_free.
+ * BPE tokenizers as Hugging Face tokenizers runs them (docs/tokenizer.md): a
+ * tokenizer.json (merges_path NULL) with its normalizers (Prepend, Replace, NFC),
+ * pre-tokenizers (ByteLevel, Metaspace), byte fallback, decoders and added
+ * tokens, or GPT-2's vocab.json with its merges.txt. A component it cannot
+ * run is an error naming it. Text must be UTF-8; added and special tokens
+ * (e.g. <|endoftext|>) are split out of it before BPE. Post-processors
+ * (templates adding BOS/EOS) are not applied: the ids are HF's
+ * encode(text, add_special_tokens=False). Arrays and strings returned are
+ * freed with srt_free.
  */
 typedef struct srt_tokenizer srt_tokenizer;
 srt_status srt_tokenizer_open(srt_context *ctx, const char *path, const char *merges_path, srt_tokenizer **out);
@@ -550,7 +554,15 @@ void srt_tokenizer_close(srt_tokenizer *t);
 int srt_tokenizer_vocab_size(const srt_tokenizer *t);
 /* text[len] -> *ids[*nids] (an empty text gives no ids; *ids may then be NULL). */
 srt_status srt_tokenizer_encode(srt_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *nids);
-/* ids[n] -> *text[*len] (NUL-terminated; the bytes need not be UTF-8 when a token splits a character). */
+/* Flags of srt_tokenizer_encode_with. */
+enum {
+    SRT_ENCODE_SPECIAL_AS_TEXT = 1, /* special added tokens in the text are text (HF's encode_special_tokens) */
+};
+/* srt_tokenizer_encode with flags (SRT_ENCODE_*; 0: srt_tokenizer_encode). */
+srt_status srt_tokenizer_encode_with(srt_tokenizer *t, const char *text, size_t len, unsigned flags, int32_t **ids,
+                                     size_t *nids);
+/* ids[n] -> *text[*len] through the tokenizer's decoder (NUL-terminated; with ByteLevel the bytes need not be
+ * UTF-8 when a token splits a character). */
 srt_status srt_tokenizer_decode(srt_tokenizer *t, const int32_t *ids, size_t n, char **text, size_t *len);
 
 #ifdef __cplusplus

@@ -223,6 +223,13 @@ def test_tokenizer_equals_cli():
     assert tok.decode(ids) == text
     assert tok.vocab_size > max(want)
     assert tok.encode("").size == 0
+    # the special token is split out as its id, or is text with special_as_text (as `--special-as-text`)
+    eot = tok.encode(text[:20] + "<|endoftext|>")
+    assert eot[-1] == 376 and eot[:-1].tolist() == tok.encode(text[:20]).tolist()
+    as_text = tok.encode("<|endoftext|>", special_as_text=True)
+    assert 376 not in as_text.tolist() and tok.decode(as_text) == "<|endoftext|>"
+    assert as_text.tolist() == [int(t) for t in cli("tokenize", "--tokenizer", example("tokenizer.json"),
+                                                    "--prompt", "<|endoftext|>", "--special-as-text").stdout.split()]
     with pytest.raises(shortc.Error):
         shortc.Tokenizer("/nonexistent/tokenizer.json")
 
