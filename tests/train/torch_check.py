@@ -6,9 +6,10 @@ writes them; masks of sparse kinds from tests/attention/masks/, which tests/atte
 from the docs alone), run in float64 on the fp32 weights of tests/golden/gpt2_tiny.safetensors, so it shares
 no code with shortc.
 
-    torch_check.py SHORTC CASE    CASE: grad MODEL | adamw | sgd
+    torch_check.py SHORTC CASE    CASE: grad MODEL | grad-golden MODEL | adamw | sgd
       grad MODEL   every weight's gradient of the mean next-token cross-entropy (one sequence of 37 tokens,
                    and three sequences of 12) equals torch's to 1e-5 relative to the tensor's largest entry
+      grad-golden MODEL  the same for a golden model of tests/gen_goldens.py with its own forward
       adamw        5 AdamW steps (warm-up 2 then cosine, clipping 0.5, weight decay 0.1) give torch's weights
                    (|d| <= 1e-5 + 1e-5 |w|), and each step's loss, lr and gradient norm (1e-5 relative)
       sgd          5 SGD steps (momentum 0.9, weight decay 0.01, inverse-sqrt after warm-up 1) likewise
@@ -33,6 +34,7 @@ except ImportError as e:
 HERE = os.path.dirname(os.path.abspath(__file__))
 TESTS = os.path.dirname(HERE)
 GOLDEN = os.path.join(TESTS, "golden")
+MODELS = os.path.join(os.path.dirname(TESTS), "models")
 MASKS = os.path.join(TESTS, "attention", "masks")
 # gpt2_tiny (models/gpt2_tiny.arch): its sparse siblings share its weights
 CFG = dict(vocab=256, d_model=64, heads=4, head_dim=16, layers=2, eps=1e-5)
@@ -139,7 +141,7 @@ def check_grad(shortc, model, tmp):
     ok = True
     for L in (len(toks), 12):
         out = os.path.join(tmp, "g%d.safetensors" % L)
-        run([shortc, "grad", model, "--weights", weights, "--tokens", tokens_path, "--seq", str(L), "--out", out,
+        run([shortc, "grad", os.path.join(MODELS, model + ".arch"), "--weights", weights, "--tokens", tokens_path, "--seq", str(L), "--out", out,
              "--json"])
         got = read_safetensors(out)
         W = {k: v.clone().requires_grad_(True) for k, v in read_safetensors(weights).items()}
@@ -154,6 +156,36 @@ def check_grad(shortc, model, tmp):
             g = W[name].grad
             worst = max(worst, float((got[name].double() - g).abs().max()) / max(float(g.abs().max()), 1e-12))
         print("%s L=%d: %d gradients checked (max error / tensor max %.2e)" % (model, L, len(W), worst))
+    return ok
+
+
+def check_golden_grad(shortc, model, tmp):
+    """A golden model of tests/gen_goldens.py (its forward: layernorm or RMSNorm, pre or post, positions,
+    activations, tied or not, fp16 storage) on its golden weights and tokens."""
+    sys.path.insert(0, TESTS)
+    import gen_goldens
+    cfg = gen_goldens.MODELS[model]
+    weights = os.path.join(GOLDEN, model + ".safetensors")
+    tokens_path = os.path.join(GOLDEN, model + ".tokens")
+    toks = read_tokens(tokens_path)
+    out = os.path.join(tmp, "g.safetensors")
+    run([shortc, "grad", os.path.join(MODELS, model + ".arch"), "--weights", weights, "--tokens", tokens_path, "--out", out])
+    got = read_safetensors(out)
+    # the leaves are the weights as stored (fp16-rounded for mixed_tiny) in float64, so that no gradient
+    # passes through torch's half cast (whose backward rounds it to fp16): the forward rounds nothing more
+    W = {k: gen_goldens.stored(v, cfg["wdtype"]).requires_grad_(True) for k, v in read_safetensors(weights).items()}
+    logits = gen_goldens.forward(dict(cfg, wdtype="fp32"), W, toks).to(torch.float64)
+    ids = torch.tensor(toks, dtype=torch.long)
+    F.cross_entropy(logits[:-1], ids[1:]).backward()
+    ok, worst = set(got) == set(W), 0.0
+    if not ok:
+        print("FAIL: gradient names %s, weights %s" % (sorted(got), sorted(W)))
+        return False
+    for name in sorted(W):
+        ok &= close("%s d/d %s" % (model, name), got[name], W[name].grad)
+        g = W[name].grad
+        worst = max(worst, float((got[name].double() - g).abs().max()) / max(float(g.abs().max()), 1e-12))
+    print("%s: %d gradients checked (max error / tensor max %.2e)" % (model, len(W), worst))
     return ok
 
 
@@ -178,7 +210,7 @@ def check_steps(shortc, case, tmp):
     else:
         opt = dict(optimizer="sgd", lr=0.5, wd=0.01, warmup=1, schedule="inverse-sqrt", clip=0.0, momentum=0.9)
     out = os.path.join(tmp, case + ".safetensors")
-    cmd = [shortc, "train", "gpt2_tiny", "--init", weights, "--data", tokens_path, "--seq", str(L), "--batch",
+    cmd = [shortc, "train", os.path.join(MODELS, "gpt2_tiny.arch"), "--init", weights, "--data", tokens_path, "--seq", str(L), "--batch",
            str(B), "--steps", str(N), "--optimizer", opt["optimizer"], "--lr", repr(opt["lr"]), "--weight-decay",
            repr(opt["wd"]), "--warmup", str(opt["warmup"]), "--schedule", opt["schedule"], "--json", "--quiet"]
     if opt["clip"]:
@@ -234,6 +266,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         if case == "grad":
             ok = check_grad(shortc, sys.argv[3], tmp)
+        elif case == "grad-golden":
+            ok = check_golden_grad(shortc, sys.argv[3], tmp)
         else:
             ok = check_steps(shortc, case, tmp)
     print("ok" if ok else "FAILED")
