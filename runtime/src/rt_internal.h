@@ -541,9 +541,15 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text,
 srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads);
 /* The reference backend's fp32 values of plan weight w (stored order, what forwards read); NULL before a load. */
 float *rt_ref_weight_values(srt_model *m, int w);
-/* Writes vals (per plan weight, stored order) as an F32 safetensors file in the weights' file names and layout,
- * a tensor listed twice written once; note goes into the header's metadata ("source"). */
-srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *vals, const char *note, const char *path);
+/* Writes file_vals (per plan weight, in its file layout; read for the first entry of each name only) as an F32
+ * safetensors file under the weights' file names, a tensor listed twice written once; note goes into the
+ * header's metadata ("source"). */
+srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *file_vals, const char *note,
+                           const char *path);
+/* A weight's values between its stored order and its file layout (2-D transposed when w->transpose);
+ * from_file also rounds to the weight's dtype, as loading does. */
+void rt_weight_to_file(const RtPlanWeight *w, const float *stored, float *file);
+void rt_weight_from_file(const RtPlanWeight *w, const float *file, float *stored);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */

@@ -4,8 +4,14 @@
  * A step runs the interpreter's reverse mode (rt_ref_grad, backend_ref.c) over each sequence of the batch,
  * adding the gradient of the mean next-token cross-entropy into one double array per plan weight, then
  * clips by the global norm and applies AdamW or SGD with torch's semantics to fp32 master copies of the
- * trainable weights; the weights the model's forwards read are the masters rounded to their stored dtype.
+ * trainable tensors; the weights the model's forwards read are the masters rounded to their stored dtype.
  * The learning rate follows the schedule of srt_train_lr.
+ *
+ * A tensor of the weight file may be stored under two plan entries in different layouts (an adaptive
+ * model's tied projection: once [in, out], once transposed). The trainer works per tensor, in the file's
+ * layout: the first plan entry of a name owns the master, the optimizer state and the summed gradient,
+ * each entry's gradient is added in after its transposition, and each entry gets the master back in its
+ * own stored order.
  */
 #include "rt_internal.h"
 
@@ -19,11 +25,15 @@ struct srt_trainer {
     char **patterns;          /* copies of the freeze patterns (owned) */
     int step;                 /* steps done */
     int nw;                   /* plan weights */
-    bool *trainable;          /* per plan weight: updated (not frozen) */
-    float **master;           /* per trainable weight: fp32 master copy (stored order); NULL otherwise */
-    float **m1;               /* per trainable weight: AdamW first moment, SGD momentum buffer (NULL: none) */
-    float **m2;               /* per trainable weight: AdamW second moment (NULL otherwise) */
-    double **grad;            /* per plan weight: the step's gradient (stored order) */
+    int *owner;               /* per plan weight: the first plan weight of its name, which holds the tensor's
+                                 state below (itself for most) */
+    bool *trainable;          /* per owner: updated (not frozen) */
+    float **master;           /* per trainable owner: fp32 master copy (file layout); NULL otherwise */
+    float **m1;               /* per trainable owner: AdamW first moment, SGD momentum buffer (NULL: none) */
+    float **m2;               /* per trainable owner: AdamW second moment (NULL otherwise) */
+    double **grad;            /* per plan weight: its gradient from the reverse mode (stored order) */
+    double **gfile;           /* per owner: the tensor's gradient, every entry's summed (file layout) */
+    float *tmp;               /* one tensor's floats (the largest), for layout conversions */
 };
 
 void srt_train_options_default(srt_train_options *o) {
@@ -92,7 +102,11 @@ void srt_trainer_free(srt_trainer *t) {
         if (t->m1) rt_free(ctx, t->m1[i]);
         if (t->m2) rt_free(ctx, t->m2[i]);
         if (t->grad) rt_free(ctx, t->grad[i]);
+        if (t->gfile) rt_free(ctx, t->gfile[i]);
     }
+    rt_free(ctx, t->owner);
+    rt_free(ctx, t->gfile);
+    rt_free(ctx, t->tmp);
     for (int i = 0; t->patterns && i < t->o.nfreeze; i++) rt_free(ctx, t->patterns[i]);
     rt_free(ctx, t->patterns);
     rt_free(ctx, t->trainable);
@@ -103,36 +117,41 @@ void srt_trainer_free(srt_trainer *t) {
     rt_free(ctx, t);
 }
 
-/* A weight file name listed twice in the plan (two stored layouts of one tensor): not trainable yet. */
-static int duplicate_weight(const RtPlan *p) {
-    for (int i = 0; i < p->nweights; i++)
-        for (int j = 0; j < i; j++)
-            if (strcmp(p->weights[i].name, p->weights[j].name) == 0) return i;
-    return -1;
+/* The first plan weight named as weight i. */
+static int owner_of(const RtPlan *p, int i) {
+    for (int j = 0; j < i; j++)
+        if (strcmp(p->weights[i].name, p->weights[j].name) == 0) return j;
+    return i;
 }
 
-/* The per-weight arrays: gradients for all, masters and optimizer state for the trainable ones. */
+/* The per-weight arrays: gradients for all, masters (the owner's values in file layout) and optimizer state for
+ * the trainable owners. */
 static bool alloc_state(srt_trainer *t) {
     srt_context *ctx = t->m->ctx;
     const RtPlan *p = &t->m->plan;
-    size_t n = (size_t)(t->nw ? t->nw : 1);
-    if (!(t->trainable = rt_alloc(ctx, sizeof *t->trainable * n)) || !(t->master = rt_alloc(ctx, sizeof *t->master * n)) ||
-        !(t->m1 = rt_alloc(ctx, sizeof *t->m1 * n)) || !(t->m2 = rt_alloc(ctx, sizeof *t->m2 * n)) ||
-        !(t->grad = rt_alloc(ctx, sizeof *t->grad * n)))
+    size_t n = (size_t)(t->nw ? t->nw : 1), most = 1;
+    if (!(t->owner = rt_alloc(ctx, sizeof *t->owner * n)) || !(t->trainable = rt_alloc(ctx, sizeof *t->trainable * n)) ||
+        !(t->master = rt_alloc(ctx, sizeof *t->master * n)) || !(t->m1 = rt_alloc(ctx, sizeof *t->m1 * n)) ||
+        !(t->m2 = rt_alloc(ctx, sizeof *t->m2 * n)) || !(t->grad = rt_alloc(ctx, sizeof *t->grad * n)) ||
+        !(t->gfile = rt_alloc(ctx, sizeof *t->gfile * n)))
         return false;
     for (int i = 0; i < t->nw; i++) {
         const RtPlanWeight *w = &p->weights[i];
         size_t c = w->count ? w->count : 1;
-        t->trainable[i] = !frozen(&t->o, w->name);
+        if (c > most) most = c;
+        t->owner[i] = owner_of(p, i);
         if (!(t->grad[i] = rt_alloc(ctx, sizeof(double) * c))) return false;
+        if (t->owner[i] != i) continue;
+        t->trainable[i] = !frozen(&t->o, w->name);
+        if (!(t->gfile[i] = rt_alloc(ctx, sizeof(double) * c))) return false;
         if (!t->trainable[i]) continue;
         if (!(t->master[i] = rt_alloc(ctx, sizeof(float) * c))) return false;
-        memcpy(t->master[i], rt_ref_weight_values(t->m, i), sizeof(float) * w->count);
+        rt_weight_to_file(w, rt_ref_weight_values(t->m, i), t->master[i]);
         bool first = t->o.optimizer == SRT_OPT_ADAMW || t->o.momentum > 0, second = t->o.optimizer == SRT_OPT_ADAMW;
         if (first && !(t->m1[i] = rt_alloc(ctx, sizeof(float) * c))) return false; /* zeroed */
         if (second && !(t->m2[i] = rt_alloc(ctx, sizeof(float) * c))) return false;
     }
-    return true;
+    return (t->tmp = rt_alloc(ctx, sizeof(float) * most)) != NULL;
 }
 
 srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trainer **out) {
@@ -145,10 +164,6 @@ srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trai
     if (!m->weights_loaded) return rt_error(ctx, SRT_ERR_INVALID, "srt_trainer_create: load or draw the weights first");
     srt_status st = check_options(ctx, o);
     if (st != SRT_OK) return st;
-    int dup = duplicate_weight(&m->plan);
-    if (dup >= 0)
-        return rt_error(ctx, SRT_ERR_UNSUPPORTED, "weight '%s' is stored in two layouts; training such a model comes later",
-                        m->plan.weights[dup].name);
     srt_trainer *t = rt_alloc(ctx, sizeof *t);
     if (!t) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     t->m = m;
@@ -185,13 +200,32 @@ static srt_status check_batch(srt_trainer *t, const int32_t *tokens, int batch, 
     return SRT_OK;
 }
 
-/* The batch's gradient into t->grad and its mean loss into *loss. */
+/* Adds plan weight i's gradient (stored order) into its owner's, in file layout. */
+static void gather_grad(srt_trainer *t, int i) {
+    const RtPlanWeight *w = &t->m->plan.weights[i];
+    double *dst = t->gfile[t->owner[i]];
+    const double *g = t->grad[i];
+    if (!w->transpose) {
+        for (size_t k = 0; k < w->count; k++) dst[k] += g[k];
+        return;
+    }
+    size_t a = (size_t)w->file_shape[0], b = (size_t)w->file_shape[1];
+    for (size_t r = 0; r < a; r++)
+        for (size_t c = 0; c < b; c++) dst[r * b + c] += g[c * a + r];
+}
+
+/* The batch's gradient per tensor (t->gfile, file layout) and its mean loss into *loss. */
 static srt_status batch_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, double *loss) {
     srt_status st = check_batch(t, tokens, batch, seq);
     if (st != SRT_OK) return st;
-    for (int i = 0; i < t->nw; i++) memset(t->grad[i], 0, sizeof(double) * t->m->plan.weights[i].count);
+    for (int i = 0; i < t->nw; i++) {
+        size_t bytes = sizeof(double) * t->m->plan.weights[i].count;
+        memset(t->grad[i], 0, bytes);
+        if (t->gfile[i]) memset(t->gfile[i], 0, bytes);
+    }
     double scale = 1.0 / ((double)batch * (seq - 1)), sum = 0;
     for (int b = 0; b < batch && st == SRT_OK; b++) st = rt_ref_grad(t->m, tokens + (size_t)b * seq, seq, scale, &sum, t->grad);
+    for (int i = 0; st == SRT_OK && i < t->nw; i++) gather_grad(t, i);
     *loss = sum * scale;
     return st;
 }
@@ -200,8 +234,8 @@ static srt_status batch_grad(srt_trainer *t, const int32_t *tokens, int batch, i
 static double grad_norm(const srt_trainer *t) {
     double s = 0;
     for (int i = 0; i < t->nw; i++) {
-        if (!t->trainable[i]) continue;
-        for (size_t k = 0; k < t->m->plan.weights[i].count; k++) s += t->grad[i][k] * t->grad[i][k];
+        if (t->owner[i] != i || !t->trainable[i]) continue;
+        for (size_t k = 0; k < t->m->plan.weights[i].count; k++) s += t->gfile[i][k] * t->gfile[i][k];
     }
     return sqrt(s);
 }
@@ -210,7 +244,7 @@ static double grad_norm(const srt_trainer *t) {
 static void adamw_update(const srt_trainer *t, int i, double lr, double clip_coef) {
     const srt_train_options *o = &t->o;
     float *p = t->master[i], *m = t->m1[i], *v = t->m2[i];
-    const double *g = t->grad[i];
+    const double *g = t->gfile[i];
     int k = t->step + 1;
     double bc1 = 1.0 - pow(o->beta1, k), bc2_sqrt = sqrt(1.0 - pow(o->beta2, k)), step_size = lr / bc1;
     for (size_t j = 0; j < t->m->plan.weights[i].count; j++) {
@@ -227,7 +261,7 @@ static void adamw_update(const srt_trainer *t, int i, double lr, double clip_coe
 static void sgd_update(const srt_trainer *t, int i, double lr, double clip_coef) {
     const srt_train_options *o = &t->o;
     float *p = t->master[i], *buf = t->m1[i];
-    const double *g = t->grad[i];
+    const double *g = t->gfile[i];
     for (size_t j = 0; j < t->m->plan.weights[i].count; j++) {
         double d = g[j] * clip_coef + o->weight_decay * p[j];
         if (buf) d = buf[j] = (float)(t->step == 0 ? d : o->momentum * buf[j] + d);
@@ -249,13 +283,12 @@ srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, in
         if (coef > 1.0) coef = 1.0;
     }
     for (int i = 0; i < t->nw; i++) {
-        if (!t->trainable[i]) continue;
+        if (t->owner[i] != i || !t->trainable[i]) continue;
         if (t->o.optimizer == SRT_OPT_ADAMW) adamw_update(t, i, lr, coef);
         else sgd_update(t, i, lr, coef);
-        float *live = rt_ref_weight_values(t->m, i);
-        const RtPlanWeight *w = &t->m->plan.weights[i];
-        for (size_t j = 0; j < w->count; j++) live[j] = round_to_dtype(t->master[i][j], w->round);
     }
+    for (int i = 0; i < t->nw; i++) /* every entry of a trained tensor, in its stored order and dtype */
+        if (t->trainable[t->owner[i]]) rt_weight_from_file(&t->m->plan.weights[i], t->master[t->owner[i]], rt_ref_weight_values(t->m, i));
     t->step++;
     if (stats) *stats = (srt_train_stats){.step = t->step, .loss = loss, .lr = lr, .grad_norm = norm,
                                           .tokens = (int64_t)batch * seq};
@@ -265,8 +298,16 @@ srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, in
 srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, float **grads, double *loss) {
     if (!t || !grads || !loss) return t ? rt_error(t->m->ctx, SRT_ERR_INVALID, "srt_trainer_grad: NULL argument") : SRT_ERR_INVALID;
     srt_status st = batch_grad(t, tokens, batch, seq, loss);
-    for (int i = 0; st == SRT_OK && i < t->nw; i++)
-        for (size_t j = 0; j < t->m->plan.weights[i].count; j++) grads[i][j] = (float)t->grad[i][j];
+    for (int i = 0; st == SRT_OK && i < t->nw; i++) { /* the tensor's whole gradient, in this entry's order */
+        const RtPlanWeight *w = &t->m->plan.weights[i];
+        const double *g = t->gfile[t->owner[i]];
+        for (size_t j = 0; j < w->count; j++) t->tmp[j] = (float)g[j];
+        if (w->transpose) {
+            size_t a = (size_t)w->file_shape[0], b = (size_t)w->file_shape[1];
+            for (size_t r = 0; r < a; r++)
+                for (size_t c = 0; c < b; c++) grads[i][c * a + r] = t->tmp[r * b + c];
+        } else memcpy(grads[i], t->tmp, sizeof(float) * w->count);
+    }
     return st;
 }
 
@@ -277,7 +318,9 @@ srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int bat
     float **g = rt_alloc(ctx, sizeof *g * (size_t)(t->nw + 1));
     bool ok = g != NULL;
     for (int i = 0; ok && i < t->nw; i++) ok = (g[i] = rt_alloc(ctx, sizeof(float) * (t->m->plan.weights[i].count + 1))) != NULL;
-    srt_status st = ok ? srt_trainer_grad(t, tokens, batch, seq, g, loss) : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    srt_status st = ok ? batch_grad(t, tokens, batch, seq, loss) : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == SRT_OK && i < t->nw; i++) /* file layout, as the file holds it */
+        for (size_t j = 0; j < t->m->plan.weights[i].count; j++) g[i][j] = (float)t->gfile[t->owner[i]][j];
     if (st == SRT_OK) st = rt_weights_save(ctx, &t->m->plan, (const float *const *)g, "shortc gradients", path);
     for (int i = 0; g && i < t->nw; i++) rt_free(ctx, g[i]);
     rt_free(ctx, g);
@@ -298,11 +341,23 @@ srt_status srt_trainer_save(srt_trainer *t, const char *path) {
     if (!t || !path) return t ? rt_error(t->m->ctx, SRT_ERR_INVALID, "srt_trainer_save: path is NULL") : SRT_ERR_INVALID;
     srt_context *ctx = t->m->ctx;
     const float **vals = rt_alloc(ctx, sizeof *vals * (size_t)(t->nw + 1));
-    if (!vals) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < t->nw; i++) vals[i] = t->trainable[i] ? t->master[i] : rt_ref_weight_values(t->m, i);
+    float **frozen_file = rt_alloc(ctx, sizeof *frozen_file * (size_t)(t->nw + 1)); /* frozen owners' file layout */
+    bool ok = vals && frozen_file;
+    for (int i = 0; ok && i < t->nw; i++) {
+        if (t->owner[i] != i) continue; /* written once, from its owner */
+        if (t->trainable[i]) {
+            vals[i] = t->master[i];
+            continue;
+        }
+        ok = (frozen_file[i] = rt_alloc(ctx, sizeof(float) * (t->m->plan.weights[i].count + 1))) != NULL;
+        if (ok) rt_weight_to_file(&t->m->plan.weights[i], rt_ref_weight_values(t->m, i), frozen_file[i]);
+        vals[i] = frozen_file[i];
+    }
     char note[64];
     snprintf(note, sizeof note, "shortc train, %d steps", t->step);
-    srt_status st = rt_weights_save(ctx, &t->m->plan, vals, note, path);
+    srt_status st = ok ? rt_weights_save(ctx, &t->m->plan, vals, note, path) : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int i = 0; frozen_file && i < t->nw; i++) rt_free(ctx, frozen_file[i]);
+    rt_free(ctx, frozen_file);
     rt_free(ctx, vals);
     return st;
 }

@@ -589,8 +589,7 @@ srt_status rt_weights_random_save(srt_context *ctx, const RtPlan *plan, uint64_t
     return st;
 }
 
-/* The file layout of a stored weight (store's inverse, without its rounding). */
-static void unstore(const RtPlanWeight *w, const float *stored, float *file) {
+void rt_weight_to_file(const RtPlanWeight *w, const float *stored, float *file) {
     if (!w->transpose) {
         memcpy(file, stored, sizeof *file * w->count);
         return;
@@ -600,17 +599,13 @@ static void unstore(const RtPlanWeight *w, const float *stored, float *file) {
         for (size_t j = 0; j < b; j++) file[i * b + j] = stored[j * a + i];
 }
 
-srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *vals, const char *note, const char *path) {
-    size_t hlen = 0, most = 1;
+void rt_weight_from_file(const RtPlanWeight *w, const float *file, float *stored) { store(w, file, stored); }
+
+srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *file_vals, const char *note,
+                           const char *path) {
+    size_t hlen = 0;
     char *header = f32_header(ctx, plan, note, &hlen);
-    for (int i = 0; i < plan->nweights; i++)
-        if (plan->weights[i].count > most) most = plan->weights[i].count;
-    float *tmp = rt_alloc(ctx, sizeof *tmp * most);
-    if (!header || !tmp) {
-        rt_free(ctx, header);
-        rt_free(ctx, tmp);
-        return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
-    }
+    if (!header) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     FioOut o;
     const char *why = NULL;
     srt_status st = SRT_OK;
@@ -620,14 +615,10 @@ srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *co
         for (int b = 0; b < 8; b++) le[b] = (uint8_t)((uint64_t)hlen >> (8 * b));
         fio_out_write(&o, le, 8);
         fio_out_write(&o, header, hlen);
-        for (int i = 0; i < plan->nweights; i++) {
-            if (name_seen(plan, i)) continue;
-            unstore(&plan->weights[i], vals[i], tmp); /* little-endian hosts */
-            fio_out_write(&o, tmp, sizeof *tmp * plan->weights[i].count);
-        }
+        for (int i = 0; i < plan->nweights; i++)
+            if (!name_seen(plan, i)) fio_out_write(&o, file_vals[i], sizeof(float) * plan->weights[i].count); /* little-endian hosts */
         if (!fio_out_commit(&o, &why)) st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
     }
     rt_free(ctx, header);
-    rt_free(ctx, tmp);
     return st;
 }
