@@ -86,8 +86,11 @@ def forward(W, ids, mask):
         qkv = ln(x, p + "ln_1") @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
         q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in qkv.split(H * hd, dim=-1))
         s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
-        s = s.masked_fill(~mask[i], float("-inf"))
-        a = (torch.softmax(s, dim=-1) @ v).transpose(0, 1).reshape(T, H * hd)
+        # a query that sees no key outputs zeros (docs/attention/README.md): its row's softmax is taken over
+        # nothing masked and then multiplied by 0, so that no NaN reaches the gradients
+        seen = mask[i].any(dim=-1, keepdim=True)
+        s = s.masked_fill(~mask[i] & seen, float("-inf"))
+        a = ((torch.softmax(s, dim=-1) * seen) @ v).transpose(0, 1).reshape(T, H * hd)
         x = x + a @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
         u = F.gelu(ln(x, p + "ln_2") @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"], approximate="tanh")
         x = x + u @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
@@ -106,6 +109,10 @@ def batch_loss(W, seqs, mask):
 
 
 def close(name, got, want, tol=TOL):
+    if not (bool(torch.isfinite(got).all()) and bool(torch.isfinite(want).all())):
+        print("FAIL: %s: a value is not finite (shortc %s, torch %s)" % (name, bool(torch.isfinite(got).all()),
+                                                                        bool(torch.isfinite(want).all())))
+        return False
     scale = max(float(want.abs().max()), 1e-12)
     err = float((got.to(torch.float64) - want.to(torch.float64)).abs().max())
     if err > tol * scale:
