@@ -1116,6 +1116,10 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
 /* Reverse mode (docs/training.md)                                      */
 /* ------------------------------------------------------------------ */
 
+static bool reject_undifferentiable(const Graph *g, Diag *d);
+
+bool interp_grad_supported(const Graph *g, Diag *d) { return !reject_undifferentiable(g, d); }
+
 /* The first live node whose op has no backward, reported with its .arch line; false when every one has one. */
 static bool reject_undifferentiable(const Graph *g, Diag *d) {
     for (int i = 0; i < g->nnodes; i++) {

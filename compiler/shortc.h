@@ -1325,6 +1325,9 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  */
 bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                  const int32_t *targets, double scale, double *loss, double **wgrad);
+/* Whether interp_grad can differentiate g: every live op has a backward; else false with the first op that has
+ * none reported in d (with its .arch line). */
+bool interp_grad_supported(const Graph *g, Diag *d);
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values);
 

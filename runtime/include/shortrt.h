@@ -557,8 +557,8 @@ srt_status srt_tokenizer_decode(srt_tokenizer *t, const int32_t *ids, size_t n, 
  * Training (docs/training.md): a trainer over an open model with loaded weights updates those weights in
  * place, one optimizer step per batch of token sequences; the gradients are the reference interpreter's
  * reverse mode, so for now a trainer needs SRT_BACKEND_REF (other backends: SRT_ERR_UNSUPPORTED). A model
- * with an op that has no backward yet (memories, recurrence, position-infused attention) is refused at the
- * first step, the error naming the op and its .arch line.
+ * with an op that has no backward yet (memories, recurrence, position-infused attention) is refused by
+ * srt_trainer_create, the error naming the op and its .arch line.
  *
  * Ownership and threading: the trainer belongs to the caller (srt_trainer_free) and must be freed before its
  * model is closed; it copies the options (and the freeze patterns). One thread at a time may use a trainer,
@@ -611,8 +611,9 @@ void srt_trainer_free(srt_trainer *t);
  * segment): the loss is the mean cross-entropy over every next-token prediction; stats may be NULL. On an
  * error the weights are unchanged. */
 srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, int seq, srt_train_stats *stats);
-/* The gradient of that loss without a step: grads[i] (the count floats of weight i of the trainer's list,
- * stored order) and the loss; frozen weights get theirs too. */
+/* The gradient of that loss without a step: grads[i] (the count floats of weight i of the trainer's list, in
+ * its stored order; a tensor stored under two entries gets the gradient of all its uses in each) and the
+ * loss; frozen weights get theirs too. */
 srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, float **grads, double *loss);
 /* srt_trainer_grad's gradients written as an F32 safetensors file under the weights' names and file layout. */
 srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int batch, int seq, const char *path,

@@ -365,6 +365,23 @@ srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale,
     return st;
 }
 
+srt_status rt_ref_grad_check(srt_model *m) {
+    RtRefModel *r = m->ref;
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    r->diag.out = mf;
+    int errors = r->diag.errors;
+    bool ok = interp_grad_supported(r->g, &r->diag);
+    r->diag.out = NULL;
+    r->diag.errors = errors;
+    fclose(mf);
+    srt_status st = ok ? SRT_OK : rt_error(m->ctx, SRT_ERR_UNSUPPORTED, "reference backward: %s", msg && *msg ? msg : "failed");
+    free(msg);
+    return st;
+}
+
 float *rt_ref_weight_values(srt_model *m, int w) {
     return m->ref && m->ref->plan_vals && w >= 0 && w < m->ref->nplan ? m->ref->plan_vals[w] : NULL;
 }

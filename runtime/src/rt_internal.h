@@ -539,6 +539,9 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text,
  * doubles, stored order; every entry allocated). A model with an op that has no backward: SRT_ERR_UNSUPPORTED
  * naming the op and its .arch line. */
 srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads);
+/* SRT_OK when rt_ref_grad can differentiate the model; else SRT_ERR_UNSUPPORTED naming the first op without a
+ * backward and its .arch line. */
+srt_status rt_ref_grad_check(srt_model *m);
 /* The reference backend's fp32 values of plan weight w (stored order, what forwards read); NULL before a load. */
 float *rt_ref_weight_values(srt_model *m, int w);
 /* Writes file_vals (per plan weight, in its file layout; read for the first entry of each name only) as an F32

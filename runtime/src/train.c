@@ -163,6 +163,7 @@ srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trai
                         "the %s backend's backward kernels come later (docs/training.md)", srt_backend_name(m->backend));
     if (!m->weights_loaded) return rt_error(ctx, SRT_ERR_INVALID, "srt_trainer_create: load or draw the weights first");
     srt_status st = check_options(ctx, o);
+    if (st == SRT_OK) st = rt_ref_grad_check(m);
     if (st != SRT_OK) return st;
     srt_trainer *t = rt_alloc(ctx, sizeof *t);
     if (!t) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
