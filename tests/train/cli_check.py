@@ -128,8 +128,10 @@ ERRORS = [
      "fewer than one sequence"),
     (["train", arch("gpt2_tiny"), "--data", TOKENS, "--seq", "12", "--batch", "2", "--steps", "2", "--save", "OUT",
       "--init", "NO_SUCH.safetensors"], 3, "NO_SUCH.safetensors"),
-    (["train", arch("txl_tiny"), "--data", TOKENS, "--seq", "12", "--batch", "2", "--steps", "2", "--save", "OUT"], 3,
-     "outside the vocabulary"),
+    (["train", arch("gpt2_tiny"), "--data", "BADTOK", "--seq", "4", "--batch", "2", "--steps", "2", "--save", "OUT"], 3,
+     "token 256 at index 5 is outside the vocabulary"),
+    (["train", arch("txl_tiny"), "--data", TOKENS, "--seq", "12", "--batch", "2", "--steps", "2", "--save", "OUT"], 1,
+     "op rel_keys (layer 0) cannot be differentiated yet"),
     (["train", arch("gpt2_recurrent_tiny"), "--data", TOKENS, "--seq", "12", "--batch", "1", "--steps", "1", "--save",
       "OUT"], 1, "op rec_kv (layer 1) cannot be differentiated yet"),
     (["grad", arch("gpt2_tiny"), "--tokens", TOKENS, "--out", "OUT"], 2, "--weights FILE.safetensors or --random-weights"),
@@ -139,8 +141,11 @@ ERRORS = [
 
 def check_errors(shortc, tmp):
     ok = True
+    with open(os.path.join(tmp, "bad.tokens"), "w") as f:
+        f.write("1 2 3 4 5 256 7 8\n")
     for args, status, piece in ERRORS:
-        args = [os.path.join(tmp, "OUT") if a == "OUT" else a for a in args]
+        args = [os.path.join(tmp, "OUT") if a == "OUT" else os.path.join(tmp, "bad.tokens") if a == "BADTOK" else a
+                for a in args]
         r = run([shortc] + args)
         if r.returncode != status or piece not in r.stderr:
             ok = fail("shortc %s: exit %d (expected %d), stderr %r (expected %r in it)" %
