@@ -18,6 +18,11 @@
  * attention's queries (positions P+t) see keys 0..P+t, and the embedding
  * adds position P+t. A value handed out to the caller is the window the
  * call committed, so a stateless caller sees the dense [.., T, ..] tensors.
+ *
+ * Reverse mode (interp_grad, docs/training.md): each op's interp_backward_* sits beside its forward and is
+ * named in the same op-table row. One forward from position 0 keeps every value; the backward visits the
+ * live nodes in reverse, each adding its inputs' gradients (double arrays at the forward's shapes, a KV
+ * value's being that of its T-row window) from its output's.
  */
 #include "shortc.h"
 

@@ -6,7 +6,8 @@
  * The verifier, the passes, the interpreter and the emitter dispatch through
  * op_table instead of switching on the op, so adding an op is one row here,
  * its shape rule and attribute printers below, an interp_* function in
- * interp.c, an emit_* function in emit.c and a cost_* function in cost.c.
+ * interp.c (with its interp_backward_* beside it when the op can be trained),
+ * an emit_* function in emit.c and a cost_* function in cost.c.
  * The shape rules compute every value's dims (stored shape, row-major,
  * outermost first, SymDims: T for the token dimension, fill+T for a state's
  * rows) from the node's inputs.
