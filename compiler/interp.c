@@ -381,7 +381,6 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
  * gets dy, the bias dz, x dz W^T and W x^T dz (in W's stored order).
  */
 bool interp_backward_matmul(Run *r, const Node *n, const double *dy, const Value *o) {
-    const Value *wv = val(r, n, 1);
     const float *x = in(r, n, 0), *w = in(r, n, 1);
     int K = ir_dim(val(r, n, 0), 1), N = ir_dim(o, 1), k = 2;
     bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias;
@@ -395,7 +394,6 @@ bool interp_backward_matmul(Run *r, const Node *n, const double *dy, const Value
         free(dz);
         return fail(r, n, "out of memory");
     }
-    (void)wv;
     for (int t = 0; t < r->T; t++) {
         const float *xr = x + (size_t)t * K;
         const double *gy = dy + (size_t)t * N;
