@@ -27,6 +27,7 @@
 #include "cmd_convert.h"
 #include "cmd_eval.h"
 #include "cmd_generate.h"
+#include "cmd_train.h"
 #include "cmd_mask.h"
 #include "cmd_sim.h"
 #include "cmd_tokenize.h"
@@ -1091,7 +1092,8 @@ static int compile_cmd_main(int argc, char **argv) {
 static const Subcommand subcommands[] = {
     {"run", run_main}, {"generate", generate_main}, {"cmp", cmp_main}, {"demo", demo_main}, {"sim", sim_main},
     {"tokenize", tokenize_main}, {"eval", eval_main}, {"mask", mask_main}, {"compare", compare_main},
-    {"report", report_main}, {"help", cli_help_main}, {"convert", convert_main},
+    {"report", report_main}, {"help", cli_help_main}, {"convert", convert_main}, {"train", train_main},
+    {"grad", grad_main},
 };
 
 /* The command of argv[1], or NULL: the default command (compile). */

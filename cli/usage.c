@@ -66,6 +66,23 @@ static const CmdUsage commands[] = {
      "  --json           one JSON object (schema shortc.generate/1): each sequence's ids (and text)\n"
      "  --quiet          no summary line on stderr;  --progress  a line every few seconds while generating\n"
      "Also --sim-threads N, --allow-nonfinite-weights, --mem-init empty|zeros, --save-weights OUT (as run).\n"},
+    {"train",
+     "       shortc train MODEL.arch --data TOKENS --seq L --batch B --steps N --save OUT.safetensors\n"
+     "                  [--init W.safetensors | --seed SEED] [--optimizer adamw|sgd] [--lr X] [--weight-decay W]\n"
+     "                  [--momentum M] [--warmup S] [--schedule constant|cosine|inverse-sqrt] [--clip X]\n"
+     "                  [--freeze GLOB]... [--backend ref] [--model NAME] [--json] [--quiet]\n",
+     "  --data TOKENS    token ids (text or .npy), cut into consecutive sequences of L; step k takes the next B\n"
+     "  --init W         start from these weights (default: seeded random weights, --seed, default 0)\n"
+     "  --lr X           peak learning rate (default 1e-3); --warmup S linear warm-up steps, then --schedule\n"
+     "  --clip X         clip the gradients to global L2 norm X (default: none)\n"
+     "  --freeze GLOB    keep the weights whose names match fixed (repeatable)\n"
+     "  --json           one JSON object per step (loss, lr, grad_norm, tokens/s) instead of the text line\n"
+     "Runs on the reference backend only for now (docs/training.md).\n"},
+    {"grad",
+     "       shortc grad MODEL.arch (--weights W | --random-weights SEED) --tokens T --out G.safetensors\n"
+     "                  [--seq L] [--backend ref] [--model NAME] [--json]\n",
+     "  --out G          the gradient of the mean next-token cross-entropy under every weight's name\n"
+     "  --seq L          cut the tokens into sequences of L (default: one sequence of them all)\n"},
     {"tokenize",
      "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
      "                  [--special-as-text]\n",

@@ -758,6 +758,9 @@ typedef struct OpInfo {
     bool (*shape)(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
     /* Reference semantics (interp.c): computes output y (value o) of n; false reported. */
     bool (*interp)(struct InterpRun *r, const Node *n, float *y, const Value *o);
+    /* Reverse mode (interp.c, beside interp): given dy = d loss / d output (o's shape in the call), adds each
+     * input's gradient into the run's gradient arrays; NULL: the op cannot be differentiated yet. */
+    bool (*backward)(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
     /* Emission (emit.c): adds the node's steps, or fills ks for its kernel launch and sets *launch. */
     bool (*emit)(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
     /* Cost model (cost.c): work and compulsory traffic of n for one call on T tokens. */
@@ -788,6 +791,17 @@ bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const
 bool interp_pia_pos(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_rel_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_mem_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_backward_embed(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_embed_band(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_pos_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_adaptive_logprob(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_norm(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_matmul(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_bias(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_act(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -1302,6 +1316,18 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  * and weights are not copied (their entries stay NULL). On failure every
  * entry is NULL. values NULL: exactly interp_run.
  */
+/*
+ * Reverse mode: one forward of tokens[0..ntokens) from position 0 on a fresh session, then the loss
+ * sum over t with targets[t] >= 0 of -log softmax(logits[t])[targets[t]] into *loss, and scale times its
+ * gradient with respect to every weight value i added into wgrad[i] (ir_numel(v, 0) doubles, allocated by the
+ * caller; NULL entries are skipped). Every live op must have a backward (op_table), else the error names the
+ * op and its .arch line. Gradients accumulate in double. Returns false with the error reported in d.
+ */
+bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                 const int32_t *targets, double scale, double *loss, double **wgrad);
+/* Whether interp_grad can differentiate g: every live op has a backward; else false with the first op that has
+ * none reported in d (with its .arch line). */
+bool interp_grad_supported(const Graph *g, Diag *d);
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values);
 

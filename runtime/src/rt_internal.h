@@ -546,6 +546,25 @@ void rt_exec_step_time(const srt_session *s, int i, srt_step_time *out);
  */
 srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text, size_t text_len,
                            const char *model_name, char **cu, size_t *cu_len, char **plan_json, RtRefModel **ref);
+/* Reference backend, reverse mode (train.c): one sequence tokens[0..n) from position 0; adds the sum of its n-1
+ * next-token negative log-likelihoods to *loss and scale times its gradient into grads[w] (plan weight w's count
+ * doubles, stored order; every entry allocated). A model with an op that has no backward: SRT_ERR_UNSUPPORTED
+ * naming the op and its .arch line. */
+srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads);
+/* SRT_OK when rt_ref_grad can differentiate the model; else SRT_ERR_UNSUPPORTED naming the first op without a
+ * backward and its .arch line. */
+srt_status rt_ref_grad_check(srt_model *m);
+/* The reference backend's fp32 values of plan weight w (stored order, what forwards read); NULL before a load. */
+float *rt_ref_weight_values(srt_model *m, int w);
+/* Writes file_vals (per plan weight, in its file layout; read for the first entry of each name only) as an F32
+ * safetensors file under the weights' file names, a tensor listed twice written once; note goes into the
+ * header's metadata ("source"). */
+srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *file_vals, const char *note,
+                           const char *path);
+/* A weight's values between its stored order and its file layout (2-D transposed when w->transpose);
+ * from_file also rounds to the weight's dtype, as loading does. */
+void rt_weight_to_file(const RtPlanWeight *w, const float *stored, float *file);
+void rt_weight_from_file(const RtPlanWeight *w, const float *file, float *stored);
 
 /* ------------------------------------------------------------------ */
 /* NVRTC (backend_cuda.c)                                               */
