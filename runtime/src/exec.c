@@ -380,8 +380,8 @@ static size_t lt_workspace_size(const srt_model *m) {
     return (size_t)(m->arch >= 90 ? 32 : 4) << 20;
 }
 
-/* The session's cuBLASLt plans (RT_LT_WAYS per step; built at a step's first calls) and workspace, when the plan has a
- * GEMM with an epilogue. Made here, not at the first call: no allocation may happen while a graph is captured. */
+/* The session's cuBLASLt plans (RT_LT_WAYS per step; built at a step's first calls) and workspace (its lender's, if
+ * any: one per batch session), when the plan has a GEMM with an epilogue. Made here, not at the first call: no allocation may happen while a graph is captured. */
 static srt_status lt_session_create(srt_session *s) {
     srt_model *m = s->m;
     const RtPlan *p = &m->plan;
@@ -392,6 +392,11 @@ static srt_status lt_session_create(srt_session *s) {
     s->lt_plans = rt_alloc(m->ctx, sizeof *s->lt_plans * nplans);
     if (!s->lt_plans) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     memset(s->lt_plans, 0, sizeof *s->lt_plans * nplans);
+    if (s->lt_lender) { /* a batch session's later sequence: the first sequence's workspace */
+        s->lt_workspace = s->lt_lender->lt_workspace;
+        s->lt_workspace_bytes = s->lt_lender->lt_workspace_bytes;
+        return SRT_OK;
+    }
     size_t ws = lt_workspace_size(m);
     if (ws == 0) return SRT_OK;
     CUresult r = m->drv.memAlloc(&s->lt_workspace, ws);
@@ -409,7 +414,7 @@ static void lt_session_destroy(srt_session *s) {
     for (int i = 0; s->lt_plans && i < m->plan.nsteps * RT_LT_WAYS; i++) rt_lt_plan_release(&m->drv, &s->lt_plans[i]);
     rt_free(m->ctx, s->lt_plans);
     s->lt_plans = NULL;
-    if (s->lt_workspace) m->drv.memFree(s->lt_workspace);
+    if (s->lt_workspace && !s->lt_lender) m->drv.memFree(s->lt_workspace);
     s->lt_workspace = 0;
 }
 

@@ -423,6 +423,9 @@ struct srt_session {
                                  (gemm_lt.c); NULL when the plan has no such step */
     CUdeviceptr lt_workspace; /* cuda: the cuBLASLt workspace its GEMMs share (stream-ordered); 0 on sim */
     size_t lt_workspace_bytes;/* its size */
+    const srt_session *lt_lender; /* a batch session's sequence after the first: the sequence whose workspace it
+                                     uses (sequences run one after another, each forward ending in a
+                                     synchronisation); NULL: it owns lt_workspace */
 };
 
 /* What a device forward hands back from its rows first_row.. (exec.c). */

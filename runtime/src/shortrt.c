@@ -424,12 +424,14 @@ const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ?
 /* Most sequences one session holds. */
 #define RT_MAX_BATCH 256
 
-/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated. */
-static srt_status lane_create(srt_model *m, srt_session **out) {
+/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated.
+ * lender: the batch session's first sequence, whose cuBLASLt workspace this one uses (NULL: its own). */
+static srt_status lane_create(srt_model *m, const srt_session *lender, srt_session **out) {
     srt_session *s = rt_alloc(m->ctx, sizeof *s);
     if (!s) return nomem(m->ctx);
     s->m = m;
     s->batch = 1;
+    s->lt_lender = lender;
     srt_status st = m->ops->session_create(s);
     if (st != SRT_OK) {
         m->ops->session_destroy(s);
@@ -458,7 +460,7 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
     srt_session *s = NULL;
     srt_status st;
     if (batch == 1) {
-        if ((st = lane_create(m, &s)) != SRT_OK) return st;
+        if ((st = lane_create(m, NULL, &s)) != SRT_OK) return st;
     } else {
         if (!(s = rt_alloc(m->ctx, sizeof *s)) || !(s->lanes = rt_alloc(m->ctx, sizeof *s->lanes * (size_t)batch))) {
             rt_free(m->ctx, s);
@@ -467,7 +469,7 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
         s->m = m;
         s->batch = batch;
         for (int b = 0; b < batch; b++) {
-            if ((st = lane_create(m, &s->lanes[b])) != SRT_OK) {
+            if ((st = lane_create(m, b ? s->lanes[0] : NULL, &s->lanes[b])) != SRT_OK) {
                 while (b-- > 0) lane_destroy(s->lanes[b]);
                 rt_free(m->ctx, s->lanes);
                 rt_free(m->ctx, s);
@@ -494,7 +496,7 @@ void srt_session_destroy(srt_session *s) {
         lane_destroy(s);
         return;
     }
-    for (int b = 0; b < s->batch; b++) lane_destroy(s->lanes[b]);
+    for (int b = s->batch - 1; b >= 0; b--) lane_destroy(s->lanes[b]); /* the lender last */
     rt_free(m->ctx, s->lanes);
     rt_free(m->ctx, s);
 }
