@@ -219,6 +219,77 @@ static void check_model(srt_context *ctx, const char *model, srt_backend backend
     srt_model_close(m);
 }
 
+/* The device calls of one decode step of every sequence of a session of B (after prompts of 3 tokens): with
+ * samplers or logits; graphs off, so that every launch and GEMM is counted. */
+static bool step_counts(srt_context *ctx, srt_model *m, int B, bool sample, int vocab, srt_call_counts *out) {
+    srt_session *s = NULL;
+    const int32_t *tk[16];
+    int n[16];
+    float *lg[16] = {0};
+    srt_sampler *smp[16] = {0};
+    int32_t toks[16][3], drawn[16];
+    bool ok = srt_session_create(m, B, &s) == SRT_OK;
+    for (int b = 0; ok && b < B; b++) {
+        for (int t = 0; t < 3; t++) toks[b][t] = (int32_t)((7 * b + 3 * t + 1) % vocab);
+        tk[b] = toks[b], n[b] = 3;
+        ok = (lg[b] = malloc(sizeof(float) * 3 * (size_t)vocab)) && make_sampler(ctx, b, vocab, &smp[b]) == SRT_OK;
+    }
+    srt_call_counts c0, c1;
+    ok = ok && srt_forward_batch(s, tk, n, lg) == SRT_OK && srt_session_call_counts(s, &c0) == SRT_OK;
+    for (int b = 0; b < B; b++) tk[b] = toks[b] + 2, n[b] = 1;
+    ok = ok && (sample ? srt_forward_batch_sample(s, tk, n, smp, drawn) : srt_forward_batch(s, tk, n, lg)) == SRT_OK &&
+         srt_session_call_counts(s, &c1) == SRT_OK;
+    CHECK(ok, "step counts at B=%d: %s", B, srt_last_error(ctx));
+    *out = (srt_call_counts){c1.launches - c0.launches, c1.gemms - c0.gemms, c1.graph_launches - c0.graph_launches,
+                             c1.syncs - c0.syncs, c1.copies - c0.copies, c1.bytes - c0.bytes};
+    for (int b = 0; b < B; b++) {
+        free(lg[b]);
+        srt_sampler_destroy(smp[b]);
+    }
+    srt_session_destroy(s);
+    return ok;
+}
+
+/*
+ * On sim, one decode step makes as many launches, GEMM calls and synchronisations at B = 16 as at B = 1 (logits;
+ * a batched step adds one copy, its sequence table) and, drawing tokens, at B = 16 as at B = 2 (the draws are made
+ * on the host from the rows: no sample launch, and the rows come back).
+ */
+static void check_counts(srt_context *ctx, const char *model) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, model);
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = SRT_BACKEND_SIM;
+    srt_model *m = NULL;
+    srt_model_info info;
+    setenv("SHORTC_NO_GRAPHS", "1", 1); /* read when the model opens */
+    bool ok = srt_model_open(ctx, path, &opt, &m) == SRT_OK && srt_model_random_weights(m, 5) == SRT_OK &&
+              srt_model_get_info(m, &info) == SRT_OK;
+    unsetenv("SHORTC_NO_GRAPHS");
+    CHECK(ok, "%s: counts: %s", model, srt_last_error(ctx));
+    srt_call_counts one, two, many, two_s, many_s;
+    ok = ok && step_counts(ctx, m, 1, false, info.vocab, &one) && step_counts(ctx, m, 16, false, info.vocab, &many) &&
+         step_counts(ctx, m, 2, true, info.vocab, &two_s) && step_counts(ctx, m, 16, true, info.vocab, &many_s) &&
+         step_counts(ctx, m, 2, false, info.vocab, &two);
+    if (ok) {
+        CHECK(one.launches > 0 && one.gemms > 0 && many.launches == one.launches && many.gemms == one.gemms &&
+                  many.syncs == one.syncs && many.graph_launches == 0 && many.copies == one.copies + 1,
+              "%s: a decode step at B=16 makes %lld launches, %lld GEMMs, %lld syncs, %lld copies; at B=1 %lld, %lld, "
+              "%lld, %lld",
+              model, many.launches, many.gemms, many.syncs, many.copies, one.launches, one.gemms, one.syncs, one.copies);
+        CHECK(many_s.launches == two_s.launches && many_s.gemms == two_s.gemms && many_s.syncs == two_s.syncs &&
+                  many_s.copies == two_s.copies && many.launches == two.launches,
+              "%s: a drawing decode step at B=16 makes %lld launches, %lld GEMMs; at B=2 %lld, %lld", model,
+              many_s.launches, many_s.gemms, two_s.launches, two_s.gemms);
+        printf("%s on sim, one decode step (graphs off): B=1: %lld launches, %lld GEMMs, %lld syncs, %lld copies, %lld "
+               "bytes; B=16: %lld, %lld, %lld, %lld, %lld; drawing at B=16: %lld, %lld, %lld, %lld, %lld\n",
+               model, one.launches, one.gemms, one.syncs, one.copies, one.bytes, many.launches, many.gemms, many.syncs,
+               many.copies, many.bytes, many_s.launches, many_s.gemms, many_s.syncs, many_s.copies, many_s.bytes);
+    }
+    srt_model_close(m);
+}
+
 /* With arguments, the models checked are those (paths from the source root without .arch). */
 int main(int argc, char **argv) {
     static const char *const bundled[] = {
@@ -235,6 +306,10 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < nmodels; i++) {
         check_model(ctx, models[i], SRT_BACKEND_REF);
         check_model(ctx, models[i], SRT_BACKEND_SIM);
+    }
+    if (argc <= 1) {
+        check_counts(ctx, "models/gpt2_tiny");
+        check_counts(ctx, "models/mixed_tiny"); /* causal and sparse layers */
     }
     srt_context_destroy(ctx);
     if (failures) printf("test_batch: %d check(s) failed\n", failures);
