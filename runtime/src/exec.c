@@ -1188,8 +1188,8 @@ static srt_status device_install_weights(srt_model *m, float **vals) {
  * token of sequence seqs[r], on the first sequence's session (its arena, stream and graphs; every sequence's
  * state lies in its blocks). The tokens and the sequence table (positions, then sequence indices) go in, in two
  * copies; P is the furthest position (the decode attention's grid covers it); the n logits rows come back in one
- * copy, and with samplers each sequence's token is drawn from its row on the host (srt_sampler_next: the
- * algorithm and stream of the sample program).
+ * copy, or with samplers the plan's sample program draws each sequence's token from its row (a launch, the
+ * parameters in and the token out per row; a plan without the program draws on the host).
  */
 static srt_status device_decode_batch(srt_session *first, srt_session *const *lanes, const int *seqs, int n,
                                       const int32_t *tokens, float *const *logits, srt_sampler *const *samplers,
@@ -1223,10 +1223,13 @@ static srt_status device_decode_batch(srt_session *first, srt_session *const *la
     if (bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(m, bs, "cublasSetStream");
     SymEnv env = {.T = n, .P = P, .fill = P, .B = n};
     if (st == SRT_OK) st = run_program(first, &p->programs[p->decode_program], &env);
-    if (st == SRT_OK)
+    bool device_draws = samplers && p->sample_program >= 0;
+    for (int r = 0; st == SRT_OK && device_draws && r < n; r++) /* the sample program over row r: T = r + 1 */
+        st = run_sample(first, r + 1, samplers[r], &drawn[r]);
+    if (st == SRT_OK && !device_draws)
         st = copy_to_host(first, rows, ref_addr(first, p->logits), sizeof *rows * row * (size_t)n, "the logits");
-    for (int r = 0; st == SRT_OK && r < n; r++) {
-        if (samplers) st = srt_sampler_next(samplers[r], rows + row * (size_t)r, &drawn[r]);
+    for (int r = 0; st == SRT_OK && !device_draws && r < n; r++) {
+        if (samplers) st = srt_sampler_next(samplers[r], rows + row * (size_t)r, &drawn[r]); /* a plan without one */
         else memcpy(logits[r], rows + row * (size_t)r, sizeof *rows * row);
     }
     for (int r = 0; st == SRT_OK && r < n; r++) lanes[r]->nhistory++;
