@@ -699,7 +699,8 @@ static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, co
         any = 1;
     }
     if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "%s: every sequence has 0 tokens", fn);
-    bool batched = st == SRT_OK && m->ops->decode_batch && s->lanes && m->plan.decode_batch > 0;
+    bool batched = st == SRT_OK && m->ops->decode_batch && s->lanes && m->plan.decode_batch > 0 &&
+                   m->plan.slide_program < 0; /* a sliding cache's segment ends are per sequence */
     for (int b = 0; b < s->batch && st == SRT_OK; b++) {
         if (ntokens[b] == 0 || (batched && ntokens[b] == 1)) continue; /* decode rows: below, in batched steps */
         st = o->samplers ? m->ops->forward_sample(lane(s, b), tokens[b], ntokens[b], o->samplers[b], &o->drawn[b])
