@@ -15,7 +15,7 @@
  * equality is exact there too. With batched kernels (one pass per decode step) these equalities are what
  * they must keep.
  */
-#include "shortrt.h"
+#include "rt_internal.h" /* the plan's decode_batch */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -291,6 +291,56 @@ static void check_counts(srt_context *ctx, const char *model) {
     srt_model_close(m);
 }
 
+/*
+ * More sequences than one batched decode step runs (tests/tokenizer/tok_tiny.arch: 24 per step): 27 sequences,
+ * prompts of 2 tokens, then 2 decode steps of 27 rows each (a step of 24 and one of 3), every row bitwise a
+ * single session's.
+ */
+static void check_chunks(srt_context *ctx) {
+    enum { N = 27, STEPS = 2, LEN = 2 + STEPS };
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = SRT_BACKEND_SIM;
+    srt_model *m = NULL;
+    srt_session *batch = NULL, *single = NULL;
+    srt_model_info info;
+    bool ok = srt_model_open(ctx, SHORTC_SOURCE_DIR "/tests/tokenizer/tok_tiny.arch", &opt, &m) == SRT_OK &&
+              srt_model_random_weights(m, 9) == SRT_OK && srt_model_get_info(m, &info) == SRT_OK &&
+              srt_session_create(m, N, &batch) == SRT_OK && srt_session_create(m, 1, &single) == SRT_OK;
+    size_t V = ok ? (size_t)info.vocab : 1;
+    int32_t toks[N][LEN];
+    float *got = malloc(sizeof(float) * N * LEN * V), *want = malloc(sizeof(float) * LEN * V);
+    ok = ok && got && want;
+    for (int b = 0; b < N; b++)
+        for (int t = 0; t < LEN; t++) toks[b][t] = (int32_t)((b * 31 + t * 7 + 3) % (int)V);
+    for (int c = 0; ok && c <= STEPS; c++) { /* the prompts, then the steps */
+        const int32_t *tk[N];
+        int n[N];
+        float *lg[N];
+        for (int b = 0; b < N; b++) {
+            int at = c == 0 ? 0 : 1 + c;
+            tk[b] = toks[b] + at, n[b] = c == 0 ? 2 : 1;
+            lg[b] = got + ((size_t)b * LEN + (size_t)at) * V;
+        }
+        ok = srt_forward_batch(batch, tk, n, lg) == SRT_OK;
+    }
+    CHECK(ok, "chunks: %s", srt_last_error(ctx));
+    int differ = -1;
+    for (int b = 0; ok && b < N; b++) {
+        ok = srt_session_reset(single) == SRT_OK && srt_forward(single, toks[b], 2, want) == SRT_OK;
+        for (int t = 2; ok && t < LEN; t++) ok = srt_forward(single, toks[b] + t, 1, want + (size_t)t * V) == SRT_OK;
+        if (ok && differ < 0 && memcmp(got + (size_t)b * LEN * V, want, sizeof(float) * LEN * V) != 0) differ = b;
+    }
+    CHECK(ok && differ < 0, "chunks: %d sequences in steps of %d: sequence %d differs from alone (%s)", N,
+          m ? m->plan.decode_batch : 0, differ, ok ? "rows" : srt_last_error(ctx));
+    if (ok && differ < 0)
+        printf("tok_tiny on sim: %d sequences, decode steps of %d rows and %d rows = each sequence alone, bitwise\n", N,
+               m->plan.decode_batch, N - m->plan.decode_batch);
+    free(got);
+    free(want);
+    srt_model_close(m);
+}
+
 /* With arguments, the models checked are those (paths from the source root without .arch). */
 int main(int argc, char **argv) {
     static const char *const bundled[] = {
@@ -309,6 +359,7 @@ int main(int argc, char **argv) {
         check_model(ctx, models[i], SRT_BACKEND_SIM);
     }
     if (argc <= 1) {
+        check_chunks(ctx);
         check_counts(ctx, "models/gpt2_tiny");
         check_counts(ctx, "models/mixed_tiny"); /* causal and sparse layers */
     }
