@@ -433,11 +433,15 @@ static srt_status rt_exec_session_create(srt_session *s) {
     /* A whole number of 256-byte blocks: vector accesses need aligned value starts, and the
      * checked simulator places an allocation flush against its guard page (its size sets the alignment). */
     size_t arena_alloc = (p->arena_bytes + 255) & ~(size_t)255;
-    if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
+    if (s->lane0) /* a batch session's later sequence: the activations are scratch, and its sequences run one
+                     after another, each forward ending in a synchronisation: the first sequence's arena */
+        s->arena = s->lane0->arena;
+    else if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
         s->arena = 0;
         return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
     }
-    if ((r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
+    if (!s->lane0 && (r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS)
+        return cu_fail(m, r, "clearing the activation arena");
     /* a batch session on a plan with batched decode steps: each state of every sequence in one block, sequence
      * after sequence (a batched step's kernels find sequence b's at b x its bytes) */
     s->state_shared = p->decode_batch > 0 && s->lane_count > 1;
@@ -497,7 +501,7 @@ static void rt_exec_session_destroy(srt_session *s) {
             if (s->state[i]) d->memFree(s->state[i]);
         }
     }
-    if (s->arena) d->memFree(s->arena);
+    if (s->arena && !s->lane0) d->memFree(s->arena); /* a later sequence's is the first's */
     rt_free(m->ctx, s->state);
     rt_free(m->ctx, s->params);
     rt_free(m->ctx, s->vals);

@@ -426,10 +426,10 @@ struct srt_session {
                                  (gemm_lt.c); NULL when the plan has no such step */
     CUdeviceptr lt_workspace; /* cuda: the cuBLASLt workspace its GEMMs share (stream-ordered); 0 on sim */
     size_t lt_workspace_bytes;/* its size */
-    const srt_session *lane0; /* a batch session's sequence after the first: the first, whose cuBLASLt workspace it
-                                 uses (sequences run one after another, each forward ending in a synchronisation)
-                                 and, on a plan with batched decode steps, whose state blocks hold its state;
-                                 NULL: it owns both */
+    const srt_session *lane0; /* a batch session's sequence after the first: the first, whose activation arena and
+                                 cuBLASLt workspace it uses (sequences run one after another, each forward ending
+                                 in a synchronisation) and, on a plan with batched decode steps, whose state
+                                 blocks hold its state; NULL: it owns them */
     int lane_index;           /* its sequence in a batch session (0 otherwise) */
     int lane_count;           /* the batch session's sequences (1 for a single-sequence session) */
     bool state_shared;        /* its state[i] lie in blocks of lane_count sequences' states, end to end (a batch
