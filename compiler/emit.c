@@ -1111,7 +1111,6 @@ static bool size_staging(Emit *e) {
  */
 static void emit_batchable(Emit *e) {
     EmitState *st = &e->st;
-    const Graph *g = st->g;
     bool ok = !e->decode_unbatched && st->decode_batch > 0;
     for (int i = st->nforward; ok && i < st->nsteps; i++) {
         const Step *s = &st->steps[i];
@@ -1133,7 +1132,6 @@ static void emit_batchable(Emit *e) {
         }
         ok = !reads && !state;
     }
-    (void)g;
     if (!ok) st->decode_batch = 0;
 }
 
