@@ -103,6 +103,7 @@ typedef struct Emit {
     int cap_kernels;        /* allocated entries of st.kernels and info */
     int cap_steps;          /* allocated entries of st.steps */
     bool decode;            /* emitting the "decode" program (T = 1): attention uses attn_decode.cuh */
+    bool decode_unbatched;  /* a decode-program step cannot run rows of different sequences (emit_batchable) */
 } Emit;
 
 static void internal(Emit *e, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -124,6 +125,14 @@ static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = SYMDI
 static StepArg arg_position(void) { return (StepArg){.kind = ARG_INT, .dim = {.p = 1, .div = 1}}; }
 /* The rows a key/value state holds: its capacity, the stride between its heads (or parts). */
 static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(kv->capacity)}; }
+/* A batched decode step's sequence table (positions, then sequence indices: EmitState.seq_table). */
+static StepArg arg_seq_table(const Emit *e) { return (StepArg){.kind = ARG_ARENA, .offset = e->st.seq_table}; }
+/* B, the sequences of a batched decode step (one row each); 0 in every other call. */
+static StepArg arg_nseq(void) { return (StepArg){.kind = ARG_INT, .dim = {.b = 1, .div = 1}}; }
+/* Elements from one sequence's copy of a state to the next (a batch session's states lie end to end). */
+static StepArg arg_seq_stride(const Value *st) {
+    return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST((long)ir_state_numel(st))};
+}
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
@@ -186,8 +195,14 @@ static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DTyp
     set_flag(ks, "POS_RESTART", n->pos_mod > 0);
     set_int(e, ks, "POS_MOD", n->pos_mod);
     if (n->pos_mod > 0) ks->name = arena_printf(e->st.arena, "%s_restart%d", ks->name, n->pos_mod);
+    set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
+    if (e->decode) ks->name = arena_printf(e->st.arena, "%s_seq", ks->name);
     per_token_launch(e, n, ks, threads);
     ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+    if (e->decode) {
+        ks->sargs[ks->nsargs++] = arg_seq_table(e);
+        ks->sargs[ks->nsargs++] = arg_nseq();
+    }
 }
 
 /* The positions part of an embed / pos_add kernel name: the kind, `_fairseq` after a fairseq-style sinusoid. */
@@ -386,7 +401,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
     ks->tmpl = "kv_write.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s%s", H, hd, sfx, htd ? "" : "_thd",
+                            e->decode ? "_seq" : "");
     int threads = threads_for(H * hd);
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
@@ -394,6 +410,7 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
+    set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
     ks->grid[0] = SYMDIM_T;
     ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
@@ -403,6 +420,11 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
+    if (e->decode) {
+        ks->sargs[ks->nsargs++] = arg_seq_table(e);
+        ks->sargs[ks->nsargs++] = arg_nseq();
+        ks->sargs[ks->nsargs++] = arg_seq_stride(kv);
+    }
     return true;
 }
 
@@ -427,6 +449,8 @@ static bool add_launch(Emit *e, const Node *n, const KSpec *ks);
 
 /* Keys per chunk of decode attention (attn_decode.cuh): one per thread of a block. */
 enum { DECODE_KPS = 64 };
+/* Most sequences a batched decode step runs (capped by the segment: the arena holds a segment of rows). */
+enum { DECODE_BATCH_MAX = 64 };
 /* Chunks of decode attention over a key/value state: its capacity in chunks of DECODE_KPS keys. */
 static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 1) / DECODE_KPS; }
 
@@ -498,11 +522,15 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
-    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
+    /* a batched decode step's rows are q rows of 3*H*hd (kv_write.cuh's layout); another layout runs one sequence */
+    if (act_width(val(e, n->in[0])) != 3 * H * hd) e->decode_unbatched = true;
+    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks (P: the furthest) */
     pk.grid[1] = SYMDIM_CONST(H);
+    pk.grid[2] = SYMDIM_T; /* a row per sequence of a batched decode step */
     pk.geometry = arena_printf(e->st.arena,
-                               "grid (ceil((P+1)/%d), %d, 1), block %d: one query (T = 1), a chunk of %d keys of one "
-                               "head per block; partial softmaxes to the arena",
+                               "grid (ceil((P+1)/%d), %d, T), block %d: one query per row (T = 1, or a batched decode "
+                               "step's sequences), a chunk of %d keys of one head per block; partial softmaxes to the "
+                               "arena",
                                DECODE_KPS, H, DECODE_KPS, DECODE_KPS);
     pk.sargs[pk.nsargs++] = arg_value(n->in[0]);
     pk.sargs[pk.nsargs++] = arg_value(n->in[1]);
@@ -510,14 +538,20 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
     pk.sargs[pk.nsargs++] = arg_tokens();
     pk.sargs[pk.nsargs++] = arg_position();
     pk.sargs[pk.nsargs++] = arg_kv_rows(kv);
+    pk.sargs[pk.nsargs++] = arg_seq_table(e);
+    pk.sargs[pk.nsargs++] = arg_nseq();
+    pk.sargs[pk.nsargs++] = arg_seq_stride(kv);
     if (!add_launch(e, n, &pk)) return false;
     ks->grid[0] = SYMDIM_CONST(H);
-    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: combines the chunks of one head per block",
-                                H, DECODE_KPS);
+    ks->grid[1] = SYMDIM_T;
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, T, 1), block %d: combines the chunks of one head of one row "
+                                "per block", H, DECODE_KPS);
     ks->sargs[ks->nsargs++] = part;
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
+    ks->sargs[ks->nsargs++] = arg_seq_table(e);
+    ks->sargs[ks->nsargs++] = arg_nseq();
     return true;
 }
 
@@ -1060,8 +1094,45 @@ static bool size_staging(Emit *e) {
         if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
     }
     st->decode_offset = align_up(st->arena_bytes);
-    if (st->decode_bytes) st->arena_bytes = st->decode_offset + st->decode_bytes;
+    if (st->decode_bytes) { /* a row's partials per sequence of a batched decode step, then its sequence table */
+        st->decode_batch = (int)(seg < DECODE_BATCH_MAX ? seg : DECODE_BATCH_MAX);
+        st->seq_table = st->decode_offset + st->decode_bytes * (size_t)st->decode_batch;
+        st->arena_bytes = st->seq_table + align_up(2 * sizeof(int32_t) * (size_t)st->decode_batch);
+    }
     return true;
+}
+
+/*
+ * Whether the decode program can run a batched decode step (rows of different sequences, each at its own
+ * position over its own state): every launch that reads a state, the position or the state's fill takes the
+ * sequence table (SEQ_ROWS, or decode attention), and no GEMM touches a state. Otherwise (the memory family's
+ * engine at T = 1, Transformer-XL's memory GEMMs, the recurrence) decode_batch becomes 0 and the runtime runs
+ * the sequences one after another.
+ */
+static void emit_batchable(Emit *e) {
+    EmitState *st = &e->st;
+    bool ok = !e->decode_unbatched && st->decode_batch > 0;
+    for (int i = st->nforward; ok && i < st->nsteps; i++) {
+        const Step *s = &st->steps[i];
+        bool reads = false, state = false;
+        if (s->kind == STEP_GEMM) {
+            const StepArg *ops[3] = {&s->a, &s->b, &s->c};
+            for (int k = 0; k < 3; k++) state = state || (ops[k]->kind == ARG_VALUE && st->state_index[ops[k]->value] >= 0);
+            ok = !state;
+            continue;
+        }
+        const KSpec *k = &e->info[s->kernel].spec;
+        const char *seq = tmpl_get(&k->args, "SEQ_ROWS");
+        if ((seq && strcmp(seq, "1") == 0) || strcmp(k->tmpl, "attn_decode.cuh") == 0) continue;
+        for (int a = 0; a < 3; a++) reads = reads || s->grid[a].p || s->grid[a].fill;
+        for (int a = 0; a < s->nargs; a++) {
+            const StepArg *x = &s->args[a];
+            reads = reads || (x->kind == ARG_INT && (x->dim.p || x->dim.fill));
+            state = state || (x->kind == ARG_VALUE && st->state_index[x->value] >= 0);
+        }
+        ok = !reads && !state;
+    }
+    if (!ok) st->decode_batch = 0;
 }
 
 static StepArg staging_arg(const Emit *e, int part) {
@@ -1988,6 +2059,7 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
     int nlaunches = e.st.nlaunches, ngemms = e.st.ngemms;
     e.decode = e.st.decode_bytes > 0;
     if (e.decode && !emit_nodes(&e, false)) return false;
+    if (e.decode) emit_batchable(&e);
     if (!emit_loss(&e) || !emit_sample(&e)) return false;
     /* the "slide" program: run by the runtime when a segment ends (a PIA cache keeps its last rows) */
     e.decode = false;

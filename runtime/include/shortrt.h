@@ -171,8 +171,10 @@ const char *srt_model_plan_json(const srt_model *m);
 
 /*
  * Sessions: batch is the number of sequences the session holds (1 to 256), each with its own state and
- * position; a session of more than one is run with srt_forward_batch (the sequences of one call run one
- * after another through the plan; they are not yet fused into one launch).
+ * position; a session of more than one is run with srt_forward_batch. On sim and cuda, the sequences of one
+ * call that continue with one token run as one batched decode step (a row each, up to the plan's "batch"
+ * max per step) where the plan has one; the others run one after another through the plan. Either way each
+ * sequence gets what it gets alone.
  */
 srt_status srt_session_create(srt_model *m, int batch, srt_session **out);
 /* Sequences the session holds. */

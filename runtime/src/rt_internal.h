@@ -253,6 +253,9 @@ typedef struct RtPlan {
     RtRef loss_nll;       /* where it writes segment fp32 losses */
     int sample_program;   /* index of the program "sample" (the next token drawn on the device), -1: none */
     RtRef sample_params;  /* its parameter block (RtSampleParams) */
+    int decode_batch;     /* most sequences one batched decode step runs (plan "batch"); 0: none */
+    RtRef seq_table;      /* the step's sequence table: decode_batch int32 positions, then as many sequence indices */
+    int decode_program;   /* with decode_batch: the index of the program "decode" */
     RtPlanKernel *kernels; /* distinct kernels */
     int nkernels;         /* count */
     RtStep *steps;        /* every program's steps, program after program */
@@ -435,6 +438,14 @@ struct srt_session {
                                  (gemm_lt.c); NULL when the plan has no such step */
     CUdeviceptr lt_workspace; /* cuda: the cuBLASLt workspace its GEMMs share (stream-ordered); 0 on sim */
     size_t lt_workspace_bytes;/* its size */
+    const srt_session *lane0; /* a batch session's sequence after the first: the first, whose activation arena and
+                                 cuBLASLt workspace it uses (sequences run one after another, each forward ending
+                                 in a synchronisation) and, on a plan with batched decode steps, whose state
+                                 blocks hold its state; NULL: it owns them */
+    int lane_index;           /* its sequence in a batch session (0 otherwise) */
+    int lane_count;           /* the batch session's sequences (1 for a single-sequence session) */
+    bool state_shared;        /* its state[i] lie in blocks of lane_count sequences' states, end to end (a batch
+                                 session on a plan with batched decode steps); only lane 0 frees them */
 };
 
 /* What a device forward hands back from its rows first_row.. (exec.c). */
@@ -476,6 +487,12 @@ struct RtBackend {
      * logits are (every backend has one). */
     srt_status (*forward_sample)(srt_session *s, const int32_t *tokens, int ntokens, srt_sampler *smp,
                                  int32_t *token);
+    /* A batched decode step, or NULL (the sequences then run one after another): rows r < n of one pass, row r
+     * the next token tokens[r] of sequence seqs[r] of the batch session whose lane 0 is first (lanes[r] that
+     * sequence's session; checked); logits[r] gets its logits row, or (with samplers) drawn[r] its draw. */
+    srt_status (*decode_batch)(srt_session *first, srt_session *const *lanes, const int *seqs, int n,
+                               const int32_t *tokens, float *const *logits, srt_sampler *const *samplers,
+                               int32_t *drawn);
     /* Bytes the session keeps between forwards. */
     size_t (*session_state_bytes)(const srt_session *s);
     /* Position of the session's next token. */
