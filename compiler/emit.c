@@ -611,7 +611,11 @@ int attn_mma_pia_smem(int hd, int kt, int es) { return kt * mma_ld(hd, es) * es;
 int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
 
 int attn_mma_kt_fit(int hd, int es, bool gather, bool pia) {
-    for (int kt = attn_mma_kt(hd); kt >= (es == 2 ? attn_mma_kt(hd) : 16); kt /= 2)
+    /* fp32: 64 up to 32 dims, 32 up to 64, else 16 (the fp16 tiles need more than 255 registers at sm_80:
+     * the k8 MMAs double the K fragments per tile and V's plain shared loads are hoisted, so causal, window
+     * and gaussian spilled at head_dim 64 with 64 keys, at 80 and 128 with 32) */
+    int first = es == 4 ? (hd <= 32 ? 64 : hd <= 64 ? 32 : 16) : attn_mma_kt(hd);
+    for (int kt = first; kt >= (es == 2 ? first : 16); kt /= 2)
         if (attn_mma_smem(hd, kt, gather, es) + (pia ? attn_mma_pia_smem(hd, kt, es) : 0) <= SHORTC_SMEM_OPTIN_LIMIT)
             return kt;
     return 0;

@@ -897,8 +897,8 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem);
 int attn_mma_kt(int hd);
 /* Keys per tile for elements of es bytes (2: fp16/bf16; 4: fp32 on TF32 MMAs), with a gathered kind's key
  * positions (gather) and position-infused attention's positional tile (pia): es 2 attn_mma_kt; es 4 the
- * largest of attn_mma_kt, its half and so on down to 16 whose shared memory fits SHORTC_SMEM_OPTIN_LIMIT
- * (fp32 rows are twice as wide: head_dim 128 gets 32, 16 with gather or pia). 0 when none fits. */
+ * largest of 64 (head_dim up to 32; registers: 32 up to 64, 16 above) and its halves down to 16 whose
+ * shared memory fits SHORTC_SMEM_OPTIN_LIMIT. 0 when none fits. */
 int attn_mma_kt_fit(int hd, int es, bool gather, bool pia);
 /* Dynamic shared memory of a tensor-core attention kernel (templates/attn_mma.cuh): Q (ATTN_MMA_QT rows), one
  * K and one V tile of kt rows, rows of hd rounded up to 16 plus 16 bytes, elements of es bytes (2: fp16/bf16,

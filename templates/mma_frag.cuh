@@ -72,8 +72,8 @@ __device__ __forceinline__ void shortc_frag_add_cols(unsigned a[4], const unsign
 
 // The MMA's k extent for element type T (m16n8k16 for 2-byte types, m16n8k8 for TF32) and T's elements per
 // 16 bytes (one ldmatrix row, one cp.async chunk).
-template <typename T> constexpr int shortc_frag_k() { return 32 / (int)sizeof(T); }
-template <typename T> constexpr int shortc_frag_epc() { return 16 / (int)sizeof(T); }
+template <typename T> __host__ __device__ constexpr int shortc_frag_k() { return 32 / (int)sizeof(T); }
+template <typename T> __host__ __device__ constexpr int shortc_frag_epc() { return 16 / (int)sizeof(T); }
 
 // Stores v as an MMA operand of type T: 2-byte types rounded to nearest even, float rounded to TF32 (so that
 // fragments of it need no conversion: shortc_frag_load_a).
