@@ -1,5 +1,8 @@
 //! attn_mma.cuh — the attention engine, tensor-core path (fp16/bf16 keys and
-//! values), FlashAttention-2 class: y = softmax(q k^T / sqrt(HD) + extra) v
+//! values; fp32 ones on TF32 MMAs under `math tf32`: T_KV = float, k 8, 16-byte
+//! chunks of EPC = 4 elements, operands rounded by shortc_cvt_tf32, V's
+//! fragments by shared loads; REL needs 2 bytes), FlashAttention-2 class:
+//! y = softmax(q k^T / sqrt(HD) + extra) v
 //! over the keys an attention kind's pattern lets each query see, with the
 //! same hooks and key-tile lists as the CUDA-core path
 //! (templates/attn_engine.cuh; docs/attention/README.md, docs/emission.md
@@ -52,8 +55,8 @@
 //!            by ldmatrix.trans). A query that sees no key writes zeros. Each
 //!            warp stages its 2-byte outputs over its own Q rows and stores
 //!            them with 128-bit stores (fp32 outputs: pairs from registers).
-//! Shared memory rows are LD = HDP + 8 elements (HDP: HD rounded up to 16; the
-//! 8 spare elements shift each row by 16 bytes against bank conflicts of
+//! Shared memory rows are LD = HDP + EPC elements (HDP: HD rounded up to 16; the
+//! EPC spare elements shift each row by 16 bytes against bank conflicts of
 //! ldmatrix); with HD not a multiple of 16, columns HD..HDP-1 are zeroed once
 //! and never written (the head runs padded to HDP).
 //! COUNT_TILES (instrumented builds only): thread 0 counts each key tile it
