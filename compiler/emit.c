@@ -599,26 +599,35 @@ static bool rel_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     return false;
 }
 
+/* The element size of node n's tensor-core MMAs: 2 for fp16/bf16 queries and keys (mma.m16n8k16), 4 for fp32
+ * queries, keys and output under `math tf32` (TF32 MMAs, mma.m16n8k8), 0 when neither (the CUDA-core path). */
+static int mma_esize(const Graph *g, const Node *n) {
+    DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype, y = g->values[n->out]->dtype;
+    if ((q == DT_F16 || q == DT_BF16) && (k == DT_F16 || k == DT_BF16)) return 2;
+    return g->spec && g->spec->tf32 && q == DT_F32 && k == DT_F32 && y == DT_F32 ? 4 : 0;
+}
+
 /*
  * Whether node n's attention runs on the tensor-core path (templates/attn_mma.cuh) and, if so, its
  * keys per tile and shared memory: queries and keys/values fp16 or bf16 (the MMA's element type is the
- * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
- * head_dim at most MMA_MAX_HD (the output accumulators stay in registers), a kind whose hooks the
- * template knows (attn_mma_kind) and tiles (attn_mma_kt, attn_mma_smem) within the dynamic shared memory the
- * emitter plans for (SHORTC_SMEM_OPTIN_LIMIT). The recurrence's extra key (rec_key) is merged after the key
- * tiles; position-infused attention (causal, its table stored as the keys are: attn_mma_pia_ok) loads a
- * third tile of positional keys (attn_mma_pia_smem). Anything else keeps the CUDA-core path (attn_engine.cuh).
+ * key/value type), or all fp32 under `math tf32` (TF32 MMAs: mma_esize), rows of whole 16-byte pieces
+ * (head_dim a multiple of 8, of 4 in fp32; padded to 16 in shared memory), head_dim at most MMA_MAX_HD (the
+ * output accumulators stay in registers), a kind whose hooks the template knows (attn_mma_kind) and tiles
+ * (attn_mma_kt_fit, attn_mma_smem) within the dynamic shared memory the emitter plans for
+ * (SHORTC_SMEM_OPTIN_LIMIT). The recurrence's extra key (rec_key) is merged after the key tiles;
+ * position-infused attention (causal, its table stored as the keys are: attn_mma_pia_ok) loads a third tile
+ * of positional keys (attn_mma_pia_smem). Transformer-XL's relative attention needs 2-byte elements
+ * (rel_mma_tiles). Anything else keeps the CUDA-core path (attn_engine.cuh).
  */
 bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
-    DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype;
-    int hd = n->head_dim;
-    if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
-        !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
+    int hd = n->head_dim, es = mma_esize(g, n);
+    if (!es || hd % (16 / es) || hd > MMA_MAX_HD || !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
         return false;
-    if (n->op == OP_REL_ATTENTION) return rel_mma_tiles(g, n, kt, smem);
-    *kt = attn_mma_kt(hd);
-    *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN) + (n->infused ? attn_mma_pia_smem(hd, *kt) : 0);
-    return *smem <= SHORTC_SMEM_OPTIN_LIMIT;
+    if (n->op == OP_REL_ATTENTION) return es == 2 && rel_mma_tiles(g, n, kt, smem);
+    bool gather = attn_kind_row(n->attn.kind)->keys == ATTN_KEYS_GATHERED;
+    *kt = attn_mma_kt_fit(hd, es, gather, n->infused);
+    *smem = *kt ? attn_mma_smem(hd, *kt, gather, es) + (n->infused ? attn_mma_pia_smem(hd, *kt, es) : 0) : 0;
+    return *kt != 0;
 }
 
 /* Position-infused attention on the tensor-core path (attn_mma.cuh PIA): causal (banded keys), and the
@@ -627,19 +636,32 @@ bool attn_mma_pia_ok(const Graph *g, const Node *n) {
     return n->attn.kind == ATTN_CAUSAL && n->nin == 3 && g->values[n->in[2]]->dtype == g->values[n->in[1]]->dtype;
 }
 
-/* The positional key tile of position-infused attention: KT rows of the padded stride, 2-byte elements. */
-int attn_mma_pia_smem(int hd, int kt) { return kt * ((hd + 15) / 16 * 16 + 8) * 2; }
+/* Shared-memory row stride of the tensor-core path in elements of es bytes: head_dim rounded up to 16, plus
+ * 16 bytes (attn_mma.cuh LD). */
+static int mma_ld(int hd, int es) { return (hd + 15) / 16 * 16 + 16 / es; }
+
+int attn_mma_pia_smem(int hd, int kt, int es) { return kt * mma_ld(hd, es) * es; }
 
 int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
 
-int attn_mma_smem(int hd, int kt, bool gather) {
-    int ld = (hd + 15) / 16 * 16 + 8;
-    return (ATTN_MMA_QT + 2 * kt) * ld * 2 + (gather ? 2 * kt * 4 : 0);
+int attn_mma_kt_fit(int hd, int es, bool gather, bool pia) {
+    /* fp32: 64 up to 32 dims, 32 up to 64, else 16 (the fp16 tiles need more than 255 registers at sm_80:
+     * the k8 MMAs double the K fragments per tile and V's plain shared loads are hoisted, so causal, window
+     * and gaussian spilled at head_dim 64 with 64 keys, at 80 and 128 with 32) */
+    int first = es == 4 ? (hd <= 32 ? 64 : hd <= 64 ? 32 : 16) : attn_mma_kt(hd);
+    for (int kt = first; kt >= (es == 2 ? first : 16); kt /= 2)
+        if (attn_mma_smem(hd, kt, gather, es) + (pia ? attn_mma_pia_smem(hd, kt, es) : 0) <= SHORTC_SMEM_OPTIN_LIMIT)
+            return kt;
+    return 0;
+}
+
+int attn_mma_smem(int hd, int kt, bool gather, int es) {
+    return (ATTN_MMA_QT + 2 * kt) * mma_ld(hd, es) * es + (gather ? 2 * kt * 4 : 0);
 }
 
 int attn_mma_rel_smem(int hd, int kt) {
     int hdp = (hd + 15) / 16 * 16, ld = hdp + 8;
-    return attn_mma_smem(hd, kt, false) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
+    return attn_mma_smem(hd, kt, false, 2) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
 }
 
 /* Queries P..P+T-1 touch tiles P/QT..(P+T-1)/QT: at most ceil((T - 1)/QT) + 1. With dilation D, residue
@@ -710,8 +732,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     bool gather = false, head_tables = false, banded = false;
     int residue = 0; /* residue kinds: the largest dilation */
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
-    if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute */
-        ks->smem = smem = attn_mma_smem(hd, kt, gather) + (n->infused ? attn_mma_pia_smem(hd, kt) : 0);
+    if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute (smem: attn_mma_tiles, gather as it decided) */
+        ks->smem = smem;
     if (n->infused && !pia_hooks(e, n, ks, H, hd, !mma)) return false;
     set_flag(ks, "PIA", n->infused);
     set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
@@ -739,7 +761,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
                                 "grid (ceil(%s/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
                                 "of %d, %d bytes of shared memory%s",
                                 mma ? arena_printf(e->st.arena, "(T+%d)", extra) : "T", qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
-                                mma ? " (dynamic); tensor cores (mma.m16n8k16), K and V tiles pipelined by cp.async" : "");
+                                !mma ? "" : mma_esize(e->st.g, n) == 4 ? " (dynamic); TF32 tensor cores (mma.m16n8k8), K and V tiles pipelined by cp.async"
+                                                                       : " (dynamic); tensor cores (mma.m16n8k16), K and V tiles pipelined by cp.async");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);

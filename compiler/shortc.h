@@ -909,13 +909,18 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem);
 /* Keys per tile of the tensor-core path at head_dim hd: 64 up to 64 dims, else 32 (registers: a warp holds
  * the scores of 32 rows x KT keys and the outputs of 32 rows x hd; larger tiles spill at sm_80/sm_90). */
 int attn_mma_kt(int hd);
+/* Keys per tile for elements of es bytes (2: fp16/bf16; 4: fp32 on TF32 MMAs), with a gathered kind's key
+ * positions (gather) and position-infused attention's positional tile (pia): es 2 attn_mma_kt; es 4 the
+ * largest of 64 (head_dim up to 32; registers: 32 up to 64, 16 above) and its halves down to 16 whose
+ * shared memory fits SHORTC_SMEM_OPTIN_LIMIT. 0 when none fits. */
+int attn_mma_kt_fit(int hd, int es, bool gather, bool pia);
 /* Dynamic shared memory of a tensor-core attention kernel (templates/attn_mma.cuh): Q (ATTN_MMA_QT rows), one
- * K and one V tile of kt rows, rows of hd rounded up to 16 plus 8 elements of 2 bytes; gather: the gathered
- * tiles' key positions, two tiles of kt ints. */
-int attn_mma_smem(int hd, int kt, bool gather);
+ * K and one V tile of kt rows, rows of hd rounded up to 16 plus 16 bytes, elements of es bytes (2: fp16/bf16,
+ * 4: fp32 for TF32 MMAs); gather: the gathered tiles' key positions, two tiles of kt ints. */
+int attn_mma_smem(int hd, int kt, bool gather, int es);
 /* Whether position-infused node n can run on the tensor-core path, and the bytes of its positional key tile. */
 bool attn_mma_pia_ok(const Graph *g, const Node *n);
-int attn_mma_pia_smem(int hd, int kt);
+int attn_mma_pia_smem(int hd, int kt, int es);
 /* The same with Transformer-XL's relative term (REL): attn_mma_smem, the band of ATTN_MMA_QT + kt relative-key
  * rows, u and v - u (fp32, hd rounded up to 16) and each warp's band product of 16 rows x (kt + 24) floats. */
 int attn_mma_rel_smem(int hd, int kt);
@@ -990,8 +995,9 @@ typedef enum CostPeak {
     PEAK_FP32,   /* CUDA cores, fp32 FMA: generated kernels, fp32 GEMMs (CUBLAS_COMPUTE_32F) */
     PEAK_FP16,   /* tensor cores, fp16 inputs, fp32 accumulation */
     PEAK_BF16,   /* tensor cores, bf16 inputs, fp32 accumulation */
+    PEAK_TF32,   /* tensor cores, fp32 inputs rounded to TF32 (`math tf32`), fp32 accumulation */
 } CostPeak;
-const char *cost_peak_name(CostPeak p); /* "fp32", "fp16", "bf16" */
+const char *cost_peak_name(CostPeak p); /* "fp32", "fp16", "bf16", "tf32" */
 
 /* Work and compulsory memory traffic of one node (or a sum of nodes) for one call on T tokens. */
 typedef struct OpCost {

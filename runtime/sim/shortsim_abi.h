@@ -21,7 +21,7 @@
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 8
+#define SHORTSIM_ABI_VERSION 9
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -77,6 +77,7 @@ enum {
     SHORTSIM_OP_MMA_F16F32,     /* in: ShortsimMmaIn   out: float[4] */
     SHORTSIM_OP_MMA_BF16F32,    /* in: ShortsimMmaIn   out: float[4] (bf16 inputs) */
     SHORTSIM_OP_LDMATRIX,       /* in: ShortsimLdmIn   out: unsigned[num] */
+    SHORTSIM_OP_MMA_TF32,       /* in: ShortsimMmaIn   out: float[4] (m16n8k8, TF32 inputs as fp32 bits) */
     SHORTSIM_OP_COUNT
 };
 
@@ -102,8 +103,8 @@ typedef struct ShortsimShflIn {
 } ShortsimShflIn;
 
 typedef struct ShortsimMmaIn {
-    unsigned a[4];              /* A fragment: 8 halves */
-    unsigned b[2];              /* B fragment: 4 halves */
+    unsigned a[4];              /* A fragment: 8 halves (m16n8k16) or 4 fp32 (m16n8k8 TF32) */
+    unsigned b[2];              /* B fragment: 4 halves or 2 fp32 */
     float c[4];                 /* accumulators */
 } ShortsimMmaIn;
 

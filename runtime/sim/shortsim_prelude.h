@@ -343,11 +343,24 @@ static inline void shortc_mma_m16n8k16_f16f32(float d[4], const unsigned a[4], c
 static inline void shortc_mma_m16n8k16_bf16f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
     shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, 0, d, a, b, c);
 }
+/* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: the core rounds each operand to TF32 as
+ * cvt.rna.tf32.f32 does (a no-op on shortc_cvt_tf32's results), fragments per the PTX ISA. */
+static inline void shortc_mma_m16n8k8_tf32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+    shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_TF32, 0, d, a, b, c);
+}
+/* cvt.rna.tf32.f32: x rounded to 10 mantissa bits, nearest with ties away from zero (add half of the
+ * dropped 13 bits' range, clear them); NaN and infinity unchanged. */
+static inline unsigned shortc_cvt_tf32(float x) {
+    unsigned u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & ~0x1fffu;
+}
 static inline void shortc_ldmatrix_x4(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 0); }
 static inline void shortc_ldmatrix_x4_trans(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 1); }
 static inline void shortc_ldmatrix_x2(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 0); }
 static inline void shortc_ldmatrix_x2_trans(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 1); }
 #define shortc_mma_m16n8k16_f16f32(d, a, b, c) shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_F16F32, __LINE__, (d), (a), (b), (c))
+#define shortc_mma_m16n8k8_tf32(d, a, b, c) shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_TF32, __LINE__, (d), (a), (b), (c))
 #define shortc_mma_m16n8k16_bf16f32(d, a, b, c) \
     shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, __LINE__, (d), (a), (b), (c))
 #define shortc_ldmatrix_x4(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 4, 0)

@@ -333,6 +333,7 @@ static const char *op_name(int op) {
     case SHORTSIM_OP_MMA_F16F32: return "shortc_mma_m16n8k16_f16f32";
     case SHORTSIM_OP_MMA_BF16F32: return "shortc_mma_m16n8k16_bf16f32";
     case SHORTSIM_OP_LDMATRIX: return "shortc_ldmatrix";
+    case SHORTSIM_OP_MMA_TF32: return "shortc_mma_m16n8k8_tf32";
     default: return "warp collective";
     }
 }
@@ -647,6 +648,46 @@ static void warp_mma(SimThread *T, bool bf16) {
     }
 }
 
+/* One TF32 operand of mma.m16n8k8: the register's fp32 bits rounded as cvt.rna.tf32.f32 (rt_round_tf32). */
+static float mma_tf32_elem(uint32_t reg) {
+    float f;
+    memcpy(&f, &reg, sizeof f);
+    return rt_round_tf32(f);
+}
+
+/* mma.m16n8k8.row.col.f32.tf32.tf32.f32 over the 32 lanes T (PTX ISA fragment
+ * layouts: groupID = lane/4, t = lane%4; A a0..a3 = rows groupID, groupID+8 at
+ * column t, then the same rows at column t+4; B b0, b1 = rows t, t+4 of column
+ * groupID; C/D as m16n8k16). Operands rounded to TF32 (mma_tf32_elem); their
+ * products are exact in fp32 (11 x 11 significant bits); the sum runs in k order. */
+static void warp_mma_tf32(SimThread *T) {
+    float A[16][8], B[8][8], C[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const ShortsimMmaIn *in = T[l].in;
+        unsigned gr = l >> 2, t = l & 3, t2 = t * 2;
+        A[gr][t] = mma_tf32_elem(in->a[0]);
+        A[gr + 8][t] = mma_tf32_elem(in->a[1]);
+        A[gr][t + 4] = mma_tf32_elem(in->a[2]);
+        A[gr + 8][t + 4] = mma_tf32_elem(in->a[3]);
+        B[t][gr] = mma_tf32_elem(in->b[0]);
+        B[t + 4][gr] = mma_tf32_elem(in->b[1]);
+        for (int h = 0; h < 2; h++) {
+            C[gr][t2 + h] = in->c[h];
+            C[gr + 8][t2 + h] = in->c[2 + h];
+        }
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, t2 = (l & 3) * 2;
+        float *d = T[l].out;
+        for (int r = 0; r < 4; r++) {
+            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
+            float acc = C[row][col];
+            for (int k = 0; k < 8; k++) acc += A[row][k] * B[k][col];
+            d[r] = acc;
+        }
+    }
+}
+
 /* ldmatrix.m8n8.x{num}[.trans].b16 over the 32 lanes T: matrix i's row j is
  * at the address lane 8i+j passed; lane l gets, per matrix, the b16 pair at
  * row l/4, columns 2(l%4) and +1 (trans: rows 2(l%4) and +1 of column l/4). */
@@ -725,6 +766,7 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
     }
     case SHORTSIM_OP_MMA_F16F32:
     case SHORTSIM_OP_MMA_BF16F32: warp_mma(T, g->op == SHORTSIM_OP_MMA_BF16F32); break;
+    case SHORTSIM_OP_MMA_TF32: warp_mma_tf32(T); break;
     case SHORTSIM_OP_LDMATRIX: warp_ldmatrix(wk, T); break;
     default: break;
     }
@@ -758,7 +800,8 @@ static void api_warp(int op, unsigned mask, int line, const void *in, void *out)
             line_str(line, la);
             block_fault(wk, "%s%s with width %d (must be a power of two <= 32)", op_name(op), la, width);
         }
-    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_MMA_BF16F32 || op == SHORTSIM_OP_LDMATRIX) {
+    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_MMA_BF16F32 || op == SHORTSIM_OP_MMA_TF32 ||
+               op == SHORTSIM_OP_LDMATRIX) {
         line_str(line, la);
         if (em != 0xffffffffu)
             block_fault(wk, "%s%s needs all 32 lanes of the warp (block of %u threads)", op_name(op), la, n);

@@ -601,7 +601,7 @@ static DType attention_dtype(const srt_attention_desc *d) {
 static bool attention_mma(const srt_attention_desc *d, const AttnSpec *spec) {
     bool gather = attn_kind_row(spec->kind)->keys == ATTN_KEYS_GATHERED;
     return attention_dtype(d) != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(spec) &&
-           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather) <= SHORTC_SMEM_OPTIN_LIMIT;
+           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather, 2) <= SHORTC_SMEM_OPTIN_LIMIT;
 }
 
 srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d) {
