@@ -36,6 +36,7 @@ static float act_apply(Activation a, float x) {
         double c = sqrt(2.0 / 3.14159265358979323846);
         return (float)(0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v))));
     }
+    case ACT_SILU: return (float)(v / (1.0 + exp(-v)));
     }
     return x;
 }
@@ -196,6 +197,8 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     int k = 2;
     bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias; /* matmul epilogue or the logits' output bias */
     const float *bias = has_bias ? in(r, n, k++) : NULL;
+    Activation gate_act = n->op == OP_MATMUL ? n->epi.gate : ACT_NONE;
+    const float *gate = gate_act != ACT_NONE ? in(r, n, k++) : NULL;
     const float *res = n->op == OP_MATMUL && n->epi.residual ? in(r, n, k++) : NULL;
     Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
     double *acc = malloc(sizeof *acc * (size_t)N);
@@ -222,6 +225,7 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
             float v = (float)acc[j];
             if (bias) v = (float)((double)v + bias[j]);
             if (act != ACT_NONE) v = act_apply(act, v);
+            if (gate) v = (float)((double)v * act_apply(gate_act, gate[(size_t)t * N + j]));
             if (res) v = (float)((double)v + res[(size_t)t * N + j]);
             yr[j] = round_to_dtype(v, dt);
         }
@@ -383,6 +387,14 @@ bool interp_add(Run *r, const Node *n, float *y, const Value *o) {
     const float *a = in(r, n, 0), *b = in(r, n, 1);
     size_t cnt = numel(r, o);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)a[i] + b[i]), o->dtype);
+    return true;
+}
+
+/* A gated FFN unit: y = up * act(gate), elementwise (swiglu: SiLU, geglu: erf GELU). */
+bool interp_gate(Run *r, const Node *n, float *y, const Value *o) {
+    const float *u = in(r, n, 0), *g = in(r, n, 1);
+    size_t cnt = numel(r, o);
+    for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)u[i] * act_apply(n->act, g[i])), o->dtype);
     return true;
 }
 

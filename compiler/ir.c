@@ -351,9 +351,10 @@ static void verify_structure(Ver *V) {
         const OpInfo *oi = op_info(n->op);
         int want = op_expected_inputs(n);
         if (n->nin != want) verr(V, n, "has %d inputs, %s takes %d here", n->nin, op_name(n->op), want);
-        if (!oi->fusable_epilogue && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        bool epi = n->epi.bias || n->epi.act != ACT_NONE || n->epi.gate != ACT_NONE || n->epi.residual;
+        if (!oi->fusable_epilogue && epi)
             verr(V, n, "has an epilogue but is not a matmul");
-        if (oi->fusable_epilogue && stg < STG_FUSE && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        if (oi->fusable_epilogue && stg < STG_FUSE && epi)
             verr(V, n, "has an epilogue before the fuse pass");
         for (int k = 0; k < n->nin; k++) {
             int id = n->in[k];
