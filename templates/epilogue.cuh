@@ -12,7 +12,7 @@
 //!               HAS_BIAS HAS_RESIDUAL ACT_RELU ACT_GELU ACT_GELU_TANH ACT_SILU
 //!               HAS_GATE GATE_SILU GATE_GELU (0/1)
 {{COMMENT}}
-// Elementwise y = act(x + bias) * gate_act(gate) + residual, VEC elements per thread (templates/epilogue.cuh).
+// Elementwise y = act(x + bias) + residual, VEC elements per thread (templates/epilogue.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_X}} *x,  // [T, N]: the GEMM result (may be y)
     {{T_Y}} *y,  // [T, N]: the final value
