@@ -62,6 +62,8 @@ typedef struct srt_options {
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
     int allow_nonfinite_weights; /* 1: accept NaN/Inf weight values (refused by default, naming the tensor) */
+    int allow_unused_weights; /* 1: load a checkpoint that holds tensors the model does not use (refused by default,
+                                 listing them: a checkpoint of another model, docs/runtime.md "Weight checks") */
 } srt_options;
 
 /* The linked library's version, "MAJOR.MINOR.PATCH" (SHORTRT_VERSION_STRING when it was built). */

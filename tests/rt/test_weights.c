@@ -32,7 +32,7 @@ static srt_status bind(float **vals) {
     srt_status s = rt_st_open(ctx, path, &st);
     if (s != SRT_OK) return s;
     for (int i = 0; i < plan.nweights; i++) vals[i] = NULL;
-    s = rt_weights_from_st(ctx, &plan, &st, false, vals);
+    s = rt_weights_from_st(ctx, &plan, &st, false, false, vals);
     rt_st_close(&st);
     return s;
 }
@@ -69,7 +69,7 @@ static void test_nonfinite(const unsigned char *good) {
     CHECK_HAS(srt_last_error(ctx), "holds NaN at index 5 (refused");
     RtSafetensors st;
     CHECK(rt_st_open(ctx, path, &st) == SRT_OK);
-    CHECK(rt_weights_from_st(ctx, &plan, &st, true, vals) == SRT_OK);
+    CHECK(rt_weights_from_st(ctx, &plan, &st, true, false, vals) == SRT_OK);
     CHECK(isnan(vals[0][5]));
     free_vals(vals);
     rt_st_close(&st);
