@@ -456,7 +456,10 @@ static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafe
     const RtStTensor *t = rt_st_find(st, w->name);
     if (!t) {
         if (w->optional) return SRT_OK; /* stays zero */
-        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s", w->name, st->path);
+        bool untied = strcmp(w->name, "lm_head.weight") == 0 && rt_st_find(st, "wte.weight");
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s%s", w->name, st->path,
+                        untied ? " (the model's output projection is untied, `embedding untied`; the checkpoint's "
+                                 "looks tied to wte.weight)" : "");
     }
     used[t - st->tensors] = true;
     bool same = t->rank == w->rank;
