@@ -521,6 +521,7 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
     opt.model_name = ra->model_name;
     opt.sim_threads = ra->sim_threads;
     opt.allow_nonfinite_weights = ra->allow_nonfinite;
+    opt.allow_unused_weights = ra->allow_unused;
     srt_status st = srt_context_create(&om->ctx, NULL, NULL);
     if (st != SRT_OK) {
         fprintf(stderr, "shortc: error: cannot create runtime context (%s)\n", srt_status_name(st));
@@ -864,6 +865,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         if (r > 0) continue;
         if (strcmp(s, "--report") == 0) ra->report = true;
         else if (strcmp(s, "--allow-nonfinite-weights") == 0) ra->allow_nonfinite = true;
+        else if (strcmp(s, "--allow-unused") == 0) ra->allow_unused = true;
         else if (cmd != RUN_CMD_RUN && strcmp(s, "--json") == 0) ra->json = true;
         else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
         else if (strcmp(s, "--quiet") == 0) ra->quiet = true;

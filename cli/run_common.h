@@ -52,6 +52,7 @@ typedef struct RunArgs {
     bool progress;             /* --progress: progress lines on stderr even when it is not a terminal */
     const char *save_weights;  /* --save-weights OUT.safetensors: the --random-weights written out */
     bool allow_nonfinite;      /* --allow-nonfinite-weights: accept NaN/Inf weights and logits */
+    bool allow_unused;         /* --allow-unused: load a checkpoint holding tensors the model does not use */
     bool fold_tokens;          /* default prompt: ids are taken modulo the model's vocabulary */
     int chunk;                 /* --chunk K: tokens per call through the session's state (0: a segment per call) */
     bool mem_zeros;            /* --mem-init zeros: Transformer-XL memories start with their rows zero (HF) */

@@ -36,7 +36,8 @@ static const CmdUsage commands[] = {
      "       shortc run MODEL.arch|MODEL.cu [--backend ref|sim|cuda|auto] [--model NAME]\n"
      "                  (--weights FILE.safetensors | --random-weights SEED [--save-weights OUT.safetensors])\n"
      "                  [--tokens FILE | --text FILE --tokenizer T] [--logits OUT.npy] [--top K] [--report]\n"
-     "                  [--sim-threads N] [--allow-nonfinite-weights] [--chunk K] [--force] [--progress] [--quiet]\n"
+     "                  [--sim-threads N] [--allow-nonfinite-weights] [--allow-unused] [--chunk K] [--force]\n"
+     "                  [--progress] [--quiet]\n"
      "                  [--mode nonoverlapping|sliding|windows|tokenwise|cached] [--stride S | --overlap K]\n"
      "                  [--mem-init empty|zeros]   (also eval, generate: Transformer-XL memories' start)\n",
      "  --tokens FILE    token ids (whitespace-separated text, or a .npy of integers); '-' is stdin, a pipe or\n"
@@ -44,6 +45,7 @@ static const CmdUsage commands[] = {
      "  --text FILE      UTF-8 text encoded with --tokenizer T (tokenizer.json, vocab.json or their directory)\n"
      "  --logits OUT.npy every token's logits row, streamed; '-' is stdout (then no --top or --report)\n"
      "  --save-weights OUT.safetensors  with --random-weights: write the seeded weights\n"
+     "  --allow-unused   load a checkpoint holding tensors the model does not use (refused by default, listing them)\n"
      "  --chunk K        feed each segment K tokens per call through the session's state\n"
      "  --mode M         score with windows of the segment (docs/usage.md); --stride S sliding, --overlap K windows\n"
      "  --progress       progress lines on stderr even when it is not a terminal;  --quiet  none\n"
@@ -56,7 +58,8 @@ static const CmdUsage commands[] = {
      "  --json           one JSON object (schema shortc.eval/1) instead of the text line\n"
      "  --progress       a progress line every few seconds on stderr when it is not a terminal (a bar on one)\n"
      "  --quiet          no progress at all\n"
-     "Also --sim-threads N, --allow-nonfinite-weights, --mem-init empty|zeros, --save-weights OUT (as run).\n"},
+     "Also --sim-threads N, --allow-nonfinite-weights, --allow-unused, --mem-init empty|zeros, --save-weights OUT\n"
+     "(as run).\n"},
     {"generate",
      "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
      "                  (--tokens PROMPT | --prompt TEXT... --tokenizer T | --prompts FILE) --max-new N\n"
@@ -65,7 +68,8 @@ static const CmdUsage commands[] = {
      "  --prompts FILE   one prompt per non-empty line (ids, or text with --tokenizer); '-' is stdin\n"
      "  --json           one JSON object (schema shortc.generate/1): each sequence's ids (and text)\n"
      "  --quiet          no summary line on stderr;  --progress  a line every few seconds while generating\n"
-     "Also --sim-threads N, --allow-nonfinite-weights, --mem-init empty|zeros, --save-weights OUT (as run).\n"},
+     "Also --sim-threads N, --allow-nonfinite-weights, --allow-unused, --mem-init empty|zeros, --save-weights OUT\n"
+     "(as run).\n"},
     {"train",
      "       shortc train MODEL.arch --data TOKENS --seq L --batch B --steps N --save OUT.safetensors\n"
      "                  [--init W.safetensors | --seed SEED] [--optimizer adamw|sgd] [--lr X] [--weight-decay W]\n"

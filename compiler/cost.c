@@ -32,6 +32,7 @@ enum {
     OPS_RMSNORM = 5,     /* square, sum, scale, gamma, rsqrt share */
     OPS_GELU = 8,        /* erf/tanh polynomial and products, either form */
     OPS_RELU = 1,        /* max */
+    OPS_SILU = 4,        /* negate, exp, add, divide */
     OPS_SOFTMAX = 5,     /* per score: scale, max, exp, sum, normalize */
 };
 
@@ -40,6 +41,7 @@ static double act_ops(Activation a) {
     case ACT_RELU: return OPS_RELU;
     case ACT_GELU:
     case ACT_GELU_TANH: return OPS_GELU;
+    case ACT_SILU: return OPS_SILU;
     case ACT_NONE: return 0;
     }
     return 0;
@@ -131,7 +133,8 @@ void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
     c->gemm_n = N;
     c->gemm_k = K;
     c->flops += 2.0 * T * N * K;
-    double epi = (n->epi.bias ? 1 : 0) + act_ops(n->epi.act) + (n->epi.residual ? 1 : 0);
+    double epi = (n->epi.bias ? 1 : 0) + act_ops(n->epi.act) + (n->epi.residual ? 1 : 0) +
+                 (n->epi.gate != ACT_NONE ? 1 + act_ops(n->epi.gate) : 0); /* the gate's activation and product */
     c->other_ops += epi * T * N;
 }
 
@@ -139,7 +142,7 @@ void cost_gemm(const Graph *g, const Node *n, int T, OpCost *c) {
 void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
     if (n->by_norm) return; /* counted with the norm that computes it */
     count_all_operands(g, n, T, c);
-    double per = n->op == OP_ACT ? act_ops(n->act) : 1;
+    double per = n->op == OP_ACT ? act_ops(n->act) : n->op == OP_GATE ? 1 + act_ops(n->act) : 1;
     c->other_ops += per * (double)ir_numel(out_value(g, n), T);
 }
 
@@ -583,6 +586,7 @@ static double epilogue_kernel_bytes(const Graph *g, const Node *n, int T) {
     double bytes = 2.0 * (double)ir_numel(y, T) * dtype_size(y->dtype);
     int k = 2;
     if (n->epi.bias) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype), k++;
+    if (n->epi.gate != ACT_NONE) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype), k++;
     if (n->epi.residual) bytes += (double)ir_numel(in_value(g, n, k), T) * dtype_size(in_value(g, n, k)->dtype);
     return bytes;
 }

@@ -299,21 +299,25 @@ typedef struct EpiSpec {
     SymDim rows;           /* row count: T, or a constant for a weight */
     int bias;              /* bias value id, -1 for none */
     Activation act;        /* activation after the bias */
+    int gate;              /* gate value id (a gated FFN's gate GEMM result), -1 for none */
+    Activation gate_act;   /* the gate's activation: the value is multiplied by gate_act(gate) */
     int residual;          /* residual value id, -1 for none */
 } EpiSpec;
 
 static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) {
     int N = ep->n;
     if (N <= 0 || (ep->bias >= 0 && (val(e, ep->bias)->rank != 1 || ir_dim(val(e, ep->bias), 0) != N)) ||
-        (ep->residual >= 0 && act_width(val(e, ep->residual)) != N)) {
+        (ep->residual >= 0 && act_width(val(e, ep->residual)) != N) ||
+        (ep->gate >= 0 && (act_width(val(e, ep->gate)) != N || ep->gate_act == ACT_NONE))) {
         internal(e, n, "unexpected epilogue shapes");
         return false;
     }
-    bool convert = ep->bias < 0 && ep->act == ACT_NONE && ep->residual < 0;
+    bool convert = ep->bias < 0 && ep->act == ACT_NONE && ep->residual < 0 && ep->gate < 0;
     char parts[96] = "";
     size_t k = 0;
     if (ep->bias >= 0) k += (size_t)snprintf(parts + k, sizeof parts - k, "_bias");
     if (ep->act != ACT_NONE) k += (size_t)snprintf(parts + k, sizeof parts - k, "_%s", activation_name(ep->act));
+    if (ep->gate >= 0) k += (size_t)snprintf(parts + k, sizeof parts - k, "_gate_%s", activation_name(ep->gate_act));
     if (ep->residual >= 0) snprintf(parts + k, sizeof parts - k, "_residual");
     char sfx[64];
     if (convert) {
@@ -324,13 +328,16 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
         DType rdt = ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt;
         if (ep->xdt != ep->ydt) append_dtype(sfx, sizeof sfx, "_in", ep->xdt);
         if (rdt != ep->ydt) append_dtype(sfx, sizeof sfx, "_res", rdt);
+        DType gdt = ep->gate >= 0 ? val(e, ep->gate)->dtype : ep->ydt;
+        if (gdt != ep->ydt) append_dtype(sfx, sizeof sfx, "_gate", gdt);
     }
     ks->tmpl = "epilogue.cuh";
     ks->name = convert ? arena_printf(e->st.arena, "shortc_convert_n%d%s", N, sfx)
                        : arena_printf(e->st.arena, "shortc_epilogue%s_n%d%s", parts, N, sfx);
-    DType dts[4] = {ep->xdt, ep->ydt, ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt,
-                    ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt};
-    int vec = vec_width(N, 4, dts);
+    DType dts[5] = {ep->xdt, ep->ydt, ep->bias >= 0 ? val(e, ep->bias)->dtype : ep->ydt,
+                    ep->residual >= 0 ? val(e, ep->residual)->dtype : ep->ydt,
+                    ep->gate >= 0 ? val(e, ep->gate)->dtype : ep->ydt};
+    int vec = vec_width(N, 5, dts);
     int threads = threads_for(N / vec);
     set_int(e, ks, "N", N);
     set_int(e, ks, "VEC", vec);
@@ -339,11 +346,16 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     set_dtype(ks, "T_Y", ep->ydt);
     if (ep->bias >= 0) set_dtype(ks, "T_BIAS", val(e, ep->bias)->dtype);
     if (ep->residual >= 0) set_dtype(ks, "T_RES", val(e, ep->residual)->dtype);
+    if (ep->gate >= 0) set_dtype(ks, "T_GATE", val(e, ep->gate)->dtype);
     set_flag(ks, "HAS_BIAS", ep->bias >= 0);
     set_flag(ks, "HAS_RESIDUAL", ep->residual >= 0);
     set_flag(ks, "ACT_RELU", ep->act == ACT_RELU);
     set_flag(ks, "ACT_GELU", ep->act == ACT_GELU);
     set_flag(ks, "ACT_GELU_TANH", ep->act == ACT_GELU_TANH);
+    set_flag(ks, "ACT_SILU", ep->act == ACT_SILU);
+    set_flag(ks, "HAS_GATE", ep->gate >= 0);
+    set_flag(ks, "GATE_SILU", ep->gate >= 0 && ep->gate_act == ACT_SILU);
+    set_flag(ks, "GATE_GELU", ep->gate >= 0 && ep->gate_act == ACT_GELU);
     int bx = (N / vec + threads - 1) / threads;
     ks->grid[0] = SYMDIM_CONST(bx);
     ks->grid[1] = ep->rows;
@@ -352,6 +364,7 @@ static bool spec_epilogue(Emit *e, const Node *n, KSpec *ks, const EpiSpec *ep) 
     ks->sargs[ks->nsargs++] = ep->x;
     ks->sargs[ks->nsargs++] = ep->y;
     if (ep->bias >= 0) ks->sargs[ks->nsargs++] = arg_value(ep->bias);
+    if (ep->gate >= 0) ks->sargs[ks->nsargs++] = arg_value(ep->gate);
     if (ep->residual >= 0) ks->sargs[ks->nsargs++] = arg_value(ep->residual);
     ks->sargs[ks->nsargs++] = (StepArg){.kind = ARG_INT, .dim = ep->rows};
     return true;
@@ -366,7 +379,7 @@ static bool epi_values(Emit *e, const Node *n, EpiSpec *ep, int x, int bias, Act
         return false;
     }
     *ep = (EpiSpec){.x = arg_value(x), .y = arg_value(n->out), .xdt = xv->dtype, .ydt = y->dtype, .n = N,
-                    .rows = SYMDIM_T, .bias = bias, .act = act, .residual = residual};
+                    .rows = SYMDIM_T, .bias = bias, .act = act, .gate = -1, .residual = residual};
     return true;
 }
 
@@ -828,6 +841,7 @@ static const char *act_expr(Activation a) {
     case ACT_RELU: return "fmaxf(s, 0.0f)";
     case ACT_GELU: return "0.5f * s * (1.0f + erff(s * 0.70710678118654752f))";
     case ACT_GELU_TANH: return "0.5f * s * (1.0f + tanhf(0.79788456080286536f * (s + 0.044715f * s * s * s)))";
+    case ACT_SILU: return "s / (1.0f + expf(-s))";
     case ACT_NONE: break;
     }
     return "s";
@@ -1167,7 +1181,7 @@ static StepArg staging_arg(const Emit *e, int part) {
 /* Adds a conversion launch src -> dst over [rows, n] elements. */
 static bool add_convert(Emit *e, const Node *n, StepArg src, DType sdt, StepArg dst, DType ddt, int width, SymDim rows) {
     EpiSpec ep = {.x = src, .y = dst, .xdt = sdt, .ydt = ddt, .n = width, .rows = rows, .bias = -1, .act = ACT_NONE,
-                  .residual = -1};
+                  .gate = -1, .residual = -1};
     KSpec ks;
     memset(&ks, 0, sizeof ks);
     return spec_epilogue(e, n, &ks, &ep) && add_launch(e, n, &ks);
@@ -1267,6 +1281,15 @@ bool emit_add(Emit *e, const Node *n, KSpec *ks, bool *launch) {
                       spec_epilogue(e, n, ks, &ep));
 }
 
+/* An unfused gate node (--no-fuse): the epilogue kernel multiplying up by act(gate). */
+bool emit_gate(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    EpiSpec ep;
+    if (!(*launch = n->nin == 2 && epi_values(e, n, &ep, n->in[0], -1, ACT_NONE, -1))) return false;
+    ep.gate = n->in[1];
+    ep.gate_act = n->act;
+    return spec_epilogue(e, n, ks, &ep);
+}
+
 /* The plan epilogue for a matmul epilogue the fuse pass put in the GEMM. */
 static PlanEpilogue plan_epilogue(const Epilogue *epi) {
     switch (epi->act) {
@@ -1284,7 +1307,7 @@ static PlanEpilogue plan_epilogue(const Epilogue *epi) {
 bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     const Epilogue *epi = &n->epi;
     bool logits = n->op == OP_LOGITS;
-    int want = logits ? 2 + n->out_bias : 2 + epi->bias + epi->residual;
+    int want = logits ? 2 + n->out_bias : 2 + epi->bias + (epi->gate != ACT_NONE) + epi->residual;
     if (n->nin != want || (logits && n->out != e->st.g->logits)) {
         internal(e, n, "%d inputs, expected %d%s", n->nin, want, logits ? " and the graph's logits output" : "");
         return false;
@@ -1310,6 +1333,10 @@ bool emit_gemm(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     bool bias = logits ? n->out_bias : needs_kernel && epi->bias; /* logits: the output bias (Transformer-XL) */
     bool ok = epi_values(e, n, &ep, n->out, bias ? n->in[2] : -1,
                          needs_kernel ? epi->act : ACT_NONE, needs_kernel && epi->residual ? n->in[n->nin - 1] : -1);
+    if (ok && needs_kernel && epi->gate != ACT_NONE) { /* after the bias: x, w, [bias], gate, [residual] */
+        ep.gate = n->in[2 + epi->bias];
+        ep.gate_act = epi->gate;
+    }
     if (ok && staged) {
         ep.x = c;
         ep.xdt = ct;

@@ -41,6 +41,7 @@ static float act_apply(Activation a, float x) {
         double c = sqrt(2.0 / 3.14159265358979323846);
         return (float)(0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v))));
     }
+    case ACT_SILU: return (float)(v / (1.0 + exp(-v)));
     }
     return x;
 }
@@ -54,6 +55,10 @@ static double act_derivative(Activation a, double x) {
     case ACT_GELU_TANH: {
         double c = sqrt(2.0 / 3.14159265358979323846), u = c * (x + 0.044715 * x * x * x), th = tanh(u);
         return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x);
+    }
+    case ACT_SILU: {
+        double sg = 1.0 / (1.0 + exp(-x));
+        return sg * (1.0 + x * (1.0 - sg));
     }
     }
     return 1.0;
@@ -342,6 +347,8 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     int k = 2;
     bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias; /* matmul epilogue or the logits' output bias */
     const float *bias = has_bias ? in(r, n, k++) : NULL;
+    Activation gate_act = n->op == OP_MATMUL ? n->epi.gate : ACT_NONE;
+    const float *gate = gate_act != ACT_NONE ? in(r, n, k++) : NULL;
     const float *res = n->op == OP_MATMUL && n->epi.residual ? in(r, n, k++) : NULL;
     Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
     double *acc = malloc(sizeof *acc * (size_t)N);
@@ -368,6 +375,7 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
             float v = (float)acc[j];
             if (bias) v = (float)((double)v + bias[j]);
             if (act != ACT_NONE) v = act_apply(act, v);
+            if (gate) v = (float)((double)v * act_apply(gate_act, gate[(size_t)t * N + j]));
             if (res) v = (float)((double)v + res[(size_t)t * N + j]);
             yr[j] = round_to_dtype(v, dt);
         }
@@ -384,13 +392,16 @@ bool interp_backward_matmul(Run *r, const Node *n, const double *dy, const Value
     const float *x = in(r, n, 0), *w = in(r, n, 1);
     int K = ir_dim(val(r, n, 0), 1), N = ir_dim(o, 1), k = 2;
     bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias;
-    int bias_in = has_bias ? k++ : -1, res_in = n->op == OP_MATMUL && n->epi.residual ? k++ : -1;
+    Activation gate_act = n->op == OP_MATMUL ? n->epi.gate : ACT_NONE;
+    int bias_in = has_bias ? k++ : -1, gate_in = gate_act != ACT_NONE ? k++ : -1;
+    int res_in = n->op == OP_MATMUL && n->epi.residual ? k++ : -1;
     Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
-    const float *bias = has_bias ? in(r, n, bias_in) : NULL;
+    const float *bias = has_bias ? in(r, n, bias_in) : NULL, *gate = gate_in >= 0 ? in(r, n, gate_in) : NULL;
     double *dx = grad_of(r, n->in[0]), *dw = grad_of(r, n->in[1]);
     double *db = has_bias ? grad_of(r, n->in[bias_in]) : NULL, *dres = res_in >= 0 ? grad_of(r, n->in[res_in]) : NULL;
+    double *dgate = gate_in >= 0 ? grad_of(r, n->in[gate_in]) : NULL;
     double *dz = malloc(sizeof *dz * (size_t)N);
-    if (!dx || !dw || (has_bias && !db) || (res_in >= 0 && !dres) || !dz) {
+    if (!dx || !dw || (has_bias && !db) || (res_in >= 0 && !dres) || (gate_in >= 0 && !dgate) || !dz) {
         free(dz);
         return fail(r, n, "out of memory");
     }
@@ -399,11 +410,16 @@ bool interp_backward_matmul(Run *r, const Node *n, const double *dy, const Value
         const double *gy = dy + (size_t)t * N;
         for (int j = 0; j < N; j++) {
             double gz = gy[j];
-            if (act != ACT_NONE) { /* the forward's fp32 pre-activation, recomputed */
+            if (act != ACT_NONE || gate) { /* the forward's fp32 pre-activation, recomputed */
                 double s = 0;
                 for (int i = 0; i < K; i++) s += (double)xr[i] * (n->trans_w ? w[(size_t)j * K + i] : w[(size_t)i * N + j]);
                 float z = (float)s;
                 if (bias) z = (float)((double)z + bias[j]);
+                if (gate) { /* y = act(z) * gate_act(g): g gets dy act(z) gate_act'(g), z dy gate_act(g) act'(z) */
+                    float g = gate[(size_t)t * N + j];
+                    dgate[(size_t)t * N + j] += gz * act_apply(act, z) * act_derivative(gate_act, g);
+                    gz *= act_apply(gate_act, g);
+                }
                 gz *= act_derivative(act, z);
             }
             dz[j] = gz;
@@ -695,6 +711,27 @@ bool interp_backward_add(Run *r, const Node *n, const double *dy, const Value *o
     for (size_t i = 0; i < cnt; i++) {
         da[i] += dy[i];
         db[i] += dy[i];
+    }
+    return true;
+}
+
+/* A gated FFN unit: y = up * act(gate), elementwise (swiglu: SiLU, geglu: erf GELU). */
+bool interp_gate(Run *r, const Node *n, float *y, const Value *o) {
+    const float *u = in(r, n, 0), *g = in(r, n, 1);
+    size_t cnt = numel(r, o);
+    for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)u[i] * act_apply(n->act, g[i])), o->dtype);
+    return true;
+}
+
+/* Backward of gate: up gets dy act(gate), gate dy up act'(gate). */
+bool interp_backward_gate(Run *r, const Node *n, const double *dy, const Value *o) {
+    const float *u = in(r, n, 0), *g = in(r, n, 1);
+    size_t cnt = numel(r, o);
+    double *du = grad_of(r, n->in[0]), *dg = grad_of(r, n->in[1]);
+    if (!du || !dg) return fail(r, n, "out of memory");
+    for (size_t i = 0; i < cnt; i++) {
+        du[i] += dy[i] * act_apply(n->act, g[i]);
+        dg[i] += dy[i] * u[i] * act_derivative(n->act, g[i]);
     }
     return true;
 }

@@ -225,7 +225,8 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
     fprintf(out, "; shortc IR: model %s, after %s\n", s ? s->name : "?", g->stage ? g->stage : "lower");
     if (s) {
         fprintf(out, "; vocab=%d d_model=%d heads=%d head_dim=%d ffn=%d act=%s norm=%s/%s eps=%g",
-                s->vocab, s->d_model, s->n_heads, s->head_dim, s->d_ff, activation_name(s->act),
+                s->vocab, s->d_model, s->n_heads, s->head_dim, s->d_ff,
+                s->gated ? (s->act == ACT_SILU ? "swiglu" : "geglu") : activation_name(s->act),
                 norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
         fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
@@ -234,6 +235,8 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
         fprintf(out, " embedding=%s", s->tied ? "tied" : "untied");
         if (s->adaptive.style != ADAPTIVE_NONE) fprintf(out, "/adaptive=%s", adaptive_style_name(s->adaptive.style));
         if (s->no_final_norm) fputs(" final_norm=off", out);
+        if (s->no_bias) fputs(" bias=off", out);
+        if (s->parallel) fputs(" block=parallel", out);
         fprintf(out, " segment=%d layers=%d\n", s->segment, s->n_layers);
     }
     /* inputs and weights */
@@ -351,9 +354,10 @@ static void verify_structure(Ver *V) {
         const OpInfo *oi = op_info(n->op);
         int want = op_expected_inputs(n);
         if (n->nin != want) verr(V, n, "has %d inputs, %s takes %d here", n->nin, op_name(n->op), want);
-        if (!oi->fusable_epilogue && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        bool epi = n->epi.bias || n->epi.act != ACT_NONE || n->epi.gate != ACT_NONE || n->epi.residual;
+        if (!oi->fusable_epilogue && epi)
             verr(V, n, "has an epilogue but is not a matmul");
-        if (oi->fusable_epilogue && stg < STG_FUSE && (n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual))
+        if (oi->fusable_epilogue && stg < STG_FUSE && epi)
             verr(V, n, "has an epilogue before the fuse pass");
         for (int k = 0; k < n->nin; k++) {
             int id = n->in[k];

@@ -236,7 +236,7 @@ static int attention(Lower *L, int layer, int x) {
     Loc src = at->loc.file >= 0 ? at->loc : pick_loc(s, SET_ATTENTION, SET_LAYERS);
     int H = s->n_heads, hd = L->hd, D = s->d_model;
     int wqkv = weight(L, W_CONV1D, D, 3 * H * hd, "h.%d.attn.c_attn.weight", layer);
-    int bqkv = weight(L, W_VECTOR, 3 * H * hd, 0, "h.%d.attn.c_attn.bias", layer);
+    int bqkv = s->no_bias ? -1 : weight(L, W_VECTOR, 3 * H * hd, 0, "h.%d.attn.c_attn.bias", layer);
     int pos = s->infused != PIA_NONE ? pia_table(L, src, layer, wqkv) : -1;
     int qkv = matmul(L, src, layer, x, wqkv, bqkv);
     char kvname[32];
@@ -260,35 +260,62 @@ static int attention(Lower *L, int layer, int x) {
     kw->head_dim = an->head_dim = hd;
     an->keys = SYMDIM_KEYS;
     int wo = weight(L, W_CONV1D, H * hd, D, "h.%d.attn.c_proj.weight", layer);
-    int bo = weight(L, W_VECTOR, D, 0, "h.%d.attn.c_proj.bias", layer);
+    int bo = s->no_bias ? -1 : weight(L, W_VECTOR, D, 0, "h.%d.attn.c_proj.bias", layer);
     return matmul(L, src, layer, y, wo, bo);
 }
 
-/* Feed-forward block: fc1 (+bias) -> act -> fc2 (+bias), weights of `role` named NAME.weight / NAME.bias. */
-static int ffn_block(Lower *L, int layer, int x, WRole role, const char *fc1, const char *fc2) {
+/* The bias vector NAME.bias of width n, or -1 under `bias off`. */
+static int linear_bias(Lower *L, int n, const char *name) {
+    return L->s->no_bias ? -1 : weight(L, W_VECTOR, n, 0, "%s.bias", name);
+}
+
+/* A gated unit's hidden: up(x) * act(gate(x)), the gate's GEMM first (its result is ready for up's epilogue). */
+static int gated_hidden(Lower *L, Loc src, int layer, int x, WRole role, const char *up, const char *gate) {
+    const ModelSpec *s = L->s;
+    int D = s->d_model, F = s->d_ff;
+    int wg = weight(L, role, D, F, "%s.weight", gate);
+    int g = matmul(L, src, layer, x, wg, linear_bias(L, F, gate));
+    int wu = weight(L, role, D, F, "%s.weight", up);
+    int u = matmul(L, src, layer, x, wu, linear_bias(L, F, up));
+    int y = act_value(L, VC_ACTIVATION);
+    Node *n = node(L, OP_GATE, src, layer, y, 2, (int[]){u, g});
+    if (!n) return -1;
+    n->act = s->act;
+    return y;
+}
+
+/* Feed-forward block: fc1 (+bias) -> act -> fc2 (+bias), weights of `role` named NAME.weight / NAME.bias; a gated
+ * FFN's fc1 is its up projection and `gate` its gate projection. */
+static int ffn_block(Lower *L, int layer, int x, WRole role, const char *fc1, const char *gate, const char *fc2) {
     const ModelSpec *s = L->s;
     Loc src = pick_loc(s, SET_FFN, SET_LAYERS);
     int D = s->d_model, F = s->d_ff;
-    int w1 = weight(L, role, D, F, "%s.weight", fc1);
-    int b1 = weight(L, W_VECTOR, F, 0, "%s.bias", fc1);
-    int h = matmul(L, src, layer, x, w1, b1);
-    if (s->act != ACT_NONE) {
+    int h;
+    if (s->gated) {
+        h = gated_hidden(L, src, layer, x, role, fc1, gate);
+        if (h < 0) return -1;
+    } else {
+        int w1 = weight(L, role, D, F, "%s.weight", fc1);
+        h = matmul(L, src, layer, x, w1, linear_bias(L, F, fc1));
+    }
+    if (!s->gated && s->act != ACT_NONE) {
         int a = act_value(L, VC_ACTIVATION);
         Node *n = node(L, OP_ACT, src, layer, a, 1, (int[]){h});
         if (n) n->act = s->act;
         h = a;
     }
     int w2 = weight(L, role, F, D, "%s.weight", fc2);
-    int b2 = weight(L, W_VECTOR, D, 0, "%s.bias", fc2);
-    return matmul(L, src, layer, h, w2, b2);
+    return matmul(L, src, layer, h, w2, linear_bias(L, D, fc2));
 }
 
-/* MLP block: c_fc (+bias) -> act -> c_proj (+bias), HF GPT-2 Conv1D weights; returns the branch value. */
+/* MLP block: c_fc (+bias) -> act -> c_proj (+bias), HF GPT-2 Conv1D weights (gated: c_fc the up projection,
+ * c_gate the gate); returns the branch value. */
 static int mlp(Lower *L, int layer, int x) {
-    char fc1[64], fc2[64];
+    char fc1[64], gate[64], fc2[64];
     snprintf(fc1, sizeof fc1, "h.%d.mlp.c_fc", layer);
+    snprintf(gate, sizeof gate, "h.%d.mlp.c_gate", layer);
     snprintf(fc2, sizeof fc2, "h.%d.mlp.c_proj", layer);
-    return ffn_block(L, layer, x, W_CONV1D, fc1, fc2);
+    return ffn_block(L, layer, x, W_CONV1D, fc1, gate, fc2);
 }
 
 /* ------------------------------------------------------------------ */
@@ -469,7 +496,7 @@ static int txl_ffn(Lower *L, int layer, int x) {
     char fc1[64], fc2[64];
     snprintf(fc1, sizeof fc1, "layers.%d.pos_ff.CoreNet.0", layer);
     snprintf(fc2, sizeof fc2, "layers.%d.pos_ff.CoreNet.3", layer);
-    return ffn_block(L, layer, x, W_LINEAR, fc1, fc2);
+    return ffn_block(L, layer, x, W_LINEAR, fc1, NULL, fc2);
 }
 
 /* One decoder layer (RelPartialLearnableDecoderLayer), post- or pre-norm; returns its output. */
@@ -555,6 +582,14 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         diag_error(d, s->layout[TC_WEIGHTS].loc, "weights must be stored [in, out] or [out, in], not %s", dim_order_name(wo));
         return NULL;
     }
+    if (s->naming == NAMING_TXL && (s->gated || s->no_bias || s->parallel)) { /* sema's rule, for specs built in memory */
+        diag_plain_error(d, "lower: model '%s': a gated FFN, 'bias off' and 'block parallel' need weights hf_gpt2", s->name);
+        return NULL;
+    }
+    if (s->parallel && s->norm_place != NORM_PRE) {
+        diag_plain_error(d, "lower: model '%s': 'block parallel' needs a pre-norm model", s->name);
+        return NULL;
+    }
     if ((s->naming == NAMING_TXL) != txl_model(s)) { /* sema's rule, again for specs built in memory */
         diag_plain_error(d, "lower: model '%s': relative attention on every layer goes with weights transformer_xl, "
                          "and only with it", s->name);
@@ -623,7 +658,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
             int at = attention(&L, i, n1);
             int h = add(&L, g->nodes[g->nnodes - 1]->src, i, at, x);
             snprintf(prefix, sizeof prefix, "h.%d.ln_2", i);
-            int n2 = norm(&L, nloc, i, h, prefix);
+            int n2 = norm(&L, nloc, i, s->parallel ? x : h, prefix); /* parallel: both branches read x */
             int m = mlp(&L, i, n2);
             x = add(&L, pick_loc(s, SET_FFN, SET_LAYERS), i, m, h);
             if (s->rec.on && npooled < MAX_NODE_INPUTS) pooled[npooled++] = x;

@@ -10,6 +10,7 @@ const char *activation_name(Activation a) {
     case ACT_RELU: return "relu";
     case ACT_GELU: return "gelu";
     case ACT_GELU_TANH: return "gelu_tanh";
+    case ACT_SILU: return "silu";
     }
     return "?";
 }

@@ -26,14 +26,18 @@ static int ninputs_norm(const Node *n) { return 1 + norm_params(n) + (n->norm_ad
 static int ninputs_pos_add(const Node *n) { return n->pos == POS_LEARNED ? 2 : 1; }
 static int ninputs_logprob(const Node *n) { return 2 + n->ntails; }
 static int ninputs_attention(const Node *n) { return n->rec_key || n->infused ? 3 : 2; } /* + h_prev's k|v or the PIA table */
-static int ninputs_matmul(const Node *n) { return 2 + (n->epi.bias ? 1 : 0) + (n->epi.residual ? 1 : 0); }
+static int ninputs_matmul(const Node *n) {
+    return 2 + (n->epi.bias ? 1 : 0) + (n->epi.gate != ACT_NONE ? 1 : 0) + (n->epi.residual ? 1 : 0);
+}
 static int ninputs_logits(const Node *n) { return 2 + (n->out_bias ? 1 : 0); } /* x, w [, output bias] */
 
 /* ------------------------------------------------------------------ */
 /* Attributes: text form and dedup signature                            */
 /* ------------------------------------------------------------------ */
 
-static bool has_epilogue(const Node *n) { return n->epi.bias || n->epi.act != ACT_NONE || n->epi.residual; }
+static bool has_epilogue(const Node *n) {
+    return n->epi.bias || n->epi.act != ACT_NONE || n->epi.gate != ACT_NONE || n->epi.residual;
+}
 
 /* The positions of embed / pos_add: the kind, and `.fairseq` after a fairseq-style sinusoid. */
 static void print_pos(FILE *out, const Node *n) {
@@ -56,6 +60,7 @@ static void print_gemm(FILE *out, const Node *n) {
     const char *sep = "";
     if (n->epi.bias) { fputs("bias", out); sep = "+"; }
     if (n->epi.act != ACT_NONE) { fprintf(out, "%s%s", sep, activation_name(n->epi.act)); sep = "+"; }
+    if (n->epi.gate != ACT_NONE) { fprintf(out, "%sgate_%s", sep, activation_name(n->epi.gate)); sep = "+"; }
     if (n->epi.residual) fprintf(out, "%sresidual", sep);
     if (n->epi.in_gemm) fputs(" in_gemm", out);
 }
@@ -107,8 +112,8 @@ static size_t key_act(char *buf, size_t n, size_t k, const Node *nd) {
     return k + (size_t)snprintf(buf + k, n - k, " act=%d", (int)nd->act);
 }
 static size_t key_gemm(char *buf, size_t n, size_t k, const Node *nd) {
-    return k + (size_t)snprintf(buf + k, n - k, " trans_w=%d bias=%d act=%d res=%d", (int)nd->trans_w,
-                                (int)nd->epi.bias, (int)nd->epi.act, (int)nd->epi.residual);
+    return k + (size_t)snprintf(buf + k, n - k, " trans_w=%d bias=%d act=%d gate=%d res=%d", (int)nd->trans_w,
+                                (int)nd->epi.bias, (int)nd->epi.act, (int)nd->epi.gate, (int)nd->epi.residual);
 }
 static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
     k += (size_t)snprintf(buf + k, n - k, " kind=%d heads=%d hd=%d", (int)nd->attn.kind, nd->heads, nd->head_dim);
@@ -401,6 +406,9 @@ const OpInfo op_table[OP_COUNT] = {
     [OP_ADD] = {.name = "add", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_add,
                 .needs_kernel = needs_kernel_add, .shape = shape_add,
                 .interp = interp_add, .backward = interp_backward_add, .emit = emit_add, .cost = cost_elementwise},
+    [OP_GATE] = {.name = "gate", .nin = 2, .out_class = VC_ACTIVATION, .print_attrs = print_act, .key_attrs = key_act,
+                 .shape = shape_add, .interp = interp_gate, .backward = interp_backward_gate, .emit = emit_gate,
+                 .cost = cost_elementwise},
     [OP_KV_WRITE] = {.name = "kv_write", .nin = 1, .out_class = VC_KV, .print_attrs = print_attn,
                      .key_attrs = key_attn, .verify = verify_kv_write, .shape = shape_kv_write,
                      .interp = interp_kv_write, .backward = interp_backward_kv_write, .emit = emit_kv_write, .cost = cost_kv_write},

@@ -6,7 +6,9 @@
  * current result has exactly one live use and that use is, in this order:
  *   1. a bias node taking it as its first input        -> epi.bias
  *   2. an activation node                              -> epi.act
- *   3. an add node whose other operand is defined before the matmul
+ *   3. a gate node (gated FFN) taking it as its up input, whose gate
+ *      input is defined before the matmul              -> epi.gate
+ *   4. an add node whose other operand is defined before the matmul
  *                                                      -> epi.residual
  * Each step is optional; the order is fixed. The absorbed nodes are marked
  * dead; the matmul takes over the last one's output value, so the value
@@ -63,10 +65,16 @@ static void fuse_add_norm(Graph *g, int *uses) {
     }
 }
 
+/* Whether value v exists before matmul m runs (a weight, an input, or a value an earlier node defines). */
+static bool ready_before(const Graph *g, int v, const Node *m) {
+    const Value *r = g->values[v];
+    return r->cls == VC_WEIGHT || r->cls == VC_INPUT || (r->def >= 0 && r->def < m->id);
+}
+
 /* Whether cuBLASLt can apply matmul m's epilogue inside its GEMM (see the file comment). */
 static bool epilogue_fits_gemm(const Graph *g, const Node *m) {
     const Epilogue *e = &m->epi;
-    if (e->residual || (!e->bias && e->act == ACT_NONE) || (e->act != ACT_NONE && e->act != ACT_RELU && e->act != ACT_GELU_TANH))
+    if (e->residual || e->gate != ACT_NONE || (!e->bias && e->act == ACT_NONE) || (e->act != ACT_NONE && e->act != ACT_RELU && e->act != ACT_GELU_TANH))
         return false;
     DType x = g->values[m->in[0]]->dtype, w = g->values[m->in[1]]->dtype, y = g->values[m->out]->dtype;
     if (x != w || (y != x && y != DT_F32)) return false; /* a staged (converted) GEMM */
@@ -96,7 +104,8 @@ bool pass_fuse(Graph *g, Diag *d) {
     fuse_add_norm(g, uses);
     for (int i = 0; i < g->nnodes; i++) {
         Node *m = g->nodes[i];
-        if (m->dead || m->op != OP_MATMUL || m->nin != 2 || m->epi.bias || m->epi.act != ACT_NONE || m->epi.residual)
+        if (m->dead || m->op != OP_MATMUL || m->nin != 2 || m->epi.bias || m->epi.act != ACT_NONE ||
+            m->epi.gate != ACT_NONE || m->epi.residual)
             continue;
         int cur = m->out;
         Node *u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
@@ -113,11 +122,16 @@ bool pass_fuse(Graph *g, Diag *d) {
             cur = u->out;
             u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
         }
+        if (u && !u->dead && u->op == OP_GATE && u->in[0] == cur && u->in[1] != cur && ready_before(g, u->in[1], m)) {
+            ir_add_input(m, u->in[1]);
+            m->epi.gate = u->act;
+            u->dead = true;
+            cur = u->out;
+            u = uses[cur] == 1 ? g->nodes[user[cur]] : NULL;
+        }
         if (u && !u->dead && u->op == OP_ADD && !u->by_norm && (u->in[0] == cur) != (u->in[1] == cur)) {
             int other = u->in[0] == cur ? u->in[1] : u->in[0];
-            const Value *r = g->values[other];
-            bool ready = r->cls == VC_WEIGHT || r->cls == VC_INPUT || (r->def >= 0 && r->def < m->id);
-            if (ready) {
+            if (ready_before(g, other, m)) {
                 ir_add_input(m, other);
                 m->epi.residual = true;
                 u->dead = true;

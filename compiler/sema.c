@@ -43,6 +43,8 @@ typedef enum Key {
     K_CACHE,      /* Shortformer's cache (docs/attention/pia.md) */
     K_MEMORY,     /* Transformer-XL memory rows, per layer (docs/attention/relative.md) */
     K_FINAL_NORM, /* whether a pre-norm model normalizes the last block's output (fairseq's no_decoder_final_norm) */
+    K_BIAS,       /* whether the attention and FFN projections have biases (`bias off`: Llama) */
+    K_BLOCK,      /* sequential or parallel attention and FFN (GPT-NeoX) */
     K_LAYOUT, /* + TensorClass */
     K_COUNT = K_LAYOUT + TC_COUNT
 } Key;
@@ -52,7 +54,8 @@ typedef struct Setting {
     const AstStmt *stmt;   /* the statement; NULL when not set */
     Key key;               /* what it sets */
     long n;                /* integer settings, ffn width */
-    Activation act;        /* ffn */
+    Activation act;        /* ffn (the gate's activation when gated) */
+    bool gated;            /* ffn: swiglu | geglu */
     NormKind norm;         /* norm */
     NormPlace place;       /* norm */
     double eps;            /* norm */
@@ -67,6 +70,8 @@ typedef struct Setting {
     LayoutSpec layout;     /* layout */
     bool tf32;             /* math: tf32 */
     bool final_off;        /* final_norm: off */
+    bool bias_off;         /* bias: off */
+    bool parallel;         /* block: parallel */
     RecurrenceSpec rec;    /* recurrence */
     const AstValue *insert_ast;  /* recurrence: the insert value (for the check against the layers) */
     const AstValue *overlap_ast; /* recurrence: the overlap value (for the check against the segment) */
@@ -101,6 +106,8 @@ static bool check_recurrence(Sema *S, const SettingDef *def, const AstStmt *st, 
 static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_memory(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_final_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_bias(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_block(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 
 enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 
@@ -109,8 +116,8 @@ static const SettingDef settings[] = {
     {"d_model", K_D_MODEL, check_int, "d_model INT", false, true, MAX_DIM},
     {"heads", K_HEADS, check_int, "heads INT", false, true, MAX_DIM},
     {"head_dim", K_HEAD_DIM, check_int, "head_dim INT", false, false, MAX_DIM},
-    {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh", false, true, MAX_DIM},
-    {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm pre|post [eps=NUM]", false, false, 0},
+    {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh|silu|swiglu|geglu", false, true, MAX_DIM},
+    {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm|rms pre|post [eps=NUM]", false, false, 0},
     {"positions", K_POSITIONS, check_positions,
      "positions none | sinusoidal [max=INT] [style=vaswani|fairseq] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT",
      false, false, MAX_DIM},
@@ -128,6 +135,8 @@ static const SettingDef settings[] = {
      false, false, MAX_DIM},
     {"memory", K_MEMORY, check_memory, "memory INT", true, false, MAX_DIM},
     {"final_norm", K_FINAL_NORM, check_final_norm, "final_norm on|off", false, false, 0},
+    {"bias", K_BIAS, check_bias, "bias on|off", false, false, 0},
+    {"block", K_BLOCK, check_block, "block sequential|parallel", false, false, 0},
 };
 enum { NSETTINGS = sizeof settings / sizeof settings[0] };
 
@@ -141,6 +150,8 @@ static const int key_setting_id[K_COUNT] = {
     [K_CACHE] = SET_CACHE,
     [K_MEMORY] = SET_MEMORY,
     [K_FINAL_NORM] = -1,
+    [K_BIAS] = -1,
+    [K_BLOCK] = -1,
     [K_LAYOUT + TC_WEIGHTS] = -1, [K_LAYOUT + TC_ACTIVATIONS] = -1, [K_LAYOUT + TC_KV] = -1,
 };
 
@@ -412,22 +423,25 @@ static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting
            no_more(S, def, st, 1);
 }
 
+/* ffn INT ACT: a plain activation, or a gated unit (swiglu: SiLU gate, geglu: erf-GELU gate; Shazeer 2020). */
 static bool check_ffn(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    static const char *const acts[] = {"relu", "gelu", "gelu_tanh"};
-    static const Activation act_of[] = {ACT_RELU, ACT_GELU, ACT_GELU_TANH};
+    static const char *const acts[] = {"relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu"};
+    static const Activation act_of[] = {ACT_RELU, ACT_GELU, ACT_GELU_TANH, ACT_SILU, ACT_SILU, ACT_GELU};
+    static const bool gated_of[] = {false, false, false, false, true, true};
     const AstValue *v = arg(S, def, st, 0, "width");
     if (!v || !int_value(S, v, "'ffn'", 1, def->max, &out->n)) return false;
-    int k = word_arg(S, def, st, 1, "activation", acts, 3);
+    int k = word_arg(S, def, st, 1, "activation", acts, 6);
     if (k < 0) return false;
     out->act = act_of[k];
+    out->gated = gated_of[k];
     return no_more(S, def, st, 2);
 }
 
 static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    static const char *const kinds[] = {"layernorm", "rmsnorm"};
+    static const char *const kinds[] = {"layernorm", "rmsnorm", "rms"}; /* rms: rmsnorm's short spelling */
     static const char *const places[] = {"pre", "post"};
     static const char *const keys[] = {"eps"};
-    int k = word_arg(S, def, st, 0, "norm kind", kinds, 2);
+    int k = word_arg(S, def, st, 0, "norm kind", kinds, 3);
     if (k < 0) return false;
     int p = word_arg(S, def, st, 1, "norm placement", places, 2);
     if (p < 0) return false;
@@ -616,6 +630,24 @@ static bool check_final_norm(Sema *S, const SettingDef *def, const AstStmt *st, 
     int k = word_arg(S, def, st, 0, "final_norm value", states, 2);
     if (k < 0) return false;
     out->final_off = k == 1;
+    return no_more(S, def, st, 1);
+}
+
+/* bias on|off: whether the attention and FFN projections add bias vectors (docs/language.md). */
+static bool check_bias(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const states[] = {"on", "off"};
+    int k = word_arg(S, def, st, 0, "bias value", states, 2);
+    if (k < 0) return false;
+    out->bias_off = k == 1;
+    return no_more(S, def, st, 1);
+}
+
+/* block sequential|parallel: the FFN reads the attention's output, or both read the block input (GPT-NeoX). */
+static bool check_block(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const kinds[] = {"sequential", "parallel"};
+    int k = word_arg(S, def, st, 0, "block kind", kinds, 2);
+    if (k < 0) return false;
+    out->parallel = k == 1;
     return no_more(S, def, st, 1);
 }
 
@@ -1211,6 +1243,8 @@ static void check_relative(Sema *S, const Setting *eff, const ModelSpec *s) {
     }
 }
 
+static void check_block_family(Sema *S, const Setting *eff, const ModelSpec *s);
+
 static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     int errors = S->d->errors;
     /* the chain, root first */
@@ -1241,6 +1275,9 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->n_heads = (int)eff[K_HEADS].n;
     s->d_ff = (int)eff[K_FFN].n;
     s->act = eff[K_FFN].act;
+    s->gated = eff[K_FFN].gated;
+    s->no_bias = eff[K_BIAS].stmt && eff[K_BIAS].bias_off;
+    s->parallel = eff[K_BLOCK].stmt && eff[K_BLOCK].parallel;
     s->segment = (int)eff[K_SEGMENT].n;
     s->n_layers = (int)eff[K_LAYERS].n;
     s->norm = eff[K_NORM].stmt ? eff[K_NORM].norm : NORM_LAYERNORM;
@@ -1328,8 +1365,38 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
         diag_error(S->d, eff[K_POSITIONS].stmt->loc, "fairseq-style positions need d_model >= 4, found %d", s->d_model);
     if (eff[K_WEIGHTS].stmt) s->naming = eff[K_WEIGHTS].naming;
     if (S->d->errors == errors) check_relative(S, eff, s);
+    check_block_family(S, eff, s);
 
     return S->d->errors > errors ? NULL : s;
+}
+
+/*
+ * The rules of the gated FFN, `bias off` and `block parallel`: GPT-2 naming only (Transformer-XL's layers have
+ * their own names), a parallel block is pre-norm (each branch reads its own norm of the block input), and the
+ * recurrence module reads c_attn's bias.
+ */
+static void check_block_family(Sema *S, const Setting *eff, const ModelSpec *s) {
+    const AstStmt *why[3] = {s->gated ? eff[K_FFN].stmt : NULL, s->no_bias ? eff[K_BIAS].stmt : NULL,
+                             s->parallel ? eff[K_BLOCK].stmt : NULL};
+    static const char *const what[3] = {"a gated FFN", "'bias off'", "'block parallel'"};
+    for (int i = 0; i < 3; i++) {
+        if (!why[i]) continue;
+        if (s->naming != NAMING_HF_GPT2) {
+            diag_error(S->d, why[i]->loc, "%s needs weights hf_gpt2 (Transformer-XL's layers name their own tensors)",
+                       what[i]);
+            diag_note(S->d, eff[K_WEIGHTS].stmt->loc, "weights set here");
+        }
+        if (i == 1 && s->rec.on) {
+            diag_error(S->d, why[i]->loc, "'bias off' cannot be combined with a recurrence (its extra key reads "
+                       "c_attn's bias)");
+            diag_note(S->d, eff[K_RECURRENCE].stmt->loc, "recurrence set here");
+        }
+        if (i == 2 && s->norm_place != NORM_PRE) {
+            diag_error(S->d, why[i]->loc, "'block parallel' needs a pre-norm model (each branch normalizes the block "
+                       "input)");
+            diag_note(S->d, eff[K_NORM].stmt->loc, "norm set here");
+        }
+    }
 }
 
 /* ------------------------------------------------------------------ */

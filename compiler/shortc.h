@@ -192,8 +192,8 @@ AstFile *parse_source(Arena *a, Diag *d, Source *src);
 
 /* DType, its spellings and sizes, and round_to_dtype: common/shortc_common.h. */
 
-typedef enum Activation { ACT_NONE, ACT_RELU, ACT_GELU, ACT_GELU_TANH } Activation;
-const char *activation_name(Activation a);   /* "relu", "gelu", "gelu_tanh", "none" */
+typedef enum Activation { ACT_NONE, ACT_RELU, ACT_GELU, ACT_GELU_TANH, ACT_SILU } Activation;
+const char *activation_name(Activation a);   /* "relu", "gelu", "gelu_tanh", "silu", "none" */
 typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 const char *norm_kind_name(NormKind k);      /* "layernorm", "rmsnorm" */
 typedef enum NormPlace { NORM_PRE, NORM_POST } NormPlace;
@@ -507,6 +507,10 @@ typedef struct ModelSpec {
                                  by default; PIA_FAIRSEQ: fairseq's SinusoidalPositionalEmbedding) */
     bool no_final_norm;       /* `final_norm off`: a pre-norm model's logits read the last block's output
                                  directly, without ln_f (fairseq's no_decoder_final_norm) */
+    bool gated;               /* `ffn N swiglu|geglu`: the FFN is down(act(gate(x)) * up(x)); act is the gate's
+                                 activation (ACT_SILU for swiglu, ACT_GELU for geglu) */
+    bool no_bias;             /* `bias off`: the attention and FFN projections have no bias vectors (Llama) */
+    bool parallel;            /* `block parallel`: x + attn(ln_1(x)) + ffn(ln_2(x)) (GPT-NeoX's parallel residual) */
 } ModelSpec;
 
 /*
@@ -559,6 +563,7 @@ typedef enum OpKind {
                          (rel: OP_REL_KEYS's table) */
     OP_MEM_WRITE,  /* x[T,D]                -> memory state [m, D]: keeps the last m rows of cat(memory, x) */
     OP_REL_KEYS,   /* r_net weight          -> derived table [distances, H*hd]: W_r R_d per distance d (Transformer-XL) */
+    OP_GATE,       /* up[T,F], gate[T,F]    -> y = up * act(gate)  gated FFN unit (fused into up's matmul epilogue) */
     OP_COUNT       /* number of ops (not an op) */
 } OpKind;
 const char *op_name(OpKind k);
@@ -618,6 +623,8 @@ typedef struct Value {
 typedef struct Epilogue {
     bool bias;           /* add a bias vector (input slot 2) */
     Activation act;      /* then an activation */
+    Activation gate;     /* then multiply by gate(G), G the input after the bias (a gated FFN: up's GEMM reads the
+                            gate's GEMM result); ACT_NONE: no gate */
     bool residual;       /* then add a residual tensor (last input) */
     bool in_gemm;        /* applied by cuBLASLt inside the GEMM (fuse pass): no epilogue kernel */
 } Epilogue;
@@ -635,7 +642,7 @@ typedef struct Node {
     /* op attributes */
     NormKind norm;       /* OP_NORM */
     double eps;          /* OP_NORM */
-    Activation act;      /* OP_ACT */
+    Activation act;      /* OP_ACT; OP_GATE: the gate's activation */
     PosKind pos;         /* OP_EMBED */
     int pos_mod;         /* OP_EMBED / OP_POS_ADD: positions restart every pos_mod tokens (a cache without PIA:
                             each segment's tokens at 0..L-1, P mod L; 0: position P + t) */
@@ -783,6 +790,7 @@ bool interp_matmul(struct InterpRun *r, const Node *n, float *y, const Value *o)
 bool interp_bias(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_act(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_add(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_gate(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_kv_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_embed_band(struct InterpRun *r, const Node *n, float *y, const Value *o);
@@ -800,6 +808,7 @@ bool interp_backward_matmul(struct InterpRun *r, const Node *n, const double *dy
 bool interp_backward_bias(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_act(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_gate(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -811,6 +820,7 @@ bool emit_gemm(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_bias(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_act(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
+bool emit_gate(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_kv_write(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_attention(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pia_pos(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);

@@ -53,7 +53,7 @@ void spec_print(FILE *out, const ModelSpec *s) {
     fprintf(out, "d_model %d\n", s->d_model);
     fprintf(out, "heads %d\n", s->n_heads);
     fprintf(out, "head_dim %d\n", s->head_dim);
-    fprintf(out, "ffn %d %s\n", s->d_ff, activation_name(s->act));
+    fprintf(out, "ffn %d %s\n", s->d_ff, s->gated ? (s->act == ACT_SILU ? "swiglu" : "geglu") : activation_name(s->act));
     char buf[32];
     fprintf(out, "norm %s %s eps=%s\n", norm_kind_name(s->norm), norm_place_name(s->norm_place), num(buf, s->eps));
     switch (s->pos) {
@@ -88,6 +88,8 @@ void spec_print(FILE *out, const ModelSpec *s) {
                 dim_order_name(s->layout[c].order));
     if (s->tf32) fprintf(out, "math tf32\n");
     if (s->no_final_norm) fprintf(out, "final_norm off\n");
+    if (s->no_bias) fprintf(out, "bias off\n");
+    if (s->parallel) fprintf(out, "block parallel\n");
     const RecurrenceSpec *r = &s->rec;
     if (r->on) {
         fprintf(out, "recurrence insert=%d ffn=[", r->insert);

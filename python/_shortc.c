@@ -152,21 +152,21 @@ static int backend_from_name(const char *name) {
 
 static PyObject *model_open(const char *path, const char *source, Py_ssize_t source_len, const char *model_name,
                             const char *backend, int sim_threads, int sim_checked, const char *cache_dir,
-                            int allow_nonfinite);
+                            int allow_nonfinite, int allow_unused);
 
-/* _shortc.open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite) ->
+/* _shortc.open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite, allow_unused) ->
  * Model: the .arch or .cu at path, or (source not None) the .arch text source named path. */
 static PyObject *mod_open(PyObject *mod, PyObject *args) {
     (void)mod;
     PyObject *path_bytes;
     const char *model_name, *backend, *cache_dir, *source = NULL;
     Py_ssize_t source_len = 0;
-    int sim_threads, sim_checked, allow_nonfinite;
-    if (!PyArg_ParseTuple(args, "O&z#zsipzp", PyUnicode_FSConverter, &path_bytes, &source, &source_len, &model_name,
-                          &backend, &sim_threads, &sim_checked, &cache_dir, &allow_nonfinite))
+    int sim_threads, sim_checked, allow_nonfinite, allow_unused;
+    if (!PyArg_ParseTuple(args, "O&z#zsipzpp", PyUnicode_FSConverter, &path_bytes, &source, &source_len, &model_name,
+                          &backend, &sim_threads, &sim_checked, &cache_dir, &allow_nonfinite, &allow_unused))
         return NULL;
     PyObject *r = model_open(PyBytes_AsString(path_bytes), source, source_len, model_name, backend, sim_threads,
-                             sim_checked, cache_dir, allow_nonfinite);
+                             sim_checked, cache_dir, allow_nonfinite, allow_unused);
     Py_DECREF(path_bytes);
     return r;
 }
@@ -174,7 +174,7 @@ static PyObject *mod_open(PyObject *mod, PyObject *args) {
 /* mod_open with its arguments converted. */
 static PyObject *model_open(const char *path, const char *source, Py_ssize_t source_len, const char *model_name,
                             const char *backend, int sim_threads, int sim_checked, const char *cache_dir,
-                            int allow_nonfinite) {
+                            int allow_nonfinite, int allow_unused) {
     int b = backend_from_name(backend);
     if (b < 0) return NULL;
     srt_options opt;
@@ -185,6 +185,7 @@ static PyObject *model_open(const char *path, const char *source, Py_ssize_t sou
     opt.sim_checked = sim_checked;
     opt.cache_dir = cache_dir;
     opt.allow_nonfinite_weights = allow_nonfinite;
+    opt.allow_unused_weights = allow_unused;
     ModelObject *mo = model_new();
     if (!mo) return NULL;
     Failure *f = malloc(sizeof *f);
@@ -984,7 +985,7 @@ static PyObject *mod_version(PyObject *mod, PyObject *noargs) {
 
 static PyMethodDef module_methods[] = {
     {"open", mod_open, METH_VARARGS,
-     "open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite) -> Model."},
+     "open(path, source, model_name, backend, sim_threads, sim_checked, cache_dir, allow_nonfinite, allow_unused) -> Model."},
     {"tokenizer", mod_tokenizer, METH_VARARGS, "tokenizer(path, merges=None) -> Tokenizer."},
     {"compare", mod_compare, METH_VARARGS,
      "compare([(path, model), ...], device, window, stride, overlap) -> str: srt_compare_json."},

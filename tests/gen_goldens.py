@@ -41,6 +41,22 @@ MODELS = {
     "mixed_tiny": dict(vocab=200, d_model=48, heads=3, head_dim=16, ffn=112, act="gelu",
                        norm="rmsnorm", place="post", eps=1e-6, pos="none", max_pos=0,
                        tied=False, segment=40, layers=3, wdtype="fp16", seed=1003),
+    # Llama's block without rotary positions: RMSNorm, SwiGLU, no biases, untied output
+    "llama_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=176, act="silu", gated=True,
+                       norm="rmsnorm", place="pre", eps=1e-6, pos="none", max_pos=0, bias=False,
+                       tied=False, segment=64, layers=2, wdtype="fp32", seed=1004),
+    # the same in half precision (fp16 weights and activations; compared at 2e-2)
+    "llama_tiny_half": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=176, act="silu", gated=True,
+                            norm="rmsnorm", place="pre", eps=1e-6, pos="none", max_pos=0, bias=False,
+                            tied=False, segment=64, layers=2, wdtype="fp16", seed=1007),
+    # GPT-NeoX's parallel block: x + attn(ln_1(x)) + mlp(ln_2(x))
+    "neox_tiny": dict(vocab=200, d_model=48, heads=4, head_dim=12, ffn=192, act="gelu", parallel=True,
+                      norm="layernorm", place="pre", eps=1e-5, pos="learned", max_pos=64,
+                      tied=False, segment=64, layers=2, wdtype="fp32", seed=1005),
+    # GEGLU with biases in a parallel block, bf16 weights and activations (compared at 2e-2)
+    "geglu_tiny_half": dict(vocab=160, d_model=32, heads=2, head_dim=16, ffn=96, act="gelu", gated=True,
+                            parallel=True, norm="rmsnorm", place="pre", eps=1e-5, pos="learned", max_pos=48,
+                            tied=True, segment=48, layers=2, wdtype="bf16", seed=1006),
 }
 NTOKENS = 37
 
@@ -68,18 +84,24 @@ def make_weights(cfg):
         if cfg["norm"] == "layernorm":
             W[prefix + ".bias"] = randn(D, std=0.05)
 
+    bias = cfg.get("bias", True)
+
+    def linear(name, n_in, n_out):
+        """A Conv1D weight [in, out] and (unless `bias off`) its bias."""
+        W[name + ".weight"] = randn(n_in, n_out, std=0.08)
+        if bias:
+            W[name + ".bias"] = randn(n_out, std=0.02)
+
     for i in range(cfg["layers"]):
         p = "h.%d." % i
         norm(p + "ln_1")
-        W[p + "attn.c_attn.weight"] = randn(D, 3 * H * hd, std=0.08)
-        W[p + "attn.c_attn.bias"] = randn(3 * H * hd, std=0.02)
-        W[p + "attn.c_proj.weight"] = randn(H * hd, D, std=0.08)
-        W[p + "attn.c_proj.bias"] = randn(D, std=0.02)
+        linear(p + "attn.c_attn", D, 3 * H * hd)
+        linear(p + "attn.c_proj", H * hd, D)
         norm(p + "ln_2")
-        W[p + "mlp.c_fc.weight"] = randn(D, Fd, std=0.08)
-        W[p + "mlp.c_fc.bias"] = randn(Fd, std=0.02)
-        W[p + "mlp.c_proj.weight"] = randn(Fd, D, std=0.08)
-        W[p + "mlp.c_proj.bias"] = randn(D, std=0.02)
+        if cfg.get("gated"):
+            linear(p + "mlp.c_gate", D, Fd)
+        linear(p + "mlp.c_fc", D, Fd)
+        linear(p + "mlp.c_proj", Fd, D)
     if has_final_norm(cfg):
         norm("ln_f")
     if not cfg["tied"]:
@@ -139,12 +161,18 @@ def forward(cfg, W, tokens):
             return F.relu(h)
         if cfg["act"] == "gelu":
             return F.gelu(h)
+        if cfg["act"] == "silu":
+            return h * torch.sigmoid(h)
         return F.gelu(h, approximate="tanh")
+
+    def lin(h, name):
+        y = h @ w[name + ".weight"]
+        return y + w[name + ".bias"] if name + ".bias" in w else y
 
     mask = torch.triu(torch.ones(T, T, dtype=torch.bool), diagonal=1)
 
     def attn(h, p):
-        qkv = h @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
+        qkv = lin(h, p + "attn.c_attn")
         q, k, v = qkv.split(H * hd, dim=-1)
         q = q.view(T, H, hd).transpose(0, 1)  # [H, T, hd]
         k = k.view(T, H, hd).transpose(0, 1)
@@ -153,15 +181,20 @@ def forward(cfg, W, tokens):
         s = s.masked_fill(mask, float("-inf"))
         a = torch.softmax(s, dim=-1) @ v  # [H, T, hd]
         a = a.transpose(0, 1).reshape(T, H * hd)
-        return a @ w[p + "attn.c_proj.weight"] + w[p + "attn.c_proj.bias"]
+        return lin(a, p + "attn.c_proj")
 
     def mlp(h, p):
-        u = act(h @ w[p + "mlp.c_fc.weight"] + w[p + "mlp.c_fc.bias"])
-        return u @ w[p + "mlp.c_proj.weight"] + w[p + "mlp.c_proj.bias"]
+        if cfg.get("gated"):  # SwiGLU / GEGLU: up(h) * act(gate(h))
+            u = lin(h, p + "mlp.c_fc") * act(lin(h, p + "mlp.c_gate"))
+        else:
+            u = act(lin(h, p + "mlp.c_fc"))
+        return lin(u, p + "mlp.c_proj")
 
     for i in range(cfg["layers"]):
         p = "h.%d." % i
-        if cfg["place"] == "pre":
+        if cfg.get("parallel"):  # GPT-NeoX: both branches read the block input
+            x = x + attn(norm(x, p + "ln_1"), p) + mlp(norm(x, p + "ln_2"), p)
+        elif cfg["place"] == "pre":
             x = x + attn(norm(x, p + "ln_1"), p)
             x = x + mlp(norm(x, p + "ln_2"), p)
         else:

@@ -166,7 +166,8 @@ class Model:
         if backend not in self._handles:
             args = dict(self._reopen, backend=backend)
             handle = _shortc.open(args["path"], args["source"], args["model"], backend, args["sim_threads"],
-                                  args["sim_checked"], args["cache_dir"], args["allow_nonfinite"])
+                                  args["sim_checked"], args["cache_dir"], args["allow_nonfinite"],
+                                  args["allow_unused"])
             self._apply_weights(handle)
             self._handles[backend] = handle
         return self._handles[backend]
@@ -416,7 +417,8 @@ def compare(*models: Union[str, "os.PathLike[str]", tuple], device: Optional[str
 
 def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str] = None, *,
             backend: str = "auto", name: Optional[str] = None, sim_threads: int = 0, sim_checked: bool = True,
-            cache_dir: Optional[str] = None, allow_nonfinite_weights: bool = False) -> Model:
+            cache_dir: Optional[str] = None, allow_nonfinite_weights: bool = False,
+            allow_unused_weights: bool = False) -> Model:
     """Compiles a model: path_or_source is an .arch file (or an emitted .cu) or the .arch text itself (any
     str containing a newline or a '{'); model names one of its models (None: the last). The model is opened
     on backend ("auto": cuda with a GPU, else sim). A rejected .arch raises CompileError with file, line,
@@ -425,9 +427,10 @@ def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str]
         raise ValueError("shortc: unknown backend '%s' (auto, ref, sim or cuda)" % backend)
     path, source = _source_args(path_or_source, name)
     args = dict(path=path, source=source, model=model, backend=backend, sim_threads=int(sim_threads),
-                sim_checked=bool(sim_checked), cache_dir=cache_dir, allow_nonfinite=bool(allow_nonfinite_weights))
+                sim_checked=bool(sim_checked), cache_dir=cache_dir, allow_nonfinite=bool(allow_nonfinite_weights),
+                allow_unused=bool(allow_unused_weights))
     handle = _shortc.open(args["path"], args["source"], model, backend, args["sim_threads"], args["sim_checked"],
-                          cache_dir, args["allow_nonfinite"])
+                          cache_dir, args["allow_nonfinite"], args["allow_unused"])
     return Model(handle, args)
 
 

@@ -62,6 +62,8 @@ typedef struct srt_options {
     int sim_checked;          /* simulator bounds/limits checks (1 by default) */
     const char *model_name;   /* which model of an .arch file; NULL = the last */
     int allow_nonfinite_weights; /* 1: accept NaN/Inf weight values (refused by default, naming the tensor) */
+    int allow_unused_weights; /* 1: load a checkpoint that holds tensors the model does not use (refused by default,
+                                 listing them: a checkpoint of another model, docs/runtime.md "Weight checks") */
 } srt_options;
 
 /* The linked library's version, "MAJOR.MINOR.PATCH" (SHORTRT_VERSION_STRING when it was built). */
@@ -90,7 +92,10 @@ srt_status srt_model_open_source(srt_context *ctx, const char *name, const char 
                                  const srt_options *opt, srt_model **out);
 void srt_model_close(srt_model *m);
 
-/* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
+/* Weights: a safetensors file, or seeded random weights (same generator as the tests). The file is checked
+ * against the model (SRT_ERR_WEIGHTS): every weight present in its shape, no tensor the model does not use
+ * (unless srt_options.allow_unused_weights), and a config.json beside it (a HuggingFace checkpoint) stating the
+ * model's layers, heads, width, vocabulary and tying (docs/runtime.md, "Weight checks"). */
 srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
 /* One weight tensor in the caller's memory (srt_model_load_tensors). */

@@ -333,10 +333,16 @@ const RtStTensor *rt_st_find(const RtSafetensors *st, const char *name);
  * Weight values for one plan, as fp32 arrays in the stored order, already
  * rounded to each weight's stored dtype (what every backend computes with).
  * vals[i] belongs to plan->weights[i] (allocated here; on failure none are).
- * A NaN or infinite value is an error naming the tensor and index unless allow_nonfinite.
+ * A NaN or infinite value is an error naming the tensor and index unless allow_nonfinite;
+ * a tensor of the file no weight uses (but for known buffers) is an error listing every such tensor with its
+ * shape, unless allow_unused.
  */
 srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, bool allow_nonfinite,
-                              float **vals);
+                              bool allow_unused, float **vals);
+/* When the directory of the weights file `path` holds a config.json (a HuggingFace checkpoint), the sizes it
+ * states — layers, heads, width, vocabulary, tying — checked against plan; SRT_ERR_WEIGHTS listing every
+ * difference. SRT_OK without a config.json or when it states none of them. */
+srt_status rt_weights_check_config(srt_context *ctx, const RtPlan *plan, const char *path);
 srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals);
 /* Writes the weights rt_weights_random draws for seed to path as an F32 safetensors file in the file shapes
  * (an output of fileio.h: atomic, no link followed). */
@@ -385,6 +391,7 @@ struct srt_model {
                                  is unset or 0, and steps are not synchronized one by one */
     bool *reads_position;     /* per plan program: a DIM of its steps reads P or fill (its graphs are keyed by P) */
     bool allow_nonfinite;     /* srt_options.allow_nonfinite_weights */
+    bool allow_unused;        /* srt_options.allow_unused_weights */
 };
 
 /* A session's CUDA graph of one program (exec.c run_graph): its steps for one T, captured on the second

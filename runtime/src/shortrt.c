@@ -244,6 +244,7 @@ static srt_status model_open(srt_context *ctx, const char *path, const char *tex
     m->backend = opt.backend;
     m->ops = backend_table[opt.backend];
     m->allow_nonfinite = opt.allow_nonfinite_weights != 0;
+    m->allow_unused = opt.allow_unused_weights != 0;
     char *cu = NULL;
     size_t cu_len = 0;
     srt_status st = SRT_OK;
@@ -318,7 +319,7 @@ static srt_status install_from_st(srt_model *m, RtSafetensors *sf) {
     float **vals;
     srt_status st = new_vals(m, &vals);
     if (st == SRT_OK) {
-        st = rt_weights_from_st(m->ctx, &m->plan, sf, m->allow_nonfinite, vals);
+        st = rt_weights_from_st(m->ctx, &m->plan, sf, m->allow_nonfinite, m->allow_unused, vals);
         if (st == SRT_OK) st = install_weights(m, vals);
         else rt_free(m->ctx, vals);
     }
@@ -330,7 +331,8 @@ srt_status srt_model_load_weights(srt_model *m, const char *path) {
     if (!m) return SRT_ERR_INVALID;
     if (!path) return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_load_weights: path is NULL");
     RtSafetensors sf;
-    srt_status st = rt_st_open(m->ctx, path, &sf);
+    srt_status st = rt_weights_check_config(m->ctx, &m->plan, path);
+    if (st == SRT_OK) st = rt_st_open(m->ctx, path, &sf);
     return st == SRT_OK ? install_from_st(m, &sf) : st;
 }
 

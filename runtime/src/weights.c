@@ -13,7 +13,12 @@
  * converts F32/F16/BF16 to fp32, transposes 2-D tensors whose plan entry says
  * so, and rounds to the stored dtype. NaN and infinite values (in the file,
  * or made by rounding to f16) are refused, naming the tensor and the first
- * bad index, unless the caller allows them. The result — fp32 values exactly
+ * bad index, unless the caller allows them. A tensor of the file that no
+ * weight reads (but for HF GPT-2's attention-mask buffers) is refused too,
+ * listing every such tensor and what they say about the checkpoint (more
+ * layers than the model, an untied lm_head), unless the caller allows them:
+ * a checkpoint of another model must not run silently. A config.json beside
+ * the file (a HuggingFace checkpoint) has its sizes checked against the plan. The result — fp32 values exactly
  * representable in the stored dtype — is what every backend computes with:
  * the device backends encode it (exactly) into the stored dtype, the
  * reference backend uses it as is.
@@ -27,6 +32,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -444,13 +450,18 @@ static srt_status check_finite(srt_context *ctx, const RtPlanWeight *w, const ch
     return SRT_OK;
 }
 
+/* Binds plan weight w from st into out (stored order and dtype); marks the file tensor it read in used. */
 static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafetensors *st, bool allow_nonfinite,
-                           float *tmp, float *out) {
+                           float *tmp, float *out, bool *used) {
     const RtStTensor *t = rt_st_find(st, w->name);
     if (!t) {
         if (w->optional) return SRT_OK; /* stays zero */
-        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s", w->name, st->path);
+        bool untied = strcmp(w->name, "lm_head.weight") == 0 && rt_st_find(st, "wte.weight");
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s%s", w->name, st->path,
+                        untied ? " (the model's output projection is untied, `embedding untied`; the checkpoint's "
+                                 "looks tied to wte.weight)" : "");
     }
+    used[t - st->tensors] = true;
     bool same = t->rank == w->rank;
     for (int d = 0; same && d < w->rank; d++) same = t->shape[d] == w->file_shape[d];
     if (!same) {
@@ -495,13 +506,167 @@ static srt_status finish(srt_context *ctx, const RtPlan *plan, float **vals, flo
     return s;
 }
 
+/* ------------------------------------------------------------------ */
+/* Checking the checkpoint against the model                           */
+/* ------------------------------------------------------------------ */
+
+/* Tensors a checkpoint may hold that are not parameters: HF GPT-2's causal-mask buffers (`h.N.attn.bias`,
+ * `h.N.attn.masked_bias`) in checkpoints saved before transformers 4.31. Never reported as unused. */
+static bool st_buffer_name(const char *name) {
+    static const char *const suffixes[] = {".attn.bias", ".attn.masked_bias"};
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof suffixes / sizeof *suffixes; i++) {
+        size_t k = strlen(suffixes[i]);
+        if (n > k && strcmp(name + n - k, suffixes[i]) == 0) return true;
+    }
+    return false;
+}
+
+/* The layer index of a per-layer tensor name (`h.N.`, `layers.N.`, after an optional `transformer.`); -1 otherwise. */
+static long st_layer_of(const char *name) {
+    name = rt_strip_hf_prefix(name);
+    static const char *const prefixes[] = {"h.", "layers."};
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++) {
+        size_t k = strlen(prefixes[i]);
+        if (strncmp(name, prefixes[i], k) != 0 || name[k] < '0' || name[k] > '9') continue;
+        char *end;
+        long v = strtol(name + k, &end, 10);
+        if (*end == '.') return v;
+    }
+    return -1;
+}
+
+/* Whether the plan reads a weight of this name. */
+static bool plan_has_weight(const RtPlan *plan, const char *name) {
+    for (int i = 0; i < plan->nweights; i++)
+        if (strcmp(plan->weights[i].name, name) == 0) return true;
+    return false;
+}
+
+/* Appends to buf[len] (at *n) what the unused tensors say: more layers than the model, an untied output. */
+static void unused_hints(const RtPlan *plan, const RtSafetensors *st, const bool *used, char *buf, size_t len, size_t *n) {
+    long top = -1;
+    bool lm_head = false;
+    for (int i = 0; i < st->ntensors; i++) {
+        if (used[i] || st_buffer_name(st->tensors[i].name)) continue;
+        long l = st_layer_of(st->tensors[i].name);
+        if (l > top) top = l;
+        lm_head |= strcmp(rt_strip_hf_prefix(st->tensors[i].name), "lm_head.weight") == 0;
+    }
+    if (top >= plan->n_layers && *n < len)
+        *n += (size_t)snprintf(buf + *n, len - *n, "; the checkpoint has %ld layers, the model %d", top + 1, plan->n_layers);
+    if (lm_head && *n < len)
+        *n += (size_t)snprintf(buf + *n, len - *n, "; lm_head.weight is an untied output projection, the model ties its "
+                               "output to the embedding (`embedding untied` reads lm_head.weight)");
+}
+
+/* SRT_ERR_WEIGHTS listing every tensor of st no weight used (as many as the message holds), unless allowed. */
+static srt_status check_unused(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, const bool *used,
+                               bool allow_unused) {
+    int count = 0;
+    for (int i = 0; i < st->ntensors; i++) count += !used[i] && !st_buffer_name(st->tensors[i].name);
+    if (count == 0 || allow_unused) return SRT_OK;
+    enum { TAIL = 400 }; /* room kept for the hints and the way out */
+    char buf[RT_ERR_MAX];
+    size_t n = (size_t)snprintf(buf, sizeof buf, "%s holds %d tensor%s that model '%s' does not use:", st->path, count,
+                                count == 1 ? "" : "s", plan->model);
+    int listed = 0;
+    for (int i = 0; i < st->ntensors && n + TAIL < sizeof buf; i++) {
+        const RtStTensor *t = &st->tensors[i];
+        if (used[i] || st_buffer_name(t->name)) continue;
+        char shape[160];
+        fmt_shape(shape, sizeof shape, t->rank, t->shape);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s '%.200s' %s", listed ? "," : "", t->name, shape);
+        listed++;
+    }
+    if (listed < count) n += (size_t)snprintf(buf + n, sizeof buf - n, " and %d more", count - listed);
+    unused_hints(plan, st, used, buf, sizeof buf - 200, &n);
+    if (n < sizeof buf)
+        snprintf(buf + n, sizeof buf - n, " (a checkpoint of another model? --allow-unused, or "
+                 "srt_options.allow_unused_weights, loads it anyway)");
+    return rt_error(ctx, SRT_ERR_WEIGHTS, "%s", buf);
+}
+
 srt_status rt_weights_from_st(srt_context *ctx, const RtPlan *plan, const RtSafetensors *st, bool allow_nonfinite,
-                              float **vals) {
+                              bool allow_unused, float **vals) {
     float *tmp = NULL;
     srt_status s = alloc_vals(ctx, plan, vals, &tmp);
+    bool *used = s == SRT_OK ? rt_alloc(ctx, sizeof *used * (size_t)(st->ntensors + 1)) : NULL;
+    if (s == SRT_OK && !used) s = rt_error(ctx, SRT_ERR_NOMEM, "out of memory checking weights");
+    if (used) memset(used, 0, sizeof *used * (size_t)(st->ntensors + 1));
     for (int i = 0; i < plan->nweights && s == SRT_OK; i++)
-        s = bind_one(ctx, &plan->weights[i], st, allow_nonfinite, tmp, vals[i]);
+        s = bind_one(ctx, &plan->weights[i], st, allow_nonfinite, tmp, vals[i], used);
+    if (s == SRT_OK) s = check_unused(ctx, plan, st, used, allow_unused);
+    rt_free(ctx, used);
     return finish(ctx, plan, vals, tmp, s);
+}
+
+/* One size a HuggingFace config.json states: its keys across the families, and the plan's value. */
+typedef struct ConfigSize {
+    const char *what;          /* the .arch setting it corresponds to */
+    const char *keys[3];       /* config.json keys naming it (GPT-2's, Llama/NeoX's), NULL-padded */
+    int model;                 /* the plan's value */
+} ConfigSize;
+
+/* Appends "KEY N, the model SETTING M" to buf for each size of cfg that differs from the plan's; returns how many. */
+static int config_differences(const cJSON *cfg, const ConfigSize *sizes, int nsizes, char *buf, size_t len, size_t *n) {
+    int diffs = 0;
+    for (int i = 0; i < nsizes; i++)
+        for (int k = 0; k < 3 && sizes[i].keys[k]; k++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(cfg, sizes[i].keys[k]);
+            if (!cJSON_IsNumber(v)) continue;
+            if (v->valuedouble != sizes[i].model && *n < len)
+                *n += (size_t)snprintf(buf + *n, len - *n, "%s %s %.0f, the model %s %d", diffs++ ? ";" : "",
+                                       sizes[i].keys[k], v->valuedouble, sizes[i].what, sizes[i].model);
+            break;
+        }
+    return diffs;
+}
+
+/* The tying config.json states (tie_word_embeddings; absent: not checked) against the plan's output projection. */
+static int config_tying(const cJSON *cfg, const RtPlan *plan, int diffs, char *buf, size_t len, size_t *n) {
+    const cJSON *tie = cJSON_GetObjectItemCaseSensitive(cfg, "tie_word_embeddings");
+    if (!cJSON_IsBool(tie) || !plan_has_weight(plan, "wte.weight")) return diffs; /* GPT-2 names only */
+    bool untied = plan_has_weight(plan, "lm_head.weight");
+    if (cJSON_IsTrue(tie) == !untied || *n >= len) return diffs;
+    *n += (size_t)snprintf(buf + *n, len - *n, "%s tie_word_embeddings %s, the model's output projection is %s "
+                           "(embedding %s)", diffs ? ";" : "", cJSON_IsTrue(tie) ? "true" : "false",
+                           untied ? "untied" : "tied", untied ? "untied" : "tied");
+    return diffs + 1;
+}
+
+srt_status rt_weights_check_config(srt_context *ctx, const RtPlan *plan, const char *path) {
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    char cpath[4096];
+    if (dirlen + sizeof "config.json" > sizeof cpath) return SRT_OK;
+    snprintf(cpath, sizeof cpath, "%.*sconfig.json", (int)dirlen, path);
+    struct stat sb;
+    if (stat(cpath, &sb) != 0 || !S_ISREG(sb.st_mode)) return SRT_OK; /* not a HuggingFace directory */
+    char *text = NULL;
+    size_t len = 0;
+    srt_status s = rt_read_file(ctx, cpath, &text, &len);
+    if (s != SRT_OK) return s;
+    cJSON *cfg = cJSON_ParseWithLength(text, len);
+    rt_free(ctx, text);
+    if (!cJSON_IsObject(cfg)) {
+        cJSON_Delete(cfg);
+        return rt_error(ctx, SRT_ERR_FORMAT, "%s (beside the weights %s) is not a JSON object", cpath, path);
+    }
+    const ConfigSize sizes[] = {
+        {"layers", {"n_layer", "num_hidden_layers"}, plan->n_layers},
+        {"heads", {"n_head", "num_attention_heads"}, plan->n_heads},
+        {"d_model", {"n_embd", "hidden_size", "d_model"}, plan->d_model},
+        {"vocab", {"vocab_size"}, plan->vocab},
+    };
+    char buf[2048];
+    size_t n = 0;
+    int diffs = config_differences(cfg, sizes, (int)(sizeof sizes / sizeof *sizes), buf, sizeof buf, &n);
+    diffs = config_tying(cfg, plan, diffs, buf, sizeof buf, &n);
+    cJSON_Delete(cfg);
+    if (diffs == 0) return SRT_OK;
+    return rt_error(ctx, SRT_ERR_WEIGHTS, "%s does not describe model '%s':%s (the checkpoint in %s is another model's)",
+                    cpath, plan->model, buf, path);
 }
 
 srt_status rt_weights_random(srt_context *ctx, const RtPlan *plan, uint64_t seed, float **vals) {

@@ -17,6 +17,12 @@ target_include_directories(file_tool SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME cli_files COMMAND sh ${TESTS_DIR}/cli/files.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models $<TARGET_FILE:file_tool>)
 set_tests_properties(cli_files PROPERTIES LABELS cli TIMEOUT 300)
 
+#   cli_weight_checks  loading checks the checkpoint against the model: unused tensors (more layers, an
+#              untied lm_head) listed unless --allow-unused, config.json sizes (heads, layers, vocab,
+#              tying), missing tensors and shapes, through run, eval and generate (tests/cli/weight_checks.sh)
+add_test(NAME cli_weight_checks COMMAND sh ${TESTS_DIR}/cli/weight_checks.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
+set_tests_properties(cli_weight_checks PROPERTIES LABELS cli TIMEOUT 300)
+
 #   cli_state  the session state through `shortc run --chunk`, token files longer than
 #              the segment and `shortc generate` on the ref backend; the errors on a
 #              backend without state (tests/cli/state.sh)

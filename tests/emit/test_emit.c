@@ -128,7 +128,7 @@ static void test_syntax(void) {
 typedef struct TmplCase {
     const char *name;          /* template file */
     const char *values;        /* "KEY=VALUE ..." always set */
-    const char *flags[8];      /* 0/1 flags, all combinations */
+    const char *flags[10];     /* 0/1 flags, all combinations */
 } TmplCase;
 
 /* Templates that are a kernel's HOOKS fragment, not a kernel: the hook each must define. */
@@ -154,8 +154,8 @@ static const TmplCase tmpl_cases[] = {
      {"POS_LEARNED", "POS_SINUSOIDAL", "FROM_X", "FAIRSEQ", "POS_RESTART", "SEQ_ROWS"}},
     {"norm.cuh", "COMMENT=// KERNEL_NAME=k D=48 VEC=4 THREADS=64 EPS=1e-05f T_IN=float T_GAMMA=__half T_BETA=__half T_OUT=float T_A=__half T_B=float",
      {"LAYERNORM", "ADD", "STORE_SUM"}},
-    {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float",
-     {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH"}},
+    {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float T_GATE=__half",
+     {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH", "ACT_SILU", "HAS_GATE", "GATE_SILU", "GATE_GELU"}},
     {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD", "SEQ_ROWS"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
@@ -228,7 +228,7 @@ static void test_templates(void) {
             kv[nkv++] = (TmplKV){tok, eq + 1};
         }
         int nflags = 0;
-        while (nflags < 8 && c->flags[nflags]) nflags++;
+        while (nflags < 10 && c->flags[nflags]) nflags++;
         for (int mask = 0; mask < (1 << nflags); mask++) {
             for (int f = 0; f < nflags; f++) kv[nkv + f] = (TmplKV){c->flags[f], (mask >> f) & 1 ? "1" : "0"};
             char *msgs;

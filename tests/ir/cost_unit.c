@@ -380,6 +380,36 @@ static void test_shortformer_matrices(void) {
     arena_free(&a);
 }
 
+/* llama_tiny: vocab 256, d 64, 4 heads x 16, SwiGLU ffn 176, no biases, untied, no positions, segment 64, 2 layers,
+ * fp32. The gate's GEMM plain; up's GEMM reads the gate result in its epilogue (gate and SiLU per element). */
+static void test_llama_tiny(void) {
+    Arena a;
+    arena_init(&a);
+    char why[256];
+    ModelCost *m = cost_of(&a, "llama_tiny.arch", &(CostOptions){0}, why, sizeof why);
+    CHECK(m != NULL);
+    if (!m) goto out;
+    enum { T = 64, D = 64, F = 176, V = 256, NL = 2 };
+    /* no bias vectors: x and w read, y written */
+    check_gemm(m, "matmul 64x192x64", NL, 2.0 * T * 3 * D * D, 4.0 * (T * D + D * 3 * D + T * 3 * D));
+    check_gemm(m, "matmul 64x64x64", NL, 2.0 * T * D * D, 4.0 * (T * D + D * D + T * D));
+    /* the gate GEMM and the up GEMM (same shape; the up one also reads the gate result) */
+    const CostGroup *g = group(m, "matmul 64x176x64");
+    CHECK(g && g->gemm && g->uses == NL && g->per_use.flops == 2.0 * T * F * D);
+    CHECK(g && g->per_use.other_ops == 0 && op_cost_bytes_read(&g->per_use) == 4.0 * (T * D + D * F));
+    const CostGroup *up = group(m, "matmul 64x176x64 epilogue=gate_silu");
+    CHECK(up && up->gemm && up->uses == NL && up->per_use.flops == 2.0 * T * F * D);
+    CHECK(up && up->per_use.other_ops == (1 + 4) * (double)T * F); /* product + SiLU (negate, exp, add, divide) */
+    CHECK(up && op_cost_bytes_read(&up->per_use) == 4.0 * (T * D + D * F + T * F));
+    check_gemm(m, "matmul 64x64x176", NL, 2.0 * T * D * F, 4.0 * (T * F + F * D + T * D));
+    CHECK(m->flops_gemm == NL * 2.0 * T * (3 * D * D + D * D + 3 * D * F));
+    check_gemm(m, "logits 64x256x64", 1, 2.0 * T * V * D, 4.0 * (T * D + V * D + T * V));
+    /* parameters: wte and lm_head, per layer 2 RMSNorm gains and 6 bias-free matrices, the final gain */
+    CHECK(m->params == 2.0 * V * D + NL * (2 * D + 3 * D * D + D * D + 3 * D * F) + D);
+out:
+    arena_free(&a);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: cost_unit MODELS_DIR\n");
@@ -388,6 +418,7 @@ int main(int argc, char **argv) {
     models_dir = argv[1];
     test_gpt2_tiny();
     test_gpt2_small();
+    test_llama_tiny();
     test_bad_options();
     test_roofline();
     test_kernel_facts();

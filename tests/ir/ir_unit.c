@@ -308,9 +308,17 @@ static void test_op_table(void) {
     Graph *gt = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
     CHECK(gt, "relative mixed_tiny: passes failed");
     for (int i = 0; gt && i < gt->nnodes; i++) seen[gt->nodes[i]->op] = true;
+    /* the gated FFN's gate: gpt2_tiny with SwiGLU */
+    ModelSpec *sg = make_spec(&a, M_GPT2_TINY, 2);
+    sg->gated = true;
+    sg->act = ACT_SILU;
+    co = (CompileOptions){.spec = sg, .no_fuse = true, .stop = COMPILE_STOP_AFTER_PASSES};
+    Graph *gg = shortc_compile(&a, &d, &co, &cr) ? cr.graph : NULL;
+    CHECK(gg, "gated gpt2_tiny: passes failed");
+    for (int i = 0; gg && i < gg->nnodes; i++) seen[gg->nodes[i]->op] = true;
     for (int k = 0; k < OP_COUNT; k++)
-        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain, adaptive or relative), recurrent gpt2_tiny or infused "
-              "baseline_ba_tiny", op_name((OpKind)k));
+        CHECK(seen[k], "op %s does not occur in unfused mixed_tiny (plain, adaptive or relative), recurrent or gated gpt2_tiny "
+              "or infused baseline_ba_tiny", op_name((OpKind)k));
     arena_free(&a);
 }
 
@@ -423,16 +431,17 @@ static void test_print(void) {
  * unfused interpretation agree (exactly with fp32 activations). */
 static void test_combinations(void) {
     int combos = 0;
-    for (int bits = 0; bits < 2 * 2 * 3 * 2 * 4 * 2 * 2 * 2; bits++) {
+    for (int bits = 0; bits < 2 * 2 * 3 * 2 * 5 * 2 * 2 * 2 * 4; bits++) {
         int b = bits;
         NormKind nk = (NormKind)(b % 2); b /= 2;
         NormPlace np = (NormPlace)(b % 2); b /= 2;
         PosKind pk = (PosKind)(b % 3); b /= 3;
         bool tied = b % 2; b /= 2;
-        Activation act = (Activation)(b % 4); b /= 4;
+        Activation act = (Activation)(b % 5); b /= 5; /* none, relu, gelu, gelu_tanh, silu */
         DimOrder wo = b % 2 ? ORD_OUT_IN : ORD_IN_OUT; b /= 2;
         DimOrder ko = b % 2 ? ORD_TOKENS_HEADS_DIM : ORD_HEADS_TOKENS_DIM; b /= 2;
-        DType adt = b % 2 ? DT_BF16 : DT_F32;
+        DType adt = b % 2 ? DT_BF16 : DT_F32; b /= 2;
+        int family = b % 4; /* 0: GPT-2's block; 1: gated FFN; 2: gated, no biases; 3: parallel (pre-norm), no biases */
         float *out[2] = {NULL, NULL};
         int T = 7, V = 20;
         int32_t toks[7] = {3, 19, 0, 7, 7, 12, 1};
@@ -448,6 +457,9 @@ static void test_combinations(void) {
             s->layout[TC_KV].order = ko;
             s->layout[TC_ACTIVATIONS].dtype = adt;
             s->layout[TC_KV].dtype = adt;
+            s->gated = (family == 1 || family == 2) && act != ACT_NONE; /* the gate's activation is act */
+            s->no_bias = family >= 2;
+            s->parallel = family == 3 && np == NORM_PRE;
             CompileOptions co = {.spec = s, .no_fuse = !fuse, .stop = COMPILE_STOP_AFTER_PASSES};
             CompileResult cr;
             bool ok = shortc_compile(&a, &d, &co, &cr);

@@ -129,6 +129,13 @@ def test_load_safetensors_and_mappings(weights_file, tmp_path):
         m2.load(wrong)
     with pytest.raises(TypeError, match="floating point"):
         m2.load(dict(arrays, **{name: np.zeros(arrays[name].shape, dtype=np.int32)}))
+    # a tensor the model does not use is refused, listed, unless allow_unused_weights
+    extra = dict(arrays, **{"h.7.mlp.c_fc.weight": np.zeros((2, 3), dtype=np.float32)})
+    with pytest.raises(shortc.Error, match=r"does not use: 'h\.7\.mlp\.c_fc\.weight' \[2, 3\]") as ei:
+        m2.load(extra)
+    assert ei.value.status == "SRT_ERR_WEIGHTS"
+    m4 = shortc.compile(TINY, backend="ref", allow_unused_weights=True).load(extra)
+    np.testing.assert_array_equal(m4.session().forward(ids), want)
     with pytest.raises(shortc.Error, match="directory"):
         m2.load(str(tmp_path))
     # float64 converts; a non-contiguous view is copied
