@@ -249,6 +249,7 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(cu, memcpyHtoD, cuMemcpyHtoD);
     LOAD(cu, memcpyDtoH, cuMemcpyDtoH);
     LOAD(cu, memsetD8, cuMemsetD8);
+    LOAD(cu, tensorMapEncodeTiled, cuTensorMapEncodeTiled);
     LOAD(cu, launchKernel, cuLaunchKernel);
     LOAD(cu, streamCreate, cuStreamCreate);
     LOAD(cu, streamDestroy, cuStreamDestroy);
