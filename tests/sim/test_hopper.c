@@ -22,7 +22,7 @@ static char errbuf[4096];
 static const char *const NAMES[] = {
     "k_hop_ss_f16_kk",   "k_hop_ss_bf16_kk",       "k_hop_ss_f16_mn",    "k_hop_ss_bf16_mn",  "k_hop_ss_bf16_n256",
     "k_hop_ss_f16_n8",   "k_hop_ss_unfenced",      "k_hop_rs_f16_mn",    "k_hop_rs_bf16_kk",  "k_hop_tma_load_2d",
-    "k_hop_tma_load_3d", "k_hop_tma_short",        "k_hop_tma_store_2d", "k_hop_tma_store_3d", "k_hop_tma_gemm",
+    "k_hop_tma_load_3d", "k_hop_tma_short",        "k_hop_tma_store_2d", "k_hop_tma_store_3d", "k_hop_tma_gemm", "k_hop_tma_gemm_mn",
     "k_hop_pipeline",    "k_hop_desc_misaligned",  "k_hop_desc_bad_swizzle", "k_hop_acc_early", "k_hop_no_fence",
     "k_hop_mbar_deadlock", "k_hop_mbar_uninit",
 };
@@ -323,14 +323,18 @@ static void test_tma_store(void) {
     check_tma_store(3, b3, c3, 64);
 }
 
-/* TMA (128-byte swizzle) feeding four chained k16 wgmmas: out = A * Bᵀ for bf16 A, B of 64 x 64. */
-static void test_tma_gemm(void) {
+/* TMA (128-byte swizzle) feeding four chained k16 wgmmas: out = A * B for bf16 A, B of 64 x 64, B given
+ * as [N][K] (mn 0: K-major) or [K][N] (mn 1: N-major, as V in P·V). The shared layouts come from TMA, not
+ * from this file, so this also checks TMA's swizzle against wgmma's. */
+static void check_tma_gemm(const char *kernel, int mn) {
     static uint16_t ah[64 * 64], bh[64 * 64];
-    static float af[64 * 64], bf[64 * 64], out[64 * 64];
+    static float af[64 * 64], bf[64 * 64], bt[64 * 64], out[64 * 64];
     static double want[64 * 64];
     fill_rounded(true, ah, af, 64 * 64, 41);
     fill_rounded(true, bh, bf, 64 * 64, 42);
-    ref_gemm(af, bf, 64, 64, want);
+    for (int i = 0; i < 64; i++) /* bt: B as [n][k] for ref_gemm */
+        for (int j = 0; j < 64; j++) bt[i * 64 + j] = mn ? bf[j * 64 + i] : bf[i * 64 + j];
+    ref_gemm(af, bt, 64, 64, want);
     Tensor ta = {{64, 64, 1}, ah, upload(ah, sizeof ah), 64 * 64}, tb = {{64, 64, 1}, bh, upload(bh, sizeof bh), 64 * 64};
     static const unsigned box[3] = {64, 64, 1};
     CUtensorMap ma, mb;
@@ -338,14 +342,18 @@ static void test_tma_gemm(void) {
     CHECK_CU(encode(&mb, &tb, 2, box, 128));
     CUdeviceptr dout = upload(NULL, sizeof out);
     void *p[] = {&dout, &ma, &mb};
-    CHECK_CU(launch("k_hop_tma_gemm", 128, p));
+    CHECK_CU(launch(kernel, 128, p));
     CHECK_CU(D.memcpyDtoH(out, dout, sizeof out));
     double e = rel_err(out, want, 64 * 64);
-    printf("  TMA + wgmma 64x64x64 bf16: max relative error %.3g\n", e);
+    printf("  TMA + wgmma 64x64x64 bf16, B %s-major: max relative error %.3g\n", mn ? "N" : "K", e);
     CHECK(e < 1e-5);
     D.memFree(dout);
     D.memFree(ta.d);
     D.memFree(tb.d);
+}
+static void test_tma_gemm(void) {
+    check_tma_gemm("k_hop_tma_gemm", 0);
+    check_tma_gemm("k_hop_tma_gemm_mn", 1);
 }
 
 /* A producer warpgroup and a consumer warpgroup through a two-stage mbarrier ring. */

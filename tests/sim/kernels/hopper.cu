@@ -155,30 +155,41 @@ extern "C" __global__ void k_hop_tma_store_3d(const __grid_constant__ shortc_ten
     hop_tma_store(&map, img, bytes, 3, c0, c1, c2, 1);
 }
 
-// out[64 x 64] = A[64 x 64] * B[64 x 64]ᵀ (both bf16, row-major in global, K contiguous) through TMA with the
-// 128-byte swizzle and four k16 wgmmas that step the descriptors' start by 32 bytes, as FlashAttention-3's QKᵀ.
-extern "C" __global__ void k_hop_tma_gemm(float *out, const __grid_constant__ shortc_tensor_map ma,
-                                          const __grid_constant__ shortc_tensor_map mb) {
+// out[64 x 64] = A[64 x 64] * B (bf16, row-major in global) through TMA with the 128-byte swizzle and four
+// k16 wgmmas that step the descriptors' start, as FlashAttention-3 does: TB 0 takes B as [N][K] (K-major, QKᵀ:
+// +32 bytes per k16), TB 1 as [K][N] (N-major, P·V: +16 rows of 128 bytes per k16).
+template <int TB> __device__ __forceinline__ void hop_tma_gemm(float *out, const shortc_tensor_map *ma,
+                                                               const shortc_tensor_map *mb, unsigned long long *bar) {
     unsigned char *smem = reinterpret_cast<unsigned char *>(hop_smem());
-    __shared__ __align__(8) unsigned long long bar;
-    if (threadIdx.x == 0) shortc_mbar_init(&bar, 1);
+    if (threadIdx.x == 0) shortc_mbar_init(bar, 1);
     __syncthreads();
     if (threadIdx.x == 0) {
-        shortc_mbar_arrive_expect_tx(&bar, 2 * 64 * 64 * 2);
-        shortc_tma_load_2d(smem, &ma, &bar, 0, 0);
-        shortc_tma_load_2d(smem + 8192, &mb, &bar, 0, 0);
+        shortc_mbar_arrive_expect_tx(bar, 2 * 64 * 64 * 2);
+        shortc_tma_load_2d(smem, ma, bar, 0, 0);
+        shortc_tma_load_2d(smem + 8192, mb, bar, 0, 0);
     }
-    shortc_mbar_wait(&bar, 0);
+    shortc_mbar_wait(bar, 0);
     shortc_wgmma_acc<64> acc;
     shortc_wgmma_fence();
     for (int s = 0; s < 4; s++) {
         const unsigned long long da = shortc_wgmma_desc(smem + 32 * s, 128, 16, 1024);
-        const unsigned long long db = shortc_wgmma_desc(smem + 8192 + 32 * s, 128, 16, 1024);
-        shortc_wgmma_ss_bf16<64, 0, 0>(acc, da, db, s > 0);
+        const unsigned long long db = TB ? shortc_wgmma_desc(smem + 8192 + 2048 * s, 128, 8192, 1024)
+                                         : shortc_wgmma_desc(smem + 8192 + 32 * s, 128, 16, 1024);
+        shortc_wgmma_ss_bf16<64, 0, TB>(acc, da, db, s > 0);
     }
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     hop_store_acc<64>(out, acc);
+}
+extern "C" __global__ void k_hop_tma_gemm(float *out, const __grid_constant__ shortc_tensor_map ma,
+                                          const __grid_constant__ shortc_tensor_map mb) {
+    __shared__ __align__(8) unsigned long long bar;
+    hop_tma_gemm<0>(out, &ma, &mb, &bar);
+}
+extern "C" __global__ void k_hop_tma_gemm_mn(float *out, const __grid_constant__ shortc_tensor_map ma,
+                                             const __grid_constant__ shortc_tensor_map mb) {
+    __shared__ __align__(8) unsigned long long bar;
+    hop_tma_gemm<1>(out, &ma, &mb, &bar);
 }
 
 // A two-stage ring: warpgroup 0's thread 0 produces `tiles` boxes of 64 floats (rows of the map) with TMA,
