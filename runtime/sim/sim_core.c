@@ -166,7 +166,11 @@ typedef struct SimThread {
     unsigned cp_cap;      /* entries allocated */
     unsigned cp_commits;  /* commit_group calls so far in this block */
     uint64_t cp_block;    /* the worker's block_serial the fields above belong to */
-    /* Hopper (docs/attention/hopper.md); reset when hop_block is not the worker's block_serial */
+} SimThread;
+
+/* A thread's Hopper state (docs/attention/hopper.md), apart from SimThread so that blocks without Hopper
+ * operations keep their layout; reset when hop_block is not the worker's block_serial. */
+typedef struct SimHopThread {
     uint64_t hop_block;   /* the block the fields below belong to */
     unsigned wg_commits;  /* wgmma.commit_group calls so far */
     unsigned char wg_fenced; /* a wgmma.fence was executed (required before the first wgmma.mma_async) */
@@ -177,7 +181,7 @@ typedef struct SimThread {
     int spin_parity;      /* ... and the phase parity it waits for */
     int spin_line;        /* ... and the source line */
     uint64_t spin_epoch;  /* the worker's mb_epoch when it failed */
-} SimThread;
+} SimHopThread;
 
 /* One mbarrier of the running block (its 8 bytes of shared memory hold a marker). */
 typedef struct SimMbar {
@@ -287,6 +291,7 @@ typedef struct SimWorker {
     SimShadow shadow;      /* checked mode: the block's shared-memory record (sim_shadow.c) */
     /* Hopper: warpgroup MMAs, mbarriers, TMA (reset when hop_block is not block_serial) */
     uint64_t hop_block;    /* the block the fields below belong to */
+    SimHopThread *hop;     /* per thread (SIM_MAX_THREADS, calloc'd at the first Hopper operation) */
     unsigned wg_arrived[SIM_MAX_THREADS / 128]; /* threads of each warpgroup waiting in its wgmma */
     int wg_line[SIM_MAX_THREADS / 128];         /* the wgmma's source line (first arrival) */
     SimMbar mbar[SIM_MAX_MBARS]; /* the block's mbarriers */
@@ -496,7 +501,7 @@ static void schedule(SimWorker *wk, int dying) {
             switch_to(wk, self, j, dying);
             return;
         }
-        if (s == TS_SPIN && wk->threads[j].spin_epoch != wk->mb_epoch) { /* an mbarrier changed: try again */
+        if (s == TS_SPIN && wk->hop[j].spin_epoch != wk->mb_epoch) { /* an mbarrier changed: try again */
             wk->threads[j].state = TS_RUN;
             if (j == wk->cur) return;
             switch_to(wk, self, j, dying);
@@ -1242,6 +1247,7 @@ static void worker_free(SimWorker *wk) {
     for (int i = 0; i < SIM_MAX_THREADS; i++) free(wk->threads[i].cp);
     for (unsigned i = 0; i < wk->ntma; i++) free(wk->tma[i].data);
     free(wk->tma);
+    free(wk->hop);
     munmap(wk->region, (size_t)SHORTSIM_REGION_ALIGN);
     munmap(wk->smem_map, wk->smem_map_len);
     if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);
