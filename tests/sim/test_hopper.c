@@ -24,7 +24,7 @@ static const char *const NAMES[] = {
     "k_hop_ss_f16_n8",   "k_hop_ss_unfenced",      "k_hop_rs_f16_mn",    "k_hop_rs_bf16_kk",  "k_hop_tma_load_2d",
     "k_hop_tma_load_3d", "k_hop_tma_short",        "k_hop_tma_store_2d", "k_hop_tma_store_3d", "k_hop_tma_gemm", "k_hop_tma_gemm_mn",
     "k_hop_pipeline",    "k_hop_desc_misaligned",  "k_hop_desc_bad_swizzle", "k_hop_acc_early", "k_hop_no_fence",
-    "k_hop_mbar_deadlock", "k_hop_mbar_uninit",
+    "k_hop_mbar_deadlock", "k_hop_mbar_uninit", "k_hop_mbar_overarrive",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -424,6 +424,7 @@ static void test_faults(void) {
     expect_fault("k_hop_mbar_deadlock", 128, p1, "deadlock: spins on shortc_mbar_try_wait");
     CHECK_HAS(D.last_fault(), "waits for 1 of 2 arrivals");
     expect_fault("k_hop_mbar_uninit", 32, p1, "is not initialised in this block");
+    expect_fault("k_hop_mbar_overarrive", 32, p1, "more arrivals in one phase than the count 1");
     /* an 8 x 32 K-major image for the N = 8 kernels */
     Layout l = make_layout(64, 16, 0, 0);
     int bytes = l.bytes;

@@ -278,3 +278,13 @@ extern "C" __global__ void k_hop_mbar_uninit(float *out) {
     __shared__ __align__(8) unsigned long long bar;
     out[threadIdx.x] = shortc_mbar_try_wait(&bar, 0) ? 1.0f : 0.0f;
 }
+// A second arrival on a one-arrival mbarrier whose phase still waits for its transaction bytes.
+extern "C" __global__ void k_hop_mbar_overarrive(float *out) {
+    __shared__ __align__(8) unsigned long long bar;
+    if (threadIdx.x == 0) shortc_mbar_init(&bar, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) shortc_mbar_arrive_expect_tx(&bar, 64);
+    __syncthreads();
+    if (threadIdx.x == 1) shortc_mbar_arrive(&bar);
+    out[threadIdx.x] = 1.0f;
+}
