@@ -22,6 +22,8 @@
  * turned into faults with siglongjmp out of an alternate signal stack.
  * Under AddressSanitizer every switch, including a fiber's first entry, its
  * end and the siglongjmp, is announced to ASan (sim.h, sim_signal).
+ * The Hopper intrinsics (warpgroup MMAs gathered over 128 fibers, mbarriers,
+ * TMA, spin-waits that yield) are in sim_core_hopper.inc, included below.
  */
 #define _GNU_SOURCE
 #include "sim.h"
