@@ -24,7 +24,7 @@ static const char *const NAMES[] = {
     "k_hop_ss_f16_n8",   "k_hop_ss_unfenced",      "k_hop_rs_f16_mn",    "k_hop_rs_bf16_kk",  "k_hop_tma_load_2d",
     "k_hop_tma_load_3d", "k_hop_tma_short",        "k_hop_tma_store_2d", "k_hop_tma_store_3d", "k_hop_tma_gemm", "k_hop_tma_gemm_mn",
     "k_hop_pipeline",    "k_hop_desc_misaligned",  "k_hop_desc_bad_swizzle", "k_hop_acc_early", "k_hop_no_fence",
-    "k_hop_mbar_deadlock", "k_hop_mbar_uninit", "k_hop_mbar_overarrive",
+    "k_hop_mbar_deadlock", "k_hop_mbar_uninit", "k_hop_mbar_overarrive", "k_hop_wg_partial", "k_hop_desc_diverge", "k_hop_tma_misaligned",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -433,6 +433,8 @@ static void test_faults(void) {
     void *p3[] = {&dout, &dimg, &bytes};
     expect_fault("k_hop_acc_early", 128, p3, "before the wgmma.wait_group");
     expect_fault("k_hop_no_fence", 128, p3, "without a wgmma.fence");
+    expect_fault("k_hop_wg_partial", 64, p3, "needs a whole warpgroup (threads 0 to 127) but the block has 64 threads");
+    expect_fault("k_hop_desc_diverge", 128, p3, "thread (77,0,0) passes a different B descriptor than thread (0,0,0)");
     /* the misuse of the async proxy needs checked mode's shared-memory record */
     int zero = 0, ksteps = 1;
     void *ps[] = {&dout, &dimg, &bytes, &zero, &zero, &l.lbo, &l.sbo, &l.kstep,
@@ -452,6 +454,11 @@ static void test_faults(void) {
     int bb = 64 * 16 * 2;
     void *pl[] = {&dout, &map, &c0, &c1, &bb};
     expect_fault("k_hop_tma_short", 128, pl, "16 transaction bytes");
+    /* a box 64 bytes into the dynamic shared memory with the 128-byte swizzle */
+    CUtensorMap swz;
+    CHECK_CU(encode(&swz, &t, 2, box, 128));
+    void *pm[] = {&dout, &swz};
+    expect_fault("k_hop_tma_misaligned", 32, pm, "shared-memory box at byte 64 is not 1024-byte aligned");
     free(img);
     D.memFree(dimg);
     D.memFree(dtimg);

@@ -288,3 +288,36 @@ extern "C" __global__ void k_hop_mbar_overarrive(float *out) {
     if (threadIdx.x == 1) shortc_mbar_arrive(&bar);
     out[threadIdx.x] = 1.0f;
 }
+// A wgmma in a block of 64 threads: no whole warpgroup.
+extern "C" __global__ void k_hop_wg_partial(float *out, const uint4 *img, int bytes) {
+    unsigned char *smem = hop_fill_smem(img, bytes, 1);
+    shortc_wgmma_acc<8> acc;
+    shortc_wgmma_fence();
+    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem, 0, 128, 256), shortc_wgmma_desc(smem, 0, 128, 256), 0);
+    shortc_wgmma_commit();
+    shortc_wgmma_wait<0>();
+    out[threadIdx.x] = acc[0];
+}
+// Threads of one warpgroup passing different B descriptors.
+extern "C" __global__ void k_hop_desc_diverge(float *out, const uint4 *img, int bytes) {
+    unsigned char *smem = hop_fill_smem(img, bytes, 1);
+    shortc_wgmma_acc<8> acc;
+    shortc_wgmma_fence();
+    const int b_off = threadIdx.x == 77 ? 16 : 0;
+    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem, 0, 128, 256), shortc_wgmma_desc(smem + b_off, 0, 128, 256),
+                                 0);
+    shortc_wgmma_commit();
+    shortc_wgmma_wait<0>();
+    out[threadIdx.x] = acc[0];
+}
+// A TMA load into shared memory 64 bytes past a swizzle atom's start.
+extern "C" __global__ void k_hop_tma_misaligned(uint4 *out, const __grid_constant__ shortc_tensor_map map) {
+    unsigned char *smem = reinterpret_cast<unsigned char *>(hop_smem());
+    __shared__ __align__(8) unsigned long long bar;
+    if (threadIdx.x == 0) {
+        shortc_mbar_init(&bar, 1);
+        shortc_mbar_arrive_expect_tx(&bar, 64 * 16 * 2);
+        shortc_tma_load_2d(smem + 64, &map, &bar, 0, 0);
+    }
+    out[threadIdx.x] = uint4{0, 0, 0, 0};
+}
