@@ -99,7 +99,8 @@ template <int N> __device__ __forceinline__ void shortc_wgmma_fence_acc(shortc_w
 #define SHORTC_WGMMA_REGS_16 \
     "%0, %1, %2, %3, %4, %5, %6, %7"
 #define SHORTC_WGMMA_OUTS_16(d) \
-    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7])
+    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), \
+    "+f"(d.v[6]), "+f"(d.v[7])
 #define SHORTC_WGMMA_SS_TAIL_16 "%8, %9, p, 1, 1, %11, %12;\n"
 #define SHORTC_WGMMA_SS_PRED_16 "setp.ne.b32 p, %10, 0;\n"
 #define SHORTC_WGMMA_RS_TAIL_16 "{%8, %9, %10, %11}, %12, p, 1, 1, %14;\n"
@@ -107,8 +108,9 @@ template <int N> __device__ __forceinline__ void shortc_wgmma_fence_acc(shortc_w
 #define SHORTC_WGMMA_REGS_32 \
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
 #define SHORTC_WGMMA_OUTS_32(d) \
-    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
-    "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15])
+    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), \
+    "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), \
+    "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15])
 #define SHORTC_WGMMA_SS_TAIL_32 "%16, %17, p, 1, 1, %19, %20;\n"
 #define SHORTC_WGMMA_SS_PRED_32 "setp.ne.b32 p, %18, 0;\n"
 #define SHORTC_WGMMA_RS_TAIL_32 "{%16, %17, %18, %19}, %20, p, 1, 1, %22;\n"
@@ -117,10 +119,12 @@ template <int N> __device__ __forceinline__ void shortc_wgmma_fence_acc(shortc_w
     "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define SHORTC_WGMMA_OUTS_64(d) \
-    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
-    "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
-    "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
-    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31])
+    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), \
+    "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), \
+    "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), \
+    "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), \
+    "+f"(d.v[30]), "+f"(d.v[31])
 #define SHORTC_WGMMA_SS_TAIL_64 "%32, %33, p, 1, 1, %35, %36;\n"
 #define SHORTC_WGMMA_SS_PRED_64 "setp.ne.b32 p, %34, 0;\n"
 #define SHORTC_WGMMA_RS_TAIL_64 "{%32, %33, %34, %35}, %36, p, 1, 1, %38;\n"
@@ -131,14 +135,17 @@ template <int N> __device__ __forceinline__ void shortc_wgmma_fence_acc(shortc_w
     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
 #define SHORTC_WGMMA_OUTS_128(d) \
-    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
-    "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
-    "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
-    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), \
-    "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), \
-    "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
-    "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), \
-    "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
+    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), \
+    "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), \
+    "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), \
+    "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), \
+    "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), \
+    "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), \
+    "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
+    "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), \
+    "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), \
+    "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63])
 #define SHORTC_WGMMA_SS_TAIL_128 "%64, %65, p, 1, 1, %67, %68;\n"
 #define SHORTC_WGMMA_SS_PRED_128 "setp.ne.b32 p, %66, 0;\n"
 #define SHORTC_WGMMA_RS_TAIL_128 "{%64, %65, %66, %67}, %68, p, 1, 1, %70;\n"
@@ -153,22 +160,28 @@ template <int N> __device__ __forceinline__ void shortc_wgmma_fence_acc(shortc_w
     "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, " \
     "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
 #define SHORTC_WGMMA_OUTS_256(d) \
-    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), "+f"(d.v[6]), "+f"(d.v[7]), \
-    "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), \
-    "+f"(d.v[16]), "+f"(d.v[17]), "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
-    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), "+f"(d.v[30]), "+f"(d.v[31]), \
-    "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), \
-    "+f"(d.v[40]), "+f"(d.v[41]), "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
-    "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), "+f"(d.v[54]), "+f"(d.v[55]), \
-    "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), \
-    "+f"(d.v[64]), "+f"(d.v[65]), "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), \
-    "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), "+f"(d.v[78]), "+f"(d.v[79]), \
-    "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), \
-    "+f"(d.v[88]), "+f"(d.v[89]), "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), \
-    "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), "+f"(d.v[102]), "+f"(d.v[103]), \
-    "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), \
-    "+f"(d.v[112]), "+f"(d.v[113]), "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), \
-    "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), "+f"(d.v[126]), "+f"(d.v[127])
+    "+f"(d.v[0]), "+f"(d.v[1]), "+f"(d.v[2]), "+f"(d.v[3]), "+f"(d.v[4]), "+f"(d.v[5]), \
+    "+f"(d.v[6]), "+f"(d.v[7]), "+f"(d.v[8]), "+f"(d.v[9]), "+f"(d.v[10]), "+f"(d.v[11]), \
+    "+f"(d.v[12]), "+f"(d.v[13]), "+f"(d.v[14]), "+f"(d.v[15]), "+f"(d.v[16]), "+f"(d.v[17]), \
+    "+f"(d.v[18]), "+f"(d.v[19]), "+f"(d.v[20]), "+f"(d.v[21]), "+f"(d.v[22]), "+f"(d.v[23]), \
+    "+f"(d.v[24]), "+f"(d.v[25]), "+f"(d.v[26]), "+f"(d.v[27]), "+f"(d.v[28]), "+f"(d.v[29]), \
+    "+f"(d.v[30]), "+f"(d.v[31]), "+f"(d.v[32]), "+f"(d.v[33]), "+f"(d.v[34]), "+f"(d.v[35]), \
+    "+f"(d.v[36]), "+f"(d.v[37]), "+f"(d.v[38]), "+f"(d.v[39]), "+f"(d.v[40]), "+f"(d.v[41]), \
+    "+f"(d.v[42]), "+f"(d.v[43]), "+f"(d.v[44]), "+f"(d.v[45]), "+f"(d.v[46]), "+f"(d.v[47]), \
+    "+f"(d.v[48]), "+f"(d.v[49]), "+f"(d.v[50]), "+f"(d.v[51]), "+f"(d.v[52]), "+f"(d.v[53]), \
+    "+f"(d.v[54]), "+f"(d.v[55]), "+f"(d.v[56]), "+f"(d.v[57]), "+f"(d.v[58]), "+f"(d.v[59]), \
+    "+f"(d.v[60]), "+f"(d.v[61]), "+f"(d.v[62]), "+f"(d.v[63]), "+f"(d.v[64]), "+f"(d.v[65]), \
+    "+f"(d.v[66]), "+f"(d.v[67]), "+f"(d.v[68]), "+f"(d.v[69]), "+f"(d.v[70]), "+f"(d.v[71]), \
+    "+f"(d.v[72]), "+f"(d.v[73]), "+f"(d.v[74]), "+f"(d.v[75]), "+f"(d.v[76]), "+f"(d.v[77]), \
+    "+f"(d.v[78]), "+f"(d.v[79]), "+f"(d.v[80]), "+f"(d.v[81]), "+f"(d.v[82]), "+f"(d.v[83]), \
+    "+f"(d.v[84]), "+f"(d.v[85]), "+f"(d.v[86]), "+f"(d.v[87]), "+f"(d.v[88]), "+f"(d.v[89]), \
+    "+f"(d.v[90]), "+f"(d.v[91]), "+f"(d.v[92]), "+f"(d.v[93]), "+f"(d.v[94]), "+f"(d.v[95]), \
+    "+f"(d.v[96]), "+f"(d.v[97]), "+f"(d.v[98]), "+f"(d.v[99]), "+f"(d.v[100]), "+f"(d.v[101]), \
+    "+f"(d.v[102]), "+f"(d.v[103]), "+f"(d.v[104]), "+f"(d.v[105]), "+f"(d.v[106]), "+f"(d.v[107]), \
+    "+f"(d.v[108]), "+f"(d.v[109]), "+f"(d.v[110]), "+f"(d.v[111]), "+f"(d.v[112]), "+f"(d.v[113]), \
+    "+f"(d.v[114]), "+f"(d.v[115]), "+f"(d.v[116]), "+f"(d.v[117]), "+f"(d.v[118]), "+f"(d.v[119]), \
+    "+f"(d.v[120]), "+f"(d.v[121]), "+f"(d.v[122]), "+f"(d.v[123]), "+f"(d.v[124]), "+f"(d.v[125]), \
+    "+f"(d.v[126]), "+f"(d.v[127])
 #define SHORTC_WGMMA_SS_TAIL_256 "%128, %129, p, 1, 1, %131, %132;\n"
 #define SHORTC_WGMMA_SS_PRED_256 "setp.ne.b32 p, %130, 0;\n"
 #define SHORTC_WGMMA_RS_TAIL_256 "{%128, %129, %130, %131}, %132, p, 1, 1, %134;\n"
@@ -219,13 +232,21 @@ SHORTC_WGMMA_DEFINE(64)
 SHORTC_WGMMA_DEFINE(128)
 SHORTC_WGMMA_DEFINE(256)
 #else
-template <int N, int TA, int TB> struct shortc_wgmma_ss {
-    __device__ __forceinline__ static void f16(shortc_wgmma_acc<N> &, unsigned long long, unsigned long long, int) { __trap(); }
-    __device__ __forceinline__ static void bf16(shortc_wgmma_acc<N> &, unsigned long long, unsigned long long, int) { __trap(); }
+template <int N, int TA, int TB> struct shortc_wgmma_ss { // not sm_90a: wgmma does not exist
+    __device__ __forceinline__ static void f16(shortc_wgmma_acc<N> &, unsigned long long, unsigned long long, int) {
+        __trap();
+    }
+    __device__ __forceinline__ static void bf16(shortc_wgmma_acc<N> &, unsigned long long, unsigned long long, int) {
+        __trap();
+    }
 };
 template <int N, int TB> struct shortc_wgmma_rs {
-    __device__ __forceinline__ static void f16(shortc_wgmma_acc<N> &, const unsigned *, unsigned long long, int) { __trap(); }
-    __device__ __forceinline__ static void bf16(shortc_wgmma_acc<N> &, const unsigned *, unsigned long long, int) { __trap(); }
+    __device__ __forceinline__ static void f16(shortc_wgmma_acc<N> &, const unsigned *, unsigned long long, int) {
+        __trap();
+    }
+    __device__ __forceinline__ static void bf16(shortc_wgmma_acc<N> &, const unsigned *, unsigned long long, int) {
+        __trap();
+    }
 };
 #endif
 template <int N, int TA, int TB>
@@ -310,8 +331,13 @@ __device__ __forceinline__ void shortc_mbar_arrive(unsigned long long *) { __tra
 __device__ __forceinline__ void shortc_mbar_arrive_expect_tx(unsigned long long *, unsigned) { __trap(); }
 __device__ __forceinline__ void shortc_mbar_expect_tx(unsigned long long *, unsigned) { __trap(); }
 __device__ __forceinline__ bool shortc_mbar_try_wait(unsigned long long *, unsigned) { __trap(); return false; }
-__device__ __forceinline__ void shortc_tma_load_2d(void *, const shortc_tensor_map *, unsigned long long *, int, int) { __trap(); }
-__device__ __forceinline__ void shortc_tma_load_3d(void *, const shortc_tensor_map *, unsigned long long *, int, int, int) { __trap(); }
+__device__ __forceinline__ void shortc_tma_load_2d(void *, const shortc_tensor_map *, unsigned long long *, int, int) {
+    __trap();
+}
+__device__ __forceinline__ void shortc_tma_load_3d(void *, const shortc_tensor_map *, unsigned long long *, int, int,
+                                                   int) {
+    __trap();
+}
 __device__ __forceinline__ void shortc_tma_store_2d(const shortc_tensor_map *, const void *, int, int) { __trap(); }
 __device__ __forceinline__ void shortc_tma_store_3d(const shortc_tensor_map *, const void *, int, int, int) { __trap(); }
 __device__ __forceinline__ void shortc_tma_store_commit() { __trap(); }

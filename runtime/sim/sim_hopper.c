@@ -41,46 +41,64 @@ int sim_wgmma_offsets(uint64_t desc, int mn, int trans, uint32_t *off, char *err
     int span = desc_span(desc);
     /* bits 14-15, 30-31, 46-48 and 52-61 are reserved (sm_90) */
     const uint64_t reserved = (3ull << 14) | (3ull << 30) | (7ull << 46) | (0x3ffull << 52);
-    if (desc & reserved)
-        return fail(err, errlen, "descriptor 0x%016llx sets reserved bits", (unsigned long long)desc);
+    if (desc & reserved) return fail(err, errlen, "descriptor 0x%016llx sets reserved bits", (unsigned long long)desc);
     if (base_offset)
-        return fail(err, errlen, "descriptor 0x%016llx has base offset %u: the simulator takes swizzle patterns "
+        return fail(err, errlen,
+                    "descriptor 0x%016llx has base offset %u: the simulator takes swizzle patterns "
                     "from the address bits and wants a start address in the first row of a swizzle atom instead",
                     (unsigned long long)desc, base_offset);
     if (span) {
         uint32_t atom = 8u * (uint32_t)span; /* the pattern repeats every 8 rows of span bytes */
         if (start % atom >= (uint32_t)span)
-            return fail(err, errlen, "descriptor start address %u is not in the first row of a %u-byte swizzle atom "
+            return fail(err, errlen,
+                        "descriptor start address %u is not in the first row of a %u-byte swizzle atom "
                         "(%d-byte swizzle: the tile must start at a multiple of %u bytes, plus at most %d bytes "
-                        "along K)", start, atom, span, atom, span - 32);
+                        "along K)",
+                        start, atom, span, atom, span - 32);
         if (!trans && start % (uint32_t)span + 32 > (uint32_t)span)
-            return fail(err, errlen, "descriptor start address %u: the 16 K elements (32 bytes) of the slice cross "
-                        "a %d-byte swizzled row", start, span);
+            return fail(err, errlen,
+                        "descriptor start address %u: the 16 K elements (32 bytes) of the slice cross "
+                        "a %d-byte swizzled row",
+                        start, span);
         if (trans && start % (uint32_t)span)
-            return fail(err, errlen, "descriptor start address %u of an MN-major operand is not a multiple of the "
-                        "%d-byte swizzle row", start, span);
+            return fail(err, errlen,
+                        "descriptor start address %u of an MN-major operand is not a multiple of the "
+                        "%d-byte swizzle row",
+                        start, span);
     }
     int width = span ? span / 2 : 8; /* elements of one row (K-major) or of one MN run (MN-major) */
     if (!trans && mn > 8 && sbo == 0)
         return fail(err, errlen, "descriptor 0x%016llx: stride byte offset 0 for a K-major operand of %d rows",
                     (unsigned long long)desc, mn);
     if (!trans && !span && lbo == 0)
-        return fail(err, errlen, "descriptor 0x%016llx: leading byte offset 0 for an unswizzled K-major operand "
-                    "(its two 8-element K halves would alias)", (unsigned long long)desc);
+        return fail(err, errlen,
+                    "descriptor 0x%016llx: leading byte offset 0 for an unswizzled K-major operand "
+                    "(its two 8-element K halves would alias)",
+                    (unsigned long long)desc);
     if (trans && sbo == 0)
-        return fail(err, errlen, "descriptor 0x%016llx: stride byte offset 0 for an MN-major operand (its two "
-                    "8-row K halves would alias)", (unsigned long long)desc);
+        return fail(err, errlen,
+                    "descriptor 0x%016llx: stride byte offset 0 for an MN-major operand (its two "
+                    "8-row K halves would alias)",
+                    (unsigned long long)desc);
     if (trans && mn > width && lbo == 0)
-        return fail(err, errlen, "descriptor 0x%016llx: leading byte offset 0 for an MN-major operand of %d "
-                    "columns (more than the %d of one %s)", (unsigned long long)desc, mn, width,
-                    span ? "swizzled row" : "core matrix");
+        return fail(err, errlen,
+                    "descriptor 0x%016llx: leading byte offset 0 for an MN-major operand of %d "
+                    "columns (more than the %d of one %s)",
+                    (unsigned long long)desc, mn, width, span ? "swizzled row" : "core matrix");
     for (int i = 0; i < mn; i++)
         for (int k = 0; k < 16; k++) {
             uint32_t a;
-            if (!trans && !span) a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * 16 + (uint32_t)(k / 8) * lbo + (uint32_t)(k % 8) * 2;
-            else if (!trans) a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * (uint32_t)span + (uint32_t)k * 2;
-            else if (!span) a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * 2 + (uint32_t)(k / 8) * lbo + (uint32_t)(k % 8) * 16;
-            else a = start + (uint32_t)(i / width) * lbo + (uint32_t)(i % width) * 2 + (uint32_t)(k % 8) * (uint32_t)span + (uint32_t)(k / 8) * sbo;
+            if (!trans && !span)
+                a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * 16 + (uint32_t)(k / 8) * lbo +
+                    (uint32_t)(k % 8) * 2;
+            else if (!trans)
+                a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * (uint32_t)span + (uint32_t)k * 2;
+            else if (!span)
+                a = start + (uint32_t)(i / 8) * sbo + (uint32_t)(i % 8) * 2 + (uint32_t)(k / 8) * lbo +
+                    (uint32_t)(k % 8) * 16;
+            else
+                a = start + (uint32_t)(i / width) * lbo + (uint32_t)(i % width) * 2 +
+                    (uint32_t)(k % 8) * (uint32_t)span + (uint32_t)(k / 8) * sbo;
             off[i * 16 + k] = (uint32_t)sim_swizzle(a, span);
         }
     return 0;
@@ -91,28 +109,38 @@ int sim_wgmma_offsets(uint64_t desc, int mn, int trans, uint32_t *off, char *err
 /* Bytes per element of a CUtensorMapDataType the simulator supports; 0 for the others. */
 static int elem_bytes(CUtensorMapDataType t) {
     switch (t) {
-    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8:
+        return 1;
     case CU_TENSOR_MAP_DATA_TYPE_UINT16:
     case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
-    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16:
+        return 2;
     case CU_TENSOR_MAP_DATA_TYPE_UINT32:
     case CU_TENSOR_MAP_DATA_TYPE_INT32:
-    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+        return 4;
     case CU_TENSOR_MAP_DATA_TYPE_UINT64:
     case CU_TENSOR_MAP_DATA_TYPE_INT64:
-    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
-    default: return 0;
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
 /* The span in bytes of a CUtensorMapSwizzle; -1 for a mode the simulator does not know. */
 static int swizzle_span(CUtensorMapSwizzle s) {
     switch (s) {
-    case CU_TENSOR_MAP_SWIZZLE_NONE: return 0;
-    case CU_TENSOR_MAP_SWIZZLE_32B: return 32;
-    case CU_TENSOR_MAP_SWIZZLE_64B: return 64;
-    case CU_TENSOR_MAP_SWIZZLE_128B: return 128;
-    default: return -1;
+    case CU_TENSOR_MAP_SWIZZLE_NONE:
+        return 0;
+    case CU_TENSOR_MAP_SWIZZLE_32B:
+        return 32;
+    case CU_TENSOR_MAP_SWIZZLE_64B:
+        return 64;
+    case CU_TENSOR_MAP_SWIZZLE_128B:
+        return 128;
+    default:
+        return -1;
     }
 }
 
@@ -159,8 +187,7 @@ int sim_tmap_encode(ShortsimTensorMap *m, CUtensorMapDataType type, unsigned ran
 
 size_t sim_tmap_extent(const ShortsimTensorMap *m) {
     size_t last = m->elem;
-    for (int d = 0; d < m->rank; d++)
-        last += (size_t)(m->dim[d] - 1) * (d == 0 ? m->elem : m->stride[d - 1]);
+    for (int d = 0; d < m->rank; d++) last += (size_t)(m->dim[d] - 1) * (d == 0 ? m->elem : m->stride[d - 1]);
     return last;
 }
 
@@ -184,25 +211,32 @@ static void box_walk(const ShortsimTensorMap *m, const int *coord,
             idx[d] = (unsigned)(rem % m->box[d]);
             rem /= m->box[d];
             long long c = (long long)coord[d] + idx[d];
-            if (c < 0 || c >= (long long)m->dim[d]) inside = 0;
-            else g += (uintptr_t)c * (d == 0 ? m->elem : m->stride[d - 1]);
+            if (c < 0 || c >= (long long)m->dim[d])
+                inside = 0;
+            else
+                g += (uintptr_t)c * (d == 0 ? m->elem : m->stride[d - 1]);
         }
         fn(ctx, e * m->elem, inside ? (unsigned char *)g : NULL, m->elem);
     }
 }
 
 typedef struct BoxCtx {
-    unsigned char *buf;       /* the dense box */
-    int nan;                  /* out-of-bounds reads give NaN */
+    unsigned char *buf; /* the dense box */
+    int nan;            /* out-of-bounds reads give NaN */
 } BoxCtx;
 
 static void gather_elem(void *ctx, size_t off, unsigned char *g, int elem) {
     BoxCtx *c = ctx;
-    if (g) memcpy(c->buf + off, g, (size_t)elem);
-    else if (!c->nan) memset(c->buf + off, 0, (size_t)elem);
-    else if (elem == 4) memcpy(c->buf + off, &(uint32_t){0x7fc00000u}, 4);
-    else if (elem == 2) memcpy(c->buf + off, &(uint16_t){0x7e00u}, 2); /* fp16 NaN */
-    else memset(c->buf + off, 0xff, (size_t)elem);
+    if (g)
+        memcpy(c->buf + off, g, (size_t)elem);
+    else if (!c->nan)
+        memset(c->buf + off, 0, (size_t)elem);
+    else if (elem == 4)
+        memcpy(c->buf + off, &(uint32_t){0x7fc00000u}, 4);
+    else if (elem == 2)
+        memcpy(c->buf + off, &(uint16_t){0x7e00u}, 2); /* fp16 NaN */
+    else
+        memset(c->buf + off, 0xff, (size_t)elem);
 }
 
 static void scatter_elem(void *ctx, size_t off, unsigned char *g, int elem) {

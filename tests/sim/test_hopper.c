@@ -20,11 +20,13 @@ static CUmodule M;
 static char errbuf[4096];
 
 static const char *const NAMES[] = {
-    "k_hop_ss_f16_kk",   "k_hop_ss_bf16_kk",       "k_hop_ss_f16_mn",    "k_hop_ss_bf16_mn",  "k_hop_ss_bf16_n256",
-    "k_hop_ss_f16_n8",   "k_hop_ss_unfenced",      "k_hop_rs_f16_mn",    "k_hop_rs_bf16_kk",  "k_hop_tma_load_2d",
-    "k_hop_tma_load_3d", "k_hop_tma_short",        "k_hop_tma_store_2d", "k_hop_tma_store_3d", "k_hop_tma_gemm", "k_hop_tma_gemm_mn",
-    "k_hop_pipeline",    "k_hop_desc_misaligned",  "k_hop_desc_bad_swizzle", "k_hop_acc_early", "k_hop_no_fence",
-    "k_hop_mbar_deadlock", "k_hop_mbar_uninit", "k_hop_mbar_overarrive", "k_hop_wg_partial", "k_hop_desc_diverge", "k_hop_tma_misaligned",
+    "k_hop_ss_f16_kk",    "k_hop_ss_bf16_kk",      "k_hop_ss_f16_mn",        "k_hop_ss_bf16_mn",
+    "k_hop_ss_bf16_n256", "k_hop_ss_f16_n8",       "k_hop_ss_unfenced",      "k_hop_rs_f16_mn",
+    "k_hop_rs_bf16_kk",   "k_hop_tma_load_2d",     "k_hop_tma_load_3d",      "k_hop_tma_short",
+    "k_hop_tma_store_2d", "k_hop_tma_store_3d",    "k_hop_tma_gemm",         "k_hop_tma_gemm_mn",
+    "k_hop_pipeline",     "k_hop_desc_misaligned", "k_hop_desc_bad_swizzle", "k_hop_acc_early",
+    "k_hop_no_fence",     "k_hop_mbar_deadlock",   "k_hop_mbar_uninit",      "k_hop_mbar_overarrive",
+    "k_hop_wg_partial",   "k_hop_desc_diverge",    "k_hop_tma_misaligned",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -34,8 +36,10 @@ enum { SMEM = 96 * 1024 };
 static CUdeviceptr upload(const void *h, size_t n) {
     CUdeviceptr d = 0;
     CHECK_CU(D.memAlloc(&d, n));
-    if (h) CHECK_CU(D.memcpyHtoD(d, h, n));
-    else CHECK_CU(D.memsetD8(d, 0, n));
+    if (h)
+        CHECK_CU(D.memcpyHtoD(d, h, n));
+    else
+        CHECK_CU(D.memsetD8(d, 0, n));
     return d;
 }
 
@@ -71,12 +75,12 @@ static size_t swizzled(size_t o, int span) {
 
 /* One operand's layout: mn rows (M or N) by k columns (K) of 16-bit elements. */
 typedef struct Layout {
-    int mn, k;        /* extent */
-    int mn_major;     /* 1: MN-major (transposed), 0: K-major */
-    int swz;          /* swizzle span in bytes, 0 for none */
-    int lbo, sbo;     /* the descriptor's byte offsets */
-    int kstep;        /* start-address step per 16 K */
-    int bytes;        /* bytes it spans */
+    int mn, k;    /* extent */
+    int mn_major; /* 1: MN-major (transposed), 0: K-major */
+    int swz;      /* swizzle span in bytes, 0 for none */
+    int lbo, sbo; /* the descriptor's byte offsets */
+    int kstep;    /* start-address step per 16 K */
+    int bytes;    /* bytes it spans */
 } Layout;
 
 /* The layout the tests use for a swizzle mode: atoms stacked along MN then K (K-major) or K then MN. */
@@ -96,7 +100,8 @@ static Layout make_layout(int mn, int k, int mn_major, int swz) {
 
 /* Byte offset of element (i, kk) of L relative to its start, before the swizzle. */
 static size_t layout_at(const Layout *L, int i, int kk) {
-    if (!L->mn_major && !L->swz) return (size_t)(i / 8) * L->sbo + (size_t)(kk / 8) * L->lbo + (i % 8) * 16 + (kk % 8) * 2;
+    if (!L->mn_major && !L->swz)
+        return (size_t)(i / 8) * L->sbo + (size_t)(kk / 8) * L->lbo + (i % 8) * 16 + (kk % 8) * 2;
     if (!L->mn_major) return (size_t)(i / 8) * L->sbo + (size_t)(i % 8) * L->swz + (size_t)kk * 2;
     if (!L->swz) return (size_t)(i / 8) * L->sbo + (i % 8) * 2 + (size_t)(kk / 8) * L->lbo + (kk % 8) * 16;
     int w = L->swz / 2;
@@ -106,7 +111,8 @@ static size_t layout_at(const Layout *L, int i, int kk) {
 /* Places the mn x k values h ([i][kk]) of L at byte base of img. */
 static void place(unsigned char *img, size_t base, const Layout *L, const uint16_t *h) {
     for (int i = 0; i < L->mn; i++)
-        for (int kk = 0; kk < L->k; kk++) memcpy(img + swizzled(base + layout_at(L, i, kk), L->swz), &h[i * L->k + kk], 2);
+        for (int kk = 0; kk < L->k; kk++)
+            memcpy(img + swizzled(base + layout_at(L, i, kk), L->swz), &h[i * L->k + kk], 2);
 }
 
 /* Largest |got - want| over n values relative to max(1, max |want|). */
@@ -144,8 +150,8 @@ static void check_ss(const char *kernel, bool bf16, int n, int a_mn_major, int b
     ref_gemm(af, bf, n, k, want);
     CUdeviceptr dout = upload(NULL, sizeof(float) * 64 * n), dimg = upload(img, (size_t)bytes);
     int a_off = 0;
-    void *p[] = {&dout, &dimg, &bytes, &a_off, &la.swz, &la.lbo, &la.sbo, &la.kstep,
-                 &b_off, &lb.swz, &lb.lbo, &lb.sbo, &lb.kstep, &ksteps};
+    void *p[] = {&dout,     &dimg,  &bytes,  &a_off,  &la.swz, &la.lbo,   &la.sbo,
+                 &la.kstep, &b_off, &lb.swz, &lb.lbo, &lb.sbo, &lb.kstep, &ksteps};
     CHECK_CU(launch(kernel, 128, p));
     CHECK_CU(D.memcpyDtoH(out, dout, sizeof(float) * 64 * n));
     double e = rel_err(out, want, 64 * n);
@@ -222,7 +228,7 @@ static CUresult encode(CUtensorMap *map, const Tensor *t, int rank, const unsign
     cuuint64_t dims[3] = {t->dims[0], t->dims[1], t->dims[2]};
     cuuint64_t strides[2] = {(cuuint64_t)t->dims[0] * 2, (cuuint64_t)t->dims[0] * t->dims[1] * 2};
     cuuint32_t bx[3] = {box[0], box[1], box[2]}, es[3] = {1, 1, 1};
-    CUtensorMapSwizzle s = swz == 128 ? CU_TENSOR_MAP_SWIZZLE_128B
+    CUtensorMapSwizzle s = swz == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
                            : swz == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
                            : swz == 32 ? CU_TENSOR_MAP_SWIZZLE_32B
                                        : CU_TENSOR_MAP_SWIZZLE_NONE;
@@ -298,14 +304,15 @@ static void check_tma_store(int rank, const unsigned *box, const int *c, int swz
     CHECK_CU(D.memcpyDtoH(dst.h, dst.d, dst.n * 2));
     int bad = 0, stored = 0;
     for (size_t e = 0; e < dst.n; e++) {
-        long x = (long)(e % dst.dims[0]), y = (long)(e / dst.dims[0] % dst.dims[1]), z = (long)(e / (dst.dims[0] * dst.dims[1]));
+        long x = (long)(e % dst.dims[0]), y = (long)(e / dst.dims[0] % dst.dims[1]),
+             z = (long)(e / (dst.dims[0] * dst.dims[1]));
         int in = x >= c[0] && x < c[0] + (long)box[0] && y >= c[1] && y < c[1] + (long)box[1] &&
                  (rank == 2 || (z >= c[2] && z < c[2] + (long)box[2]));
         stored += in;
         bad += dst.h[e] != (in ? src.h[e] : 0);
     }
-    printf("  %dD store at (%d,%d,%d), swizzle %3d: %d elements stored, %d wrong\n", rank, c[0], c[1], c[2], swz, stored,
-           bad);
+    printf("  %dD store at (%d,%d,%d), swizzle %3d: %d elements stored, %d wrong\n", rank, c[0], c[1], c[2], swz,
+           stored, bad);
     CHECK(bad == 0 && stored > 0);
     free(img);
     D.memFree(dimg);
@@ -335,7 +342,8 @@ static void check_tma_gemm(const char *kernel, int mn) {
     for (int i = 0; i < 64; i++) /* bt: B as [n][k] for ref_gemm */
         for (int j = 0; j < 64; j++) bt[i * 64 + j] = mn ? bf[j * 64 + i] : bf[i * 64 + j];
     ref_gemm(af, bt, 64, 64, want);
-    Tensor ta = {{64, 64, 1}, ah, upload(ah, sizeof ah), 64 * 64}, tb = {{64, 64, 1}, bh, upload(bh, sizeof bh), 64 * 64};
+    Tensor ta = {{64, 64, 1}, ah, upload(ah, sizeof ah), 64 * 64},
+           tb = {{64, 64, 1}, bh, upload(bh, sizeof bh), 64 * 64};
     static const unsigned box[3] = {64, 64, 1};
     CUtensorMap ma, mb;
     CHECK_CU(encode(&ma, &ta, 2, box, 128));
@@ -437,8 +445,8 @@ static void test_faults(void) {
     expect_fault("k_hop_desc_diverge", 128, p3, "thread (77,0,0) passes a different B descriptor than thread (0,0,0)");
     /* the misuse of the async proxy needs checked mode's shared-memory record */
     int zero = 0, ksteps = 1;
-    void *ps[] = {&dout, &dimg, &bytes, &zero, &zero, &l.lbo, &l.sbo, &l.kstep,
-                  &zero, &zero, &l.lbo, &l.sbo, &l.kstep, &ksteps};
+    void *ps[] = {&dout,    &dimg, &bytes, &zero,  &zero,  &l.lbo,   &l.sbo,
+                  &l.kstep, &zero, &zero,  &l.lbo, &l.sbo, &l.kstep, &ksteps};
     expect_fault("k_hop_ss_unfenced", 128, ps, "no fence.proxy.async");
     /* a TMA store of shared memory written with no fence */
     Tensor t = tensor_new(64, 16, 1, true);
@@ -469,7 +477,8 @@ static void test_faults(void) {
 
 /* setmaxnreg's operand is checked at compile time, as ptxas does. */
 static void test_setmaxnreg(void) {
-    static const char src[] = "extern \"C\" __global__ void k_bad(float *o) { shortc_setmaxnreg_inc<20>(); o[0] = 1; }\n";
+    static const char src[] =
+        "extern \"C\" __global__ void k_bad(float *o) { shortc_setmaxnreg_inc<20>(); o[0] = 1; }\n";
     char path[1024];
     size_t n = 0, m = 0;
     char *s = NULL;
@@ -483,8 +492,13 @@ static void test_setmaxnreg(void) {
     s = realloc(s, n + m + 1);
     memcpy(s + n, src, m + 1);
     const char *names[] = {"k_bad"};
-    RtCompileRequest req = {.source = s, .len = n + m, .name = "hopper_bad", .arch = 90, .cache_dir = sim_test_cache(),
-                            .kernel_names = names, .nkernels = 1};
+    RtCompileRequest req = {.source = s,
+                            .len = n + m,
+                            .name = "hopper_bad",
+                            .arch = 90,
+                            .cache_dir = sim_test_cache(),
+                            .kernel_names = names,
+                            .nkernels = 1};
     static char err[65536];
     RtCompiled out;
     srt_status st = D.compile_module(&req, &out, err, sizeof err);
@@ -495,9 +509,15 @@ static void test_setmaxnreg(void) {
 }
 
 static const SimTestCase CASES[] = {
-    {"ss", test_ss},           {"rs", test_rs},         {"tma", test_tma},
-    {"tma_store", test_tma_store}, {"tma_gemm", test_tma_gemm}, {"pipeline", test_pipeline},
-    {"tmap_errors", test_tmap_errors}, {"faults", test_faults}, {"setmaxnreg", test_setmaxnreg},
+    {"ss", test_ss},
+    {"rs", test_rs},
+    {"tma", test_tma},
+    {"tma_store", test_tma_store},
+    {"tma_gemm", test_tma_gemm},
+    {"pipeline", test_pipeline},
+    {"tmap_errors", test_tmap_errors},
+    {"faults", test_faults},
+    {"setmaxnreg", test_setmaxnreg},
 };
 
 int main(int argc, char **argv) {

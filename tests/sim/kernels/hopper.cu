@@ -46,8 +46,10 @@ __device__ __forceinline__ void hop_ss(float *out, const uint4 *img, int bytes, 
     for (int s = 0; s < ksteps; s++) {
         const unsigned long long da = shortc_wgmma_desc(smem + a.off + s * a.kstep, a.swizzle, a.lbo, a.sbo);
         const unsigned long long db = shortc_wgmma_desc(smem + b.off + s * b.kstep, b.swizzle, b.lbo, b.sbo);
-        if (BF16) shortc_wgmma_ss_bf16<N, TA, TB>(acc, da, db, s > 0);
-        else shortc_wgmma_ss_f16<N, TA, TB>(acc, da, db, s > 0);
+        if (BF16)
+            shortc_wgmma_ss_bf16<N, TA, TB>(acc, da, db, s > 0);
+        else
+            shortc_wgmma_ss_f16<N, TA, TB>(acc, da, db, s > 0);
     }
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
@@ -55,11 +57,12 @@ __device__ __forceinline__ void hop_ss(float *out, const uint4 *img, int bytes, 
     hop_store_acc<N>(out, acc);
 }
 
-#define HOP_SS_ARGS                                                                                      \
-    float *out, const uint4 *img, int bytes, int a_off, int a_swz, int a_lbo, int a_sbo, int a_kstep, int b_off, \
+#define HOP_SS_ARGS                                                                                                    \
+    float *out, const uint4 *img, int bytes, int a_off, int a_swz, int a_lbo, int a_sbo, int a_kstep, int b_off,       \
         int b_swz, int b_lbo, int b_sbo, int b_kstep, int ksteps
-#define HOP_SS_PASS out, img, bytes, HopOperand{a_off, a_swz, a_lbo, a_sbo, a_kstep}, \
-    HopOperand{b_off, b_swz, b_lbo, b_sbo, b_kstep}, ksteps
+#define HOP_SS_PASS                                                                                                    \
+    out, img, bytes, HopOperand{a_off, a_swz, a_lbo, a_sbo, a_kstep}, HopOperand{b_off, b_swz, b_lbo, b_sbo, b_kstep}, \
+        ksteps
 extern "C" __global__ void k_hop_ss_f16_kk(HOP_SS_ARGS) { hop_ss<64, 0, 0, false>(HOP_SS_PASS, 1); }
 extern "C" __global__ void k_hop_ss_bf16_kk(HOP_SS_ARGS) { hop_ss<64, 0, 0, true>(HOP_SS_PASS, 1); }
 extern "C" __global__ void k_hop_ss_f16_mn(HOP_SS_ARGS) { hop_ss<64, 1, 1, false>(HOP_SS_PASS, 1); }
@@ -84,8 +87,10 @@ __device__ __forceinline__ void hop_rs(float *out, const T *A, const uint4 *img,
     shortc_wgmma_acc<N> acc;
     shortc_wgmma_fence();
     const unsigned long long db = shortc_wgmma_desc(smem + b.off, b.swizzle, b.lbo, b.sbo);
-    if (BF16) shortc_wgmma_rs_bf16<N, TB>(acc, a, db, 0);
-    else shortc_wgmma_rs_f16<N, TB>(acc, a, db, 0);
+    if (BF16)
+        shortc_wgmma_rs_bf16<N, TB>(acc, a, db, 0);
+    else
+        shortc_wgmma_rs_f16<N, TB>(acc, a, db, 0);
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     hop_store_acc<N>(out, acc);
@@ -104,15 +109,17 @@ extern "C" __global__ void k_hop_rs_bf16_kk(float *out, const __nv_bfloat16 *A, 
 // One TMA load of the box at (c0, c1[, c2]) into the dynamic shared memory; every thread waits on the
 // mbarrier, then the raw shared bytes (swizzle included) go to out.
 // (The mbarrier is declared in each kernel: the simulator records static shared objects of kernels.)
-__device__ __forceinline__ void hop_tma_load(uint4 *out, const shortc_tensor_map *map, unsigned long long *bar, int rank,
-                                             int c0, int c1, int c2, int box_bytes, int extra_tx) {
+__device__ __forceinline__ void hop_tma_load(uint4 *out, const shortc_tensor_map *map, unsigned long long *bar,
+                                             int rank, int c0, int c1, int c2, int box_bytes, int extra_tx) {
     uint4 *smem = hop_smem();
     if (threadIdx.x == 0) shortc_mbar_init(bar, 1);
     __syncthreads();
     if (threadIdx.x == 0) {
         shortc_mbar_arrive_expect_tx(bar, (unsigned)(box_bytes + extra_tx));
-        if (rank == 2) shortc_tma_load_2d(smem, map, bar, c0, c1);
-        else shortc_tma_load_3d(smem, map, bar, c0, c1, c2);
+        if (rank == 2)
+            shortc_tma_load_2d(smem, map, bar, c0, c1);
+        else
+            shortc_tma_load_3d(smem, map, bar, c0, c1, c2);
     }
     shortc_mbar_wait(bar, 0);
     for (int i = threadIdx.x; i < box_bytes / 16; i += blockDim.x) out[i] = smem[i];
@@ -136,30 +143,33 @@ extern "C" __global__ void k_hop_tma_short(uint4 *out, const __grid_constant__ s
 
 // The image (box bytes, swizzled as the map's box) stored by TMA at (c0, c1[, c2]); fence: fence.proxy.async
 // between the ordinary stores and the TMA store.
-__device__ __forceinline__ void hop_tma_store(const shortc_tensor_map *map, const uint4 *img, int bytes, int rank, int c0,
-                                              int c1, int c2, int fence) {
+__device__ __forceinline__ void hop_tma_store(const shortc_tensor_map *map, const uint4 *img, int bytes, int rank,
+                                              int c0, int c1, int c2, int fence) {
     unsigned char *smem = hop_fill_smem(img, bytes, fence);
     if (threadIdx.x == 0) {
-        if (rank == 2) shortc_tma_store_2d(map, smem, c0, c1);
-        else shortc_tma_store_3d(map, smem, c0, c1, c2);
+        if (rank == 2)
+            shortc_tma_store_2d(map, smem, c0, c1);
+        else
+            shortc_tma_store_3d(map, smem, c0, c1, c2);
         shortc_tma_store_commit();
         shortc_tma_store_wait<0>();
     }
 }
-extern "C" __global__ void k_hop_tma_store_2d(const __grid_constant__ shortc_tensor_map map, const uint4 *img, int bytes,
-                                              int c0, int c1, int fence) {
+extern "C" __global__ void k_hop_tma_store_2d(const __grid_constant__ shortc_tensor_map map, const uint4 *img,
+                                              int bytes, int c0, int c1, int fence) {
     hop_tma_store(&map, img, bytes, 2, c0, c1, 0, fence);
 }
-extern "C" __global__ void k_hop_tma_store_3d(const __grid_constant__ shortc_tensor_map map, const uint4 *img, int bytes,
-                                              int c0, int c1, int c2) {
+extern "C" __global__ void k_hop_tma_store_3d(const __grid_constant__ shortc_tensor_map map, const uint4 *img,
+                                              int bytes, int c0, int c1, int c2) {
     hop_tma_store(&map, img, bytes, 3, c0, c1, c2, 1);
 }
 
 // out[64 x 64] = A[64 x 64] * B (bf16, row-major in global) through TMA with the 128-byte swizzle and four
 // k16 wgmmas that step the descriptors' start, as FlashAttention-3 does: TB 0 takes B as [N][K] (K-major, QKᵀ:
 // +32 bytes per k16), TB 1 as [K][N] (N-major, P·V: +16 rows of 128 bytes per k16).
-template <int TB> __device__ __forceinline__ void hop_tma_gemm(float *out, const shortc_tensor_map *ma,
-                                                               const shortc_tensor_map *mb, unsigned long long *bar) {
+template <int TB>
+__device__ __forceinline__ void hop_tma_gemm(float *out, const shortc_tensor_map *ma, const shortc_tensor_map *mb,
+                                             unsigned long long *bar) {
     unsigned char *smem = reinterpret_cast<unsigned char *>(hop_smem());
     if (threadIdx.x == 0) shortc_mbar_init(bar, 1);
     __syncthreads();
@@ -193,7 +203,8 @@ extern "C" __global__ void k_hop_tma_gemm_mn(float *out, const __grid_constant__
 }
 
 // A two-stage ring: warpgroup 0's thread 0 produces `tiles` boxes of 64 floats (rows of the map) with TMA,
-// warpgroup 1 consumes each (threads 128-191 add one element each) and frees the stage (all 128 arrive). Phases flip per round.
+// warpgroup 1 consumes each (threads 128-191 add one element each) and frees the stage (all 128 arrive). Phases flip
+// per round.
 extern "C" __global__ void k_hop_pipeline(float *out, const __grid_constant__ shortc_tensor_map map, int tiles) {
     float *ring = reinterpret_cast<float *>(hop_smem());
     __shared__ __align__(8) unsigned long long full[2], empty[2];
@@ -230,7 +241,8 @@ extern "C" __global__ void k_hop_desc_misaligned(float *out) {
     unsigned char *smem = reinterpret_cast<unsigned char *>(hop_smem());
     shortc_wgmma_acc<8> acc;
     shortc_wgmma_fence();
-    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem + 256, 128, 16, 1024), shortc_wgmma_desc(smem, 128, 16, 1024), 0);
+    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem + 256, 128, 16, 1024),
+                                 shortc_wgmma_desc(smem, 128, 16, 1024), 0);
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     out[threadIdx.x] = acc[0];
@@ -240,7 +252,8 @@ extern "C" __global__ void k_hop_desc_bad_swizzle(float *out) {
     unsigned char *smem = reinterpret_cast<unsigned char *>(hop_smem());
     shortc_wgmma_acc<8> acc;
     shortc_wgmma_fence();
-    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem + 16, 32, 16, 256), shortc_wgmma_desc(smem, 32, 16, 256), 0);
+    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem + 16, 32, 16, 256), shortc_wgmma_desc(smem, 32, 16, 256),
+                                 0);
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     out[threadIdx.x] = acc[0];
@@ -304,8 +317,8 @@ extern "C" __global__ void k_hop_desc_diverge(float *out, const uint4 *img, int 
     shortc_wgmma_acc<8> acc;
     shortc_wgmma_fence();
     const int b_off = threadIdx.x == 77 ? 16 : 0;
-    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem, 0, 128, 256), shortc_wgmma_desc(smem + b_off, 0, 128, 256),
-                                 0);
+    shortc_wgmma_ss_f16<8, 0, 0>(acc, shortc_wgmma_desc(smem, 0, 128, 256),
+                                 shortc_wgmma_desc(smem + b_off, 0, 128, 256), 0);
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     out[threadIdx.x] = acc[0];
