@@ -1,6 +1,6 @@
 # Hopper intrinsics (templates/hopper.cuh, docs/attention/hopper.md):
 #   sim_hopper_*      tests/sim/kernels/hopper.cu on the simulator against plain C: wgmma with A and B from
-#                     shared memory (K- and MN-major, every swizzle mode) and A from registers, TMA loads and
+#                     shared memory (K- and MN-major, every swizzle mode) and A from registers (accumulators reused as A), TMA loads and
 #                     stores (2D/3D, swizzles, out-of-bounds boxes), TMA feeding wgmma, an mbarrier ring
 #                     between warpgroups, cuTensorMapEncodeTiled's refusals, and each misuse the simulator reports
 #   gate_hopper_sass  the same kernels compile with NVRTC for sm_90a and their SASS holds HGMMA, UTMALDG,

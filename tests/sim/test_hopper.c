@@ -26,7 +26,7 @@ static const char *const NAMES[] = {
     "k_hop_tma_store_2d", "k_hop_tma_store_3d",    "k_hop_tma_gemm",         "k_hop_tma_gemm_mn",
     "k_hop_pipeline",     "k_hop_desc_misaligned", "k_hop_desc_bad_swizzle", "k_hop_acc_early",
     "k_hop_no_fence",     "k_hop_mbar_deadlock",   "k_hop_mbar_uninit",      "k_hop_mbar_overarrive",
-    "k_hop_wg_partial",   "k_hop_desc_diverge",    "k_hop_tma_misaligned",
+    "k_hop_wg_partial",   "k_hop_desc_diverge",    "k_hop_tma_misaligned", "k_hop_chain_bf16",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -199,7 +199,38 @@ static void check_rs(const char *kernel, bool bf16, int b_mn_major, int swz) {
     D.memFree(dimg);
 }
 
+/* S = Q * Kᵀ, S rounded to bf16 and fed from registers into O = S * V (the accumulator layout reused as the A
+ * fragment, as an attention kernel's P * V does), against plain C with the same rounding. */
+static void check_chain(void) {
+    static uint16_t qh[64 * 16], kh[16 * 16], vh[64 * 16];
+    static float qf[64 * 16], kf[16 * 16], vt[64 * 16], sf[64 * 16], out[64 * 64];
+    static double s[64 * 16], want[64 * 64];
+    fill_rounded(true, qh, qf, 64 * 16, 61);
+    fill_rounded(true, kh, kf, 16 * 16, 62);
+    fill_rounded(true, vh, vt, 64 * 16, 63); /* V as [d][key]: the N-major operand's [n][k] */
+    ref_gemm(qf, kf, 16, 16, s);
+    for (int i = 0; i < 64 * 16; i++) sf[i] = from_bits(true, to_bits(true, (float)s[i]));
+    ref_gemm(sf, vt, 64, 16, want);
+    Layout lq = make_layout(64, 16, 0, 0), lk = make_layout(16, 16, 0, 0), lv = make_layout(64, 16, 1, 0);
+    int q = 0, k = lq.bytes, v = k + lk.bytes, bytes = v + lv.bytes;
+    unsigned char *img = calloc(1, (size_t)bytes);
+    place(img, (size_t)q, &lq, qh);
+    place(img, (size_t)k, &lk, kh);
+    place(img, (size_t)v, &lv, vh);
+    CUdeviceptr dout = upload(NULL, sizeof out), dimg = upload(img, (size_t)bytes);
+    void *p[] = {&dout, &dimg, &bytes, &q, &k, &v};
+    CHECK_CU(launch("k_hop_chain_bf16", 128, p));
+    CHECK_CU(D.memcpyDtoH(out, dout, sizeof out));
+    double e = rel_err(out, want, 64 * 64);
+    printf("  S = Q*K^T (SS), O = bf16(S)*V (RS, N-major V): max relative error %.3g\n", e);
+    CHECK(e < 1e-5);
+    free(img);
+    D.memFree(dout);
+    D.memFree(dimg);
+}
+
 static void test_rs(void) {
+    check_chain();
     check_rs("k_hop_rs_f16_mn", false, 1, 128);
     check_rs("k_hop_rs_f16_mn", false, 1, 0);
     check_rs("k_hop_rs_bf16_kk", true, 0, 32);

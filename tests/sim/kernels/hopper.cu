@@ -334,3 +334,29 @@ extern "C" __global__ void k_hop_tma_misaligned(uint4 *out, const __grid_constan
     }
     out[threadIdx.x] = uint4{0, 0, 0, 0};
 }
+
+// Two chained MMAs as an attention tile does them: S[64 x 16] = Q[64 x 16] * K[16 x 16]ᵀ (both from shared
+// memory), S rounded to bf16 and reused in registers as the A fragment of O[64 x 64] = S * V[16 x 64] (V
+// N-major in shared memory). All three unswizzled with LBO 128 and SBO 256, at byte offsets q, k, v.
+__device__ __forceinline__ unsigned hop_pack_bf16(float lo, float hi) {
+    __nv_bfloat16 l = __float2bfloat16_rn(lo), h = __float2bfloat16_rn(hi);
+    return (unsigned)*reinterpret_cast<unsigned short *>(&l) | (unsigned)*reinterpret_cast<unsigned short *>(&h) << 16;
+}
+extern "C" __global__ void k_hop_chain_bf16(float *out, const uint4 *img, int bytes, int q, int k, int v) {
+    unsigned char *smem = hop_fill_smem(img, bytes, 1);
+    shortc_wgmma_acc<16> s;
+    shortc_wgmma_fence();
+    shortc_wgmma_ss_bf16<16, 0, 0>(s, shortc_wgmma_desc(smem + q, 0, 128, 256), shortc_wgmma_desc(smem + k, 0, 128, 256),
+                                   0);
+    shortc_wgmma_commit();
+    shortc_wgmma_wait<0>();
+    // the accumulators of columns 0-15 are, pair by pair, the k16 A fragment (rows g and g+8, k 2t.. and 2t+8..)
+    const unsigned a[4] = {hop_pack_bf16(s[0], s[1]), hop_pack_bf16(s[2], s[3]), hop_pack_bf16(s[4], s[5]),
+                           hop_pack_bf16(s[6], s[7])};
+    shortc_wgmma_acc<64> o;
+    shortc_wgmma_fence();
+    shortc_wgmma_rs_bf16<64, 1>(o, a, shortc_wgmma_desc(smem + v, 0, 128, 256), 0);
+    shortc_wgmma_commit();
+    shortc_wgmma_wait<0>();
+    hop_store_acc<64>(out, o);
+}
