@@ -13,6 +13,10 @@
 #   train_loss, train_freeze, train_errors   the command line: the loss falls over 30 steps and the saved
 #                              weights load back; --freeze leaves tensors bitwise unchanged; bad flags and
 #                              inputs are refused with clear messages (tests/train/cli_check.py)
+#   train_stages, train_fairseq, train_valid, train_scaling   second stage: --stages switches the length at
+#                              the right step; --schedule fairseq is fairseq's inverse_sqrt; --valid equals
+#                              `shortc eval` of the saved weights; --loss-scale skips and backs off as
+#                              GradScaler (cli_check.py)
 set(TRAIN_DIR ${TESTS_DIR}/train)
 if(PY3)
   foreach(m gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
@@ -33,7 +37,7 @@ if(TRAIN_PY)
   add_test(NAME train_fd_baseline_ba_adaptive_tiny
            COMMAND ${TRAIN_PY} ${TRAIN_DIR}/fd_check.py ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/adaptive/baseline_ba_adaptive_tiny.arch)
   set_tests_properties(train_fd_baseline_ba_adaptive_tiny PROPERTIES LABELS train TIMEOUT 300)
-  foreach(c loss freeze errors)
+  foreach(c loss freeze errors stages fairseq valid scaling)
     add_test(NAME train_${c} COMMAND ${TRAIN_PY} ${TRAIN_DIR}/cli_check.py ${SHORTC_BIN} ${c})
     set_tests_properties(train_${c} PROPERTIES LABELS "train;cli" TIMEOUT 300)
   endforeach()
