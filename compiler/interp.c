@@ -96,7 +96,8 @@ static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in
 
 /* The gradient array of value id (zeroed on first use, at its shape in this call); NULL when out of memory. */
 static double *grad_of(Run *r, int id) {
-    if (!r->grad[id]) r->grad[id] = calloc(numel(r, r->g->values[id]) + 1, sizeof(double));
+    const Value *v = r->g->values[id];
+    if (!r->grad[id]) r->grad[id] = calloc((ir_value_derived(v) ? ir_state_numel(v) : numel(r, v)) + 1, sizeof(double));
     return r->grad[id];
 }
 
@@ -494,6 +495,31 @@ bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/* Backward of the position-infused table: row s is p_s W (columns 0..2·H·hd of c_attn), so
+ * dW[d][c] += sum_s p_s[d] dy[s][c], in W's stored order. */
+bool interp_backward_pia_pos(Run *r, const Node *n, const double *dy, const Value *o) {
+    const Value *wv = val(r, n, 0);
+    int HD = n->heads * n->head_dim, W = 2 * HD, stride = ir_dim(o, 1), slots = o->capacity;
+    bool out_in = ir_dim(wv, 0) == 3 * HD && wv->order == ORD_OUT_IN;
+    int D = out_in ? ir_dim(wv, 1) : ir_dim(wv, 0);
+    double *p = malloc(sizeof *p * (size_t)D), *dw = grad_of(r, n->in[0]);
+    if (!p || !dw) {
+        free(p);
+        return fail(r, n, "out of memory");
+    }
+    for (int s = 0; s < slots; s++) {
+        const double *g = dy + (size_t)s * stride;
+        bool any = false;
+        for (int c = 0; c < W && !any; c++) any = g[c] != 0;
+        if (!any) continue; /* slots no query of the call reached */
+        for (int d = 0; d < D; d++) p[d] = pia_sinusoid(n->pia_style, s, d, D);
+        for (int c = 0; c < W; c++)
+            for (int d = 0; d < D; d++) dw[out_in ? (size_t)c * D + d : (size_t)d * 3 * HD + c] += p[d] * g[c];
+    }
+    free(p);
+    return true;
+}
+
 bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
@@ -557,17 +583,26 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     return true;
 }
 
+/* Key element d of head h at slot s, plus the position-infused key row when pos is given. */
+static double infused_key(const float *kv, const float *pos, int PW, DimOrder o, int h, int s, int d, int H, int T, int hd) {
+    return (double)kv[kv_index(o, 0, h, s, d, H, T, hd)] + (pos ? pos[(size_t)s * PW + (size_t)(H + h) * hd + d] : 0.0);
+}
+
 /*
  * Backward of attention over the window of one call at P = 0 (the KV value holds T rows): the probabilities are
  * recomputed over the keys the kind's pattern shows, then dV += p dy, ds = p (dp - sum p dp) with dp = dy . v,
- * dq += scale ds K and dK += scale ds q. Position-infused and recurrence keys are not differentiated yet.
+ * dq += scale ds K and dK += scale ds q. Position-infused attention scores (q + pq_t)·(k + pk_s): the same ds
+ * goes to the table's query row t (as dq) and key row s (as dK). Recurrence keys are not differentiated yet.
  */
 bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Value *ov) {
     (void)ov;
-    if (n->infused || n->rec_key)
-        return fail(r, n, "the backward of %s attention is not implemented yet", n->infused ? "position-infused" : "recurrence-key");
+    if (n->rec_key) return fail(r, n, "the backward of recurrence-key attention is not implemented yet");
     if (r->P != 0) return fail(r, n, "the backward runs one call from position 0 (P is %d)", r->P);
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
+    const float *pos = n->infused ? in(r, n, 2) : NULL; /* position-infused: W_q p_s | W_k p_s per slot */
+    int PW = pos ? ir_dim(val(r, n, 2), 1) : 0;
+    double *dpos = pos ? grad_of(r, n->in[2]) : NULL;
+    if (pos && !dpos) return fail(r, n, "out of memory");
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
     AttnPattern pat;
@@ -575,17 +610,19 @@ bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Va
     if (!attn_pattern_build(&pat, &n->attn, n->layer, H, val(r, n, 1)->capacity, err, sizeof err)) return fail(r, n, "%s", err);
     double scale = 1.0 / sqrt((double)hd);
     double *p = malloc(sizeof *p * (size_t)T), *dp = malloc(sizeof *dp * (size_t)T);
+    double *qi = malloc(sizeof *qi * (size_t)hd); /* the query, positions infused */
     double *dqkv = grad_of(r, n->in[0]), *dkv = grad_of(r, n->in[1]);
-    bool ok = p && dp && dqkv && dkv;
+    bool ok = p && dp && qi && dqkv && dkv;
     for (int h = 0; ok && h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
             const double *gy = dy + (size_t)t * H * hd + (size_t)h * hd;
             double mx = -INFINITY, sum = 0, pdp = 0;
+            for (int d = 0; d < hd; d++) qi[d] = (double)q[d] + (pos ? pos[(size_t)t * PW + (size_t)h * hd + d] : 0.0);
             for (int s = 0; s <= t; s++) {
                 if (!attn_pattern_visible(&pat, h, t, s)) continue;
                 double dot = 0;
-                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                for (int d = 0; d < hd; d++) dot += qi[d] * infused_key(kv, pos, PW, o, h, s, d, H, T, hd);
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
@@ -604,17 +641,22 @@ bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Va
                 pdp += p[s] * g;
             }
             double *dq = dqkv + (size_t)t * W + (size_t)h * hd;
+            double *dpq = dpos ? dpos + (size_t)t * PW + (size_t)h * hd : NULL;
             for (int s = 0; s <= t; s++) {
                 if (!attn_pattern_visible(&pat, h, t, s)) continue;
                 double ds = p[s] * (dp[s] - pdp) * scale;
+                double *dpk = dpos ? dpos + (size_t)s * PW + (size_t)(H + h) * hd : NULL;
                 for (int d = 0; d < hd; d++) {
-                    dq[d] += ds * kv[kv_index(o, 0, h, s, d, H, T, hd)];
-                    dkv[kv_index(o, 0, h, s, d, H, T, hd)] += ds * q[d];
+                    double k = infused_key(kv, pos, PW, o, h, s, d, H, T, hd);
+                    dq[d] += ds * k;
+                    dkv[kv_index(o, 0, h, s, d, H, T, hd)] += ds * qi[d];
+                    if (dpq) dpq[d] += ds * k, dpk[d] += ds * qi[d];
                 }
             }
         }
     free(p);
     free(dp);
+    free(qi);
     attn_pattern_free(&pat);
     return ok || fail(r, n, "out of memory");
 }

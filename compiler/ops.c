@@ -428,7 +428,7 @@ const OpInfo op_table[OP_COUNT] = {
                        .interp = interp_rec_update, .emit = emit_rec_update, .cost = cost_rec},
     [OP_PIA_POS] = {.name = "pia_pos", .nin = 1, .out_class = VC_KV, .print_attrs = print_pia_pos,
                     .key_attrs = key_pia_pos, .verify = verify_pia_pos, .shape = shape_pia_pos,
-                    .interp = interp_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
+                    .interp = interp_pia_pos, .backward = interp_backward_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
     [OP_REL_ATTENTION] = {.name = "rel_attention", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = txl_rel_ninputs,
                           .print_attrs = txl_print_attrs, .key_attrs = txl_key_attrs, .shape = txl_shape_rel_attention,
                           .interp = interp_rel_attention, .emit = emit_txl, .cost = cost_rel_attention},

@@ -802,6 +802,7 @@ bool interp_backward_act(struct InterpRun *r, const Node *n, const double *dy, c
 bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_pia_pos(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);

@@ -1,6 +1,7 @@
 # Training, first stage (issue 25; docs/training.md): reverse mode in the reference interpreter, the
 # runtime's AdamW/SGD trainer, `shortc train` and `shortc grad`.
-#   train_grad_<model>         (gpt2_tiny and its sibling of every sparse mask kind) every weight's gradient from `shortc grad` equals PyTorch autograd on the same
+#   train_grad_<model>         (gpt2_tiny, its sibling of every sparse mask kind, and shortformer_tiny's
+#                              position-infused attention as sequences of 16 and 12) every weight's gradient from `shortc grad` equals PyTorch autograd on the same
 #                              weights and tokens (an independent float64 forward; sparse kinds through the
 #                              mask goldens of tests/attention/gen_masks.py) to 1e-5 of the tensor's largest
 #                              entry, for one sequence and a batch of three (tests/train/torch_check.py)
@@ -19,7 +20,8 @@
 #                              GradScaler (cli_check.py)
 set(TRAIN_DIR ${TESTS_DIR}/train)
 if(PY3)
-  foreach(m gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny)
+  foreach(m gpt2_tiny local_tiny longformer_lm_tiny sparse_strided_tiny sparse_fixed_tiny bigbird_lm_tiny gaussian_tiny
+            shortformer_tiny)
     add_test(NAME train_grad_${m} COMMAND ${PY3} ${TRAIN_DIR}/torch_check.py ${SHORTC_BIN} grad ${m})
     set_tests_properties(train_grad_${m} PROPERTIES LABELS train SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
