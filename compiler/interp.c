@@ -673,6 +673,39 @@ bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
                                                                  "than the call's distances");
 }
 
+/* Backward of relative attention (mem_txl.c): the memory ring is the earlier segments' layer inputs, a constant
+ * (stop-gradient); gradients go to qkv, the relative keys, u, v and (through the memory rows' keys) w_qkv. */
+bool interp_backward_rel_attention(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    bool mem = n->memory > 0;
+    TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
+                     .memory = n->memory, .qkv = in(r, n, 0), .rel = in(r, n, 1), .rel_rows = val(r, n, 1)->capacity,
+                     .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
+                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
+                     .clamp = n->attn.prm.clamp, .same_length = n->attn.prm.same_length != 0};
+    TxlAttnGrads g = {.dqkv = grad_of(r, n->in[0]), .drel = grad_of(r, n->in[1]), .du = grad_of(r, n->in[2]),
+                      .dv = grad_of(r, n->in[3]), .dw_qkv = mem ? grad_of(r, n->in[4]) : NULL};
+    if (!g.dqkv || !g.drel || !g.du || !g.dv || (mem && !g.dw_qkv)) return fail(r, n, "out of memory");
+    return txl_rel_attention_backward_ref(&c, dy, &g) || fail(r, n, "out of memory, or the relative keys hold fewer "
+                                                                     "than the call's distances");
+}
+
+/* Backward of mem_write: nothing. The memory is read by later segments only, through which Transformer-XL stops
+ * the gradient; within a call attention reads the ring before this write. */
+bool interp_backward_mem_write(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)r, (void)n, (void)dy, (void)o;
+    return true;
+}
+
+/* Backward of the relative keys: dW_r += R_d^T dr[d]. */
+bool interp_backward_rel_keys(Run *r, const Node *n, const double *dy, const Value *o) {
+    const Value *wr = val(r, n, 0);
+    double *dw = grad_of(r, n->in[0]);
+    if (!dw) return fail(r, n, "out of memory");
+    txl_rel_keys_backward_ref(wr->order == ORD_OUT_IN, r->g->spec->d_model, n->heads * n->head_dim, o->capacity, dy, dw);
+    return true;
+}
+
 /* Transformer-XL's relative keys (mem_txl.c): W_r R_d for every distance of the table, a derived tensor. */
 bool interp_rel_keys(Run *r, const Node *n, float *y, const Value *o) {
     const Value *wr = val(r, n, 0);

@@ -431,12 +431,12 @@ const OpInfo op_table[OP_COUNT] = {
                     .interp = interp_pia_pos, .backward = interp_backward_pia_pos, .emit = emit_pia_pos, .cost = cost_pia_pos},
     [OP_REL_ATTENTION] = {.name = "rel_attention", .nin = -1, .out_class = VC_ACTIVATION, .ninputs = txl_rel_ninputs,
                           .print_attrs = txl_print_attrs, .key_attrs = txl_key_attrs, .shape = txl_shape_rel_attention,
-                          .interp = interp_rel_attention, .emit = emit_txl, .cost = cost_rel_attention},
+                          .interp = interp_rel_attention, .backward = interp_backward_rel_attention, .emit = emit_txl, .cost = cost_rel_attention},
     [OP_MEM_WRITE] = {.name = "mem_write", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
-                      .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write,
+                      .key_attrs = txl_key_attrs, .shape = txl_shape_mem_write, .interp = interp_mem_write, .backward = interp_backward_mem_write,
                       .emit = emit_txl, .cost = cost_mem_write},
     [OP_REL_KEYS] = {.name = "rel_keys", .nin = 1, .out_class = VC_KV, .print_attrs = txl_print_attrs,
-                     .key_attrs = txl_key_attrs, .shape = txl_shape_rel_keys, .interp = interp_rel_keys,
+                     .key_attrs = txl_key_attrs, .shape = txl_shape_rel_keys, .interp = interp_rel_keys, .backward = interp_backward_rel_keys,
                      .emit = emit_rel_keys, .cost = cost_rel_keys},
 };
 

@@ -803,6 +803,9 @@ bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, c
 bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_pia_pos(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_rel_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_rel_keys(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_mem_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -1264,6 +1267,18 @@ bool txl_rel_keys_ref(const float *w_r, bool trans, int D, int W, int nd, float 
 /* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory
  * or when the table holds fewer distances than the call reads. */
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
+/* Where txl_rel_attention_backward_ref adds the gradients (each zeroed by the caller or holding earlier sums). */
+typedef struct TxlAttnGrads {
+    double *dqkv;        /* [T, 3*H*hd] */
+    double *drel;        /* [rel_rows, H*hd]: the relative keys' */
+    double *du, *dv;     /* [H, hd]: r_w_bias's and r_r_bias's */
+    double *dw_qkv;      /* w_qkv's, in its stored order (the memory rows' keys and values); NULL without memory */
+} TxlAttnGrads;
+/* The backward of txl_rel_attention_ref given dy [T, H*hd]. The memory rows are constants (Transformer-XL's
+ * stop-gradient into the previous segment); their keys and values still train w_qkv. False: out of memory. */
+bool txl_rel_attention_backward_ref(const TxlAttnCall *c, const double *dy, const TxlAttnGrads *g);
+/* The backward of txl_rel_keys_ref: dw_r [D, W] (trans: [W, D]) += R_d^T dr[d] over the nd distances. */
+void txl_rel_keys_backward_ref(bool trans, int D, int W, int nd, const double *dr, double *dw_r);
 /* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
 /* The positions a session of a Transformer-XL model may advance (memories are rings; nothing grows with P). */
