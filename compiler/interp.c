@@ -1229,8 +1229,52 @@ static double nll_and_grad(const float *logits, const int32_t *targets, int T, i
     return loss;
 }
 
+bool interp_grad_segments(const Graph *g) {
+    bool memory = false;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (!ir_value_live(g, v) || !is_state(v)) continue;
+        if (v->role != STATE_MEMORY) return false;
+        memory = true;
+    }
+    /* a pre-norm model's rings hold normed rows: see the header */
+    return memory && !ir_recurrent(g) && g->spec->norm_place != NORM_PRE;
+}
+
+/* Copies of the session's memory rings before a forward writes them (the backward reads what the forward read);
+ * NULL entries for the other values. NULL when out of memory. */
+static float **memory_snapshot(InterpSession *s) {
+    const Graph *g = s->g;
+    float **snap = calloc((size_t)g->nvalues + 1, sizeof *snap);
+    for (int i = 0; snap && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->role != STATE_MEMORY || !ir_value_live(g, v)) continue;
+        size_t cnt = ir_state_numel(v);
+        if (!(snap[i] = malloc(sizeof(float) * (cnt + 1)))) {
+            for (int k = 0; k < i; k++) free(snap[k]);
+            free(snap);
+            return NULL;
+        }
+        memcpy(snap[i], state_of(s, v), sizeof(float) * cnt);
+    }
+    return snap;
+}
+
 bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                  const int32_t *targets, double scale, double *loss, double **wgrad) {
+    InterpSession *s = interp_session_new(g);
+    if (!s) {
+        diag_plain_error(d, "interp: out of memory");
+        return false;
+    }
+    bool ok = interp_grad_on(s, d, weights, tokens, ntokens, targets, scale, loss, wgrad);
+    interp_session_free(s);
+    return ok;
+}
+
+bool interp_grad_on(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    const int32_t *targets, double scale, double *loss, double **wgrad) {
+    const Graph *g = s->g;
     if (reject_undifferentiable(g, d)) return false;
     int V = g->spec->vocab;
     for (int t = 0; t < ntokens; t++)
@@ -1238,15 +1282,16 @@ bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int
             diag_plain_error(d, "interp: target %d at position %d is outside the vocabulary [0, %d)", (int)targets[t], t, V);
             return false;
         }
-    Run r = {.g = g, .d = d, .T = ntokens, .P = 0, .tokens = tokens};
+    Run r = {.g = g, .d = d, .T = ntokens, .P = ir_recurrent(g) ? 0 : interp_session_fill(s), .tokens = tokens};
     float **values = calloc((size_t)g->nvalues + 1, sizeof *values);
     float *logits = malloc(sizeof *logits * ((size_t)ntokens * V + 1));
+    float **rings = memory_snapshot(s);
     r.buf = calloc((size_t)g->nvalues + 1, sizeof *r.buf);
     r.grad = calloc((size_t)g->nvalues + 1, sizeof *r.grad);
-    bool ok = values && logits && r.buf && r.grad;
+    bool ok = values && logits && rings && r.buf && r.grad;
     if (!ok) fail(&r, NULL, "out of memory");
-    ok = ok && interp_run_values(g, d, weights, tokens, ntokens, logits, values);
-    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = values[i] ? values[i] : (float *)weights[i];
+    ok = ok && interp_forward(s, d, weights, tokens, ntokens, logits, values);
+    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = rings[i] ? rings[i] : values[i] ? values[i] : (float *)weights[i];
     double *dlogits = ok ? grad_of(&r, g->logits) : NULL;
     if (ok && !dlogits) ok = fail(&r, NULL, "out of memory");
     if (ok) *loss = nll_and_grad(logits, targets, ntokens, V, scale, dlogits);
@@ -1263,9 +1308,11 @@ bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int
     }
     for (int i = 0; i < g->nvalues; i++) {
         if (values) free(values[i]);
+        if (rings) free(rings[i]);
         if (r.grad) free(r.grad[i]);
     }
     free(values);
+    free(rings);
     free(r.grad);
     free(r.buf);
     free(logits);

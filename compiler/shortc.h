@@ -1341,6 +1341,12 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  */
 bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                  const int32_t *targets, double scale, double *loss, double **wgrad);
+/* Whether a sequence longer than the segment can be differentiated segment after segment: the model carries
+ * Transformer-XL memories and no other state (a KV cache's attention backward runs at position 0 only), and its
+ * rings hold layer inputs. A pre-norm model's rings hold the normed rows, whereas the original code norms
+ * cat(memory, h) inside the attention, so its LayerNorm is trained through the memory rows too: not
+ * reproduced yet, such a model trains on sequences of one segment. */
+bool interp_grad_segments(const Graph *g);
 /* Whether interp_grad can differentiate g: every live op has a backward; else false with the first op that has
  * none reported in d (with its .arch line). */
 bool interp_grad_supported(const Graph *g, Diag *d);
@@ -1357,6 +1363,11 @@ bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, con
  * by T. interp_run is interp_forward on a fresh session.
  */
 typedef struct InterpSession InterpSession;
+/* interp_grad for one segment of a longer sequence: the forward runs on session s (at its position, after the
+ * earlier segments; s moves on past these tokens) and the memory rings its ops read are constants
+ * (Transformer-XL's stop-gradient), so a sequence is differentiated segment after segment on one session. */
+bool interp_grad_on(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    const int32_t *targets, double scale, double *loss, double **wgrad);
 /* A fresh session (fill 0) for g; NULL when out of memory. The graph must outlive it. */
 InterpSession *interp_session_new(const Graph *g);
 void interp_session_free(InterpSession *s);

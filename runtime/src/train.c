@@ -222,7 +222,7 @@ static srt_status check_batch(srt_trainer *t, const int32_t *tokens, int batch, 
     if (st != SRT_OK) return st;
     if (!tokens) return rt_error(ctx, SRT_ERR_INVALID, "training step: tokens is NULL");
     if (batch < 1) return rt_error(ctx, SRT_ERR_INVALID, "training step: batch %d: must be >= 1", batch);
-    if (seq < 2 || seq > info.segment)
+    if (seq < 2 || (seq > info.segment && !rt_ref_grad_segments(t->m)))
         return rt_error(ctx, SRT_ERR_INVALID, "training step: sequence length %d: must be 2 to %d (the model's segment)", seq,
                         info.segment);
     for (int64_t i = 0; i < (int64_t)batch * seq; i++)

@@ -5,6 +5,10 @@
 #                              weights and tokens (an independent float64 forward; sparse kinds through the
 #                              mask goldens of tests/attention/gen_masks.py) to 1e-5 of the tensor's largest
 #                              entry, for one sequence and a batch of three (tests/train/torch_check.py)
+#   train_grad_txl_{tiny,lrm_tiny,tiny_pre}  Transformer-XL (relative attention, memories with a stop-gradient
+#                              between segments, long- and short-range memories, pre-norm with clamp and
+#                              same_length) against autograd through tests/memory/gen_txl.py's forward, for
+#                              sequences of one and of three segments (tests/train/txl_check.py)
 #   train_grad_golden_<model>  the same for the golden models of tests/gen_goldens.py with its own forward
 #                              (RMSNorm post-norm and fp16 storage, sinusoidal positions and ReLU)
 #   train_adamw, train_sgd     5 steps equal torch.optim.AdamW (warm-up + cosine, clip_grad_norm_, weight
@@ -28,6 +32,10 @@ if(PY3)
   foreach(m baseline_ba_tiny mixed_tiny)
     add_test(NAME train_grad_golden_${m} COMMAND ${PY3} ${TRAIN_DIR}/torch_check.py ${SHORTC_BIN} grad-golden ${m})
     set_tests_properties(train_grad_golden_${m} PROPERTIES LABELS train SKIP_RETURN_CODE 77 TIMEOUT 300)
+  endforeach()
+  foreach(m txl_tiny txl_lrm_tiny txl_tiny_pre)
+    add_test(NAME train_grad_${m} COMMAND ${PY3} ${TRAIN_DIR}/txl_check.py ${SHORTC_BIN} ${m})
+    set_tests_properties(train_grad_${m} PROPERTIES LABELS train SKIP_RETURN_CODE 77 TIMEOUT 300)
   endforeach()
   foreach(c adamw sgd)
     add_test(NAME train_${c} COMMAND ${PY3} ${TRAIN_DIR}/torch_check.py ${SHORTC_BIN} ${c})
