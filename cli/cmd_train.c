@@ -389,12 +389,14 @@ static int train_loop(TrainArgs *a, OpenModel *om, srt_trainer *t, const int32_t
     return 0;
 }
 
-/* Every stage's length within the model's segment (else a usage error) and the data (else a bad input);
+/* Every stage's length within the model's segment unless the trainer takes longer sequences segment after
+ * segment (else a usage error), and within the data (else a bad input);
  * prints the error and returns the exit status, 0 when all fit. */
-static int stage_lengths_fit(const TrainArgs *a, const OpenModel *om, int n) {
+static int stage_lengths_fit(const TrainArgs *a, const OpenModel *om, const srt_trainer *t, int n) {
+    int most = srt_trainer_max_seq(t); /* 0: segment after segment, any length */
     for (int s = 0; s < a->nstages; s++) {
         int L = a->stages[s].seq;
-        if (L > om->mi.segment) {
+        if (most > 0 && L > most) {
             fprintf(stderr, "shortc: error: sequence length %d is longer than the model's segment (%d)\n", L, om->mi.segment);
             return cli_usage_failure();
         }
@@ -420,7 +422,7 @@ int train_main(int argc, char **argv) {
         return 1;
     }
     Validation v = {0};
-    int rc = stage_lengths_fit(&a, &om, n);
+    int rc = stage_lengths_fit(&a, &om, t, n);
     if (rc == 0 && open_validation(&a, &om, &v) && tokens_in_vocab(&a.ra, tokens, n, &om.mi)) rc = train_loop(&a, &om, t, tokens, n, &v);
     else if (rc == 0) rc = 1;
     close_validation(&v);

@@ -641,6 +641,9 @@ srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, in
 /* srt_trainer_grad's gradients written as an F32 safetensors file under the weights' names and file layout. */
 srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int batch, int seq, const char *path,
                                   double *loss);
+/* The longest sequence a step takes: the model's segment; 0 when any length is taken segment after segment (a
+ * Transformer-XL model: each segment's memories come from the earlier ones with no gradient into them). */
+int srt_trainer_max_seq(const srt_trainer *t);
 /* The trainer's weights: their count, and weight i's name (as in the weight file) and element count. */
 int srt_trainer_weight_count(const srt_trainer *t);
 srt_status srt_trainer_weight(const srt_trainer *t, int i, const char **name, size_t *count);

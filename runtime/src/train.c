@@ -412,6 +412,12 @@ srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int bat
     return st;
 }
 
+int srt_trainer_max_seq(const srt_trainer *t) {
+    srt_model_info info;
+    if (!t || srt_model_get_info(t->m, &info) != SRT_OK) return 0;
+    return rt_ref_grad_segments(t->m) ? 0 : info.segment;
+}
+
 int srt_trainer_weight_count(const srt_trainer *t) { return t ? t->nw : 0; }
 
 srt_status srt_trainer_weight(const srt_trainer *t, int i, const char **name, size_t *count) {
