@@ -71,15 +71,20 @@ static const CmdUsage commands[] = {
      "Also --sim-threads N, --allow-nonfinite-weights, --allow-unused, --mem-init empty|zeros, --save-weights OUT\n"
      "(as run).\n"},
     {"train",
-     "       shortc train MODEL.arch --data TOKENS --seq L --batch B --steps N --save OUT.safetensors\n"
-     "                  [--init W.safetensors | --seed SEED] [--optimizer adamw|sgd] [--lr X] [--weight-decay W]\n"
-     "                  [--momentum M] [--warmup S] [--schedule constant|cosine|inverse-sqrt] [--clip X]\n"
-     "                  [--freeze GLOB]... [--backend ref] [--model NAME] [--json] [--quiet]\n",
+     "       shortc train MODEL.arch --data TOKENS (--seq L --steps N | --stages L1:N1,...) --batch B\n"
+     "                  --save OUT.safetensors [--init W.safetensors | --seed SEED] [--optimizer adamw|sgd]\n"
+     "                  [--lr X] [--weight-decay W] [--momentum M] [--warmup S] [--warmup-init-lr X]\n"
+     "                  [--schedule constant|cosine|inverse-sqrt|fairseq] [--clip X] [--freeze GLOB]...\n"
+     "                  [--valid TOKENS [--valid-every K] [--mode M]] [--loss-scale S [--scale-growth G]\n"
+     "                  [--scale-backoff F] [--scale-interval N]] [--backend ref] [--model NAME] [--json] [--quiet]\n",
      "  --data TOKENS    token ids (text or .npy), cut into consecutive sequences of L; step k takes the next B\n"
      "  --init W         start from these weights (default: seeded random weights, --seed, default 0)\n"
      "  --lr X           peak learning rate (default 1e-3); --warmup S linear warm-up steps, then --schedule\n"
      "  --clip X         clip the gradients to global L2 norm X (default: none)\n"
      "  --freeze GLOB    keep the weights whose names match fixed (repeatable)\n"
+     "  --stages L1:N1,...  Shortformer's staged training: N1 steps of sequences of L1, then N2 of L2, ...\n"
+     "  --valid TOKENS   validation loss and perplexity (as eval, --mode M) after every K-th step and the last\n"
+     "  --loss-scale S   dynamic loss scaling from S (GradScaler: growth 2, backoff 0.5, interval 2000)\n"
      "  --json           one JSON object per step (loss, lr, grad_norm, tokens/s) instead of the text line\n"
      "Runs on the reference backend only for now (docs/training.md).\n"},
     {"grad",

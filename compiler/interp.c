@@ -101,7 +101,8 @@ static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in
 
 /* The gradient array of value id (zeroed on first use, at its shape in this call); NULL when out of memory. */
 static double *grad_of(Run *r, int id) {
-    if (!r->grad[id]) r->grad[id] = calloc(numel(r, r->g->values[id]) + 1, sizeof(double));
+    const Value *v = r->g->values[id];
+    if (!r->grad[id]) r->grad[id] = calloc((ir_value_derived(v) ? ir_state_numel(v) : numel(r, v)) + 1, sizeof(double));
     return r->grad[id];
 }
 
@@ -510,6 +511,31 @@ bool interp_pia_pos(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/* Backward of the position-infused table: row s is p_s W (columns 0..2·H·hd of c_attn), so
+ * dW[d][c] += sum_s p_s[d] dy[s][c], in W's stored order. */
+bool interp_backward_pia_pos(Run *r, const Node *n, const double *dy, const Value *o) {
+    const Value *wv = val(r, n, 0);
+    int HD = n->heads * n->head_dim, W = 2 * HD, stride = ir_dim(o, 1), slots = o->capacity;
+    bool out_in = ir_dim(wv, 0) == 3 * HD && wv->order == ORD_OUT_IN;
+    int D = out_in ? ir_dim(wv, 1) : ir_dim(wv, 0);
+    double *p = malloc(sizeof *p * (size_t)D), *dw = grad_of(r, n->in[0]);
+    if (!p || !dw) {
+        free(p);
+        return fail(r, n, "out of memory");
+    }
+    for (int s = 0; s < slots; s++) {
+        const double *g = dy + (size_t)s * stride;
+        bool any = false;
+        for (int c = 0; c < W && !any; c++) any = g[c] != 0;
+        if (!any) continue; /* slots no query of the call reached */
+        for (int d = 0; d < D; d++) p[d] = pia_sinusoid(n->pia_style, s, d, D);
+        for (int c = 0; c < W; c++)
+            for (int d = 0; d < D; d++) dw[out_in ? (size_t)c * D + d : (size_t)d * 3 * HD + c] += p[d] * g[c];
+    }
+    free(p);
+    return true;
+}
+
 bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
@@ -573,17 +599,26 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     return true;
 }
 
+/* Key element d of head h at slot s, plus the position-infused key row when pos is given. */
+static double infused_key(const float *kv, const float *pos, int PW, DimOrder o, int h, int s, int d, int H, int T, int hd) {
+    return (double)kv[kv_index(o, 0, h, s, d, H, T, hd)] + (pos ? pos[(size_t)s * PW + (size_t)(H + h) * hd + d] : 0.0);
+}
+
 /*
  * Backward of attention over the window of one call at P = 0 (the KV value holds T rows): the probabilities are
  * recomputed over the keys the kind's pattern shows, then dV += p dy, ds = p (dp - sum p dp) with dp = dy . v,
- * dq += scale ds K and dK += scale ds q. Position-infused and recurrence keys are not differentiated yet.
+ * dq += scale ds K and dK += scale ds q. Position-infused attention scores (q + pq_t)·(k + pk_s): the same ds
+ * goes to the table's query row t (as dq) and key row s (as dK). Recurrence keys are not differentiated yet.
  */
 bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Value *ov) {
     (void)ov;
-    if (n->infused || n->rec_key)
-        return fail(r, n, "the backward of %s attention is not implemented yet", n->infused ? "position-infused" : "recurrence-key");
+    if (n->rec_key) return fail(r, n, "the backward of recurrence-key attention is not implemented yet");
     if (r->P != 0) return fail(r, n, "the backward runs one call from position 0 (P is %d)", r->P);
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
+    const float *pos = n->infused ? in(r, n, 2) : NULL; /* position-infused: W_q p_s | W_k p_s per slot */
+    int PW = pos ? ir_dim(val(r, n, 2), 1) : 0;
+    double *dpos = pos ? grad_of(r, n->in[2]) : NULL;
+    if (pos && !dpos) return fail(r, n, "out of memory");
     DimOrder o = val(r, n, 1)->order;
     int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
     AttnPattern pat;
@@ -591,17 +626,19 @@ bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Va
     if (!attn_pattern_build(&pat, &n->attn, n->layer, H, val(r, n, 1)->capacity, err, sizeof err)) return fail(r, n, "%s", err);
     double scale = 1.0 / sqrt((double)hd);
     double *p = malloc(sizeof *p * (size_t)T), *dp = malloc(sizeof *dp * (size_t)T);
+    double *qi = malloc(sizeof *qi * (size_t)hd); /* the query, positions infused */
     double *dqkv = grad_of(r, n->in[0]), *dkv = grad_of(r, n->in[1]);
-    bool ok = p && dp && dqkv && dkv;
+    bool ok = p && dp && qi && dqkv && dkv;
     for (int h = 0; ok && h < H; h++)
         for (int t = 0; t < T; t++) {
             const float *q = qkv + (size_t)t * W + (size_t)h * hd;
             const double *gy = dy + (size_t)t * H * hd + (size_t)h * hd;
             double mx = -INFINITY, sum = 0, pdp = 0;
+            for (int d = 0; d < hd; d++) qi[d] = (double)q[d] + (pos ? pos[(size_t)t * PW + (size_t)h * hd + d] : 0.0);
             for (int s = 0; s <= t; s++) {
                 if (!attn_pattern_visible(&pat, h, t, s)) continue;
                 double dot = 0;
-                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                for (int d = 0; d < hd; d++) dot += qi[d] * infused_key(kv, pos, PW, o, h, s, d, H, T, hd);
                 p[s] = dot * scale;
                 if (p[s] > mx) mx = p[s];
             }
@@ -620,17 +657,22 @@ bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Va
                 pdp += p[s] * g;
             }
             double *dq = dqkv + (size_t)t * W + (size_t)h * hd;
+            double *dpq = dpos ? dpos + (size_t)t * PW + (size_t)h * hd : NULL;
             for (int s = 0; s <= t; s++) {
                 if (!attn_pattern_visible(&pat, h, t, s)) continue;
                 double ds = p[s] * (dp[s] - pdp) * scale;
+                double *dpk = dpos ? dpos + (size_t)s * PW + (size_t)(H + h) * hd : NULL;
                 for (int d = 0; d < hd; d++) {
-                    dq[d] += ds * kv[kv_index(o, 0, h, s, d, H, T, hd)];
-                    dkv[kv_index(o, 0, h, s, d, H, T, hd)] += ds * q[d];
+                    double k = infused_key(kv, pos, PW, o, h, s, d, H, T, hd);
+                    dq[d] += ds * k;
+                    dkv[kv_index(o, 0, h, s, d, H, T, hd)] += ds * qi[d];
+                    if (dpq) dpq[d] += ds * k, dpk[d] += ds * qi[d];
                 }
             }
         }
     free(p);
     free(dp);
+    free(qi);
     attn_pattern_free(&pat);
     return ok || fail(r, n, "out of memory");
 }
@@ -645,6 +687,39 @@ bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
                      .clamp = n->attn.prm.clamp, .same_length = n->attn.prm.same_length != 0};
     return txl_rel_attention_ref(&c, y, o->dtype) || fail(r, n, "out of memory, or the relative keys hold fewer "
                                                                  "than the call's distances");
+}
+
+/* Backward of relative attention (mem_txl.c): the memory ring is the earlier segments' layer inputs, a constant
+ * (stop-gradient); gradients go to qkv, the relative keys, u, v and (through the memory rows' keys) w_qkv. */
+bool interp_backward_rel_attention(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    bool mem = n->memory > 0;
+    TxlAttnCall c = {.T = r->T, .P = r->P, .H = n->heads, .hd = n->head_dim, .D = r->g->spec->d_model,
+                     .memory = n->memory, .qkv = in(r, n, 0), .rel = in(r, n, 1), .rel_rows = val(r, n, 1)->capacity,
+                     .u = in(r, n, 2), .v = in(r, n, 3), .mem = mem ? in(r, n, 5) : NULL,
+                     .w_qkv = mem ? in(r, n, 4) : NULL, .w_qkv_trans = mem && val(r, n, 4)->order == ORD_OUT_IN,
+                     .clamp = n->attn.prm.clamp, .same_length = n->attn.prm.same_length != 0};
+    TxlAttnGrads g = {.dqkv = grad_of(r, n->in[0]), .drel = grad_of(r, n->in[1]), .du = grad_of(r, n->in[2]),
+                      .dv = grad_of(r, n->in[3]), .dw_qkv = mem ? grad_of(r, n->in[4]) : NULL};
+    if (!g.dqkv || !g.drel || !g.du || !g.dv || (mem && !g.dw_qkv)) return fail(r, n, "out of memory");
+    return txl_rel_attention_backward_ref(&c, dy, &g) || fail(r, n, "out of memory, or the relative keys hold fewer "
+                                                                     "than the call's distances");
+}
+
+/* Backward of mem_write: nothing. The memory is read by later segments only, through which Transformer-XL stops
+ * the gradient; within a call attention reads the ring before this write. */
+bool interp_backward_mem_write(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)r, (void)n, (void)dy, (void)o;
+    return true;
+}
+
+/* Backward of the relative keys: dW_r += R_d^T dr[d]. */
+bool interp_backward_rel_keys(Run *r, const Node *n, const double *dy, const Value *o) {
+    const Value *wr = val(r, n, 0);
+    double *dw = grad_of(r, n->in[0]);
+    if (!dw) return fail(r, n, "out of memory");
+    txl_rel_keys_backward_ref(wr->order == ORD_OUT_IN, r->g->spec->d_model, n->heads * n->head_dim, o->capacity, dy, dw);
+    return true;
 }
 
 /* Transformer-XL's relative keys (mem_txl.c): W_r R_d for every distance of the table, a derived tensor. */
@@ -1191,8 +1266,52 @@ static double nll_and_grad(const float *logits, const int32_t *targets, int T, i
     return loss;
 }
 
+bool interp_grad_segments(const Graph *g) {
+    bool memory = false;
+    for (int i = 0; i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (!ir_value_live(g, v) || !is_state(v)) continue;
+        if (v->role != STATE_MEMORY) return false;
+        memory = true;
+    }
+    /* a pre-norm model's rings hold normed rows: see the header */
+    return memory && !ir_recurrent(g) && g->spec->norm_place != NORM_PRE;
+}
+
+/* Copies of the session's memory rings before a forward writes them (the backward reads what the forward read);
+ * NULL entries for the other values. NULL when out of memory. */
+static float **memory_snapshot(InterpSession *s) {
+    const Graph *g = s->g;
+    float **snap = calloc((size_t)g->nvalues + 1, sizeof *snap);
+    for (int i = 0; snap && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->role != STATE_MEMORY || !ir_value_live(g, v)) continue;
+        size_t cnt = ir_state_numel(v);
+        if (!(snap[i] = malloc(sizeof(float) * (cnt + 1)))) {
+            for (int k = 0; k < i; k++) free(snap[k]);
+            free(snap);
+            return NULL;
+        }
+        memcpy(snap[i], state_of(s, v), sizeof(float) * cnt);
+    }
+    return snap;
+}
+
 bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                  const int32_t *targets, double scale, double *loss, double **wgrad) {
+    InterpSession *s = interp_session_new(g);
+    if (!s) {
+        diag_plain_error(d, "interp: out of memory");
+        return false;
+    }
+    bool ok = interp_grad_on(s, d, weights, tokens, ntokens, targets, scale, loss, wgrad);
+    interp_session_free(s);
+    return ok;
+}
+
+bool interp_grad_on(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    const int32_t *targets, double scale, double *loss, double **wgrad) {
+    const Graph *g = s->g;
     if (reject_undifferentiable(g, d)) return false;
     int V = g->spec->vocab;
     for (int t = 0; t < ntokens; t++)
@@ -1200,15 +1319,16 @@ bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int
             diag_plain_error(d, "interp: target %d at position %d is outside the vocabulary [0, %d)", (int)targets[t], t, V);
             return false;
         }
-    Run r = {.g = g, .d = d, .T = ntokens, .P = 0, .tokens = tokens};
+    Run r = {.g = g, .d = d, .T = ntokens, .P = ir_recurrent(g) ? 0 : interp_session_fill(s), .tokens = tokens};
     float **values = calloc((size_t)g->nvalues + 1, sizeof *values);
     float *logits = malloc(sizeof *logits * ((size_t)ntokens * V + 1));
+    float **rings = memory_snapshot(s);
     r.buf = calloc((size_t)g->nvalues + 1, sizeof *r.buf);
     r.grad = calloc((size_t)g->nvalues + 1, sizeof *r.grad);
-    bool ok = values && logits && r.buf && r.grad;
+    bool ok = values && logits && rings && r.buf && r.grad;
     if (!ok) fail(&r, NULL, "out of memory");
-    ok = ok && interp_run_values(g, d, weights, tokens, ntokens, logits, values);
-    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = values[i] ? values[i] : (float *)weights[i];
+    ok = ok && interp_forward(s, d, weights, tokens, ntokens, logits, values);
+    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = rings[i] ? rings[i] : values[i] ? values[i] : (float *)weights[i];
     double *dlogits = ok ? grad_of(&r, g->logits) : NULL;
     if (ok && !dlogits) ok = fail(&r, NULL, "out of memory");
     if (ok) *loss = nll_and_grad(logits, targets, ntokens, V, scale, dlogits);
@@ -1225,9 +1345,11 @@ bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int
     }
     for (int i = 0; i < g->nvalues; i++) {
         if (values) free(values[i]);
+        if (rings) free(rings[i]);
         if (r.grad) free(r.grad[i]);
     }
     free(values);
+    free(rings);
     free(r.grad);
     free(r.buf);
     free(logits);

@@ -124,6 +124,101 @@ bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt) {
     return ok;
 }
 
+/* Adds g into element (row, col) of a gradient laid out as wat reads its weight. */
+static void wadd(double *dw, bool trans, int in, int out, int row, int col, double g) {
+    dw[trans ? (size_t)col * in + row : (size_t)row * out + col] += g;
+}
+
+/* The backward of one query row of one head (txl_row's forward recomputed in double): p holds K scores, dp K. */
+static void txl_row_backward(const TxlAttnCall *c, int h, int t, int mlen, const float *k, const float *v, const double *dy,
+                             double *p, double *dp, double *dk, double *dv, const TxlAttnGrads *g) {
+    int W = c->H * c->hd, hd = c->hd, K = mlen + c->T, i = c->P + t;
+    const float *q = c->qkv + (size_t)t * 3 * W + (size_t)h * hd;
+    const float *u = c->u + (size_t)h * hd, *vb = c->v + (size_t)h * hd;
+    const double *gy = dy + (size_t)t * W + (size_t)h * hd;
+    double scale = 1.0 / sqrt((double)hd), mx = -INFINITY, sum = 0, pdp = 0;
+    for (int j = 0; j < K; j++) {
+        int pj = c->P - mlen + j, d = i - pj;
+        p[j] = -INFINITY;
+        if (!txl_visible(i, pj, c->P, c->memory, c->same_length)) continue;
+        if (c->clamp > 0 && d > c->clamp) d = c->clamp;
+        const float *kj = k + (size_t)j * W + (size_t)h * hd, *rd = c->rel + (size_t)d * W + (size_t)h * hd;
+        double s = 0;
+        for (int e = 0; e < hd; e++) s += ((double)q[e] + u[e]) * kj[e] + ((double)q[e] + vb[e]) * rd[e];
+        p[j] = s * scale;
+        if (p[j] > mx) mx = p[j];
+    }
+    for (int j = 0; j < K; j++) sum += p[j] = p[j] == -INFINITY ? 0.0 : exp(p[j] - mx);
+    if (sum <= 0) return;
+    for (int j = 0; j < K; j++) {
+        p[j] /= sum;
+        double acc = 0;
+        for (int e = 0; e < hd; e++) {
+            acc += gy[e] * v[(size_t)j * W + (size_t)h * hd + e];
+            dv[(size_t)j * W + (size_t)h * hd + e] += p[j] * gy[e];
+        }
+        dp[j] = acc;
+        pdp += p[j] * acc;
+    }
+    double *dq = g->dqkv + (size_t)t * 3 * W + (size_t)h * hd;
+    for (int j = 0; j < K; j++) {
+        if (p[j] == 0) continue;
+        int d = i - (c->P - mlen + j);
+        if (c->clamp > 0 && d > c->clamp) d = c->clamp;
+        const float *kj = k + (size_t)j * W + (size_t)h * hd, *rd = c->rel + (size_t)d * W + (size_t)h * hd;
+        double ds = p[j] * (dp[j] - pdp) * scale, *drd = g->drel + (size_t)d * W + (size_t)h * hd;
+        for (int e = 0; e < hd; e++) {
+            dq[e] += ds * ((double)kj[e] + rd[e]);
+            g->du[h * hd + e] += ds * kj[e];
+            g->dv[h * hd + e] += ds * rd[e];
+            dk[(size_t)j * W + (size_t)h * hd + e] += ds * ((double)q[e] + u[e]);
+            drd[e] += ds * ((double)q[e] + vb[e]);
+        }
+    }
+}
+
+bool txl_rel_attention_backward_ref(const TxlAttnCall *c, const double *dy, const TxlAttnGrads *g) {
+    int W = c->H * c->hd, mlen = c->memory > 0 && c->mem ? txl_memory_fill(c->P, c->memory) : 0, K = mlen + c->T;
+    int nd = c->clamp > 0 && c->clamp < K ? c->clamp + 1 : K;
+    if (nd > c->rel_rows) return false;
+    float *k = malloc(sizeof *k * (size_t)K * W), *v = malloc(sizeof *v * (size_t)K * W);
+    double *p = malloc(sizeof *p * (size_t)K), *dp = malloc(sizeof *dp * (size_t)K);
+    double *dk = calloc((size_t)K * W + 1, sizeof *dk), *dv = calloc((size_t)K * W + 1, sizeof *dv);
+    bool ok = k && v && p && dp && dk && dv && (mlen == 0 || g->dw_qkv);
+    if (ok) {
+        txl_keys(c, mlen, k, v, DT_F32);
+        for (int h = 0; h < c->H; h++)
+            for (int t = 0; t < c->T; t++) txl_row_backward(c, h, t, mlen, k, v, dy, p, dp, dk, dv, g);
+        for (int j = 0; j < mlen; j++) { /* memory rows: constants (stop-gradient), their projection is trained */
+            const float *row = c->mem + (size_t)((c->P - mlen + j) % c->memory) * c->D;
+            for (int o = 0; o < 2 * W; o++) {
+                double go = (o < W ? dk : dv)[(size_t)j * W + o % W];
+                for (int e = 0; e < c->D; e++) wadd(g->dw_qkv, c->w_qkv_trans, c->D, 3 * W, e, W + o, go * row[e]);
+            }
+        }
+        for (int t = 0; t < c->T; t++) /* the new tokens' keys and values are qkv's k and v columns */
+            for (int o = 0; o < W; o++) {
+                g->dqkv[(size_t)t * 3 * W + W + o] += dk[(size_t)(mlen + t) * W + o];
+                g->dqkv[(size_t)t * 3 * W + 2 * W + o] += dv[(size_t)(mlen + t) * W + o];
+            }
+    }
+    free(k);
+    free(v);
+    free(p);
+    free(dp);
+    free(dk);
+    free(dv);
+    return ok;
+}
+
+void txl_rel_keys_backward_ref(bool trans, int D, int W, int nd, const double *dr, double *dw_r) {
+    for (int d = 0; d < nd; d++)
+        for (int e = 0; e < D; e++) {
+            double R = txl_rel_embedding(d, e, D);
+            for (int o = 0; o < W; o++) wadd(dw_r, trans, D, W, e, o, R * dr[(size_t)d * W + o]);
+        }
+}
+
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt) {
     for (int t = T > memory ? T - memory : 0; t < T; t++)
         for (int e = 0; e < D; e++)

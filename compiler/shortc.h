@@ -811,6 +811,10 @@ bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, c
 bool interp_backward_gate(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_pia_pos(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_rel_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_rel_keys(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_mem_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -1279,6 +1283,18 @@ bool txl_rel_keys_ref(const float *w_r, bool trans, int D, int W, int nd, float 
 /* The explicit relative attention (the reference): y [T, H*hd] in fp32, rounded to dt; false when out of memory
  * or when the table holds fewer distances than the call reads. */
 bool txl_rel_attention_ref(const TxlAttnCall *c, float *y, DType dt);
+/* Where txl_rel_attention_backward_ref adds the gradients (each zeroed by the caller or holding earlier sums). */
+typedef struct TxlAttnGrads {
+    double *dqkv;        /* [T, 3*H*hd] */
+    double *drel;        /* [rel_rows, H*hd]: the relative keys' */
+    double *du, *dv;     /* [H, hd]: r_w_bias's and r_r_bias's */
+    double *dw_qkv;      /* w_qkv's, in its stored order (the memory rows' keys and values); NULL without memory */
+} TxlAttnGrads;
+/* The backward of txl_rel_attention_ref given dy [T, H*hd]. The memory rows are constants (Transformer-XL's
+ * stop-gradient into the previous segment); their keys and values still train w_qkv. False: out of memory. */
+bool txl_rel_attention_backward_ref(const TxlAttnCall *c, const double *dy, const TxlAttnGrads *g);
+/* The backward of txl_rel_keys_ref: dw_r [D, W] (trans: [W, D]) += R_d^T dr[d] over the nd distances. */
+void txl_rel_keys_backward_ref(bool trans, int D, int W, int nd, const double *dr, double *dw_r);
 /* The memory write: rows max(0, T-m)..T-1 of x (positions P+t) into ring row (P+t) mod m, rounded to dt. */
 void txl_mem_write_ref(float *ring, int memory, int D, const float *x, int T, int P, DType dt);
 /* The positions a session of a Transformer-XL model may advance (memories are rings; nothing grows with P). */
@@ -1341,6 +1357,12 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  */
 bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                  const int32_t *targets, double scale, double *loss, double **wgrad);
+/* Whether a sequence longer than the segment can be differentiated segment after segment: the model carries
+ * Transformer-XL memories and no other state (a KV cache's attention backward runs at position 0 only), and its
+ * rings hold layer inputs. A pre-norm model's rings hold the normed rows, whereas the original code norms
+ * cat(memory, h) inside the attention, so its LayerNorm is trained through the memory rows too: not
+ * reproduced yet, such a model trains on sequences of one segment. */
+bool interp_grad_segments(const Graph *g);
 /* Whether interp_grad can differentiate g: every live op has a backward; else false with the first op that has
  * none reported in d (with its .arch line). */
 bool interp_grad_supported(const Graph *g, Diag *d);
@@ -1357,6 +1379,11 @@ bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, con
  * by T. interp_run is interp_forward on a fresh session.
  */
 typedef struct InterpSession InterpSession;
+/* interp_grad for one segment of a longer sequence: the forward runs on session s (at its position, after the
+ * earlier segments; s moves on past these tokens) and the memory rings its ops read are constants
+ * (Transformer-XL's stop-gradient), so a sequence is differentiated segment after segment on one session. */
+bool interp_grad_on(InterpSession *s, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                    const int32_t *targets, double scale, double *loss, double **wgrad);
 /* A fresh session (fill 0) for g; NULL when out of memory. The graph must outlive it. */
 InterpSession *interp_session_new(const Graph *g);
 void interp_session_free(InterpSession *s);

@@ -592,7 +592,9 @@ typedef enum srt_optimizer {
 typedef enum srt_schedule {
     SRT_SCHEDULE_CONSTANT = 0, /* lr after the warm-up */
     SRT_SCHEDULE_COSINE,       /* lr * (1 + cos(pi * (k - warmup) / (steps - warmup))) / 2 after the warm-up */
-    SRT_SCHEDULE_INVERSE_SQRT, /* lr * sqrt(max(warmup, 1) / (k + 1)) after the warm-up (fairseq's) */
+    SRT_SCHEDULE_INVERSE_SQRT, /* lr * sqrt(max(warmup, 1) / (k + 1)) after the warm-up */
+    SRT_SCHEDULE_FAIRSEQ,      /* fairseq's inverse_sqrt exactly: warmup_init_lr + k * (lr - warmup_init_lr) / warmup
+                                  while k < warmup, then lr * sqrt(warmup / k); needs warmup >= 1 */
 } srt_schedule;
 
 typedef struct srt_train_options {
@@ -607,28 +609,37 @@ typedef struct srt_train_options {
     double clip;               /* clip the gradients to this global L2 norm (torch's clip_grad_norm_); 0: none */
     const char *const *freeze; /* fnmatch(3) patterns of weight names (as in the weight file) kept fixed */
     int nfreeze;               /* entries in freeze */
+    double warmup_init_lr;     /* SRT_SCHEDULE_FAIRSEQ: the learning rate of update 0 (fairseq's --warmup-init-lr) */
+    double loss_scale;         /* dynamic loss scaling (torch.cuda.amp.GradScaler): the initial scale; 0: off */
+    double scale_growth;       /* the scale's factor after scale_interval updates in a row (GradScaler: 2) */
+    double scale_backoff;      /* the scale's factor after a step with an inf/nan gradient (GradScaler: 0.5) */
+    int scale_interval;        /* successful updates before the scale grows (GradScaler: 2000) */
 } srt_train_options;
 
 /* What one step did. */
 typedef struct srt_train_stats {
-    int step;                  /* steps done, this one included */
+    int step;                  /* updates applied, this one included (a skipped step adds none) */
     double loss;               /* mean next-token cross-entropy over the batch (nats), before the update */
     double lr;                 /* learning rate this step used */
     double grad_norm;          /* global L2 norm of the trainable weights' gradients, before clipping */
     int64_t tokens;            /* tokens the step read (batch * seq) */
+    int skipped;               /* 1: loss scaling found a gradient overflowing its weight's dtype; no update was made */
+    double loss_scale;         /* loss scaling: the scale this step used (0: off) */
 } srt_train_stats;
 
 typedef struct srt_trainer srt_trainer;
 /* Defaults: AdamW, lr 1e-3, torch's betas and eps, no weight decay, constant schedule, no warm-up, no clipping. */
 void srt_train_options_default(srt_train_options *o);
-/* The learning rate of step k (from 0) under o. */
+/* The learning rate of update k (from 0) under o. */
 double srt_train_lr(const srt_train_options *o, int k);
 /* A trainer over m (weights loaded; fp32 master copies of every trainable weight and the optimizer state). */
 srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trainer **out);
 void srt_trainer_free(srt_trainer *t);
 /* One optimizer step on tokens[batch * seq] (batch sequences of seq >= 2 tokens, seq at most the model's
  * segment): the loss is the mean cross-entropy over every next-token prediction; stats may be NULL. On an
- * error the weights are unchanged. */
+ * error the weights are unchanged. With loss scaling the gradient is that of the loss times the scale; when an
+ * element overflows its weight's dtype (fp16: |g| >= 65520) or is not finite, the step is skipped (weights,
+ * optimizer state and update count unchanged, stats->skipped) and the scale backs off, as GradScaler does. */
 srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, int seq, srt_train_stats *stats);
 /* The gradient of that loss without a step: grads[i] (the count floats of weight i of the trainer's list, in
  * its stored order; a tensor stored under two entries gets the gradient of all its uses in each) and the
@@ -637,6 +648,9 @@ srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, in
 /* srt_trainer_grad's gradients written as an F32 safetensors file under the weights' names and file layout. */
 srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int batch, int seq, const char *path,
                                   double *loss);
+/* The longest sequence a step takes: the model's segment; 0 when any length is taken segment after segment (a
+ * Transformer-XL model: each segment's memories come from the earlier ones with no gradient into them). */
+int srt_trainer_max_seq(const srt_trainer *t);
 /* The trainer's weights: their count, and weight i's name (as in the weight file) and element count. */
 int srt_trainer_weight_count(const srt_trainer *t);
 srt_status srt_trainer_weight(const srt_trainer *t, int i, const char **name, size_t *count);

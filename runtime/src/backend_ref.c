@@ -328,6 +328,27 @@ static int plan_index_of(const RtPlan *p, const Value *v) {
     return rt_plan_weight_index(p, name, v->rank, v->dims);
 }
 
+/* One sequence's gradient: one forward when it fits in a segment, else segment after segment on one session
+ * (Transformer-XL's training loop: each segment's memories come from the earlier ones without a gradient); the
+ * last position of a segment predicts the next segment's first token. */
+static bool grad_by_segments(const Graph *g, Diag *d, const float *const *w, const int32_t *tokens, int n,
+                             const int32_t *targets, double scale, double *loss, double **wgrad) {
+    int seg = g->spec->segment;
+    if (n <= seg) return interp_grad(g, d, w, tokens, n, targets, scale, loss, wgrad);
+    InterpSession *s = interp_session_new(g);
+    if (!s) return diag_plain_error(d, "interp: out of memory"), false;
+    bool ok = true;
+    *loss = 0;
+    for (int at = 0; ok && at < n; at += seg) {
+        int len = n - at < seg ? n - at : seg;
+        double seg_loss = 0; /* interp_grad_on sets, not adds */
+        ok = interp_grad_on(s, d, w, tokens + at, len, targets + at, scale, &seg_loss, wgrad);
+        *loss += seg_loss;
+    }
+    interp_session_free(s);
+    return ok;
+}
+
 srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads) {
     RtRefModel *r = m->ref;
     const Graph *g = r->g;
@@ -352,7 +373,7 @@ srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale,
         r->diag.out = mf;
         int errors = r->diag.errors;
         double seq_loss = 0;
-        bool ok = interp_grad(g, &r->diag, (const float *const *)r->by_value, tokens, n, targets, scale, &seq_loss, wgrad);
+        bool ok = grad_by_segments(g, &r->diag, (const float *const *)r->by_value, tokens, n, targets, scale, &seq_loss, wgrad);
         if (ok) *loss += seq_loss;
         r->diag.out = NULL;
         r->diag.errors = errors; /* the model stays usable after a refused backward */
@@ -364,6 +385,8 @@ srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale,
     rt_free(m->ctx, targets);
     return st;
 }
+
+bool rt_ref_grad_segments(const srt_model *m) { return m->ref && interp_grad_segments(m->ref->g); }
 
 srt_status rt_ref_grad_check(srt_model *m) {
     RtRefModel *r = m->ref;

@@ -575,6 +575,9 @@ srt_status rt_compile_arch(srt_context *ctx, const char *path, const char *text,
  * doubles, stored order; every entry allocated). A model with an op that has no backward: SRT_ERR_UNSUPPORTED
  * naming the op and its .arch line. */
 srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads);
+/* Whether rt_ref_grad takes sequences longer than the segment (a Transformer-XL model: segment after segment,
+ * memories carried without a gradient). */
+bool rt_ref_grad_segments(const srt_model *m);
 /* SRT_OK when rt_ref_grad can differentiate the model; else SRT_ERR_UNSUPPORTED naming the first op without a
  * backward and its .arch line. */
 srt_status rt_ref_grad_check(srt_model *m);

@@ -7,6 +7,13 @@
  * trainable tensors; the weights the model's forwards read are the masters rounded to their stored dtype.
  * The learning rate follows the schedule of srt_train_lr.
  *
+ * Dynamic loss scaling (o.loss_scale > 0) follows torch.cuda.amp.GradScaler: the gradient is that of the
+ * scaled loss; an element that would overflow its weight's dtype (what an fp16 gradient buffer on a device
+ * holds) or is not finite skips the step and multiplies the scale by the backoff, and scale_interval
+ * successful updates in a row multiply it by the growth. A skipped step changes no weight, no optimizer
+ * state and no update count (the schedule and AdamW's bias correction count updates, as fairseq's
+ * num_updates does).
+ *
  * A tensor of the weight file may be stored under two plan entries in different layouts (an adaptive
  * model's tied projection: once [in, out], once transposed). The trainer works per tensor, in the file's
  * layout: the first plan entry of a name owns the master, the optimizer state and the summed gradient,
@@ -15,6 +22,7 @@
  */
 #include "rt_internal.h"
 
+#include <float.h>
 #include <fnmatch.h>
 #include <math.h>
 #include <string.h>
@@ -23,7 +31,10 @@ struct srt_trainer {
     srt_model *m;             /* the model whose weights it updates (not owned) */
     srt_train_options o;      /* the options (freeze points at patterns below) */
     char **patterns;          /* copies of the freeze patterns (owned) */
-    int step;                 /* steps done */
+    int step;                 /* updates applied (skipped steps not counted) */
+    double scale;             /* loss scaling: the current scale (0: off) */
+    int good_steps;           /* loss scaling: successful updates since the scale last changed (GradScaler's
+                                 growth tracker) */
     int nw;                   /* plan weights */
     int *owner;               /* per plan weight: the first plan weight of its name, which holds the tensor's
                                  state below (itself for most) */
@@ -46,10 +57,18 @@ void srt_train_options_default(srt_train_options *o) {
     o->eps = 1e-8;
     o->schedule = SRT_SCHEDULE_CONSTANT;
     o->steps = 1;
+    o->scale_growth = 2.0;
+    o->scale_backoff = 0.5;
+    o->scale_interval = 2000;
 }
 
 double srt_train_lr(const srt_train_options *o, int k) {
     if (!o) return 0;
+    if (o->schedule == SRT_SCHEDULE_FAIRSEQ) { /* fairseq's InverseSquareRootSchedule.step_update(num_updates = k) */
+        int w = o->warmup > 0 ? o->warmup : 1;
+        if (k < w) return o->warmup_init_lr + k * (o->lr - o->warmup_init_lr) / w;
+        return o->lr * sqrt((double)w) / sqrt((double)k);
+    }
     if (k < o->warmup) return o->lr * (double)(k + 1) / o->warmup;
     switch (o->schedule) {
     case SRT_SCHEDULE_COSINE: {
@@ -59,7 +78,8 @@ double srt_train_lr(const srt_train_options *o, int k) {
         return o->lr * 0.5 * (1.0 + cos(3.14159265358979323846 * progress));
     }
     case SRT_SCHEDULE_INVERSE_SQRT: return o->lr * sqrt((double)(o->warmup > 1 ? o->warmup : 1) / (k + 1));
-    case SRT_SCHEDULE_CONSTANT: break;
+    case SRT_SCHEDULE_CONSTANT:
+    case SRT_SCHEDULE_FAIRSEQ: break;
     }
     return o->lr;
 }
@@ -75,7 +95,7 @@ static bool frozen(const srt_train_options *o, const char *name) {
 static srt_status check_options(srt_context *ctx, const srt_train_options *o) {
     if (o->optimizer != SRT_OPT_ADAMW && o->optimizer != SRT_OPT_SGD)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_trainer_create: unknown optimizer %d", (int)o->optimizer);
-    if ((unsigned)o->schedule > SRT_SCHEDULE_INVERSE_SQRT)
+    if ((unsigned)o->schedule > SRT_SCHEDULE_FAIRSEQ)
         return rt_error(ctx, SRT_ERR_INVALID, "srt_trainer_create: unknown schedule %d", (int)o->schedule);
     if (!(o->lr >= 0) || !isfinite(o->lr)) return rt_error(ctx, SRT_ERR_INVALID, "learning rate %g: must be >= 0", o->lr);
     if (!(o->weight_decay >= 0) || !isfinite(o->weight_decay))
@@ -86,6 +106,16 @@ static srt_status check_options(srt_context *ctx, const srt_train_options *o) {
     if (!(o->eps > 0)) return rt_error(ctx, SRT_ERR_INVALID, "AdamW eps %g: must be > 0", o->eps);
     if (!(o->momentum >= 0 && o->momentum < 1)) return rt_error(ctx, SRT_ERR_INVALID, "momentum %g: must be in [0, 1)", o->momentum);
     if (o->warmup < 0) return rt_error(ctx, SRT_ERR_INVALID, "warm-up %d: must be >= 0", o->warmup);
+    if (o->schedule == SRT_SCHEDULE_FAIRSEQ && o->warmup < 1)
+        return rt_error(ctx, SRT_ERR_INVALID, "the fairseq schedule needs a warm-up of at least 1 update");
+    if (!(o->warmup_init_lr >= 0) || !isfinite(o->warmup_init_lr))
+        return rt_error(ctx, SRT_ERR_INVALID, "warm-up initial learning rate %g: must be >= 0", o->warmup_init_lr);
+    if (!(o->loss_scale >= 0) || !isfinite(o->loss_scale))
+        return rt_error(ctx, SRT_ERR_INVALID, "loss scale %g: must be >= 0 (0: off)", o->loss_scale);
+    if (o->loss_scale > 0 && (!(o->scale_growth >= 1) || !isfinite(o->scale_growth) || !(o->scale_backoff > 0 && o->scale_backoff < 1) ||
+                              o->scale_interval < 1))
+        return rt_error(ctx, SRT_ERR_INVALID, "loss scaling: growth %g must be >= 1, backoff %g in (0, 1), interval %d >= 1",
+                        o->scale_growth, o->scale_backoff, o->scale_interval);
     if (o->steps < 1) return rt_error(ctx, SRT_ERR_INVALID, "steps %d: must be >= 1", o->steps);
     if (o->nfreeze < 0 || (o->nfreeze > 0 && !o->freeze))
         return rt_error(ctx, SRT_ERR_INVALID, "srt_trainer_create: %d freeze patterns but no array", o->nfreeze);
@@ -169,6 +199,7 @@ srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trai
     if (!t) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     t->m = m;
     t->o = *o;
+    t->scale = o->loss_scale;
     t->nw = m->plan.nweights;
     t->patterns = rt_alloc(ctx, sizeof *t->patterns * (size_t)(o->nfreeze + 1));
     bool ok = t->patterns != NULL;
@@ -191,7 +222,7 @@ static srt_status check_batch(srt_trainer *t, const int32_t *tokens, int batch, 
     if (st != SRT_OK) return st;
     if (!tokens) return rt_error(ctx, SRT_ERR_INVALID, "training step: tokens is NULL");
     if (batch < 1) return rt_error(ctx, SRT_ERR_INVALID, "training step: batch %d: must be >= 1", batch);
-    if (seq < 2 || seq > info.segment)
+    if (seq < 2 || (seq > info.segment && !rt_ref_grad_segments(t->m)))
         return rt_error(ctx, SRT_ERR_INVALID, "training step: sequence length %d: must be 2 to %d (the model's segment)", seq,
                         info.segment);
     for (int64_t i = 0; i < (int64_t)batch * seq; i++)
@@ -215,8 +246,9 @@ static void gather_grad(srt_trainer *t, int i) {
         for (size_t c = 0; c < b; c++) dst[r * b + c] += g[c * a + r];
 }
 
-/* The batch's gradient per tensor (t->gfile, file layout) and its mean loss into *loss. */
-static srt_status batch_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, double *loss) {
+/* The batch's gradient per tensor (t->gfile, file layout) of its mean loss times gain (the loss scale, else 1),
+ * and that mean loss (unscaled) into *loss. */
+static srt_status batch_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, double gain, double *loss) {
     srt_status st = check_batch(t, tokens, batch, seq);
     if (st != SRT_OK) return st;
     for (int i = 0; i < t->nw; i++) {
@@ -225,7 +257,8 @@ static srt_status batch_grad(srt_trainer *t, const int32_t *tokens, int batch, i
         if (t->gfile[i]) memset(t->gfile[i], 0, bytes);
     }
     double scale = 1.0 / ((double)batch * (seq - 1)), sum = 0;
-    for (int b = 0; b < batch && st == SRT_OK; b++) st = rt_ref_grad(t->m, tokens + (size_t)b * seq, seq, scale, &sum, t->grad);
+    for (int b = 0; b < batch && st == SRT_OK; b++)
+        st = rt_ref_grad(t->m, tokens + (size_t)b * seq, seq, scale * gain, &sum, t->grad);
     for (int i = 0; st == SRT_OK && i < t->nw; i++) gather_grad(t, i);
     *loss = sum * scale;
     return st;
@@ -270,12 +303,64 @@ static void sgd_update(const srt_trainer *t, int i, double lr, double clip_coef)
     }
 }
 
+/* Whether a gradient element overflows a buffer of dtype d: fp16 rounds magnitudes from 65520 up to inf, fp32
+ * and bf16 (fp32's range) overflow above FLT_MAX; NaN always counts. */
+static bool overflows(double g, DType d) {
+    double a = fabs(g);
+    return d == DT_F16 ? !(a < 65520.0) : !(a <= FLT_MAX);
+}
+
+/* Loss scaling: whether a trainable tensor's scaled gradient overflows the dtype of some stored entry of it
+ * (the half-precision gradient GradScaler unscales), or is not finite. */
+static bool grads_overflow(const srt_trainer *t) {
+    for (int i = 0; i < t->nw; i++) {
+        int o = t->owner[i];
+        if (!t->trainable[o]) continue;
+        const RtPlanWeight *w = &t->m->plan.weights[i];
+        for (size_t k = 0; k < w->count; k++)
+            if (overflows(t->gfile[o][k], w->round)) return true;
+    }
+    return false;
+}
+
+/* Loss scaling after a step: GradScaler's update (torch._amp_update_scale_). */
+static void update_scale(srt_trainer *t, bool overflow) {
+    if (overflow) {
+        t->scale *= t->o.scale_backoff;
+        t->good_steps = 0;
+    } else if (++t->good_steps == t->o.scale_interval) {
+        double grown = t->scale * t->o.scale_growth;
+        if (isfinite(grown)) t->scale = grown;
+        t->good_steps = 0;
+    }
+}
+
+/* Divides every trainable gradient by the loss scale it was computed with (GradScaler.unscale_). */
+static void unscale_grads(srt_trainer *t, double scale) {
+    for (int i = 0; i < t->nw; i++)
+        if (t->owner[i] == i && t->trainable[i])
+            for (size_t k = 0; k < t->m->plan.weights[i].count; k++) t->gfile[i][k] /= scale;
+}
+
 srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, int seq, srt_train_stats *stats) {
     if (!t) return SRT_ERR_INVALID;
-    double loss = 0;
-    srt_status st = batch_grad(t, tokens, batch, seq, &loss);
+    double loss = 0, used_scale = t->scale;
+    bool scaling = used_scale > 0;
+    srt_status st = batch_grad(t, tokens, batch, seq, scaling ? used_scale : 1.0, &loss);
     if (st != SRT_OK) return st;
-    double norm = grad_norm(t), lr = srt_train_lr(&t->o, t->step), coef = 1.0;
+    double lr = srt_train_lr(&t->o, t->step), coef = 1.0;
+    if (stats) *stats = (srt_train_stats){.step = t->step, .loss = loss, .lr = lr, .tokens = (int64_t)batch * seq,
+                                          .loss_scale = used_scale};
+    if (scaling) {
+        bool overflow = !isfinite(loss) || grads_overflow(t);
+        if (!overflow) unscale_grads(t, used_scale);
+        update_scale(t, overflow); /* GradScaler.update, after the step it scaled */
+        if (overflow) {            /* GradScaler.step skips optimizer.step */
+            if (stats) stats->skipped = 1, stats->grad_norm = NAN;
+            return SRT_OK;
+        }
+    }
+    double norm = grad_norm(t);
     if (!isfinite(loss) || !isfinite(norm))
         return rt_error(t->m->ctx, SRT_ERR_INVALID, "training step %d: the loss (%g) or the gradient norm (%g) is not finite",
                         t->step + 1, loss, norm);
@@ -291,14 +376,13 @@ srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, in
     for (int i = 0; i < t->nw; i++) /* every entry of a trained tensor, in its stored order and dtype */
         if (t->trainable[t->owner[i]]) rt_weight_from_file(&t->m->plan.weights[i], t->master[t->owner[i]], rt_ref_weight_values(t->m, i));
     t->step++;
-    if (stats) *stats = (srt_train_stats){.step = t->step, .loss = loss, .lr = lr, .grad_norm = norm,
-                                          .tokens = (int64_t)batch * seq};
+    if (stats) stats->step = t->step, stats->grad_norm = norm;
     return SRT_OK;
 }
 
 srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, float **grads, double *loss) {
     if (!t || !grads || !loss) return t ? rt_error(t->m->ctx, SRT_ERR_INVALID, "srt_trainer_grad: NULL argument") : SRT_ERR_INVALID;
-    srt_status st = batch_grad(t, tokens, batch, seq, loss);
+    srt_status st = batch_grad(t, tokens, batch, seq, 1.0, loss);
     for (int i = 0; st == SRT_OK && i < t->nw; i++) { /* the tensor's whole gradient, in this entry's order */
         const RtPlanWeight *w = &t->m->plan.weights[i];
         const double *g = t->gfile[t->owner[i]];
@@ -319,13 +403,19 @@ srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int bat
     float **g = rt_alloc(ctx, sizeof *g * (size_t)(t->nw + 1));
     bool ok = g != NULL;
     for (int i = 0; ok && i < t->nw; i++) ok = (g[i] = rt_alloc(ctx, sizeof(float) * (t->m->plan.weights[i].count + 1))) != NULL;
-    srt_status st = ok ? batch_grad(t, tokens, batch, seq, loss) : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    srt_status st = ok ? batch_grad(t, tokens, batch, seq, 1.0, loss) : rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
     for (int i = 0; st == SRT_OK && i < t->nw; i++) /* file layout, as the file holds it */
         for (size_t j = 0; j < t->m->plan.weights[i].count; j++) g[i][j] = (float)t->gfile[t->owner[i]][j];
     if (st == SRT_OK) st = rt_weights_save(ctx, &t->m->plan, (const float *const *)g, "shortc gradients", path);
     for (int i = 0; g && i < t->nw; i++) rt_free(ctx, g[i]);
     rt_free(ctx, g);
     return st;
+}
+
+int srt_trainer_max_seq(const srt_trainer *t) {
+    srt_model_info info;
+    if (!t || srt_model_get_info(t->m, &info) != SRT_OK) return 0;
+    return rt_ref_grad_segments(t->m) ? 0 : info.segment;
 }
 
 int srt_trainer_weight_count(const srt_trainer *t) { return t ? t->nw : 0; }

@@ -42,6 +42,13 @@ static void check_schedules(void) {
     CHECK(srt_train_lr(&o, 4) == 1.0 && fabs(srt_train_lr(&o, 9) - 0.5) < 1e-15 && srt_train_lr(&o, 14) < 1e-15);
     o.schedule = SRT_SCHEDULE_INVERSE_SQRT;
     CHECK(fabs(srt_train_lr(&o, 15) - 0.5) < 1e-15 && srt_train_lr(&o, 1) == 0.5);
+    /* fairseq's inverse_sqrt: update 0 at warmup_init_lr, linear to lr at update 4, then lr * sqrt(4 / k) */
+    o.schedule = SRT_SCHEDULE_FAIRSEQ;
+    o.warmup_init_lr = 0.2;
+    CHECK(srt_train_lr(&o, 0) == 0.2 && fabs(srt_train_lr(&o, 2) - 0.6) < 1e-15 && srt_train_lr(&o, 4) == 1.0 &&
+          fabs(srt_train_lr(&o, 16) - 0.5) < 1e-15);
+    srt_train_options_default(&o); /* GradScaler's defaults, scaling off */
+    CHECK(o.loss_scale == 0 && o.scale_growth == 2.0 && o.scale_backoff == 0.5 && o.scale_interval == 2000);
 }
 
 static void check_refusals(srt_model *m) {
@@ -56,6 +63,15 @@ static void check_refusals(srt_model *m) {
     o.beta2 = 1.0;
     CHECK(srt_trainer_create(m, &o, &t) == SRT_ERR_INVALID);
     CHECK_HAS(srt_last_error(ctx), "betas");
+    srt_train_options_default(&o);
+    o.schedule = SRT_SCHEDULE_FAIRSEQ;
+    CHECK(srt_trainer_create(m, &o, &t) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "fairseq schedule needs a warm-up");
+    srt_train_options_default(&o);
+    o.loss_scale = 1024;
+    o.scale_backoff = 1.0;
+    CHECK(srt_trainer_create(m, &o, &t) == SRT_ERR_INVALID);
+    CHECK_HAS(srt_last_error(ctx), "loss scaling");
     srt_train_options_default(&o);
     o.nfreeze = 2;
     CHECK(srt_trainer_create(m, &o, &t) == SRT_ERR_INVALID);

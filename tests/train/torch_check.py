@@ -61,9 +61,22 @@ def read_tokens(path):
         return [int(x) for x in f.read().split()]
 
 
+# models whose attention infuses fairseq sinusoids into queries and keys (docs/attention/pia.md), no wpe
+PIA_MODELS = {"shortformer_tiny": 16}  # name -> segment (its sequences are at most this long)
+
+
+def fairseq_sinusoids(T, D):
+    """[T, D] float64: docs/attention/pia.md's fairseq style: position s counts as s + 2, half = D // 2,
+    w_i = exp(-i ln 10000 / (half - 1)); sin in channels 0..half-1, cos in half..2 half-1."""
+    half = D // 2
+    w = torch.exp(-torch.arange(half, dtype=torch.float64) * math.log(10000.0) / (half - 1))
+    ang = (torch.arange(T, dtype=torch.float64) + 2)[:, None] * w[None, :]
+    return torch.cat([torch.sin(ang), torch.cos(ang)], dim=1)
+
+
 def model_mask(model, T):
     """bool [layers, heads, T, T]: query i sees key j (causal for gpt2_tiny)."""
-    if model == "gpt2_tiny":
+    if model == "gpt2_tiny" or model in PIA_MODELS:
         m = torch.tril(torch.ones(T, T, dtype=torch.bool))
         return m.expand(CFG["layers"], CFG["heads"], T, T)
     m = torch.from_numpy(np.load(os.path.join(MASKS, model + ".npy")))
@@ -71,12 +84,15 @@ def model_mask(model, T):
     return m[:, :, :T, :T]
 
 
-def forward(W, ids, mask):
-    """GPT-2 pre-norm forward in float64 of one sequence -> logits [T, V]."""
+def forward(W, ids, mask, pia=False):
+    """GPT-2 pre-norm forward in float64 of one sequence -> logits [T, V]. pia: Shortformer's position-infused
+    attention instead of learned positions: p_s W_q is added to the query at s and p_s W_k to the key at s
+    (the c_attn weight without its bias), never to the values or the residual stream."""
     w = {k: v.to(torch.float64) for k, v in W.items()}
     D, H, hd = CFG["d_model"], CFG["heads"], CFG["head_dim"]
     T = len(ids)
-    x = w["wte.weight"][ids] + w["wpe.weight"][:T]
+    x = w["wte.weight"][ids] + (0 if pia else w["wpe.weight"][:T])
+    pos = fairseq_sinusoids(T, D) if pia else None
 
     def ln(h, p):
         return F.layer_norm(h, (D,), w[p + ".weight"], w[p + ".bias"], CFG["eps"])
@@ -84,7 +100,12 @@ def forward(W, ids, mask):
     for i in range(CFG["layers"]):
         p = "h.%d." % i
         qkv = ln(x, p + "ln_1") @ w[p + "attn.c_attn.weight"] + w[p + "attn.c_attn.bias"]
-        q, k, v = (t.view(T, H, hd).transpose(0, 1) for t in qkv.split(H * hd, dim=-1))
+        q, k, v = qkv.split(H * hd, dim=-1)
+        if pia:
+            wa = w[p + "attn.c_attn.weight"]
+            q = q + pos @ wa[:, :H * hd]
+            k = k + pos @ wa[:, H * hd:2 * H * hd]
+        q, k, v = (t.reshape(T, H, hd).transpose(0, 1) for t in (q, k, v))
         s = (q @ k.transpose(-1, -2)) / math.sqrt(hd)
         # a query that sees no key outputs zeros (docs/attention/README.md): its row's softmax is taken over
         # nothing masked and then multiplied by 0, so that no NaN reaches the gradients
@@ -97,12 +118,12 @@ def forward(W, ids, mask):
     return ln(x, "ln_f") @ w["wte.weight"].t()
 
 
-def batch_loss(W, seqs, mask):
+def batch_loss(W, seqs, mask, pia=False):
     """Mean cross-entropy over every next-token prediction of the sequences."""
     total, count = 0.0, 0
     for s in seqs:
         ids = torch.tensor(s, dtype=torch.long)
-        logits = forward(W, ids, mask)
+        logits = forward(W, ids, mask, pia)
         total = total + F.cross_entropy(logits[:-1], ids[1:], reduction="sum")
         count += len(s) - 1
     return total / count
@@ -146,14 +167,16 @@ def check_grad(shortc, model, tmp):
     tokens_path = os.path.join(GOLDEN, "gpt2_tiny.tokens")
     toks = read_tokens(tokens_path)
     ok = True
-    for L in (len(toks), 12):
+    pia = model in PIA_MODELS
+    for L in ((PIA_MODELS[model], 12) if pia else (len(toks), 12)):
         out = os.path.join(tmp, "g%d.safetensors" % L)
         run([shortc, "grad", os.path.join(MODELS, model + ".arch"), "--weights", weights, "--tokens", tokens_path, "--seq", str(L), "--out", out,
              "--json"])
         got = read_safetensors(out)
-        W = {k: v.clone().requires_grad_(True) for k, v in read_safetensors(weights).items()}
+        W = {k: v.clone().requires_grad_(True) for k, v in read_safetensors(weights).items()
+             if not (pia and k == "wpe.weight")}  # no learned positions
         seqs = [toks[i * L:(i + 1) * L] for i in range(len(toks) // L)]
-        batch_loss(W, seqs, model_mask(model, L)).backward()
+        batch_loss(W, seqs, model_mask(model, L), pia).backward()
         if set(got) != set(W):
             print("FAIL: gradient names %s, weights %s" % (sorted(got), sorted(W)))
             return False
