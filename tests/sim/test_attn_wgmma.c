@@ -1,0 +1,192 @@
+/*
+ * test_attn_wgmma.c — the sm_90a attention kernel of templates/attn_wgmma.cuh
+ * (docs/attention/hopper.md "The attention kernel") on the simulator, against
+ * plain C: causal attention with P cached keys before T queries, for fp16 and
+ * bf16, head dims 64 and 128, odd T (partial query and key tiles) and P = 0
+ * or not. Q, K and V reach the kernel as TMA tensor maps (3D: {D, rows, BH},
+ * 128-byte swizzle, boxes of 64 x 64) encoded through the driver table, as
+ * the runtime will encode them.
+ *
+ *   sim_attn_wgmma [case]   runs one case (f16_d64, f16_d128, bf16_d64, bf16_d128) or all
+ */
+#include "sim_test.h"
+
+#include "half.h"
+
+static RtDriver D;
+static CUmodule M;
+static char errbuf[4096];
+
+static const char *const NAMES[] = {"k_aw_causal_f16_d64", "k_aw_causal_f16_d128", "k_aw_causal_bf16_d64",
+                                    "k_aw_causal_bf16_d128"};
+#define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
+
+enum { BH = 2 }; /* (batch, head) pairs per launch */
+
+/* Dynamic shared memory of the kernel for head dim d (ShortcAwLayout<D>::SMEM: five 64 x d tiles). */
+static unsigned smem_bytes(int d) { return 5u * 64u * (unsigned)d * 2u; }
+
+static uint16_t to_bits(bool bf16, float x) { return bf16 ? rt_f32_to_bf16(x) : rt_f32_to_f16(x); }
+static float from_bits(bool bf16, uint16_t h) { return bf16 ? rt_bf16_to_f32(h) : rt_f16_to_f32(h); }
+
+/* n random values rounded to the element type: bits into h, their values into f. */
+static void fill_rounded(bool bf16, uint16_t *h, float *f, size_t n, unsigned seed) {
+    sim_test_fill(f, n, seed);
+    for (size_t i = 0; i < n; i++) {
+        h[i] = to_bits(bf16, f[i]);
+        f[i] = from_bits(bf16, h[i]);
+    }
+}
+
+static CUdeviceptr upload(const void *h, size_t n) {
+    CUdeviceptr d = 0;
+    CHECK_CU(D.memAlloc(&d, n));
+    if (h)
+        CHECK_CU(D.memcpyHtoD(d, h, n));
+    else
+        CHECK_CU(D.memsetD8(d, 0, n));
+    return d;
+}
+
+/* The map of a [BH][rows][d] tensor at dev: boxes of 64 elements x 64 rows x 1, 128-byte swizzle. */
+static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int rows) {
+    cuuint64_t dims[3] = {(cuuint64_t)d, (cuuint64_t)rows, BH};
+    cuuint64_t strides[2] = {(cuuint64_t)d * 2, (cuuint64_t)d * rows * 2};
+    cuuint32_t box[3] = {64, 64, 1}, es[3] = {1, 1, 1};
+    return D.tensorMapEncodeTiled(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+                                  (void *)dev, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+/* want[BH][t][d] = causal softmax(q k^T * scale) v in double, query i seeing keys 0 .. p + i. */
+static void ref_attention(const float *q, const float *k, const float *v, int t, int p, int d, double *want) {
+    const int s = p + t;
+    const double scale = 1.0 / sqrt((double)d);
+    double *w = malloc(sizeof(double) * (size_t)s);
+    for (int bh = 0; bh < BH; bh++)
+        for (int i = 0; i < t; i++) {
+            const float *qi = q + ((size_t)bh * t + i) * d;
+            double mx = -INFINITY, sum = 0.0;
+            for (int j = 0; j <= p + i; j++) {
+                const float *kj = k + ((size_t)bh * s + j) * d;
+                double dot = 0.0;
+                for (int c = 0; c < d; c++) dot += (double)qi[c] * kj[c];
+                w[j] = dot * scale;
+                mx = fmax(mx, w[j]);
+            }
+            for (int j = 0; j <= p + i; j++) sum += w[j] = exp(w[j] - mx);
+            for (int c = 0; c < d; c++) {
+                double acc = 0.0;
+                for (int j = 0; j <= p + i; j++) acc += w[j] * v[((size_t)bh * s + j) * d + c];
+                want[((size_t)bh * t + i) * d + c] = acc / sum;
+            }
+        }
+    free(w);
+}
+
+/* One launch of kernel at (t, p); the largest |y - want| relative to max(1, max |want|) must stay within tol
+ * (P rounded to the element type for P V, y rounded on store). */
+static void check_attention(const char *kernel, bool bf16, int d, int t, int p, double tol) {
+    const int s = p + t;
+    const size_t nq = (size_t)BH * t * d, nk = (size_t)BH * s * d;
+    uint16_t *qh = malloc(nq * 2), *kh = malloc(nk * 2), *vh = malloc(nk * 2), *yh = malloc(nq * 2);
+    float *qf = malloc(nq * 4), *kf = malloc(nk * 4), *vf = malloc(nk * 4);
+    double *want = malloc(nq * sizeof(double));
+    fill_rounded(bf16, qh, qf, nq, 100u + (unsigned)t);
+    fill_rounded(bf16, kh, kf, nk, 200u + (unsigned)s);
+    fill_rounded(bf16, vh, vf, nk, 300u + (unsigned)p);
+    ref_attention(qf, kf, vf, t, p, d, want);
+    CUdeviceptr dq = upload(qh, nq * 2), dk = upload(kh, nk * 2), dv = upload(vh, nk * 2), dy = upload(NULL, nq * 2);
+    CUtensorMap mq, mk, mv;
+    CHECK_CU(encode(&mq, dq, bf16, d, t));
+    CHECK_CU(encode(&mk, dk, bf16, d, s));
+    CHECK_CU(encode(&mv, dv, bf16, d, s));
+    float scale_log2 = (float)(1.4426950408889634 / sqrt((double)d));
+    void *params[] = {&mq, &mk, &mv, &dy, (void *)&t, (void *)&p, &scale_log2};
+    CUfunction f = sim_test_fn(&D, M, kernel);
+    if (f) {
+        unsigned smem = smem_bytes(d);
+        CHECK_CU(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
+        CHECK_CU(D.launchKernel(f, (unsigned)(t + 63) / 64, BH, 1, 256, 1, 1, smem, NULL, params, NULL));
+        CHECK_CU(D.memcpyDtoH(yh, dy, nq * 2));
+        double scl = 1.0, err = 0.0;
+        for (size_t i = 0; i < nq; i++) scl = fmax(scl, fabs(want[i]));
+        for (size_t i = 0; i < nq; i++) err = fmax(err, fabs(from_bits(bf16, yh[i]) - want[i]));
+        err /= scl;
+        printf("  %s T %3d P %2d: max relative error %.3g\n", kernel, t, p, err);
+        CHECK(err <= tol);
+    }
+    D.memFree(dq);
+    D.memFree(dk);
+    D.memFree(dv);
+    D.memFree(dy);
+    free(qh), free(kh), free(vh), free(yh), free(qf), free(kf), free(vf), free(want);
+}
+
+/* Every odd T of the issue, without and with a cache. */
+static void check_kernel(const char *kernel, bool bf16, int d) {
+    static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37};
+    /* one rounding of P to the element type and one of y: a few units of its last place */
+    const double tol = bf16 ? 2e-2 : 3e-3;
+    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+        for (size_t j = 0; j < sizeof ps / sizeof *ps; j++) check_attention(kernel, bf16, d, ts[i], ps[j], tol);
+}
+
+static void test_f16_d64(void) { check_kernel("k_aw_causal_f16_d64", false, 64); }
+static void test_f16_d128(void) { check_kernel("k_aw_causal_f16_d128", false, 128); }
+static void test_bf16_d64(void) { check_kernel("k_aw_causal_bf16_d64", true, 64); }
+static void test_bf16_d128(void) { check_kernel("k_aw_causal_bf16_d128", true, 128); }
+
+static const SimTestCase CASES[] = {
+    {"f16_d64", test_f16_d64},
+    {"f16_d128", test_f16_d128},
+    {"bf16_d64", test_bf16_d64},
+    {"bf16_d128", test_bf16_d128},
+};
+
+/* templates/prelude.cuh, hopper.cuh, attn_wgmma.cuh and tests/sim/kernels/attn_wgmma.cu, compiled and loaded. */
+static CUmodule load_module(void) {
+    static const char *const parts[] = {"templates/prelude.cuh", "templates/hopper.cuh", "templates/attn_wgmma.cuh",
+                                        "tests/sim/kernels/attn_wgmma.cu"};
+    char path[1024];
+    char *src = NULL;
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        snprintf(path, sizeof path, "%s/%s", SHORTC_SOURCE_DIR, parts[i]);
+        if (!sim_test_append(&src, &len, path)) {
+            free(src);
+            check_failures++;
+            return NULL;
+        }
+    }
+    RtCompileRequest req = {.source = src, .len = len, .name = "attn_wgmma", .arch = 90,
+                            .cache_dir = sim_test_cache(), .kernel_names = NAMES, .nkernels = NNAMES};
+    static char err[65536];
+    RtCompiled out;
+    srt_status st = D.compile_module(&req, &out, err, sizeof err);
+    free(src);
+    if (st != SRT_OK) {
+        fprintf(stderr, "compile failed (%d): %s\n", (int)st, err);
+        check_failures++;
+        return NULL;
+    }
+    CUmodule m = NULL;
+    if (D.moduleLoadData(&m, out.image) != CUDA_SUCCESS) {
+        fprintf(stderr, "moduleLoadData: %s\n", D.last_fault());
+        check_failures++;
+        m = NULL;
+    }
+    rt_compiled_release(&out);
+    return m;
+}
+
+int main(int argc, char **argv) {
+    if (rt_driver_sim(&D, 2, 1, errbuf, sizeof errbuf) != SRT_OK) {
+        fprintf(stderr, "rt_driver_sim: %s\n", errbuf);
+        return 1;
+    }
+    M = load_module();
+    if (!M) return check_done("sim_attn_wgmma");
+    return sim_test_run_cases("sim_attn_wgmma", CASES, sizeof CASES / sizeof *CASES, argc > 1 ? argv[1] : NULL, NULL);
+}
