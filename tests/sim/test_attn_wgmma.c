@@ -127,8 +127,9 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
 /* Every odd T of the issue, without and with a cache. */
 static void check_kernel(const char *kernel, bool bf16, int d) {
     static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37};
-    /* one rounding of P to the element type and one of y: a few units of its last place */
-    const double tol = bf16 ? 2e-2 : 3e-3;
+    /* one rounding of P to the element type and one of y: a few units of its last place (measured: up to
+     * 3.8e-4 for fp16, 2.7e-3 for bf16) */
+    const double tol = bf16 ? 6e-3 : 1e-3;
     for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
         for (size_t j = 0; j < sizeof ps / sizeof *ps; j++) check_attention(kernel, bf16, d, ts[i], ps[j], tol);
 }

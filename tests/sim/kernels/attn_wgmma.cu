@@ -3,14 +3,29 @@
 // emitter would. One kernel per head dim and element type, causal. The same file compiles for sm_90a with
 // NVRTC (tests/gate/hopper_sass.sh): the SASS must hold HGMMA, UTMALDG and SYNCS and no HMMA.
 
-#define ATTN_WGMMA_KERNEL(name, D, TE)                                                                             \
-    extern "C" __global__ void __launch_bounds__(256, 1)                                                           \
-        name(const __grid_constant__ shortc_tensor_map mq, const __grid_constant__ shortc_tensor_map mk,           \
-             const __grid_constant__ shortc_tensor_map mv, TE *y, int T, int P, float scale_log2) {               \
-        __shared__ __align__(8) unsigned long long bars[5];                                                        \
-        shortc_attn_wgmma<D, TE, ShortcAwCausal>(&mq, &mk, &mv, y, T, P, scale_log2, bars);                       \
-    }
-ATTN_WGMMA_KERNEL(k_aw_causal_f16_d64, 64, __half)
-ATTN_WGMMA_KERNEL(k_aw_causal_f16_d128, 128, __half)
-ATTN_WGMMA_KERNEL(k_aw_causal_bf16_d64, 64, __nv_bfloat16)
-ATTN_WGMMA_KERNEL(k_aw_causal_bf16_d128, 128, __nv_bfloat16)
+// (the mbarriers are declared in each kernel, not in a macro: the simulator records static shared objects of
+// kernels from their source.)
+extern "C" __global__ void __launch_bounds__(256, 1)
+    k_aw_causal_f16_d64(const __grid_constant__ shortc_tensor_map mq, const __grid_constant__ shortc_tensor_map mk,
+        const __grid_constant__ shortc_tensor_map mv, __half *y, int T, int P, float scale_log2) {
+    __shared__ __align__(8) unsigned long long bars[5];
+    shortc_attn_wgmma<64, __half, ShortcAwCausal>(&mq, &mk, &mv, y, T, P, scale_log2, bars);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+    k_aw_causal_f16_d128(const __grid_constant__ shortc_tensor_map mq, const __grid_constant__ shortc_tensor_map mk,
+        const __grid_constant__ shortc_tensor_map mv, __half *y, int T, int P, float scale_log2) {
+    __shared__ __align__(8) unsigned long long bars[5];
+    shortc_attn_wgmma<128, __half, ShortcAwCausal>(&mq, &mk, &mv, y, T, P, scale_log2, bars);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+    k_aw_causal_bf16_d64(const __grid_constant__ shortc_tensor_map mq, const __grid_constant__ shortc_tensor_map mk,
+        const __grid_constant__ shortc_tensor_map mv, __nv_bfloat16 *y, int T, int P, float scale_log2) {
+    __shared__ __align__(8) unsigned long long bars[5];
+    shortc_attn_wgmma<64, __nv_bfloat16, ShortcAwCausal>(&mq, &mk, &mv, y, T, P, scale_log2, bars);
+}
+extern "C" __global__ void __launch_bounds__(256, 1)
+    k_aw_causal_bf16_d128(const __grid_constant__ shortc_tensor_map mq, const __grid_constant__ shortc_tensor_map mk,
+        const __grid_constant__ shortc_tensor_map mv, __nv_bfloat16 *y, int T, int P, float scale_log2) {
+    __shared__ __align__(8) unsigned long long bars[5];
+    shortc_attn_wgmma<128, __nv_bfloat16, ShortcAwCausal>(&mq, &mk, &mv, y, T, P, scale_log2, bars);
+}
