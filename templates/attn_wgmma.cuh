@@ -1,7 +1,7 @@
 //! attn_wgmma.cuh — the attention engine's sm_90a prefill kernel (first stage
 //! of issue 23 item 2, docs/attention/hopper.md "The attention kernel"):
 //! y = softmax(q k^T * scale) v for fp16/bf16 keys and values, head dims 64
-//! and 128, a mask-only kind given by a visibility policy (causal so far),
+//! and 128, a mask-only kind given by a visibility policy (causal, window),
 //! written with the intrinsics of templates/hopper.cuh (pasted before it).
 //!
 //! One block of 256 threads computes 64 queries of one (batch, head):
@@ -19,7 +19,8 @@
 //!             128-byte swizzle); then it frees the stage.
 //! Tensors (TMA maps, 3D, innermost first, 128-byte swizzle, boxes {64, 64, 1}):
 //!   q {D, T, BH}, k and v {D, S, BH} with S = P + T (P cached keys first);
-//!   y (plain pointer) [BH][T][D]. Query i sees key j when Mask::visible(i, j, P).
+//!   y (plain pointer) [BH][T][D]. Query i sees key j when mask.visible(i, j, P) (a policy below: causal,
+//!   window; the key tiles a query tile visits come from its bounds, masks apply on partial tiles only).
 //! Shared memory (dynamic, 1024-byte aligned, ShortcAwLayout<D>::SMEM bytes):
 //!   Q tile, K stage 0, K stage 1, V stage 0, V stage 1; a 64 x D tile is D/64
 //!   panels of 64 rows x 128 bytes (TMA's 128-byte swizzle span).
@@ -27,14 +28,29 @@
 //! full, bars[3..4] empty.
 //! Grid (ceil(T / 64), BH); block 256.
 
-// Causal visibility: query i (0-based in the call) sees keys 0 .. P + i.
+// Visibility policies (mask-only kinds of templates/attn_kinds.cuh). Queries are 0-based in the call, P
+// keys precede them (query q is at position P + q). Each policy says:
+//   visible(q, k, P)     query q sees key k (the kind's attn_visible_* rule; tested on partial tiles only)
+//   key_begin(q_lo, P)   no query from q_lo on sees a key below this
+//   key_end(q_hi, P)     no query up to q_hi sees a key at or above this
+//   all_begin(q_hi, P)   keys in [all_begin(q_hi), all_end(q_lo)) are seen by every query of q_lo .. q_hi:
+//   all_end(q_lo, P)     a key tile inside that range needs no mask
+// Causal: every earlier key and the query's own.
 struct ShortcAwCausal {
-    // true when query q sees key k (P keys precede the call's queries)
-    __device__ __forceinline__ static bool visible(int q, int k, int P) { return k <= P + q; }
-    // keys below this bound are seen by every query from q_lo on (tiles below it need no mask)
-    __device__ __forceinline__ static int seen_by_all(int q_lo, int P) { return P + q_lo + 1; }
-    // keys at or above this bound are seen by no query up to q_hi
-    __device__ __forceinline__ static int seen_by_none(int q_hi, int P) { return P + q_hi + 1; }
+    __device__ __forceinline__ bool visible(int q, int k, int P) const { return k <= P + q; }
+    __device__ __forceinline__ int key_begin(int, int) const { return 0; }
+    __device__ __forceinline__ int key_end(int q_hi, int P) const { return P + q_hi + 1; }
+    __device__ __forceinline__ int all_begin(int, int) const { return 0; }
+    __device__ __forceinline__ int all_end(int q_lo, int P) const { return P + q_lo + 1; }
+};
+// Window: the last `size` keys, the query's own included.
+struct ShortcAwWindow {
+    int size; // keys i - size < j <= i (attention window size=...)
+    __device__ __forceinline__ bool visible(int q, int k, int P) const { return k <= P + q && P + q - k < size; }
+    __device__ __forceinline__ int key_begin(int q_lo, int P) const { return max(0, P + q_lo - size + 1); }
+    __device__ __forceinline__ int key_end(int q_hi, int P) const { return P + q_hi + 1; }
+    __device__ __forceinline__ int all_begin(int q_hi, int P) const { return max(0, P + q_hi - size + 1); }
+    __device__ __forceinline__ int all_end(int q_lo, int P) const { return P + q_lo + 1; }
 };
 
 // Shared-memory map of the kernel for head dim D.
@@ -84,26 +100,27 @@ __device__ __forceinline__ void shortc_aw_rs(__nv_bfloat16, shortc_wgmma_acc<N> 
     shortc_wgmma_rs_bf16<N, TB>(d, a, b, scale_d);
 }
 
-// Key tiles the query tile m touches: [0, count) (tiles of 64 keys, S keys in all).
-template <class Mask> __device__ __forceinline__ int shortc_aw_key_tiles(int m, int T, int P) {
+// The key tiles (of 64 keys, S keys in all) query tile m touches: [first, end).
+template <class Mask>
+__device__ __forceinline__ void shortc_aw_key_tiles(const Mask &mask, int m, int T, int P, int *first, int *end) {
     const int S = P + T, q_hi = min(64 * m + 63, T - 1);
-    const int end = min(S, Mask::seen_by_none(q_hi, P));
-    return (end + 63) / 64;
+    *first = mask.key_begin(64 * m, P) / 64;
+    *end = (min(S, mask.key_end(q_hi, P)) + 63) / 64;
 }
 
 // Producer (warpgroup 0): Q once, then K and V of every key tile through the ring.
 template <int D>
 __device__ __forceinline__ void shortc_aw_produce(unsigned char *smem, const shortc_tensor_map *mq,
                                                   const shortc_tensor_map *mk, const shortc_tensor_map *mv,
-                                                  unsigned long long *bars, int m, int bh, int tiles) {
+                                                  unsigned long long *bars, int m, int bh, int first, int end) {
     typedef ShortcAwLayout<D> L;
     shortc_setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
     shortc_mbar_arrive_expect_tx(&bars[0], L::TILE);
     for (int p = 0; p < L::PANELS; p++) shortc_tma_load_3d(smem + L::Q + p * L::PANEL, mq, &bars[0], 64 * p, 64 * m, bh);
-    for (int n = 0; n < tiles; n++) {
-        const int s = n & 1;
-        if (n >= 2) shortc_mbar_wait(&bars[3 + s], ((n >> 1) - 1) & 1); // the consumers freed the stage
+    for (int n = first; n < end; n++) {
+        const int i = n - first, s = i & 1; // i: the tile's turn in the ring
+        if (i >= 2) shortc_mbar_wait(&bars[3 + s], ((i >> 1) - 1) & 1); // the consumers freed the stage
         shortc_mbar_arrive_expect_tx(&bars[1 + s], 2 * L::TILE);
         for (int p = 0; p < L::PANELS; p++) {
             shortc_tma_load_3d(smem + L::K + s * L::TILE + p * L::PANEL, mk, &bars[1 + s], 64 * p, 64 * n, bh);
@@ -131,7 +148,7 @@ __device__ __forceinline__ void shortc_aw_scores(shortc_wgmma_acc<64> &sc, unsig
 // Online softmax of one tile's scores (in place: sc becomes P), the running max m[2] and sum l[2] of the
 // thread's two rows, and the factor alpha[2] by which O's rows are rescaled. Masked on partial tiles only.
 template <class Mask>
-__device__ __forceinline__ void shortc_aw_softmax(shortc_wgmma_acc<64> &sc, float m[2], float l[2], float alpha[2],
+__device__ __forceinline__ void shortc_aw_softmax(const Mask &mask, shortc_wgmma_acc<64> &sc, float m[2], float l[2], float alpha[2],
                                                   float scale_log2, bool partial, int row0, int key0, int S, int P) {
     const int lane = threadIdx.x & 31;
     float mx[2] = {shortc_aw_neg_inf(), shortc_aw_neg_inf()};
@@ -139,7 +156,7 @@ __device__ __forceinline__ void shortc_aw_softmax(shortc_wgmma_acc<64> &sc, floa
     for (int i = 0; i < 32; i++) {
         const int r = (i & 3) >> 1, k = key0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
         float x = sc[i] * scale_log2;
-        if (partial && (k >= S || !Mask::visible(row0 + 8 * r, k, P))) x = shortc_aw_neg_inf();
+        if (partial && (k >= S || !mask.visible(row0 + 8 * r, k, P))) x = shortc_aw_neg_inf();
         sc[i] = x;
         mx[r] = fmaxf(mx[r], x);
     }
@@ -188,24 +205,25 @@ __device__ __forceinline__ void shortc_aw_pv(shortc_wgmma_acc<D> &o, shortc_wgmm
 
 // Consumer (warpgroup 1): every key tile of the ring, then y = O / l for the rows below T.
 template <int D, typename TE, class Mask>
-__device__ __forceinline__ void shortc_aw_consume(unsigned char *smem, unsigned long long *bars, TE *y, int m, int bh,
-                                                  int tiles, int T, int P, float scale_log2) {
+__device__ __forceinline__ void shortc_aw_consume(const Mask &mask, unsigned char *smem, unsigned long long *bars, TE *y,
+                                                  int m, int bh, int first, int end, int T, int P, float scale_log2) {
     shortc_setmaxnreg_inc<232>();
     const int t = threadIdx.x - 128, lane = t & 31;
     const int row0 = 64 * m + 16 * (t >> 5) + (lane >> 2); // the thread's rows: row0 and row0 + 8
-    const int S = P + T, all_see = Mask::seen_by_all(64 * m, P);
+    const int S = P + T, q_hi = min(64 * m + 63, T - 1);
+    const int all_begin = mask.all_begin(q_hi, P), all_end = min(S, mask.all_end(64 * m, P));
     shortc_wgmma_acc<D> o;
 #pragma unroll
     for (int i = 0; i < D / 2; i++) o[i] = 0.0f;
     float mrow[2] = {shortc_aw_neg_inf(), shortc_aw_neg_inf()}, lrow[2] = {0.0f, 0.0f}, alpha[2];
     shortc_mbar_wait(&bars[0], 0);
-    for (int n = 0; n < tiles; n++) {
-        const int s = n & 1;
-        shortc_mbar_wait(&bars[1 + s], (n >> 1) & 1);
+    for (int n = first; n < end; n++) {
+        const int i = n - first, s = i & 1;
+        shortc_mbar_wait(&bars[1 + s], (i >> 1) & 1);
         shortc_wgmma_acc<64> sc;
         shortc_aw_scores<D, TE>(sc, smem, s);
-        const bool partial = 64 * n + 64 > min(all_see, S); // block-uniform
-        shortc_aw_softmax<Mask>(sc, mrow, lrow, alpha, scale_log2, partial, row0, 64 * n, S, P);
+        const bool partial = 64 * n < all_begin || 64 * n + 64 > all_end; // block-uniform
+        shortc_aw_softmax<Mask>(mask, sc, mrow, lrow, alpha, scale_log2, partial, row0, 64 * n, S, P);
         shortc_aw_pv<D, TE>(o, sc, alpha, smem, s);
         shortc_mbar_arrive(&bars[3 + s]);
     }
@@ -224,20 +242,21 @@ __device__ __forceinline__ void shortc_aw_consume(unsigned char *smem, unsigned 
 
 // The kernel body: bars are 5 mbarriers of static shared memory (see the header).
 template <int D, typename TE, class Mask>
-__device__ __forceinline__ void shortc_attn_wgmma(const shortc_tensor_map *mq, const shortc_tensor_map *mk,
+__device__ __forceinline__ void shortc_attn_wgmma(const Mask &mask, const shortc_tensor_map *mq, const shortc_tensor_map *mk,
                                                   const shortc_tensor_map *mv, TE *y, int T, int P, float scale_log2,
                                                   unsigned long long *bars) {
     SHORTC_DYNAMIC_SMEM(uint4, shortc_aw_smem);
     unsigned char *smem = reinterpret_cast<unsigned char *>(shortc_aw_smem);
     const int m = blockIdx.x, bh = blockIdx.y;
-    const int tiles = shortc_aw_key_tiles<Mask>(m, T, P);
+    int first, end;
+    shortc_aw_key_tiles<Mask>(mask, m, T, P, &first, &end);
     if (threadIdx.x == 0) {
         shortc_mbar_init(&bars[0], 1);
         for (int s = 0; s < 2; s++) shortc_mbar_init(&bars[1 + s], 1), shortc_mbar_init(&bars[3 + s], 128);
     }
     __syncthreads();
     if (threadIdx.x < 128)
-        shortc_aw_produce<D>(smem, mq, mk, mv, bars, m, bh, tiles);
+        shortc_aw_produce<D>(smem, mq, mk, mv, bars, m, bh, first, end);
     else
-        shortc_aw_consume<D, TE, Mask>(smem, bars, y, m, bh, tiles, T, P, scale_log2);
+        shortc_aw_consume<D, TE, Mask>(mask, smem, bars, y, m, bh, first, end, T, P, scale_log2);
 }

@@ -1,13 +1,13 @@
 /*
  * test_attn_wgmma.c — the sm_90a attention kernel of templates/attn_wgmma.cuh
  * (docs/attention/hopper.md "The attention kernel") on the simulator, against
- * plain C: causal attention with P cached keys before T queries, for fp16 and
- * bf16, head dims 64 and 128, odd T (partial query and key tiles) and P = 0
+ * plain C: causal and window attention with P cached keys before T queries,
+ * for fp16 and bf16, head dims 64 and 128, odd T (partial query and key tiles) and P = 0
  * or not. Q, K and V reach the kernel as TMA tensor maps (3D: {D, rows, BH},
  * 128-byte swizzle, boxes of 64 x 64) encoded through the driver table, as
  * the runtime will encode them.
  *
- *   sim_attn_wgmma [case]   runs one case (f16_d64, f16_d128, bf16_d64, bf16_d128) or all
+ *   sim_attn_wgmma [case]   runs one case ({causal,window}_{f16,bf16}_{d64,d128}) or all
  */
 #include "sim_test.h"
 
@@ -18,7 +18,8 @@ static CUmodule M;
 static char errbuf[4096];
 
 static const char *const NAMES[] = {"k_aw_causal_f16_d64", "k_aw_causal_f16_d128", "k_aw_causal_bf16_d64",
-                                    "k_aw_causal_bf16_d128"};
+                                    "k_aw_causal_bf16_d128", "k_aw_window_f16_d64",  "k_aw_window_f16_d128",
+                                    "k_aw_window_bf16_d64",  "k_aw_window_bf16_d128"};
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
 enum { BH = 2 }; /* (batch, head) pairs per launch */
@@ -59,35 +60,38 @@ static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int 
                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
-/* want[BH][t][d] = causal softmax(q k^T * scale) v in double, query i seeing keys 0 .. p + i. */
-static void ref_attention(const float *q, const float *k, const float *v, int t, int p, int d, double *want) {
+/* want[BH][t][d] = softmax(q k^T * scale) v in double, query i (at position p + i) seeing keys j <= p + i,
+ * and with a window (size > 0) only those with p + i - j < size (attn_visible_causal, attn_visible_window). */
+static void ref_attention(const float *q, const float *k, const float *v, int t, int p, int d, int size,
+                          double *want) {
     const int s = p + t;
     const double scale = 1.0 / sqrt((double)d);
     double *w = malloc(sizeof(double) * (size_t)s);
     for (int bh = 0; bh < BH; bh++)
         for (int i = 0; i < t; i++) {
             const float *qi = q + ((size_t)bh * t + i) * d;
+            const int j0 = size > 0 && p + i - size + 1 > 0 ? p + i - size + 1 : 0;
             double mx = -INFINITY, sum = 0.0;
-            for (int j = 0; j <= p + i; j++) {
+            for (int j = j0; j <= p + i; j++) {
                 const float *kj = k + ((size_t)bh * s + j) * d;
                 double dot = 0.0;
                 for (int c = 0; c < d; c++) dot += (double)qi[c] * kj[c];
                 w[j] = dot * scale;
                 mx = fmax(mx, w[j]);
             }
-            for (int j = 0; j <= p + i; j++) sum += w[j] = exp(w[j] - mx);
+            for (int j = j0; j <= p + i; j++) sum += w[j] = exp(w[j] - mx);
             for (int c = 0; c < d; c++) {
                 double acc = 0.0;
-                for (int j = 0; j <= p + i; j++) acc += w[j] * v[((size_t)bh * s + j) * d + c];
+                for (int j = j0; j <= p + i; j++) acc += w[j] * v[((size_t)bh * s + j) * d + c];
                 want[((size_t)bh * t + i) * d + c] = acc / sum;
             }
         }
     free(w);
 }
 
-/* One launch of kernel at (t, p); the largest |y - want| relative to max(1, max |want|) must stay within tol
+/* One launch of kernel at (t, p) (size > 0: a window kernel of that size); the largest |y - want| relative to max(1, max |want|) must stay within tol
  * (P rounded to the element type for P V, y rounded on store). */
-static void check_attention(const char *kernel, bool bf16, int d, int t, int p, double tol) {
+static void check_attention(const char *kernel, bool bf16, int d, int t, int p, int size, double tol) {
     const int s = p + t;
     const size_t nq = (size_t)BH * t * d, nk = (size_t)BH * s * d;
     uint16_t *qh = malloc(nq * 2), *kh = malloc(nk * 2), *vh = malloc(nk * 2), *yh = malloc(nq * 2);
@@ -96,14 +100,14 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
     fill_rounded(bf16, qh, qf, nq, 100u + (unsigned)t);
     fill_rounded(bf16, kh, kf, nk, 200u + (unsigned)s);
     fill_rounded(bf16, vh, vf, nk, 300u + (unsigned)p);
-    ref_attention(qf, kf, vf, t, p, d, want);
+    ref_attention(qf, kf, vf, t, p, d, size, want);
     CUdeviceptr dq = upload(qh, nq * 2), dk = upload(kh, nk * 2), dv = upload(vh, nk * 2), dy = upload(NULL, nq * 2);
     CUtensorMap mq, mk, mv;
     CHECK_CU(encode(&mq, dq, bf16, d, t));
     CHECK_CU(encode(&mk, dk, bf16, d, s));
     CHECK_CU(encode(&mv, dv, bf16, d, s));
     float scale_log2 = (float)(1.4426950408889634 / sqrt((double)d));
-    void *params[] = {&mq, &mk, &mv, &dy, (void *)&t, (void *)&p, &scale_log2};
+    void *params[] = {&mq, &mk, &mv, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size}; /* size: window only */
     CUfunction f = sim_test_fn(&D, M, kernel);
     if (f) {
         unsigned smem = smem_bytes(d);
@@ -114,7 +118,7 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
         for (size_t i = 0; i < nq; i++) scl = fmax(scl, fabs(want[i]));
         for (size_t i = 0; i < nq; i++) err = fmax(err, fabs(from_bits(bf16, yh[i]) - want[i]));
         err /= scl;
-        printf("  %s T %3d P %2d: max relative error %.3g\n", kernel, t, p, err);
+        printf("  %s T %3d P %2d size %3d: max relative error %.3g\n", kernel, t, p, size, err);
         CHECK(err <= tol);
     }
     D.memFree(dq);
@@ -124,26 +128,36 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
     free(qh), free(kh), free(vh), free(yh), free(qf), free(kf), free(vf), free(want);
 }
 
-/* Every odd T of the issue, without and with a cache. */
-static void check_kernel(const char *kernel, bool bf16, int d) {
-    static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37};
+/* Every odd T of the issue, without and with a cache; window kernels at sizes below, at and above a key tile
+ * (so that query tiles skip leading key tiles and mask partial tiles at both ends). */
+static void check_kernel(const char *kind, bool bf16, int d) {
+    static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37}, windows[] = {1, 40, 64, 100};
     /* one rounding of P to the element type and one of y: a few units of its last place (measured: up to
      * 3.8e-4 for fp16, 2.7e-3 for bf16) */
     const double tol = bf16 ? 6e-3 : 1e-3;
-    for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
-        for (size_t j = 0; j < sizeof ps / sizeof *ps; j++) check_attention(kernel, bf16, d, ts[i], ps[j], tol);
+    const bool window = strcmp(kind, "window") == 0;
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "k_aw_%s_%s_d%d", kind, bf16 ? "bf16" : "f16", d);
+    for (size_t w = 0; w < (window ? sizeof windows / sizeof *windows : 1); w++)
+        for (size_t i = 0; i < sizeof ts / sizeof *ts; i++)
+            for (size_t j = 0; j < sizeof ps / sizeof *ps; j++)
+                check_attention(kernel, bf16, d, ts[i], ps[j], window ? windows[w] : 0, tol);
 }
 
-static void test_f16_d64(void) { check_kernel("k_aw_causal_f16_d64", false, 64); }
-static void test_f16_d128(void) { check_kernel("k_aw_causal_f16_d128", false, 128); }
-static void test_bf16_d64(void) { check_kernel("k_aw_causal_bf16_d64", true, 64); }
-static void test_bf16_d128(void) { check_kernel("k_aw_causal_bf16_d128", true, 128); }
+static void test_causal_f16_d64(void) { check_kernel("causal", false, 64); }
+static void test_causal_f16_d128(void) { check_kernel("causal", false, 128); }
+static void test_causal_bf16_d64(void) { check_kernel("causal", true, 64); }
+static void test_causal_bf16_d128(void) { check_kernel("causal", true, 128); }
+static void test_window_f16_d64(void) { check_kernel("window", false, 64); }
+static void test_window_f16_d128(void) { check_kernel("window", false, 128); }
+static void test_window_bf16_d64(void) { check_kernel("window", true, 64); }
+static void test_window_bf16_d128(void) { check_kernel("window", true, 128); }
 
 static const SimTestCase CASES[] = {
-    {"f16_d64", test_f16_d64},
-    {"f16_d128", test_f16_d128},
-    {"bf16_d64", test_bf16_d64},
-    {"bf16_d128", test_bf16_d128},
+    {"causal_f16_d64", test_causal_f16_d64},   {"causal_f16_d128", test_causal_f16_d128},
+    {"causal_bf16_d64", test_causal_bf16_d64}, {"causal_bf16_d128", test_causal_bf16_d128},
+    {"window_f16_d64", test_window_f16_d64},   {"window_f16_d128", test_window_f16_d128},
+    {"window_bf16_d64", test_window_bf16_d64}, {"window_bf16_d128", test_window_bf16_d128},
 };
 
 /* templates/prelude.cuh, hopper.cuh, attn_wgmma.cuh and tests/sim/kernels/attn_wgmma.cu, compiled and loaded. */
