@@ -4,7 +4,7 @@
 //! and 128, a mask-only kind given by a visibility policy (causal, window),
 //! written with the intrinsics of templates/hopper.cuh (pasted before it).
 //!
-//! One block of 256 threads computes 64 queries of one (batch, head):
+//! One block of 256 threads computes 64 queries of one head:
 //!   producer  warpgroup 0 (setmaxnreg.dec 40): thread 0 loads the Q tile once
 //!             and then the K and V tiles of 64 keys with TMA into a 2-stage
 //!             ring of shared memory; stage s is full[s] (1 arrival + the
@@ -17,16 +17,23 @@
 //!             with P from registers (the accumulators of S, rounded, are the
 //!             A fragments: the RS form) and V from shared memory (N-major,
 //!             128-byte swizzle); then it frees the stage.
-//! Tensors (TMA maps, 3D, innermost first, 128-byte swizzle, boxes {64, 64, 1}):
-//!   q {D, T, BH}, k and v {D, S, BH} with S = P + T (P cached keys first);
-//!   y (plain pointer) [BH][T][D]. Query i sees key j when mask.visible(i, j, P) (a policy below: causal,
-//!   window; the key tiles a query tile visits come from its bounds, masks apply on partial tiles only).
+//! Tensors: TMA maps (ShortcAwMaps; 3D, innermost first, 128-byte swizzle,
+//!   boxes {64, 64, 1}) over the attention engine's layouts: q, k, v {D, T, H}
+//!   over qkv [T, 3*H*D] (q | k | v, head-major: row stride 3*H*D, head
+//!   stride D elements), kc, vc {D, P, H} over the cache's keys and values
+//!   (rows 0..P-1 of [2, H, kv_rows, D] or [2, kv_rows, H, D]: the map's
+//!   strides say which; not a ring). Keys 0..P-1 come from the cache, keys
+//!   P..P+T-1 (this call's) from qkv: ShortcAwKeyTiles numbers the cache's
+//!   tiles first (the last one short when 64 does not divide P), then the
+//!   call's. y (plain pointer) [T, H*D]. Query i sees key j when
+//!   mask.visible(i, j, P) (a policy below: causal, window; the key tiles a
+//!   query tile visits come from its bounds; masks apply on partial tiles only).
 //! Shared memory (dynamic, 1024-byte aligned, ShortcAwLayout<D>::SMEM bytes):
 //!   Q tile, K stage 0, K stage 1, V stage 0, V stage 1; a 64 x D tile is D/64
 //!   panels of 64 rows x 128 bytes (TMA's 128-byte swizzle span).
 //! mbarriers (static shared, declared by the kernel): bars[0] Q, bars[1..2]
 //! full, bars[3..4] empty.
-//! Grid (ceil(T / 64), BH); block 256.
+//! Grid (ceil(T / 64), H); block 256.
 
 // Visibility policies (mask-only kinds of templates/attn_kinds.cuh). Queries are 0-based in the call, P
 // keys precede them (query q is at position P + q). Each policy says:
@@ -100,31 +107,55 @@ __device__ __forceinline__ void shortc_aw_rs(__nv_bfloat16, shortc_wgmma_acc<N> 
     shortc_wgmma_rs_bf16<N, TB>(d, a, b, scale_d);
 }
 
-// The key tiles (of 64 keys, S keys in all) query tile m touches: [first, end).
+// The kernel's tensor maps (see the header); kc and vc are read only when P > 0.
+struct ShortcAwMaps {
+    const shortc_tensor_map *q, *k, *v; // this call's queries, keys and values (rows: T)
+    const shortc_tensor_map *kc, *vc;   // the cached keys and values (rows: P)
+};
+
+// The key tiles of a call: tiles 0..nc-1 hold the P cached keys (64 each, the last one short when 64 does
+// not divide P), tiles nc.. the call's T keys. Tile u holds keys [key0(u), key0(u) + count(u)).
+struct ShortcAwKeyTiles {
+    int P, T; // cached keys, this call's keys
+    int nc;   // tiles of cached keys
+    __device__ __forceinline__ bool cached(int u) const { return u < nc; }
+    // the tile's first row in its tensor (the cache's or qkv's)
+    __device__ __forceinline__ int row(int u) const { return u < nc ? 64 * u : 64 * (u - nc); }
+    __device__ __forceinline__ int key0(int u) const { return u < nc ? 64 * u : P + 64 * (u - nc); }
+    __device__ __forceinline__ int count(int u) const { return u < nc ? min(64, P - 64 * u) : min(64, T - 64 * (u - nc)); }
+    // the tile holding key k; one past the tile holding key k - 1
+    __device__ __forceinline__ int tile_of(int k) const { return k < P ? k / 64 : nc + (k - P) / 64; }
+    __device__ __forceinline__ int tile_end(int k) const { return k <= P ? (k + 63) / 64 : nc + (k - P + 63) / 64; }
+};
+__device__ __forceinline__ ShortcAwKeyTiles shortc_aw_key_tiles(int P, int T) { return ShortcAwKeyTiles{P, T, (P + 63) / 64}; }
+
+// The key tiles query tile m touches: [first, end).
 template <class Mask>
-__device__ __forceinline__ void shortc_aw_key_tiles(const Mask &mask, int m, int T, int P, int *first, int *end) {
-    const int S = P + T, q_hi = min(64 * m + 63, T - 1);
-    *first = mask.key_begin(64 * m, P) / 64;
-    *end = (min(S, mask.key_end(q_hi, P)) + 63) / 64;
+__device__ __forceinline__ void shortc_aw_tile_range(const Mask &mask, const ShortcAwKeyTiles &kt, int m, int *first,
+                                                     int *end) {
+    const int S = kt.P + kt.T, q_hi = min(64 * m + 63, kt.T - 1);
+    *first = kt.tile_of(mask.key_begin(64 * m, kt.P));
+    *end = kt.tile_end(min(S, mask.key_end(q_hi, kt.P)));
 }
 
 // Producer (warpgroup 0): Q once, then K and V of every key tile through the ring.
 template <int D>
-__device__ __forceinline__ void shortc_aw_produce(unsigned char *smem, const shortc_tensor_map *mq,
-                                                  const shortc_tensor_map *mk, const shortc_tensor_map *mv,
-                                                  unsigned long long *bars, int m, int bh, int first, int end) {
+__device__ __forceinline__ void shortc_aw_produce(unsigned char *smem, const ShortcAwMaps &maps,
+                                                  const ShortcAwKeyTiles &kt, unsigned long long *bars, int m, int h,
+                                                  int first, int end) {
     typedef ShortcAwLayout<D> L;
     shortc_setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
     shortc_mbar_arrive_expect_tx(&bars[0], L::TILE);
-    for (int p = 0; p < L::PANELS; p++) shortc_tma_load_3d(smem + L::Q + p * L::PANEL, mq, &bars[0], 64 * p, 64 * m, bh);
+    for (int p = 0; p < L::PANELS; p++) shortc_tma_load_3d(smem + L::Q + p * L::PANEL, maps.q, &bars[0], 64 * p, 64 * m, h);
     for (int n = first; n < end; n++) {
         const int i = n - first, s = i & 1; // i: the tile's turn in the ring
         if (i >= 2) shortc_mbar_wait(&bars[3 + s], ((i >> 1) - 1) & 1); // the consumers freed the stage
-        shortc_mbar_arrive_expect_tx(&bars[1 + s], 2 * L::TILE);
+        shortc_mbar_arrive_expect_tx(&bars[1 + s], 2 * L::TILE); // a short tile's missing rows arrive as zeros
+        const shortc_tensor_map *mk = kt.cached(n) ? maps.kc : maps.k, *mv = kt.cached(n) ? maps.vc : maps.v;
         for (int p = 0; p < L::PANELS; p++) {
-            shortc_tma_load_3d(smem + L::K + s * L::TILE + p * L::PANEL, mk, &bars[1 + s], 64 * p, 64 * n, bh);
-            shortc_tma_load_3d(smem + L::V + s * L::TILE + p * L::PANEL, mv, &bars[1 + s], 64 * p, 64 * n, bh);
+            shortc_tma_load_3d(smem + L::K + s * L::TILE + p * L::PANEL, mk, &bars[1 + s], 64 * p, kt.row(n), h);
+            shortc_tma_load_3d(smem + L::V + s * L::TILE + p * L::PANEL, mv, &bars[1 + s], 64 * p, kt.row(n), h);
         }
     }
 }
@@ -149,14 +180,14 @@ __device__ __forceinline__ void shortc_aw_scores(shortc_wgmma_acc<64> &sc, unsig
 // thread's two rows, and the factor alpha[2] by which O's rows are rescaled. Masked on partial tiles only.
 template <class Mask>
 __device__ __forceinline__ void shortc_aw_softmax(const Mask &mask, shortc_wgmma_acc<64> &sc, float m[2], float l[2], float alpha[2],
-                                                  float scale_log2, bool partial, int row0, int key0, int S, int P) {
+                                                  float scale_log2, bool partial, int row0, int key0, int kend, int P) {
     const int lane = threadIdx.x & 31;
     float mx[2] = {shortc_aw_neg_inf(), shortc_aw_neg_inf()};
 #pragma unroll
     for (int i = 0; i < 32; i++) {
         const int r = (i & 3) >> 1, k = key0 + 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
         float x = sc[i] * scale_log2;
-        if (partial && (k >= S || !mask.visible(row0 + 8 * r, k, P))) x = shortc_aw_neg_inf();
+        if (partial && (k >= kend || !mask.visible(row0 + 8 * r, k, P))) x = shortc_aw_neg_inf();
         sc[i] = x;
         mx[r] = fmaxf(mx[r], x);
     }
@@ -205,12 +236,13 @@ __device__ __forceinline__ void shortc_aw_pv(shortc_wgmma_acc<D> &o, shortc_wgmm
 
 // Consumer (warpgroup 1): every key tile of the ring, then y = O / l for the rows below T.
 template <int D, typename TE, class Mask>
-__device__ __forceinline__ void shortc_aw_consume(const Mask &mask, unsigned char *smem, unsigned long long *bars, TE *y,
-                                                  int m, int bh, int first, int end, int T, int P, float scale_log2) {
+__device__ __forceinline__ void shortc_aw_consume(const Mask &mask, const ShortcAwKeyTiles &kt, unsigned char *smem,
+                                                  unsigned long long *bars, TE *y, int m, int h, int first, int end,
+                                                  float scale_log2) {
     shortc_setmaxnreg_inc<232>();
     const int t = threadIdx.x - 128, lane = t & 31;
     const int row0 = 64 * m + 16 * (t >> 5) + (lane >> 2); // the thread's rows: row0 and row0 + 8
-    const int S = P + T, q_hi = min(64 * m + 63, T - 1);
+    const int T = kt.T, P = kt.P, S = P + T, q_hi = min(64 * m + 63, T - 1);
     const int all_begin = mask.all_begin(q_hi, P), all_end = min(S, mask.all_end(64 * m, P));
     shortc_wgmma_acc<D> o;
 #pragma unroll
@@ -222,8 +254,9 @@ __device__ __forceinline__ void shortc_aw_consume(const Mask &mask, unsigned cha
         shortc_mbar_wait(&bars[1 + s], (i >> 1) & 1);
         shortc_wgmma_acc<64> sc;
         shortc_aw_scores<D, TE>(sc, smem, s);
-        const bool partial = 64 * n < all_begin || 64 * n + 64 > all_end; // block-uniform
-        shortc_aw_softmax<Mask>(mask, sc, mrow, lrow, alpha, scale_log2, partial, row0, 64 * n, S, P);
+        const int key0 = kt.key0(n), kend = key0 + kt.count(n);
+        const bool partial = kend - key0 < 64 || key0 < all_begin || kend > all_end; // block-uniform
+        shortc_aw_softmax<Mask>(mask, sc, mrow, lrow, alpha, scale_log2, partial, row0, key0, kend, P);
         shortc_aw_pv<D, TE>(o, sc, alpha, smem, s);
         shortc_mbar_arrive(&bars[3 + s]);
     }
@@ -236,27 +269,27 @@ __device__ __forceinline__ void shortc_aw_consume(const Mask &mask, unsigned cha
 #pragma unroll
     for (int i = 0; i < D / 2; i++) {
         const int r = (i & 3) >> 1, row = row0 + 8 * r, col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-        if (row < T) shortc_st(y + ((size_t)bh * T + row) * D + col, o[i] * lrow[r]);
+        if (row < T) shortc_st(y + ((size_t)row * gridDim.y + h) * D + col, o[i] * lrow[r]);
     }
 }
 
-// The kernel body: bars are 5 mbarriers of static shared memory (see the header).
+// The kernel body: bars are 5 mbarriers of static shared memory (see the header); grid (ceil(T / 64), H).
 template <int D, typename TE, class Mask>
-__device__ __forceinline__ void shortc_attn_wgmma(const Mask &mask, const shortc_tensor_map *mq, const shortc_tensor_map *mk,
-                                                  const shortc_tensor_map *mv, TE *y, int T, int P, float scale_log2,
-                                                  unsigned long long *bars) {
+__device__ __forceinline__ void shortc_attn_wgmma(const Mask &mask, const ShortcAwMaps &maps, TE *y, int T, int P,
+                                                  float scale_log2, unsigned long long *bars) {
     SHORTC_DYNAMIC_SMEM(uint4, shortc_aw_smem);
     unsigned char *smem = reinterpret_cast<unsigned char *>(shortc_aw_smem);
-    const int m = blockIdx.x, bh = blockIdx.y;
+    const int m = blockIdx.x, h = blockIdx.y;
+    const ShortcAwKeyTiles kt = shortc_aw_key_tiles(P, T);
     int first, end;
-    shortc_aw_key_tiles<Mask>(mask, m, T, P, &first, &end);
+    shortc_aw_tile_range<Mask>(mask, kt, m, &first, &end);
     if (threadIdx.x == 0) {
         shortc_mbar_init(&bars[0], 1);
         for (int s = 0; s < 2; s++) shortc_mbar_init(&bars[1 + s], 1), shortc_mbar_init(&bars[3 + s], 128);
     }
     __syncthreads();
     if (threadIdx.x < 128)
-        shortc_aw_produce<D>(smem, mq, mk, mv, bars, m, bh, first, end);
+        shortc_aw_produce<D>(smem, maps, kt, bars, m, h, first, end);
     else
-        shortc_aw_consume<D, TE, Mask>(mask, smem, bars, y, m, bh, first, end, T, P, scale_log2);
+        shortc_aw_consume<D, TE, Mask>(mask, kt, smem, bars, y, m, h, first, end, scale_log2);
 }

@@ -3,7 +3,9 @@
  * (docs/attention/hopper.md "The attention kernel") on the simulator, against
  * plain C: causal and window attention with P cached keys before T queries,
  * for fp16 and bf16, head dims 64 and 128, odd T (partial query and key tiles) and P = 0
- * or not. Q, K and V reach the kernel as TMA tensor maps (3D: {D, rows, BH},
+ * or not. The inputs are in the attention engine's layouts (qkv [T, 3*H*D],
+ * the cache [2, H, rows, D] with rows past P that must not be read) and reach
+ * the kernel as TMA tensor maps (3D: {D, rows, H} with the layouts' strides,
  * 128-byte swizzle, boxes of 64 x 64) encoded through the driver table, as
  * the runtime will encode them.
  *
@@ -22,7 +24,7 @@ static const char *const NAMES[] = {"k_aw_causal_f16_d64", "k_aw_causal_f16_d128
                                     "k_aw_window_bf16_d64",  "k_aw_window_bf16_d128"};
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
-enum { BH = 2 }; /* (batch, head) pairs per launch */
+enum { H = 2, EXTRA_ROWS = 3 }; /* heads; cache rows past P (filled with garbage the kernel must not read) */
 
 /* Dynamic shared memory of the kernel for head dim d (ShortcAwLayout<D>::SMEM: five 64 x d tiles). */
 static unsigned smem_bytes(int d) { return 5u * 64u * (unsigned)d * 2u; }
@@ -49,10 +51,12 @@ static CUdeviceptr upload(const void *h, size_t n) {
     return d;
 }
 
-/* The map of a [BH][rows][d] tensor at dev: boxes of 64 elements x 64 rows x 1, 128-byte swizzle. */
-static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int rows) {
-    cuuint64_t dims[3] = {(cuuint64_t)d, (cuuint64_t)rows, BH};
-    cuuint64_t strides[2] = {(cuuint64_t)d * 2, (cuuint64_t)d * rows * 2};
+/* The map {d, rows, H} at dev with the given row and head strides (elements): boxes of 64 elements x 64 rows
+ * x 1, 128-byte swizzle, as the runtime is to encode them for the kernel. */
+static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int rows, size_t row_stride,
+                       size_t head_stride) {
+    cuuint64_t dims[3] = {(cuuint64_t)d, (cuuint64_t)rows, H};
+    cuuint64_t strides[2] = {(cuuint64_t)row_stride * 2, (cuuint64_t)head_stride * 2};
     cuuint32_t box[3] = {64, 64, 1}, es[3] = {1, 1, 1};
     return D.tensorMapEncodeTiled(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
                                   (void *)dev, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -60,78 +64,95 @@ static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int 
                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
 }
 
-/* want[BH][t][d] = softmax(q k^T * scale) v in double, query i (at position p + i) seeing keys j <= p + i,
+/* The engine's layouts (templates/attn_engine.cuh): qkv [t][3][H][d] (q | k | v, head-major), the cache
+ * kv [2][H][rows][d]; element c of head h's query i, key j and value j (keys below p from the cache). */
+typedef struct Inputs {
+    const float *qkv, *kv; /* the rounded values */
+    int t, p, rows, d;     /* queries, cached keys, cache rows, head dim */
+} Inputs;
+static double q_at(const Inputs *in, int h, int i, int c) { return in->qkv[((size_t)i * 3 * H + h) * in->d + c]; }
+static double kv_at(const Inputs *in, int which, int h, int j, int c) {
+    if (j >= in->p) return in->qkv[((size_t)(j - in->p) * 3 * H + (size_t)(1 + which) * H + h) * in->d + c];
+    return in->kv[(((size_t)which * H + h) * in->rows + j) * in->d + c];
+}
+
+/* want[t][H][d] = softmax(q k^T * scale) v in double, query i (at position p + i) seeing keys j <= p + i,
  * and with a window (size > 0) only those with p + i - j < size (attn_visible_causal, attn_visible_window). */
-static void ref_attention(const float *q, const float *k, const float *v, int t, int p, int d, int size,
-                          double *want) {
-    const int s = p + t;
+static void ref_attention(const Inputs *in, int size, double *want) {
+    const int d = in->d, p = in->p;
     const double scale = 1.0 / sqrt((double)d);
-    double *w = malloc(sizeof(double) * (size_t)s);
-    for (int bh = 0; bh < BH; bh++)
-        for (int i = 0; i < t; i++) {
-            const float *qi = q + ((size_t)bh * t + i) * d;
+    double *w = malloc(sizeof(double) * (size_t)(p + in->t));
+    for (int h = 0; h < H; h++)
+        for (int i = 0; i < in->t; i++) {
             const int j0 = size > 0 && p + i - size + 1 > 0 ? p + i - size + 1 : 0;
             double mx = -INFINITY, sum = 0.0;
             for (int j = j0; j <= p + i; j++) {
-                const float *kj = k + ((size_t)bh * s + j) * d;
                 double dot = 0.0;
-                for (int c = 0; c < d; c++) dot += (double)qi[c] * kj[c];
+                for (int c = 0; c < d; c++) dot += q_at(in, h, i, c) * kv_at(in, 0, h, j, c);
                 w[j] = dot * scale;
                 mx = fmax(mx, w[j]);
             }
             for (int j = j0; j <= p + i; j++) sum += w[j] = exp(w[j] - mx);
             for (int c = 0; c < d; c++) {
                 double acc = 0.0;
-                for (int j = j0; j <= p + i; j++) acc += w[j] * v[((size_t)bh * s + j) * d + c];
-                want[((size_t)bh * t + i) * d + c] = acc / sum;
+                for (int j = j0; j <= p + i; j++) acc += w[j] * kv_at(in, 1, h, j, c);
+                want[((size_t)i * H + h) * d + c] = acc / sum;
             }
         }
     free(w);
 }
 
-/* One launch of kernel at (t, p) (size > 0: a window kernel of that size); the largest |y - want| relative to max(1, max |want|) must stay within tol
- * (P rounded to the element type for P V, y rounded on store). */
+/* One launch of kernel at (t, p) (size > 0: a window kernel of that size); the largest |y - want| relative
+ * to max(1, max |want|) must stay within tol (P rounded to the element type for P V, y rounded on store). */
 static void check_attention(const char *kernel, bool bf16, int d, int t, int p, int size, double tol) {
-    const int s = p + t;
-    const size_t nq = (size_t)BH * t * d, nk = (size_t)BH * s * d;
-    uint16_t *qh = malloc(nq * 2), *kh = malloc(nk * 2), *vh = malloc(nk * 2), *yh = malloc(nq * 2);
-    float *qf = malloc(nq * 4), *kf = malloc(nk * 4), *vf = malloc(nk * 4);
-    double *want = malloc(nq * sizeof(double));
-    fill_rounded(bf16, qh, qf, nq, 100u + (unsigned)t);
-    fill_rounded(bf16, kh, kf, nk, 200u + (unsigned)s);
-    fill_rounded(bf16, vh, vf, nk, 300u + (unsigned)p);
-    ref_attention(qf, kf, vf, t, p, d, size, want);
-    CUdeviceptr dq = upload(qh, nq * 2), dk = upload(kh, nk * 2), dv = upload(vh, nk * 2), dy = upload(NULL, nq * 2);
-    CUtensorMap mq, mk, mv;
-    CHECK_CU(encode(&mq, dq, bf16, d, t));
-    CHECK_CU(encode(&mk, dk, bf16, d, s));
-    CHECK_CU(encode(&mv, dv, bf16, d, s));
+    const int rows = p + EXTRA_ROWS;
+    const size_t nqkv = (size_t)t * 3 * H * d, nkv = (size_t)2 * H * rows * d, ny = (size_t)t * H * d;
+    uint16_t *qkvh = malloc(nqkv * 2), *kvh = malloc(nkv * 2), *yh = malloc(ny * 2);
+    float *qkvf = malloc(nqkv * 4), *kvf = malloc(nkv * 4);
+    double *want = malloc(ny * sizeof(double));
+    fill_rounded(bf16, qkvh, qkvf, nqkv, 100u + (unsigned)t);
+    fill_rounded(bf16, kvh, kvf, nkv, 200u + (unsigned)p);
+    for (int w = 0; w < 2; w++) /* the rows past p: huge keys and values, which would dominate if read */
+        for (int h = 0; h < H; h++)
+            for (size_t e = (size_t)p * d; e < (size_t)rows * d; e++) kvh[((size_t)w * H + h) * rows * d + e] = to_bits(bf16, 1000.0f);
+    const Inputs in = {qkvf, kvf, t, p, rows, d};
+    ref_attention(&in, size, want);
+    CUdeviceptr dqkv = upload(qkvh, nqkv * 2), dkv = upload(kvh, nkv * 2), dy = upload(NULL, ny * 2);
+    const size_t hd = (size_t)H * d;
+    CUtensorMap mq, mk, mv, mkc, mvc;
+    CHECK_CU(encode(&mq, dqkv, bf16, d, t, 3 * hd, d));
+    CHECK_CU(encode(&mk, dqkv + hd * 2, bf16, d, t, 3 * hd, d));
+    CHECK_CU(encode(&mv, dqkv + 2 * hd * 2, bf16, d, t, 3 * hd, d));
+    mkc = mk, mvc = mv; /* no cached keys: the kernel does not read these */
+    if (p > 0) {
+        CHECK_CU(encode(&mkc, dkv, bf16, d, p, d, (size_t)rows * d));
+        CHECK_CU(encode(&mvc, dkv + (size_t)H * rows * d * 2, bf16, d, p, d, (size_t)rows * d));
+    }
     float scale_log2 = (float)(1.4426950408889634 / sqrt((double)d));
-    void *params[] = {&mq, &mk, &mv, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size}; /* size: window only */
+    void *params[] = {&mq, &mk, &mv, &mkc, &mvc, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size};
     CUfunction f = sim_test_fn(&D, M, kernel);
     if (f) {
         unsigned smem = smem_bytes(d);
         CHECK_CU(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
-        CHECK_CU(D.launchKernel(f, (unsigned)(t + 63) / 64, BH, 1, 256, 1, 1, smem, NULL, params, NULL));
-        CHECK_CU(D.memcpyDtoH(yh, dy, nq * 2));
+        CHECK_CU(D.launchKernel(f, (unsigned)(t + 63) / 64, H, 1, 256, 1, 1, smem, NULL, params, NULL));
+        CHECK_CU(D.memcpyDtoH(yh, dy, ny * 2));
         double scl = 1.0, err = 0.0;
-        for (size_t i = 0; i < nq; i++) scl = fmax(scl, fabs(want[i]));
-        for (size_t i = 0; i < nq; i++) err = fmax(err, fabs(from_bits(bf16, yh[i]) - want[i]));
+        for (size_t i = 0; i < ny; i++) scl = fmax(scl, fabs(want[i]));
+        for (size_t i = 0; i < ny; i++) err = fmax(err, fabs(from_bits(bf16, yh[i]) - want[i]));
         err /= scl;
-        printf("  %s T %3d P %2d size %3d: max relative error %.3g\n", kernel, t, p, size, err);
+        printf("  %s T %3d P %3d size %3d: max relative error %.3g\n", kernel, t, p, size, err);
         CHECK(err <= tol);
     }
-    D.memFree(dq);
-    D.memFree(dk);
-    D.memFree(dv);
+    D.memFree(dqkv);
+    D.memFree(dkv);
     D.memFree(dy);
-    free(qh), free(kh), free(vh), free(yh), free(qf), free(kf), free(vf), free(want);
+    free(qkvh), free(kvh), free(yh), free(qkvf), free(kvf), free(want);
 }
 
 /* Every odd T of the issue, without and with a cache; window kernels at sizes below, at and above a key tile
  * (so that query tiles skip leading key tiles and mask partial tiles at both ends). */
 static void check_kernel(const char *kind, bool bf16, int d) {
-    static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37}, windows[] = {1, 40, 64, 100};
+    static const int ts[] = {1, 2, 15, 17, 63, 65, 129}, ps[] = {0, 37, 128}, windows[] = {1, 40, 64, 100};
     /* one rounding of P to the element type and one of y: a few units of its last place (measured: up to
      * 3.8e-4 for fp16, 2.7e-3 for bf16) */
     const double tol = bf16 ? 6e-3 : 1e-3;
