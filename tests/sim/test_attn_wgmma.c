@@ -6,14 +6,15 @@
  * or not. The inputs are in the attention engine's layouts (qkv [T, 3*H*D],
  * the cache [2, H, rows, D] with rows past P that must not be read) and reach
  * the kernel as TMA tensor maps (3D: {D, rows, H} with the layouts' strides,
- * 128-byte swizzle, boxes of 64 x 64) encoded through the driver table, as
- * the runtime will encode them.
+ * 128-byte swizzle, boxes of 64 x 64) encoded by the runtime's
+ * rt_attn_wgmma_maps through the driver table (its refusals: case maps).
  *
- *   sim_attn_wgmma [case]   runs one case ({causal,window}_{f16,bf16}_{d64,d128}) or all
+ *   sim_attn_wgmma [case]   runs one case ({causal,window}_{f16,bf16}_{d64,d128}, maps) or all
  */
 #include "sim_test.h"
 
 #include "half.h"
+#include "rt_attn_wgmma.h"
 
 static RtDriver D;
 static CUmodule M;
@@ -51,29 +52,23 @@ static CUdeviceptr upload(const void *h, size_t n) {
     return d;
 }
 
-/* The map {d, rows, H} at dev with the given row and head strides (elements): boxes of 64 elements x 64 rows
- * x 1, 128-byte swizzle, as the runtime is to encode them for the kernel. */
-static CUresult encode(CUtensorMap *map, CUdeviceptr dev, bool bf16, int d, int rows, size_t row_stride,
-                       size_t head_stride) {
-    cuuint64_t dims[3] = {(cuuint64_t)d, (cuuint64_t)rows, H};
-    cuuint64_t strides[2] = {(cuuint64_t)row_stride * 2, (cuuint64_t)head_stride * 2};
-    cuuint32_t box[3] = {64, 64, 1}, es[3] = {1, 1, 1};
-    return D.tensorMapEncodeTiled(map, bf16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
-                                  (void *)dev, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-}
-
 /* The engine's layouts (templates/attn_engine.cuh): qkv [t][3][H][d] (q | k | v, head-major), the cache
- * kv [2][H][rows][d]; element c of head h's query i, key j and value j (keys below p from the cache). */
+ * kv [2][H][rows][d] (head-major) or [2][rows][H][d]; element c of head h's query i, key j and value j (keys
+ * below p from the cache). */
 typedef struct Inputs {
     const float *qkv, *kv; /* the rounded values */
     int t, p, rows, d;     /* queries, cached keys, cache rows, head dim */
+    bool head_major;       /* the cache's layout */
 } Inputs;
+/* Index of element c of cached row j of head h (which: 0 keys, 1 values). */
+static size_t kv_index(const Inputs *in, int which, int h, int j, int c) {
+    if (in->head_major) return (((size_t)which * H + h) * in->rows + j) * in->d + c;
+    return (((size_t)which * in->rows + j) * H + h) * in->d + c;
+}
 static double q_at(const Inputs *in, int h, int i, int c) { return in->qkv[((size_t)i * 3 * H + h) * in->d + c]; }
 static double kv_at(const Inputs *in, int which, int h, int j, int c) {
     if (j >= in->p) return in->qkv[((size_t)(j - in->p) * 3 * H + (size_t)(1 + which) * H + h) * in->d + c];
-    return in->kv[(((size_t)which * H + h) * in->rows + j) * in->d + c];
+    return in->kv[kv_index(in, which, h, j, c)];
 }
 
 /* want[t][H][d] = softmax(q k^T * scale) v in double, query i (at position p + i) seeing keys j <= p + i,
@@ -112,26 +107,23 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
     double *want = malloc(ny * sizeof(double));
     fill_rounded(bf16, qkvh, qkvf, nqkv, 100u + (unsigned)t);
     fill_rounded(bf16, kvh, kvf, nkv, 200u + (unsigned)p);
+    const Inputs in = {qkvf, kvf, t, p, rows, d, p != 128}; /* P = 128: the token-major cache */
     for (int w = 0; w < 2; w++) /* the rows past p: huge keys and values, which would dominate if read */
         for (int h = 0; h < H; h++)
-            for (size_t e = (size_t)p * d; e < (size_t)rows * d; e++) kvh[((size_t)w * H + h) * rows * d + e] = to_bits(bf16, 1000.0f);
-    const Inputs in = {qkvf, kvf, t, p, rows, d};
+            for (int j = p; j < rows; j++)
+                for (int c = 0; c < d; c++) kvh[kv_index(&in, w, h, j, c)] = to_bits(bf16, 1000.0f);
     ref_attention(&in, size, want);
     CUdeviceptr dqkv = upload(qkvh, nqkv * 2), dkv = upload(kvh, nkv * 2), dy = upload(NULL, ny * 2);
-    const size_t hd = (size_t)H * d;
-    CUtensorMap mq, mk, mv, mkc, mvc;
-    CHECK_CU(encode(&mq, dqkv, bf16, d, t, 3 * hd, d));
-    CHECK_CU(encode(&mk, dqkv + hd * 2, bf16, d, t, 3 * hd, d));
-    CHECK_CU(encode(&mv, dqkv + 2 * hd * 2, bf16, d, t, 3 * hd, d));
-    mkc = mk, mvc = mv; /* no cached keys: the kernel does not read these */
-    if (p > 0) {
-        CHECK_CU(encode(&mkc, dkv, bf16, d, p, d, (size_t)rows * d));
-        CHECK_CU(encode(&mvc, dkv + (size_t)H * rows * d * 2, bf16, d, p, d, (size_t)rows * d));
-    }
+    const RtAttnWgmmaTensors tensors = {dqkv, dkv, t, p, H, d, rows, in.head_major, bf16};
+    RtAttnWgmmaMaps maps;
+    char err[512];
+    srt_status st = rt_attn_wgmma_maps(&D, &tensors, &maps, err, sizeof err);
+    if (st != SRT_OK) fprintf(stderr, "rt_attn_wgmma_maps: %s\n", err);
+    CHECK(st == SRT_OK);
     float scale_log2 = (float)(1.4426950408889634 / sqrt((double)d));
-    void *params[] = {&mq, &mk, &mv, &mkc, &mvc, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size};
+    void *params[] = {&maps.q, &maps.k, &maps.v, &maps.kc, &maps.vc, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size};
     CUfunction f = sim_test_fn(&D, M, kernel);
-    if (f) {
+    if (f && st == SRT_OK) {
         unsigned smem = smem_bytes(d);
         CHECK_CU(D.funcSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem));
         CHECK_CU(D.launchKernel(f, (unsigned)(t + 63) / 64, H, 1, 256, 1, 1, smem, NULL, params, NULL));
@@ -174,7 +166,45 @@ static void test_window_f16_d128(void) { check_kernel("window", false, 128); }
 static void test_window_bf16_d64(void) { check_kernel("window", true, 64); }
 static void test_window_bf16_d128(void) { check_kernel("window", true, 128); }
 
+/* rt_attn_wgmma_maps refuses what the kernel does not take, with the reason. */
+static void expect_maps_error(const RtAttnWgmmaTensors *t, srt_status want, const char *text) {
+    RtAttnWgmmaMaps maps;
+    char err[512] = "";
+    srt_status st = rt_attn_wgmma_maps(&D, t, &maps, err, sizeof err);
+    printf("  -> %d %s\n", (int)st, err);
+    CHECK(st == want);
+    CHECK_HAS(err, text);
+}
+
+static void test_maps(void) {
+    CUdeviceptr qkv = upload(NULL, (size_t)17 * 3 * H * 128 * 2), kv = upload(NULL, (size_t)2 * H * 40 * 128 * 2);
+    const RtAttnWgmmaTensors ok = {qkv, kv, 17, 37, H, 128, 40, true, false};
+    RtAttnWgmmaTensors t = ok;
+    t.D = 96;
+    expect_maps_error(&t, SRT_ERR_INVALID, "head dim must be 64 or 128");
+    t = ok, t.P = 41;
+    expect_maps_error(&t, SRT_ERR_INVALID, "P exceeds the cache's kv_rows");
+    t = ok, t.kv = 0;
+    expect_maps_error(&t, SRT_ERR_INVALID, "the cache is NULL");
+    t = ok, t.T = 0;
+    expect_maps_error(&t, SRT_ERR_INVALID, "T and H must be at least 1");
+    t = ok, t.qkv = qkv + 2; /* not 16-byte aligned */
+    expect_maps_error(&t, SRT_ERR_DRIVER, "refused the q map");
+    t = ok, t.T = 18; /* one row more than the allocation holds */
+    expect_maps_error(&t, SRT_ERR_DRIVER, "does not lie inside one device allocation");
+    RtDriver old = D;
+    D.tensorMapEncodeTiled = NULL;
+    expect_maps_error(&ok, SRT_ERR_UNSUPPORTED, "no cuTensorMapEncodeTiled");
+    D = old;
+    RtAttnWgmmaMaps maps;
+    char err[512];
+    CHECK(rt_attn_wgmma_maps(&D, &ok, &maps, err, sizeof err) == SRT_OK);
+    D.memFree(qkv);
+    D.memFree(kv);
+}
+
 static const SimTestCase CASES[] = {
+    {"maps", test_maps},
     {"causal_f16_d64", test_causal_f16_d64},   {"causal_f16_d128", test_causal_f16_d128},
     {"causal_bf16_d64", test_causal_bf16_d64}, {"causal_bf16_d128", test_causal_bf16_d128},
     {"window_f16_d64", test_window_f16_d64},   {"window_f16_d128", test_window_f16_d128},
