@@ -31,8 +31,11 @@
 //! Shared memory (dynamic, 1024-byte aligned, ShortcAwLayout<D>::SMEM bytes):
 //!   Q tile, K stage 0, K stage 1, V stage 0, V stage 1; a 64 x D tile is D/64
 //!   panels of 64 rows x 128 bytes (TMA's 128-byte swizzle span).
-//! mbarriers (static shared, declared by the kernel): bars[0] Q, bars[1..2]
-//! full, bars[3..4] empty.
+//! mbarriers: 5 after the tiles in the same dynamic shared memory (bars[0] Q,
+//! bars[1..2] full, bars[3..4] empty). The kernel has no static shared
+//! memory: the dynamic one then starts at the shared window's start, 1024-byte
+//! aligned, as the 128-byte swizzle of TMA and of the wgmma descriptors
+//! (base offset 0) assumes.
 //! Grid (ceil(T / 64), H); block 256.
 
 // Visibility policies (mask-only kinds of templates/attn_kinds.cuh). Queries are 0-based in the call, P
@@ -69,7 +72,8 @@ template <int D> struct ShortcAwLayout {
     static constexpr int Q = 0;                    // the Q tile
     static constexpr int K = TILE;                 // K stages 0 and 1
     static constexpr int V = 3 * TILE;             // V stages 0 and 1
-    static constexpr int SMEM = 5 * TILE;          // dynamic shared memory of a block
+    static constexpr int BARS = 5 * TILE;          // the 5 mbarriers (8 bytes each)
+    static constexpr int SMEM = 5 * TILE + 64;     // dynamic shared memory of a block
 };
 
 // -inf (NVRTC has no INFINITY).
@@ -273,12 +277,13 @@ __device__ __forceinline__ void shortc_aw_consume(const Mask &mask, const Shortc
     }
 }
 
-// The kernel body: bars are 5 mbarriers of static shared memory (see the header); grid (ceil(T / 64), H).
+// The kernel body (the kernel declares no static shared memory; see the header); grid (ceil(T / 64), H).
 template <int D, typename TE, class Mask>
 __device__ __forceinline__ void shortc_attn_wgmma(const Mask &mask, const ShortcAwMaps &maps, TE *y, int T, int P,
-                                                  float scale_log2, unsigned long long *bars) {
+                                                  float scale_log2) {
     SHORTC_DYNAMIC_SMEM(uint4, shortc_aw_smem);
     unsigned char *smem = reinterpret_cast<unsigned char *>(shortc_aw_smem);
+    unsigned long long *bars = reinterpret_cast<unsigned long long *>(smem + ShortcAwLayout<D>::BARS);
     const int m = blockIdx.x, h = blockIdx.y;
     const ShortcAwKeyTiles kt = shortc_aw_key_tiles(P, T);
     int first, end;

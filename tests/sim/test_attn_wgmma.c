@@ -27,8 +27,9 @@ static const char *const NAMES[] = {"k_aw_causal_f16_d64", "k_aw_causal_f16_d128
 
 enum { H = 2, EXTRA_ROWS = 3 }; /* heads; cache rows past P (filled with garbage the kernel must not read) */
 
-/* Dynamic shared memory of the kernel for head dim d (ShortcAwLayout<D>::SMEM: five 64 x d tiles). */
-static unsigned smem_bytes(int d) { return 5u * 64u * (unsigned)d * 2u; }
+/* Dynamic shared memory of the kernel for head dim d (ShortcAwLayout<D>::SMEM: five 64 x d tiles and 64
+ * bytes of mbarriers). */
+static unsigned smem_bytes(int d) { return 5u * 64u * (unsigned)d * 2u + 64u; }
 
 static uint16_t to_bits(bool bf16, float x) { return bf16 ? rt_f32_to_bf16(x) : rt_f32_to_f16(x); }
 static float from_bits(bool bf16, uint16_t h) { return bf16 ? rt_bf16_to_f32(h) : rt_f16_to_f32(h); }
