@@ -66,14 +66,14 @@ struct ShortcAwWindow {
 // Shared-memory map of the kernel for head dim D.
 template <int D> struct ShortcAwLayout {
     static_assert(D == 64 || D == 128, "attn_wgmma: head dims 64 and 128");
-    static constexpr int PANELS = D / 64;          // 128-byte swizzled column panels per tile
-    static constexpr int PANEL = 64 * 128;         // bytes of one panel (64 rows)
-    static constexpr int TILE = PANELS * PANEL;    // bytes of one 64 x D tile
-    static constexpr int Q = 0;                    // the Q tile
-    static constexpr int K = TILE;                 // K stages 0 and 1
-    static constexpr int V = 3 * TILE;             // V stages 0 and 1
-    static constexpr int BARS = 5 * TILE;          // the 5 mbarriers (8 bytes each)
-    static constexpr int SMEM = 5 * TILE + 64;     // dynamic shared memory of a block
+    static constexpr int PANELS = D / 64;       // 128-byte swizzled column panels per tile
+    static constexpr int PANEL = 64 * 128;      // bytes of one panel (64 rows)
+    static constexpr int TILE = PANELS * PANEL; // bytes of one 64 x D tile
+    static constexpr int Q = 0;                 // the Q tile
+    static constexpr int K = TILE;              // K stages 0 and 1
+    static constexpr int V = 3 * TILE;          // V stages 0 and 1
+    static constexpr int BARS = 5 * TILE;       // the 5 mbarriers (8 bytes each)
+    static constexpr int SMEM = 5 * TILE + 64;  // dynamic shared memory of a block
 };
 
 // -inf (NVRTC has no INFINITY).
@@ -126,12 +126,16 @@ struct ShortcAwKeyTiles {
     // the tile's first row in its tensor (the cache's or qkv's)
     __device__ __forceinline__ int row(int u) const { return u < nc ? 64 * u : 64 * (u - nc); }
     __device__ __forceinline__ int key0(int u) const { return u < nc ? 64 * u : P + 64 * (u - nc); }
-    __device__ __forceinline__ int count(int u) const { return u < nc ? min(64, P - 64 * u) : min(64, T - 64 * (u - nc)); }
+    __device__ __forceinline__ int count(int u) const {
+        return u < nc ? min(64, P - 64 * u) : min(64, T - 64 * (u - nc));
+    }
     // the tile holding key k; one past the tile holding key k - 1
     __device__ __forceinline__ int tile_of(int k) const { return k < P ? k / 64 : nc + (k - P) / 64; }
     __device__ __forceinline__ int tile_end(int k) const { return k <= P ? (k + 63) / 64 : nc + (k - P + 63) / 64; }
 };
-__device__ __forceinline__ ShortcAwKeyTiles shortc_aw_key_tiles(int P, int T) { return ShortcAwKeyTiles{P, T, (P + 63) / 64}; }
+__device__ __forceinline__ ShortcAwKeyTiles shortc_aw_key_tiles(int P, int T) {
+    return ShortcAwKeyTiles{P, T, (P + 63) / 64};
+}
 
 // The key tiles query tile m touches: [first, end).
 template <class Mask>
@@ -151,11 +155,12 @@ __device__ __forceinline__ void shortc_aw_produce(unsigned char *smem, const Sho
     shortc_setmaxnreg_dec<40>();
     if (threadIdx.x != 0) return;
     shortc_mbar_arrive_expect_tx(&bars[0], L::TILE);
-    for (int p = 0; p < L::PANELS; p++) shortc_tma_load_3d(smem + L::Q + p * L::PANEL, maps.q, &bars[0], 64 * p, 64 * m, h);
+    for (int p = 0; p < L::PANELS; p++)
+        shortc_tma_load_3d(smem + L::Q + p * L::PANEL, maps.q, &bars[0], 64 * p, 64 * m, h);
     for (int n = first; n < end; n++) {
-        const int i = n - first, s = i & 1; // i: the tile's turn in the ring
+        const int i = n - first, s = i & 1;                             // i: the tile's turn in the ring
         if (i >= 2) shortc_mbar_wait(&bars[3 + s], ((i >> 1) - 1) & 1); // the consumers freed the stage
-        shortc_mbar_arrive_expect_tx(&bars[1 + s], 2 * L::TILE); // a short tile's missing rows arrive as zeros
+        shortc_mbar_arrive_expect_tx(&bars[1 + s], 2 * L::TILE);        // a short tile's missing rows arrive as zeros
         const shortc_tensor_map *mk = kt.cached(n) ? maps.kc : maps.k, *mv = kt.cached(n) ? maps.vc : maps.v;
         for (int p = 0; p < L::PANELS; p++) {
             shortc_tma_load_3d(smem + L::K + s * L::TILE + p * L::PANEL, mk, &bars[1 + s], 64 * p, kt.row(n), h);
@@ -183,8 +188,9 @@ __device__ __forceinline__ void shortc_aw_scores(shortc_wgmma_acc<64> &sc, unsig
 // Online softmax of one tile's scores (in place: sc becomes P), the running max m[2] and sum l[2] of the
 // thread's two rows, and the factor alpha[2] by which O's rows are rescaled. Masked on partial tiles only.
 template <class Mask>
-__device__ __forceinline__ void shortc_aw_softmax(const Mask &mask, shortc_wgmma_acc<64> &sc, float m[2], float l[2], float alpha[2],
-                                                  float scale_log2, bool partial, int row0, int key0, int kend, int P) {
+__device__ __forceinline__ void shortc_aw_softmax(const Mask &mask, shortc_wgmma_acc<64> &sc, float m[2], float l[2],
+                                                  float alpha[2], float scale_log2, bool partial, int row0, int key0,
+                                                  int kend, int P) {
     const int lane = threadIdx.x & 31;
     float mx[2] = {shortc_aw_neg_inf(), shortc_aw_neg_inf()};
 #pragma unroll
@@ -211,7 +217,8 @@ __device__ __forceinline__ void shortc_aw_softmax(const Mask &mask, shortc_wgmma
         sc[i] = shortc_exp2(sc[i] - base[r]);
         sum[r] += sc[i];
     }
-    for (int r = 0; r < 2; r++) l[r] = l[r] * alpha[r] + sum[r]; // the thread's columns; summed over the quad at the end
+    for (int r = 0; r < 2; r++)
+        l[r] = l[r] * alpha[r] + sum[r]; // the thread's columns; summed over the quad at the end
 }
 
 // O = O * alpha + P V of one stage: four k16 steps over the tile's keys, P's accumulators packed pair by pair
@@ -231,8 +238,8 @@ __device__ __forceinline__ void shortc_aw_pv(shortc_wgmma_acc<D> &o, shortc_wgmm
     shortc_wgmma_fence();
 #pragma unroll
     for (int ks = 0; ks < 4; ks++)
-        shortc_aw_rs<D, 1>(TE(), o, a[ks], shortc_wgmma_desc(smem + L::V + s * L::TILE + 2048 * ks, 128, L::PANEL, 1024),
-                           1);
+        shortc_aw_rs<D, 1>(TE(), o, a[ks],
+                           shortc_wgmma_desc(smem + L::V + s * L::TILE + 2048 * ks, 128, L::PANEL, 1024), 1);
     shortc_wgmma_commit();
     shortc_wgmma_wait<0>();
     shortc_wgmma_fence_acc(o);

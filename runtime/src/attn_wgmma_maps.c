@@ -7,8 +7,8 @@
 #include <stdio.h>
 
 /* The map {D, rows, H} at base (rows and heads `row_stride` and `head_stride` elements apart). */
-static CUresult encode_3d(const RtDriver *d, CUtensorMap *map, const RtAttnWgmmaTensors *t, CUdeviceptr base,
-                          int rows, size_t row_stride, size_t head_stride) {
+static CUresult encode_3d(const RtDriver *d, CUtensorMap *map, const RtAttnWgmmaTensors *t, CUdeviceptr base, int rows,
+                          size_t row_stride, size_t head_stride) {
     cuuint64_t dims[3] = {(cuuint64_t)t->D, (cuuint64_t)rows, (cuuint64_t)t->H};
     cuuint64_t strides[2] = {(cuuint64_t)row_stride * 2, (cuuint64_t)head_stride * 2};
     cuuint32_t box[3] = {64, 64, 1}, estrides[3] = {1, 1, 1};
@@ -49,7 +49,8 @@ srt_status rt_attn_wgmma_maps(const RtDriver *d, const RtAttnWgmmaTensors *t, Rt
     out->kc = out->k, out->vc = out->v;
     if (r == CUDA_SUCCESS && t->P > 0) {
         /* [2, H, kv_rows, D]: rows D apart, heads kv_rows * D; [2, kv_rows, H, D]: rows H * D, heads D */
-        const size_t rs = t->head_major ? (size_t)t->D : hd, hs = t->head_major ? (size_t)t->kv_rows * t->D : (size_t)t->D;
+        const size_t rs = t->head_major ? (size_t)t->D : hd,
+                     hs = t->head_major ? (size_t)t->kv_rows * t->D : (size_t)t->D;
         const CUdeviceptr values = t->kv + (size_t)t->kv_rows * hd * elem;
         what = "cached keys", r = encode_3d(d, &out->kc, t, t->kv, t->P, rs, hs);
         if (r == CUDA_SUCCESS) what = "cached values", r = encode_3d(d, &out->vc, t, values, t->P, rs, hs);

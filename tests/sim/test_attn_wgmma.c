@@ -20,7 +20,7 @@ static RtDriver D;
 static CUmodule M;
 static char errbuf[4096];
 
-static const char *const NAMES[] = {"k_aw_causal_f16_d64", "k_aw_causal_f16_d128", "k_aw_causal_bf16_d64",
+static const char *const NAMES[] = {"k_aw_causal_f16_d64",   "k_aw_causal_f16_d128", "k_aw_causal_bf16_d64",
                                     "k_aw_causal_bf16_d128", "k_aw_window_f16_d64",  "k_aw_window_f16_d128",
                                     "k_aw_window_bf16_d64",  "k_aw_window_bf16_d128"};
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
@@ -122,7 +122,8 @@ static void check_attention(const char *kernel, bool bf16, int d, int t, int p, 
     if (st != SRT_OK) fprintf(stderr, "rt_attn_wgmma_maps: %s\n", err);
     CHECK(st == SRT_OK);
     float scale_log2 = (float)(1.4426950408889634 / sqrt((double)d));
-    void *params[] = {&maps.q, &maps.k, &maps.v, &maps.kc, &maps.vc, &dy, (void *)&t, (void *)&p, &scale_log2, (void *)&size};
+    void *params[] = {&maps.q, &maps.k,    &maps.v,    &maps.kc,    &maps.vc,
+                      &dy,     (void *)&t, (void *)&p, &scale_log2, (void *)&size};
     CUfunction f = sim_test_fn(&D, M, kernel);
     if (f && st == SRT_OK) {
         unsigned smem = smem_bytes(d);
@@ -206,10 +207,14 @@ static void test_maps(void) {
 
 static const SimTestCase CASES[] = {
     {"maps", test_maps},
-    {"causal_f16_d64", test_causal_f16_d64},   {"causal_f16_d128", test_causal_f16_d128},
-    {"causal_bf16_d64", test_causal_bf16_d64}, {"causal_bf16_d128", test_causal_bf16_d128},
-    {"window_f16_d64", test_window_f16_d64},   {"window_f16_d128", test_window_f16_d128},
-    {"window_bf16_d64", test_window_bf16_d64}, {"window_bf16_d128", test_window_bf16_d128},
+    {"causal_f16_d64", test_causal_f16_d64},
+    {"causal_f16_d128", test_causal_f16_d128},
+    {"causal_bf16_d64", test_causal_bf16_d64},
+    {"causal_bf16_d128", test_causal_bf16_d128},
+    {"window_f16_d64", test_window_f16_d64},
+    {"window_f16_d128", test_window_f16_d128},
+    {"window_bf16_d64", test_window_bf16_d64},
+    {"window_bf16_d128", test_window_bf16_d128},
 };
 
 /* templates/prelude.cuh, hopper.cuh, attn_wgmma.cuh and tests/sim/kernels/attn_wgmma.cu, compiled and loaded. */
@@ -227,8 +232,13 @@ static CUmodule load_module(void) {
             return NULL;
         }
     }
-    RtCompileRequest req = {.source = src, .len = len, .name = "attn_wgmma", .arch = 90,
-                            .cache_dir = sim_test_cache(), .kernel_names = NAMES, .nkernels = NNAMES};
+    RtCompileRequest req = {.source = src,
+                            .len = len,
+                            .name = "attn_wgmma",
+                            .arch = 90,
+                            .cache_dir = sim_test_cache(),
+                            .kernel_names = NAMES,
+                            .nkernels = NNAMES};
     static char err[65536];
     RtCompiled out;
     srt_status st = D.compile_module(&req, &out, err, sizeof err);
