@@ -20,7 +20,7 @@ endif()
 # odd T, with and without cached keys, on the simulator against plain C; gate_attn_wgmma_sass: its SASS at
 # sm_90a (tests/gate/attn_wgmma_sass.sh).
 shortc_sim_program(sim_attn_wgmma ${TESTS_DIR}/sim/test_attn_wgmma.c)
-foreach(case maps causal_f16_d64 causal_f16_d128 causal_bf16_d64 causal_bf16_d128
+foreach(case maps short_smem causal_f16_d64 causal_f16_d128 causal_bf16_d64 causal_bf16_d128
     window_f16_d64 window_f16_d128 window_bf16_d64 window_bf16_d128)
   add_test(NAME sim_attn_wgmma_${case} COMMAND sim_attn_wgmma ${case})
   set_tests_properties(sim_attn_wgmma_${case} PROPERTIES LABELS "sim;hopper" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)

@@ -9,7 +9,7 @@
  * 128-byte swizzle, boxes of 64 x 64) encoded by the runtime's
  * rt_attn_wgmma_maps through the driver table (its refusals: case maps).
  *
- *   sim_attn_wgmma [case]   runs one case ({causal,window}_{f16,bf16}_{d64,d128}, maps) or all
+ *   sim_attn_wgmma [case]   runs one case ({causal,window}_{f16,bf16}_{d64,d128}, maps, short_smem) or all
  */
 #include "sim_test.h"
 
@@ -205,8 +205,32 @@ static void test_maps(void) {
     D.memFree(kv);
 }
 
+/* A launch with the dynamic shared memory of the D 64 kernel for the D 128 one fails with the simulator's
+ * report (its mbarriers, after the tiles, lie outside the dynamic shared memory) instead of computing garbage. */
+static void test_short_smem(void) {
+    int t = 17, p = 0;
+    CUdeviceptr qkv = upload(NULL, (size_t)t * 3 * H * 128 * 2), y = upload(NULL, (size_t)t * H * 128 * 2);
+    const RtAttnWgmmaTensors tensors = {qkv, 0, t, p, H, 128, 0, true, false};
+    RtAttnWgmmaMaps maps;
+    char err[512];
+    CHECK(rt_attn_wgmma_maps(&D, &tensors, &maps, err, sizeof err) == SRT_OK);
+    float scale_log2 = 0.125f;
+    void *params[] = {&maps.q, &maps.k, &maps.v, &maps.kc, &maps.vc, &y, &t, &p, &scale_log2};
+    CUfunction f = sim_test_fn(&D, M, "k_aw_causal_f16_d128");
+    if (f) {
+        CUresult r = D.launchKernel(f, 1, H, 1, 256, 1, 1, smem_bytes(64), NULL, params, NULL);
+        printf("  -> %d %s\n", (int)r, D.last_fault());
+        CHECK(r != CUDA_SUCCESS);
+        CHECK_HAS(D.last_fault(), "k_aw_causal_f16_d128");
+        CHECK_HAS(D.last_fault(), "is not in shared memory");
+    }
+    D.memFree(qkv);
+    D.memFree(y);
+}
+
 static const SimTestCase CASES[] = {
     {"maps", test_maps},
+    {"short_smem", test_short_smem},
     {"causal_f16_d64", test_causal_f16_d64},
     {"causal_f16_d128", test_causal_f16_d128},
     {"causal_bf16_d64", test_causal_bf16_d64},
