@@ -15,3 +15,18 @@ if(TARGET CUDA::nvrtc)
            COMMAND sh ${GATE_DIR}/hopper_sass.sh ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/hopper)
   set_tests_properties(gate_hopper_sass PROPERTIES LABELS "gate;hopper;no-sanitize" SKIP_RETURN_CODE 77)
 endif()
+
+# The sm_90a attention kernel (templates/attn_wgmma.cuh): causal and window, fp16/bf16, head dims 64 and 128,
+# odd T, with and without cached keys, on the simulator against plain C; gate_attn_wgmma_sass: its SASS at
+# sm_90a (tests/gate/attn_wgmma_sass.sh).
+shortc_sim_program(sim_attn_wgmma ${TESTS_DIR}/sim/test_attn_wgmma.c)
+foreach(case maps short_smem causal_f16_d64 causal_f16_d128 causal_bf16_d64 causal_bf16_d128
+    window_f16_d64 window_f16_d128 window_bf16_d64 window_bf16_d128)
+  add_test(NAME sim_attn_wgmma_${case} COMMAND sim_attn_wgmma ${case})
+  set_tests_properties(sim_attn_wgmma_${case} PROPERTIES LABELS "sim;hopper" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+endforeach()
+if(TARGET CUDA::nvrtc)
+  add_test(NAME gate_attn_wgmma_sass
+           COMMAND sh ${GATE_DIR}/attn_wgmma_sass.sh ${GATE_TOOL} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/attn_wgmma)
+  set_tests_properties(gate_attn_wgmma_sass PROPERTIES LABELS "gate;hopper;no-sanitize" SKIP_RETURN_CODE 77)
+endif()
