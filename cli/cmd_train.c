@@ -215,6 +215,10 @@ static bool parse_train_args(int argc, char **argv, bool train, TrainArgs *a) {
             a->ra.quiet = true;
             continue;
         }
+        if (strcmp(s, "--allow-unused") == 0) { /* a checkpoint holding tensors the model does not use */
+            a->ra.allow_unused = true;
+            continue;
+        }
         if (s[0] != '-') {
             if (a->ra.model_arg) return fprintf(stderr, "shortc: error: %s: unexpected argument '%s'\n", cmd, s), false;
             a->ra.model_arg = s;

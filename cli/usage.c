@@ -76,7 +76,8 @@ static const CmdUsage commands[] = {
      "                  [--lr X] [--weight-decay W] [--momentum M] [--warmup S] [--warmup-init-lr X]\n"
      "                  [--schedule constant|cosine|inverse-sqrt|fairseq] [--clip X] [--freeze GLOB]...\n"
      "                  [--valid TOKENS [--valid-every K] [--mode M]] [--loss-scale S [--scale-growth G]\n"
-     "                  [--scale-backoff F] [--scale-interval N]] [--backend ref] [--model NAME] [--json] [--quiet]\n",
+     "                  [--scale-backoff F] [--scale-interval N]] [--allow-unused] [--backend ref] [--model NAME]\n"
+     "                  [--json] [--quiet]\n",
      "  --data TOKENS    token ids (text or .npy), cut into consecutive sequences of L; step k takes the next B\n"
      "  --init W         start from these weights (default: seeded random weights, --seed, default 0)\n"
      "  --lr X           peak learning rate (default 1e-3); --warmup S linear warm-up steps, then --schedule\n"
@@ -85,11 +86,12 @@ static const CmdUsage commands[] = {
      "  --stages L1:N1,...  Shortformer's staged training: N1 steps of sequences of L1, then N2 of L2, ...\n"
      "  --valid TOKENS   validation loss and perplexity (as eval, --mode M) after every K-th step and the last\n"
      "  --loss-scale S   dynamic loss scaling from S (GradScaler: growth 2, backoff 0.5, interval 2000)\n"
+     "  --allow-unused   start from a checkpoint holding tensors the model does not use (as run)\n"
      "  --json           one JSON object per step (loss, lr, grad_norm, tokens/s) instead of the text line\n"
      "Runs on the reference backend only for now (docs/training.md).\n"},
     {"grad",
      "       shortc grad MODEL.arch (--weights W | --random-weights SEED) --tokens T --out G.safetensors\n"
-     "                  [--seq L] [--backend ref] [--model NAME] [--json]\n",
+     "                  [--seq L] [--allow-unused] [--backend ref] [--model NAME] [--json]\n",
      "  --out G          the gradient of the mean next-token cross-entropy under every weight's name\n"
      "  --seq L          cut the tokens into sequences of L (default: one sequence of them all)\n"},
     {"tokenize",
