@@ -246,6 +246,21 @@ static cJSON *params_json(const EmitState *st, int k) {
     return a;
 }
 
+/* A residue kind's tensor-core kernel: the cost model's choice, {"scan": T scanned, "T": [[lo, hi], ...]} the
+ * runs of T whose calls take the plain tile loop (every other call groups queries by residue). */
+static cJSON *residue_plain_json(const AttnResidueChoice *c) {
+    cJSON *o = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+    cJSON_AddNumberToObject(o, "scan", ATTN_RESIDUE_SCAN);
+    for (int i = 0; i < c->n; i++) {
+        cJSON *r = cJSON_CreateArray();
+        cJSON_AddItemToArray(r, cJSON_CreateNumber(c->lo[i]));
+        cJSON_AddItemToArray(r, cJSON_CreateNumber(c->hi[i]));
+        cJSON_AddItemToArray(runs, r);
+    }
+    cJSON_AddItemToObject(o, "T", runs);
+    return o;
+}
+
 static cJSON *kernels_json(const EmitState *st) {
     cJSON *a = cJSON_CreateArray();
     for (int k = 0; k < st->nkernels; k++) {
@@ -256,6 +271,7 @@ static cJSON *kernels_json(const EmitState *st) {
         cJSON_AddNumberToObject(o, "line", node_line(st, st->g->nodes[kn->first_node]));
         cJSON_AddNumberToObject(o, "uses", kn->uses);
         cJSON_AddItemToObject(o, "params", params_json(st, k));
+        if (kn->residue_choice) cJSON_AddItemToObject(o, "residue_plain", residue_plain_json(&kn->choice));
         cJSON_AddItemToArray(a, o);
     }
     return a;

@@ -261,7 +261,7 @@ static void test_residue(void) {
                 for (int j = 0; j <= i; j++)
                     CHECK(attn_pattern_visible(&p, h, i, j) == (j < g || ((i - j) % d == 0 && (i - j) / d < reach)));
         }
-        char *hooks = attn_pattern_band(&p) ? NULL : attn_hooks(&p, "k", QT, KT, NQT); /* banded: neither */
+        char *hooks = attn_pattern_band(&p) ? NULL : attn_hooks(&p, "k", QT, KT, NQT, NULL); /* banded: neither */
         CHECK(attn_pattern_band(&p) ||
               (hooks && (strstr(hooks, "k_dil(int h)") != NULL) == residue && (strstr(hooks, "k_ent") != NULL) == !residue));
         free(hooks);
