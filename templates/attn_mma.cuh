@@ -214,7 +214,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const bool plain = {{KERNEL_NAME}}_plain(P, T);
     const int DIL = plain ? 1 : {{KERNEL_NAME}}_dil(h);  // head h: the tiling's dilation
     const int RREACH = plain ? {{KERNEL_NAME}}_span(h) : {{KERNEL_NAME}}_reach(h);  // band taps in steps of DIL
-    const bool band_full = !plain || {{KERNEL_NAME}}_dil(h) == 1;  // a band tile may be full
+    const int FREACH = !plain || {{KERNEL_NAME}}_dil(h) == 1 ? RREACH : 0;  // full band tiles lie within it (0: none)
     const int first = P / (DIL * QT) * DIL, last = (P + T - 1) / (DIL * QT) * DIL + DIL - 1;
     const int QS = DIL;  // positions between consecutive query rows
 {{#else}}
@@ -341,7 +341,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if RESIDUE}}
             const int kb = b0 + e - ng;
             return e < ng ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
-                          : band_full && kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst_of(e) >= {{KERNEL_NAME}}_globals;
+                          : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < FREACH && kfirst_of(e) >= {{KERNEL_NAME}}_globals;
 {{#else}}
 {{#if BANDED}}
             const int kf = e * KT;
