@@ -246,18 +246,13 @@ static cJSON *params_json(const EmitState *st, int k) {
     return a;
 }
 
-/* A residue kind's tensor-core kernel: the cost model's choice, {"scan": T scanned, "T": [[lo, hi], ...]} the
- * runs of T whose calls take the plain tile loop (every other call groups queries by residue). */
+/* A residue kind's tensor-core kernel: the cost model's choice, {"scan": T scanned, "lo": [...], "hi": [...]}
+ * the runs [lo[i], hi[i]] of T whose calls take the plain tile loop (every other call groups queries by residue). */
 static cJSON *residue_plain_json(const AttnResidueChoice *c) {
-    cJSON *o = cJSON_CreateObject(), *runs = cJSON_CreateArray();
+    cJSON *o = cJSON_CreateObject();
     cJSON_AddNumberToObject(o, "scan", ATTN_RESIDUE_SCAN);
-    for (int i = 0; i < c->n; i++) {
-        cJSON *r = cJSON_CreateArray();
-        cJSON_AddItemToArray(r, cJSON_CreateNumber(c->lo[i]));
-        cJSON_AddItemToArray(r, cJSON_CreateNumber(c->hi[i]));
-        cJSON_AddItemToArray(runs, r);
-    }
-    cJSON_AddItemToObject(o, "T", runs);
+    cJSON_AddItemToObject(o, "lo", cJSON_CreateIntArray(c->lo, c->n));
+    cJSON_AddItemToObject(o, "hi", cJSON_CreateIntArray(c->hi, c->n));
     return o;
 }
 

@@ -91,16 +91,12 @@ static double kernel_warp_tiles(const AttnPattern *p, const EngineShape *base, i
 /* The plan's residue_plain of the model's first residue kernel equals the cost model's choice c. */
 static void check_plan_runs(const CompileResult *cr, const AttnResidueChoice *c) {
     cJSON *plan = cr->emit.plan_json ? cJSON_Parse(cr->emit.plan_json) : NULL;
-    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(plan, "kernels"), *k, *runs = NULL;
-    cJSON_ArrayForEach(k, kernels) {
-        const cJSON *rp = cJSON_GetObjectItemCaseSensitive(k, "residue_plain");
-        if (rp && !runs) runs = cJSON_GetObjectItemCaseSensitive(rp, "T");
-    }
-    CHECK(cJSON_IsArray(runs) && cJSON_GetArraySize(runs) == c->n);
-    for (int i = 0; runs && i < c->n && i < cJSON_GetArraySize(runs); i++) {
-        const cJSON *r = cJSON_GetArrayItem(runs, i);
-        CHECK(cJSON_GetArrayItem(r, 0)->valueint == c->lo[i] && cJSON_GetArrayItem(r, 1)->valueint == c->hi[i]);
-    }
+    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(plan, "kernels"), *k, *rp = NULL;
+    cJSON_ArrayForEach(k, kernels) if (!rp) rp = cJSON_GetObjectItemCaseSensitive(k, "residue_plain");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(rp, "lo"), *hi = cJSON_GetObjectItemCaseSensitive(rp, "hi");
+    CHECK(cJSON_GetArraySize(lo) == c->n && cJSON_GetArraySize(hi) == c->n);
+    for (int i = 0; i < c->n && i < cJSON_GetArraySize(lo) && i < cJSON_GetArraySize(hi); i++)
+        CHECK(cJSON_GetArrayItem(lo, i)->valueint == c->lo[i] && cJSON_GetArrayItem(hi, i)->valueint == c->hi[i]);
     cJSON_Delete(plan);
 }
 
