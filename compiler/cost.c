@@ -430,9 +430,10 @@ bool attn_residue_plain(const AttnResidueChoice *c, int T) {
 bool attn_residue_choice(const AttnPattern *p, int kt, int ntok, AttnResidueChoice *c) {
     memset(c, 0, sizeof *c);
     int dil, reach, globals;
-    if (kt <= 0 || !attn_pattern_residue(p, 0, &dil, &reach, &globals)) return true;
-    int scan = ntok < ATTN_RESIDUE_SCAN ? ntok : ATTN_RESIDUE_SCAN;
-    for (int T = 1; T <= scan; T++) {
+    if (!attn_pattern_residue(p, 0, &dil, &reach, &globals)) return true;
+    if (kt <= 0) return false;
+    c->scan = ntok < ATTN_RESIDUE_SCAN ? ntok : ATTN_RESIDUE_SCAN;
+    for (int T = 1; T <= c->scan; T++) {
         bool plain = residue_pattern_work(p, kt, true, 0, T) < residue_pattern_work(p, kt, false, 0, T);
         if (!plain) continue;
         if (c->n && c->hi[c->n - 1] == T - 1) c->hi[c->n - 1] = T;

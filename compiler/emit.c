@@ -688,7 +688,7 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
     /* residue kinds on the tensor-core path: the calls the cost model runs as the plain tile loop */
     ks->residue_choice = mma && attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
     if (ks->residue_choice && !attn_residue_choice(&pat, kt, (ntok + qt - 1) / qt * qt, &ks->choice)) {
-        internal(e, n, "attention '%s': no residue description", attn_kind_name(n->attn.kind));
+        internal(e, n, "attention '%s': key tiles of %d for its tile loops", attn_kind_name(n->attn.kind), kt);
         attn_pattern_free(&pat);
         return false;
     }

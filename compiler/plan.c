@@ -250,7 +250,7 @@ static cJSON *params_json(const EmitState *st, int k) {
  * the runs [lo[i], hi[i]] of T whose calls take the plain tile loop (every other call groups queries by residue). */
 static cJSON *residue_plain_json(const AttnResidueChoice *c) {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddNumberToObject(o, "scan", ATTN_RESIDUE_SCAN);
+    cJSON_AddNumberToObject(o, "scan", c->scan);
     cJSON_AddItemToObject(o, "lo", cJSON_CreateIntArray(c->lo, c->n));
     cJSON_AddItemToObject(o, "hi", cJSON_CreateIntArray(c->hi, c->n));
     return o;

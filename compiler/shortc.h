@@ -406,12 +406,13 @@ bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int
  */
 enum { ATTN_RESIDUE_RANGES = 8, ATTN_RESIDUE_SCAN = 8192 };
 typedef struct AttnResidueChoice {
+    int scan;                     /* the T counted: 1 .. scan (min(key capacity, ATTN_RESIDUE_SCAN)) */
     int n;                        /* runs */
     int lo[ATTN_RESIDUE_RANGES];  /* first T of each run */
     int hi[ATTN_RESIDUE_RANGES];  /* last T of each run */
 } AttnResidueChoice;
 /* c for residue pattern p with kt keys per tile and ntok key positions (no runs for other kinds); false when
- * the pattern cannot be read. */
+ * kt is not positive. */
 bool attn_residue_choice(const AttnPattern *p, int kt, int ntok, AttnResidueChoice *c);
 /* Whether a call of T queries runs the plain tile loop under c. */
 bool attn_residue_plain(const AttnResidueChoice *c, int T);
