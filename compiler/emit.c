@@ -670,7 +670,8 @@ int attn_mma_rel_smem(int hd, int kt) {
  * indices a0..a1 of span D*QT, a1 - a0 <= ceil((T - 1)/(D*QT)), D tiles each: at most ceil((T - 1)/QT) + 2D - 1. */
 int attn_mma_grid_pad(int max_dil) { return (max_dil > 1 ? 2 * max_dil - 1 : 1) * ATTN_MMA_QT - 1; }
 
-/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: for a residue kind
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name (mma: the tensor-core path, where a residue kind also
+ * gets the cost model's per-call choice of tile loop, ks->choice); false after an error. residue: for a residue kind
  * (attn_pattern_residue: its query tiles group queries by residue) the largest dilation of any head, else 0. */
 static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool mma, bool *gather, bool *heads,
                               bool *banded, int *residue) {
