@@ -438,6 +438,16 @@ static void print_state(const srt_model *m) {
     }
 }
 
+/* The tile loop each residue-kind attention kernel ran for the forward's T (the cost model's choice). */
+static void print_residue_loops(const srt_model *m, int T) {
+    srt_residue_loop r;
+    for (int i = 0; i < srt_model_residue_count(m) && srt_model_residue_loop(m, i, T, &r) == SRT_OK; i++) {
+        printf("  %s: %s at T = %d (plain tile loop for T in", r.kernel, r.plain ? "plain tile loop" : "residue grouping", T);
+        for (int k = 0; k < r.nruns; k++) printf(" [%d, %d]", r.lo[k], r.hi[k]);
+        printf("%s)\n", r.nruns ? "" : " none");
+    }
+}
+
 static void print_report(const srt_model *m, const srt_model_info *mi, int ntokens, double fwd_ms) {
     printf("model %s on backend %s\n", mi->name, srt_backend_name(mi->backend));
     printf("  kernels %d (launches %d, GEMMs %d per forward)\n", mi->nkernels, mi->nlaunches, mi->ngemms);
@@ -450,6 +460,7 @@ static void print_report(const srt_model *m, const srt_model_info *mi, int ntoke
     if (mi->backend != SRT_BACKEND_REF)
         printf("  kernel compile %.1f ms%s\n", mi->compile_ms, mi->cache_hit ? " (cache hit)" : "");
     printf("  forward over %d tokens: %.1f ms\n", ntokens, fwd_ms);
+    print_residue_loops(m, ntokens);
     if (mi->recurrent) /* docs/attention/recurrence.md */
         printf("  continuing calls: one window each (positions restart), h_prev of %d values carried; windows "
                "overlap %d\n", mi->d_model, mi->overlap);

@@ -92,6 +92,7 @@ const PlanField plan_schema[] = {
     F(PO_KERNEL, "line", PT_INT, false),
     F(PO_KERNEL, "uses", PT_INT, false),
     ARR(PO_KERNEL, "params", PT_STRING, PO_NONE, true),
+    OBJ(PO_KERNEL, "residue_plain", PO_RESIDUE, false),
 
     F(PO_LAUNCH, "op", PT_STRING, true),
     F(PO_LAUNCH, "kernel", PT_STRING, true),
@@ -156,6 +157,10 @@ const PlanField plan_schema[] = {
 
     F(PO_BATCH, "max", PT_INT, true),
     F(PO_BATCH, "sequences", PT_REF, true),
+
+    F(PO_RESIDUE, "scan", PT_INT, true),
+    ARR(PO_RESIDUE, "lo", PT_INT, PO_NONE, true),
+    ARR(PO_RESIDUE, "hi", PT_INT, PO_NONE, true),
 
     F(PO_DERIVED, "name", PT_STRING, true),
     ARR(PO_DERIVED, "shape", PT_INT, PO_NONE, true),

@@ -47,6 +47,7 @@ typedef enum PlanObject {
     PO_DERIVED,     /* an element of "derived": a model-level tensor the "load" program computes from the weights */
     PO_REF_DERIVED, /* REF {"derived": I, "offset": B} */
     PO_BATCH,       /* "batch": the decode program's batched steps (most sequences, where their table lies) */
+    PO_RESIDUE,     /* a kernel's "residue_plain": the runs of T a residue kind's kernel takes the plain tile loop for */
     PO_COUNT        /* number of kinds (not a kind) */
 } PlanObject;
 

@@ -13,6 +13,8 @@
  */
 #include "emit.h"
 
+#include <limits.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,7 +53,10 @@ int attn_render_smem(const AttnRenderShape *s, const AttnPattern *p) {
 bool attn_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char *name, const AttnRenderShape *s,
                  bool count) {
     int qt = attn_render_qt(s), nqt = (s->ntok + qt - 1) / qt;
-    char *hooks = attn_hooks(p, name, qt, s->kt, nqt);
+    AttnResidueChoice choice = {0};
+    if (s->mma && s->residue_loop == 2) choice = (AttnResidueChoice){.n = 1, .lo = {1}, .hi = {INT_MAX}};
+    else if (s->mma && s->residue_loop == 0 && !attn_residue_choice(p, s->kt, nqt * qt, &choice)) return false;
+    char *hooks = attn_hooks(p, name, qt, s->kt, nqt, &choice);
     if (!hooks) {
         diag_plain_error(d, "attention kernel %s: out of memory for its hooks", name);
         return false;

@@ -246,6 +246,7 @@ typedef struct MmaTiles {
     int *dil;   /* residue kinds: [lists] each list's (head's) dilation */
     int *reach; /* residue kinds: [lists] each list's band taps in residue steps (ATTN_BAND_UNBOUNDED: all) */
     int globals; /* residue kinds: the leading keys every later query sees */
+    AttnResidueChoice choice; /* residue kinds: the T ranges whose calls run the plain tile loop (the kernel's choice) */
     int lists;  /* lists per query tile: heads when the pattern depends on the head, else 1 (shared) */
     int nqt;    /* query tiles listed (the key/value capacity in tiles) */
     int *off;   /* [lists * nqt + 1]: where each list starts in first[] */
@@ -278,7 +279,7 @@ static bool residue_build(Arena *a, const AttnPattern *p, MmaTiles *t) {
     t->dil = arena_alloc(a, sizeof *t->dil * (size_t)t->lists);
     t->reach = arena_alloc(a, sizeof *t->reach * (size_t)t->lists);
     for (int l = 0; t->dil && t->reach && l < t->lists; l++) attn_pattern_residue(p, l, &t->dil[l], &t->reach[l], &t->globals);
-    return t->dil && t->reach;
+    return t->dil && t->reach && attn_residue_choice(p, t->kt, t->nqt * ATTN_MMA_QT, &t->choice);
 }
 
 /* Key tiles query tile q of list l visits, all of them (no call end cuts them). */
@@ -360,32 +361,92 @@ static double query_tile_work(const MmaTiles *t, int l, int q, int end) {
 }
 
 /*
- * Warp-tiles a residue kind's query tile qt of list l computes in a call of T queries at positions
- * P..P+T-1 (templates/attn_mma.cuh RESIDUE): its rows q0 + dil*r of residue res = qt mod dil, none when
- * no row is in the call; the global tiles e*kt below min(globals, last row + 1), then the band tiles kb in
- * [b0, b1) of keys res + dil*(kb*kt + r), each computed by every warp. Every listed tile's first key
- * is at most the last row, below P+T, so the call's key end cuts none.
+ * Warp-tiles a residue kind's query tile qt computes in a call of T queries at positions P..P+T-1
+ * (templates/attn_mma.cuh RESIDUE), tiled with dilation dil and band taps reach (in steps of dil), G leading
+ * global keys, kt keys per tile: its rows q0 + dil*r of residue res = qt mod dil, none when no row is in the
+ * call; the global tiles e*kt below min(G, last row + 1), then the band tiles kb in [b0, b1) of keys
+ * res + dil*(kb*kt + r), each computed by every warp. Every listed tile's first key is at most the last row,
+ * below P+T, so the call's key end cuts none. The plain tile loop is the same with dil 1 and the band's
+ * reach in positions (residue_plain_reach).
  */
-static double residue_tile_work(const MmaTiles *t, int l, long qt, long P, long T) {
-    long dil = t->dil[l], kt = t->kt, G = t->globals, QT = ATTN_MMA_QT;
+static double residue_tile_work(long dil, long reach, long G, long kt, long qt, long P, long T) {
+    long QT = ATTN_MMA_QT;
     long res = qt % dil, k0q = qt / dil * QT, q0 = res + dil * k0q;
     long rlo = q0 >= P ? 0 : (P - q0 + dil - 1) / dil;
     if (rlo >= QT || q0 + dil * rlo >= P + T) return 0;
     long nq = (P + T - 1 - q0) / dil + 1 < QT ? (P + T - 1 - q0) / dil + 1 : QT, qmax = q0 + dil * (nq - 1);
     long ng = ((G < qmax + 1 ? G : qmax + 1) + kt - 1) / kt, kg = G > res ? (G - res + dil - 1) / dil : 0;
-    long from = k0q - t->reach[l] + 1 > 0 ? k0q - t->reach[l] + 1 : 0;
+    long from = k0q - reach + 1 > 0 ? k0q - reach + 1 : 0;
     long b0 = (from > kg ? from : kg) / kt, b1 = (k0q + nq - 1) / kt + 1;
     return (double)MMA_TILE_WARPS * (ng + (b1 > b0 ? b1 - b0 : 0));
 }
 
-/* Warp-tiles of list l of a residue kind in a call of T queries at positions P..P+T-1: the query tiles
- * (residue index / ATTN_MMA_QT) * dil + residue that hold the call's queries. */
-static double residue_call_work(const MmaTiles *t, int l, int P, int T) {
-    long dil = t->dil[l], span = dil * ATTN_MMA_QT;
+/* The band of reach taps spaced dil apart in positions: the plain tile loop's reach (unbounded stays so). */
+static long residue_plain_reach(long dil, long reach) {
+    return reach >= ATTN_BAND_UNBOUNDED ? reach : (reach - 1) * dil + 1;
+}
+
+/* Warp-tiles of one head (dilation dil, reach taps, G globals, kt keys per tile) of a residue kind in a call of
+ * T queries at positions P..P+T-1: with residue grouping the query tiles (residue index / ATTN_MMA_QT) * dil +
+ * residue that hold the call's queries; plain: the absolute query tiles P/QT..(P+T-1)/QT. */
+static double residue_head_work(long dil, long reach, long G, long kt, bool plain, long P, long T) {
+    if (plain) {
+        reach = residue_plain_reach(dil, reach);
+        dil = 1;
+    }
+    long span = dil * ATTN_MMA_QT;
     double w = 0;
-    for (long qt = P / span * dil, last = (P + (long)T - 1) / span * dil + dil - 1; qt <= last; qt++)
-        w += residue_tile_work(t, l, qt, P, T);
+    for (long qt = P / span * dil, last = (P + T - 1) / span * dil + dil - 1; qt <= last; qt++)
+        w += residue_tile_work(dil, reach, G, kt, qt, P, T);
     return w;
+}
+
+/* Warp-tiles of list l of a residue kind in a call of T queries at positions P..P+T-1, in the variant the
+ * kernel runs for that call (t->choice). */
+static double residue_call_work(const MmaTiles *t, int l, int P, int T) {
+    return residue_head_work(t->dil[l], t->reach[l], t->globals, t->kt, attn_residue_plain(&t->choice, T), P, T);
+}
+
+/* Warp-tiles of every head of residue pattern p in a call of T queries at P, kt keys per tile. */
+static double residue_pattern_work(const AttnPattern *p, int kt, bool plain, long P, long T) {
+    double w = 0;
+    for (int h = 0; h < p->heads; h++) {
+        int dil, reach, globals;
+        attn_pattern_residue(p, h, &dil, &reach, &globals);
+        w += residue_head_work(dil, reach, globals, kt, plain, P, T);
+    }
+    return w;
+}
+
+double attn_residue_call_tiles(const AttnPattern *p, int kt, bool plain, int P, int T) {
+    int dil, reach, globals;
+    if (kt <= 0 || T <= 0 || P < 0 || !attn_pattern_residue(p, 0, &dil, &reach, &globals)) return 0;
+    return residue_pattern_work(p, kt, plain, P, T) / MMA_TILE_WARPS;
+}
+
+bool attn_residue_plain(const AttnResidueChoice *c, int T) {
+    for (int i = 0; i < c->n; i++)
+        if (T >= c->lo[i] && T <= c->hi[i]) return true;
+    return false;
+}
+
+bool attn_residue_choice(const AttnPattern *p, int kt, int ntok, AttnResidueChoice *c) {
+    memset(c, 0, sizeof *c);
+    int dil, reach, globals;
+    if (!attn_pattern_residue(p, 0, &dil, &reach, &globals)) return true;
+    if (kt <= 0) return false;
+    c->scan = ntok < ATTN_RESIDUE_SCAN ? ntok : ATTN_RESIDUE_SCAN;
+    for (int T = 1; T <= c->scan; T++) {
+        bool plain = residue_pattern_work(p, kt, true, 0, T) < residue_pattern_work(p, kt, false, 0, T);
+        if (!plain) continue;
+        if (c->n && c->hi[c->n - 1] == T - 1) c->hi[c->n - 1] = T;
+        else if (c->n == ATTN_RESIDUE_RANGES) break; /* the hook's runs are full: longer calls group residues */
+        else {
+            c->lo[c->n] = c->hi[c->n] = T;
+            c->n++;
+        }
+    }
+    return true;
 }
 
 /*

@@ -84,6 +84,8 @@ typedef struct KSpec {
     int block;              /* threads per block (x only) */
     int smem;               /* dynamic shared memory bytes (0: the templates use static shared memory) */
     const char *geometry;   /* launch shape in words, for the kernel comment */
+    bool residue_choice;    /* a residue kind on the tensor-core path: choice says which calls run the plain loop */
+    AttnResidueChoice choice; /* with residue_choice: the cost model's plain-loop runs (the plan's residue_plain) */
     StepArg sargs[STEP_MAX_ARGS]; /* arguments in parameter order */
     int nsargs;             /* entries in sargs */
 } KSpec;
@@ -681,13 +683,15 @@ int attn_mma_rel_smem(int hd, int kt) {
  * indices a0..a1 of span D*QT, a1 - a0 <= ceil((T - 1)/(D*QT)), D tiles each: at most ceil((T - 1)/QT) + 2D - 1. */
 int attn_mma_grid_pad(int max_dil) { return (max_dil > 1 ? 2 * max_dil - 1 : 1) * ATTN_MMA_QT - 1; }
 
-/* The kind's hooks and key lists (HOOKS) for kernel ks->name; false after an error. residue: for a residue kind
+/* The kind's hooks and key lists (HOOKS) for kernel ks->name (mma: the tensor-core path, where a residue kind also
+ * gets the cost model's per-call choice of tile loop, ks->choice); false after an error. residue: for a residue kind
  * (attn_pattern_residue: its query tiles group queries by residue) the largest dilation of any head, else 0. */
-static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool *gather, bool *heads,
+static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt, int ntok, bool mma, bool *gather, bool *heads,
                               bool *banded, int *residue) {
     AttnPattern pat;
     if (!build_pattern(e, n, ntok, &pat)) return false;
     enum { MAX_LIST = 1 << 23 };
+    int dil, reach, globals;
     double bound = attn_list_bound(&pat, qt, kt, (ntok + qt - 1) / qt);
     if (bound > MAX_LIST) {
         diag_error(e->st.d, n->src, "attention '%s': the key lists for %d positions could hold %.0f entries (at most %d); use a shorter segment",
@@ -695,11 +699,17 @@ static bool attn_engine_hooks(Emit *e, const Node *n, KSpec *ks, int qt, int kt,
         attn_pattern_free(&pat);
         return false;
     }
-    char *hooks = attn_hooks(&pat, ks->name, qt, kt, (ntok + qt - 1) / qt);
+    /* residue kinds on the tensor-core path: the calls the cost model runs as the plain tile loop */
+    ks->residue_choice = mma && attn_pattern_residue(&pat, 0, &dil, &reach, &globals);
+    if (ks->residue_choice && !attn_residue_choice(&pat, kt, (ntok + qt - 1) / qt * qt, &ks->choice)) {
+        internal(e, n, "attention '%s': key tiles of %d for its tile loops", attn_kind_name(n->attn.kind), kt);
+        attn_pattern_free(&pat);
+        return false;
+    }
+    char *hooks = attn_hooks(&pat, ks->name, qt, kt, (ntok + qt - 1) / qt, &ks->choice);
     *gather = attn_pattern_gathered(&pat);
     *heads = attn_pattern_head_dependent(&pat);
     *banded = attn_pattern_band(&pat) != 0;
-    int dil, reach, globals;
     *residue = 0;
     for (int h = 0; h < pat.heads && attn_pattern_residue(&pat, h, &dil, &reach, &globals); h++)
         if (dil > *residue) *residue = dil;
@@ -744,7 +754,7 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     int qt = warps * qpw, ntok = kv->capacity;
     bool gather = false, head_tables = false, banded = false;
     int residue = 0; /* residue kinds: the largest dilation */
-    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
+    if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, mma, &gather, &head_tables, &banded, &residue)) return false;
     if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute (smem: attn_mma_tiles, gather as it decided) */
         ks->smem = smem;
     if (n->infused && !pia_hooks(e, n, ks, H, hd, !mma)) return false;
@@ -1028,6 +1038,8 @@ static int intern_kernel(Emit *e, const Node *n, const KSpec *ks) {
         memset(k, 0, sizeof *k);
         k->name = name;
         k->first_node = n->id;
+        k->residue_choice = ks->residue_choice;
+        k->choice = ks->choice;
     }
     KernelInfo *ki = &e->info[found];
     Kernel *k = &st->kernels[found];

@@ -88,8 +88,9 @@ bool attn_mma_kind(const AttnSpec *s);
 /* Upper bound of the key-list entries attn_hooks would emit (0 for banded and residue kinds, which have none). */
 double attn_list_bound(const AttnPattern *p, int qt, int kt, int nqt);
 /* The HOOKS text of templates/attn_engine.cuh for pattern p and kernel `name`, tiles of qt queries and kt
- * keys over nqt absolute query tiles (malloc'd; NULL when out of memory). */
-char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt);
+ * keys over nqt absolute query tiles; a residue kind's calls that run the plain tile loop on the tensor-core
+ * path: choice (NULL: none) (malloc'd; NULL when out of memory). */
+char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt, const AttnResidueChoice *choice);
 /* The decode kernel's hooks (attn_decode.cuh VISIBLE): the seeded tables and NAME_visible only (one query
  * tests its keys; no key lists). Heap text (free), NULL when out of memory. */
 char *attn_visible_hooks(const AttnPattern *p, const char *name);
@@ -218,6 +219,8 @@ typedef struct AttnRenderShape {
     double scale; /* the scores' scale (0: 1/sqrt(hd)) */
     bool pia;     /* tensor-core path: position-infused (one more argument, the table [slots, 2*H*HD] of T_KV) */
     const char *t_xkv; /* tensor-core path: the recurrence's extra key (one more argument of this type); NULL: none */
+    int residue_loop; /* residue kinds on the tensor-core path: 0 the cost model's per-call choice
+                         (attn_residue_choice), 1 always residue grouping, 2 always the plain tile loop */
 } AttnRenderShape;
 
 /* Tile sizes of the engine's CUDA-core path for head width hd and `warps` warps (emit.c): keys per tile, queries

@@ -70,32 +70,50 @@ static bool residue_kind(const AttnPattern *p) {
     return attn_pattern_residue(p, 0, &dil, &reach, &globals);
 }
 
-/* Head h's dilation (dil) or band taps in residue steps (!dil). */
-static int residue_value(const AttnPattern *p, int h, bool dil) {
+/* What residue_value reads of head h: its dilation, its band taps in residue steps, or its band's reach in
+ * positions (the plain tile loop's band). */
+typedef enum { RESIDUE_DIL, RESIDUE_REACH, RESIDUE_SPAN } ResidueValue;
+
+/* Head h's residue value v. */
+static int residue_value(const AttnPattern *p, int h, ResidueValue v) {
     int d, r, g;
     attn_pattern_residue(p, h, &d, &r, &g);
-    return dil ? d : r;
+    if (v == RESIDUE_DIL) return d;
+    if (v == RESIDUE_REACH || r >= ATTN_BAND_UNBOUNDED) return r;
+    return (r - 1) * d + 1;
 }
 
 /* `NAME_FN(h)`: head h's residue_value, one `if` per run of heads with equal values. */
-static void residue_head_fn(StrBuf *b, const AttnPattern *p, const char *name, const char *fn, bool dil) {
+static void residue_head_fn(StrBuf *b, const AttnPattern *p, const char *name, const char *fn, ResidueValue what) {
     sb_printf(b, "__device__ __forceinline__ int %s_%s(int h) {\n    (void)h;\n", name, fn);
     for (int h = 0; h < p->heads; h++) {
-        int v = residue_value(p, h, dil);
+        int v = residue_value(p, h, what);
         if (h + 1 == p->heads) sb_printf(b, "    return %d;\n", v);
-        else if (residue_value(p, h + 1, dil) != v) sb_printf(b, "    if (h < %d) return %d;\n", h + 1, v);
+        else if (residue_value(p, h + 1, what) != v) sb_printf(b, "    if (h < %d) return %d;\n", h + 1, v);
     }
     sb_puts(b, "}\n");
 }
 
-/* The residue kinds' key source (templates/attn_engine.cuh RESIDUE): per head, the dilation and the band's
- * taps in residue steps, and the leading global keys. */
-static void residue_hooks(StrBuf *b, const AttnPattern *p, const char *name) {
+/* `NAME_plain(P, T)`: whether a call runs the plain tile loop (the cost model's runs, attn_residue_choice). */
+static void residue_plain_fn(StrBuf *b, const AttnResidueChoice *c, const char *name) {
+    sb_printf(b, "// the cost model's choice (compiler/cost.c attn_residue_choice): the plain tile loop for these T\n"
+                 "__device__ __forceinline__ bool %s_plain(int P, int T) {\n    (void)P, (void)T;\n    return ", name);
+    for (int i = 0; i < c->n; i++) sb_printf(b, "%s(T >= %d && T <= %d)", i ? " || " : "", c->lo[i], c->hi[i]);
+    sb_puts(b, c->n ? ";\n}\n" : "false;\n}\n");
+}
+
+/* The residue kinds' key source (templates/attn_engine.cuh, attn_mma.cuh RESIDUE): per head, the dilation, the
+ * band's taps in residue steps and its reach in positions, the leading global keys and, on the tensor-core
+ * path, the calls that run the plain tile loop (c; NULL: none). */
+static void residue_hooks(StrBuf *b, const AttnPattern *p, const char *name, const AttnResidueChoice *c) {
     int d, r, g;
     attn_pattern_residue(p, 0, &d, &r, &g);
     sb_printf(b, "constexpr int %s_globals = %d;  // keys j < globals: every later query sees them\n", name, g);
-    residue_head_fn(b, p, name, "dil", true);
-    residue_head_fn(b, p, name, "reach", false);
+    residue_head_fn(b, p, name, "dil", RESIDUE_DIL);
+    residue_head_fn(b, p, name, "reach", RESIDUE_REACH);
+    residue_head_fn(b, p, name, "span", RESIDUE_SPAN);
+    AttnResidueChoice none = {0};
+    residue_plain_fn(b, c ? c : &none, name);
 }
 
 char *attn_kernel_suffix(Arena *a, const AttnSpec *s, int layer) {
@@ -152,12 +170,12 @@ static bool kind_hooks(StrBuf *b, const AttnPattern *p, const char *name, bool e
     return ok;
 }
 
-char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt) {
+char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt, const AttnResidueChoice *choice) {
     StrBuf b = {0};
     seeded_tables(&b, p, name);
     int entries = 0;
     if (attn_pattern_band(p)) sb_printf(&b, "constexpr int %s_reach = %d;  // keys i-reach < j <= i\n", name, attn_pattern_band(p));
-    else if (residue_kind(p)) residue_hooks(&b, p, name);
+    else if (residue_kind(p)) residue_hooks(&b, p, name, choice);
     else if (!tile_lists(&b, p, name, qt, kt, nqt, &entries)) {
         free(sb_take(&b, NULL));
         return NULL;

@@ -246,6 +246,16 @@ static cJSON *params_json(const EmitState *st, int k) {
     return a;
 }
 
+/* A residue kind's tensor-core kernel: the cost model's choice, {"scan": T scanned, "lo": [...], "hi": [...]}
+ * the runs [lo[i], hi[i]] of T whose calls take the plain tile loop (every other call groups queries by residue). */
+static cJSON *residue_plain_json(const AttnResidueChoice *c) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "scan", c->scan);
+    cJSON_AddItemToObject(o, "lo", cJSON_CreateIntArray(c->lo, c->n));
+    cJSON_AddItemToObject(o, "hi", cJSON_CreateIntArray(c->hi, c->n));
+    return o;
+}
+
 static cJSON *kernels_json(const EmitState *st) {
     cJSON *a = cJSON_CreateArray();
     for (int k = 0; k < st->nkernels; k++) {
@@ -256,6 +266,7 @@ static cJSON *kernels_json(const EmitState *st) {
         cJSON_AddNumberToObject(o, "line", node_line(st, st->g->nodes[kn->first_node]));
         cJSON_AddNumberToObject(o, "uses", kn->uses);
         cJSON_AddItemToObject(o, "params", params_json(st, k));
+        if (kn->residue_choice) cJSON_AddItemToObject(o, "residue_plain", residue_plain_json(&kn->choice));
         cJSON_AddItemToArray(a, o);
     }
     return a;

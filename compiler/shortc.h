@@ -397,6 +397,28 @@ bool attn_pattern_gathered(const AttnPattern *p);
  * coordinates, and the keys j < *globals are seen by every later query besides. False for other kinds.
  */
 bool attn_pattern_residue(const AttnPattern *p, int h, int *dil, int *reach, int *globals);
+/*
+ * The per-call choice between residue grouping and the plain tile loop on the tensor-core path for a residue
+ * kind (attn_pattern_residue; templates/attn_mma.cuh RESIDUE): the forwards' T (P = 0) whose plain loop visits
+ * fewer key tiles, in runs [lo[i], hi[i]] ascending, from the cost model's tile counts (attn_residue_call_tiles)
+ * for T = 1 .. min(key capacity, ATTN_RESIDUE_SCAN); every other call groups residues. The kernel's _plain(P, T)
+ * hook, the plan's "residue_plain" and the cost model use the same runs.
+ */
+enum { ATTN_RESIDUE_RANGES = 8, ATTN_RESIDUE_SCAN = 8192 };
+typedef struct AttnResidueChoice {
+    int scan;                     /* the T counted: 1 .. scan (min(key capacity, ATTN_RESIDUE_SCAN)) */
+    int n;                        /* runs */
+    int lo[ATTN_RESIDUE_RANGES];  /* first T of each run */
+    int hi[ATTN_RESIDUE_RANGES];  /* last T of each run */
+} AttnResidueChoice;
+/* c for residue pattern p with kt keys per tile and ntok key positions (no runs for other kinds); false when
+ * kt is not positive. */
+bool attn_residue_choice(const AttnPattern *p, int kt, int ntok, AttnResidueChoice *c);
+/* Whether a call of T queries runs the plain tile loop under c. */
+bool attn_residue_plain(const AttnResidueChoice *c, int T);
+/* Key tiles (per warp; every warp of a query tile computes each) all heads of residue pattern p visit in a call
+ * of T queries at P with kt keys per tile: plain, the plain tile loop, else residue grouping; 0 for other kinds. */
+double attn_residue_call_tiles(const AttnPattern *p, int kt, bool plain, int P, int T);
 /* Gaussian: query i's sampled keys (c entries, -1 padded); NULL for other kinds or i out of range. */
 const int *attn_pattern_gaussian_row(const AttnPattern *p, int h, int i);
 /* Key tiles of kt keys that queries [q0, q1) of head h need, as 2*tile + (1 if every pair is visible); count. out: >= ceil(q1/kt). */
@@ -896,6 +918,8 @@ typedef struct Kernel {
     int first_node;         /* the node of its first launch (the plan's `line` for it) */
     int uses;               /* number of launches */
     bool barriers;          /* uses __syncthreads / warp intrinsics (simulator needs fibers) */
+    bool residue_choice;    /* a residue kind's tensor-core kernel: choice names the calls of its plain tile loop */
+    AttnResidueChoice choice; /* with residue_choice: the plan's residue_plain runs (attn_residue_choice) */
 } Kernel;
 
 typedef struct EmitResult {

@@ -16,7 +16,10 @@
 //! 2*tile + full, or with GATHER the ascending key positions, KT at a time),
 //! or with RESIDUE _dil(h)/_reach(h)/_globals: query tiles of one residue
 //! i mod DIL (rows q0 + DIL*r), the global tiles, then the residue's band
-//! tiled in residue coordinates (attn_engine.cuh).
+//! tiled in residue coordinates (attn_engine.cuh); for the calls where
+//! _plain(P, T) (the cost model's choice, compiler/cost.c
+//! attn_residue_choice) the same loop with DIL 1 and the band's reach in
+//! positions _span(h): the plain tile loop over absolute query tiles.
 //!
 //! Arguments as attn_engine.cuh: qkv, kv, y, T, P, kv_rows; grid
 //! (ceil((T + QT - 1) / QT), H), with RESIDUE (ceil((T + (2*D-1)*QT - 1) / QT), H)
@@ -205,7 +208,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if RESIDUE}}
     // Residue kinds: a query tile holds the positions q0 + DIL*r (r < QT) of one residue res = i mod DIL;
     // tile index qt = (residue index of row 0 / QT) * DIL + res, so this call's queries lie in tiles [first, last].
-    const int DIL = {{KERNEL_NAME}}_dil(h), RREACH = {{KERNEL_NAME}}_reach(h);  // head h: dilation, band taps
+    // The cost model's per-call choice (_plain): the plain tile loop is the same loop with dilation 1 and the
+    // band's reach in positions (_span); its band tiles hold keys of every residue, so none is full unless the
+    // head's dilation is 1.
+    const bool plain = {{KERNEL_NAME}}_plain(P, T);
+    const int DIL = plain ? 1 : {{KERNEL_NAME}}_dil(h);  // head h: the tiling's dilation
+    const int RREACH = plain ? {{KERNEL_NAME}}_span(h) : {{KERNEL_NAME}}_reach(h);  // band taps in steps of DIL
+    const int FREACH = !plain || {{KERNEL_NAME}}_dil(h) == 1 ? RREACH : 0;  // full band tiles lie within it (0: none)
     const int first = P / (DIL * QT) * DIL, last = (P + T - 1) / (DIL * QT) * DIL + DIL - 1;
     const int QS = DIL;  // positions between consecutive query rows
 {{#else}}
@@ -332,7 +341,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if RESIDUE}}
             const int kb = b0 + e - ng;
             return e < ng ? (e + 1) * KT <= {{KERNEL_NAME}}_globals && q0 >= (e + 1) * KT - 1
-                          : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < RREACH && kfirst_of(e) >= {{KERNEL_NAME}}_globals;
+                          : kb * KT + KT - 1 <= k0q && k0q + QT - 1 - kb * KT < FREACH && kfirst_of(e) >= {{KERNEL_NAME}}_globals;
 {{#else}}
 {{#if BANDED}}
             const int kf = e * KT;

@@ -173,6 +173,20 @@ int srt_model_state_count(const srt_model *m);
 srt_status srt_model_state_get(const srt_model *m, int i, srt_state_info *out);
 /* The plan as JSON text (owned by the model). */
 const char *srt_model_plan_json(const srt_model *m);
+/* A residue kind's (dilated, strided) tensor-core attention kernel and the tile loop it runs for a call of T
+ * queries: the compiler's cost model chose, per T, between grouping queries by residue and the plain tile loop
+ * (the plan's "residue_plain"; docs/attention/dilated.md); the kernel takes the same choice. */
+typedef struct srt_residue_loop {
+    const char *kernel;        /* its name (owned by the model) */
+    int plain;                 /* 1: a call of T runs the plain tile loop; 0: residue grouping */
+    int nruns;                 /* runs of T that take the plain loop */
+    const int *lo, *hi;        /* [nruns]: each run's first and last T (owned by the model) */
+} srt_residue_loop;
+/* How many residue-kind tensor-core kernels the model's plan has (0 on the ref backend's interpreter too: it
+ * computes no tiles). */
+int srt_model_residue_count(const srt_model *m);
+/* Kernel i (0 to srt_model_residue_count(m) - 1) and its loop for a call of T >= 1 queries into *out. */
+srt_status srt_model_residue_loop(const srt_model *m, int i, int T, srt_residue_loop *out);
 
 /*
  * Sessions: batch is the number of sequences the session holds (1 to 256), each with its own state and

@@ -575,6 +575,33 @@ static srt_status parse_params(P *p, const cJSON *k, RtPlanKernel *pk) {
     return SRT_OK;
 }
 
+/* A residue kind's kernel: "residue_plain": {"scan": N, "lo": [...], "hi": [...]}, the ascending, disjoint runs
+ * [lo[i], hi[i]] of T (1 <= lo <= hi) whose calls the kernel runs as the plain tile loop (optional). */
+static srt_status parse_residue_plain(P *p, const cJSON *k, RtPlanKernel *pk) {
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(k, "residue_plain"), *lo, *hi;
+    if (!rp) return SRT_OK;
+    if (!cJSON_IsObject(rp)) return perr(p, "residue_plain", "expected an object, got %s", plan_json_kind(rp));
+    int n, nh;
+    TRY(get_array(p, rp, "lo", true, &lo, &n));
+    TRY(get_array(p, rp, "hi", true, &hi, &nh));
+    if (n != nh) return perr(p, "residue_plain", "%d first and %d last T", n, nh);
+    if (n > RT_RESIDUE_RUNS) return perr(p, "residue_plain", "%d runs (at most %d)", n, RT_RESIDUE_RUNS);
+    pk->residue = true;
+    pk->nplain = n;
+    for (int i = 0; i < n; i++) {
+        const cJSON *l = cJSON_GetArrayItem(lo, i), *h = cJSON_GetArrayItem(hi, i);
+        if (!cJSON_IsNumber(l) || !cJSON_IsNumber(h) || l->valuedouble != (int)l->valuedouble ||
+            h->valuedouble != (int)h->valuedouble)
+            return perr(p, "residue_plain", "run %d is not two whole numbers", i);
+        pk->plain_lo[i] = (int)l->valuedouble;
+        pk->plain_hi[i] = (int)h->valuedouble;
+        if (pk->plain_lo[i] < 1 || pk->plain_hi[i] < pk->plain_lo[i] || (i > 0 && pk->plain_lo[i] <= pk->plain_hi[i - 1]))
+            return perr(p, "residue_plain", "run %d [%d, %d] is empty, below 1 or not after the one before", i,
+                        pk->plain_lo[i], pk->plain_hi[i]);
+    }
+    return SRT_OK;
+}
+
 static srt_status parse_kernels(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     const cJSON *arr;
@@ -599,6 +626,7 @@ static srt_status parse_kernels(P *p, const cJSON *root) {
         TRY(get_i32(p, k, "line", 0, 1 << 30, false, 0, &pk->line));
         TRY(get_i32(p, k, "uses", 0, 1 << 30, false, 0, &pk->uses));
         TRY(parse_params(p, k, pk));
+        TRY(parse_residue_plain(p, k, pk));
         for (int j = 0; j < i; j++) {
             if (strcmp(pl->kernels[j].name, pk->name) == 0) return perr(p, "name", "'%s' is listed twice", pk->name);
         }

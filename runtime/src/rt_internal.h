@@ -203,6 +203,7 @@ typedef struct RtProgram {
     int nsteps;           /* its steps */
 } RtProgram;
 
+enum { RT_RESIDUE_RUNS = 8 }; /* the most runs of a plan's residue_plain (compiler: ATTN_RESIDUE_RANGES) */
 typedef struct RtPlanKernel {
     char *name;           /* extern "C" symbol */
     bool barriers;        /* uses __syncthreads / warp intrinsics */
@@ -210,6 +211,9 @@ typedef struct RtPlanKernel {
     int uses;             /* launches per forward */
     RtArgKind *params;    /* parameter kinds in order (RT_ARG_REF: a pointer) */
     int nparams;          /* entries in params */
+    bool residue;         /* a residue kind's tensor-core attention kernel (plan "residue_plain") */
+    int nplain;           /* residue: runs of T whose calls take the plain tile loop (the cost model's choice) */
+    int plain_lo[RT_RESIDUE_RUNS], plain_hi[RT_RESIDUE_RUNS]; /* residue: each run's first and last T */
 } RtPlanKernel;
 
 typedef struct RtPlan {

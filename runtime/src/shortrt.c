@@ -419,6 +419,30 @@ srt_status srt_model_state_get(const srt_model *m, int i, srt_state_info *out) {
 
 const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ? m->plan_json : ""; }
 
+/* The plan's i-th residue-kind kernel, NULL when there is none. */
+static const RtPlanKernel *residue_kernel(const srt_model *m, int i) {
+    for (int k = 0; m && m->ops == &rt_backend_device && k < m->plan.nkernels; k++)
+        if (m->plan.kernels[k].residue && i-- == 0) return &m->plan.kernels[k];
+    return NULL;
+}
+
+int srt_model_residue_count(const srt_model *m) {
+    int n = 0;
+    while (residue_kernel(m, n)) n++;
+    return n;
+}
+
+srt_status srt_model_residue_loop(const srt_model *m, int i, int T, srt_residue_loop *out) {
+    if (!m || !out) return SRT_ERR_INVALID;
+    const RtPlanKernel *k = residue_kernel(m, i);
+    if (!k || T < 1)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "srt_model_residue_loop: kernel %d of %d, T %d", i,
+                        srt_model_residue_count(m), T);
+    *out = (srt_residue_loop){.kernel = k->name, .nruns = k->nplain, .lo = k->plain_lo, .hi = k->plain_hi};
+    for (int r = 0; r < k->nplain; r++) out->plain |= T >= k->plain_lo[r] && T <= k->plain_hi[r];
+    return SRT_OK;
+}
+
 /* ------------------------------------------------------------------ */
 /* Sessions                                                            */
 /* ------------------------------------------------------------------ */

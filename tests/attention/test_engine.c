@@ -261,7 +261,7 @@ static void test_residue(void) {
                 for (int j = 0; j <= i; j++)
                     CHECK(attn_pattern_visible(&p, h, i, j) == (j < g || ((i - j) % d == 0 && (i - j) / d < reach)));
         }
-        char *hooks = attn_pattern_band(&p) ? NULL : attn_hooks(&p, "k", QT, KT, NQT); /* banded: neither */
+        char *hooks = attn_pattern_band(&p) ? NULL : attn_hooks(&p, "k", QT, KT, NQT, NULL); /* banded: neither */
         CHECK(attn_pattern_band(&p) ||
               (hooks && (strstr(hooks, "k_dil(int h)") != NULL) == residue && (strstr(hooks, "k_ent") != NULL) == !residue));
         free(hooks);
@@ -717,6 +717,63 @@ static void test_mma(Arena *a, Diag *d, int only) {
     if (m) D.moduleUnload(m);
 }
 
+/*
+ * Residue kinds on the tensor-core path in both loops (fp16 variant): each kernel forced to residue grouping and
+ * to the plain tile loop (AttnRenderShape.residue_loop) against the reference at odd T around the cost model's
+ * crossover (the ends of each run of attn_residue_choice), from position 0 and from P > 0.
+ */
+static void test_mma_residue(Arena *a, Diag *d) {
+    const MmaVariant *mv = &mma_variants[0];
+    static char names[NKINDS][2][64];
+    StrBuf b = {0};
+    engine_source_start(&b, true);
+    const char *list[2 * NKINDS];
+    int n = 0;
+    for (int k = 0; k < NKINDS; k++) {
+        AttnPattern p;
+        int dil, reach, globals;
+        if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) continue;
+        if (attn_pattern_residue(&p, 0, &dil, &reach, &globals))
+            for (int loop = 1; loop <= 2; loop++) {
+                const EngineShape shape = {.heads = H, .hd = mv->hd, .kt = mv->kt, .ntok = MMA_NTOK, .mma = true,
+                                           .t_qkv = cuda_type(mv->qkv), .t_kv = cuda_type(mv->kv),
+                                           .t_out = cuda_type(mv->out), .residue_loop = loop};
+                snprintf(names[k][loop - 1], 64, "%s_%s", kinds[k].name, loop == 1 ? "grouped" : "plain");
+                CHECK(engine_render(a, d, &b, &p, names[k][loop - 1], &shape, false));
+                list[n++] = names[k][loop - 1];
+            }
+        attn_pattern_free(&p);
+    }
+    char *src = sb_take(&b, NULL);
+    CUmodule m = src && n ? load_names(src, list, n) : NULL;
+    free(src);
+    CHECK(m != NULL);
+    for (int k = 0; m && k < NKINDS; k++) {
+        AttnPattern p;
+        AttnResidueChoice c = {0};
+        int dil, reach, globals;
+        if (!build_n(&p, &kinds[k].spec, 0, MMA_NTOK)) continue;
+        bool residue = attn_pattern_residue(&p, 0, &dil, &reach, &globals);
+        CHECK(!residue || attn_residue_choice(&p, mv->kt, (MMA_NTOK + ATTN_MMA_QT - 1) / ATTN_MMA_QT * ATTN_MMA_QT, &c));
+        attn_pattern_free(&p);
+        if (!residue) continue;
+        CHECK(c.n > 0); /* short calls: the plain loop visits fewer tiles for every residue kind here */
+        printf("  %s: the plain loop for T in", kinds[k].name);
+        for (int i = 0; i < c.n; i++) printf(" [%d, %d]", c.lo[i], c.hi[i]);
+        printf("\n");
+        for (int i = 0; i < c.n; i++) {
+            int around[] = {c.lo[i] | 1, c.hi[i] - 1 + (c.hi[i] & 1), c.hi[i] + 1 + !(c.hi[i] & 1)}; /* odd T */
+            for (int t = 0; t < 3; t++)
+                for (int P = 0; P <= 9; P += 9) {
+                    int T = around[t];
+                    if (T < 1 || P + T + 5 > MMA_NTOK) continue;
+                    for (int loop = 0; loop < 2; loop++) test_mma_call(m, names[k][loop], k, mv, P, T, NULL);
+                }
+        }
+    }
+    if (m) D.moduleUnload(m);
+}
+
 /* The memory family's key sources on the tensor-core path, causal: position-infused attention (the table's
  * rows added to the query and, by a second MMA, to the key of each slot) and the recurrence's extra key (present
  * and absent), for each variant at P > 0 and odd T, against the reference. */
@@ -813,8 +870,9 @@ static void test_emitted_gaussian_table(void) {
 
 /* The parts one run does (argv[1]; every part without it): ctest runs each as its own entry (attn_unit_PART);
  * "mma" is both tensor-core variants, mma_variants[].part one of them; "mma_memory" the memory family's key
- * sources (PIA, the recurrence's extra key) on the tensor-core path. */
-static const char *const parts[] = {"patterns", "renderings", "engine", "mma", "mma_memory"};
+ * sources (PIA, the recurrence's extra key) on the tensor-core path; "mma_residue" the residue kinds' two tile
+ * loops on that path. */
+static const char *const parts[] = {"patterns", "renderings", "engine", "mma", "mma_memory", "mma_residue"};
 enum { NPARTS = sizeof parts / sizeof parts[0] };
 
 /* The tensor-core variant named (its index), -1 when none is. */
@@ -833,7 +891,7 @@ int main(int argc, char **argv) {
     bool known = !named || variant >= 0;
     for (int p = 0; p < NPARTS; p++) known = known || !strcmp(named, parts[p]);
     if (argc > 2 || !known) {
-        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma|mma_f16|mma_mix|mma_tf32|mma_memory]   (no argument: all)\n");
+        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma|mma_f16|mma_mix|mma_tf32|mma_memory|mma_residue]   (no argument: all)\n");
         return 2;
     }
     if (part_on(named, 0)) { /* patterns, lists, residue and tables: no simulator */
@@ -845,7 +903,7 @@ int main(int argc, char **argv) {
         test_residue();
         test_emitted_gaussian_table();
     }
-    if (!part_on(named, 1) && !part_on(named, 2) && !part_on(named, 3) && !part_on(named, 4) && variant < 0)
+    if (!part_on(named, 1) && !part_on(named, 2) && !part_on(named, 3) && !part_on(named, 4) && !part_on(named, 5) && variant < 0)
         return check_done("attn_unit");
     char err[256];
     CHECK(rt_driver_sim(&D, 0, 1, err, sizeof err) == SRT_OK);
@@ -867,6 +925,7 @@ int main(int argc, char **argv) {
     }
     if (part_on(named, 3) || variant >= 0) test_mma(&a, &d, variant);
     if (part_on(named, 4)) test_mma_memory(&a, &d);
+    if (part_on(named, 5)) test_mma_residue(&a, &d);
     arena_free(&a);
     return check_done("attn_unit");
 }

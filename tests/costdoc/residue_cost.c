@@ -14,6 +14,7 @@
 #include "../attention/engine_render.h"
 #include "check.h"
 
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,6 +68,67 @@ static bool run_counted(CUmodule m, const char *name, const EngineShape *s, cons
     return ok;
 }
 
+/* The cost model's tile count of a forward of T (P = 0) in the plain loop (plain) or grouped by residue,
+ * as warp-tiles (every warp of a query tile computes each key tile). */
+static double model_warp_tiles(const AttnPattern *p, int kt, bool plain, int T) {
+    return attn_residue_call_tiles(p, kt, plain, 0, T) * (ATTN_MMA_QT / ATTN_MMA_WARP_ROWS);
+}
+
+/* Warp-tiles the instrumented kernel of pattern p computes in a forward of T: residue_loop 0 (the cost model's
+ * choice), 1 (residue grouping) or 2 (plain); -1 on failure. */
+static double kernel_warp_tiles(const AttnPattern *p, const EngineShape *base, int residue_loop, int T) {
+    EngineShape s = *base;
+    s.residue_loop = residue_loop;
+    char name[64];
+    snprintf(name, sizeof name, "residue_choice_%d", residue_loop);
+    CUmodule m = build_counted(p, name, &s);
+    unsigned counts[2] = {0, 0};
+    bool ok = m && run_counted(m, name, &s, p, T, counts);
+    if (m) D.moduleUnload(m);
+    return ok ? (double)counts[0] : -1.0;
+}
+
+/* The plan's residue_plain of the model's first residue kernel equals the cost model's choice c. */
+static void check_plan_runs(const CompileResult *cr, const AttnResidueChoice *c) {
+    cJSON *plan = cr->emit.plan_json ? cJSON_Parse(cr->emit.plan_json) : NULL;
+    const cJSON *kernels = cJSON_GetObjectItemCaseSensitive(plan, "kernels"), *k, *rp = NULL;
+    cJSON_ArrayForEach(k, kernels) if (!rp) rp = cJSON_GetObjectItemCaseSensitive(k, "residue_plain");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(rp, "lo"), *hi = cJSON_GetObjectItemCaseSensitive(rp, "hi");
+    CHECK(cJSON_GetArraySize(lo) == c->n && cJSON_GetArraySize(hi) == c->n);
+    for (int i = 0; i < c->n && i < cJSON_GetArraySize(lo) && i < cJSON_GetArraySize(hi); i++)
+        CHECK(cJSON_GetArrayItem(lo, i)->valueint == c->lo[i] && cJSON_GetArrayItem(hi, i)->valueint == c->hi[i]);
+    cJSON_Delete(plan);
+}
+
+/*
+ * The per-call choice between the plain tile loop and residue grouping (compiler/cost.c attn_residue_choice):
+ * the plan records the cost model's runs; inside a run the plain loop visits fewer tiles, at its ends (T lo - 1,
+ * hi + 1) it does not, so the choice flips there; and at those T the kernel in each forced variant computes the
+ * cost model's count of that variant, the kernel left to the choice the cheaper one.
+ */
+static void check_choice(const CompileResult *cr, const AttnPattern *p, const EngineShape *s, int kt, const char *model) {
+    AttnResidueChoice c;
+    CHECK(attn_residue_choice(p, kt, (s->ntok + ATTN_MMA_QT - 1) / ATTN_MMA_QT * ATTN_MMA_QT, &c));
+    CHECK(c.n > 0); /* every fixture has short calls the plain loop takes */
+    check_plan_runs(cr, &c);
+    for (int i = 0; i < c.n; i++) {
+        int ends[] = {c.lo[i] - 1, c.lo[i], c.hi[i], c.hi[i] + 1};
+        for (int e = 0; e < 4; e++) {
+            int T = ends[e];
+            if (T < 1 || T > s->ntok) continue;
+            bool inside = e == 1 || e == 2;
+            double plain = model_warp_tiles(p, kt, true, T), grouped = model_warp_tiles(p, kt, false, T);
+            CHECK(attn_residue_plain(&c, T) == inside);
+            CHECK(inside ? plain < grouped : plain >= grouped);
+            if (e != 1 && e != 3) continue; /* the kernels at one T inside and one outside each run */
+            double kp = kernel_warp_tiles(p, s, 2, T), kg = kernel_warp_tiles(p, s, 1, T), kc = kernel_warp_tiles(p, s, 0, T);
+            printf("%s: T %d (%s): plain %.0f warp-tiles (model %.0f), residue %.0f (model %.0f), chosen %.0f\n", model, T,
+                   inside ? "plain" : "residue", kp, plain, kg, grouped, kc);
+            CHECK(kp == plain && kg == grouped && kc == (inside ? plain : grouped));
+        }
+    }
+}
+
 /* The first live attention node of g (layer 0). */
 static const Node *first_attention(const Graph *g) {
     for (int i = 0; i < g->nnodes; i++)
@@ -105,6 +167,7 @@ static void check_model(const char *path, const char *model) {
                model, T, kt, counts[0], counts[1], counts[0] * per_tile, mc->attn[0].mma_flops);
         CHECK(counts[0] > 0 && mc->attn[0].mma_flops == counts[0] * per_tile);
         if (m) D.moduleUnload(m);
+        check_choice(&cr, &p, &s, kt, model);
         attn_pattern_free(&p);
     }
     compile_result_free(&cr);

@@ -234,6 +234,26 @@ int main(void) {
     mutate("\"buffers\": []", "\"buffers\": [{\"value\": \"%x\", \"offset\": 0, \"bytes\": 4, \"dtype\": \"f32\"}]",
            "toy.cu: plan: buffers[0]: missing field 'shape'");
 
+    /* a residue kind's kernel: its plain-loop runs (docs/plan.md), well formed and ascending */
+    {
+        char *j = rt_test_replace(TOY_PLAN_JSON, "\"uses\": 1", "\"uses\": 1, \"residue_plain\": {\"scan\": 300, \"lo\": [2, 194], \"hi\": [128, 256]}");
+        CHECK(j && rt_plan_parse(ctx, "toy.cu", j, strlen(j), &p) == SRT_OK);
+        if (j && p.nkernels == 1) {
+            CHECK(p.kernels[0].residue && p.kernels[0].nplain == 2);
+            CHECK(p.kernels[0].plain_lo[1] == 194 && p.kernels[0].plain_hi[1] == 256);
+            rt_plan_free(ctx, &p);
+        }
+        free(j);
+    }
+    mutate("\"uses\": 1", "\"uses\": 1, \"residue_plain\": {\"scan\": 300, \"lo\": [2, 100], \"hi\": [128, 256]}",
+           "toy.cu: plan: kernels[0].residue_plain: run 1 [100, 256] is empty, below 1 or not after the one before");
+    mutate("\"uses\": 1", "\"uses\": 1, \"residue_plain\": {\"scan\": 300, \"lo\": [2], \"hi\": [128, 256]}",
+           "toy.cu: plan: kernels[0].residue_plain: 1 first and 2 last T");
+    mutate("\"uses\": 1", "\"uses\": 1, \"residue_plain\": {\"scan\": 300, \"lo\": [0], \"hi\": [5]}",
+           "toy.cu: plan: kernels[0].residue_plain: run 0 [0, 5] is empty");
+    mutate("\"uses\": 1", "\"uses\": 1, \"residue_plain\": {\"lo\": [], \"hi\": []}",
+           "missing field 'scan'");
+
     /* nothing leaks from failed parses: a fresh parse after all of them still works */
     CHECK(rt_plan_parse(ctx, "toy.cu", TOY_PLAN_JSON, strlen(TOY_PLAN_JSON), &p) == SRT_OK);
     rt_plan_free(ctx, &p);
