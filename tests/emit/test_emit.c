@@ -211,6 +211,11 @@ static void test_templates(void) {
             CHECK(!strstr(t->text, "{{") && !strstr(t->text, "__global__"));
             continue;
         }
+        if (strcmp(t->name, "attn_wgmma.cuh") == 0) {
+            /* verbatim sm_90a kernels not rendered by the emitter yet (tests/sim/test_attn_wgmma.c) */
+            CHECK(!strstr(t->text, "{{") && strstr(t->text, "__global__"));
+            continue;
+        }
         kernels++;
         const TmplCase *c = NULL;
         for (size_t k = 0; k < sizeof tmpl_cases / sizeof *tmpl_cases; k++)
