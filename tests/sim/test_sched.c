@@ -11,9 +11,14 @@
  *   - errors: a full scheduler, a token outside the vocabulary, a shared sampler, a request past the model's
  *     positions, a bad max_batch, each refused with its message and nothing queued;
  *   - counts (sim, graphs off): a decode pass of 3 requests makes the GEMM calls of a decode pass of 1, and the
- *     same launches beside one sample launch per row.
+ *     same launches beside one sample launch per row;
+ *   - only needed work (sim, graphs on and off): a forward that hands back only its last logits row (generation's
+ *     prefill, srt_forward_rows / srt_forward_sample) computes that row alone: none of the logits buffer's other
+ *     rows holds its logits (the buffer was set to a sentinel; the plan may keep activations there earlier in
+ *     the program), the row is bitwise the one of a forward of every row, the draw its argmax; the fused loss
+ *     (eval) still computes every row, bitwise. (tests/rt/test_exec.c checks the GEMM's n on the fake driver.)
  */
-#include "shortrt.h"
+#include "rt_internal.h" /* the plan's logits and the arena, for the row-range check */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -292,6 +297,89 @@ static void check_counts(srt_context *ctx) {
     srt_model_close(m);
 }
 
+/* The session's logits buffer (T x vocab floats) into out, after the forward (sim: the driver's copy). */
+static bool read_logits(srt_session *s, int T, float *out) {
+    srt_model *m = s->m;
+    CUdeviceptr at = s->arena + (CUdeviceptr)m->plan.logits.offset;
+    return m->plan.logits.kind == RT_REF_ARENA && m->drv.ctxSetCurrent(m->cuctx) == CUDA_SUCCESS &&
+           m->drv.memcpyDtoH(out, at, sizeof(float) * (size_t)T * (size_t)m->plan.vocab) == CUDA_SUCCESS;
+}
+
+/* Sets the session's logits buffer to the byte 0x7f in every row (a sentinel no GEMM writes). */
+static bool clear_logits(srt_session *s, int T) {
+    srt_model *m = s->m;
+    return m->drv.memsetD8(s->arena + (CUdeviceptr)m->plan.logits.offset, 0x7f,
+                           sizeof(float) * (size_t)T * (size_t)m->plan.vocab) == CUDA_SUCCESS;
+}
+
+/* Whether each of rows 0..n-1 of buf (vocab floats each) differs from that row of the full forward's logits: not
+ * computed (the buffer's sentinel, or activations the plan keeps there earlier in the program). */
+static bool rows_not_logits(const float *buf, const float *all, int n, int vocab) {
+    for (int r = 0; r < n; r++)
+        if (memcmp(buf + (size_t)r * (size_t)vocab, all + (size_t)r * (size_t)vocab, sizeof(float) * (size_t)vocab) == 0)
+            return false;
+    return true;
+}
+
+static void check_logits_rows(srt_context *ctx, const char *model, bool graphs) {
+    enum { T = 7 };
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, model);
+    srt_options opt;
+    srt_options_init(&opt);
+    opt.backend = SRT_BACKEND_SIM;
+    srt_model *m = NULL;
+    srt_session *s = NULL;
+    srt_model_info mi;
+    if (!graphs) setenv("SHORTC_NO_GRAPHS", "1", 1);
+    bool ok = srt_model_open(ctx, path, &opt, &m) == SRT_OK && srt_model_random_weights(m, 4) == SRT_OK &&
+              srt_model_get_info(m, &mi) == SRT_OK && srt_session_create(m, 1, &s) == SRT_OK;
+    unsetenv("SHORTC_NO_GRAPHS");
+    CHECK(ok, "%s: rows: %s", model, srt_last_error(ctx));
+    size_t V = ok ? (size_t)mi.vocab : 1;
+    float *all = malloc(sizeof(float) * T * V), *buf = malloc(sizeof(float) * T * V), last[1024 > V ? 1024 : 1];
+    int32_t tok[T], targets[T];
+    float nll[T];
+    for (int t = 0; t < T; t++) tok[t] = (int32_t)((t * 13 + 2) % (int)V), targets[t] = (int32_t)((t * 5 + 1) % (int)V);
+    ok = ok && all && buf && V <= 1024;
+    int before = failures;
+    for (int round = 0; ok && round < 3; round++) { /* the third round replays graphs */
+        ok = srt_session_reset(s) == SRT_OK && srt_forward(s, tok, T, all) == SRT_OK;
+        /* the last row alone: the other rows are not computed */
+        ok = ok && srt_session_reset(s) == SRT_OK && clear_logits(s, T) &&
+             srt_forward_rows(s, tok, T, T - 1, last) == SRT_OK && read_logits(s, T, buf);
+        CHECK(ok && rows_not_logits(buf, all, T - 1, (int)V) && memcmp(last, all + (T - 1) * V, sizeof(float) * V) == 0 &&
+                  memcmp(buf + (T - 1) * V, last, sizeof(float) * V) == 0,
+              "%s (graphs %s) round %d: srt_forward_rows of the last row computed other rows or differs (%s)", model,
+              graphs ? "on" : "off", round, ok ? "rows" : srt_last_error(ctx));
+        /* a draw reads the last row alone as well */
+        srt_sampler *smp = NULL;
+        srt_sampling cfg;
+        srt_sampling_init(&cfg);
+        int32_t drawn = -1;
+        ok = ok && srt_sampler_create(ctx, &cfg, (int)V, &smp) == SRT_OK && srt_session_reset(s) == SRT_OK &&
+             clear_logits(s, T) && srt_forward_sample(s, tok, T, smp, &drawn) == SRT_OK && read_logits(s, T, buf);
+        int argmax = 0;
+        for (size_t v = 1; v < V; v++)
+            if (last[v] > last[argmax]) argmax = (int)v;
+        CHECK(ok && rows_not_logits(buf, all, T - 1, (int)V) && drawn == argmax, "%s round %d: srt_forward_sample: drew %d "
+              "(argmax %d), other rows %s", model, round, drawn, argmax, ok && rows_not_logits(buf, all, T - 1, (int)V) ? "kept" : "computed");
+        srt_sampler_destroy(smp);
+        /* the fused loss reads every row: all of them computed */
+        ok = ok && srt_session_reset(s) == SRT_OK && clear_logits(s, T) &&
+             srt_forward_nll(s, tok, T, 0, targets, nll) == SRT_OK && read_logits(s, T, buf);
+        CHECK(ok && memcmp(buf, all, sizeof(float) * T * V) == 0, "%s round %d: the loss forward's logits differ (%s)",
+              model, round, ok ? "rows" : srt_last_error(ctx));
+    }
+    if (ok && failures == before)
+        printf("%s on sim (graphs %s): a forward of %d tokens handing back its last row computes that row alone "
+               "(the others not logits), bitwise the full forward's; the loss forward computes all %d\n",
+               model, graphs ? "on" : "off", T, T);
+    free(all);
+    free(buf);
+    srt_model_close(m);
+}
+
 static void check_model(srt_context *ctx, const char *model, srt_backend backend, bool errors) {
     char path[1024], name[256];
     snprintf(path, sizeof path, "%s/%s.arch", SHORTC_SOURCE_DIR, model);
@@ -323,7 +411,12 @@ int main(int argc, char **argv) {
         check_model(ctx, models[i], SRT_BACKEND_REF, i == 0);
         check_model(ctx, models[i], SRT_BACKEND_SIM, false);
     }
-    if (argc <= 1) check_counts(ctx);
+    if (argc <= 1) {
+        check_counts(ctx);
+        check_logits_rows(ctx, "models/gpt2_tiny", false);
+        check_logits_rows(ctx, "models/gpt2_tiny", true);
+        check_logits_rows(ctx, "models/gpt2_tiny_half", true);
+    }
     srt_context_destroy(ctx);
     if (failures) printf("test_sched: %d check(s) failed\n", failures);
     else printf("test_sched: all checks passed\n");
