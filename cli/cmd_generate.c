@@ -201,6 +201,7 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
 
 /* --report: what one step (a call for every sequence not done) asked of the device. */
 typedef struct StepCount {
+    int step;               /* the step (with --max-batch, the scheduler's step: its prefill and decode rows) */
     int batch;              /* sequences the step advanced */
     bool prefill;           /* some sequence was fed prompt tokens */
     srt_call_counts calls;  /* the session's counts over the step */
@@ -228,14 +229,14 @@ static void gen_progress_line(GenWatch *g, bool final) {
 }
 
 /* --report: appends one step's row (false when out of memory: g->nomem). */
-static bool push_step(GenWatch *g, int batch, bool prefill, srt_call_counts calls) {
+static bool push_step(GenWatch *g, int step, int batch, bool prefill, srt_call_counts calls) {
     if (g->nsteps == g->cap) {
         int cap = g->cap ? 2 * g->cap : 64;
         StepCount *p = realloc(g->step, sizeof *p * (size_t)cap);
         if (!p) return !(g->nomem = true);
         g->step = p, g->cap = cap;
     }
-    g->step[g->nsteps++] = (StepCount){.batch = batch, .prefill = prefill, .calls = calls};
+    g->step[g->nsteps++] = (StepCount){.step = step, .batch = batch, .prefill = prefill, .calls = calls};
     return true;
 }
 
@@ -243,7 +244,7 @@ static bool push_step(GenWatch *g, int batch, bool prefill, srt_call_counts call
 static void log_step(GenWatch *g, const srt_gen_step *info) {
     srt_call_counts now;
     srt_session_call_counts(g->s, &now);
-    push_step(g, info->batch, info->prefill != 0,
+    push_step(g, info->step, info->batch, info->prefill != 0,
               (srt_call_counts){now.launches - g->before.launches, now.gemms - g->before.gemms,
                                 now.graph_launches - g->before.graph_launches, now.syncs - g->before.syncs,
                                 now.copies - g->before.copies, now.bytes - g->before.bytes});
@@ -291,8 +292,8 @@ static void sched_account(GenWatch *g, Throughput *tp, const srt_sched_step *inf
     tp->prefill_tokens += info->prefill_tokens, tp->prefill_ms += info->prefill_ms;
     tp->decode_tokens += info->decode_batch, tp->decode_ms += info->decode_ms;
     g->made += info->generated;
-    if (g->ra->report && !g->nomem && info->prefill_batch) push_step(g, info->prefill_batch, true, info->prefill_calls);
-    if (g->ra->report && !g->nomem && info->decode_batch) push_step(g, info->decode_batch, false, info->decode_calls);
+    if (g->ra->report && !g->nomem && info->prefill_batch) push_step(g, tp->steps - 1, info->prefill_batch, true, info->prefill_calls);
+    if (g->ra->report && !g->nomem && info->decode_batch) push_step(g, tp->steps - 1, info->decode_batch, false, info->decode_calls);
     if (g->ra->progress) gen_progress_line(g, false);
 }
 
@@ -357,7 +358,7 @@ static void print_steps(const GenWatch *g) {
     fprintf(stderr, "step  kind     batch  launches  gemms  graphs  syncs  copies      bytes\n");
     for (int i = 0; i < g->nsteps; i++) {
         const StepCount *c = &g->step[i];
-        fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", i, c->prefill ? "prefill" : "decode",
+        fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", c->step, c->prefill ? "prefill" : "decode",
                 c->batch, c->calls.launches, c->calls.gemms, c->calls.graph_launches, c->calls.syncs, c->calls.copies,
                 c->calls.bytes);
     }
@@ -370,7 +371,7 @@ static void print_steps_json(const GenWatch *g) {
         const StepCount *c = &g->step[i];
         printf("%s{\"step\": %d, \"prefill\": %s, \"batch\": %d, \"launches\": %lld, \"gemms\": %lld, "
                "\"graph_launches\": %lld, \"syncs\": %lld, \"copies\": %lld, \"bytes\": %lld}",
-               i ? ", " : "", i, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
+               i ? ", " : "", c->step, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
                c->calls.graph_launches, c->calls.syncs, c->calls.copies, c->calls.bytes);
     }
     printf("]");
