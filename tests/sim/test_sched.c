@@ -9,7 +9,9 @@
  *     prefix of its tokens alone, the queued one with none) and the others still equal alone; cancelling again
  *     or an id never added is a clear error;
  *   - errors: a full scheduler, a token outside the vocabulary, a shared sampler, a request past the model's
- *     positions, a bad max_batch, each refused with its message and nothing queued;
+ *     positions, a bad max_batch, each refused with its message and nothing queued; on ref every block of the
+ *     context's allocator is returned once the model is closed (schedulers destroyed with requests queued,
+ *     running and uncollected);
  *   - counts (sim, graphs off): a decode pass of 3 requests makes the GEMM calls of a decode pass of 1, and the
  *     same launches beside one sample launch per row;
  *   - only needed work (sim, graphs on and off): a forward that hands back only its last logits row (generation's
@@ -400,15 +402,32 @@ static void check_model(srt_context *ctx, const char *model, srt_backend backend
     srt_model_close(m);
 }
 
+/* The context's allocator: counts the blocks outstanding, so that every path (cancelled, queued and uncollected
+ * requests destroyed with the scheduler, refused adds) is seen to free what it took. */
+static long outstanding;
+static void *count_alloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+    (void)ud, (void)old_size;
+    if (new_size == 0) {
+        if (ptr) outstanding--;
+        free(ptr);
+        return NULL;
+    }
+    void *p = realloc(ptr, new_size);
+    if (p && !ptr) outstanding++;
+    return p;
+}
+
 int main(int argc, char **argv) {
     static const char *const bundled[] = {"models/gpt2_tiny", "models/mixed_tiny", "models/shortformer_tiny",
                                           "models/txl_tiny"};
     const char *const *models = argc > 1 ? (const char *const *)argv + 1 : bundled;
     size_t n = argc > 1 ? (size_t)argc - 1 : sizeof bundled / sizeof *bundled;
     srt_context *ctx = NULL;
-    if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) return 1;
+    if (srt_context_create(&ctx, count_alloc, NULL) != SRT_OK) return 1;
     for (size_t i = 0; i < n; i++) {
         check_model(ctx, models[i], SRT_BACKEND_REF, i == 0);
+        CHECK(outstanding == 1, "%s on ref: %ld blocks of the context's allocator outstanding once the model is closed "
+              "(1: the context)", models[i], outstanding);
         check_model(ctx, models[i], SRT_BACKEND_SIM, false);
     }
     if (argc <= 1) {
