@@ -250,6 +250,11 @@ static void check_errors(srt_context *ctx, srt_model *m, const srt_model_info *m
     expect_refused(ctx, q, &r, SRT_ERR_INVALID, "the scheduler is full (2 requests queued or running, max_queue 2)");
     CHECK(srt_scheduler_cancel(q, 0) == SRT_OK && srt_scheduler_add(q, &r, &id) == SRT_OK && id == 2,
           "add after a cancel: %s", srt_last_error(ctx));
+    srt_session *slots = srt_scheduler_session(q);
+    CHECK(srt_session_batch(slots) == 2 && srt_session_reset_sequence(slots, 1) == SRT_OK &&
+              srt_session_reset_sequence(slots, 2) == SRT_ERR_INVALID &&
+              strstr(srt_last_error(ctx), "srt_session_reset_sequence: sequence 2 of a session of 2"),
+          "reset_sequence: %s", srt_last_error(ctx));
     if (failures == before) printf("errors: bad ids, samplers, lengths, a full scheduler refused with their messages\n");
     srt_scheduler_destroy(q); /* destroys queued requests and uncollected results */
     srt_sampler_destroy(a), srt_sampler_destroy(b), srt_sampler_destroy(c), srt_sampler_destroy(small);
