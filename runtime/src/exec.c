@@ -888,6 +888,7 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
     RtGraphSlot *slot = &s->graphs[prog];
     int T = (int)env->T;
     long P = m->reads_position[prog] ? env->P : -1;
+    int from = m->logits_gemm && m->logits_gemm[prog] >= 0 ? s->logits_from : 0; /* its logits GEMM's first row */
     if (slot->exec && slot->T != T) {
         d->graphExecDestroy(slot->exec);
         slot->exec = NULL;
@@ -899,11 +900,11 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
         if (!again || !capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
         slot->T = T;
         slot->P = P;
-        slot->logits_from = s->logits_from;
-    } else if (slot->P != P || slot->logits_from != s->logits_from) { /* other GEMM parameters: an update */
+        slot->logits_from = from;
+    } else if (slot->P != P || slot->logits_from != from) { /* other GEMM parameters: an update */
         if (!capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
         slot->P = P;
-        slot->logits_from = s->logits_from;
+        slot->logits_from = from;
     }
     CUresult r = d->graphLaunch(slot->exec, s->stream);
     s->calls.graph_launches++;
