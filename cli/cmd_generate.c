@@ -201,6 +201,7 @@ static bool prompts_fit(const RunArgs *ra, const Prompts *p, const srt_model_inf
 
 /* --report: what one step (a call for every sequence not done) asked of the device. */
 typedef struct StepCount {
+    int step;               /* the step (with --max-batch, the scheduler's step: its prefill and decode rows) */
     int batch;              /* sequences the step advanced */
     bool prefill;           /* some sequence was fed prompt tokens */
     srt_call_counts calls;  /* the session's counts over the step */
@@ -227,25 +228,26 @@ static void gen_progress_line(GenWatch *g, bool final) {
             (long long)g->total, (now - g->t0) / 1e3);
 }
 
-/* --report: appends the step's counts (the session's now minus after the previous step). */
-static void log_step(GenWatch *g, const srt_gen_step *info) {
+/* --report: appends one step's row (false when out of memory: g->nomem). */
+static bool push_step(GenWatch *g, int step, int batch, bool prefill, srt_call_counts calls) {
     if (g->nsteps == g->cap) {
         int cap = g->cap ? 2 * g->cap : 64;
         StepCount *p = realloc(g->step, sizeof *p * (size_t)cap);
-        if (!p) {
-            g->nomem = true;
-            return;
-        }
+        if (!p) return !(g->nomem = true);
         g->step = p, g->cap = cap;
     }
-    StepCount *c = &g->step[g->nsteps++];
+    g->step[g->nsteps++] = (StepCount){.step = step, .batch = batch, .prefill = prefill, .calls = calls};
+    return true;
+}
+
+/* --report: appends the step's counts (the session's now minus after the previous step). */
+static void log_step(GenWatch *g, const srt_gen_step *info) {
     srt_call_counts now;
     srt_session_call_counts(g->s, &now);
-    c->batch = info->batch;
-    c->prefill = info->prefill != 0;
-    c->calls = (srt_call_counts){now.launches - g->before.launches, now.gemms - g->before.gemms,
-                                 now.graph_launches - g->before.graph_launches, now.syncs - g->before.syncs,
-                                 now.copies - g->before.copies, now.bytes - g->before.bytes};
+    push_step(g, info->step, info->batch, info->prefill != 0,
+              (srt_call_counts){now.launches - g->before.launches, now.gemms - g->before.gemms,
+                                now.graph_launches - g->before.graph_launches, now.syncs - g->before.syncs,
+                                now.copies - g->before.copies, now.bytes - g->before.bytes});
     g->before = now;
 }
 
@@ -267,12 +269,96 @@ static srt_status generate_all(srt_session *s, srt_gen_seq *seq, int B, const Ru
     return st;
 }
 
+/* --max-batch: prefill and decode throughput (srt_sched_step's passes summed). */
+typedef struct Throughput {
+    int max_batch;           /* slots */
+    long long prefill_tokens; /* prompt tokens fed */
+    double prefill_ms;       /* host time of the prefill passes */
+    long long decode_tokens; /* rows of the decode passes (a token drawn each) */
+    double decode_ms;        /* host time of the decode passes */
+    int steps;               /* scheduler steps */
+} Throughput;
+
+/* Adds prompt b as request b (ids are given in order, so a request's id is its prompt's index). */
+static srt_status sched_add(srt_scheduler *q, const srt_gen_seq *seq, int b, const RunArgs *ra) {
+    srt_request r = {seq[b].prompt, seq[b].nprompt, seq[b].sampler, ra->max_new, ra->eos};
+    int64_t id;
+    return srt_scheduler_add(q, &r, &id);
+}
+
+/* One scheduler step's bookkeeping: throughput, --report's rows (a prefill and a decode row), --progress. */
+static void sched_account(GenWatch *g, Throughput *tp, const srt_sched_step *info) {
+    tp->steps++;
+    tp->prefill_tokens += info->prefill_tokens, tp->prefill_ms += info->prefill_ms;
+    tp->decode_tokens += info->decode_batch, tp->decode_ms += info->decode_ms;
+    g->made += info->generated;
+    if (g->ra->report && !g->nomem && info->prefill_batch) push_step(g, tp->steps - 1, info->prefill_batch, true, info->prefill_calls);
+    if (g->ra->report && !g->nomem && info->decode_batch) push_step(g, tp->steps - 1, info->decode_batch, false, info->decode_calls);
+    if (g->ra->progress) gen_progress_line(g, false);
+}
+
+/* Takes the finished requests' tokens into their sequences (out has room for max_new). */
+static void sched_collect(srt_context *ctx, srt_scheduler *q, srt_gen_seq *seq, int B) {
+    srt_finished f;
+    while (srt_scheduler_collect(q, &f)) {
+        if (f.id >= 0 && f.id < B) {
+            memcpy(seq[f.id].out, f.tokens ? f.tokens : seq[f.id].out, sizeof *f.tokens * (size_t)f.ntokens);
+            seq[f.id].ngen = f.ntokens;
+            seq[f.id].eos = f.reason == SRT_FINISH_EOS;
+        }
+        srt_free(ctx, f.tokens);
+    }
+}
+
+/* --max-batch: every prompt through a scheduler of that many slots (continuous batching, srt_scheduler). */
+static srt_status generate_scheduled(const OpenModel *om, srt_gen_seq *seq, int B, const RunArgs *ra, GenWatch *g,
+                                     Throughput *tp) {
+    srt_scheduler *q = NULL;
+    *tp = (Throughput){.max_batch = ra->max_batch < B ? ra->max_batch : B};
+    *g = (GenWatch){.ra = ra, .t0 = now_ms(), .last = now_ms(), .total = (int64_t)ra->max_new * B};
+    srt_status st = srt_scheduler_create(om->m, tp->max_batch, 0, &q);
+    if (st == SRT_OK && ra->mem_zeros) st = srt_session_set_mem_init(srt_scheduler_session(q), SRT_MEM_INIT_ZEROS);
+    for (int b = 0; st == SRT_OK && b < B; b++) st = sched_add(q, seq, b, ra);
+    while (st == SRT_OK && srt_scheduler_pending(q) > 0) {
+        srt_sched_step info;
+        st = srt_scheduler_step(q, &info);
+        if (st == SRT_OK) sched_account(g, tp, &info);
+    }
+    if (q) sched_collect(om->ctx, q, seq, B);
+    srt_scheduler_destroy(q);
+    if (st == SRT_OK && ra->progress) gen_progress_line(g, true);
+    if (st == SRT_OK && g->nomem) st = SRT_ERR_NOMEM;
+    return st;
+}
+
+/* --max-batch: the throughput line on stderr. */
+static void print_throughput(const Throughput *tp) {
+    fprintf(stderr, "continuous batching on %d slots, %d steps: prefill %lld tokens in %.1f ms (%.1f tokens/s), "
+                    "decode %lld tokens in %.1f ms (%.1f tokens/s)\n",
+            tp->max_batch, tp->steps, tp->prefill_tokens, tp->prefill_ms,
+            tp->prefill_ms > 0 ? tp->prefill_tokens / (tp->prefill_ms / 1e3) : 0.0, tp->decode_tokens, tp->decode_ms,
+            tp->decode_ms > 0 ? tp->decode_tokens / (tp->decode_ms / 1e3) : 0.0);
+}
+
+/* --json --max-batch: the throughput fields. */
+static void print_throughput_json(const Throughput *tp) {
+    printf(", \"max_batch\": %d, \"scheduler_steps\": %d, \"prefill_tokens\": %lld, \"prefill_seconds\": ",
+           tp->max_batch, tp->steps, tp->prefill_tokens);
+    json_write_double(stdout, tp->prefill_ms / 1e3);
+    printf(", \"prefill_tokens_per_s\": ");
+    json_write_double(stdout, tp->prefill_ms > 0 ? tp->prefill_tokens / (tp->prefill_ms / 1e3) : 0.0);
+    printf(", \"decode_tokens\": %lld, \"decode_seconds\": ", tp->decode_tokens);
+    json_write_double(stdout, tp->decode_ms / 1e3);
+    printf(", \"decode_tokens_per_s\": ");
+    json_write_double(stdout, tp->decode_ms > 0 ? tp->decode_tokens / (tp->decode_ms / 1e3) : 0.0);
+}
+
 /* --report's table on stderr: one line per step. */
 static void print_steps(const GenWatch *g) {
     fprintf(stderr, "step  kind     batch  launches  gemms  graphs  syncs  copies      bytes\n");
     for (int i = 0; i < g->nsteps; i++) {
         const StepCount *c = &g->step[i];
-        fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", i, c->prefill ? "prefill" : "decode",
+        fprintf(stderr, "%4d  %-7s  %5d  %8lld  %5lld  %6lld  %5lld  %6lld  %9lld\n", c->step, c->prefill ? "prefill" : "decode",
                 c->batch, c->calls.launches, c->calls.gemms, c->calls.graph_launches, c->calls.syncs, c->calls.copies,
                 c->calls.bytes);
     }
@@ -285,7 +371,7 @@ static void print_steps_json(const GenWatch *g) {
         const StepCount *c = &g->step[i];
         printf("%s{\"step\": %d, \"prefill\": %s, \"batch\": %d, \"launches\": %lld, \"gemms\": %lld, "
                "\"graph_launches\": %lld, \"syncs\": %lld, \"copies\": %lld, \"bytes\": %lld}",
-               i ? ", " : "", i, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
+               i ? ", " : "", c->step, c->prefill ? "true" : "false", c->batch, c->calls.launches, c->calls.gemms,
                c->calls.graph_launches, c->calls.syncs, c->calls.copies, c->calls.bytes);
     }
     printf("]");
@@ -300,7 +386,7 @@ static bool print_all(const OpenModel *om, srt_tokenizer *t, int tv, const srt_g
 
 /* generate --json: one object of schema shortc.generate/1 (docs/usage.md, "JSON outputs"). */
 static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t, int tv, const srt_gen_seq *seq, int B,
-                       double seconds, const GenWatch *g) {
+                       double seconds, const GenWatch *g, const Throughput *tp) {
     long long total = 0;
     for (int b = 0; b < B; b++) total += seq[b].ngen;
     printf("{\"schema\": \"shortc.generate/1\", \"model\": ");
@@ -331,6 +417,7 @@ static bool print_json(const RunArgs *ra, const OpenModel *om, srt_tokenizer *t,
     }
     printf("], \"tokens_generated\": %lld, \"seconds\": ", total), json_write_double(stdout, seconds);
     printf(", \"tokens_per_s\": "), json_write_double(stdout, seconds > 0 ? (double)total / seconds : 0.0);
+    if (tp) print_throughput_json(tp);
     if (ra->report) print_steps_json(g);
     printf("}\n");
     return ok && fflush(stdout) == 0;
@@ -379,13 +466,15 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
         }
         if (!(seq[b].sampler = make_sampler(ra, &om))) goto out;
     }
-    srt_status st = B == 1 ? SRT_OK : srt_session_create(om.m, B, &s);
-    if (st == SRT_OK && B > 1 && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
+    bool sched = ra->max_batch > 0; /* continuous batching */
+    srt_status st = B == 1 || sched ? SRT_OK : srt_session_create(om.m, B, &s);
+    if (st == SRT_OK && B > 1 && !sched && ra->mem_zeros) st = srt_session_set_mem_init(s, SRT_MEM_INIT_ZEROS);
     double t0 = now_ms();
     GenWatch g = {0};
-    if (st == SRT_OK) st = generate_all(B == 1 ? om.s : s, seq, B, ra, &g);
+    Throughput tp = {0};
+    if (st == SRT_OK) st = sched ? generate_scheduled(&om, seq, B, ra, &g, &tp) : generate_all(B == 1 ? om.s : s, seq, B, ra, &g);
     double t1 = now_ms();
-    bool printed = st == SRT_OK && (ra->json ? print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, &g)
+    bool printed = st == SRT_OK && (ra->json ? print_json(ra, &om, t, tv, seq, B, (t1 - t0) / 1e3, &g, sched ? &tp : NULL)
                                              : print_all(&om, t, tv, seq, B));
     if (!printed) {
         if (st != SRT_OK && g.nomem) fprintf(stderr, "shortc: error: out of memory (--report's step table)\n");
@@ -397,7 +486,9 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     if (!ra->quiet) /* stdout stays the output alone */
         fprintf(stderr, "%d prompt%s on backend %s: %d tokens generated in %.1f ms, %.1f tokens/s\n", B, B == 1 ? "" : "s",
             srt_backend_name(mi->backend), total, t1 - t0, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);
-    if (ra->report) {
+    if (sched && !ra->quiet) print_throughput(&tp);
+    if (ra->report && sched && !ra->json) print_steps(&g);
+    else if (ra->report && !sched) {
         fprintf(stderr, "model %s (%s): %zu bytes copied from the device, %d tokens generated, %.1f tokens/s\n",
                 mi->name, mi->kv_cache ? "KV cache" : "re-running the sequence",
                 srt_session_bytes_to_host(B == 1 ? om.s : s), total, t1 > t0 ? total / ((t1 - t0) / 1e3) : 0.0);

@@ -814,6 +814,7 @@ static int parse_run_flag(char **argv, int argc, int *i, RunCmd cmd, RunArgs *ra
     else if (gen && strcmp(s, "--temperature") == 0) ok = parse_flag_double(s, val, 0, 1e6, &ra->temperature);
     else if (gen && strcmp(s, "--top-k") == 0 && (ok = parse_flag_int(s, val, 0, INT_MAX, &v))) ra->top_k = (int)v;
     else if (gen && strcmp(s, "--top-p") == 0) ok = parse_flag_double(s, val, 1e-9, 1, &ra->top_p);
+    else if (gen && strcmp(s, "--max-batch") == 0 && (ok = parse_flag_int(s, val, 1, 256, &v))) ra->max_batch = (int)v;
     else if (gen && strcmp(s, "--seed") == 0) ok = parse_flag_int(s, val, 0, LLONG_MAX, &ra->sample_seed);
     else if (gen && strcmp(s, "--eos") == 0) ok = parse_flag_int(s, val, 0, INT32_MAX, &ra->eos);
     else if (strcmp(s, "--sim-threads") == 0 && (ok = parse_flag_int(s, val, 0, 4096, &v))) ra->sim_threads = (int)v;

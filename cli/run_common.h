@@ -62,6 +62,7 @@ typedef struct RunArgs {
     double top_p;              /* generate --top-p (1: all) */
     long long sample_seed;     /* generate --seed of the sampler */
     long long eos;             /* generate --eos ID (-1: none) */
+    int max_batch;             /* generate --max-batch N: continuous batching on N slots (0: not given) */
 } RunArgs;
 
 /* The defaults of every field that is not zero. */

@@ -64,8 +64,11 @@ static const CmdUsage commands[] = {
      "       shortc generate MODEL.arch|MODEL.cu (--weights FILE | --random-weights SEED)\n"
      "                  (--tokens PROMPT | --prompt TEXT... --tokenizer T | --prompts FILE) --max-new N\n"
      "                  [--backend B] [--model NAME] [--json] [--progress]\n"
-     "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report] [--quiet]\n",
+     "                  [--temperature X] [--top-k K] [--top-p P] [--seed N] [--eos ID] [--report] [--quiet]\n"
+     "                  [--max-batch N]\n",
      "  --prompts FILE   one prompt per non-empty line (ids, or text with --tokenizer); '-' is stdin\n"
+     "  --max-batch N    continuous batching on N slots: queued prompts join as others finish; prefill and\n"
+     "                   decode throughput on stderr (and in --json)\n"
      "  --json           one JSON object (schema shortc.generate/1): each sequence's ids (and text)\n"
      "  --quiet          no summary line on stderr;  --progress  a line every few seconds while generating\n"
      "Also --sim-threads N, --allow-nonfinite-weights, --allow-unused, --mem-init empty|zeros, --save-weights OUT\n"

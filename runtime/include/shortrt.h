@@ -386,6 +386,79 @@ typedef void (*srt_gen_step_fn)(void *ud, const srt_gen_step *step);
 srt_status srt_generate(srt_session *s, srt_gen_seq *seqs, int nseqs, int max_new, int64_t eos,
                         srt_gen_step_fn on_step, void *ud);
 
+/*
+ * Continuous batching (docs/runtime.md, "Continuous batching"): a scheduler runs requests (a prompt, a sampler,
+ * limits) on a session of max_batch sequence slots. A request waits in a first-in first-out queue until a slot
+ * is free; it then joins (its slot is reset: position 0, state cleared), its prompt is prefilled in chunks of at
+ * most a segment, and it decodes one token per step beside the other running requests (one batched decode step
+ * on sim and cuda) until it draws eos, has max_new tokens or is cancelled; it then leaves, its slot free for
+ * the next request of the queue. Each request's tokens are those srt_generate gives it alone.
+ *
+ * Ownership: srt_scheduler_add copies the prompt; the sampler stays the caller's but is used by the scheduler
+ * (draws from its stream) until the request is collected or the scheduler destroyed, so give each request its
+ * own. A finished request's tokens are allocated with the context's allocator and belong to the caller once
+ * collected (srt_free). Threading: a scheduler, its session and its requests' samplers are used by one thread
+ * at a time (like a session); schedulers of one model may run on different threads as sessions may.
+ */
+typedef struct srt_scheduler srt_scheduler;
+/* One request for srt_scheduler_add. */
+typedef struct srt_request {
+    const int32_t *prompt;  /* its prompt (copied), ids in [0, vocab) */
+    int nprompt;            /* its length (>= 1) */
+    srt_sampler *sampler;   /* its draws (the model's vocabulary); used until the request is collected */
+    int max_new;            /* tokens to generate at most (>= 0; 0: the prompt is fed, nothing drawn) */
+    int64_t eos;            /* the id that ends it (not kept), or -1 for none */
+} srt_request;
+/* Why a request left its slot. */
+typedef enum srt_finish_reason {
+    SRT_FINISH_LENGTH = 1,     /* it has max_new tokens */
+    SRT_FINISH_EOS = 2,        /* it drew eos */
+    SRT_FINISH_CANCELLED = 3,  /* srt_scheduler_cancel (tokens: those drawn before) */
+} srt_finish_reason;
+/* A finished request, from srt_scheduler_collect. */
+typedef struct srt_finished {
+    int64_t id;                /* srt_scheduler_add's id */
+    int32_t *tokens;           /* the tokens generated (context allocator; the caller's: srt_free; NULL if none) */
+    int ntokens;               /* how many */
+    srt_finish_reason reason;  /* why it ended */
+} srt_finished;
+/* What one srt_scheduler_step did: a prefill pass for the requests feeding their prompts, then one decode pass
+ * for those drawing their next token (each pass one srt_forward_batch_sample; either may be empty). */
+typedef struct srt_sched_step {
+    int joined;                /* requests that took a slot at this step */
+    int prefill_batch;         /* requests fed prompt tokens */
+    int prefill_tokens;        /* the prompt tokens fed */
+    double prefill_ms;         /* host milliseconds of the prefill pass */
+    srt_call_counts prefill_calls; /* what the prefill pass asked of the device */
+    int decode_batch;          /* requests that fed their last token (one row each) */
+    double decode_ms;          /* host milliseconds of the decode pass */
+    srt_call_counts decode_calls;  /* what the decode pass asked of the device */
+    int generated;             /* tokens drawn and kept at this step (both passes) */
+    int finished;              /* requests that left their slot at this step */
+    int running, queued;       /* after the step: requests in slots, waiting */
+} srt_sched_step;
+/* A scheduler of max_batch slots (1 to 256) for m; max_queue bounds the requests queued or running at once
+ * (0: no bound). */
+srt_status srt_scheduler_create(srt_model *m, int max_batch, int max_queue, srt_scheduler **out);
+void srt_scheduler_destroy(srt_scheduler *q);
+/* Queues a request, checked at once (prompt, ids, sampler, the positions it can reach); *id (0, 1, ... in
+ * order) names it. SRT_ERR_INVALID when max_queue requests are queued or running (the scheduler is full). */
+srt_status srt_scheduler_add(srt_scheduler *q, const srt_request *r, int64_t *id);
+/* One step: free slots take queued requests, then the prefill pass, then the decode pass; requests that end
+ * leave their slots (collect them). info may be NULL. On a failure the running requests are cancelled. */
+srt_status srt_scheduler_step(srt_scheduler *q, srt_sched_step *info);
+/* Ends a queued or running request now (SRT_FINISH_CANCELLED; its slot is free for the next step). A request
+ * not queued or running (finished, cancelled, never added) is SRT_ERR_INVALID. */
+srt_status srt_scheduler_cancel(srt_scheduler *q, int64_t id);
+/* Requests queued or running (0: every one added has finished). */
+int srt_scheduler_pending(const srt_scheduler *q);
+/* Takes the oldest finished request not yet collected into *out: 1, or 0 when there is none. */
+int srt_scheduler_collect(srt_scheduler *q, srt_finished *out);
+/* The session of its slots (call counts, Transformer-XL memory init before the first add; not to forward on). */
+srt_session *srt_scheduler_session(srt_scheduler *q);
+/* Resets sequence b of a session alone (the others keep their state); srt_session_reset resets them all. */
+srt_status srt_session_reset_sequence(srt_session *s, int b);
+
 /* Ahead-of-time NVRTC compile of emitted CUDA into the kernel cache (needs no GPU). NVRTC is loaded on first
  * use (docs/runtime.md, "Backends"); SRT_ERR_COMPILE naming the library when it cannot be. */
 typedef struct srt_compile_info {

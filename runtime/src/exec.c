@@ -252,6 +252,36 @@ static srt_status graphs_setup(srt_model *m) {
     return SRT_OK;
 }
 
+/* Whether step st is a GEMM writing the plan's logits with one column per token: C at the logits, N = T,
+ * op(B) a K x T column-major operand (each token's column apart), one product of fp32 results. */
+static bool is_logits_gemm(const RtPlan *p, const RtStep *st) {
+    if (st->op != RT_STEP_GEMM || st->transb || st->ctype != DT_F32) return false;
+    if (st->C.kind != p->logits.kind || st->C.index != p->logits.index || st->C.offset != p->logits.offset) return false;
+    for (int T = 1; T <= 3; T += 2) {
+        SymEnv env = {.T = T};
+        if (symdim_eval(st->n, &env) != T || symdim_eval(st->batch, &env) != 1) return false;
+    }
+    return true;
+}
+
+/*
+ * Only needed work (issue 21): per program, its logits GEMM when that is its last step (nothing after it reads
+ * or rewrites the logits), so that a forward handing back rows first_row.. (a drawn token, the last row of a
+ * prompt) computes only those columns (run_gemm). Other plans (an adaptive softmax, a conversion after the
+ * GEMM) compute every row, as before.
+ */
+static srt_status logits_gemm_setup(srt_model *m) {
+    const RtPlan *p = &m->plan;
+    m->logits_gemm = rt_alloc(m->ctx, sizeof *m->logits_gemm * (size_t)(p->nprograms ? p->nprograms : 1));
+    if (!m->logits_gemm) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    for (int g = 0; g < p->nprograms; g++) {
+        const RtProgram *pg = &p->programs[g];
+        int last = pg->first + pg->nsteps - 1;
+        m->logits_gemm[g] = !pg->on_request && pg->nsteps > 0 && is_logits_gemm(p, &p->steps[last]) ? last : -1;
+    }
+    return SRT_OK;
+}
+
 static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
@@ -324,6 +354,7 @@ static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char 
     if ((st = upload_constants(m)) != SRT_OK) return st;
     const char *sync = getenv("SHORTC_SYNC_STEPS");
     m->sync_steps = sync && *sync && strcmp(sync, "0") != 0;
+    if ((st = logits_gemm_setup(m)) != SRT_OK) return st;
     return graphs_setup(m);
 }
 
@@ -341,6 +372,7 @@ static void rt_exec_close(srt_model *m) {
     rt_free(m->ctx, m->funcs);
     rt_free(m->ctx, m->smem_set);
     rt_free(m->ctx, m->reads_position);
+    rt_free(m->ctx, m->logits_gemm);
     if (d->lib_cublaslt) dlclose(d->lib_cublaslt);
     if (d->lib_cublas) dlclose(d->lib_cublas);
     if (d->lib_cuda) dlclose(d->lib_cuda);
@@ -570,6 +602,13 @@ static bool gemm_fits(const srt_model *m, RtRef r, DType t, int64_t rows, int64_
     return (size_t)*need <= ref_room(m, r);
 }
 
+/* Whether plan step i is some program's logits GEMM (logits_gemm_setup). */
+static bool is_logits_step(const srt_model *m, int i) {
+    for (int g = 0; m->logits_gemm && g < m->plan.nprograms; g++)
+        if (m->logits_gemm[g] == i) return true;
+    return false;
+}
+
 static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     srt_model *m = s->m;
     const RtStep *st = &m->plan.steps[i];
@@ -587,6 +626,9 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
                         label, env->T, env->P, (long long)M, (long long)N, (long long)K, (long long)lda, (long long)ldb, (long long)ldc,
                         (long long)batch);
     }
+    /* the logits GEMM of a forward that reads rows logits_from.. only: those columns of B and C */
+    int64_t skip = s->logits_from > 0 && is_logits_step(m, i) ? (s->logits_from < N ? s->logits_from : N) : 0;
+    N -= skip;
     /* op(A) is M x K: stored M x K (N) or K x M (T); op(B) is K x N; C is M x N */
     int64_t need;
     const char *which = NULL;
@@ -609,8 +651,9 @@ static srt_status run_gemm(srt_session *s, int i, const SymEnv *env) {
     RtDriver *d = &m->drv;
     cublasOperation_t ta = st->transa ? CUBLAS_OP_T : CUBLAS_OP_N, tb = st->transb ? CUBLAS_OP_T : CUBLAS_OP_N;
     float alpha = st->alpha, beta = st->beta;
-    void *A = (void *)(uintptr_t)ref_addr(s, st->A), *B = (void *)(uintptr_t)ref_addr(s, st->B),
-         *C = (void *)(uintptr_t)ref_addr(s, st->C);
+    void *A = (void *)(uintptr_t)ref_addr(s, st->A),
+         *B = (void *)(uintptr_t)(ref_addr(s, st->B) + (CUdeviceptr)(skip * ldb * dtype_size(st->btype))),
+         *C = (void *)(uintptr_t)(ref_addr(s, st->C) + (CUdeviceptr)(skip * ldc * dtype_size(st->ctype)));
     cublasComputeType_t compute = st->tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     cublasStatus_t bs;
     if (st->epilogue != PLAN_EPI_NONE) {
@@ -845,6 +888,7 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
     RtGraphSlot *slot = &s->graphs[prog];
     int T = (int)env->T;
     long P = m->reads_position[prog] ? env->P : -1;
+    int from = m->logits_gemm && m->logits_gemm[prog] >= 0 ? s->logits_from : 0; /* its logits GEMM's first row */
     if (slot->exec && slot->T != T) {
         d->graphExecDestroy(slot->exec);
         slot->exec = NULL;
@@ -856,9 +900,11 @@ static srt_status run_graph(srt_session *s, const RtProgram *pg, const SymEnv *e
         if (!again || !capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
         slot->T = T;
         slot->P = P;
-    } else if (slot->P != P) {
+        slot->logits_from = from;
+    } else if (slot->P != P || slot->logits_from != from) { /* other GEMM parameters: an update */
         if (!capture_program(s, pg, env, slot)) return run_steps(s, pg, env);
         slot->P = P;
+        slot->logits_from = from;
     }
     CUresult r = d->graphLaunch(slot->exec, s->stream);
     s->calls.graph_launches++;
@@ -1010,7 +1056,10 @@ static srt_status rt_exec_forward(srt_session *s, const int32_t *tokens, int T, 
     cublasStatus_t bs = d->blasSetStream(m->blas, s->stream);
     if (bs != CUBLAS_STATUS_SUCCESS) return blas_fail(m, bs, "cublasSetStream");
     SymEnv env = call_env(T, P);
+    /* only needed work: the logits rows before first_row are computed only for the fused loss (eval) */
+    s->logits_from = out->nll ? 0 : out->logits || out->sampler ? first_row : T;
     srt_status st = run_program(s, rt_plan_program(p, T), &env);
+    s->logits_from = 0;
     if (st == SRT_OK && out->nll) st = run_loss(s, T, first_row, out->targets, out->nll);
     if (st == SRT_OK && out->sampler) st = run_sample(s, T, out->sampler, out->token);
     size_t row = (size_t)p->vocab * sizeof(float);

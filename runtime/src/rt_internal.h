@@ -394,6 +394,8 @@ struct srt_model {
     bool graphs;              /* programs run as CUDA graphs (exec.c): the driver has them, $SHORTC_NO_GRAPHS
                                  is unset or 0, and steps are not synchronized one by one */
     bool *reads_position;     /* per plan program: a DIM of its steps reads P or fill (its graphs are keyed by P) */
+    int *logits_gemm;         /* per plan program: the index of its last step when that is the GEMM writing the
+                                 plan's logits, one column per token (exec.c logits_gemm_setup), else -1 */
     bool allow_nonfinite;     /* srt_options.allow_nonfinite_weights */
     bool allow_unused;        /* srt_options.allow_unused_weights */
 };
@@ -404,6 +406,7 @@ typedef struct RtGraphSlot {
     CUgraphExec exec;         /* the instantiated graph (NULL: none) */
     int T;                    /* the T exec runs */
     long P;                   /* the P exec's parameters were captured at (-1: the steps do not read P or fill) */
+    int logits_from;          /* the session's logits_from at the capture (its logits GEMM's rows) */
     bool seen;                /* the previous call of the program ran its steps one by one, with T seen_T */
     int seen_T;               /* that T */
 } RtGraphSlot;
@@ -444,6 +447,8 @@ struct srt_session {
     size_t bytes_to_host;     /* sim, cuda: bytes its forwards copied from the device (srt_session_bytes_to_host) */
     srt_call_counts calls;    /* sim, cuda: its driver calls (srt_session_call_counts; exec.c counts them) */
     bool capturing;           /* sim, cuda: its steps are being recorded into a graph (launches not counted) */
+    int logits_from;          /* sim, cuda: during a forward, the first logits row anything reads: the logits GEMM
+                                 computes rows logits_from..T-1 only (0: all; T: none) */
     RtProfile *profile;       /* sim, cuda: per-step timing while srt_session_set_profiling is on; NULL when off */
     struct RtLtPlan *lt_plans;/* sim, cuda: RT_LT_WAYS per plan step, the cuBLASLt objects of an epilogue GEMM
                                  (gemm_lt.c); NULL when the plan has no such step */

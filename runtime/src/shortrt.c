@@ -539,6 +539,14 @@ srt_status srt_session_reset(srt_session *s) {
     return SRT_OK;
 }
 
+srt_status srt_session_reset_sequence(srt_session *s, int b) {
+    if (!s) return SRT_ERR_INVALID;
+    if (b < 0 || b >= s->batch)
+        return rt_error(s->m->ctx, SRT_ERR_INVALID, "srt_session_reset_sequence: sequence %d of a session of %d", b,
+                        s->batch);
+    return s->m->ops->session_reset(lane(s, b));
+}
+
 srt_status srt_session_set_mem_init(srt_session *s, srt_mem_init init) {
     if (!s) return SRT_ERR_INVALID;
     if (init != SRT_MEM_INIT_EMPTY && init != SRT_MEM_INIT_ZEROS)

@@ -32,3 +32,9 @@ set_tests_properties(generate_batch PROPERTIES LABELS "cli;modes" TIMEOUT 600)
 add_test(NAME device_sampler_50k COMMAND test_device_sampler ${TESTS_DIR}/modes/sample_50k.arch --large)
 set_tests_properties(device_sampler_50k PROPERTIES LABELS "modes;sim" TIMEOUT 600
                      ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache")
+#   generate_serve      `shortc generate --prompts FILE --max-batch 2` (continuous batching): 5 prompts on 2
+#                       slots give the plain batch's lines, greedy, sampled and with --eos, on sim and ref;
+#                       prefill / decode throughput on stderr and in --json; --report's rows per pass
+#                       (tests/modes/generate_serve.sh)
+add_test(NAME generate_serve COMMAND sh ${TESTS_DIR}/modes/generate_serve.sh ${SHORTC_BIN} ${TESTS_DIR})
+set_tests_properties(generate_serve PROPERTIES LABELS "cli;modes" TIMEOUT 600)

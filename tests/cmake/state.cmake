@@ -35,3 +35,10 @@ set_tests_properties(state_plan_v1_check state_plan_v1_run PROPERTIES LABELS "st
 shortc_sim_program(batch_exact ${TESTS_DIR}/sim/test_batch.c)
 add_test(NAME batch_exact COMMAND batch_exact)
 set_tests_properties(batch_exact PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+
+# Continuous batching (srt_scheduler): requests joining and leaving mid-stream on 3 slots equal each alone
+# (greedy, seeded, eos, prompts past a segment), cancel, clear errors, a decode pass's counts flat in its batch
+# (tests/sim/test_sched.c; issue 21).
+shortc_sim_program(sched_exact ${TESTS_DIR}/sim/test_sched.c)
+add_test(NAME sched_exact COMMAND sched_exact)
+set_tests_properties(sched_exact PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)

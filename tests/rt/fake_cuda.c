@@ -43,6 +43,8 @@ void fake_fail_launch(int n) { fail_launch = n; }
 int fake_launches(void) { return launches; }
 int fake_gemms(void) { return gemms; }
 int fake_last_grid(void) { return last_grid; }
+static int last_gemm_n = -1;   /* n of the last plain GEMM (cublasGemmEx) */
+int fake_last_gemm_n(void) { return last_gemm_n; }
 
 /* toy_embed(tok, wte, x, T, scale, counter): x[t, :] = wte[tok[t], :] * scale + *counter; then ++*counter */
 static void toy_embed(void **params, unsigned gx, unsigned bx) {
@@ -188,6 +190,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     (void)h;
     if (capturing) return CUBLAS_STATUS_NOT_SUPPORTED;
     gemms++;
+    last_gemm_n = n;
     return gemm(ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, comp, algo);
 }
 

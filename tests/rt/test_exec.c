@@ -27,6 +27,7 @@ static char dir[256];
 static long (*fake_outstanding)(void);
 static void (*fake_fail_launch)(int);
 static int (*fake_last_grid)(void);
+static int (*fake_last_gemm_n)(void);
 static int (*fake_lt_matmuls)(void);
 static int (*fake_lt_heuristics)(void);
 static void (*fake_capture_mode)(int);
@@ -92,6 +93,7 @@ int main(void) {
     *(void **)&fake_outstanding = dlsym(fake, "fake_outstanding");
     *(void **)&fake_fail_launch = dlsym(fake, "fake_fail_launch");
     *(void **)&fake_last_grid = dlsym(fake, "fake_last_grid");
+    *(void **)&fake_last_gemm_n = dlsym(fake, "fake_last_gemm_n");
     *(void **)&fake_lt_matmuls = dlsym(fake, "fake_lt_matmuls");
     *(void **)&fake_lt_heuristics = dlsym(fake, "fake_lt_heuristics");
     *(void **)&fake_capture_mode = dlsym(fake, "fake_capture_mode");
@@ -157,6 +159,17 @@ int main(void) {
     CHECK(fake_last_grid() == 2);
     CHECK(srt_session_reset(s) == SRT_OK && srt_forward(s, tok + 1, 2, logits) == SRT_OK && close_to(logits, want, 16));
     CHECK(fake_captures() == 1);
+    /* only needed work: the logits GEMM (the program's last step) of a forward that hands back its last row
+     * computes that column alone (n = 1), at the row's place; every row: n = T */
+    CHECK(fake_last_gemm_n() == 2);
+    float row[8];
+    CHECK(srt_session_reset(s) == SRT_OK && srt_forward_rows(s, tok, 3, 2, row) == SRT_OK);
+    expected(wte, tok, 3, 0.0f, want);
+    CHECK(close_to(row, want + 16, 8) && fake_last_gemm_n() == 1);
+    CHECK(srt_session_reset(s) == SRT_OK && srt_forward_rows(s, tok, 3, 1, logits) == SRT_OK);
+    CHECK(close_to(logits, want + 8, 16) && fake_last_gemm_n() == 2);
+    CHECK(srt_session_reset(s) == SRT_OK && srt_forward(s, tok, 3, logits) == SRT_OK);
+    CHECK(close_to(logits, want, 24) && fake_last_gemm_n() == 3);
 
     /* a capture that starts but whose launches are refused: the failed step's error is the note, nothing
      * ran in the capture, and the steps run one by one */
