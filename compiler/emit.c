@@ -1161,8 +1161,18 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 /* The op table's emit hooks: a generated kernel (ks filled, *launch set), or steps added directly. */
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
-bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_kv_write(e, n, ks)); }
+
+/* Whether the kernels implement node n's positions and heads. Rotary and ALiBi positions and grouped K/V heads
+ * run on the reference backend only for now: such a node gets no kernel, and the plan's config "ref_only"
+ * (spec_kernels_lack) makes the device backends refuse it. */
+static bool kernels_support(const Node *n) { return !n->rope && !n->alibi && node_kv_heads(n) == n->heads; }
+
+bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    if (!kernels_support(n)) return !(*launch = false);
+    return (*launch = spec_kv_write(e, n, ks));
+}
 bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    if (!kernels_support(n)) return !(*launch = false);
     return (*launch = spec_attention(e, n, ks)); /* a PIA cache's slide is program "slide" (emit_slides) */
 }
 
