@@ -1,0 +1,50 @@
+# Rotary and ALiBi positions and grouped-query attention (issue 22) on the
+# reference backend, against the goldens of tests/gen_goldens_rope.py (HF
+# transformers 4.38.2's Llama / Mistral / GPT-NeoX where it has the model, an
+# independent PyTorch forward for YaRN, Llama 3.1 scaling, interleaved pairs
+# and ALiBi). Each model runs as one forward (rope_ref_M), one token per call
+# (rope_decode_M: every query after the first reads the KV cache, P > 0) and
+# five tokens per call. Dynamic NTK scaling depends on each call's length, so
+# chunked runs are compared with HF decoding one and five tokens per call
+# through its own KV cache (M.chunk1/.chunk5.logits.npy). fp32: 1e-4.
+set(ROPE_MODELS llama_rope_tiny:llama_rope_tiny llama_rope_tiny:llama_rope_linear_tiny
+    llama_rope_tiny:llama_rope_dynamic_tiny llama_rope_tiny:llama_rope_yarn_tiny
+    llama_rope_tiny:llama_rope_llama3_tiny llama_rope_tiny:llama_rope_mqa_tiny mistral_tiny:mistral_tiny
+    neox_rope_tiny:neox_rope_tiny alibi_tiny:alibi_tiny)
+foreach(pair ${ROPE_MODELS})
+  string(REPLACE ":" ";" pair "${pair}")
+  list(GET pair 0 file)
+  list(GET pair 1 model)
+  set(expect_decode ${model}.logits.npy)
+  set(expect_chunked ${model}.logits.npy)
+  if(model STREQUAL "llama_rope_dynamic_tiny")
+    set(expect_decode ${model}.chunk1.logits.npy)
+    set(expect_chunked ${model}.chunk5.logits.npy)
+  endif()
+  foreach(run "ref:0:${model}.logits.npy" "decode:1:${expect_decode}" "chunk5:5:${expect_chunked}")
+    string(REPLACE ":" ";" run "${run}")
+    list(GET run 0 tag)
+    list(GET run 1 chunk)
+    list(GET run 2 expect)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/rope_${tag}_${model}.logits.npy)
+    add_test(NAME rope_${tag}_${model}
+             COMMAND sh -c "c=''; [ $6 = 0 ] || c=\"--chunk $6\"; \"$1\" run \"$2/models/$3.arch\" --model $4 --backend ref --weights \"$5/$4.safetensors\" --tokens \"$5/$4.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$5/$8\" --atol 1e-4 --rtol 1e-4"
+                     rope ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${TESTS_DIR}/golden ${chunk} ${out} ${expect})
+    set_tests_properties(rope_${tag}_${model} PROPERTIES LABELS ref)
+  endforeach()
+endforeach()
+
+# The device backends refuse these plans with a clear message until the kernels rotate (config "ref_only").
+foreach(model llama_rope_tiny alibi_tiny)
+  add_test(NAME rope_sim_refused_${model}
+           COMMAND sh -c "out=$(\"$1\" run \"$2\" --backend sim --random-weights 1 --tokens \"$3\" --logits /dev/null 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'not in the CUDA kernels yet; run it with --backend ref'"
+                   refused ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/${model}.arch ${TESTS_DIR}/golden/${model}.tokens)
+  set_tests_properties(rope_sim_refused_${model} PROPERTIES LABELS ref)
+endforeach()
+
+# The goldens are reproducible (needs torch, and HF transformers in /opt/shortc-hf; skipped without them).
+if(PY3 AND EXISTS /opt/shortc-hf/transformers)
+  add_test(NAME rope_goldens_reproducible COMMAND ${PY3} ${TESTS_DIR}/gen_goldens_rope.py --check)
+  set_tests_properties(rope_goldens_reproducible PROPERTIES LABELS ref SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=/opt/shortc-hf")
+endif()
