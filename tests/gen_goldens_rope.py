@@ -41,6 +41,9 @@ MODELS = {
     "llama_rope_llama3_tiny": dict(LLAMA, file="llama_rope_tiny", seed=2205, theta=500000.0,
                                    scaling=dict(type="llama3", factor=8.0, original_max=16, low_freq=1.0,
                                                 high_freq=4.0)),
+    "llama_rope_yarn_half_tiny": dict(LLAMA, file="llama_rope_tiny", seed=2210, wdtype="bf16",
+                                      scaling=dict(type="yarn", factor=4.0, original_max=16, beta_fast=32.0,
+                                                   beta_slow=1.0)),
     "llama_rope_mqa_tiny": dict(LLAMA, file="llama_rope_tiny", seed=2206, kv_heads=1, interleaved=True),
     "mistral_tiny": dict(LLAMA, file="mistral_tiny", seed=2207, ffn=128, eps=1e-5, window=8),
     "neox_rope_tiny": dict(family="neox", file="neox_rope_tiny", seed=2208, vocab=200, d_model=64, heads=4,
@@ -287,8 +290,10 @@ def generate(name):
     cfg = MODELS[name]
     W = make_weights(cfg)
     toks = torch.randint(0, cfg["vocab"], (NTOKENS,), generator=torch.Generator().manual_seed(cfg["seed"] + 7)).tolist()
-    ours = forward(cfg, W, toks)
-    hf = hf_logits(cfg, W, toks)
+    # bf16 storage: the weights as shortc's loader rounds them (activations stay float64 here: compared at 2e-2)
+    Wc = {k: gg.stored(v, cfg.get("wdtype", "fp32")).to(torch.float32) for k, v in W.items()}
+    ours = forward(cfg, Wc, toks)
+    hf = hf_logits(cfg, Wc, toks)
     if hf is not None:
         diff = (hf - ours).abs().max().item()
         assert diff < 1e-5, "%s: the independent forward differs from HF by %g" % (name, diff)
@@ -300,7 +305,7 @@ def generate(name):
         # dynamic scaling depends on each call's length and the cache keeps keys rotated at their call's base:
         # decoding c tokens per call gives other logits than one forward, as in HF
         for c in DECODE_CHUNKS:
-            files[name + ".chunk%d.logits.npy" % c] = gg.npy_bytes(hf_logits(cfg, W, toks, c).to(torch.float32).numpy())
+            files[name + ".chunk%d.logits.npy" % c] = gg.npy_bytes(hf_logits(cfg, Wc, toks, c).to(torch.float32).numpy())
     return files
 
 

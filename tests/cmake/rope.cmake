@@ -6,15 +6,21 @@
 # (rope_decode_M: every query after the first reads the KV cache, P > 0) and
 # five tokens per call. Dynamic NTK scaling depends on each call's length, so
 # chunked runs are compared with HF decoding one and five tokens per call
-# through its own KV cache (M.chunk1/.chunk5.logits.npy). fp32: 1e-4.
+# through its own KV cache (M.chunk1/.chunk5.logits.npy). fp32: 1e-4; bf16
+# storage (llama_rope_yarn_half_tiny): 2e-2.
 set(ROPE_MODELS llama_rope_tiny:llama_rope_tiny llama_rope_tiny:llama_rope_linear_tiny
     llama_rope_tiny:llama_rope_dynamic_tiny llama_rope_tiny:llama_rope_yarn_tiny
-    llama_rope_tiny:llama_rope_llama3_tiny llama_rope_tiny:llama_rope_mqa_tiny mistral_tiny:mistral_tiny
+    llama_rope_tiny:llama_rope_llama3_tiny llama_rope_tiny:llama_rope_mqa_tiny llama_rope_tiny:llama_rope_yarn_half_tiny
+    mistral_tiny:mistral_tiny
     neox_rope_tiny:neox_rope_tiny alibi_tiny:alibi_tiny)
 foreach(pair ${ROPE_MODELS})
   string(REPLACE ":" ";" pair "${pair}")
   list(GET pair 0 file)
   list(GET pair 1 model)
+  set(tol 1e-4)
+  if(model MATCHES "_half_")
+    set(tol 2e-2)  # bf16 weights, activations and KV cache
+  endif()
   set(expect_decode ${model}.logits.npy)
   set(expect_chunked ${model}.logits.npy)
   if(model STREQUAL "llama_rope_dynamic_tiny")
@@ -28,8 +34,8 @@ foreach(pair ${ROPE_MODELS})
     list(GET run 2 expect)
     set(out ${CMAKE_CURRENT_BINARY_DIR}/rope_${tag}_${model}.logits.npy)
     add_test(NAME rope_${tag}_${model}
-             COMMAND sh -c "c=''; [ $6 = 0 ] || c=\"--chunk $6\"; \"$1\" run \"$2/models/$3.arch\" --model $4 --backend ref --weights \"$5/$4.safetensors\" --tokens \"$5/$4.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$5/$8\" --atol 1e-4 --rtol 1e-4"
-                     rope ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${TESTS_DIR}/golden ${chunk} ${out} ${expect})
+             COMMAND sh -c "c=''; [ $6 = 0 ] || c=\"--chunk $6\"; \"$1\" run \"$2/models/$3.arch\" --model $4 --backend ref --weights \"$5/$4.safetensors\" --tokens \"$5/$4.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$5/$8\" --atol $9 --rtol $9"
+                     rope ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${TESTS_DIR}/golden ${chunk} ${out} ${expect} ${tol})
     set_tests_properties(rope_${tag}_${model} PROPERTIES LABELS ref)
   endforeach()
 endforeach()
