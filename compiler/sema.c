@@ -427,22 +427,24 @@ static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting
            no_more(S, def, st, 1);
 }
 
-/* `heads H [kv_heads G]`: G key/value heads shared by groups of H/G query heads (1: multi-query). */
+/* `heads H [kv_heads G]` (also `kv_heads=G`): G key/value heads shared by groups of H/G query heads (1:
+ * multi-query). */
 static bool check_heads(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
     const AstValue *v = arg(S, def, st, 0, "value");
     if (!v || !int_value(S, v, "'heads'", 1, def->max, &out->n)) return false;
     out->kv_heads = 0;
     if (st->nargs < 2) return true;
     static const char *const words[] = {"kv_heads"};
-    if (word_arg(S, def, st, 1, "heads option", words, 1) < 0) return false;
-    const AstValue *g = arg(S, def, st, 2, "kv_heads count");
+    bool keyval = st->args[1]->kind == AV_KEYVAL && strcmp(st->args[1]->str, "kv_heads") == 0;
+    if (!keyval && word_arg(S, def, st, 1, "heads option", words, 1) < 0) return false;
+    const AstValue *g = keyval ? st->args[1]->kv : arg(S, def, st, 2, "kv_heads count");
     if (!g || !int_value(S, g, "'kv_heads'", 1, out->n, &out->kv_heads)) return false;
     if (out->n % out->kv_heads != 0) {
         diag_error(S->d, g->loc, "kv_heads %ld does not divide heads %ld (each K/V head serves a whole group of query "
                    "heads)", out->kv_heads, out->n);
         return false;
     }
-    return no_more(S, def, st, 3);
+    return no_more(S, def, st, keyval ? 2 : 3);
 }
 
 /* ffn INT ACT: a plain activation, or a gated unit (swiglu: SiLU gate, geglu: erf-GELU gate; Shazeer 2020). */
