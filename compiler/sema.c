@@ -540,7 +540,7 @@ static const unsigned rope_keys_of[] = {
     [ROPE_SCALE_LLAMA3] = 1u << ROPE_K_FACTOR | 1u << ROPE_K_ORIG | 1u << ROPE_K_LOW | 1u << ROPE_K_HIGH,
 };
 
-/* The scaling's options: factor > 1 (required), original_max (required but for linear), the rest defaulted
+/* The scaling's options: factor >= 1 (required), original_max (required but for linear), the rest defaulted
  * as HF does (yarn beta_fast 32, beta_slow 1; llama3 low_freq 1, high_freq 4). */
 static bool rope_scaling_options(Sema *S, const AstStmt *st, const AstValue *const *opt, RopeSpec *r) {
     const char *name = rope_scaling_name(r->scaling);
