@@ -76,7 +76,7 @@ static bool load_prompt_lines(const RunArgs *ra, Prompts *p) {
             char what[64];
             snprintf(what, sizeof what, "%s line %zu", ra->prompts_file, line);
             int32_t *ids = NULL;
-            int n = ra->tokenizer ? cli_encode(ra->tokenizer, what, text + at, e - at, &ids)
+            int n = ra->tokenizer ? cli_encode(ra->tokenizer, ra->special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0, what, text + at, e - at, &ids)
                                   : parse_tokens(what, text + at, e - at, &ids);
             if (n == 0) {
                 fprintf(stderr, "shortc: error: %s: the prompt encodes to no tokens\n", what);
@@ -103,7 +103,7 @@ static bool load_prompts(const RunArgs *ra, Prompts *p) {
         char what[32];
         snprintf(what, sizeof what, "prompt %d", i + 1);
         int32_t *ids = NULL;
-        int n = cli_encode(ra->tokenizer, what, ra->prompts[i], strlen(ra->prompts[i]), &ids);
+        int n = cli_encode(ra->tokenizer, ra->special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0, what, ra->prompts[i], strlen(ra->prompts[i]), &ids);
         if (n == 0) {
             fprintf(stderr, "shortc: error: %s encodes to no tokens\n", what);
             free(ids);
@@ -370,7 +370,7 @@ static int generate_model(const RunArgs *ra, const Prompts *p) {
     srt_tokenizer *t = NULL;
     srt_gen_seq *seq = calloc((size_t)B, sizeof *seq);
     if (!seq) fprintf(stderr, "shortc: error: out of memory\n");
-    if (!seq || !prompts_fit(ra, p, mi) || !open_output_tokenizer(ra, &om, &t, &tv)) goto out;
+    if (!seq || !open_output_tokenizer(ra, &om, &t, &tv) || !prompts_fit(ra, p, mi)) goto out;
     for (int b = 0; b < B; b++) {
         seq[b] = (srt_gen_seq){.prompt = p->ids[b], .nprompt = p->len[b]};
         if (!(seq[b].out = malloc(sizeof *seq[b].out * (size_t)(ra->max_new + 1)))) {

@@ -1,9 +1,10 @@
 /*
- * cmd_tokenize.c — `shortc tokenize`: text to GPT-2 BPE token ids and back
- * through the runtime's tokenizer (srt_tokenizer_*), and the helpers --text
- * and --prompt of run, eval and generate use.
+ * cmd_tokenize.c — `shortc tokenize`: text to BPE token ids and back through
+ * the runtime's tokenizer (srt_tokenizer_*; docs/tokenizer.md), and the
+ * helpers --text and --prompt of run, eval and generate use.
  *
- *   shortc tokenize --tokenizer T (--text FILE | --prompt TEXT)   ids on stdout, space-separated
+ *   shortc tokenize --tokenizer T (--text FILE | --prompt TEXT) [--special-as-text]
+ *                                                  ids on stdout, space-separated (an empty line: no ids)
  *   shortc tokenize --tokenizer T --decode --tokens FILE         the text on stdout
  *
  * T is a tokenizer.json, a vocab.json (its merges.txt beside it) or a
@@ -65,7 +66,7 @@ srt_tokenizer *cli_tokenizer_open(srt_context *ctx, const char *path) {
     return t;
 }
 
-int cli_encode(const char *tokenizer, const char *what, const char *text, size_t len, int32_t **out) {
+int cli_encode(const char *tokenizer, unsigned flags, const char *what, const char *text, size_t len, int32_t **out) {
     srt_context *ctx = NULL;
     if (srt_context_create(&ctx, NULL, NULL) != SRT_OK) {
         fprintf(stderr, "shortc: error: cannot create runtime context\n");
@@ -75,9 +76,10 @@ int cli_encode(const char *tokenizer, const char *what, const char *text, size_t
     int32_t *ids = NULL;
     size_t n = 0;
     int rc = -1;
-    srt_status st = t ? srt_tokenizer_encode(t, text, len, &ids, &n) : SRT_ERR_INVALID;
+    *out = NULL;
+    srt_status st = t ? srt_tokenizer_encode_with(t, text, len, flags, &ids, &n) : SRT_ERR_INVALID;
     if (t && st != SRT_OK) fprintf(stderr, "shortc: error: %s: %s\n", what, srt_last_error(ctx));
-    else if (t && n == 0) fprintf(stderr, "shortc: error: %s: no tokens (the text is empty)\n", what);
+    else if (t && n == 0) rc = 0;
     else if (t && n > INT32_MAX) fprintf(stderr, "shortc: error: %s: more than %d tokens\n", what, INT32_MAX);
     else if (t && !(*out = malloc(sizeof **out * n))) fprintf(stderr, "shortc: error: out of memory\n");
     else if (t) {
@@ -125,6 +127,7 @@ int tokenize_main(int argc, char **argv) {
         else if (strcmp(s, "--prompt") == 0 && has_next) ra.prompt = argv[++i];
         else if (strcmp(s, "--tokens") == 0 && has_next) ra.tokens = argv[++i];
         else if (strcmp(s, "--decode") == 0) decode = true;
+        else if (strcmp(s, "--special-as-text") == 0) ra.special_as_text = true;
         else {
             if (s[0] == '-' && s[1]) cli_unknown_option("tokenize", s);
             else fprintf(stderr, "shortc: error: tokenize takes no file '%s' (--text FILE or --tokens FILE)\n", s);
@@ -140,6 +143,7 @@ int tokenize_main(int argc, char **argv) {
         return SHORTC_EXIT_USAGE;
     }
     int32_t *ids = NULL;
+    ra.allow_empty = true;
     int n = load_run_tokens(&ra, &ids);
     if (n < 0) return 1;
     int rc = decode ? decode_to_stdout(ra.tokenizer, ids, n) : print_ids(ids, n);

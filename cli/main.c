@@ -27,6 +27,7 @@
 #include "cmd_convert.h"
 #include "cmd_eval.h"
 #include "cmd_generate.h"
+#include "cmd_train.h"
 #include "cmd_mask.h"
 #include "cmd_sim.h"
 #include "cmd_tokenize.h"
@@ -497,6 +498,19 @@ void close_model(OpenModel *om) {
     memset(om, 0, sizeof *om);
 }
 
+/* run, eval: whether --tokenizer's ids fit the model's vocabulary (checked before anything runs, as
+ * generate's output tokenizer is); prints the error. */
+static bool tokenizer_fits_model(const RunArgs *ra, const OpenModel *om) {
+    srt_tokenizer *t = cli_tokenizer_open(om->ctx, ra->tokenizer);
+    int tv = t ? srt_tokenizer_vocab_size(t) : 0;
+    srt_tokenizer_close(t);
+    if (t && tv > om->mi.vocab)
+        fprintf(stderr, "shortc: error: tokenizer '%s' has %d ids, more than the vocabulary of %d of model '%s': "
+                        "its ids would not fit the model\n", ra->tokenizer, tv, om->mi.vocab, om->mi.name);
+    if (!t || tv > om->mi.vocab) cli_bad_input();
+    return t && tv <= om->mi.vocab;
+}
+
 /* Opens ra's model on its backend with its weights and a session; prints the error and returns false
  * (with nothing left open) on failure. */
 bool open_model(const RunArgs *ra, OpenModel *om) {
@@ -526,6 +540,10 @@ bool open_model(const RunArgs *ra, OpenModel *om) {
     }
     if (ra->save_weights && (st = srt_model_save_random_weights(om->m, (uint64_t)ra->seed, ra->save_weights)) != SRT_OK) {
         print_lib_error(st, srt_last_error(om->ctx));
+        close_model(om);
+        return false;
+    }
+    if (ra->tokenizer && ra->max_new < 0 && !tokenizer_fits_model(ra, om)) { /* generate: open_output_tokenizer */
         close_model(om);
         return false;
     }
@@ -851,6 +869,7 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
         else if (cmd != RUN_CMD_RUN && strcmp(s, "--json") == 0) ra->json = true;
         else if (cmd == RUN_CMD_RUN && strcmp(s, "--force") == 0) fio_set_force(true);
         else if (strcmp(s, "--quiet") == 0) ra->quiet = true;
+        else if (strcmp(s, "--special-as-text") == 0) ra->special_as_text = true;
         else if (strcmp(s, "--progress") == 0) ra->progress = true;
         else if (s[0] == '-' && s[1]) {
             cli_unknown_option(cmd == RUN_CMD_GENERATE ? "generate" : cmd == RUN_CMD_EVAL ? "eval" : "run", s);
@@ -866,12 +885,23 @@ bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra) {
 
 int load_run_tokens(const RunArgs *ra, int32_t **out) {
     if (ra->tokens) return read_tokens(ra->tokens, out);
-    if (ra->prompt) return cli_encode(ra->tokenizer, "the prompt", ra->prompt, strlen(ra->prompt), out);
-    size_t len = 0;
-    char *text = read_text_file(ra->text, "text", &len);
-    if (!text) return -1;
-    int n = cli_encode(ra->tokenizer, ra->text, text, len, out);
-    free(text);
+    unsigned flags = ra->special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0;
+    const char *what = ra->prompt ? "the prompt" : ra->text;
+    int n;
+    if (ra->prompt) n = cli_encode(ra->tokenizer, flags, what, ra->prompt, strlen(ra->prompt), out);
+    else {
+        size_t len = 0;
+        char *text = read_text_file(ra->text, "text", &len);
+        if (!text) return -1;
+        n = cli_encode(ra->tokenizer, flags, what, text, len, out);
+        free(text);
+    }
+    if (n == 0 && !ra->allow_empty) {
+        fprintf(stderr, "shortc: error: %s: no tokens (the text is empty)\n", what);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
     return n;
 }
 
@@ -1064,7 +1094,8 @@ static int compile_cmd_main(int argc, char **argv) {
 static const Subcommand subcommands[] = {
     {"run", run_main}, {"generate", generate_main}, {"cmp", cmp_main}, {"demo", demo_main}, {"sim", sim_main},
     {"tokenize", tokenize_main}, {"eval", eval_main}, {"mask", mask_main}, {"compare", compare_main},
-    {"report", report_main}, {"help", cli_help_main}, {"convert", convert_main},
+    {"report", report_main}, {"help", cli_help_main}, {"convert", convert_main}, {"train", train_main},
+    {"grad", grad_main},
 };
 
 /* The command of argv[1], or NULL: the default command (compile). */

@@ -32,6 +32,8 @@ typedef struct RunArgs {
     const char *tokens;        /* --tokens */
     const char *text;          /* --text FILE: UTF-8 text encoded with --tokenizer */
     const char *tokenizer;     /* --tokenizer: tokenizer.json, vocab.json (merges.txt beside it) or their directory */
+    bool special_as_text;      /* --special-as-text: special added tokens in --text/--prompt are text */
+    bool allow_empty;          /* tokenize: an empty --text/--prompt gives no ids (the others need a token) */
     const char *prompt;        /* generate --prompt TEXT (with --tokenizer): the first one; tokenize --prompt */
     const char *prompts[GEN_MAX_PROMPTS]; /* generate: every --prompt, each a sequence of the batch */
     int nprompts;              /* their count */
@@ -76,8 +78,8 @@ typedef struct OpenModel {
 double now_ms(void);
 /* Parses cmd's flags from argv[2..]; prints the error and returns false. */
 bool parse_run_args(int argc, char **argv, RunCmd cmd, RunArgs *ra);
-/* The input token ids: --tokens, --text or --prompt (encoded with --tokenizer); returns the count or
- * -1 (message printed). *out is malloc'd. */
+/* The input token ids: --tokens, --text or --prompt (encoded with --tokenizer); returns the count (0 only
+ * with ra->allow_empty) or -1 (message printed). *out is malloc'd. */
 int load_run_tokens(const RunArgs *ra, int32_t **out);
 /* The whole file at path (NUL-terminated, malloc'd; *len bytes) or NULL with "cannot read WHAT 'path': why"
  * printed. */

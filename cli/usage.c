@@ -70,11 +70,32 @@ static const CmdUsage commands[] = {
      "  --quiet          no summary line on stderr;  --progress  a line every few seconds while generating\n"
      "Also --sim-threads N, --allow-nonfinite-weights, --allow-unused, --mem-init empty|zeros, --save-weights OUT\n"
      "(as run).\n"},
+    {"train",
+     "       shortc train MODEL.arch --data TOKENS --seq L --batch B --steps N --save OUT.safetensors\n"
+     "                  [--init W.safetensors | --seed SEED] [--optimizer adamw|sgd] [--lr X] [--weight-decay W]\n"
+     "                  [--momentum M] [--warmup S] [--schedule constant|cosine|inverse-sqrt] [--clip X]\n"
+     "                  [--freeze GLOB]... [--backend ref] [--model NAME] [--json] [--quiet]\n",
+     "  --data TOKENS    token ids (text or .npy), cut into consecutive sequences of L; step k takes the next B\n"
+     "  --init W         start from these weights (default: seeded random weights, --seed, default 0)\n"
+     "  --lr X           peak learning rate (default 1e-3); --warmup S linear warm-up steps, then --schedule\n"
+     "  --clip X         clip the gradients to global L2 norm X (default: none)\n"
+     "  --freeze GLOB    keep the weights whose names match fixed (repeatable)\n"
+     "  --json           one JSON object per step (loss, lr, grad_norm, tokens/s) instead of the text line\n"
+     "Runs on the reference backend only for now (docs/training.md).\n"},
+    {"grad",
+     "       shortc grad MODEL.arch (--weights W | --random-weights SEED) --tokens T --out G.safetensors\n"
+     "                  [--seq L] [--backend ref] [--model NAME] [--json]\n",
+     "  --out G          the gradient of the mean next-token cross-entropy under every weight's name\n"
+     "  --seq L          cut the tokens into sequences of L (default: one sequence of them all)\n"},
     {"tokenize",
-     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n",
-     "  --text FILE      UTF-8 text to ids (space-separated, on stdout); '-' is stdin\n"
+     "       shortc tokenize --tokenizer T (--text FILE | --prompt TEXT | --decode --tokens FILE)\n"
+     "                  [--special-as-text]\n",
+     "  --text FILE      UTF-8 text to ids (space-separated, on stdout; an empty text: an empty line); '-' is stdin\n"
+     "  --special-as-text  special tokens (<|endoftext|>, <s>) in the text are text, not their ids\n"
+     "                   (also run, eval, generate)\n"
      "  --decode --tokens FILE  ids back to text; '-' is stdin\n"
-     "T is a tokenizer.json, a vocab.json (merges.txt beside it) or their directory.\n"},
+     "T is a tokenizer.json (BPE as HF tokenizers runs it; docs/tokenizer.md), a vocab.json (merges.txt beside\n"
+     "it) or their directory.\n"},
     {"cmp",
      "       shortc cmp A.npy B.npy [--atol X] [--rtol Y]\n",
      "Exit status 0 when every element is within atol + rtol * |B|, 1 when one is not.\n"},

@@ -24,6 +24,7 @@ const PlanField plan_schema[] = {
     OBJ(PO_ROOT, "logits", PO_LOGITS, true),
     OBJ(PO_ROOT, "loss", PO_LOSS, false),
     OBJ(PO_ROOT, "sample", PO_SAMPLE, false),
+    OBJ(PO_ROOT, "batch", PO_BATCH, false),
     ARR(PO_ROOT, "buffers", PT_OBJECT, PO_BUFFER, false),
     ARR(PO_ROOT, "weights", PT_OBJECT, PO_WEIGHT, true),
     ARR(PO_ROOT, "scalars", PT_OBJECT, PO_SCALAR, true),
@@ -154,6 +155,9 @@ const PlanField plan_schema[] = {
     F(PO_LOSS, "nll", PT_REF, true),
 
     F(PO_SAMPLE, "params", PT_REF, true),
+
+    F(PO_BATCH, "max", PT_INT, true),
+    F(PO_BATCH, "sequences", PT_REF, true),
 
     F(PO_DERIVED, "name", PT_STRING, true),
     ARR(PO_DERIVED, "shape", PT_INT, PO_NONE, true),

@@ -46,6 +46,7 @@ typedef enum PlanObject {
     PO_SAMPLE,      /* "sample": where the "sample" program reads its parameters and writes the token drawn */
     PO_DERIVED,     /* an element of "derived": a model-level tensor the "load" program computes from the weights */
     PO_REF_DERIVED, /* REF {"derived": I, "offset": B} */
+    PO_BATCH,       /* "batch": the decode program's batched steps (most sequences, where their table lies) */
     PO_COUNT        /* number of kinds (not a kind) */
 } PlanObject;
 

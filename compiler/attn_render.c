@@ -39,8 +39,12 @@ int attn_render_grid(const AttnRenderShape *s, const AttnPattern *p, int T) {
     return (T + attn_render_grid_pad(s, p) + qt - 1) / qt;
 }
 
+/* Bytes per key/value element of shape s: 4 for float (TF32 MMAs on the tensor-core path), else 2. */
+static int render_esize(const AttnRenderShape *s) { return !s->t_kv || strcmp(s->t_kv, "float") == 0 ? 4 : 2; }
+
 int attn_render_smem(const AttnRenderShape *s, const AttnPattern *p) {
-    return s->mma ? attn_mma_smem(s->hd, s->kt, attn_pattern_gathered(p)) + (s->pia ? attn_mma_pia_smem(s->hd, s->kt) : 0)
+    int es = render_esize(s);
+    return s->mma ? attn_mma_smem(s->hd, s->kt, attn_pattern_gathered(p), es) + (s->pia ? attn_mma_pia_smem(s->hd, s->kt, es) : 0)
                   : 0;
 }
 

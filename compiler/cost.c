@@ -497,12 +497,30 @@ static bool on_mma_path(const CostCtx *x, int i, int T) {
     return x->mma && x->mma[i] && !(T == 1 && attn_decode_kernel(x->g, x->g->nodes[i]));
 }
 
-/* Where node i's matrix products run in a call of T tokens: GEMMs at their operands' peak, attention on
- * the tensor-core path at its key/value dtype's (the MMA element type), everything else on CUDA cores. */
+/* Where node i's matrix products run in a call of T tokens: GEMMs at their operands' peak (fp32 ones under
+ * `math tf32` at the TF32 peak, as the emitter's f32_fast_tf32), attention on the tensor-core path at its
+ * key/value dtype's (the MMA element type; fp32: TF32), everything else on CUDA cores. */
+/* Whether node i is Transformer-XL's relative attention on the tensor-core path (attn_mma.cuh REL, fp16/bf16:
+ * the emitter's attn_mma_tiles): priced at that peak with its useful FLOPs (no tile model of REL yet), the
+ * memory's key/value projection (a cuBLAS GEMM of the same dtype) with them. */
+static bool rel_on_tensor_cores(const CostCtx *x, int i) {
+    const Node *n = x->g->nodes[i];
+    int kt, smem;
+    return n->op == OP_REL_ATTENTION && attn_mma_tiles(x->g, n, &kt, &smem);
+}
+
 static CostPeak node_peak(const CostCtx *x, int i, int T) {
     const Node *n = x->g->nodes[i];
-    if (op_is_gemm(n->op)) return dtype_peak(in_value(x->g, n, 0)->dtype);
-    return on_mma_path(x, i, T) ? dtype_peak(in_value(x->g, n, 1)->dtype) : PEAK_FP32;
+    bool tf32 = x->g->spec && x->g->spec->tf32;
+    if (rel_on_tensor_cores(x, i)) return dtype_peak(in_value(x->g, n, 0)->dtype);
+    if (op_is_gemm(n->op)) {
+        DType a = in_value(x->g, n, 0)->dtype;
+        bool fp32 = a == DT_F32 && (n->nin < 2 || in_value(x->g, n, 1)->dtype == DT_F32);
+        return tf32 && fp32 ? PEAK_TF32 : dtype_peak(a);
+    }
+    if (!on_mma_path(x, i, T)) return PEAK_FP32;
+    DType kv = in_value(x->g, n, 1)->dtype;
+    return kv == DT_F32 ? PEAK_TF32 : dtype_peak(kv); /* fp32 on the tensor-core path: `math tf32` */
 }
 
 /* Node i's cost in a call of T tokens at positions P..P+T-1 (its op's hook), with its tile work on the
@@ -514,6 +532,7 @@ static void node_cost(const CostCtx *x, int i, int P, int T, OpCost *c) {
     if (x->pairs && x->pairs[i]) attention_cost(x->g, n, T, x->pairs[i][T] / (n->heads > 0 ? n->heads : 1), c);
     else if (oi && oi->cost) oi->cost(x->g, n, T, c);
     if (on_mma_path(x, i, T)) c->mma_flops = mma_tile_flops(x->mma[i], n->heads, P, T);
+    else if (rel_on_tensor_cores(x, i)) c->mma_flops = c->flops; /* at node_peak's tensor-core peak */
 }
 
 static void ctx_forward(const CostCtx *x, int T, OpCost *total) {

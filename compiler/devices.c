@@ -34,7 +34,7 @@ const DeviceSpec *device_find(const char *name) {
 }
 
 const char *cost_peak_name(CostPeak p) {
-    static const char *const names[] = {"fp32", "fp16", "bf16"};
+    static const char *const names[] = {"fp32", "fp16", "bf16", "tf32"};
     return (unsigned)p < sizeof names / sizeof names[0] ? names[p] : "?";
 }
 
@@ -48,6 +48,7 @@ double device_peak(const DeviceSpec *dev, CostPeak peak) {
     switch (peak) {
     case PEAK_FP16: return dev->fp16;
     case PEAK_BF16: return dev->bf16;
+    case PEAK_TF32: return dev->tf32;
     case PEAK_FP32: break;
     }
     return dev->fp32;

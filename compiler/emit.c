@@ -103,6 +103,7 @@ typedef struct Emit {
     int cap_kernels;        /* allocated entries of st.kernels and info */
     int cap_steps;          /* allocated entries of st.steps */
     bool decode;            /* emitting the "decode" program (T = 1): attention uses attn_decode.cuh */
+    bool decode_unbatched;  /* a decode-program step cannot run rows of different sequences (emit_batchable) */
 } Emit;
 
 static void internal(Emit *e, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -124,6 +125,14 @@ static StepArg arg_tokens(void) { return (StepArg){.kind = ARG_INT, .dim = SYMDI
 static StepArg arg_position(void) { return (StepArg){.kind = ARG_INT, .dim = {.p = 1, .div = 1}}; }
 /* The rows a key/value state holds: its capacity, the stride between its heads (or parts). */
 static StepArg arg_kv_rows(const Value *kv) { return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST(kv->capacity)}; }
+/* A batched decode step's sequence table (positions, then sequence indices: EmitState.seq_table). */
+static StepArg arg_seq_table(const Emit *e) { return (StepArg){.kind = ARG_ARENA, .offset = e->st.seq_table}; }
+/* B, the sequences of a batched decode step (one row each); 0 in every other call. */
+static StepArg arg_nseq(void) { return (StepArg){.kind = ARG_INT, .dim = {.b = 1, .div = 1}}; }
+/* Elements from one sequence's copy of a state to the next (a batch session's states lie end to end). */
+static StepArg arg_seq_stride(const Value *st) {
+    return (StepArg){.kind = ARG_INT, .dim = SYMDIM_CONST((long)ir_state_numel(st))};
+}
 
 /* [T, c] activation width, 0 if the value is not of that form. */
 static int act_width(const Value *v) {
@@ -186,8 +195,14 @@ static void spec_embed_rows(Emit *e, const Node *n, KSpec *ks, int D, const DTyp
     set_flag(ks, "POS_RESTART", n->pos_mod > 0);
     set_int(e, ks, "POS_MOD", n->pos_mod);
     if (n->pos_mod > 0) ks->name = arena_printf(e->st.arena, "%s_restart%d", ks->name, n->pos_mod);
+    set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
+    if (e->decode) ks->name = arena_printf(e->st.arena, "%s_seq", ks->name);
     per_token_launch(e, n, ks, threads);
     ks->sargs[ks->nsargs++] = arg_position(); /* token t is at position P + t */
+    if (e->decode) {
+        ks->sargs[ks->nsargs++] = arg_seq_table(e);
+        ks->sargs[ks->nsargs++] = arg_nseq();
+    }
 }
 
 /* The positions part of an embed / pos_add kernel name: the kind, `_fairseq` after a fairseq-style sinusoid. */
@@ -399,7 +414,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
     ks->tmpl = "kv_write.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s", H, hd, sfx, htd ? "" : "_thd");
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s%s", H, hd, sfx, htd ? "" : "_thd",
+                            e->decode ? "_seq" : "");
     int threads = threads_for(H * hd);
     set_int(e, ks, "H", H);
     set_int(e, ks, "HD", hd);
@@ -407,6 +423,7 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
+    set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
     ks->grid[0] = SYMDIM_T;
     ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
@@ -416,6 +433,11 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
     ks->sargs[ks->nsargs++] = arg_kv_rows(kv);
+    if (e->decode) {
+        ks->sargs[ks->nsargs++] = arg_seq_table(e);
+        ks->sargs[ks->nsargs++] = arg_nseq();
+        ks->sargs[ks->nsargs++] = arg_seq_stride(kv);
+    }
     return true;
 }
 
@@ -440,6 +462,8 @@ static bool add_launch(Emit *e, const Node *n, const KSpec *ks);
 
 /* Keys per chunk of decode attention (attn_decode.cuh): one per thread of a block. */
 enum { DECODE_KPS = 64 };
+/* Most sequences a batched decode step runs (capped by the segment: the arena holds a segment of rows). */
+enum { DECODE_BATCH_MAX = 64 };
 /* Chunks of decode attention over a key/value state: its capacity in chunks of DECODE_KPS keys. */
 static int decode_chunks(const Value *kv) { return (kv->capacity + DECODE_KPS - 1) / DECODE_KPS; }
 
@@ -511,11 +535,15 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
-    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks */
+    /* a batched decode step's rows are q rows of 3*H*hd (kv_write.cuh's layout); another layout runs one sequence */
+    if (act_width(val(e, n->in[0])) != 3 * H * hd) e->decode_unbatched = true;
+    pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks (P: the furthest) */
     pk.grid[1] = SYMDIM_CONST(H);
+    pk.grid[2] = SYMDIM_T; /* a row per sequence of a batched decode step */
     pk.geometry = arena_printf(e->st.arena,
-                               "grid (ceil((P+1)/%d), %d, 1), block %d: one query (T = 1), a chunk of %d keys of one "
-                               "head per block; partial softmaxes to the arena",
+                               "grid (ceil((P+1)/%d), %d, T), block %d: one query per row (T = 1, or a batched decode "
+                               "step's sequences), a chunk of %d keys of one head per block; partial softmaxes to the "
+                               "arena",
                                DECODE_KPS, H, DECODE_KPS, DECODE_KPS);
     pk.sargs[pk.nsargs++] = arg_value(n->in[0]);
     pk.sargs[pk.nsargs++] = arg_value(n->in[1]);
@@ -523,14 +551,20 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
     pk.sargs[pk.nsargs++] = arg_tokens();
     pk.sargs[pk.nsargs++] = arg_position();
     pk.sargs[pk.nsargs++] = arg_kv_rows(kv);
+    pk.sargs[pk.nsargs++] = arg_seq_table(e);
+    pk.sargs[pk.nsargs++] = arg_nseq();
+    pk.sargs[pk.nsargs++] = arg_seq_stride(kv);
     if (!add_launch(e, n, &pk)) return false;
     ks->grid[0] = SYMDIM_CONST(H);
-    ks->geometry = arena_printf(e->st.arena, "grid (%d, 1, 1), block %d: combines the chunks of one head per block",
-                                H, DECODE_KPS);
+    ks->grid[1] = SYMDIM_T;
+    ks->geometry = arena_printf(e->st.arena, "grid (%d, T, 1), block %d: combines the chunks of one head of one row "
+                                "per block", H, DECODE_KPS);
     ks->sargs[ks->nsargs++] = part;
     ks->sargs[ks->nsargs++] = arg_value(n->out);
     ks->sargs[ks->nsargs++] = arg_tokens();
     ks->sargs[ks->nsargs++] = arg_position();
+    ks->sargs[ks->nsargs++] = arg_seq_table(e);
+    ks->sargs[ks->nsargs++] = arg_nseq();
     return true;
 }
 
@@ -578,26 +612,35 @@ static bool rel_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
     return false;
 }
 
+/* The element size of node n's tensor-core MMAs: 2 for fp16/bf16 queries and keys (mma.m16n8k16), 4 for fp32
+ * queries, keys and output under `math tf32` (TF32 MMAs, mma.m16n8k8), 0 when neither (the CUDA-core path). */
+static int mma_esize(const Graph *g, const Node *n) {
+    DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype, y = g->values[n->out]->dtype;
+    if ((q == DT_F16 || q == DT_BF16) && (k == DT_F16 || k == DT_BF16)) return 2;
+    return g->spec && g->spec->tf32 && q == DT_F32 && k == DT_F32 && y == DT_F32 ? 4 : 0;
+}
+
 /*
  * Whether node n's attention runs on the tensor-core path (templates/attn_mma.cuh) and, if so, its
  * keys per tile and shared memory: queries and keys/values fp16 or bf16 (the MMA's element type is the
- * key/value type), rows of whole 16-byte pieces (head_dim a multiple of 8; padded to 16 in shared memory),
- * head_dim at most MMA_MAX_HD (the output accumulators stay in registers), a kind whose hooks the
- * template knows (attn_mma_kind) and tiles (attn_mma_kt, attn_mma_smem) within the dynamic shared memory the
- * emitter plans for (SHORTC_SMEM_OPTIN_LIMIT). The recurrence's extra key (rec_key) is merged after the key
- * tiles; position-infused attention (causal, its table stored as the keys are: attn_mma_pia_ok) loads a
- * third tile of positional keys (attn_mma_pia_smem). Anything else keeps the CUDA-core path (attn_engine.cuh).
+ * key/value type), or all fp32 under `math tf32` (TF32 MMAs: mma_esize), rows of whole 16-byte pieces
+ * (head_dim a multiple of 8, of 4 in fp32; padded to 16 in shared memory), head_dim at most MMA_MAX_HD (the
+ * output accumulators stay in registers), a kind whose hooks the template knows (attn_mma_kind) and tiles
+ * (attn_mma_kt_fit, attn_mma_smem) within the dynamic shared memory the emitter plans for
+ * (SHORTC_SMEM_OPTIN_LIMIT). The recurrence's extra key (rec_key) is merged after the key tiles;
+ * position-infused attention (causal, its table stored as the keys are: attn_mma_pia_ok) loads a third tile
+ * of positional keys (attn_mma_pia_smem). Transformer-XL's relative attention needs 2-byte elements
+ * (rel_mma_tiles). Anything else keeps the CUDA-core path (attn_engine.cuh).
  */
 bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem) {
-    DType q = g->values[n->in[0]]->dtype, k = g->values[n->in[1]]->dtype;
-    int hd = n->head_dim;
-    if ((q != DT_F16 && q != DT_BF16) || (k != DT_F16 && k != DT_BF16) || hd % 8 || hd > MMA_MAX_HD ||
-        !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
+    int hd = n->head_dim, es = mma_esize(g, n);
+    if (!es || hd % (16 / es) || hd > MMA_MAX_HD || !attn_mma_kind(&n->attn) || (n->infused && !attn_mma_pia_ok(g, n)))
         return false;
-    if (n->op == OP_REL_ATTENTION) return rel_mma_tiles(g, n, kt, smem);
-    *kt = attn_mma_kt(hd);
-    *smem = attn_mma_smem(hd, *kt, n->attn.kind == ATTN_GAUSSIAN) + (n->infused ? attn_mma_pia_smem(hd, *kt) : 0);
-    return *smem <= SHORTC_SMEM_OPTIN_LIMIT;
+    if (n->op == OP_REL_ATTENTION) return es == 2 && rel_mma_tiles(g, n, kt, smem);
+    bool gather = attn_kind_row(n->attn.kind)->keys == ATTN_KEYS_GATHERED;
+    *kt = attn_mma_kt_fit(hd, es, gather, n->infused);
+    *smem = *kt ? attn_mma_smem(hd, *kt, gather, es) + (n->infused ? attn_mma_pia_smem(hd, *kt, es) : 0) : 0;
+    return *kt != 0;
 }
 
 /* Position-infused attention on the tensor-core path (attn_mma.cuh PIA): causal (banded keys), and the
@@ -606,19 +649,32 @@ bool attn_mma_pia_ok(const Graph *g, const Node *n) {
     return n->attn.kind == ATTN_CAUSAL && n->nin == 3 && g->values[n->in[2]]->dtype == g->values[n->in[1]]->dtype;
 }
 
-/* The positional key tile of position-infused attention: KT rows of the padded stride, 2-byte elements. */
-int attn_mma_pia_smem(int hd, int kt) { return kt * ((hd + 15) / 16 * 16 + 8) * 2; }
+/* Shared-memory row stride of the tensor-core path in elements of es bytes: head_dim rounded up to 16, plus
+ * 16 bytes (attn_mma.cuh LD). */
+static int mma_ld(int hd, int es) { return (hd + 15) / 16 * 16 + 16 / es; }
+
+int attn_mma_pia_smem(int hd, int kt, int es) { return kt * mma_ld(hd, es) * es; }
 
 int attn_mma_kt(int hd) { return hd <= 64 ? 64 : 32; }
 
-int attn_mma_smem(int hd, int kt, bool gather) {
-    int ld = (hd + 15) / 16 * 16 + 8;
-    return (ATTN_MMA_QT + 2 * kt) * ld * 2 + (gather ? 2 * kt * 4 : 0);
+int attn_mma_kt_fit(int hd, int es, bool gather, bool pia) {
+    /* fp32: 64 up to 32 dims, 32 up to 64, else 16 (the fp16 tiles need more than 255 registers at sm_80:
+     * the k8 MMAs double the K fragments per tile and V's plain shared loads are hoisted, so causal, window
+     * and gaussian spilled at head_dim 64 with 64 keys, at 80 and 128 with 32) */
+    int first = es == 4 ? (hd <= 32 ? 64 : hd <= 64 ? 32 : 16) : attn_mma_kt(hd);
+    for (int kt = first; kt >= (es == 2 ? first : 16); kt /= 2)
+        if (attn_mma_smem(hd, kt, gather, es) + (pia ? attn_mma_pia_smem(hd, kt, es) : 0) <= SHORTC_SMEM_OPTIN_LIMIT)
+            return kt;
+    return 0;
+}
+
+int attn_mma_smem(int hd, int kt, bool gather, int es) {
+    return (ATTN_MMA_QT + 2 * kt) * mma_ld(hd, es) * es + (gather ? 2 * kt * 4 : 0);
 }
 
 int attn_mma_rel_smem(int hd, int kt) {
     int hdp = (hd + 15) / 16 * 16, ld = hdp + 8;
-    return attn_mma_smem(hd, kt, false) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
+    return attn_mma_smem(hd, kt, false, 2) + (ATTN_MMA_QT + kt) * ld * 2 + hdp * 8 + MMA_WARPS * 16 * (kt + 24) * 4;
 }
 
 /* Queries P..P+T-1 touch tiles P/QT..(P+T-1)/QT: at most ceil((T - 1)/QT) + 1. With dilation D, residue
@@ -689,8 +745,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     bool gather = false, head_tables = false, banded = false;
     int residue = 0; /* residue kinds: the largest dilation */
     if (!attn_engine_hooks(e, n, ks, qt, kt, ntok, &gather, &head_tables, &banded, &residue)) return false;
-    if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute */
-        ks->smem = smem = attn_mma_smem(hd, kt, gather) + (n->infused ? attn_mma_pia_smem(hd, kt) : 0);
+    if (mma) /* dynamic: above 48 KB by cuFuncSetAttribute (smem: attn_mma_tiles, gather as it decided) */
+        ks->smem = smem;
     if (n->infused && !pia_hooks(e, n, ks, H, hd, !mma)) return false;
     set_flag(ks, "PIA", n->infused);
     set_flag(ks, "REL", false); /* Transformer-XL's hooks: spec_rel_attention */
@@ -718,7 +774,8 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
                                 "grid (ceil(%s/%d), %d, 1), block %d: %d queries of one head%s per block, key tiles "
                                 "of %d, %d bytes of shared memory%s",
                                 mma ? arena_printf(e->st.arena, "(T+%d)", extra) : "T", qt, H, warps * 32, qt, residue ? " and residue (i mod dilation)" : "", kt, smem,
-                                mma ? " (dynamic); tensor cores (mma.m16n8k16), K and V tiles pipelined by cp.async" : "");
+                                !mma ? "" : mma_esize(e->st.g, n) == 4 ? " (dynamic); TF32 tensor cores (mma.m16n8k8), K and V tiles pipelined by cp.async"
+                                                                       : " (dynamic); tensor cores (mma.m16n8k16), K and V tiles pipelined by cp.async");
     ks->sargs[ks->nsargs++] = arg_value(n->in[0]);
     ks->sargs[ks->nsargs++] = arg_value(n->in[1]);
     ks->sargs[ks->nsargs++] = arg_value(n->out);
@@ -1074,8 +1131,45 @@ static bool size_staging(Emit *e) {
         if (align_up(need) > st->decode_bytes) st->decode_bytes = align_up(need);
     }
     st->decode_offset = align_up(st->arena_bytes);
-    if (st->decode_bytes) st->arena_bytes = st->decode_offset + st->decode_bytes;
+    if (st->decode_bytes) { /* a row's partials per sequence of a batched decode step, then its sequence table */
+        st->decode_batch = (int)(seg < DECODE_BATCH_MAX ? seg : DECODE_BATCH_MAX);
+        st->seq_table = st->decode_offset + st->decode_bytes * (size_t)st->decode_batch;
+        st->arena_bytes = st->seq_table + align_up(2 * sizeof(int32_t) * (size_t)st->decode_batch);
+    }
     return true;
+}
+
+/*
+ * Whether the decode program can run a batched decode step (rows of different sequences, each at its own
+ * position over its own state): every launch that reads a state, the position or the state's fill takes the
+ * sequence table (SEQ_ROWS, or decode attention), and no GEMM touches a state. Otherwise (the memory family's
+ * engine at T = 1, Transformer-XL's memory GEMMs, the recurrence) decode_batch becomes 0 and the runtime runs
+ * the sequences one after another.
+ */
+static void emit_batchable(Emit *e) {
+    EmitState *st = &e->st;
+    bool ok = !e->decode_unbatched && st->decode_batch > 0;
+    for (int i = st->nforward; ok && i < st->nsteps; i++) {
+        const Step *s = &st->steps[i];
+        bool reads = false, state = false;
+        if (s->kind == STEP_GEMM) {
+            const StepArg *ops[3] = {&s->a, &s->b, &s->c};
+            for (int k = 0; k < 3; k++) state = state || (ops[k]->kind == ARG_VALUE && st->state_index[ops[k]->value] >= 0);
+            ok = !state;
+            continue;
+        }
+        const KSpec *k = &e->info[s->kernel].spec;
+        const char *seq = tmpl_get(&k->args, "SEQ_ROWS");
+        if ((seq && strcmp(seq, "1") == 0) || strcmp(k->tmpl, "attn_decode.cuh") == 0) continue;
+        for (int a = 0; a < 3; a++) reads = reads || s->grid[a].p || s->grid[a].fill;
+        for (int a = 0; a < s->nargs; a++) {
+            const StepArg *x = &s->args[a];
+            reads = reads || (x->kind == ARG_INT && (x->dim.p || x->dim.fill));
+            state = state || (x->kind == ARG_VALUE && st->state_index[x->value] >= 0);
+        }
+        ok = !reads && !state;
+    }
+    if (!ok) st->decode_batch = 0;
 }
 
 static StepArg staging_arg(const Emit *e, int part) {
@@ -2025,6 +2119,7 @@ bool emit_cuda(Graph *g, Diag *d, EmitResult *out) {
     int nlaunches = e.st.nlaunches, ngemms = e.st.ngemms;
     e.decode = e.st.decode_bytes > 0;
     if (e.decode && !emit_nodes(&e, false)) return false;
+    if (e.decode) emit_batchable(&e);
     if (!emit_loss(&e) || !emit_sample(&e)) return false;
     /* the "slide" program: run by the runtime when a segment ends (a PIA cache keeps its last rows) */
     e.decode = false;

@@ -181,7 +181,12 @@ typedef struct EmitState {
     size_t arena_bytes;     /* the plan's arena size: the graph's plus the staging and decode areas */
     int nforward;           /* steps[0..nforward): program "forward" (T 1..segment); then "decode" (T = 1) */
     size_t decode_offset;   /* decode attention's partial softmaxes (attn_decode.cuh): arena offset */
-    size_t decode_bytes;    /* their bytes (0: no decode program) */
+    size_t decode_bytes;    /* their bytes per row of a batched decode step (0: no decode program) */
+    int decode_batch;       /* most sequences one batched decode step runs (the decode program's "batch"; each
+                               row its own sequence, docs/runtime.md "Batch"); 0: its steps cannot (a state or
+                               position read by a kernel that takes one sequence: the memory family) */
+    size_t seq_table;       /* the batched decode step's sequence table, decode_batch positions then
+                               decode_batch sequence indices (int32): arena offset */
     int nloss_first;        /* steps[nloss_first..nsample_first): program "loss" (templates/loss.cuh); the
                                decode program is steps[nforward..nloss_first) */
     int nsample_first;      /* steps[nsample_first..nslide_first): program "sample" (templates/sample.cuh) */

@@ -18,6 +18,11 @@
  * attention's queries (positions P+t) see keys 0..P+t, and the embedding
  * adds position P+t. A value handed out to the caller is the window the
  * call committed, so a stateless caller sees the dense [.., T, ..] tensors.
+ *
+ * Reverse mode (interp_grad, docs/training.md): each op's interp_backward_* sits beside its forward and is
+ * named in the same op-table row. One forward from position 0 keeps every value; the backward visits the
+ * live nodes in reverse, each adding its inputs' gradients (double arrays at the forward's shapes, a KV
+ * value's being that of its T-row window) from its output's.
  */
 #include "shortc.h"
 
@@ -41,6 +46,24 @@ static float act_apply(Activation a, float x) {
     return x;
 }
 
+/* d act(x) / dx, in double (the forward's formulas differentiated). */
+static double act_derivative(Activation a, double x) {
+    switch (a) {
+    case ACT_NONE: return 1.0;
+    case ACT_RELU: return x > 0.0 ? 1.0 : 0.0;
+    case ACT_GELU: return 0.5 * (1.0 + erf(x / sqrt(2.0))) + x * exp(-0.5 * x * x) / sqrt(2.0 * 3.14159265358979323846);
+    case ACT_GELU_TANH: {
+        double c = sqrt(2.0 / 3.14159265358979323846), u = c * (x + 0.044715 * x * x * x), th = tanh(u);
+        return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * c * (1.0 + 3.0 * 0.044715 * x * x);
+    }
+    case ACT_SILU: {
+        double sg = 1.0 / (1.0 + exp(-x));
+        return sg * (1.0 + x * (1.0 - sg));
+    }
+    }
+    return 1.0;
+}
+
 /* One interpretation (opaque `struct InterpRun` for the op table's hooks). */
 typedef struct InterpRun {
     const Graph *g;       /* the graph being run */
@@ -50,6 +73,8 @@ typedef struct InterpRun {
     float **buf;          /* per value: host array (weights point at the caller's) */
     const int32_t *tokens;/* the token ids */
     struct InterpSession *sess; /* the session (recurrence: h_prev is read from its state) */
+    double **grad;        /* backward (interp_grad): per value, d loss / d value at its forward shape (NULL: none
+                             yet); a state value's is that of the window of T rows the call wrote (P = 0) */
 } Run;
 
 static bool fail(Run *r, const Node *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -74,6 +99,12 @@ static size_t numel(const Run *r, const Value *v) {
 }
 static const float *in(const Run *r, const Node *n, int k) { return r->buf[n->in[k]]; }
 
+/* The gradient array of value id (zeroed on first use, at its shape in this call); NULL when out of memory. */
+static double *grad_of(Run *r, int id) {
+    if (!r->grad[id]) r->grad[id] = calloc(numel(r, r->g->values[id]) + 1, sizeof(double));
+    return r->grad[id];
+}
+
 bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const Value *wte = val(r, n, 1);
@@ -94,6 +125,21 @@ bool interp_embed(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/* Backward of embed: dy goes to each token's table row and to its position's row (learned positions). */
+bool interp_backward_embed(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    int D = ir_dim(val(r, n, 1), 1), P = n->pos_mod ? r->P % n->pos_mod : r->P;
+    double *dtab = grad_of(r, n->in[1]), *dpos = n->nin > 2 ? grad_of(r, n->in[2]) : NULL;
+    if (!dtab || (n->nin > 2 && !dpos)) return fail(r, n, "out of memory");
+    for (int t = 0; t < r->T; t++)
+        for (int c = 0; c < D; c++) {
+            double gv = dy[(size_t)t * D + c];
+            dtab[(size_t)r->tokens[t] * D + c] += gv;
+            if (dpos) dpos[(size_t)(P + t) * D + c] += gv;
+        }
+    return true;
+}
+
 /* Adaptive input, one band: row tok - lo of the table for tokens in [lo, hi), zeros for the others. */
 bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
     const float *tab = in(r, n, 1);
@@ -104,6 +150,20 @@ bool interp_embed_band(Run *r, const Node *n, float *y, const Value *o) {
         bool inside = id >= n->band_lo && id < n->band_hi;
         for (int c = 0; c < W; c++)
             y[(size_t)t * W + c] = inside ? round_to_dtype(tab[(size_t)(id - n->band_lo) * W + c], o->dtype) : 0.0f;
+    }
+    return true;
+}
+
+/* Backward of embed_band: a token inside the band sends dy to its table row. */
+bool interp_backward_embed_band(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    int W = ir_dim(val(r, n, 1), 1);
+    double *dtab = grad_of(r, n->in[1]);
+    if (!dtab) return fail(r, n, "out of memory");
+    for (int t = 0; t < r->T; t++) {
+        int32_t id = r->tokens[t];
+        if (id < n->band_lo || id >= n->band_hi) continue;
+        for (int c = 0; c < W; c++) dtab[(size_t)(id - n->band_lo) * W + c] += dy[(size_t)t * W + c];
     }
     return true;
 }
@@ -120,6 +180,21 @@ bool interp_pos_add(Run *r, const Node *n, float *y, const Value *o) {
             if (pos) v += pos[(size_t)(P + t) * D + c];
             else if (n->pos == POS_SINUSOIDAL) v += pia_sinusoid(n->pia_style, P + t, c, D);
             y[(size_t)t * D + c] = round_to_dtype((float)v, o->dtype);
+        }
+    return true;
+}
+
+/* Backward of pos_add: dx = dy * scale; a learned position's row receives dy. */
+bool interp_backward_pos_add(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    int D = ir_dim(val(r, n, 0), 1), P = n->pos_mod ? r->P % n->pos_mod : r->P;
+    double *dx = grad_of(r, n->in[0]), *dpos = n->nin > 1 ? grad_of(r, n->in[1]) : NULL;
+    if (!dx || (n->nin > 1 && !dpos)) return fail(r, n, "out of memory");
+    for (int t = 0; t < r->T; t++)
+        for (int c = 0; c < D; c++) {
+            double gv = dy[(size_t)t * D + c];
+            dx[(size_t)t * D + c] += gv * n->scale;
+            if (dpos) dpos[(size_t)(P + t) * D + c] += gv;
         }
     return true;
 }
@@ -161,6 +236,36 @@ bool interp_adaptive_logprob(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/*
+ * Backward of adaptive_logprob. y = z - lse over one softmax, so dz_j = dy_j - p_j * sum(dy) within it: the head
+ * softmax (shortlist and cluster logits) receives every row's dy (a cluster logit's own dy is the sum over its
+ * tail's words), a tail's softmax that tail's words' dy.
+ */
+bool interp_backward_adaptive_logprob(Run *r, const Node *n, const double *dy, const Value *o) {
+    int V = ir_dim(o, 1), c0 = ir_dim(val(r, n, 0), 1), nt = n->ntails;
+    for (int k = 0; k < n->nin; k++)
+        if (!grad_of(r, n->in[k])) return fail(r, n, "out of memory");
+    for (int t = 0; t < r->T; t++) {
+        const float *head = in(r, n, 0) + (size_t)t * c0, *cl = in(r, n, 1) + (size_t)t * nt;
+        const double *g = dy + (size_t)t * V;
+        double *dhead = r->grad[n->in[0]] + (size_t)t * c0, *dcl = r->grad[n->in[1]] + (size_t)t * nt;
+        double lse = logsumexp2(head, c0, cl, nt), total = 0;
+        for (int j = 0; j < V; j++) total += g[j];
+        for (int j = 0; j < c0; j++) dhead[j] += g[j] - exp(head[j] - lse) * total;
+        int off = c0;
+        for (int i = 1; i <= nt; i++) {
+            int w = ir_dim(val(r, n, 1 + i), 1), c = n->reversed ? nt - i : i - 1;
+            const float *tail = in(r, n, 1 + i) + (size_t)t * w;
+            double *dtail = r->grad[n->in[1 + i]] + (size_t)t * w, tsum = 0, tlse = logsumexp2(tail, w, NULL, 0);
+            for (int j = 0; j < w; j++) tsum += g[off + j];
+            dcl[c] += tsum - exp(cl[c] - lse) * total;
+            for (int j = 0; j < w; j++) dtail[j] += g[off + j] - exp(tail[j] - tlse) * tsum;
+            off += w;
+        }
+    }
+    return true;
+}
+
 bool interp_norm(Run *r, const Node *n, float *y, const Value *o) {
     DType dt = o->dtype;
     const float *x = in(r, n, 0), *g = in(r, n, 1), *b = n->norm == NORM_LAYERNORM ? in(r, n, 2) : NULL;
@@ -184,6 +289,51 @@ bool interp_norm(Run *r, const Node *n, float *y, const Value *o) {
             for (int c = 0; c < D; c++) yr[c] = round_to_dtype((float)(xr[c] * inv * g[c]), dt);
         }
     }
+    return true;
+}
+
+/*
+ * Backward of norm. LayerNorm: dx = inv (dxh - mean(dxh) - xh mean(dxh xh)) with dxh = dy gamma; RMSNorm:
+ * dx = inv dxh - x inv^3 mean(dxh x). With a fused add (+add) its operands get their gradient through the add
+ * node that still defines input 0, so inputs 3 and 4 receive nothing here.
+ */
+bool interp_backward_norm(Run *r, const Node *n, const double *dy, const Value *o) {
+    (void)o;
+    const float *x = in(r, n, 0), *g = in(r, n, 1);
+    bool ln = n->norm == NORM_LAYERNORM;
+    int D = ir_dim(val(r, n, 0), 1);
+    double *dx = grad_of(r, n->in[0]), *dg = grad_of(r, n->in[1]), *db = ln ? grad_of(r, n->in[2]) : NULL;
+    double *dxh = malloc(sizeof *dxh * (size_t)D), *xh = malloc(sizeof *xh * (size_t)D);
+    if (!dx || !dg || (ln && !db) || !dxh || !xh) {
+        free(dxh);
+        free(xh);
+        return fail(r, n, "out of memory");
+    }
+    for (int t = 0; t < r->T; t++) {
+        const float *xr = x + (size_t)t * D;
+        const double *gy = dy + (size_t)t * D;
+        double mean = 0, var = 0, m1 = 0, m2 = 0;
+        if (ln) {
+            for (int c = 0; c < D; c++) mean += xr[c];
+            mean /= D;
+        }
+        for (int c = 0; c < D; c++) var += (xr[c] - mean) * (xr[c] - mean);
+        double inv = 1.0 / sqrt(var / D + n->eps);
+        for (int c = 0; c < D; c++) {
+            xh[c] = (xr[c] - mean) * inv;
+            dxh[c] = gy[c] * g[c];
+            dg[c] += gy[c] * xh[c];
+            if (db) db[c] += gy[c];
+            m1 += dxh[c];
+            m2 += dxh[c] * xh[c];
+        }
+        m1 /= D;
+        m2 /= D;
+        for (int c = 0; c < D; c++)
+            dx[(size_t)t * D + c] += ln ? inv * (dxh[c] - m1 - xh[c] * m2) : inv * (dxh[c] - xh[c] * m2);
+    }
+    free(dxh);
+    free(xh);
     return true;
 }
 
@@ -234,6 +384,71 @@ bool interp_matmul(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/*
+ * Backward of matmul and logits: the pre-activation z = x W + b is recomputed, dz = dy act'(z); the residual
+ * gets dy, the bias dz, x dz W^T and W x^T dz (in W's stored order).
+ */
+bool interp_backward_matmul(Run *r, const Node *n, const double *dy, const Value *o) {
+    const float *x = in(r, n, 0), *w = in(r, n, 1);
+    int K = ir_dim(val(r, n, 0), 1), N = ir_dim(o, 1), k = 2;
+    bool has_bias = n->op == OP_MATMUL ? n->epi.bias : n->out_bias;
+    Activation gate_act = n->op == OP_MATMUL ? n->epi.gate : ACT_NONE;
+    int bias_in = has_bias ? k++ : -1, gate_in = gate_act != ACT_NONE ? k++ : -1;
+    int res_in = n->op == OP_MATMUL && n->epi.residual ? k++ : -1;
+    Activation act = n->op == OP_MATMUL ? n->epi.act : ACT_NONE;
+    const float *bias = has_bias ? in(r, n, bias_in) : NULL, *gate = gate_in >= 0 ? in(r, n, gate_in) : NULL;
+    double *dx = grad_of(r, n->in[0]), *dw = grad_of(r, n->in[1]);
+    double *db = has_bias ? grad_of(r, n->in[bias_in]) : NULL, *dres = res_in >= 0 ? grad_of(r, n->in[res_in]) : NULL;
+    double *dgate = gate_in >= 0 ? grad_of(r, n->in[gate_in]) : NULL;
+    double *dz = malloc(sizeof *dz * (size_t)N);
+    if (!dx || !dw || (has_bias && !db) || (res_in >= 0 && !dres) || (gate_in >= 0 && !dgate) || !dz) {
+        free(dz);
+        return fail(r, n, "out of memory");
+    }
+    for (int t = 0; t < r->T; t++) {
+        const float *xr = x + (size_t)t * K;
+        const double *gy = dy + (size_t)t * N;
+        for (int j = 0; j < N; j++) {
+            double gz = gy[j];
+            if (act != ACT_NONE || gate) { /* the forward's fp32 pre-activation, recomputed */
+                double s = 0;
+                for (int i = 0; i < K; i++) s += (double)xr[i] * (n->trans_w ? w[(size_t)j * K + i] : w[(size_t)i * N + j]);
+                float z = (float)s;
+                if (bias) z = (float)((double)z + bias[j]);
+                if (gate) { /* y = act(z) * gate_act(g): g gets dy act(z) gate_act'(g), z dy gate_act(g) act'(z) */
+                    float g = gate[(size_t)t * N + j];
+                    dgate[(size_t)t * N + j] += gz * act_apply(act, z) * act_derivative(gate_act, g);
+                    gz *= act_apply(gate_act, g);
+                }
+                gz *= act_derivative(act, z);
+            }
+            dz[j] = gz;
+            if (db) db[j] += gz;
+            if (dres) dres[(size_t)t * N + j] += gy[j];
+        }
+        double *dxr = dx + (size_t)t * K;
+        for (int i = 0; i < K; i++) {
+            double s = 0;
+            if (n->trans_w)
+                for (int j = 0; j < N; j++) {
+                    s += dz[j] * w[(size_t)j * K + i];
+                    dw[(size_t)j * K + i] += dz[j] * xr[i];
+                }
+            else {
+                const float *wr = w + (size_t)i * N;
+                double *dwr = dw + (size_t)i * N, xv = xr[i];
+                for (int j = 0; j < N; j++) {
+                    s += dz[j] * wr[j];
+                    dwr[j] += xv * dz[j];
+                }
+            }
+            dxr[i] += s;
+        }
+    }
+    free(dz);
+    return true;
+}
+
 /* Offset of element (which, h, s, d) of a KV state of T rows (its capacity); which 0 = K, 1 = V. */
 static size_t kv_index(DimOrder o, int which, int h, int s, int d, int H, int T, int hd) {
     if (o == ORD_TOKENS_HEADS_DIM) return (((size_t)which * T + s) * H + h) * hd + d;
@@ -278,6 +493,20 @@ bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
             }
     free(row);
     free(inv_freq);
+    return true;
+}
+
+/* Backward of kv_write: the gradient of the window's key and value rows goes back to qkv's k and v columns. */
+bool interp_backward_kv_write(Run *r, const Node *n, const double *dkv, const Value *ov) {
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    double *dqkv = grad_of(r, n->in[0]);
+    if (!dqkv) return fail(r, n, "out of memory");
+    for (int which = 0; which < 2; which++)
+        for (int t = 0; t < T; t++)
+            for (int h = 0; h < H; h++)
+                for (int d = 0; d < hd; d++)
+                    dqkv[(size_t)t * W + (size_t)(which + 1) * H * hd + (size_t)h * hd + d] +=
+                        dkv[kv_index(ov->order, which, h, t, d, H, T, hd)];
     return true;
 }
 
@@ -404,6 +633,68 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     return true;
 }
 
+/*
+ * Backward of attention over the window of one call at P = 0 (the KV value holds T rows): the probabilities are
+ * recomputed over the keys the kind's pattern shows, then dV += p dy, ds = p (dp - sum p dp) with dp = dy . v,
+ * dq += scale ds K and dK += scale ds q. Position-infused and recurrence keys are not differentiated yet.
+ */
+bool interp_backward_attention(Run *r, const Node *n, const double *dy, const Value *ov) {
+    (void)ov;
+    if (n->infused || n->rec_key)
+        return fail(r, n, "the backward of %s attention is not implemented yet", n->infused ? "position-infused" : "recurrence-key");
+    if (r->P != 0) return fail(r, n, "the backward runs one call from position 0 (P is %d)", r->P);
+    const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
+    DimOrder o = val(r, n, 1)->order;
+    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd;
+    AttnPattern pat;
+    char err[256];
+    if (!attn_pattern_build(&pat, &n->attn, n->layer, H, val(r, n, 1)->capacity, err, sizeof err)) return fail(r, n, "%s", err);
+    double scale = 1.0 / sqrt((double)hd);
+    double *p = malloc(sizeof *p * (size_t)T), *dp = malloc(sizeof *dp * (size_t)T);
+    double *dqkv = grad_of(r, n->in[0]), *dkv = grad_of(r, n->in[1]);
+    bool ok = p && dp && dqkv && dkv;
+    for (int h = 0; ok && h < H; h++)
+        for (int t = 0; t < T; t++) {
+            const float *q = qkv + (size_t)t * W + (size_t)h * hd;
+            const double *gy = dy + (size_t)t * H * hd + (size_t)h * hd;
+            double mx = -INFINITY, sum = 0, pdp = 0;
+            for (int s = 0; s <= t; s++) {
+                if (!attn_pattern_visible(&pat, h, t, s)) continue;
+                double dot = 0;
+                for (int d = 0; d < hd; d++) dot += (double)q[d] * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                p[s] = dot * scale;
+                if (p[s] > mx) mx = p[s];
+            }
+            for (int s = 0; s <= t; s++)
+                if (attn_pattern_visible(&pat, h, t, s)) sum += p[s] = exp(p[s] - mx);
+            if (sum <= 0) continue; /* a query that sees no key output zeros */
+            for (int s = 0; s <= t; s++) {
+                if (!attn_pattern_visible(&pat, h, t, s)) continue;
+                p[s] /= sum;
+                double g = 0;
+                for (int d = 0; d < hd; d++) {
+                    g += gy[d] * kv[kv_index(o, 1, h, s, d, H, T, hd)];
+                    dkv[kv_index(o, 1, h, s, d, H, T, hd)] += p[s] * gy[d];
+                }
+                dp[s] = g;
+                pdp += p[s] * g;
+            }
+            double *dq = dqkv + (size_t)t * W + (size_t)h * hd;
+            for (int s = 0; s <= t; s++) {
+                if (!attn_pattern_visible(&pat, h, t, s)) continue;
+                double ds = p[s] * (dp[s] - pdp) * scale;
+                for (int d = 0; d < hd; d++) {
+                    dq[d] += ds * kv[kv_index(o, 0, h, s, d, H, T, hd)];
+                    dkv[kv_index(o, 0, h, s, d, H, T, hd)] += ds * q[d];
+                }
+            }
+        }
+    free(p);
+    free(dp);
+    attn_pattern_free(&pat);
+    return ok || fail(r, n, "out of memory");
+}
+
 /* Transformer-XL relative attention (mem_txl.c): the memory input is the previous calls' ring. */
 bool interp_rel_attention(Run *r, const Node *n, float *y, const Value *o) {
     bool mem = n->memory > 0;
@@ -436,10 +727,32 @@ bool interp_bias(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/* Backward of bias: dx = dy, db = dy summed over the rows. */
+bool interp_backward_bias(Run *r, const Node *n, const double *dy, const Value *o) {
+    size_t cnt = numel(r, o), N = (size_t)ir_dim(o, 1);
+    double *dx = grad_of(r, n->in[0]), *db = grad_of(r, n->in[1]);
+    if (!dx || !db) return fail(r, n, "out of memory");
+    for (size_t i = 0; i < cnt; i++) {
+        dx[i] += dy[i];
+        db[i % N] += dy[i];
+    }
+    return true;
+}
+
 bool interp_act(Run *r, const Node *n, float *y, const Value *o) {
     const float *x = in(r, n, 0);
     size_t cnt = numel(r, o);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype(act_apply(n->act, x[i]), o->dtype);
+    return true;
+}
+
+/* Backward of act: dx = dy act'(x). */
+bool interp_backward_act(Run *r, const Node *n, const double *dy, const Value *o) {
+    const float *x = in(r, n, 0);
+    size_t cnt = numel(r, o);
+    double *dx = grad_of(r, n->in[0]);
+    if (!dx) return fail(r, n, "out of memory");
+    for (size_t i = 0; i < cnt; i++) dx[i] += dy[i] * act_derivative(n->act, x[i]);
     return true;
 }
 
@@ -450,11 +763,36 @@ bool interp_add(Run *r, const Node *n, float *y, const Value *o) {
     return true;
 }
 
+/* Backward of add: both operands get dy. */
+bool interp_backward_add(Run *r, const Node *n, const double *dy, const Value *o) {
+    size_t cnt = numel(r, o);
+    double *da = grad_of(r, n->in[0]), *db = grad_of(r, n->in[1]);
+    if (!da || !db) return fail(r, n, "out of memory");
+    for (size_t i = 0; i < cnt; i++) {
+        da[i] += dy[i];
+        db[i] += dy[i];
+    }
+    return true;
+}
+
 /* A gated FFN unit: y = up * act(gate), elementwise (swiglu: SiLU, geglu: erf GELU). */
 bool interp_gate(Run *r, const Node *n, float *y, const Value *o) {
     const float *u = in(r, n, 0), *g = in(r, n, 1);
     size_t cnt = numel(r, o);
     for (size_t i = 0; i < cnt; i++) y[i] = round_to_dtype((float)((double)u[i] * act_apply(n->act, g[i])), o->dtype);
+    return true;
+}
+
+/* Backward of gate: up gets dy act(gate), gate dy up act'(gate). */
+bool interp_backward_gate(Run *r, const Node *n, const double *dy, const Value *o) {
+    const float *u = in(r, n, 0), *g = in(r, n, 1);
+    size_t cnt = numel(r, o);
+    double *du = grad_of(r, n->in[0]), *dg = grad_of(r, n->in[1]);
+    if (!du || !dg) return fail(r, n, "out of memory");
+    for (size_t i = 0; i < cnt; i++) {
+        du[i] += dy[i] * act_apply(n->act, g[i]);
+        dg[i] += dy[i] * u[i] * act_derivative(n->act, g[i]);
+    }
     return true;
 }
 
@@ -871,5 +1209,87 @@ bool interp_forward(InterpSession *s, Diag *d, const float *const *weights, cons
     free(last);
     if (saved) restore_memories(s, saved, !ok);
     if (ok && !ir_recurrent(g)) session_commit(s, ntokens); /* a recurrent model's forward is one window at 0 */
+    return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reverse mode (docs/training.md)                                      */
+/* ------------------------------------------------------------------ */
+
+static bool reject_undifferentiable(const Graph *g, Diag *d);
+
+bool interp_grad_supported(const Graph *g, Diag *d) { return !reject_undifferentiable(g, d); }
+
+/* The first live node whose op has no backward, reported with its .arch line; false when every one has one. */
+static bool reject_undifferentiable(const Graph *g, Diag *d) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const Node *n = g->nodes[i];
+        const OpInfo *oi = op_info(n->op);
+        if (n->dead || (oi && oi->backward)) continue;
+        const Value *o = g->values[n->out];
+        if (n->src.file >= 0)
+            diag_error(d, n->src, "op %s (layer %d) cannot be differentiated yet: training supports the ops of "
+                       "plain forwards (docs/training.md)", op_name(n->op), n->layer);
+        else
+            diag_plain_error(d, "interp: op %s (layer %d, value %s) cannot be differentiated yet (docs/training.md)",
+                             op_name(n->op), n->layer, o->name);
+        return true;
+    }
+    return false;
+}
+
+/* Reads the logits (row t at logits + t*V) into the loss and d loss / d logits: -log softmax at the target, scaled. */
+static double nll_and_grad(const float *logits, const int32_t *targets, int T, int V, double scale, double *dlogits) {
+    double loss = 0;
+    for (int t = 0; t < T; t++) {
+        if (targets[t] < 0) continue;
+        const float *z = logits + (size_t)t * V;
+        double lse = logsumexp2(z, V, NULL, 0);
+        loss -= z[targets[t]] - lse;
+        for (int j = 0; j < V; j++) dlogits[(size_t)t * V + j] = scale * (exp(z[j] - lse) - (j == targets[t]));
+    }
+    return loss;
+}
+
+bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                 const int32_t *targets, double scale, double *loss, double **wgrad) {
+    if (reject_undifferentiable(g, d)) return false;
+    int V = g->spec->vocab;
+    for (int t = 0; t < ntokens; t++)
+        if (targets[t] >= V) {
+            diag_plain_error(d, "interp: target %d at position %d is outside the vocabulary [0, %d)", (int)targets[t], t, V);
+            return false;
+        }
+    Run r = {.g = g, .d = d, .T = ntokens, .P = 0, .tokens = tokens};
+    float **values = calloc((size_t)g->nvalues + 1, sizeof *values);
+    float *logits = malloc(sizeof *logits * ((size_t)ntokens * V + 1));
+    r.buf = calloc((size_t)g->nvalues + 1, sizeof *r.buf);
+    r.grad = calloc((size_t)g->nvalues + 1, sizeof *r.grad);
+    bool ok = values && logits && r.buf && r.grad;
+    if (!ok) fail(&r, NULL, "out of memory");
+    ok = ok && interp_run_values(g, d, weights, tokens, ntokens, logits, values);
+    for (int i = 0; ok && i < g->nvalues; i++) r.buf[i] = values[i] ? values[i] : (float *)weights[i];
+    double *dlogits = ok ? grad_of(&r, g->logits) : NULL;
+    if (ok && !dlogits) ok = fail(&r, NULL, "out of memory");
+    if (ok) *loss = nll_and_grad(logits, targets, ntokens, V, scale, dlogits);
+    for (int i = g->nnodes - 1; ok && i >= 0; i--) {
+        const Node *n = g->nodes[i];
+        if (n->dead || !r.grad[n->out]) continue; /* no gradient reaches it */
+        ok = op_info(n->op)->backward(&r, n, r.grad[n->out], g->values[n->out]);
+    }
+    for (int i = 0; ok && i < g->nvalues; i++) {
+        const Value *v = g->values[i];
+        if (v->cls != VC_WEIGHT || !wgrad[i] || !r.grad[i]) continue;
+        size_t cnt = ir_numel(v, 0);
+        for (size_t k = 0; k < cnt; k++) wgrad[i][k] += r.grad[i][k];
+    }
+    for (int i = 0; i < g->nvalues; i++) {
+        if (values) free(values[i]);
+        if (r.grad) free(r.grad[i]);
+    }
+    free(values);
+    free(r.grad);
+    free(r.buf);
+    free(logits);
     return ok;
 }

@@ -200,10 +200,10 @@ static cJSON *capacity_json(const EmitState *st, const int *index, bool state) {
 }
 
 /* The run-time scalars and their ranges: T new tokens, P the first one's position, fill the state's rows
- * before the call (= P for a KV cache), B sequences per call. */
-static cJSON *scalars_json(const ModelSpec *s) {
+ * before the call (= P for a KV cache), B sequences of a batched decode step (0 in any other call). */
+static cJSON *scalars_json(const ModelSpec *s, int batch) {
     int limit = ir_position_limit(s);
-    const long lo[4] = {1, 0, 0, 1}, hi[4] = {s->segment, limit - 1, limit - 1, 1};
+    const long lo[4] = {1, 0, 0, 0}, hi[4] = {s->segment, limit - 1, limit - 1, batch};
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < 4; i++) {
         cJSON *o = cJSON_CreateObject();
@@ -464,9 +464,16 @@ char *plan_build(const EmitState *st) {
     cJSON_AddNumberToObject(params, "arena", (double)st->sample_params);
     cJSON_AddItemToObject(sample, "params", params);
     cJSON_AddItemToObject(root, "sample", sample);
+    if (st->decode_batch > 0) { /* batched decode steps: B sequences in one pass of the decode program */
+        cJSON *batch = cJSON_CreateObject(), *seqs = cJSON_CreateObject();
+        cJSON_AddNumberToObject(batch, "max", st->decode_batch);
+        cJSON_AddNumberToObject(seqs, "arena", (double)st->seq_table);
+        cJSON_AddItemToObject(batch, "sequences", seqs);
+        cJSON_AddItemToObject(root, "batch", batch);
+    }
     cJSON_AddItemToObject(root, "buffers", buffers_json(st));
     cJSON_AddItemToObject(root, "weights", weights_json(st));
-    cJSON_AddItemToObject(root, "scalars", scalars_json(s));
+    cJSON_AddItemToObject(root, "scalars", scalars_json(s, st->decode_batch));
     cJSON_AddItemToObject(root, "constants", constants_json(st));
     cJSON_AddItemToObject(root, "state", capacity_json(st, st->state_index, true));
     if (st->nderived > 0) cJSON_AddItemToObject(root, "derived", capacity_json(st, st->derived_index, false));

@@ -819,6 +819,9 @@ typedef struct OpInfo {
     bool (*shape)(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_RANK], char *why, size_t whylen);
     /* Reference semantics (interp.c): computes output y (value o) of n; false reported. */
     bool (*interp)(struct InterpRun *r, const Node *n, float *y, const Value *o);
+    /* Reverse mode (interp.c, beside interp): given dy = d loss / d output (o's shape in the call), adds each
+     * input's gradient into the run's gradient arrays; NULL: the op cannot be differentiated yet. */
+    bool (*backward)(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
     /* Emission (emit.c): adds the node's steps, or fills ks for its kernel launch and sets *launch. */
     bool (*emit)(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
     /* Cost model (cost.c): work and compulsory traffic of n for one call on T tokens. */
@@ -850,6 +853,18 @@ bool interp_adaptive_logprob(struct InterpRun *r, const Node *n, float *y, const
 bool interp_pia_pos(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_rel_attention(struct InterpRun *r, const Node *n, float *y, const Value *o);
 bool interp_mem_write(struct InterpRun *r, const Node *n, float *y, const Value *o);
+bool interp_backward_embed(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_embed_band(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_pos_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_adaptive_logprob(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_norm(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_matmul(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_bias(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_act(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_add(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_gate(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_kv_write(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
+bool interp_backward_attention(struct InterpRun *r, const Node *n, const double *dy, const Value *o);
 bool emit_embed_band(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_pos_add(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
 bool emit_adaptive_logprob(struct Emit *e, const Node *n, struct KSpec *ks, bool *launch);
@@ -958,13 +973,18 @@ bool attn_mma_tiles(const Graph *g, const Node *n, int *kt, int *smem);
 /* Keys per tile of the tensor-core path at head_dim hd: 64 up to 64 dims, else 32 (registers: a warp holds
  * the scores of 32 rows x KT keys and the outputs of 32 rows x hd; larger tiles spill at sm_80/sm_90). */
 int attn_mma_kt(int hd);
+/* Keys per tile for elements of es bytes (2: fp16/bf16; 4: fp32 on TF32 MMAs), with a gathered kind's key
+ * positions (gather) and position-infused attention's positional tile (pia): es 2 attn_mma_kt; es 4 the
+ * largest of 64 (head_dim up to 32; registers: 32 up to 64, 16 above) and its halves down to 16 whose
+ * shared memory fits SHORTC_SMEM_OPTIN_LIMIT. 0 when none fits. */
+int attn_mma_kt_fit(int hd, int es, bool gather, bool pia);
 /* Dynamic shared memory of a tensor-core attention kernel (templates/attn_mma.cuh): Q (ATTN_MMA_QT rows), one
- * K and one V tile of kt rows, rows of hd rounded up to 16 plus 8 elements of 2 bytes; gather: the gathered
- * tiles' key positions, two tiles of kt ints. */
-int attn_mma_smem(int hd, int kt, bool gather);
+ * K and one V tile of kt rows, rows of hd rounded up to 16 plus 16 bytes, elements of es bytes (2: fp16/bf16,
+ * 4: fp32 for TF32 MMAs); gather: the gathered tiles' key positions, two tiles of kt ints. */
+int attn_mma_smem(int hd, int kt, bool gather, int es);
 /* Whether position-infused node n can run on the tensor-core path, and the bytes of its positional key tile. */
 bool attn_mma_pia_ok(const Graph *g, const Node *n);
-int attn_mma_pia_smem(int hd, int kt);
+int attn_mma_pia_smem(int hd, int kt, int es);
 /* The same with Transformer-XL's relative term (REL): attn_mma_smem, the band of ATTN_MMA_QT + kt relative-key
  * rows, u and v - u (fp32, hd rounded up to 16) and each warp's band product of 16 rows x (kt + 24) floats. */
 int attn_mma_rel_smem(int hd, int kt);
@@ -1039,8 +1059,9 @@ typedef enum CostPeak {
     PEAK_FP32,   /* CUDA cores, fp32 FMA: generated kernels, fp32 GEMMs (CUBLAS_COMPUTE_32F) */
     PEAK_FP16,   /* tensor cores, fp16 inputs, fp32 accumulation */
     PEAK_BF16,   /* tensor cores, bf16 inputs, fp32 accumulation */
+    PEAK_TF32,   /* tensor cores, fp32 inputs rounded to TF32 (`math tf32`), fp32 accumulation */
 } CostPeak;
-const char *cost_peak_name(CostPeak p); /* "fp32", "fp16", "bf16" */
+const char *cost_peak_name(CostPeak p); /* "fp32", "fp16", "bf16", "tf32" */
 
 /* Work and compulsory memory traffic of one node (or a sum of nodes) for one call on T tokens. */
 typedef struct OpCost {
@@ -1365,6 +1386,18 @@ bool interp_derive(const Graph *g, Diag *d, const float *const *weights, float *
  * and weights are not copied (their entries stay NULL). On failure every
  * entry is NULL. values NULL: exactly interp_run.
  */
+/*
+ * Reverse mode: one forward of tokens[0..ntokens) from position 0 on a fresh session, then the loss
+ * sum over t with targets[t] >= 0 of -log softmax(logits[t])[targets[t]] into *loss, and scale times its
+ * gradient with respect to every weight value i added into wgrad[i] (ir_numel(v, 0) doubles, allocated by the
+ * caller; NULL entries are skipped). Every live op must have a backward (op_table), else the error names the
+ * op and its .arch line. Gradients accumulate in double. Returns false with the error reported in d.
+ */
+bool interp_grad(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
+                 const int32_t *targets, double scale, double *loss, double **wgrad);
+/* Whether interp_grad can differentiate g: every live op has a backward; else false with the first op that has
+ * none reported in d (with its .arch line). */
+bool interp_grad_supported(const Graph *g, Diag *d);
 bool interp_run_values(const Graph *g, Diag *d, const float *const *weights, const int32_t *tokens, int ntokens,
                        float *logits, float **values);
 

@@ -262,8 +262,15 @@ static PyObject *Model_load_tensors(PyObject *self, PyObject *args) {
     ModelObject *mo = (ModelObject *)self;
     PyObject *list;
     if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &list)) return NULL;
-    Py_ssize_t n = PyList_Size(list);
-    if (n > 1 << 20) return PyErr_Format(PyExc_ValueError, "%zd tensors is too many", n);
+    /* A tuple of the caller's items: the names must outlive the call made without the GIL, whatever other
+     * threads do to the list meanwhile. */
+    PyObject *items = PySequence_Tuple(list);
+    if (!items) return NULL;
+    Py_ssize_t n = PyTuple_Size(items);
+    if (n > 1 << 20) {
+        Py_DECREF(items);
+        return PyErr_Format(PyExc_ValueError, "%zd tensors is too many", n);
+    }
     srt_tensor *ts = calloc((size_t)(n ? n : 1), sizeof *ts);
     int64_t *dims = calloc((size_t)(n ? n : 1) * 8, sizeof *dims);
     Failure *f = malloc(sizeof *f);
@@ -272,12 +279,13 @@ static PyObject *Model_load_tensors(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++) /* the strings stay alive: the list holds the tuples */
-        if (tensor_from_tuple(PyList_GetItem(list, i), &ts[i], &dims[i * 8]) != 0) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) /* the strings stay alive: items holds the tuples */
+        if (tensor_from_tuple(PyTuple_GetItem(items, i), &ts[i], &dims[i * 8]) != 0) goto done;
     srt_status st;
     LOCKED(mo, f, st = srt_model_load_tensors(mo->model, ts, (int)n));
     r = status_result(st, f);
 done:
+    Py_DECREF(items);
     free(ts);
     free(dims);
     free(f);
@@ -671,17 +679,19 @@ done:
     return r;
 }
 
-/* Tokenizer.encode(text: str) -> bytes of int32 ids. */
+/* Tokenizer.encode(text: str, special_as_text: bool = False) -> bytes of int32 ids. */
 static PyObject *Tokenizer_encode(PyObject *self, PyObject *args) {
     TokenizerObject *to = (TokenizerObject *)self;
     const char *text;
     Py_ssize_t len;
-    if (!PyArg_ParseTuple(args, "s#", &text, &len)) return NULL;
+    int special_as_text = 0;
+    if (!PyArg_ParseTuple(args, "s#|p", &text, &len, &special_as_text)) return NULL;
     int32_t *ids = NULL;
     size_t n = 0;
     Failure f;
     srt_status st;
-    LOCKED(to, &f, st = srt_tokenizer_encode(to->tok, text, (size_t)len, &ids, &n));
+    unsigned flags = special_as_text ? SRT_ENCODE_SPECIAL_AS_TEXT : 0;
+    LOCKED(to, &f, st = srt_tokenizer_encode_with(to->tok, text, (size_t)len, flags, &ids, &n));
     if (st != SRT_OK) return raise_failure(&f);
     PyObject *r = PyBytes_FromStringAndSize((const char *)ids, (Py_ssize_t)(n * sizeof *ids));
     srt_free(to->ctx, ids);
@@ -713,7 +723,7 @@ static PyObject *Tokenizer_vocab_size(PyObject *self, PyObject *noargs) {
 }
 
 static PyMethodDef Tokenizer_methods[] = {
-    {"encode", Tokenizer_encode, METH_VARARGS, "encode(text) -> bytes of int32 ids."},
+    {"encode", Tokenizer_encode, METH_VARARGS, "encode(text, special_as_text=False) -> bytes of int32 ids."},
     {"decode", Tokenizer_decode, METH_VARARGS, "decode(ids_addr, n) -> bytes."},
     {"vocab_size", Tokenizer_vocab_size, METH_NOARGS, "vocab_size() -> int."},
     {NULL, NULL, 0, NULL},
@@ -757,19 +767,22 @@ static void AttnPlan_dealloc(PyObject *self) {
     Py_DECREF(tp);
 }
 
-/* Fills params[*n] from a list of (name, value) pairs (names kept alive by the list); -1 with an exception. */
-static int attention_params(PyObject *list, srt_attention_param *params, int *n) {
-    Py_ssize_t len = PyList_Size(list);
+/* Fills params[*n] from a tuple of (name, value) pairs (names kept alive by the tuple); -1 with an exception. */
+static int attention_params(PyObject *items, srt_attention_param *params, int *n) {
+    Py_ssize_t len = PyTuple_Size(items);
     if (len < 0) return -1;
     if (len > 8) {
         PyErr_Format(PyExc_ValueError, "attention: %zd parameters (at most 8)", len);
         return -1;
     }
     for (Py_ssize_t i = 0; i < len; i++)
-        if (!PyArg_ParseTuple(PyList_GetItem(list, i), "sd", &params[i].name, &params[i].value)) return -1;
+        if (!PyArg_ParseTuple(PyTuple_GetItem(items, i), "sd", &params[i].name, &params[i].value)) return -1;
     *n = (int)len;
     return 0;
 }
+
+static PyObject *attention_plan_made(srt_attention_desc *dp, const char *backend, PyObject *items,
+                                     srt_attention_param *params);
 
 /* _shortc.attention_plan(kind, [(name, value), ...], heads, head_dim, dtype, scale, backend, device, cache_dir,
  * sim_threads) -> AttentionPlan: srt_attention_plan_create. */
@@ -781,9 +794,20 @@ static PyObject *mod_attention_plan(PyObject *mod, PyObject *args) {
     const char *backend;
     srt_attention_param params[8];
     if (!PyArg_ParseTuple(args, "sO!iisdsizi", &d.kind, &PyList_Type, &list, &d.heads, &d.head_dim, &d.dtype,
-                          &d.scale, &backend, &d.device, &d.cache_dir, &d.sim_threads) ||
-        attention_params(list, params, &d.nparams) != 0)
+                          &d.scale, &backend, &d.device, &d.cache_dir, &d.sim_threads))
         return NULL;
+    PyObject *items = PySequence_Tuple(list); /* the names outlive the call made without the GIL */
+    if (!items) return NULL;
+    PyObject *r = attention_plan_made(&d, backend, items, params);
+    Py_DECREF(items);
+    return r;
+}
+
+/* mod_attention_plan's work once the parameters' (name, value) pairs are in a tuple of their own. */
+static PyObject *attention_plan_made(srt_attention_desc *dp, const char *backend, PyObject *items,
+                                     srt_attention_param *params) {
+    srt_attention_desc d = *dp;
+    if (attention_params(items, params, &d.nparams) != 0) return NULL;
     d.params = params;
     int b = backend_from_name(backend);
     if (b < 0) return NULL;

@@ -18,6 +18,13 @@
 //! The key/value state holds kv_rows rows (its capacity): its strides depend
 //! on kv_rows, never on T.
 //!
+//! A batched decode step (nseq > 0, docs/runtime.md "Batch"): T = nseq rows,
+//! row r the query of sequence seq_tab[nseq + r] at position seq_tab[r], over
+//! that sequence's state (seq_stride elements after the previous one's). The
+//! grids gain a dimension of rows (partial: z, combine: y); the grid's chunks
+//! cover the furthest sequence, and a block past its own sequence's keys
+//! returns. Row r's partials lie H*MAXS*(HD+2) floats after row r-1's.
+//!
 //! VISIBLE = 1 (a sparse kind, compiler/emit_attn.c attn_visible_hooks): HOOKS
 //! defines KERNEL_NAME_visible(h, i, j), the kind's token-level pattern
 //! (templates/attn_hooks.cuh over templates/attn_kinds.cuh), and a
@@ -39,17 +46,25 @@
 extern "C" __global__ void {{KERNEL_NAME}}(
     const float *__restrict__ part,  // [H, MAXS, HD + 2]: m, l, o per chunk
     {{T_OUT}} *__restrict__ y,  // [1, H*HD]
-    int T,  // new tokens (1)
-    int P)  // position of the query: P + 1 keys
+    int T,  // new tokens (1; a batched decode step: nseq)
+    int P,  // position of the query: P + 1 keys
+    const int *__restrict__ seq_tab,  // batched decode: [nseq] positions, then [nseq] sequences
+    int nseq)  // sequences of a batched decode step (one row each); 0: one query
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
     constexpr int KPS = {{KPS}};
     constexpr int MAXS = {{MAXS}};
     constexpr int THREADS = {{THREADS}};
-    const int h = blockIdx.x;
+    const int h = blockIdx.x, r = blockIdx.y;
+    if (T != (nseq > 0 ? nseq : 1) || r >= T) return;
+    if (nseq > 0) {  // row r: its own sequence's query
+        P = seq_tab[r];
+        part += (size_t)r * H * MAXS * (HD + 2);
+        y += (size_t)r * H * HD;
+    }
     const int nsplit = (P + 1 + KPS - 1) / KPS;
-    if (T != 1 || h >= H || nsplit > MAXS) return;
+    if (h >= H || nsplit > MAXS) return;
     const float *ph = part + (size_t)h * MAXS * (HD + 2);
     float M = -1.0e30f;
     for (int s = 0; s < nsplit; s++) M = fmaxf(M, ph[(size_t)s * (HD + 2)]);
@@ -74,9 +89,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const {{T_QKV}} *__restrict__ qkv,  // [1, 3*H*HD]: q | k | v, head-major
     const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
     float *__restrict__ part,  // [H, MAXS, HD + 2]: m, l, o per chunk
-    int T,  // new tokens (1)
+    int T,  // new tokens (1; a batched decode step: nseq)
     int P,  // position of the query: keys 0..P
-    int kv_rows)  // rows the state holds (its capacity)
+    int kv_rows,  // rows the state holds (its capacity)
+    const int *__restrict__ seq_tab,  // batched decode: [nseq] positions, then [nseq] sequences
+    int nseq,  // sequences of a batched decode step (one row each); 0: one query
+    int seq_stride)  // elements from one sequence's state to the next
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
@@ -89,8 +107,15 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     __shared__ float p_s[KPS];
     __shared__ float red[THREADS / 32];
 
-    const int s = blockIdx.x, h = blockIdx.y;
-    if (T != 1 || s >= MAXS) return;
+    const int s = blockIdx.x, h = blockIdx.y, r = blockIdx.z;
+    if (T != (nseq > 0 ? nseq : 1) || r >= T || s >= MAXS) return;
+    if (nseq > 0) {  // row r: its own sequence's query, keys and partials
+        P = seq_tab[r];
+        if (s * KPS > P) return;  // past this sequence's keys (the grid covers the furthest)
+        kv += (size_t)seq_tab[nseq + r] * seq_stride;
+        qkv += (size_t)r * 3 * H * HD;
+        part += (size_t)r * H * MAXS * (HD + 2);
+    }
     const int k0 = s * KPS, kend = min(k0 + KPS, P + 1);
 {{#if VEC_KV}}
     for (int j = 8 * threadIdx.x; j < HD; j += 8 * THREADS) shortc_ld_vec<8>(qkv + h * HD + j, q_s + j);

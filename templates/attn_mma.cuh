@@ -1,5 +1,8 @@
 //! attn_mma.cuh — the attention engine, tensor-core path (fp16/bf16 keys and
-//! values), FlashAttention-2 class: y = softmax(q k^T / sqrt(HD) + extra) v
+//! values; fp32 ones on TF32 MMAs under `math tf32`: T_KV = float, k 8, 16-byte
+//! chunks of EPC = 4 elements, operands rounded by shortc_cvt_tf32, V's
+//! fragments by shared loads; REL needs 2 bytes), FlashAttention-2 class:
+//! y = softmax(q k^T / sqrt(HD) + extra) v
 //! over the keys an attention kind's pattern lets each query see, with the
 //! same hooks and key-tile lists as the CUDA-core path
 //! (templates/attn_engine.cuh; docs/attention/README.md, docs/emission.md
@@ -52,8 +55,8 @@
 //!            by ldmatrix.trans). A query that sees no key writes zeros. Each
 //!            warp stages its 2-byte outputs over its own Q rows and stores
 //!            them with 128-bit stores (fp32 outputs: pairs from registers).
-//! Shared memory rows are LD = HDP + 8 elements (HDP: HD rounded up to 16; the
-//! 8 spare elements shift each row by 16 bytes against bank conflicts of
+//! Shared memory rows are LD = HDP + EPC elements (HDP: HD rounded up to 16; the
+//! EPC spare elements shift each row by 16 bytes against bank conflicts of
 //! ldmatrix); with HD not a multiple of 16, columns HD..HDP-1 are zeroed once
 //! and never written (the head runs padded to HDP).
 //! COUNT_TILES (instrumented builds only): thread 0 counts each key tile it
@@ -145,8 +148,10 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
     constexpr int HDP = {{HDP}};  // HD rounded up to 16: the MMA's k (scores) and n (output) extent
-    constexpr int LD = HDP + 8;  // shared-memory row stride, elements
-    constexpr int CH = HD / 8;  // 16-byte chunks per row
+    constexpr int EPC = shortc_frag_epc<TE>();  // elements per 16-byte chunk: 8 (fp16/bf16), 4 (fp32, TF32 MMAs)
+    constexpr int KS = shortc_frag_k<TE>();  // the MMA's k extent: m16n8k16 (fp16/bf16), m16n8k8 (TF32)
+    constexpr int LD = HDP + EPC;  // shared-memory row stride, elements (rows shifted by 16 bytes)
+    constexpr int CH = HD / EPC;  // 16-byte chunks per row
     constexpr int WARPS = {{WARPS}}, THREADS = WARPS * 32;
     constexpr int MB = 2;  // m16 row blocks per warp
     constexpr int WR = 16 * MB;  // query rows per warp
@@ -163,7 +168,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr int RPP = THREADS / CH;  // rows per pass of a tile copy: thread t copies chunk t % CH of row t / CH
     constexpr int KPASS = (KT + RPP - 1) / RPP, QPASS = (QT + RPP - 1) / RPP;  // passes per K/V tile, per Q tile
     constexpr bool EVEN = THREADS % CH == 0 && KT % RPP == 0 && QT % RPP == 0;  // every pass row exists
-    static_assert(HD % 8 == 0 && KT % 16 == 0 && KT <= 128 && CH <= THREADS, "attn_mma.cuh tiling");  // KT/4 mask bits per row
+    static_assert(HD % EPC == 0 && sizeof({{T_QKV}}) == sizeof(TE) && KT % 16 == 0 && KT <= 128 && CH <= THREADS, "attn_mma.cuh tiling");  // KT/4 mask bits per row
     constexpr int KBUF = {{PIA}} ? 3 : 2;  // key-tile buffers in shared memory: K, V (PIA: and Kp)
 {{#if PIA}}
     constexpr int PW = 2 * H * HD;  // pos row stride: W_q p_s | W_k p_s
@@ -181,7 +186,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr int NBW = KT + 16;  // band columns of one m16 row block: distances r - c + KT - 1 (r < 16, c < KT)
     constexpr int LDB = NBW + 8;  // fp32 row stride of a warp's band product
     constexpr int RPASS = (NR + RPP - 1) / RPP;  // passes per band copy
-    static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE), "REL: qkv and rel are of type TE");
+    static_assert(sizeof({{T_QKV}}) == sizeof(TE) && sizeof({{T_REL}}) == sizeof(TE) && sizeof(TE) == 2,
+                  "REL: qkv and rel are of type TE, 2 bytes (fp32 keys keep the CUDA-core path)");
     TE *const r_s = v_s + KT * LD;  // [NR][LD]: the tile's band of relative keys, row b = distance q0 - kf - KT + 1 + b
     float *const u_s = reinterpret_cast<float *>(r_s + NR * LD);  // [HDP]: u
     unsigned *const vu_s = reinterpret_cast<unsigned *>(u_s + HDP);  // [HDP / 2]: v - u as pairs of TE (zeros past HD)
@@ -209,14 +215,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     // This thread's chunk of key row 0 of head h in K (V: + VOFF elements).
 {{#if KV_HTD}}
-    const TE *const kthr = kv + (size_t)h * kv_rows * HD + cc * 8;
+    const TE *const kthr = kv + (size_t)h * kv_rows * HD + cc * EPC;
     const size_t VOFF = (size_t)H * kv_rows * HD;
 {{#else}}
-    const TE *const kthr = kv + (size_t)h * HD + cc * 8;
+    const TE *const kthr = kv + (size_t)h * HD + cc * EPC;
     const size_t VOFF = (size_t)kv_rows * H * HD;
 {{#endif}}
 {{#if PIA}}
-    const TE *const pthr = reinterpret_cast<const TE *>(pos) + (H + h) * HD + cc * 8;  // this thread's chunk of W_k p_0
+    const TE *const pthr = reinterpret_cast<const TE *>(pos) + (H + h) * HD + cc * EPC;  // this thread's chunk of W_k p_0
 {{#endif}}
 
     if (HD % 16 != 0) {  // the padding columns HD..HDP-1 must read as zeros: zero everything once
@@ -269,26 +275,26 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int r = cr + RPP * j, t = q0 + QS * r - P;
             if (!EVEN && (!copier || r >= QT)) continue;
             uint4 raw = zero, out;
-            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * 8);
+            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * EPC);
             const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
             TE *o8 = reinterpret_cast<TE *>(&out);
 {{#if PIA}}
             uint4 praw = zero;  // the query's positional term W_q p_s of slot s = its position
-            if (t >= 0 && t < T) praw = shortc_ld128(pos + (size_t)(q0 + QS * r) * PW + h * HD + cc * 8);
+            if (t >= 0 && t < T) praw = shortc_ld128(pos + (size_t)(q0 + QS * r) * PW + h * HD + cc * EPC);
             const TE *p8 = reinterpret_cast<const TE *>(&praw);
 #pragma unroll
-            for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x) + shortc_ld(p8 + x));  // summed in fp32
+            for (int x = 0; x < EPC; x++) shortc_frag_st_op(o8 + x, shortc_ld(src + x) + shortc_ld(p8 + x));  // summed in fp32
 {{#else}}
 {{#if REL}}
 #pragma unroll
-            for (int x = 0; x < 8; x++)  // q + u (padding rows stay zero)
-                shortc_st(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? u_s[cc * 8 + x] : 0.0f));
+            for (int x = 0; x < EPC; x++)  // q + u (padding rows stay zero)
+                shortc_frag_st_op(o8 + x, shortc_ld(src + x) + (t >= 0 && t < T ? u_s[cc * EPC + x] : 0.0f));
 {{#else}}
 #pragma unroll
-            for (int x = 0; x < 8; x++) shortc_st(o8 + x, shortc_ld(src + x));  // 2-byte types: 8 per 16 bytes
+            for (int x = 0; x < EPC; x++) shortc_frag_st_op(o8 + x, shortc_ld(src + x));  // fp32: rounded to TF32 once
 {{#endif}}
 {{#endif}}
-            shortc_st128(q_s + r * LD + cc * 8, out);
+            shortc_st128(q_s + r * LD + cc * EPC, out);
         }
 
 {{#if RESIDUE}}
@@ -371,8 +377,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 const int key = e + r < e1 ? {{KERNEL_NAME}}_ent[e + r] : -1;
                 const bool have = key >= 0 && key < P + T;
                 if (buf == k_s && cc == 0) key_s[n * KT + r] = have ? key : -1;
-                if (have) shortc_cp_async_16(buf + r * LD + cc * 8, src + (size_t)key * RS);
-                else shortc_st128(buf + r * LD + cc * 8, zero);
+                if (have) shortc_cp_async_16(buf + r * LD + cc * EPC, src + (size_t)key * RS);
+                else shortc_st128(buf + r * LD + cc * EPC, zero);
             }
 {{#else}}
             const int kf = kfirst_of(e);
@@ -382,8 +388,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             // band of relative keys: row b of r_s is distance q0 - kf - KT + 1 + b clamped to [0, _last_row].
             (void)src, (void)whole;
             const int part = buf == v_s;  // 0: keys, 1: values
-            const TE *const qkv_e = reinterpret_cast<const TE *>(qkv) + (1 + part) * H * HD + h * HD + cc * 8;  // row P
-            const TE *const mem_e = kv + (size_t)part * kv_rows * H * HD + h * HD + cc * 8;  // ring row 0
+            const TE *const qkv_e = reinterpret_cast<const TE *>(qkv) + (1 + part) * H * HD + h * HD + cc * EPC;  // row P
+            const TE *const mem_e = kv + (size_t)part * kv_rows * H * HD + h * HD + cc * EPC;  // ring row 0
             {
 #pragma unroll
                 for (int j = 0; j < KPASS; j++) {
@@ -391,22 +397,22 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                     if (!EVEN && (!copier || r >= KT)) continue;
                     const int ring = t - mfirst + mring;  // memory key t's ring row, t mod kv_rows (t - mfirst < kv_rows)
                     if (t >= mfirst && t < P + T)
-                        shortc_cp_async_16(buf + r * LD + cc * 8, t >= P ? qkv_e + (size_t)(t - P) * (3 * H * HD)
+                        shortc_cp_async_16(buf + r * LD + cc * EPC, t >= P ? qkv_e + (size_t)(t - P) * (3 * H * HD)
                                                                          : mem_e + (size_t)(ring < kv_rows ? ring : ring - kv_rows) * (H * HD));
                     else
-                        shortc_st128(buf + r * LD + cc * 8, zero);
+                        shortc_st128(buf + r * LD + cc * EPC, zero);
                 }
             }
             if (!part) {  // the band of relative keys, rows dmin .. dmin + NR - 1 clamped to [0, _last_row]
                 const int dmin = q0 - kf - KT + 1;  // the distance of band row 0
-                const TE *const rel_e = reinterpret_cast<const TE *>(rel) + h * HD + cc * 8;
+                const TE *const rel_e = reinterpret_cast<const TE *>(rel) + h * HD + cc * EPC;
                 {
 #pragma unroll
                     for (int j = 0; j < RPASS; j++) {
                         const int r = cr + RPP * j;
                         if ((!EVEN || NR % RPP != 0) && (!copier || r >= NR)) continue;
                         const int d = min(max(dmin + r, 0), {{KERNEL_NAME}}_last_row);  // negative: never visible
-                        shortc_cp_async_16(r_s + r * LD + cc * 8, rel_e + (size_t)d * (H * HD));
+                        shortc_cp_async_16(r_s + r * LD + cc * EPC, rel_e + (size_t)d * (H * HD));
                     }
                 }
             }
@@ -427,9 +433,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
                 for (int j = 0; j < KPASS; j++)
                     if (EVEN || (copier && cr + RPP * j < KT)) {
-                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * 8, row + j * pass);
+                        shortc_cp_async_16(buf + (cr + RPP * j) * LD + cc * EPC, row + j * pass);
 {{#if PIA}}
-                        if (kpos) shortc_cp_async_16(kp_s + (cr + RPP * j) * LD + cc * 8, prow + (size_t)j * RPP * PW);
+                        if (kpos) shortc_cp_async_16(kp_s + (cr + RPP * j) * LD + cc * EPC, prow + (size_t)j * RPP * PW);
 {{#endif}}
                     }
             } else {
@@ -442,11 +448,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 for (int j = 0; j < KPASS; j++) {
                     const int r = cr + RPP * j;
                     if (!EVEN && (!copier || r >= KT)) continue;
-                    if (r < rows) shortc_cp_async_16(buf + r * LD + cc * 8, row + j * pass);
-                    else shortc_st128(buf + r * LD + cc * 8, zero);
+                    if (r < rows) shortc_cp_async_16(buf + r * LD + cc * EPC, row + j * pass);
+                    else shortc_st128(buf + r * LD + cc * EPC, zero);
 {{#if PIA}}
-                    if (kpos && r < rows) shortc_cp_async_16(kp_s + r * LD + cc * 8, prow + (size_t)j * RPP * PW);
-                    else if (kpos) shortc_st128(kp_s + r * LD + cc * 8, zero);
+                    if (kpos && r < rows) shortc_cp_async_16(kp_s + r * LD + cc * EPC, prow + (size_t)j * RPP * PW);
+                    else if (kpos) shortc_st128(kp_s + r * LD + cc * EPC, zero);
 {{#endif}}
                 }
             }
@@ -551,21 +557,21 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                 }
 {{#endif}}
 #pragma unroll
-                for (int kk = 0; kk < HDP / 16; kk++) {
+                for (int kk = 0; kk < HDP / KS; kk++) {
                     unsigned qa[MB][4];
 #pragma unroll
-                    for (int mb = 0; mb < MB; mb++) shortc_frag_load_a(qa[mb], q_s + (warp * WR + 16 * mb) * LD + kk * 16, LD);
+                    for (int mb = 0; mb < MB; mb++) shortc_frag_load_a(qa[mb], q_s + (warp * WR + 16 * mb) * LD + kk * KS, LD);
 #pragma unroll
                     for (int nb = 0; nb < KT / 16; nb++) {
                         unsigned bf[4];
-                        shortc_frag_load_kt(bf, k_s + nb * 16 * LD + kk * 16, LD);
+                        shortc_frag_load_kt(bf, k_s + nb * 16 * LD + kk * KS, LD);
 #pragma unroll
                         for (int mb = 0; mb < MB; mb++) {
                             shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
                             shortc_frag_mma(TE(), s[mb][2 * nb + 1], qa[mb], bf + 2);
                         }
 {{#if PIA}}
-                        shortc_frag_load_kt(bf, kp_s + nb * 16 * LD + kk * 16, LD);  // + q.(W_k p_s), accumulated in fp32
+                        shortc_frag_load_kt(bf, kp_s + nb * 16 * LD + kk * KS, LD);  // + q.(W_k p_s), accumulated in fp32
 #pragma unroll
                         for (int mb = 0; mb < MB; mb++) {
                             shortc_frag_mma(TE(), s[mb][2 * nb], qa[mb], bf);
@@ -603,17 +609,18 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 #pragma unroll
                 for (int mb = 0; mb < MB; mb++) shortc_frag_online_exp2<KT / 8, HDP / 8, LANE_SUMS>(s[mb], o[mb], m[mb], l[mb], C2);
 #pragma unroll
-                for (int kk = 0; kk < KT / 16; kk++) {
+                for (int kk = 0; kk < KT / KS; kk++) {  // k blocks of keys: 16 (two n8 score blocks), TF32 8 (one)
                     unsigned pa[MB][4];
 #pragma unroll
                     for (int mb = 0; mb < MB; mb++) {
-                        shortc_frag_pack_p<TE>(pa[mb], s[mb][2 * kk], s[mb][2 * kk + 1]);
+                        if constexpr (KS == 16) shortc_frag_pack_p<TE>(pa[mb], s[mb][2 * kk], s[mb][2 * kk + 1]);
+                        else shortc_frag_pack_p_tf32(pa[mb], s[mb][kk]);
                         if (!LANE_SUMS) shortc_frag_row_sums<TE>(l[mb], pa[mb]);  // the rows summed as P V weighs them
                     }
 #pragma unroll
                     for (int nb = 0; nb < HDP / 16; nb++) {
                         unsigned bf[4];
-                        shortc_frag_load_v(bf, v_s + kk * 16 * LD + nb * 16, LD);
+                        shortc_frag_load_v(bf, v_s + kk * KS * LD + nb * 16, LD);
 #pragma unroll
                         for (int mb = 0; mb < MB; mb++) {
                             shortc_frag_mma(TE(), o[mb][2 * nb], pa[mb], bf);

@@ -23,9 +23,14 @@
 //! in HALF..2*HALF-1, a last odd channel 0.
 //! Token ids outside [0, VOCAB) are clamped (the runtime validates them).
 //!
+//! SEQ_ROWS = 1 (the decode program's embedding): two more arguments, the
+//! sequence table and nseq; nseq > 0 is a batched decode step, whose row t is
+//! a sequence of its own at position seq_tab[t] (docs/runtime.md, "Batch").
+//!
 //! Placeholders: COMMENT KERNEL_NAME D VEC VOCAB THREADS T_WTE T_WPE T_OUT
 //!               POS_LEARNED POS_SINUSOIDAL FAIRSEQ POS_RESTART (0/1) POS_MOD
 //!               FROM_X (0/1; with 1: SCALE and T_IN instead of VOCAB and T_WTE)
+//!               SEQ_ROWS (0/1)
 {{COMMENT}}
 {{#if FROM_X}}
 // Adaptive input scale plus positions, one block per token (templates/embed.cuh, FROM_X).
@@ -42,7 +47,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
     {{T_OUT}} *__restrict__ x,  // [T, D]
     int T,  // tokens
+{{#if SEQ_ROWS}}
+    int P,  // position of the first
+    const int *__restrict__ seq_tab,  // batched decode: [nseq] positions, then [nseq] sequences
+    int nseq)  // sequences of a batched decode step (one row each); 0: the rows are one sequence's
+{{#else}}
     int P)  // position of the first
+{{#endif}}
 {
     constexpr int D = {{D}};
     constexpr int VEC = {{VEC}};
@@ -57,6 +68,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     if (t >= T) return;
 {{#if POS_RESTART}}
     P %= {{POS_MOD}};  // the segment's own positions
+{{#endif}}
+{{#if SEQ_ROWS}}
+    if (nseq > 0) P = seq_tab[t] - t;  // row t: its own sequence's position (P + t below)
+{{#if POS_RESTART}}
+    if (nseq > 0) P = seq_tab[t] % {{POS_MOD}} - t;
+{{#endif}}
 {{#endif}}
 {{#if FROM_X}}
     const {{T_IN}} *emb = in + (size_t)t * D;

@@ -7,7 +7,11 @@
 //! The state holds kv_rows rows (its capacity): its strides depend on kv_rows,
 //! never on the call's T (docs/ir.md, "State").
 //!
-//! Placeholders: COMMENT KERNEL_NAME H HD THREADS T_QKV T_KV KV_HTD (0/1)
+//! SEQ_ROWS = 1 (the decode program's): with nseq > 0 (a batched decode step)
+//! row t is the token of sequence seq_tab[nseq + t] at position seq_tab[t],
+//! written into that sequence's state (seq_stride elements after the previous).
+//!
+//! Placeholders: COMMENT KERNEL_NAME H HD THREADS T_QKV T_KV KV_HTD (0/1) SEQ_ROWS (0/1)
 {{COMMENT}}
 // Keys and values from qkv into the key/value layout (templates/kv_write.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
@@ -15,7 +19,14 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]
     int T,  // new tokens
     int P,  // position of the first: the row it is written to
+{{#if SEQ_ROWS}}
+    int kv_rows,  // rows the state holds (its capacity)
+    const int *__restrict__ seq_tab,  // batched decode: [nseq] positions, then [nseq] sequences
+    int nseq,  // sequences of a batched decode step (one row each); 0: the rows are one sequence's
+    int seq_stride)  // elements from one sequence's state to the next
+{{#else}}
     int kv_rows)  // rows the state holds (its capacity)
+{{#endif}}
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
@@ -23,6 +34,12 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const int t = blockIdx.x;
     const int p = blockIdx.y;
     if (t >= T) return;
+{{#if SEQ_ROWS}}
+    if (nseq > 0) {  // row t: its own sequence's state, at its position (P + t below)
+        kv += (size_t)seq_tab[nseq + t] * seq_stride;
+        P = seq_tab[t] - t;
+    }
+{{#endif}}
     const {{T_QKV}} *src = qkv + (size_t)t * (3 * H * HD) + (size_t)(p + 1) * (H * HD);
     for (int c = threadIdx.x; c < H * HD; c += THREADS) {
         const int h = c / HD;

@@ -7,15 +7,21 @@
 // One warp owns 16 query rows. Tiles live in shared memory, row-major, with
 // a row stride `ld` in elements (a multiple of 8, so every 8-element row
 // segment is 16-byte aligned for ldmatrix). Element type T is __half or
-// __nv_bfloat16; accumulators are fp32 in the mma C/D layout: for an n8
+// __nv_bfloat16 (mma.m16n8k16), or float (TF32: mma.m16n8k8, the operands
+// rounded by shortc_cvt_tf32; ldmatrix moves 32-bit elements as pairs of b16,
+// so its fragments are the TF32 A and B layouts; rows then a multiple of 4
+// elements); accumulators are fp32 in the mma C/D layout: for an n8
 // column block j, acc[j][0..1] = row g, columns 2t and 2t+1, acc[j][2..3] =
 // row g+8, where g = lane/4 and t = lane%4 (the quad of lanes 4g..4g+3
 // holds rows g and g+8).
 //
-//   shortc_frag_load_a(a, tile, ld)         16x16 A fragment (Q, or P staged in shared)
-//   shortc_frag_load_kt(b, k, ld)           B fragments of Kᵀ for 16 keys x 16 dims
-//   shortc_frag_load_v(b, v, ld)            B fragments of V for 16 keys x 16 dims (ldmatrix.trans)
-//   shortc_frag_mma(T, d, a, b)             d += a·b (fp16 or bf16 form, chosen by T)
+//   shortc_frag_k<T> / shortc_frag_epc<T>   the MMA's k extent (16; TF32 8), elements per 16 bytes (8; 4)
+//   shortc_frag_load_a(a, tile, ld)         16 x k A fragment (Q, or P staged in shared; TF32: already rounded)
+//   shortc_frag_load_kt(b, k, ld)           B fragments of Kᵀ for 16 keys x k dims
+//   shortc_frag_load_v(b, v, ld)            B fragments of V for k keys x 16 dims (ldmatrix.trans; TF32: LDS)
+//   shortc_frag_mma(T, d, a, b)             d += a·b (fp16, bf16 or TF32 form, chosen by T)
+//   shortc_frag_st_op(p, v)                 stores v as an MMA operand of type T (TF32: rounded)
+//   shortc_frag_pack_p_tf32(a, s)           one n8 block of P (fp32) -> one TF32 A fragment, in registers
 //   shortc_frag_add_cols<T>(a, add2)         A fragment plus a row vector (packed b16 pairs) on every row
 //   shortc_frag_qk<T, DK, NK>(s, q, ldq, k, ldk)   S[16 x NK] = Q[16 x DK] · K[NK x DK]ᵀ
 //   shortc_frag_row_max / _row_sum<NB>(acc, m)     per-row max / sum over the quad
@@ -64,46 +70,78 @@ __device__ __forceinline__ void shortc_frag_add_cols(unsigned a[4], const unsign
     a[3] = shortc_add2(T(), a[3], hi);
 }
 
-// d += a·b for one m16n8k16 tile; the element type picks the fp16 or bf16 instruction.
+// The MMA's k extent for element type T (m16n8k16 for 2-byte types, m16n8k8 for TF32) and T's elements per
+// 16 bytes (one ldmatrix row, one cp.async chunk).
+template <typename T> __host__ __device__ constexpr int shortc_frag_k() { return 32 / (int)sizeof(T); }
+template <typename T> __host__ __device__ constexpr int shortc_frag_epc() { return 16 / (int)sizeof(T); }
+
+// Stores v as an MMA operand of type T: 2-byte types rounded to nearest even, float rounded to TF32 (so that
+// fragments of it need no conversion: shortc_frag_load_a).
+__device__ __forceinline__ void shortc_frag_st_op(__half *p, float v) { shortc_st(p, v); }
+__device__ __forceinline__ void shortc_frag_st_op(__nv_bfloat16 *p, float v) { shortc_st(p, v); }
+__device__ __forceinline__ void shortc_frag_st_op(float *p, float v) { *p = __uint_as_float(shortc_cvt_tf32(v)); }
+
+// d += a·b for one m16n8k16 tile (m16n8k8 for TF32); the element type picks the fp16, bf16 or TF32 instruction.
 __device__ __forceinline__ void shortc_frag_mma(__half, float d[4], const unsigned a[4], const unsigned b[2]) {
     shortc_mma_m16n8k16_f16f32(d, a, b, d);
 }
 __device__ __forceinline__ void shortc_frag_mma(__nv_bfloat16, float d[4], const unsigned a[4], const unsigned b[2]) {
     shortc_mma_m16n8k16_bf16f32(d, a, b, d);
 }
+__device__ __forceinline__ void shortc_frag_mma(float, float d[4], const unsigned a[4], const unsigned b[2]) {
+    shortc_mma_m16n8k8_tf32(d, a, b, d);
+}
 
-// A fragment of the 16x16 block at tile: lanes 0-15 address rows 0-15 at
-// column 0, lanes 16-31 the same rows at column 8 (matrices 0-3 = a[0..3]).
+// A fragment of the 16 x k block at tile: lanes 0-15 address rows 0-15 at
+// column 0, lanes 16-31 the same rows at column k/2 (matrices 0-3 = a[0..3]).
+// TF32: a[0..3] = rows g, g+8 at column t, rows g, g+8 at column t+4, the
+// elements as stored (tile holds TF32 values: shortc_frag_st_op).
 template <typename T>
 __device__ __forceinline__ void shortc_frag_load_a(unsigned a[4], const T *tile, int ld) {
     const int l = threadIdx.x & 31;
-    shortc_ldmatrix_x4(a, tile + (l & 15) * ld + (l >> 4) * 8);
+    shortc_ldmatrix_x4(a, tile + (l & 15) * ld + (l >> 4) * shortc_frag_epc<T>());
 }
 
 // K stored [key][dim]: Kᵀ as the column-major B operand. b[0..1] = keys 0-7,
-// b[2..3] = keys 8-15, each over dims 0-15 (k pairs 2t and 2t+8).
+// b[2..3] = keys 8-15, each over dims 0-15 (k pairs 2t and 2t+8); TF32: over
+// dims 0-7 (dims t and t+4), rounded here (K comes by cp.async as stored).
 template <typename T>
 __device__ __forceinline__ void shortc_frag_load_kt(unsigned b[4], const T *k, int ld) {
     const int l = threadIdx.x & 31;
-    shortc_ldmatrix_x4(b, k + ((l & 7) + (l >> 4) * 8) * ld + ((l >> 3) & 1) * 8);
+    shortc_ldmatrix_x4(b, k + ((l & 7) + (l >> 4) * 8) * ld + ((l >> 3) & 1) * shortc_frag_epc<T>());
+    if constexpr (sizeof(T) == 4)
+#pragma unroll
+        for (int i = 0; i < 4; i++) b[i] = shortc_cvt_tf32(__uint_as_float(b[i]));
 }
 
 // V stored [key][dim] is the row-major B operand; ldmatrix.trans turns it.
-// b[0..1] = dims 0-7, b[2..3] = dims 8-15, each over keys 0-15.
+// b[0..1] = dims 0-7, b[2..3] = dims 8-15, each over keys 0-15. TF32 (no
+// 32-bit ldmatrix.trans): keys 0-7 by shared loads, rounded, in the order of
+// shortc_frag_pack_p_tf32: b[0], b[1] = keys 2t, 2t+1 of dim g, b[2], b[3] the
+// same of dim g+8 (row stride ld = 4 mod 32: the 32 lanes hit 32 banks).
 template <typename T>
 __device__ __forceinline__ void shortc_frag_load_v(unsigned b[4], const T *v, int ld) {
     const int l = threadIdx.x & 31;
-    shortc_ldmatrix_x4_trans(b, v + ((l & 7) + ((l >> 3) & 1) * 8) * ld + (l >> 4) * 8);
+    if constexpr (sizeof(T) == 4) {
+        const T *p = v + 2 * (l & 3) * ld + (l >> 2);
+        b[0] = shortc_cvt_tf32(p[0]);
+        b[1] = shortc_cvt_tf32(p[ld]);
+        b[2] = shortc_cvt_tf32(p[8]);
+        b[3] = shortc_cvt_tf32(p[ld + 8]);
+    } else {
+        shortc_ldmatrix_x4_trans(b, v + ((l & 7) + ((l >> 3) & 1) * 8) * ld + (l >> 4) * 8);
+    }
 }
 
 // S = Q·Kᵀ for the warp's 16 rows: q is 16 x DK, k is NK x DK (both [row][dim]).
-// s[j] is the n8 block of keys 8j..8j+7. DK and NK multiples of 16.
+// s[j] is the n8 block of keys 8j..8j+7. DK and NK multiples of 16 (TF32: q's
+// elements already TF32, shortc_frag_st_op).
 template <typename T, int DK, int NK>
 __device__ __forceinline__ void shortc_frag_qk(float s[NK / 8][4], const T *q, int ldq, const T *k, int ldk) {
 #pragma unroll
     for (int j = 0; j < NK / 8; j++) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
 #pragma unroll
-    for (int kk = 0; kk < DK; kk += 16) {
+    for (int kk = 0; kk < DK; kk += shortc_frag_k<T>()) {
         unsigned a[4];
         shortc_frag_load_a(a, q + kk, ldq);
 #pragma unroll
@@ -158,14 +196,25 @@ __device__ __forceinline__ void shortc_frag_pack_p(unsigned a[4], const float s0
     a[3] = shortc_pack2(T(), s1[2], s1[3]);
 }
 
+// One n8 block of P (fp32, the accumulator layout: row g keys 2t, 2t+1 in s[0], s[1], row g+8 in s[2],
+// s[3]) as a TF32 A fragment in registers, no shuffle: the k index is permuted (k = t holds key 2t, k = t + 4
+// key 2t + 1), and shortc_frag_load_v<float> reads V's keys in the same order.
+__device__ __forceinline__ void shortc_frag_pack_p_tf32(unsigned a[4], const float s[4]) {
+    a[0] = shortc_cvt_tf32(s[0]);
+    a[1] = shortc_cvt_tf32(s[2]);
+    a[2] = shortc_cvt_tf32(s[1]);
+    a[3] = shortc_cvt_tf32(s[3]);
+}
+
 // O += P·V for the warp's 16 rows: p holds NK/8 n8 blocks of probabilities
 // (fp32, as shortc_frag_qk left them), v is NK x DV ([key][dim]).
 template <typename T, int NK, int DV>
 __device__ __forceinline__ void shortc_frag_pv(float o[DV / 8][4], const float p[NK / 8][4], const T *v, int ldv) {
 #pragma unroll
-    for (int kk = 0; kk < NK; kk += 16) {
+    for (int kk = 0; kk < NK; kk += shortc_frag_k<T>()) {
         unsigned a[4];
-        shortc_frag_pack_p<T>(a, p[kk / 8], p[kk / 8 + 1]);
+        if constexpr (sizeof(T) == 4) shortc_frag_pack_p_tf32(a, p[kk / 8]);
+        else shortc_frag_pack_p<T>(a, p[kk / 8], p[kk / 8 + 1]);
 #pragma unroll
         for (int n = 0; n < DV; n += 16) {
             unsigned b[4];
@@ -278,11 +327,12 @@ __device__ __forceinline__ float shortc_frag_quad_sum(float v) {
     return v + __shfl_xor_sync(0xffffffffu, v, 2);
 }
 
-// The B fragment of a 16x8 block of ones in T (every b16 = 1.0).
+// The B fragment of a k x 8 block of ones in T (every element 1.0).
 __device__ __forceinline__ void shortc_frag_ones(__half, unsigned b[2]) { b[0] = b[1] = 0x3c003c00u; }
 __device__ __forceinline__ void shortc_frag_ones(__nv_bfloat16, unsigned b[2]) { b[0] = b[1] = 0x3f803f80u; }
+__device__ __forceinline__ void shortc_frag_ones(float, unsigned b[2]) { b[0] = b[1] = 0x3f800000u; }  // 8x8, TF32
 
-// l += row sums of the A fragment p (16 rows x 16 keys of probabilities, as P·V uses them) by one MMA with
+// l += row sums of the A fragment p (16 rows x k keys of probabilities, as P·V uses them) by one MMA with
 // a block of ones: l[0] gets row g's sum, l[2] row g+8's (l[1], l[3] the same; whole rows, no shuffle).
 template <typename T>
 __device__ __forceinline__ void shortc_frag_row_sums(float l[4], const unsigned p[4]) {

@@ -12,6 +12,8 @@
 //   void  shortc_st(T *p, float v)      store one float, rounded to nearest even
 //   shortc_mma_m16n8k16_f16f32(d, a, b, c)   warp-wide tensor-core MMA, fp16 in, fp32 accumulate
 //   shortc_mma_m16n8k16_bf16f32(d, a, b, c)  the same with bf16 inputs
+//   shortc_mma_m16n8k8_tf32(d, a, b, c)      m16n8k8 with TF32 inputs (fp32 bit patterns), fp32 accumulate
+//   unsigned shortc_cvt_tf32(float x)        x rounded to TF32 (cvt.rna.tf32.f32), as a .b32 MMA operand
 //   shortc_ldmatrix_x4(r, smem)              warp-wide load of four 8x8 b16 matrices
 //   shortc_ldmatrix_x2(r, smem)              two matrices (row addresses from lanes 0-15)
 //   shortc_ldmatrix_x4_trans / _x2_trans     the same, each matrix transposed
@@ -66,6 +68,38 @@ __device__ __forceinline__ void shortc_mma_m16n8k16_bf16f32(float d[4], const un
 #else
     (void)d; (void)a; (void)b; (void)c;
     __trap();  // shortc targets sm_80 and newer
+#endif
+}
+
+// d = a * b + c for one m16n8k8 tile with TF32 inputs (row-major A, column-major B; g = lane/4, t = lane%4):
+// a 4 x .b32 = A rows g, g+8 at column t, then rows g, g+8 at column t+4; b 2 x .b32 = B rows t and t+4 of
+// column g; c/d as m16n8k16. The operands must already be TF32 (shortc_cvt_tf32): the instruction reads them
+// as they are.
+__device__ __forceinline__ void shortc_mma_m16n8k8_tf32(float d[4], const unsigned a[4], const unsigned b[2],
+                                                        const float c[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile(
+        "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 "
+        "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};\n"
+        : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]),
+          "f"(c[0]), "f"(c[1]), "f"(c[2]), "f"(c[3]));
+#else
+    (void)d; (void)a; (void)b; (void)c;
+    __trap();  // shortc targets sm_80 and newer
+#endif
+}
+
+// x rounded to TF32 (10 mantissa bits, nearest with ties away from zero; NaN and infinity kept), as the bits
+// of an fp32 register: the operand form of shortc_mma_m16n8k8_tf32. Not volatile: repeated conversions of
+// one value fold into one.
+__device__ __forceinline__ unsigned shortc_cvt_tf32(float x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned r;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+#else
+    return __float_as_uint(x);
 #endif
 }
 

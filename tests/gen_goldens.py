@@ -45,6 +45,10 @@ MODELS = {
     "llama_tiny": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=176, act="silu", gated=True,
                        norm="rmsnorm", place="pre", eps=1e-6, pos="none", max_pos=0, bias=False,
                        tied=False, segment=64, layers=2, wdtype="fp32", seed=1004),
+    # the same in half precision (fp16 weights and activations; compared at 2e-2)
+    "llama_tiny_half": dict(vocab=256, d_model=64, heads=4, head_dim=16, ffn=176, act="silu", gated=True,
+                            norm="rmsnorm", place="pre", eps=1e-6, pos="none", max_pos=0, bias=False,
+                            tied=False, segment=64, layers=2, wdtype="fp16", seed=1007),
     # GPT-NeoX's parallel block: x + attn(ln_1(x)) + mlp(ln_2(x))
     "neox_tiny": dict(vocab=200, d_model=48, heads=4, head_dim=12, ffn=192, act="gelu", parallel=True,
                       norm="layernorm", place="pre", eps=1e-5, pos="learned", max_pos=64,

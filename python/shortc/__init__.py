@@ -258,8 +258,9 @@ class Session:
                  top_p: float = 1.0, seed: int = 0, eos: Optional[int] = None) -> Any:
         """Continues the prompt by up to max_new tokens (an int32 array) with the library's loop of
         ``shortc generate`` (srt_generate): greedy at temperature 0, else sampled (top_k, top_p, seed give the
-        CLI's tokens); stops at eos (not kept). The prompt continues the session's sequence. A batch session
-        takes one prompt per sequence (lengths may differ) and returns a list of arrays."""
+        CLI's tokens); stops at eos (not kept); max_new=0 only feeds the prompt. The prompt continues the
+        session's sequence. A batch session takes one prompt per sequence (lengths may differ) and returns a
+        list of arrays."""
         prompts = list(prompt) if self._batch > 1 else [prompt]
         if len(prompts) != self._batch:
             raise ValueError("shortc: a session of %d sequences takes %d prompts, not %d"
@@ -434,8 +435,9 @@ def compile(path_or_source: Union[str, "os.PathLike[str]"], model: Optional[str]
 
 
 class Tokenizer:
-    """GPT-2's byte-level BPE tokenizer (srt_tokenizer): a Hugging Face tokenizer.json, or vocab.json with
-    merges (merges.txt)."""
+    """A BPE tokenizer as Hugging Face tokenizers runs it (srt_tokenizer; docs/tokenizer.md): a tokenizer.json
+    (ByteLevel or Metaspace pre-tokenizers, byte fallback, added and special tokens), or GPT-2's vocab.json
+    with merges (merges.txt)."""
 
     def __init__(self, path: Union[str, "os.PathLike[str]"], merges: Optional[Union[str, "os.PathLike[str]"]] = None):
         self._t = _shortc.tokenizer(path) if merges is None else _shortc.tokenizer(path, merges)
@@ -445,9 +447,11 @@ class Tokenizer:
         """Largest token id + 1."""
         return self._t.vocab_size()
 
-    def encode(self, text: str) -> np.ndarray:
-        """text -> int32 token ids."""
-        return np.frombuffer(self._t.encode(text), dtype=np.int32).copy()
+    def encode(self, text: str, special_as_text: bool = False) -> np.ndarray:
+        """text -> int32 token ids (an empty text: none). Special added tokens in the text are split out as
+        their ids unless special_as_text (HF's encode_special_tokens); the ids are HF's
+        encode(text, add_special_tokens=False)."""
+        return np.frombuffer(self._t.encode(text, bool(special_as_text)), dtype=np.int32).copy()
 
     def decode_bytes(self, ids: Any) -> bytes:
         """ids -> the bytes they stand for (not necessarily UTF-8 where a token splits a character)."""

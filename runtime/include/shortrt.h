@@ -92,7 +92,10 @@ srt_status srt_model_open_source(srt_context *ctx, const char *name, const char 
                                  const srt_options *opt, srt_model **out);
 void srt_model_close(srt_model *m);
 
-/* Weights: a safetensors file, or seeded random weights (same generator as the tests). */
+/* Weights: a safetensors file, or seeded random weights (same generator as the tests). The file is checked
+ * against the model (SRT_ERR_WEIGHTS): every weight present in its shape, no tensor the model does not use
+ * (unless srt_options.allow_unused_weights), and a config.json beside it (a HuggingFace checkpoint) stating the
+ * model's layers, heads, width, vocabulary and tying (docs/runtime.md, "Weight checks"). */
 srt_status srt_model_load_weights(srt_model *m, const char *safetensors_path);
 srt_status srt_model_random_weights(srt_model *m, uint64_t seed);
 /* One weight tensor in the caller's memory (srt_model_load_tensors). */
@@ -173,8 +176,10 @@ const char *srt_model_plan_json(const srt_model *m);
 
 /*
  * Sessions: batch is the number of sequences the session holds (1 to 256), each with its own state and
- * position; a session of more than one is run with srt_forward_batch (the sequences of one call run one
- * after another through the plan; they are not yet fused into one launch).
+ * position; a session of more than one is run with srt_forward_batch. On sim and cuda, the sequences of one
+ * call that continue with one token run as one batched decode step (a row each, up to the plan's "batch"
+ * max per step) where the plan has one; the others run one after another through the plan. Either way each
+ * sequence gets what it gets alone.
  */
 srt_status srt_session_create(srt_model *m, int batch, srt_session **out);
 /* Sequences the session holds. */
@@ -359,7 +364,7 @@ typedef void (*srt_gen_step_fn)(void *ud, const srt_gen_step *step);
 /*
  * The generation loop of `shortc generate`: sequence b of s (nseqs = its batch) is fed its prompt in chunks of
  * at most a segment, then each drawn token, through srt_forward_batch_sample, until it has max_new tokens or
- * draws eos (-1: none; not kept). Only the call that feeds a prompt's last chunk and the later ones draw from
+ * draws eos (-1: none; not kept); max_new 0 feeds the prompts and draws nothing. Only the call that feeds a prompt's last chunk and the later ones draw from
  * the sequence's sampler, so a seed gives the same tokens however the prompt is chunked. on_step (optional)
  * is called after each call (progress lines, per-step srt_session_call_counts). On a failure the sequences
  * hold what was generated before it.
@@ -539,11 +544,15 @@ srt_status srt_attention(srt_context *ctx, const srt_attention_desc *d, int batc
                          const void *k, const void *v, void *out);
 
 /*
- * GPT-2's byte-level BPE tokenizer (docs/runtime.md): a Hugging Face
- * tokenizer.json (merges_path NULL) or vocab.json with its merges.txt. Text
- * must be UTF-8; encoding splits it with GPT-2's pre-tokenization pattern and
- * merges by rank. Added tokens (e.g. <|endoftext|>) decode but are not split
- * out of text. Arrays and strings returned are freed with srt_free.
+ * BPE tokenizers as Hugging Face tokenizers runs them (docs/tokenizer.md): a
+ * tokenizer.json (merges_path NULL) with its normalizers (Prepend, Replace, NFC),
+ * pre-tokenizers (ByteLevel, Metaspace), byte fallback, decoders and added
+ * tokens, or GPT-2's vocab.json with its merges.txt. A component it cannot
+ * run is an error naming it. Text must be UTF-8; added and special tokens
+ * (e.g. <|endoftext|>) are split out of it before BPE. Post-processors
+ * (templates adding BOS/EOS) are not applied: the ids are HF's
+ * encode(text, add_special_tokens=False). Arrays and strings returned are
+ * freed with srt_free.
  */
 typedef struct srt_tokenizer srt_tokenizer;
 srt_status srt_tokenizer_open(srt_context *ctx, const char *path, const char *merges_path, srt_tokenizer **out);
@@ -552,8 +561,88 @@ void srt_tokenizer_close(srt_tokenizer *t);
 int srt_tokenizer_vocab_size(const srt_tokenizer *t);
 /* text[len] -> *ids[*nids] (an empty text gives no ids; *ids may then be NULL). */
 srt_status srt_tokenizer_encode(srt_tokenizer *t, const char *text, size_t len, int32_t **ids, size_t *nids);
-/* ids[n] -> *text[*len] (NUL-terminated; the bytes need not be UTF-8 when a token splits a character). */
+/* Flags of srt_tokenizer_encode_with. */
+enum {
+    SRT_ENCODE_SPECIAL_AS_TEXT = 1, /* special added tokens in the text are text (HF's encode_special_tokens) */
+};
+/* srt_tokenizer_encode with flags (SRT_ENCODE_*; 0: srt_tokenizer_encode). */
+srt_status srt_tokenizer_encode_with(srt_tokenizer *t, const char *text, size_t len, unsigned flags, int32_t **ids,
+                                     size_t *nids);
+/* ids[n] -> *text[*len] through the tokenizer's decoder (NUL-terminated; with ByteLevel the bytes need not be
+ * UTF-8 when a token splits a character). */
 srt_status srt_tokenizer_decode(srt_tokenizer *t, const int32_t *ids, size_t n, char **text, size_t *len);
+
+/*
+ * Training (docs/training.md): a trainer over an open model with loaded weights updates those weights in
+ * place, one optimizer step per batch of token sequences; the gradients are the reference interpreter's
+ * reverse mode, so for now a trainer needs SRT_BACKEND_REF (other backends: SRT_ERR_UNSUPPORTED). A model
+ * with an op that has no backward yet (memories, recurrence, position-infused attention) is refused by
+ * srt_trainer_create, the error naming the op and its .arch line.
+ *
+ * Ownership and threading: the trainer belongs to the caller (srt_trainer_free) and must be freed before its
+ * model is closed; it copies the options (and the freeze patterns). One thread at a time may use a trainer,
+ * and no forward of the same model may run during a step: a step rewrites the weights every session of the
+ * model reads. Sessions opened on the model see the updated weights at their next forward.
+ */
+typedef enum srt_optimizer {
+    SRT_OPT_ADAMW = 0,    /* torch.optim.AdamW: bias correction, decoupled weight decay */
+    SRT_OPT_SGD,          /* torch.optim.SGD: weight decay added to the gradient, optional momentum (no dampening) */
+} srt_optimizer;
+
+typedef enum srt_schedule {
+    SRT_SCHEDULE_CONSTANT = 0, /* lr after the warm-up */
+    SRT_SCHEDULE_COSINE,       /* lr * (1 + cos(pi * (k - warmup) / (steps - warmup))) / 2 after the warm-up */
+    SRT_SCHEDULE_INVERSE_SQRT, /* lr * sqrt(max(warmup, 1) / (k + 1)) after the warm-up (fairseq's) */
+} srt_schedule;
+
+typedef struct srt_train_options {
+    srt_optimizer optimizer;   /* the update rule */
+    double lr;                 /* peak learning rate */
+    double beta1, beta2, eps;  /* AdamW's (torch defaults 0.9, 0.999, 1e-8) */
+    double weight_decay;       /* AdamW: decoupled, p -= lr * wd * p; SGD: wd * p added to the gradient */
+    double momentum;           /* SGD: momentum (0: none) */
+    srt_schedule schedule;     /* learning-rate schedule after the warm-up */
+    int warmup;                /* steps of linear warm-up: step k (from 0) uses lr * (k + 1) / warmup */
+    int steps;                 /* the run's steps (the cosine schedule decays over them); > 0 */
+    double clip;               /* clip the gradients to this global L2 norm (torch's clip_grad_norm_); 0: none */
+    const char *const *freeze; /* fnmatch(3) patterns of weight names (as in the weight file) kept fixed */
+    int nfreeze;               /* entries in freeze */
+} srt_train_options;
+
+/* What one step did. */
+typedef struct srt_train_stats {
+    int step;                  /* steps done, this one included */
+    double loss;               /* mean next-token cross-entropy over the batch (nats), before the update */
+    double lr;                 /* learning rate this step used */
+    double grad_norm;          /* global L2 norm of the trainable weights' gradients, before clipping */
+    int64_t tokens;            /* tokens the step read (batch * seq) */
+} srt_train_stats;
+
+typedef struct srt_trainer srt_trainer;
+/* Defaults: AdamW, lr 1e-3, torch's betas and eps, no weight decay, constant schedule, no warm-up, no clipping. */
+void srt_train_options_default(srt_train_options *o);
+/* The learning rate of step k (from 0) under o. */
+double srt_train_lr(const srt_train_options *o, int k);
+/* A trainer over m (weights loaded; fp32 master copies of every trainable weight and the optimizer state). */
+srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trainer **out);
+void srt_trainer_free(srt_trainer *t);
+/* One optimizer step on tokens[batch * seq] (batch sequences of seq >= 2 tokens, seq at most the model's
+ * segment): the loss is the mean cross-entropy over every next-token prediction; stats may be NULL. On an
+ * error the weights are unchanged. */
+srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, int seq, srt_train_stats *stats);
+/* The gradient of that loss without a step: grads[i] (the count floats of weight i of the trainer's list, in
+ * its stored order; a tensor stored under two entries gets the gradient of all its uses in each) and the
+ * loss; frozen weights get theirs too. */
+srt_status srt_trainer_grad(srt_trainer *t, const int32_t *tokens, int batch, int seq, float **grads, double *loss);
+/* srt_trainer_grad's gradients written as an F32 safetensors file under the weights' names and file layout. */
+srt_status srt_trainer_save_grads(srt_trainer *t, const int32_t *tokens, int batch, int seq, const char *path,
+                                  double *loss);
+/* The trainer's weights: their count, and weight i's name (as in the weight file) and element count. */
+int srt_trainer_weight_count(const srt_trainer *t);
+srt_status srt_trainer_weight(const srt_trainer *t, int i, const char **name, size_t *count);
+/* Writes the current weights as an F32 safetensors file under the model's weight names and file layout
+ * (srt_model_load_weights reads it back); written atomically. */
+srt_status srt_trainer_save(srt_trainer *t, const char *path);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,7 @@
 #ifndef SHORTSIM_ABI_H
 #define SHORTSIM_ABI_H
 
-#define SHORTSIM_ABI_VERSION 8
+#define SHORTSIM_ABI_VERSION 9
 
 /*
  * Kernel code always runs on a stack inside its worker's stack region,
@@ -77,6 +77,7 @@ enum {
     SHORTSIM_OP_MMA_F16F32,     /* in: ShortsimMmaIn   out: float[4] */
     SHORTSIM_OP_MMA_BF16F32,    /* in: ShortsimMmaIn   out: float[4] (bf16 inputs) */
     SHORTSIM_OP_LDMATRIX,       /* in: ShortsimLdmIn   out: unsigned[num] */
+    SHORTSIM_OP_MMA_TF32,       /* in: ShortsimMmaIn   out: float[4] (m16n8k8, TF32 inputs as fp32 bits) */
     SHORTSIM_OP_COUNT
 };
 
@@ -102,8 +103,8 @@ typedef struct ShortsimShflIn {
 } ShortsimShflIn;
 
 typedef struct ShortsimMmaIn {
-    unsigned a[4];              /* A fragment: 8 halves */
-    unsigned b[2];              /* B fragment: 4 halves */
+    unsigned a[4];              /* A fragment: 8 halves (m16n8k16) or 4 fp32 (m16n8k8 TF32) */
+    unsigned b[2];              /* B fragment: 4 halves or 2 fp32 */
     float c[4];                 /* accumulators */
 } ShortsimMmaIn;
 
@@ -112,6 +113,65 @@ typedef struct ShortsimLdmIn {
     int num;                    /* matrices: 1, 2 or 4 (.x1/.x2/.x4) */
     int trans;                  /* nonzero: .trans (each matrix delivered transposed) */
 } ShortsimLdmIn;
+
+/* Hopper operations (ShortsimApi.hopper, docs/attention/hopper.md). */
+enum {
+    SHORTSIM_HOP_WGMMA = 0,        /* mma: one warpgroup MMA; every thread of the warpgroup (128) takes part */
+    SHORTSIM_HOP_WGMMA_FENCE,      /* wgmma.fence */
+    SHORTSIM_HOP_WGMMA_COMMIT,     /* wgmma.commit_group */
+    SHORTSIM_HOP_WGMMA_WAIT,       /* wgmma.wait_group n */
+    SHORTSIM_HOP_MBAR_INIT,        /* bar, n: the expected arrival count */
+    SHORTSIM_HOP_MBAR_ARRIVE,      /* bar, n: transaction bytes expected before the arrival (0: plain arrive) */
+    SHORTSIM_HOP_MBAR_EXPECT_TX,   /* bar, n: transaction bytes expected */
+    SHORTSIM_HOP_MBAR_TRY_WAIT,    /* bar, n: phase parity; returns 1 when that phase has completed */
+    SHORTSIM_HOP_TMA_LOAD,         /* smem <- map box at coord (rank coordinates), completes on bar */
+    SHORTSIM_HOP_TMA_STORE,        /* map box at coord <- smem */
+    SHORTSIM_HOP_BULK_COMMIT,      /* cp.async.bulk.commit_group */
+    SHORTSIM_HOP_BULK_WAIT,        /* cp.async.bulk.wait_group n */
+    SHORTSIM_HOP_FENCE_PROXY_ASYNC /* fence.proxy.async: orders earlier generic shared-memory writes before
+                                      later async-proxy reads (wgmma operands, TMA stores) */
+};
+
+/* One warpgroup MMA operand set of one thread: wgmma.mma_async.m64nNk16.f32.{f16,bf16}. */
+typedef struct ShortsimWgmmaIn {
+    unsigned long long desc_a;  /* A's shared-memory matrix descriptor (when !a_in_regs) */
+    unsigned long long desc_b;  /* B's shared-memory matrix descriptor */
+    unsigned a[4];              /* A fragment (when a_in_regs): the mma.m16n8k16 A layout of the warp's 16 rows */
+    float *acc;                 /* the thread's n/2 accumulators: C when scale_d, then D */
+    int *pending;               /* the accumulator's flag: set at issue, cleared by the wait_group covering it */
+    int n;                      /* N: a multiple of 8 from 8 to 256 */
+    int bf16;                   /* 1: bf16 inputs; 0: fp16 */
+    int a_in_regs;              /* 1: A from registers; 0: A from shared memory (desc_a) */
+    int trans_a;                /* 1: A is M-major in shared memory (imm-trans-a) */
+    int trans_b;                /* 1: B is N-major in shared memory (imm-trans-b) */
+    int scale_d;                /* 0: D = A*B; 1: D = A*B + C */
+} ShortsimWgmmaIn;
+
+/* Operands of the other Hopper operations. */
+typedef struct ShortsimHopIn {
+    void *bar;                  /* the mbarrier (8 bytes of shared memory) */
+    void *smem;                 /* TMA: the shared-memory box */
+    const void *map;            /* TMA: the tensor map (ShortsimTensorMap in a CUtensorMap) */
+    const ShortsimWgmmaIn *mma; /* SHORTSIM_HOP_WGMMA */
+    int coord[5];               /* TMA: the box's coordinates, innermost first */
+    int rank;                   /* TMA: coordinates given */
+    int n;                      /* count, bytes, parity or groups (see the operation) */
+} ShortsimHopIn;
+
+/* What the simulator's cuTensorMapEncodeTiled writes into a CUtensorMap's 128 bytes. */
+#define SHORTSIM_TMAP_MAGIC 0x50414d54u /* "TMAP" */
+typedef struct ShortsimTensorMap {
+    unsigned magic;             /* SHORTSIM_TMAP_MAGIC */
+    unsigned char rank;         /* dimensions, 1 to 5 */
+    unsigned char elem;         /* bytes per element */
+    unsigned char swizzle;      /* 0, 32, 64 or 128: the shared-memory swizzle span in bytes */
+    unsigned char oob_nan;      /* 1: out-of-bounds elements read as NaN (else zero) */
+    unsigned long long base;    /* global address of element 0 */
+    unsigned dim[5];            /* elements per dimension, innermost first */
+    unsigned short box[5];      /* box elements per dimension */
+    unsigned short pad;         /* zero */
+    unsigned long long stride[4]; /* byte stride of dimensions 1..rank-1 */
+} ShortsimTensorMap;
 
 typedef struct ShortsimApi {
     int version;                /* SHORTSIM_ABI_VERSION */
@@ -125,6 +185,8 @@ typedef struct ShortsimApi {
     unsigned (*activemask)(void);
     /* the calling thread's cp.async: SHORTSIM_CP_COPY16 (dst, src), _COMMIT, _WAIT (n: groups left pending) */
     void (*cp_async)(int op, void *dst, const void *src, int n);
+    /* SHORTSIM_HOP_* (operands in in); the result of a try_wait, else 0. May switch fibers. */
+    int (*hopper)(int op, int line, const ShortsimHopIn *in);
 } ShortsimApi;
 
 /*
@@ -164,6 +226,11 @@ static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted
 #else
 _Static_assert(sizeof(ShortsimSmemDecl) == 32, "ShortsimSmemDecl is an array element of 32 bytes");
 _Static_assert(sizeof(ShortsimW) == 88 && __builtin_offsetof(ShortsimW, converted) == 80, "ShortsimW layout");
+#endif
+#ifdef __cplusplus
+static_assert(sizeof(ShortsimTensorMap) <= 128, "a tensor map fits a CUtensorMap");
+#else
+_Static_assert(sizeof(ShortsimTensorMap) <= 128, "a tensor map fits a CUtensorMap");
 #endif
 
 #endif /* SHORTSIM_ABI_H */

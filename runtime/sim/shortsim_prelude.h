@@ -343,11 +343,24 @@ static inline void shortc_mma_m16n8k16_f16f32(float d[4], const unsigned a[4], c
 static inline void shortc_mma_m16n8k16_bf16f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
     shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, 0, d, a, b, c);
 }
+/* mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32: the core rounds each operand to TF32 as
+ * cvt.rna.tf32.f32 does (a no-op on shortc_cvt_tf32's results), fragments per the PTX ISA. */
+static inline void shortc_mma_m16n8k8_tf32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+    shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_TF32, 0, d, a, b, c);
+}
+/* cvt.rna.tf32.f32: x rounded to 10 mantissa bits, nearest with ties away from zero (add half of the
+ * dropped 13 bits' range, clear them); NaN and infinity unchanged. */
+static inline unsigned shortc_cvt_tf32(float x) {
+    unsigned u;
+    std::memcpy(&u, &x, sizeof u);
+    return (u & 0x7f800000u) == 0x7f800000u ? u : (u + 0x1000u) & ~0x1fffu;
+}
 static inline void shortc_ldmatrix_x4(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 0); }
 static inline void shortc_ldmatrix_x4_trans(unsigned r[4], const void *smem) { shortsim_ldmatrix(0, r, smem, 4, 1); }
 static inline void shortc_ldmatrix_x2(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 0); }
 static inline void shortc_ldmatrix_x2_trans(unsigned r[2], const void *smem) { shortsim_ldmatrix(0, r, smem, 2, 1); }
 #define shortc_mma_m16n8k16_f16f32(d, a, b, c) shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_F16F32, __LINE__, (d), (a), (b), (c))
+#define shortc_mma_m16n8k8_tf32(d, a, b, c) shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_TF32, __LINE__, (d), (a), (b), (c))
 #define shortc_mma_m16n8k16_bf16f32(d, a, b, c) \
     shortsim_mma_m16n8k16(SHORTSIM_OP_MMA_BF16F32, __LINE__, (d), (a), (b), (c))
 #define shortc_ldmatrix_x4(r, smem) shortsim_ldmatrix(__LINE__, (r), (smem), 4, 0)
@@ -391,6 +404,197 @@ static inline void shortc_st128(void *p, uint4 v) {
 }
 /* ex2.approx.ftz.f32, computed accurately. */
 static inline float shortc_exp2(float x) { return exp2f(x); }
+
+/* ---- Hopper intrinsics of templates/hopper.cuh (docs/attention/hopper.md) ---- */
+/* Every call passes the caller's line (__builtin_LINE() as a default argument) for fault messages. */
+#define __grid_constant__
+/* A CUtensorMap as a kernel parameter: the simulator's cuTensorMapEncodeTiled fills it with a ShortsimTensorMap. */
+struct alignas(64) shortc_tensor_map {
+    unsigned long long opaque[16];
+};
+static_assert(sizeof(shortc_tensor_map) == 128, "a CUtensorMap is 128 bytes");
+
+static inline int shortsim_hop(int op, int line, const ShortsimHopIn &in) {
+    SHORTSIM_MEMBAR();
+    int r = shortsim_w->api->hopper(op, line, &in);
+    shortsim_synced = shortsim_w->converted; /* a wgmma or a failed try_wait switches the block to fibers */
+    SHORTSIM_MEMBAR();
+    return r;
+}
+[[noreturn]] static inline void shortsim_wgmma_early(void) {
+    shortsim_fault("a wgmma accumulator is read or written before the wgmma.wait_group (shortc_wgmma_wait) that "
+                   "covers its wgmma.mma_async");
+}
+/* The accumulators, with the flag the simulator sets while a wgmma writing them is in flight. */
+template <int N> struct shortc_wgmma_acc {
+    static_assert(N >= 8 && N <= 256 && N % 8 == 0, "wgmma N: a multiple of 8 from 8 to 256");
+    float v[N / 2];
+    int pending = 0; /* set at the wgmma, cleared by the wait_group covering it */
+    float &operator[](int i) {
+        if (pending) shortsim_wgmma_early();
+        return v[i];
+    }
+    const float &operator[](int i) const {
+        if (pending) shortsim_wgmma_early();
+        return v[i];
+    }
+};
+/* Descriptor of dynamic shared memory at smem: the start address is its offset in the block's dynamic shared
+ * memory (which the GPU places at a 1024-byte boundary when nothing else precedes it). */
+static inline unsigned long long shortc_wgmma_desc(const void *smem, int swizzle_bytes, unsigned lbo, unsigned sbo,
+                                                   int line = __builtin_LINE()) {
+    const char *base = shortsim::dyn_smem<char>();
+    unsigned long long len = shortsim_ld_fixed<offsetof(ShortsimW, dyn_smem_bytes), unsigned long long>(shortsim_w);
+    uintptr_t off = (uintptr_t)smem - (uintptr_t)base;
+    char msg[200];
+    const char *bad = (uintptr_t)smem < (uintptr_t)base || off >= len ? "is not in the dynamic shared memory"
+                      : off % 16                                       ? "is not 16-byte aligned"
+                      : lbo % 16 || sbo % 16 || lbo >= (1u << 18) || sbo >= (1u << 18)
+                          ? "has a leading or stride byte offset that is not a multiple of 16 below 2^18"
+                      : swizzle_bytes != 0 && swizzle_bytes != 32 && swizzle_bytes != 64 && swizzle_bytes != 128
+                          ? "asks for a swizzle other than 0, 32, 64 or 128 bytes"
+                          : nullptr;
+    if (bad) {
+        std::snprintf(msg, sizeof msg, "shortc_wgmma_desc (line %d): the matrix at %p %s", line, smem, bad);
+        shortsim_fault(msg);
+    }
+    const unsigned long long mode = swizzle_bytes == 128 ? 1 : swizzle_bytes == 64 ? 2 : swizzle_bytes == 32 ? 3 : 0;
+    return (unsigned long long)(off >> 4) | (unsigned long long)(lbo >> 4) << 16 |
+           (unsigned long long)(sbo >> 4) << 32 | mode << 62;
+}
+static inline void shortc_wgmma_fence(int line = __builtin_LINE()) {
+    shortsim_hop(SHORTSIM_HOP_WGMMA_FENCE, line, ShortsimHopIn{});
+}
+static inline void shortc_wgmma_commit(int line = __builtin_LINE()) {
+    shortsim_hop(SHORTSIM_HOP_WGMMA_COMMIT, line, ShortsimHopIn{});
+}
+template <int K> static inline void shortc_wgmma_wait(int line = __builtin_LINE()) {
+    static_assert(K >= 0 && K <= 7, "wgmma.wait_group takes 0 to 7");
+    ShortsimHopIn in{};
+    in.n = K;
+    shortsim_hop(SHORTSIM_HOP_WGMMA_WAIT, line, in);
+}
+template <int N> static inline void shortc_wgmma_fence_acc(shortc_wgmma_acc<N> &) {}
+template <int N>
+static inline void shortsim_wgmma(int line, shortc_wgmma_acc<N> &d, unsigned long long da, unsigned long long db,
+                                  const unsigned *a, int bf16, int ta, int tb, int scale_d) {
+    ShortsimWgmmaIn m{};
+    m.desc_a = da;
+    m.desc_b = db;
+    if (a)
+        for (int i = 0; i < 4; i++) m.a[i] = a[i];
+    m.acc = d.v;
+    m.pending = &d.pending;
+    m.n = N;
+    m.bf16 = bf16;
+    m.a_in_regs = a != nullptr;
+    m.trans_a = ta;
+    m.trans_b = tb;
+    m.scale_d = scale_d != 0;
+    ShortsimHopIn in{};
+    in.mma = &m;
+    shortsim_hop(SHORTSIM_HOP_WGMMA, line, in);
+}
+template <int N, int TA, int TB>
+static inline void shortc_wgmma_ss_f16(shortc_wgmma_acc<N> &d, unsigned long long da, unsigned long long db,
+                                       int scale_d, int line = __builtin_LINE()) {
+    shortsim_wgmma<N>(line, d, da, db, nullptr, 0, TA, TB, scale_d);
+}
+template <int N, int TA, int TB>
+static inline void shortc_wgmma_ss_bf16(shortc_wgmma_acc<N> &d, unsigned long long da, unsigned long long db,
+                                        int scale_d, int line = __builtin_LINE()) {
+    shortsim_wgmma<N>(line, d, da, db, nullptr, 1, TA, TB, scale_d);
+}
+template <int N, int TB>
+static inline void shortc_wgmma_rs_f16(shortc_wgmma_acc<N> &d, const unsigned a[4], unsigned long long db,
+                                       int scale_d, int line = __builtin_LINE()) {
+    shortsim_wgmma<N>(line, d, 0, db, a, 0, 0, TB, scale_d);
+}
+template <int N, int TB>
+static inline void shortc_wgmma_rs_bf16(shortc_wgmma_acc<N> &d, const unsigned a[4], unsigned long long db,
+                                        int scale_d, int line = __builtin_LINE()) {
+    shortsim_wgmma<N>(line, d, 0, db, a, 1, 0, TB, scale_d);
+}
+/* mbarriers: the simulator keeps their state and marks their 8 bytes. */
+static inline void shortsim_mbar_op(int op, unsigned long long *bar, int n, int line) {
+    ShortsimHopIn in{};
+    in.bar = bar;
+    in.n = n;
+    shortsim_hop(op, line, in);
+}
+static inline void shortc_mbar_init(unsigned long long *bar, unsigned count, int line = __builtin_LINE()) {
+    shortsim_mbar_op(SHORTSIM_HOP_MBAR_INIT, bar, (int)count, line);
+}
+static inline void shortc_mbar_arrive(unsigned long long *bar, int line = __builtin_LINE()) {
+    shortsim_mbar_op(SHORTSIM_HOP_MBAR_ARRIVE, bar, 0, line);
+}
+static inline void shortc_mbar_arrive_expect_tx(unsigned long long *bar, unsigned bytes, int line = __builtin_LINE()) {
+    shortsim_mbar_op(SHORTSIM_HOP_MBAR_ARRIVE, bar, (int)bytes, line);
+}
+static inline void shortc_mbar_expect_tx(unsigned long long *bar, unsigned bytes, int line = __builtin_LINE()) {
+    shortsim_mbar_op(SHORTSIM_HOP_MBAR_EXPECT_TX, bar, (int)bytes, line);
+}
+/* A failed try yields to the other threads (the simulator's spin-wait). */
+static inline bool shortc_mbar_try_wait(unsigned long long *bar, unsigned parity, int line = __builtin_LINE()) {
+    ShortsimHopIn in{};
+    in.bar = bar;
+    in.n = (int)(parity & 1);
+    return shortsim_hop(SHORTSIM_HOP_MBAR_TRY_WAIT, line, in) != 0;
+}
+static inline void shortc_mbar_wait(unsigned long long *bar, unsigned parity, int line = __builtin_LINE()) {
+    while (!shortc_mbar_try_wait(bar, parity, line)) {
+    }
+}
+/* TMA: loads read global memory at issue and write shared memory when a thread next waits on their mbarrier;
+ * stores complete at issue. */
+static inline void shortsim_tma(int op, void *smem, const shortc_tensor_map *map, unsigned long long *bar, int rank,
+                                const int *c, int line) {
+    ShortsimHopIn in{};
+    in.smem = smem;
+    in.map = map;
+    in.bar = bar;
+    in.rank = rank;
+    for (int i = 0; i < rank; i++) in.coord[i] = c[i];
+    shortsim_hop(op, line, in);
+}
+static inline void shortc_tma_load_2d(void *smem, const shortc_tensor_map *map, unsigned long long *bar, int c0, int c1,
+                                      int line = __builtin_LINE()) {
+    const int c[2] = {c0, c1};
+    shortsim_tma(SHORTSIM_HOP_TMA_LOAD, smem, map, bar, 2, c, line);
+}
+static inline void shortc_tma_load_3d(void *smem, const shortc_tensor_map *map, unsigned long long *bar, int c0, int c1,
+                                      int c2, int line = __builtin_LINE()) {
+    const int c[3] = {c0, c1, c2};
+    shortsim_tma(SHORTSIM_HOP_TMA_LOAD, smem, map, bar, 3, c, line);
+}
+static inline void shortc_tma_store_2d(const shortc_tensor_map *map, const void *smem, int c0, int c1,
+                                       int line = __builtin_LINE()) {
+    const int c[2] = {c0, c1};
+    shortsim_tma(SHORTSIM_HOP_TMA_STORE, const_cast<void *>(smem), map, nullptr, 2, c, line);
+}
+static inline void shortc_tma_store_3d(const shortc_tensor_map *map, const void *smem, int c0, int c1, int c2,
+                                       int line = __builtin_LINE()) {
+    const int c[3] = {c0, c1, c2};
+    shortsim_tma(SHORTSIM_HOP_TMA_STORE, const_cast<void *>(smem), map, nullptr, 3, c, line);
+}
+static inline void shortc_tma_store_commit(int line = __builtin_LINE()) {
+    shortsim_hop(SHORTSIM_HOP_BULK_COMMIT, line, ShortsimHopIn{});
+}
+template <int K> static inline void shortc_tma_store_wait(int line = __builtin_LINE()) {
+    ShortsimHopIn in{};
+    in.n = K;
+    shortsim_hop(SHORTSIM_HOP_BULK_WAIT, line, in);
+}
+static inline void shortc_fence_proxy_async(int line = __builtin_LINE()) {
+    shortsim_hop(SHORTSIM_HOP_FENCE_PROXY_ASYNC, line, ShortsimHopIn{});
+}
+/* setmaxnreg has nothing to do on the CPU; its operand is checked as ptxas would. */
+template <int R> static inline void shortc_setmaxnreg_inc() {
+    static_assert(R >= 24 && R <= 256 && R % 8 == 0, "setmaxnreg: 24 to 256 registers, a multiple of 8");
+}
+template <int R> static inline void shortc_setmaxnreg_dec() {
+    static_assert(R >= 24 && R <= 256 && R % 8 == 0, "setmaxnreg: 24 to 256 registers, a multiple of 8");
+}
 
 /* ---- atomics (real atomics: blocks run on several workers) --------------- */
 /* Checked builds mark the operation's accesses as atomic (ShortsimW::in_atomic): they do not race with

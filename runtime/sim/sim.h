@@ -191,11 +191,13 @@ typedef struct SimShadowByte {
     uint32_t r_warp;          /* the reader's warp epoch then (0 when readers of several warps) */
     uint16_t w_tid;           /* the writing thread (SIM_SHADOW_ATOMIC: atomic operations) */
     uint16_t r_tid;           /* the reading thread (SIM_SHADOW_MANY: several since the barrier) */
+    uint32_t w_fence;         /* SimShadow.fence at the last write (unchanged since: not fenced for the async proxy) */
     const void *w_pc;         /* the write's instruction */
     const void *r_pc;         /* the (first) read's instruction */
 } SimShadowByte;
 #define SIM_SHADOW_MANY 0xffffu   /* r_tid: more than one thread */
 #define SIM_SHADOW_ATOMIC 0xfffeu /* w_tid: atomic operations */
+#define SIM_SHADOW_ASYNC 0xfffdu  /* w_tid: the async proxy (a TMA load; ordered by its mbarrier, not checked) */
 /* A worker's record: the dynamic shared memory's bytes, then each static object's. */
 typedef struct SimShadow {
     SimShadowByte *b;         /* the bytes' records */
@@ -204,6 +206,7 @@ typedef struct SimShadow {
     uint32_t block_start;     /* the running block's first epoch */
     uint32_t bar;             /* epoch of the block's last __syncthreads() (or its start) */
     uint32_t warp[SIM_MAX_THREADS / 32]; /* epoch of each warp's last collective */
+    uint32_t fence;           /* fence.proxy.async operations on this worker (only grows) */
 } SimShadow;
 /* The other access of a race: its thread and instruction, and the byte's record index. */
 typedef struct SimShadowHit {
@@ -212,10 +215,16 @@ typedef struct SimShadowHit {
     size_t offset;            /* the byte (index into the record) */
 } SimShadowHit;
 enum { SIM_ACC_READ, SIM_ACC_WRITE, SIM_ACC_ATOMIC }; /* kinds of access */
-enum { SIM_SHADOW_OK, SIM_SHADOW_UNINIT, SIM_SHADOW_RAW, SIM_SHADOW_WAR, SIM_SHADOW_WAW }; /* verdicts */
+enum { SIM_SHADOW_OK, SIM_SHADOW_UNINIT, SIM_SHADOW_RAW, SIM_SHADOW_WAR, SIM_SHADOW_WAW, SIM_SHADOW_UNFENCED }; /* verdicts */
 /* Grows the record to len bytes (new ones never accessed); -1 when out of memory. */
 int sim_shadow_reserve(SimShadow *s, size_t len);
 void sim_shadow_free(SimShadow *s);
+/* The async proxy (a TMA load) wrote n bytes at record index idx. */
+void sim_shadow_async_write(SimShadow *s, size_t idx, size_t n);
+/* The async proxy (wgmma operand, TMA store) reads n bytes at idx: SIM_SHADOW_UNINIT for a byte the block
+ * never wrote, SIM_SHADOW_UNFENCED for one a thread wrote with no fence.proxy.async on the worker since (hit:
+ * the writer), else SIM_SHADOW_OK. The record is not changed. */
+int sim_shadow_async_read(const SimShadow *s, size_t idx, size_t n, SimShadowHit *hit);
 /* A block starts (nwarps warps), a __syncthreads() completes, warp's collective completes. */
 void sim_shadow_block(SimShadow *s, unsigned nwarps);
 void sim_shadow_barrier(SimShadow *s);
@@ -223,6 +232,27 @@ void sim_shadow_warp(SimShadow *s, unsigned warp);
 /* Records thread tid's access of n bytes at record index idx; SIM_SHADOW_OK, else the verdict with hit
  * (the record is left as it was at the first bad byte). */
 int sim_shadow_access(SimShadow *s, size_t idx, size_t n, unsigned tid, int kind, const void *pc, SimShadowHit *hit);
+
+/* ---- Hopper intrinsics' data side (sim_hopper.c) ---------------------- */
+/* off with the shared-memory swizzle of span bytes (0, 32, 64, 128) applied: 16-byte chunks permuted
+ * within each span-byte row by the row's index in its 8-row atom (address bits 7-9 into bits 4-6). */
+size_t sim_swizzle(size_t off, int span);
+/* The dynamic-shared-memory byte offsets of the mn x 16 elements (off[i * 16 + k]) that the wgmma matrix
+ * descriptor desc names for an operand of mn rows (A: 64, B: N); trans: MN-major (else K-major).
+ * 0, or -1 with err set when the descriptor does not describe a valid layout. */
+int sim_wgmma_offsets(uint64_t desc, int mn, int trans, uint32_t *off, char *err, size_t errlen);
+/* cuTensorMapEncodeTiled's checks and encoding (the simulator's subset); 0, or -1 with err set. */
+int sim_tmap_encode(ShortsimTensorMap *m, CUtensorMapDataType type, unsigned rank, const void *addr,
+                    const uint64_t *dims, const uint64_t *strides, const unsigned *box, const unsigned *estrides,
+                    CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapFloatOOBfill oob,
+                    char *err, size_t errlen);
+/* Bytes from a map's base to the end of its last element; bytes of one box. */
+size_t sim_tmap_extent(const ShortsimTensorMap *m);
+size_t sim_tmap_box_bytes(const ShortsimTensorMap *m);
+/* The box at coord between global memory and a dense buffer (innermost dimension first):
+ * gather fills out-of-bounds elements (zero, or NaN per the map); scatter skips them. */
+void sim_tma_gather(const ShortsimTensorMap *m, const int *coord, unsigned char *buf);
+void sim_tma_scatter(const ShortsimTensorMap *m, const int *coord, const unsigned char *buf);
 
 /* Statistics for tests and benchmarks. */
 void sim_func_stats(CUfunction f, long *blocks_plain, long *blocks_fiber);

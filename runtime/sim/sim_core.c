@@ -22,6 +22,8 @@
  * turned into faults with siglongjmp out of an alternate signal stack.
  * Under AddressSanitizer every switch, including a fiber's first entry, its
  * end and the siglongjmp, is announced to ASan (sim.h, sim_signal).
+ * The Hopper intrinsics (warpgroup MMAs gathered over 128 fibers, mbarriers,
+ * TMA, spin-waits that yield) are in sim_core_hopper.inc, included below.
  */
 #define _GNU_SOURCE
 #include "sim.h"
@@ -133,9 +135,16 @@ void sim_fiber_make(SimFiberCtx *c, char *lo, size_t size, void (*fn)(void *), v
 /* state                                                                */
 /* ------------------------------------------------------------------ */
 
-enum { TS_NEW, TS_RUN, TS_BAR, TS_WARP, TS_DONE };
+/* TS_WG: waits in a warpgroup MMA for the rest of its warpgroup; TS_SPIN: its mbarrier try_wait failed
+ * (runnable again once some mbarrier changed, SimWorker.mb_epoch). */
+enum { TS_NEW, TS_RUN, TS_BAR, TS_WARP, TS_DONE, TS_WG, TS_SPIN };
 enum { MODE_PLAIN, MODE_FIBER };
 enum { JOB_KERNEL, JOB_TASKS };
+
+/* Accumulators one thread may have in flight in wgmma.mma_async operations; mbarriers per block. */
+#define SIM_WG_PENDING 16
+#define SIM_MAX_MBARS 64
+#define SIM_MAX_TMA_PENDING 4096
 
 /* One cp.async copy of a thread that has not completed: its source bytes, read at issue. */
 typedef struct SimCopy {
@@ -160,6 +169,41 @@ typedef struct SimThread {
     unsigned cp_commits;  /* commit_group calls so far in this block */
     uint64_t cp_block;    /* the worker's block_serial the fields above belong to */
 } SimThread;
+
+/* A thread's Hopper state (docs/attention/hopper.md), apart from SimThread so that blocks without Hopper
+ * operations keep their layout; reset when hop_block is not the worker's block_serial. */
+typedef struct SimHopThread {
+    uint64_t hop_block;   /* the block the fields below belong to */
+    unsigned wg_commits;  /* wgmma.commit_group calls so far */
+    unsigned char wg_fenced; /* a wgmma.fence was executed (required before the first wgmma.mma_async) */
+    unsigned char nwg_pend; /* accumulators with a wgmma not yet waited for */
+    int *wg_pend[SIM_WG_PENDING];          /* their pending flags */
+    unsigned wg_pend_group[SIM_WG_PENDING]; /* the commit group of each one's latest wgmma */
+    const void *spin_bar; /* TS_SPIN: the mbarrier its try_wait failed on */
+    int spin_parity;      /* ... and the phase parity it waits for */
+    int spin_line;        /* ... and the source line */
+    uint64_t spin_epoch;  /* the worker's mb_epoch when it failed */
+} SimHopThread;
+
+/* One mbarrier of the running block (its 8 bytes of shared memory hold a marker). */
+typedef struct SimMbar {
+    unsigned char *addr;  /* the mbarrier in shared memory */
+    unsigned expected;    /* arrivals per phase (mbarrier.init's count) */
+    unsigned pending;     /* arrivals still missing in the current phase */
+    long long tx;         /* transaction bytes still expected in the current phase (may go negative) */
+    unsigned phase;       /* completed phases */
+    int line;             /* source line of its init */
+} SimMbar;
+
+/* A TMA load that has read its global box but not yet written shared memory: it completes (writes and
+ * signals its mbarrier) when a thread next waits on that mbarrier. */
+typedef struct SimTmaCopy {
+    unsigned char *bar;   /* the mbarrier it completes on */
+    size_t dst;           /* destination: byte offset in the dynamic shared memory */
+    size_t bytes;         /* box bytes */
+    int span;             /* shared-memory swizzle span (0, 32, 64, 128) */
+    unsigned char *data;  /* the box, dense (malloc'd) */
+} SimTmaCopy;
 
 typedef struct SimGroup {
     unsigned mask;        /* lanes taking part (the callers' mask, existing lanes only) */
@@ -247,6 +291,20 @@ typedef struct SimWorker {
     int chk_store;           /* a checked access was a write */
     char *alt_mem;         /* alternate signal stack */
     SimShadow shadow;      /* checked mode: the block's shared-memory record (sim_shadow.c) */
+    /* Hopper: warpgroup MMAs, mbarriers, TMA (reset when hop_block is not block_serial) */
+    uint64_t hop_block;    /* the block the fields below belong to */
+    SimHopThread *hop;     /* per thread (SIM_MAX_THREADS, calloc'd at the first Hopper operation) */
+    unsigned wg_arrived[SIM_MAX_THREADS / 128]; /* threads of each warpgroup waiting in its wgmma */
+    int wg_line[SIM_MAX_THREADS / 128];         /* the wgmma's source line (first arrival) */
+    SimMbar mbar[SIM_MAX_MBARS]; /* the block's mbarriers */
+    unsigned nmbar;        /* entries in use */
+    uint64_t mb_epoch;     /* counts mbarrier changes and TMA issues (spinning threads wait for a change) */
+    SimTmaCopy *tma;       /* pending TMA loads (malloc'd, tma_cap entries) */
+    unsigned ntma;         /* entries in use */
+    unsigned tma_cap;      /* entries allocated */
+    float wg_a[64 * 16];   /* a wgmma's A operand, [row][k] */
+    float wg_b[256 * 16];  /* its B operand, [column][k] */
+    uint32_t wg_off[256 * 16]; /* an operand's element offsets in shared memory */
 } SimWorker;
 
 static struct {
@@ -333,6 +391,7 @@ static const char *op_name(int op) {
     case SHORTSIM_OP_MMA_F16F32: return "shortc_mma_m16n8k16_f16f32";
     case SHORTSIM_OP_MMA_BF16F32: return "shortc_mma_m16n8k16_bf16f32";
     case SHORTSIM_OP_LDMATRIX: return "shortc_ldmatrix";
+    case SHORTSIM_OP_MMA_TF32: return "shortc_mma_m16n8k8_tf32";
     default: return "warp collective";
     }
 }
@@ -393,9 +452,16 @@ static void switch_to(SimWorker *wk, SimThread *self, unsigned j, int dying) {
     sim_fiber_switch(&self->ctx, &t->ctx);
 }
 
+static void spin_deadlock(SimWorker *wk, unsigned i) __attribute__((noreturn));
+static void wg_deadlock(SimWorker *wk, unsigned i) __attribute__((noreturn));
+
 __attribute__((noreturn)) static void deadlock(SimWorker *wk) {
     char b[48], la[32], lb[32];
     unsigned n = wk->n;
+    for (unsigned i = 0; i < n; i++)
+        if (wk->threads[i].state == TS_SPIN) spin_deadlock(wk, i);
+    for (unsigned i = 0; i < n; i++)
+        if (wk->threads[i].state == TS_WG) wg_deadlock(wk, i);
     if (wk->bar_count > 0) {
         for (unsigned i = 0; i < n; i++)
             if (wk->threads[i].state == TS_WARP) {
@@ -438,6 +504,12 @@ static void schedule(SimWorker *wk, int dying) {
             switch_to(wk, self, j, dying);
             return;
         }
+        if (s == TS_SPIN && wk->hop[j].spin_epoch != wk->mb_epoch) { /* an mbarrier changed: try again */
+            wk->threads[j].state = TS_RUN;
+            if (j == wk->cur) return;
+            switch_to(wk, self, j, dying);
+            return;
+        }
     }
     if (wk->nlive == 0) sim_fiber_exit(&self->ctx, &wk->home); /* block done */
     deadlock(wk);
@@ -455,6 +527,11 @@ static void thread_exit(SimWorker *wk) {
         line_str(wk->bar_line, la);
         block_fault(wk, "divergence: exited while thread %s (and %u more) waits at __syncthreads()%s",
                     tstr(wk, wk->bar_first, b), wk->bar_count - 1, la);
+    }
+    if (wk->hop_block == wk->block_serial && wk->wg_arrived[me / 128]) {
+        line_str(wk->wg_line[me / 128], la);
+        block_fault(wk, "divergence: exited while %u threads of its warpgroup wait at wgmma.mma_async%s",
+                    wk->wg_arrived[me / 128], la);
     }
     unsigned warp = me >> 5, lane = me & 31;
     for (unsigned gi = 0; gi < wk->ngroups[warp]; gi++) {
@@ -647,6 +724,46 @@ static void warp_mma(SimThread *T, bool bf16) {
     }
 }
 
+/* One TF32 operand of mma.m16n8k8: the register's fp32 bits rounded as cvt.rna.tf32.f32 (rt_round_tf32). */
+static float mma_tf32_elem(uint32_t reg) {
+    float f;
+    memcpy(&f, &reg, sizeof f);
+    return rt_round_tf32(f);
+}
+
+/* mma.m16n8k8.row.col.f32.tf32.tf32.f32 over the 32 lanes T (PTX ISA fragment
+ * layouts: groupID = lane/4, t = lane%4; A a0..a3 = rows groupID, groupID+8 at
+ * column t, then the same rows at column t+4; B b0, b1 = rows t, t+4 of column
+ * groupID; C/D as m16n8k16). Operands rounded to TF32 (mma_tf32_elem); their
+ * products are exact in fp32 (11 x 11 significant bits); the sum runs in k order. */
+static void warp_mma_tf32(SimThread *T) {
+    float A[16][8], B[8][8], C[16][8];
+    for (unsigned l = 0; l < 32; l++) {
+        const ShortsimMmaIn *in = T[l].in;
+        unsigned gr = l >> 2, t = l & 3, t2 = t * 2;
+        A[gr][t] = mma_tf32_elem(in->a[0]);
+        A[gr + 8][t] = mma_tf32_elem(in->a[1]);
+        A[gr][t + 4] = mma_tf32_elem(in->a[2]);
+        A[gr + 8][t + 4] = mma_tf32_elem(in->a[3]);
+        B[t][gr] = mma_tf32_elem(in->b[0]);
+        B[t + 4][gr] = mma_tf32_elem(in->b[1]);
+        for (int h = 0; h < 2; h++) {
+            C[gr][t2 + h] = in->c[h];
+            C[gr + 8][t2 + h] = in->c[2 + h];
+        }
+    }
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, t2 = (l & 3) * 2;
+        float *d = T[l].out;
+        for (int r = 0; r < 4; r++) {
+            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
+            float acc = C[row][col];
+            for (int k = 0; k < 8; k++) acc += A[row][k] * B[k][col];
+            d[r] = acc;
+        }
+    }
+}
+
 /* ldmatrix.m8n8.x{num}[.trans].b16 over the 32 lanes T: matrix i's row j is
  * at the address lane 8i+j passed; lane l gets, per matrix, the b16 pair at
  * row l/4, columns 2(l%4) and +1 (trans: rows 2(l%4) and +1 of column l/4). */
@@ -725,6 +842,7 @@ static void warp_complete(SimWorker *wk, unsigned warp, const SimGroup *g) {
     }
     case SHORTSIM_OP_MMA_F16F32:
     case SHORTSIM_OP_MMA_BF16F32: warp_mma(T, g->op == SHORTSIM_OP_MMA_BF16F32); break;
+    case SHORTSIM_OP_MMA_TF32: warp_mma_tf32(T); break;
     case SHORTSIM_OP_LDMATRIX: warp_ldmatrix(wk, T); break;
     default: break;
     }
@@ -758,7 +876,8 @@ static void api_warp(int op, unsigned mask, int line, const void *in, void *out)
             line_str(line, la);
             block_fault(wk, "%s%s with width %d (must be a power of two <= 32)", op_name(op), la, width);
         }
-    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_MMA_BF16F32 || op == SHORTSIM_OP_LDMATRIX) {
+    } else if (op == SHORTSIM_OP_MMA_F16F32 || op == SHORTSIM_OP_MMA_BF16F32 || op == SHORTSIM_OP_MMA_TF32 ||
+               op == SHORTSIM_OP_LDMATRIX) {
         line_str(line, la);
         if (em != 0xffffffffu)
             block_fault(wk, "%s%s needs all 32 lanes of the warp (block of %u threads)", op_name(op), la, n);
@@ -877,6 +996,8 @@ static void api_cp_async(int op, void *dst, const void *src, int n) {
     }
 }
 
+#include "sim_core_hopper.inc"
+
 static const ShortsimApi sim_api = {
     .version = SHORTSIM_ABI_VERSION,
     .barrier = api_barrier,
@@ -884,6 +1005,7 @@ static const ShortsimApi sim_api = {
     .fault = api_fault,
     .activemask = api_activemask,
     .cp_async = api_cp_async,
+    .hopper = api_hopper,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1168,6 +1290,9 @@ static void *pool_main(void *arg) {
 static void worker_free(SimWorker *wk) {
     for (int s = 0; s < wk->slots_ready; s++) VALGRIND_STACK_DEREGISTER(wk->vg_stack[s]);
     for (int i = 0; i < SIM_MAX_THREADS; i++) free(wk->threads[i].cp);
+    for (unsigned i = 0; i < wk->ntma; i++) free(wk->tma[i].data);
+    free(wk->tma);
+    free(wk->hop);
     munmap(wk->region, (size_t)SHORTSIM_REGION_ALIGN);
     munmap(wk->smem_map, wk->smem_map_len);
     if (wk->static_map) munmap(wk->static_map, STATIC_MAP_LEN);

@@ -105,6 +105,48 @@ static CUresult sim_memFree(CUdeviceptr dptr) {
     return CUDA_ERROR_INVALID_VALUE;
 }
 
+/* 1 when [p, p + n) lies inside one live device allocation. */
+static int inside_allocation(uintptr_t p, size_t n) {
+    int ok = 0;
+    pthread_mutex_lock(&A.mu);
+    for (size_t i = 0; i < A.n && !ok; i++)
+        ok = p >= A.a[i].ptr && n <= A.a[i].size && p - A.a[i].ptr <= A.a[i].size - n;
+    pthread_mutex_unlock(&A.mu);
+    return ok;
+}
+
+/* cuTensorMapEncodeTiled: the simulator's subset (sim_tmap_encode), and the whole tensor inside one device
+ * allocation. The map's 128 bytes hold a ShortsimTensorMap that the TMA intrinsics read. */
+static CUresult sim_tensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr,
+                                         const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                         const cuuint32_t *estrides, CUtensorMapInterleave interleave,
+                                         CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                         CUtensorMapFloatOOBfill oob) {
+    (void)l2;
+    char err[400];
+    ShortsimTensorMap m;
+    if (!map) {
+        sim_set_fault("cuTensorMapEncodeTiled: NULL tensor map");
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    if (sim_tmap_encode(&m, type, rank, addr, dims, strides, box, estrides, interleave, swizzle, oob, err,
+                        sizeof err) != 0) {
+        sim_set_fault("cuTensorMapEncodeTiled: %s", err);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    size_t extent = sim_tmap_extent(&m);
+    if (!inside_allocation((uintptr_t)addr, extent)) {
+        char where[300];
+        sim_describe_address(addr, where, sizeof where);
+        sim_set_fault("cuTensorMapEncodeTiled: the tensor (%zu bytes from %p) does not lie inside one device "
+                      "allocation (its start: %s)", extent, addr, where);
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memset(map, 0, sizeof *map);
+    memcpy(map, &m, sizeof m);
+    return CUDA_SUCCESS;
+}
+
 void sim_describe_address(const void *addr, char *buf, size_t len) {
     uintptr_t a = (uintptr_t)addr;
     const SimAlloc *best = NULL;
@@ -658,6 +700,7 @@ srt_status rt_driver_sim(RtDriver *d, int threads, int checked, char *err, size_
     d->eventElapsedTime = sim_eventElapsedTime;
     d->eventDestroy = sim_eventDestroy;
     d->getErrorString = sim_getErrorString;
+    d->tensorMapEncodeTiled = sim_tensorMapEncodeTiled;
     d->streamBeginCapture = sim_streamBeginCapture;
     d->streamEndCapture = sim_streamEndCapture;
     d->graphInstantiate = sim_graphInstantiate;

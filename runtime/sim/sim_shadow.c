@@ -58,8 +58,8 @@ static int unordered(const SimShadow *s, uint32_t bar, unsigned other, uint32_t 
 static int access_byte(SimShadow *s, SimShadowByte *b, unsigned tid, int kind, const void *pc, SimShadowHit *hit) {
     int reads = kind != SIM_ACC_WRITE, writes = kind != SIM_ACC_READ, atomic = kind == SIM_ACC_ATOMIC;
     if (reads && b->w_bar < s->block_start) return SIM_SHADOW_UNINIT;
-    int other_atomic = b->w_tid == SIM_SHADOW_ATOMIC;
-    if (!(atomic && other_atomic) && unordered(s, b->w_bar, b->w_tid, b->w_warp, tid)) {
+    int other_atomic = b->w_tid == SIM_SHADOW_ATOMIC, other_async = b->w_tid == SIM_SHADOW_ASYNC;
+    if (!(atomic && other_atomic) && !other_async && unordered(s, b->w_bar, b->w_tid, b->w_warp, tid)) {
         hit->tid = b->w_tid, hit->pc = b->w_pc;
         return writes ? SIM_SHADOW_WAW : SIM_SHADOW_RAW;
     }
@@ -69,7 +69,7 @@ static int access_byte(SimShadow *s, SimShadowByte *b, unsigned tid, int kind, c
     }
     unsigned warp = tid / 32;
     if (writes) {
-        b->w_bar = s->bar, b->w_warp = s->warp[warp], b->w_pc = pc;
+        b->w_bar = s->bar, b->w_warp = s->warp[warp], b->w_pc = pc, b->w_fence = s->fence;
         b->w_tid = atomic ? SIM_SHADOW_ATOMIC : (uint16_t)tid;
     } else if (b->r_bar == s->bar && b->r_tid != tid) {
         if (b->r_tid != SIM_SHADOW_MANY && b->r_tid / 32 != warp) b->r_warp = 0; /* readers in several warps */
@@ -86,6 +86,26 @@ int sim_shadow_access(SimShadow *s, size_t idx, size_t n, unsigned tid, int kind
         if (v != SIM_SHADOW_OK) {
             hit->offset = idx + i;
             return v;
+        }
+    }
+    return SIM_SHADOW_OK;
+}
+
+void sim_shadow_async_write(SimShadow *s, size_t idx, size_t n) {
+    for (size_t i = 0; i < n && idx + i < s->cap; i++) {
+        SimShadowByte *b = &s->b[idx + i];
+        b->w_bar = s->bar, b->w_warp = 0, b->w_pc = NULL, b->w_tid = SIM_SHADOW_ASYNC, b->w_fence = s->fence;
+    }
+}
+
+int sim_shadow_async_read(const SimShadow *s, size_t idx, size_t n, SimShadowHit *hit) {
+    for (size_t i = 0; i < n && idx + i < s->cap; i++) {
+        const SimShadowByte *b = &s->b[idx + i];
+        hit->offset = idx + i;
+        if (b->w_bar < s->block_start) return SIM_SHADOW_UNINIT;
+        if (b->w_tid < SIM_SHADOW_ASYNC && b->w_fence == s->fence) {
+            hit->tid = b->w_tid, hit->pc = b->w_pc;
+            return SIM_SHADOW_UNFENCED;
         }
     }
     return SIM_SHADOW_OK;

@@ -249,6 +249,8 @@ srt_status rt_driver_cuda(RtDriver *d, char *err, size_t errlen) {
     LOAD(cu, memcpyHtoD, cuMemcpyHtoD);
     LOAD(cu, memcpyDtoH, cuMemcpyDtoH);
     LOAD(cu, memsetD8, cuMemsetD8);
+    /* optional: drivers before CUDA 12 have no TMA (the field stays NULL; Hopper kernels need it) */
+    *(void **)&d->tensorMapEncodeTiled = dlsym(cu, "cuTensorMapEncodeTiled");
     LOAD(cu, launchKernel, cuLaunchKernel);
     LOAD(cu, streamCreate, cuStreamCreate);
     LOAD(cu, streamDestroy, cuStreamDestroy);

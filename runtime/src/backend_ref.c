@@ -321,6 +321,71 @@ static srt_status derive(srt_model *m) {
     return st;
 }
 
+/* The plan weight an IR weight value is bound to (bind_weights' matching); -1 when none. */
+static int plan_index_of(const RtPlan *p, const Value *v) {
+    const char *name = v->weight_name ? v->weight_name : v->name;
+    if (name && name[0] == '@') name++;
+    return rt_plan_weight_index(p, name, v->rank, v->dims);
+}
+
+srt_status rt_ref_grad(srt_model *m, const int32_t *tokens, int n, double scale, double *loss, double **grads) {
+    RtRefModel *r = m->ref;
+    const Graph *g = r->g;
+    double **wgrad = rt_alloc(m->ctx, sizeof *wgrad * ((size_t)g->nvalues + 1));
+    int32_t *targets = rt_alloc(m->ctx, sizeof *targets * ((size_t)n + 1));
+    if (!wgrad || !targets) {
+        rt_free(m->ctx, wgrad);
+        rt_free(m->ctx, targets);
+        return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->nvalues; i++) {
+        int w = g->values[i]->cls == VC_WEIGHT ? plan_index_of(&m->plan, g->values[i]) : -1;
+        wgrad[i] = w >= 0 ? grads[w] : NULL; /* a tied weight's IR values share their plan entry's array */
+    }
+    for (int t = 0; t < n; t++) targets[t] = t + 1 < n ? tokens[t + 1] : -1; /* next-token predictions */
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    srt_status st = SRT_OK;
+    if (!mf) st = rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    else {
+        r->diag.out = mf;
+        int errors = r->diag.errors;
+        double seq_loss = 0;
+        bool ok = interp_grad(g, &r->diag, (const float *const *)r->by_value, tokens, n, targets, scale, &seq_loss, wgrad);
+        if (ok) *loss += seq_loss;
+        r->diag.out = NULL;
+        r->diag.errors = errors; /* the model stays usable after a refused backward */
+        fclose(mf);
+        if (!ok) st = rt_error(m->ctx, SRT_ERR_UNSUPPORTED, "reference backward: %s", msg && *msg ? msg : "failed");
+    }
+    free(msg);
+    rt_free(m->ctx, wgrad);
+    rt_free(m->ctx, targets);
+    return st;
+}
+
+srt_status rt_ref_grad_check(srt_model *m) {
+    RtRefModel *r = m->ref;
+    char *msg = NULL;
+    size_t msglen = 0;
+    FILE *mf = open_memstream(&msg, &msglen);
+    if (!mf) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (open_memstream)");
+    r->diag.out = mf;
+    int errors = r->diag.errors;
+    bool ok = interp_grad_supported(r->g, &r->diag);
+    r->diag.out = NULL;
+    r->diag.errors = errors;
+    fclose(mf);
+    srt_status st = ok ? SRT_OK : rt_error(m->ctx, SRT_ERR_UNSUPPORTED, "reference backward: %s", msg && *msg ? msg : "failed");
+    free(msg);
+    return st;
+}
+
+float *rt_ref_weight_values(srt_model *m, int w) {
+    return m->ref && m->ref->plan_vals && w >= 0 && w < m->ref->nplan ? m->ref->plan_vals[w] : NULL;
+}
+
 static srt_status ref_forward_piece(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);
 
 /* A PIA session's call runs in pieces that stop at segment ends (interp_session_room); rows before first_row
@@ -536,7 +601,7 @@ static DType attention_dtype(const srt_attention_desc *d) {
 static bool attention_mma(const srt_attention_desc *d, const AttnSpec *spec) {
     bool gather = attn_kind_row(spec->kind)->keys == ATTN_KEYS_GATHERED;
     return attention_dtype(d) != DT_F32 && d->head_dim % 8 == 0 && attn_mma_kind(spec) &&
-           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather) <= SHORTC_SMEM_OPTIN_LIMIT;
+           attn_mma_smem(d->head_dim, attn_mma_kt(d->head_dim), gather, 2) <= SHORTC_SMEM_OPTIN_LIMIT;
 }
 
 srt_status rt_attention_check(srt_context *ctx, const srt_attention_desc *d) {

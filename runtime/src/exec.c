@@ -383,8 +383,8 @@ static size_t lt_workspace_size(const srt_model *m) {
     return (size_t)(m->arch >= 90 ? 32 : 4) << 20;
 }
 
-/* The session's cuBLASLt plans (RT_LT_WAYS per step; built at a step's first calls) and workspace, when the plan has a
- * GEMM with an epilogue. Made here, not at the first call: no allocation may happen while a graph is captured. */
+/* The session's cuBLASLt plans (RT_LT_WAYS per step; built at a step's first calls) and workspace (its lender's, if
+ * any: one per batch session), when the plan has a GEMM with an epilogue. Made here, not at the first call: no allocation may happen while a graph is captured. */
 static srt_status lt_session_create(srt_session *s) {
     srt_model *m = s->m;
     const RtPlan *p = &m->plan;
@@ -395,6 +395,11 @@ static srt_status lt_session_create(srt_session *s) {
     s->lt_plans = rt_alloc(m->ctx, sizeof *s->lt_plans * nplans);
     if (!s->lt_plans) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
     memset(s->lt_plans, 0, sizeof *s->lt_plans * nplans);
+    if (s->lane0) { /* a batch session's later sequence: the first sequence's workspace */
+        s->lt_workspace = s->lane0->lt_workspace;
+        s->lt_workspace_bytes = s->lane0->lt_workspace_bytes;
+        return SRT_OK;
+    }
     size_t ws = lt_workspace_size(m);
     if (ws == 0) return SRT_OK;
     CUresult r = m->drv.memAlloc(&s->lt_workspace, ws);
@@ -412,7 +417,7 @@ static void lt_session_destroy(srt_session *s) {
     for (int i = 0; s->lt_plans && i < m->plan.nsteps * RT_LT_WAYS; i++) rt_lt_plan_release(&m->drv, &s->lt_plans[i]);
     rt_free(m->ctx, s->lt_plans);
     s->lt_plans = NULL;
-    if (s->lt_workspace) m->drv.memFree(s->lt_workspace);
+    if (s->lt_workspace && !s->lane0) m->drv.memFree(s->lt_workspace);
     s->lt_workspace = 0;
 }
 
@@ -431,17 +436,29 @@ static srt_status rt_exec_session_create(srt_session *s) {
     /* A whole number of 256-byte blocks: vector accesses need aligned value starts, and the
      * checked simulator places an allocation flush against its guard page (its size sets the alignment). */
     size_t arena_alloc = (p->arena_bytes + 255) & ~(size_t)255;
-    if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
+    if (s->lane0) /* a batch session's later sequence: the activations are scratch, and its sequences run one
+                     after another, each forward ending in a synchronisation: the first sequence's arena */
+        s->arena = s->lane0->arena;
+    else if ((r = d->memAlloc(&s->arena, arena_alloc)) != CUDA_SUCCESS) {
         s->arena = 0;
         return cu_fail(m, r, "allocating the %zu-byte activation arena", p->arena_bytes);
     }
-    if ((r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS) return cu_fail(m, r, "clearing the activation arena");
+    if (!s->lane0 && (r = d->memsetD8(s->arena, 0, arena_alloc)) != CUDA_SUCCESS)
+        return cu_fail(m, r, "clearing the activation arena");
+    /* a batch session on a plan with batched decode steps: each state of every sequence in one block, sequence
+     * after sequence (a batched step's kernels find sequence b's at b x its bytes) */
+    s->state_shared = p->decode_batch > 0 && s->lane_count > 1;
+    size_t copies = s->state_shared ? (size_t)s->lane_count : 1;
     for (int i = 0; i < p->nstate; i++) {
-        if ((r = d->memAlloc(&s->state[i], p->state[i].bytes)) != CUDA_SUCCESS) {
-            s->state[i] = 0;
-            return cu_fail(m, r, "allocating state '%s' (%zu bytes)", p->state[i].name, p->state[i].bytes);
+        if (s->state_shared && s->lane0) {
+            s->state[i] = s->lane0->state[i] + (CUdeviceptr)((size_t)s->lane_index * p->state[i].bytes);
+            continue;
         }
-        if ((r = d->memsetD8(s->state[i], 0, p->state[i].bytes)) != CUDA_SUCCESS)
+        if ((r = d->memAlloc(&s->state[i], copies * p->state[i].bytes)) != CUDA_SUCCESS) {
+            s->state[i] = 0;
+            return cu_fail(m, r, "allocating state '%s' (%zu bytes)", p->state[i].name, copies * p->state[i].bytes);
+        }
+        if ((r = d->memsetD8(s->state[i], 0, copies * p->state[i].bytes)) != CUDA_SUCCESS)
             return cu_fail(m, r, "clearing state '%s'", p->state[i].name);
     }
     if ((r = d->streamCreate(&s->stream, CU_STREAM_DEFAULT)) != CUDA_SUCCESS) return cu_fail(m, r, "cuStreamCreate");
@@ -482,12 +499,12 @@ static void rt_exec_session_destroy(srt_session *s) {
     for (int g = 0; s->graphs && g < m->plan.nprograms; g++)
         if (s->graphs[g].exec) d->graphExecDestroy(s->graphs[g].exec);
     rt_free(m->ctx, s->graphs);
-    if (s->state) {
+    if (s->state && !(s->state_shared && s->lane0)) { /* a later sequence's states lie in the first's blocks */
         for (int i = 0; i < m->plan.nstate; i++) {
             if (s->state[i]) d->memFree(s->state[i]);
         }
     }
-    if (s->arena) d->memFree(s->arena);
+    if (s->arena && !s->lane0) d->memFree(s->arena); /* a later sequence's is the first's */
     rt_free(m->ctx, s->state);
     rt_free(m->ctx, s->params);
     rt_free(m->ctx, s->vals);
@@ -506,8 +523,9 @@ static bool plan_keeps_state(const RtPlan *p) {
     return false;
 }
 
-/* The run-time scalars of a call of T tokens at position P (a KV cache's fill is its position). */
-static SymEnv call_env(int T, int P) { return (SymEnv){.T = T, .P = P, .fill = P, .B = 1}; }
+/* The run-time scalars of a call of T tokens at position P (a KV cache's fill is its position); B, the sequences
+ * of a batched decode step, is 0: the rows are one sequence's. */
+static SymEnv call_env(int T, int P) { return (SymEnv){.T = T, .P = P, .fill = P, .B = 0}; }
 
 
 static CUdeviceptr ref_addr(const srt_session *s, RtRef r) {
@@ -1172,6 +1190,61 @@ static srt_status device_install_weights(srt_model *m, float **vals) {
     return st;
 }
 
+/*
+ * A batched decode step (docs/runtime.md, "Batch"): the decode program runs once with T = n rows, row r the next
+ * token of sequence seqs[r], on the first sequence's session (its arena, stream and graphs; every sequence's
+ * state lies in its blocks). The tokens and the sequence table (positions, then sequence indices) go in, in two
+ * copies; P is the furthest position (the decode attention's grid covers it); the n logits rows come back in one
+ * copy, or with samplers the plan's sample program draws each sequence's token from its row (a launch, the
+ * parameters in and the token out per row; a plan without the program draws on the host).
+ */
+static srt_status device_decode_batch(srt_session *first, srt_session *const *lanes, const int *seqs, int n,
+                                      const int32_t *tokens, float *const *logits, srt_sampler *const *samplers,
+                                      int32_t *drawn) {
+    srt_model *m = first->m;
+    const RtPlan *p = &m->plan;
+    RtDriver *d = &m->drv;
+    if (n < 1 || n > p->decode_batch || !first->state_shared)
+        return rt_error(m->ctx, SRT_ERR_INVALID, "a batched decode step of %d sequences (the plan runs 1 to %d, in a "
+                        "batch session)", n, p->decode_batch);
+    size_t row = (size_t)p->vocab;
+    int32_t *tab = rt_alloc(m->ctx, sizeof *tab * 2 * (size_t)n);
+    float *rows = rt_alloc(m->ctx, sizeof *rows * row * (size_t)n);
+    if (!tab || !rows) {
+        rt_free(m->ctx, tab);
+        rt_free(m->ctx, rows);
+        return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory (a batched decode step)");
+    }
+    int P = 0;
+    for (int r = 0; r < n; r++) {
+        tab[r] = lanes[r]->nhistory;
+        tab[n + r] = seqs[r];
+        if (tab[r] > P) P = tab[r];
+    }
+    srt_status st = SRT_OK;
+    CUresult cr = d->ctxSetCurrent(m->cuctx);
+    if (cr == CUDA_SUCCESS) cr = copy_to_device(first, ref_addr(first, p->tokens), tokens, sizeof *tokens * (size_t)n);
+    if (cr == CUDA_SUCCESS) cr = copy_to_device(first, ref_addr(first, p->seq_table), tab, sizeof *tab * 2 * (size_t)n);
+    if (cr != CUDA_SUCCESS) st = cu_fail(m, cr, "copying a batched decode step's %d tokens and sequence table", n);
+    cublasStatus_t bs = st == SRT_OK ? d->blasSetStream(m->blas, first->stream) : CUBLAS_STATUS_SUCCESS;
+    if (bs != CUBLAS_STATUS_SUCCESS) st = blas_fail(m, bs, "cublasSetStream");
+    SymEnv env = {.T = n, .P = P, .fill = P, .B = n};
+    if (st == SRT_OK) st = run_program(first, &p->programs[p->decode_program], &env);
+    bool device_draws = samplers && p->sample_program >= 0;
+    for (int r = 0; st == SRT_OK && device_draws && r < n; r++) /* the sample program over row r: T = r + 1 */
+        st = run_sample(first, r + 1, samplers[r], &drawn[r]);
+    if (st == SRT_OK && !device_draws)
+        st = copy_to_host(first, rows, ref_addr(first, p->logits), sizeof *rows * row * (size_t)n, "the logits");
+    for (int r = 0; st == SRT_OK && !device_draws && r < n; r++) {
+        if (samplers) st = srt_sampler_next(samplers[r], rows + row * (size_t)r, &drawn[r]); /* a plan without one */
+        else memcpy(logits[r], rows + row * (size_t)r, sizeof *rows * row);
+    }
+    for (int r = 0; st == SRT_OK && r < n; r++) lanes[r]->nhistory++;
+    rt_free(m->ctx, tab);
+    rt_free(m->ctx, rows);
+    return st;
+}
+
 static size_t device_session_state_bytes(const srt_session *s) { return s->m->plan.state_bytes; }
 
 static int device_session_position(const srt_session *s) { return s->m->plan.recurrent ? 0 : s->nhistory; }
@@ -1194,6 +1267,7 @@ const RtBackend rt_backend_device = {
     .forward = device_forward,
     .forward_nll = device_forward_nll,
     .forward_sample = device_forward_sample,
+    .decode_batch = device_decode_batch,
     .session_state_bytes = device_session_state_bytes,
     .session_position = device_session_position,
     .model_state_bytes = device_state_bytes,

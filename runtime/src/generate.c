@@ -4,7 +4,7 @@
  * chunk (at most a segment) or its last drawn token; the call that feeds a prompt's last chunk, and every
  * later one, draws with the sequence's sampler, earlier chunks draw greedily with a private sampler (which
  * takes nothing from any stream) and drop the token. A sequence stops after max_new tokens or at eos (not
- * kept).
+ * kept); with max_new 0 its prompt is fed and nothing is drawn.
  */
 #include "rt_internal.h"
 
@@ -41,7 +41,7 @@ static srt_status gen_step(srt_session *s, srt_gen_seq *q, int B, int L, srt_sam
         if (g->fed < q[b].nprompt) {
             w->n[b] = q[b].nprompt - g->fed < L ? q[b].nprompt - g->fed : L;
             w->tok[b] = q[b].prompt + g->fed;
-            w->smp[b] = g->fed + w->n[b] == q[b].nprompt ? q[b].sampler : skip;
+            w->smp[b] = g->fed + w->n[b] == q[b].nprompt && max_new > 0 ? q[b].sampler : skip;
         } else {
             w->n[b] = 1;
             w->tok[b] = &q[b].out[q[b].ngen - 1];
@@ -54,6 +54,7 @@ static srt_status gen_step(srt_session *s, srt_gen_seq *q, int B, int L, srt_sam
         GenState *g = &w->st[b];
         if (!w->n[b]) continue;
         if (g->fed < q[b].nprompt) g->fed += w->n[b];
+        if (max_new == 0 && g->fed == q[b].nprompt) g->done = true;
         if (w->smp[b] == skip) continue;
         if (w->drawn[b] == eos) g->done = true, q[b].eos = 1;
         else q[b].out[q[b].ngen++] = w->drawn[b];
@@ -92,7 +93,7 @@ srt_status srt_generate(srt_session *s, srt_gen_seq *seqs, int nseqs, int max_ne
     else st = srt_sampler_create(ctx, &greedy, mi.vocab, &skip);
     for (int b = 0; b < nseqs; b++) {
         seqs[b].ngen = seqs[b].eos = 0;
-        if (w.st) w.st[b].done = max_new == 0;
+        if (w.st) w.st[b].done = false;
     }
     srt_gen_step info = {.step = -1, .total = (int64_t)max_new * nseqs};
     for (bool busy = true; st == SRT_OK && busy;) {

@@ -907,6 +907,32 @@ static srt_status parse_on_request_programs(P *p, const cJSON *root) {
     return parse_on_request(p, root, "sample", 1, sample_keys, sample_refs, &params, &pl->sample_program);
 }
 
+/* "batch" (optional): batched decode steps of up to "max" sequences (the B scalar's maximum, at most a segment),
+ * their table at "sequences" in the arena; only with a "decode" program. */
+static srt_status parse_batch(P *p, const cJSON *root) {
+    RtPlan *pl = p->plan;
+    const cJSON *obj = cJSON_GetObjectItemCaseSensitive(root, "batch");
+    if (!obj) return SRT_OK; /* every decode step runs one sequence */
+    pl->decode_program = -1;
+    for (int i = 0; i < pl->nprograms; i++)
+        if (strcmp(pl->programs[i].name, "decode") == 0) pl->decode_program = i;
+    if (pl->decode_program < 0) return perr(p, "batch", "batched decode steps need a program named \"decode\"");
+    TRY(get_object(p, root, "batch", &obj));
+    char saved[256];
+    enter(p, saved, "batch", -1);
+    TRY(get_i32(p, obj, "max", 1, pl->segment, true, 0, &pl->decode_batch));
+    if (pl->scalar_min[3] != 0 || pl->scalar_max[3] != pl->decode_batch)
+        return perr(p, "max", "%d sequences, but the scalar B ranges over %lld to %lld (expected 0 to %d)", pl->decode_batch,
+                    (long long)pl->scalar_min[3], (long long)pl->scalar_max[3], pl->decode_batch);
+    TRY(get_ref(p, obj, "sequences", &pl->seq_table));
+    if (pl->seq_table.kind != RT_REF_ARENA ||
+        (size_t)pl->seq_table.offset + 8u * (size_t)pl->decode_batch > pl->arena_bytes)
+        return perr(p, "sequences", "%d positions and sequence indices must lie in the %zu-byte arena", pl->decode_batch,
+                    pl->arena_bytes);
+    leave(p, saved);
+    return SRT_OK;
+}
+
 static srt_status parse_root(P *p, const cJSON *root) {
     RtPlan *pl = p->plan;
     if (!cJSON_IsObject(root)) return perr(p, "", "expected a JSON object, got %s", plan_json_kind(root));
@@ -989,7 +1015,8 @@ static srt_status parse_root(P *p, const cJSON *root) {
     if ((size_t)pl->logits.offset + 4u * (size_t)pl->segment * (size_t)pl->vocab > pl->arena_bytes)
         return perr(p, "logits", "%d x %d logits at offset %lld overrun the %zu-byte arena", pl->segment, pl->vocab,
                     (long long)pl->logits.offset, pl->arena_bytes);
-    return parse_programs(p, root);
+    TRY(parse_programs(p, root));
+    return parse_batch(p, root);
 }
 
 srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, size_t len, RtPlan *plan) {

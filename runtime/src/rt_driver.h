@@ -98,6 +98,9 @@ typedef struct RtDriver {
     __typeof__(&cuEventElapsedTime) eventElapsedTime;
     __typeof__(&cuEventDestroy) eventDestroy;
     __typeof__(&cuGetErrorString) getErrorString;
+    /* TMA tensor maps for Hopper kernels (docs/attention/hopper.md); the simulator encodes its own subset;
+       NULL on a driver older than CUDA 12 */
+    __typeof__(&cuTensorMapEncodeTiled) tensorMapEncodeTiled;
     /* CUDA graphs: a program's steps captured on a session's stream once and replayed (exec.c) */
     __typeof__(&cuStreamBeginCapture) streamBeginCapture;
     __typeof__(&cuStreamEndCapture) streamEndCapture;

@@ -426,12 +426,17 @@ const char *srt_model_plan_json(const srt_model *m) { return m && m->plan_json ?
 /* Most sequences one session holds. */
 #define RT_MAX_BATCH 256
 
-/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated. */
-static srt_status lane_create(srt_model *m, srt_session **out) {
+/* A backend session of m (one sequence): s filled by the backend, or an error with nothing left allocated.
+ * Sequence b of a batch session of count (b = 0, count = 1: a single-sequence session); lane0: the batch
+ * session's first sequence (NULL for it), whose workspace and state blocks this one shares. */
+static srt_status lane_create(srt_model *m, const srt_session *lane0, int b, int count, srt_session **out) {
     srt_session *s = rt_alloc(m->ctx, sizeof *s);
     if (!s) return nomem(m->ctx);
     s->m = m;
     s->batch = 1;
+    s->lane0 = lane0;
+    s->lane_index = b;
+    s->lane_count = count;
     srt_status st = m->ops->session_create(s);
     if (st != SRT_OK) {
         m->ops->session_destroy(s);
@@ -460,7 +465,7 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
     srt_session *s = NULL;
     srt_status st;
     if (batch == 1) {
-        if ((st = lane_create(m, &s)) != SRT_OK) return st;
+        if ((st = lane_create(m, NULL, 0, 1, &s)) != SRT_OK) return st;
     } else {
         if (!(s = rt_alloc(m->ctx, sizeof *s)) || !(s->lanes = rt_alloc(m->ctx, sizeof *s->lanes * (size_t)batch))) {
             rt_free(m->ctx, s);
@@ -469,7 +474,7 @@ srt_status srt_session_create(srt_model *m, int batch, srt_session **out) {
         s->m = m;
         s->batch = batch;
         for (int b = 0; b < batch; b++) {
-            if ((st = lane_create(m, &s->lanes[b])) != SRT_OK) {
+            if ((st = lane_create(m, b ? s->lanes[0] : NULL, b, batch, &s->lanes[b])) != SRT_OK) {
                 while (b-- > 0) lane_destroy(s->lanes[b]);
                 rt_free(m->ctx, s->lanes);
                 rt_free(m->ctx, s);
@@ -496,7 +501,7 @@ void srt_session_destroy(srt_session *s) {
         lane_destroy(s);
         return;
     }
-    for (int b = 0; b < s->batch; b++) lane_destroy(s->lanes[b]);
+    for (int b = s->batch - 1; b >= 0; b--) lane_destroy(s->lanes[b]); /* the lender last */
     rt_free(m->ctx, s->lanes);
     rt_free(m->ctx, s);
 }
@@ -642,6 +647,33 @@ typedef struct BatchOut {
     int32_t *drawn;                /* with samplers: per sequence, the token drawn */
 } BatchOut;
 
+/* The sequences of a batch call that continue with one token, as batched decode steps of at most the plan's
+ * batch each (rows in sequence order). */
+static srt_status decode_rows(srt_session *s, const int32_t *const *tokens, const int *ntokens, const BatchOut *o) {
+    srt_model *m = s->m;
+    int cap = m->plan.decode_batch, n = 0;
+    int seqs[RT_MAX_BATCH];
+    srt_session *lanes[RT_MAX_BATCH];
+    int32_t toks[RT_MAX_BATCH], drawn[RT_MAX_BATCH];
+    float *logits[RT_MAX_BATCH];
+    srt_sampler *smp[RT_MAX_BATCH];
+    srt_status st = SRT_OK;
+    for (int b = 0; b <= s->batch && st == SRT_OK; b++) {
+        if (n > 0 && (b == s->batch || n == cap)) { /* a step of the rows gathered so far */
+            st = m->ops->decode_batch(s->lanes[0], lanes, seqs, n, toks, o->samplers ? NULL : logits,
+                                      o->samplers ? smp : NULL, drawn);
+            for (int r = 0; st == SRT_OK && o->samplers && r < n; r++) o->drawn[seqs[r]] = drawn[r];
+            n = 0;
+        }
+        if (b == s->batch || ntokens[b] != 1) continue;
+        seqs[n] = b, lanes[n] = s->lanes[b], toks[n] = tokens[b][0];
+        logits[n] = o->logits ? o->logits[b] : NULL;
+        smp[n] = o->samplers ? o->samplers[b] : NULL;
+        n++;
+    }
+    return st;
+}
+
 /* srt_forward_batch and srt_forward_batch_sample (fn): every sequence is checked before any runs. */
 static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, const BatchOut *o,
                                 const char *fn) {
@@ -669,12 +701,14 @@ static srt_status forward_batch(srt_session *s, const int32_t *const *tokens, co
         any = 1;
     }
     if (st == SRT_OK && !any) st = rt_error(ctx, SRT_ERR_INVALID, "%s: every sequence has 0 tokens", fn);
+    bool batched = st == SRT_OK && m->ops->decode_batch && s->lanes && m->plan.decode_batch > 0 &&
+                   m->plan.slide_program < 0; /* a sliding cache's segment ends are per sequence */
     for (int b = 0; b < s->batch && st == SRT_OK; b++) {
-        if (ntokens[b] == 0) continue;
+        if (ntokens[b] == 0 || (batched && ntokens[b] == 1)) continue; /* decode rows: below, in batched steps */
         st = o->samplers ? m->ops->forward_sample(lane(s, b), tokens[b], ntokens[b], o->samplers[b], &o->drawn[b])
                          : m->ops->forward(lane(s, b), tokens[b], ntokens[b], 0, o->logits[b]);
     }
-    return st;
+    return batched && st == SRT_OK ? decode_rows(s, tokens, ntokens, o) : st;
 }
 
 srt_status srt_forward_batch(srt_session *s, const int32_t *const *tokens, const int *ntokens, float *const *logits) {

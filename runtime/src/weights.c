@@ -456,7 +456,10 @@ static srt_status bind_one(srt_context *ctx, const RtPlanWeight *w, const RtSafe
     const RtStTensor *t = rt_st_find(st, w->name);
     if (!t) {
         if (w->optional) return SRT_OK; /* stays zero */
-        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s", w->name, st->path);
+        bool untied = strcmp(w->name, "lm_head.weight") == 0 && rt_st_find(st, "wte.weight");
+        return rt_error(ctx, SRT_ERR_WEIGHTS, "weight '%s' is missing from %s%s", w->name, st->path,
+                        untied ? " (the model's output projection is untied, `embedding untied`; the checkpoint's "
+                                 "looks tied to wte.weight)" : "");
     }
     used[t - st->tensors] = true;
     bool same = t->rank == w->rank;
@@ -684,12 +687,10 @@ static bool name_seen(const RtPlan *plan, int i) {
     return false;
 }
 
-/* The safetensors header of the random weights: each tensor F32 in its file shape, in plan order, padded with
+/* The safetensors header of random or trained weights: each tensor F32 in its file shape, in plan order, padded with
  * spaces to a multiple of 8 bytes. cJSON escapes the names. */
-static char *random_header(srt_context *ctx, const RtPlan *plan, uint64_t seed, size_t *len) {
+static char *f32_header(srt_context *ctx, const RtPlan *plan, const char *note, size_t *len) {
     cJSON *root = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(root, "__metadata__");
-    char note[96];
-    snprintf(note, sizeof note, "shortc random weights, seed %llu", (unsigned long long)seed);
     cJSON_AddStringToObject(meta, "source", note);
     size_t at = 0;
     for (int i = 0; i < plan->nweights; i++) {
@@ -720,7 +721,9 @@ static char *random_header(srt_context *ctx, const RtPlan *plan, uint64_t seed, 
 
 srt_status rt_weights_random_save(srt_context *ctx, const RtPlan *plan, uint64_t seed, const char *path) {
     size_t hlen = 0, most = 1;
-    char *header = random_header(ctx, plan, seed, &hlen);
+    char note[96];
+    snprintf(note, sizeof note, "shortc random weights, seed %llu", (unsigned long long)seed);
+    char *header = f32_header(ctx, plan, note, &hlen);
     for (int i = 0; i < plan->nweights; i++)
         if (plan->weights[i].count > most) most = plan->weights[i].count;
     float *tmp = rt_alloc(ctx, sizeof *tmp * most);
@@ -748,5 +751,39 @@ srt_status rt_weights_random_save(srt_context *ctx, const RtPlan *plan, uint64_t
     }
     rt_free(ctx, header);
     rt_free(ctx, tmp);
+    return st;
+}
+
+void rt_weight_to_file(const RtPlanWeight *w, const float *stored, float *file) {
+    if (!w->transpose) {
+        memcpy(file, stored, sizeof *file * w->count);
+        return;
+    }
+    size_t a = (size_t)w->file_shape[0], b = (size_t)w->file_shape[1];
+    for (size_t i = 0; i < a; i++)
+        for (size_t j = 0; j < b; j++) file[i * b + j] = stored[j * a + i];
+}
+
+void rt_weight_from_file(const RtPlanWeight *w, const float *file, float *stored) { store(w, file, stored); }
+
+srt_status rt_weights_save(srt_context *ctx, const RtPlan *plan, const float *const *file_vals, const char *note,
+                           const char *path) {
+    size_t hlen = 0;
+    char *header = f32_header(ctx, plan, note, &hlen);
+    if (!header) return rt_error(ctx, SRT_ERR_NOMEM, "out of memory");
+    FioOut o;
+    const char *why = NULL;
+    srt_status st = SRT_OK;
+    if (!fio_out_open(&o, path, &why)) st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    else {
+        uint8_t le[8];
+        for (int b = 0; b < 8; b++) le[b] = (uint8_t)((uint64_t)hlen >> (8 * b));
+        fio_out_write(&o, le, 8);
+        fio_out_write(&o, header, hlen);
+        for (int i = 0; i < plan->nweights; i++)
+            if (!name_seen(plan, i)) fio_out_write(&o, file_vals[i], sizeof(float) * plan->weights[i].count); /* little-endian hosts */
+        if (!fio_out_commit(&o, &why)) st = rt_error(ctx, SRT_ERR_IO, "cannot write '%s': %s", path, why);
+    }
+    rt_free(ctx, header);
     return st;
 }

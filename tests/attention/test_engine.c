@@ -27,7 +27,8 @@
  *   mma       the same for the tensor-core path (templates/attn_mma.cuh) of
  *             every kind: fp16 at head width 24 and fp16 queries with bf16
  *             [tokens, heads, dim] keys/values and fp32 output at 40 (both
- *             padded to a multiple of 16 in shared memory), one block
+ *             padded to a multiple of 16 in shared memory), fp32 on TF32
+ *             MMAs at head width 20 (mma_tf32), one block
  *             striding over the query tiles or one block per tile;
  *   mma memory  causal on the tensor-core path with position-infused
  *             attention's table (P > 0: slots of the cache) and with the
@@ -583,6 +584,11 @@ typedef struct MmaVariant {
 static const MmaVariant mma_variants[] = {
     {"mma_f16", "_tc_f16", DT_F16, DT_F16, DT_F16, 24, 32, false, 6e-3},
     {"mma_mix", "_tc_mix", DT_F16, DT_BF16, DT_F32, 40, 16, true, 2e-2},
+    /* fp32 on TF32 MMAs, head width 20 (five 16-byte chunks of 4 floats, padded to 32): Q, K, P and V rounded
+     * to 10 mantissa bits (u = 2^-11 relative each, fp16's mantissa, no rounded output): a score's error is at
+     * most 2u times the sum of |q_d k_d| (< 20 here, scaled by 1/sqrt(20)), P and V add u each; measured
+     * 3.6e-4 over every kind and call, so 2e-3 (about 4u) */
+    {"mma_tf32", "_tc_tf32", DT_F32, DT_F32, DT_F32, 20, 32, false, 2e-3},
 };
 enum { NMMA = sizeof mma_variants / sizeof mma_variants[0] };
 
@@ -630,6 +636,9 @@ typedef struct MmaMem {
     const char *t_xkv;      /* REC_KEY: xkv's element type */
 } MmaMem;
 
+/* The largest |y - ref| of each variant's calls so far (printed by test_mma: the margin of its tolerance). */
+static double mma_worst[sizeof mma_variants / sizeof mma_variants[0]];
+
 /* The tensor-core kernel of kind k, variant v, with queries P..P+T-1 and kv_rows > P+T, against a reference;
  * the plan's grid (engine_grid: one block per query tile the call touches). mem: the kernel's extra input
  * (NULL: none). */
@@ -658,7 +667,7 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
     CUdeviceptr dkv = upload(raw, nkv * dtype_size(mv->kv)), dy = upload(NULL, ny * dtype_size(mv->out));
     CUdeviceptr dmem = mem ? mem->dev : 0;
     void *args[] = {&dq, &dkv, &dy, &T, &P, &kv_rows, &dmem};
-    const EngineShape shape = {.hd = hd, .kt = mv->kt, .mma = true, .pia = mem && mem->pia};
+    const EngineShape shape = {.hd = hd, .kt = mv->kt, .mma = true, .pia = mem && mem->pia, .t_kv = cuda_type(mv->kv)};
     int grid = engine_grid(&shape, &p, T);
     CHECK(engine_launch(&D, fn(m, name), grid, H, 128, engine_smem(&shape, &p), args) == CUDA_SUCCESS);
     CHECK(D.memcpyDtoH(raw, dy, ny * dtype_size(mv->out)) == CUDA_SUCCESS);
@@ -672,6 +681,7 @@ static void test_mma_call(CUmodule m, const char *name, int k, const MmaVariant 
     }
     double worst = reference_worst(&p, qkv, kv, y, P, T, kv_rows, hd, mem ? mem->pos : NULL, mem ? mem->xkv : NULL);
     if (!(worst <= mv->tol)) printf("%s P=%d T=%d grid %d: max |y - ref| = %g\n", name, P, T, grid, worst);
+    if (worst > mma_worst[mv - mma_variants]) mma_worst[mv - mma_variants] = worst;
     CHECK(worst <= mv->tol);
     D.memFree(dq);
     D.memFree(dkv);
@@ -702,6 +712,8 @@ static void test_mma(Arena *a, Diag *d, int only) {
                 int P = calls[c][0], T = calls[c][1];
                 test_mma_call(m, names[v * NKINDS + k], k, &mma_variants[v], P, T, NULL);
             }
+    for (int v = 0; m && v < NMMA; v++)
+        if (only < 0 || v == only) printf("  %s: max |y - ref| %.3g (tolerance %.3g)\n", mma_variants[v].part, mma_worst[v], mma_variants[v].tol);
     if (m) D.moduleUnload(m);
 }
 
@@ -821,7 +833,7 @@ int main(int argc, char **argv) {
     bool known = !named || variant >= 0;
     for (int p = 0; p < NPARTS; p++) known = known || !strcmp(named, parts[p]);
     if (argc > 2 || !known) {
-        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma|mma_f16|mma_mix|mma_memory]   (no argument: all)\n");
+        fprintf(stderr, "usage: attn_unit [patterns|renderings|engine|mma|mma_f16|mma_mix|mma_tf32|mma_memory]   (no argument: all)\n");
         return 2;
     }
     if (part_on(named, 0)) { /* patterns, lists, residue and tables: no simulator */

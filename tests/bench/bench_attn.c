@@ -256,13 +256,13 @@ static bool write_smem(const char *path, int heads, const int *hds, int ntok) {
             break;
         }
         ok = fprintf(f, "shortc_attn_%s_h%d_hd%d_bf16_tc %d\n", kinds[k % NKINDS].name, heads, hd,
-                     attn_mma_smem(hd, attn_mma_kt(hd), attn_pattern_gathered(&p))) > 0;
+                     attn_mma_smem(hd, attn_mma_kt(hd), attn_pattern_gathered(&p), 2)) > 0;
         attn_pattern_free(&p);
     }
     for (int k = 0; ok && k < 4; k++) { /* causal with the memory family's key sources (write_cu) */
         int hd = hds[k / 2];
         ok = fprintf(f, "shortc_attn_causal_%s_h%d_hd%d_bf16_tc %d\n", k % 2 ? "rec" : "pia", heads, hd,
-                     attn_mma_smem(hd, attn_mma_kt(hd), false) + (k % 2 ? 0 : attn_mma_pia_smem(hd, attn_mma_kt(hd)))) > 0;
+                     attn_mma_smem(hd, attn_mma_kt(hd), false, 2) + (k % 2 ? 0 : attn_mma_pia_smem(hd, attn_mma_kt(hd), 2))) > 0;
     }
     if (f && fclose(f) != 0) ok = false;
     if (!ok) fprintf(stderr, "bench_attn: could not write %s\n", name);

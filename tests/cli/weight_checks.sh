@@ -2,7 +2,7 @@
 # weight_checks.sh SHORTC MODELS_DIR — loading checks the checkpoint against the model (docs/runtime.md,
 # "Weight checks"): each mismatch produces its own error through run, eval and generate.
 #   - a 4-layer checkpoint on a 2-layer model: every unused tensor listed, "4 layers, the model 2";
-#   - an untied lm_head on a tied model: listed, with the tying hint;
+#   - an untied lm_head on a tied model: listed, with the tying hint; a tied checkpoint on an untied model;
 #   - --allow-unused loads both, and the logits equal those of the matching weights;
 #   - an 8-head config.json beside a 4-head model's weights: the heads difference (same tensor shapes);
 #     several differences at once; a config.json that is not an object; a matching config.json loads;
@@ -41,6 +41,9 @@ for cmd in run eval generate; do
 done
 expect 3 "shortc: error: $tmp/untied.safetensors holds 1 tensor that model 'gpt2_tiny' does not use: 'lm_head.weight' [256, 64]; lm_head.weight is an untied output projection, the model ties its output to the embedding (\`embedding untied\` reads lm_head.weight) $way" \
     run "$base" --backend ref --weights "$tmp/untied.safetensors" --quiet
+
+expect 3 "shortc: error: weight 'lm_head.weight' is missing from $tmp/same.safetensors (the model's output projection is untied, \`embedding untied\`; the checkpoint's looks tied to wte.weight)" \
+    run "$tmp/untied.arch" --backend ref --weights "$tmp/same.safetensors" --quiet
 
 # --allow-unused: the extra tensors ignored, the rest as the matching weights (h.0, h.1, wte, wpe, ln_f are
 # drawn per name by the seeded generator, so four's equal same's)

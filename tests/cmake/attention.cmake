@@ -9,7 +9,7 @@
 #   attn_mask_cli_*       `shortc mask` errors and the ASCII drawing
 #   attn_unit_PART        the pattern module and the hooks (tests/attention/test_engine.c), one entry per part
 #                         so that they run in parallel: patterns (no simulator), renderings, engine, and the
-#                         tensor-core path's two variants mma_f16, mma_mix (`attn_unit mma` runs both), and
+#                         tensor-core path's variants mma_f16, mma_mix, mma_tf32 (`attn_unit mma` runs all), and
 #                         mma_memory (PIA and the recurrence's extra key on the tensor-core path)
 #   attn_tiles_T          key tiles loaded / needed per kind (bench_attn at T 40, 129: one entry per T, in parallel)
 #   attn_lists_too_large, attn_banded_long_segment  long segments
@@ -93,7 +93,7 @@ target_link_libraries(attn_unit PRIVATE shortc_core shortrt m)
 target_include_directories(attn_unit PRIVATE ${CMAKE_SOURCE_DIR}/compiler ${CMAKE_SOURCE_DIR}/runtime/src)
 target_include_directories(attn_unit SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(attn_unit PRIVATE SHORTC_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
-foreach(part patterns renderings engine mma_f16 mma_mix mma_memory)
+foreach(part patterns renderings engine mma_f16 mma_mix mma_tf32 mma_memory)
   add_test(NAME attn_unit_${part} COMMAND attn_unit ${part})
   set_tests_properties(attn_unit_${part} PROPERTIES LABELS "attention;sim"
                        ENVIRONMENT "SHORTC_CACHE=${CMAKE_BINARY_DIR}/test_cache" TIMEOUT 600)

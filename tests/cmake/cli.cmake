@@ -82,11 +82,12 @@ set_tests_properties(cli_habits PROPERTIES LABELS cli TIMEOUT 300)
 add_test(NAME cli_model_path COMMAND sh ${TESTS_DIR}/cli/model_path.sh ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models)
 set_tests_properties(cli_model_path PROPERTIES LABELS cli TIMEOUT 120)
 
-#   doc_commands_readme, doc_commands_usage  every ```sh block of README.md (docs/usage.md) runs and exits 0
+#   doc_commands_readme, doc_commands_usage, doc_commands_training  every ```sh block of README.md (docs/usage.md,
+#                 docs/training.md) runs and exits 0
 #                 (blocks marked `<!-- doc-test: skip (WHY) -->` are counted, not run: builds, installs,
 #                 downloads) (tests/cli/doc_commands.sh); one entry per document, so that they run side by side
 # name|document|the fewest blocks that must run (the runnable blocks it has now)
-foreach(doc "readme|README.md|2" "usage|docs/usage.md|11")
+foreach(doc "readme|README.md|2" "usage|docs/usage.md|11" "training|docs/training.md|3")
   string(REPLACE "|" ";" parts "${doc}")
   list(GET parts 0 name)
   list(GET parts 1 file)

@@ -23,6 +23,7 @@ shortc_golden(gpt2_tiny_half   ${M}/gpt2_tiny_half.arch   37 2e-2 2e-2)
 shortc_golden(llama_tiny       ${M}/llama_tiny.arch       41 1e-4 1e-4)
 shortc_golden(neox_tiny        ${M}/neox_tiny.arch        41 1e-4 1e-4)
 shortc_golden(geglu_tiny_half  ${M}/geglu_tiny_half.arch  41 2e-2 2e-2)
+shortc_golden(llama_tiny_half  ${M}/llama_tiny_half.arch  41 2e-2 2e-2)
 shortc_golden(gpt2_small       ${M}/gpt2_small.arch        5 5e-2 5e-2)  # bf16, 12 layers (below)
 # gpt2_small again with fp32 storage (every bf16 layout line rewritten to fp32 by
 # tests/suite/golden_fp32.sh, the rest of the model as it is) at the fp32 tolerance

@@ -7,6 +7,18 @@
 add_test(NAME tokenizer_bpe COMMAND sh ${TESTS_DIR}/tokenizer/tokenize.sh ${SHORTC_BIN} ${TESTS_DIR} ${PY3})
 set_tests_properties(tokenizer_bpe PROPERTIES LABELS "cli;tokenizer" TIMEOUT 300)
 
+#   tokenizer_hf   ids and decoded text equal HF tokenizers' (0.15.2, /opt/shortc-hf from .ci/setup) on
+#                  vocabularies it trains in the test: ByteLevel with and without prefix space and regex,
+#                  Metaspace with byte fallback, with prepend_scheme first and after NFC, Sequences of
+#                  pre-tokenizers and decoders, merges out of learning order, Llama's normalizers and
+#                  decoders, added and special tokens (and --special-as-text), texts of every Unicode
+#                  general category (tests/tokenizer/hf_compare.py; skipped, 77, without tokenizers)
+if(PY3)
+  add_test(NAME tokenizer_hf COMMAND ${PY3} ${TESTS_DIR}/tokenizer/hf_compare.py ${SHORTC_BIN})
+  set_tests_properties(tokenizer_hf PROPERTIES LABELS "cli;tokenizer" TIMEOUT 300 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "PYTHONPATH=/opt/shortc-hf")
+endif()
+
 #   modes_ref, modes_sim  the inference modes of the runtime (runtime/src/modes.c): every row of each
 #                  mode equals its window computed by hand from the issue's formulas, the losses equal
 #                  -log softmax of the rows, sliding stride L and windows overlap 0 equal nonoverlapping,

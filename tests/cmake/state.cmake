@@ -28,3 +28,10 @@ add_test(NAME state_plan_v1_run
                  --grep "plan_v1\\.cu: plan: version: plan version 1 \\(from an older shortc, before state and programs\\) is not supported"
                  -- ${SHORTC_BIN} run ${TESTS_DIR}/gate/plan_v1.cu --backend sim --random-weights 1 --tokens ${TESTS_DIR}/golden/gpt2_tiny.tokens)
 set_tests_properties(state_plan_v1_check state_plan_v1_run PROPERTIES LABELS "state")
+
+# A batch session equals each of its sequences alone, bitwise, on ref and sim for every bundled tiny model:
+# prompts of mixed lengths (one joining a call late), decode steps, and seeded draws fed back
+# (tests/sim/test_batch.c; issue 21).
+shortc_sim_program(batch_exact ${TESTS_DIR}/sim/test_batch.c)
+add_test(NAME batch_exact COMMAND batch_exact)
+set_tests_properties(batch_exact PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)

@@ -21,6 +21,9 @@ shortc_steps(odd_rms_sin    ${TESTS_DIR}/suite/odd_rms_sin.arch    43)
 shortc_steps(odd_half       ${TESTS_DIR}/suite/odd_half.arch       29)
 shortc_steps(mixed_tiny     ${CMAKE_SOURCE_DIR}/models/mixed_tiny.arch     33)
 shortc_steps(gpt2_tiny_half ${CMAKE_SOURCE_DIR}/models/gpt2_tiny_half.arch 37)
+# the block families: the gate epilogue (SwiGLU, GEGLU) alone, bias-free GEMMs, parallel blocks
+shortc_steps(llama_tiny      ${CMAKE_SOURCE_DIR}/models/llama_tiny.arch      41)
+shortc_steps(geglu_tiny_half ${CMAKE_SOURCE_DIR}/models/geglu_tiny_half.arch 29)
 
 # The harness can fail: a perturbed output, and a step that is not run.
 set(STEPS_EXPECT ${TESTS_DIR}/gate/expect.sh)

@@ -1,7 +1,7 @@
 # Tensor-core building blocks (templates/prelude.cuh intrinsics, templates/mma_frag.cuh):
-#   sim_tcore_*        tests/sim/kernels/tcore.cu on the simulator against plain C (f16 and bf16)
+#   sim_tcore_*        tests/sim/kernels/tcore.cu on the simulator against plain C (f16, bf16 and TF32)
 shortc_sim_program(sim_tcore ${TESTS_DIR}/sim/test_tcore.c)
-foreach(case ldmatrix qk pv attn faults cp_async)
+foreach(case ldmatrix qk pv attn tf32 faults cp_async)
   add_test(NAME sim_tcore_${case} COMMAND sim_tcore ${case})
   set_tests_properties(sim_tcore_${case} PROPERTIES LABELS "sim;tcore" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 300)
 endforeach()

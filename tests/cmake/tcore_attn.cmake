@@ -3,6 +3,11 @@
 #                               head_dim 16, 80 and 128 has HMMA (the decode program's flash-decoding partial
 #                               kernel: CUDA cores by design, docs/attention/README.md), 128-bit K/V loads and
 #                               no 8/16-bit loads; no allow list
+#   gate_tensor_core_matrix_attn_tf32_hdD   the same for the fp32 models under `math tf32` at head_dim 16, 20, 64,
+#                               80 and 128: every prefill attention kernel (_f32..._tc) has HMMA (TF32 MMAs)
+#   gate_nvrtc_tf32_M           the TF32 models (those five, PIA at head_dim 128, the recurrence at 64) compile at
+#                               sm_80 and sm_90 without a spill (gate_model.sh --table-only; models/ has no TF32
+#                               model, so tests/kernels.baseline does not cover them)
 # head_dim 20 (not a multiple of 8) keeps the CUDA-core engine: gate_tensor_core_selftest (tcore.cmake) requires
 # its fp16 kernel to fail the check; attn_matrix_attn_fp16_hd20 runs it sim = ref.
 # Correctness: attn_unit_mma_f16, attn_unit_mma_mix (tests/attention/test_engine.c), attn_matrix_* and steps_decode_* below (sim = ref
@@ -21,6 +26,22 @@ if(TARGET CUDA::nvrtc)
       list(APPEND tca_tests gate_tensor_core_matrix_${name})
     endforeach()
   endforeach()
+  foreach(hd 16 20 64 80 128)
+    set(name attn_tf32_hd${hd})
+    add_test(NAME gate_tensor_core_matrix_${name}
+             COMMAND sh ${GATE_DIR}/tensor_core_gate.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCA_OUT}
+                     --allow ${TCA_OUT}/empty.allow --kernels "^shortc_attn_.*_f32.*_tc$"
+                     ${TESTS_DIR}/attention/matrix/${name}.arch)
+    list(APPEND tca_tests gate_tensor_core_matrix_${name})
+  endforeach()
+  foreach(model matrix/attn_tf32_hd16 matrix/attn_tf32_hd20 matrix/attn_tf32_hd64 matrix/attn_tf32_hd80
+          matrix/attn_tf32_hd128 tc_memory/pia_tf32_hd128 tc_memory/recur_tf32_hd64)
+    get_filename_component(name ${model} NAME)
+    add_test(NAME gate_nvrtc_tf32_${name}
+             COMMAND sh ${GATE_DIR}/gate_model.sh --shortc ${SHORTC_BIN} --gate ${GATE_TOOL} --out ${TCA_OUT}/tf32
+                     --table-only ${TESTS_DIR}/attention/${model}.arch)
+    list(APPEND tca_tests gate_nvrtc_tf32_${name})
+  endforeach()
   set_tests_properties(${tca_tests} PROPERTIES LABELS "gate;tcore;no-sanitize" SKIP_RETURN_CODE 77)
 endif()
 
@@ -33,7 +54,8 @@ shortc_steps(decode_attn_fp16_hd80 ${TESTS_DIR}/attention/matrix/attn_fp16_hd80.
 
 # Position-infused attention and the recurrence's extra key on the tensor-core path (attn_mma.cuh PIA, REC_KEY;
 # tests/attention/tc_memory/, issue 19 item 3):
-#   tcore_mem_steps_M      step_check at odd T (1 to 129) on fp16/bf16 models at head_dim 24, 64 and 128: PIA calls
+#   tcore_mem_steps_M      step_check at odd T (1 to 129) on fp16/bf16 models at head_dim 24, 64 and 128 (and fp32
+#                          under `math tf32`: PIA at 128, the recurrence at 64): PIA calls
 #                          continue 70 cached tokens (P = 70: the cache's slots), recurrent ones follow a window of 100
 #                          (h_prev present); the load program's tables against interp_derive
 #   tcore_mem_golden_M     the golden suite (sim == ref, threads, the .cu): PIA over several segments in the cached and
@@ -43,7 +65,7 @@ shortc_steps(decode_attn_fp16_hd80 ${TESTS_DIR}/attention/matrix/attn_fp16_hd80.
 # near-uniform softmaxes): attn_unit's "mma memory" (tests/attention/test_engine.c).
 set(TCM_DIR ${TESTS_DIR}/attention/tc_memory)
 foreach(case "pia_bf16_hd128|70" "pia_fp16_hd64|70" "pia_bf16_hd24|70" "recur_bf16_hd64|100" "recur_bf16_hd128|100"
-        "recur_fp16_hd24|100")
+        "recur_fp16_hd24|100" "pia_tf32_hd128|70" "recur_tf32_hd64|100")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
   list(GET parts 1 pos)

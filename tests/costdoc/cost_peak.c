@@ -4,7 +4,10 @@
  * at the tensor-core peak of its key/value dtype, with the tile work the
  * path executes (a position-infused (Shortformer) layer's: three products
  * per tile, Q K^T, Q Kp^T and P V, in forwards and one-token calls alike); an
- * fp32 layer and flash-decoding's one-token calls at the fp32 CUDA-core peak. The priced
+ * fp32 layer and flash-decoding's one-token calls at the fp32 CUDA-core peak; an fp32
+ * layer under `math tf32` at the TF32 peak (its fp32 GEMMs too); Transformer-XL's
+ * relative attention in fp16 at the fp16 peak with its useful FLOPs (the memory's
+ * projection included), in fp32 under `math tf32` on CUDA cores. The priced
  * path must be the emitted one: a layer priced on tensor cores has a `_tc`
  * kernel (templates/attn_mma.cuh) in the emitted .cu, any other none.
  *
@@ -35,10 +38,12 @@ static ModelCost *cost_of(Arena *a, const char *path, const char *model, char **
     return m;
 }
 
-/* The attention step of m (every model here has one attention kernel shape). */
+/* The attention step of m (every model here has one attention kernel shape): `attention` or Transformer-XL's
+ * `rel_attention`. */
 static const CostGroup *attention_step(const ModelCost *m) {
     for (int i = 0; i < m->ngroups; i++)
-        if (strncmp(m->groups[i].label, "attention", 9) == 0) return &m->groups[i];
+        if (strncmp(m->groups[i].label, "attention", 9) == 0 || strncmp(m->groups[i].label, "rel_attention", 13) == 0)
+            return &m->groups[i];
     return NULL;
 }
 
@@ -105,6 +110,24 @@ static void pia_tiles(const ModelCost *m) {
     CHECK(m->attn[0].mma_flops == 4.0 * 4 * 3 * 2 * ATTN_MMA_WARP_ROWS * 64 * 16);
 }
 
+/* gpt2_tiny under `math tf32`: the tile work of gpt2_tiny_half's shape (head_dim 16: TF32 tiles of 64 keys),
+ * and its fp32 GEMMs at the TF32 peak (the plan's f32_fast_tf32). */
+static void tf32_tiles(const ModelCost *m) {
+    CHECK(m->attn[0].mma_flops == causal_tile_flops);
+    int gemms = 0;
+    for (int i = 0; i < m->ngroups; i++)
+        if (strncmp(m->groups[i].label, "attention", 9) != 0 && m->groups[i].peak == PEAK_TF32) gemms++;
+    CHECK(gemms > 0);
+}
+
+/* Relative attention on tensor cores: priced with its useful FLOPs (no tile model of REL), the memory's
+ * projection among them. */
+static void rel_useful(const ModelCost *m) {
+    for (int l = 0; l < m->layers; l++) CHECK(m->attn[l].mma_flops > 0);
+    const CostGroup *g = attention_step(m);
+    CHECK(g && g->per_use.mma_flops == g->per_use.flops);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: cost_peak MODELS_DIR FIXTURE\n");
@@ -124,5 +147,11 @@ int main(int argc, char **argv) {
     check_model(fixture, "bigbird_half", PEAK_FP16, PEAK_FP32, sparse_tiles);
     /* Shortformer's position-infused attention in fp16: tensor cores, one-token calls too (the engine at T = 1) */
     check_model(fixture, "pia_half", PEAK_FP16, PEAK_FP16, pia_tiles);
+    /* fp32 under `math tf32`: TF32 tensor cores in forwards, flash-decoding on CUDA cores */
+    check_model(fixture, "causal_tf32", PEAK_TF32, PEAK_FP32, tf32_tiles);
+    /* Transformer-XL's relative attention: fp16 on tensor cores (one-token calls: the engine at T = 1, the
+     * same path); fp32 under `math tf32` keeps CUDA cores (the REL block packs 2-byte pairs) */
+    check_model(fixture, "txl_half", PEAK_FP16, PEAK_FP16, rel_useful);
+    check_model(fixture, "txl_tf32", PEAK_FP32, PEAK_FP32, NULL);
     return check_done("cost_peak");
 }

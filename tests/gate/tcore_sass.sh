@@ -30,13 +30,14 @@ awk '
   { seen[$1 " " $2] = 1 }
   $1 ~ /^k_tc_(qk|pv|attn)_/ {
     if ($3 == 0) { print "tcore_sass: " $1 " at " $2 " has no tensor-core MMA (HMMA) in its SASS"; bad = 1 }
-    if ($12 == 0) { print "tcore_sass: " $1 " at " $2 " has no ldmatrix (LDSM) in its SASS"; bad = 1 }
+    if ($12 == 0 && $1 != "k_tc_pv_tf32") { print "tcore_sass: " $1 " at " $2 " has no ldmatrix (LDSM) in its SASS"; bad = 1 }
     if ($10 == 0) { print "tcore_sass: " $1 " at " $2 " has no cp.async (LDGSTS) in its SASS"; bad = 1 }
     if ($16 + $17 > 0) { print "tcore_sass: " $1 " at " $2 " uses local memory (LDL/STL)"; bad = 1 }
   }
+  $1 == "k_tc_mma_tf32" && $3 == 0 { print "tcore_sass: k_tc_mma_tf32 at " $2 " has no HMMA"; bad = 1 }
   $1 == "k_tc_ldmatrix" && $12 < 4 { print "tcore_sass: k_tc_ldmatrix at " $2 " has " $12 " LDSM, want 4"; bad = 1 }
   END {
-    n = split("k_tc_qk_f16 k_tc_qk_bf16 k_tc_pv_f16 k_tc_pv_bf16 k_tc_attn_f16 k_tc_attn_bf16 k_tc_ldmatrix", k, " ")
+    n = split("k_tc_qk_f16 k_tc_qk_bf16 k_tc_pv_f16 k_tc_pv_bf16 k_tc_attn_f16 k_tc_attn_bf16 k_tc_ldmatrix k_tc_qk_tf32 k_tc_pv_tf32 k_tc_attn_tf32 k_tc_mma_tf32", k, " ")
     for (i = 1; i <= n; i++)
       for (a = 80; a <= 90; a += 10)
         if (!(k[i] " sm_" a in seen)) { print "tcore_sass: no SASS row for " k[i] " at sm_" a; bad = 1 }

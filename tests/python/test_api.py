@@ -172,6 +172,11 @@ def test_generate_equals_cli(tiny):
     first = tiny.session().generate(prompt, max_new=12)
     stopped = tiny.session().generate(prompt, max_new=12, eos=int(first[3]))
     assert stopped.tolist() == first[:first.tolist().index(first[3])].tolist()
+    # max_new=0 feeds the prompt and draws nothing: the session continues after it.
+    fed = tiny.session()
+    assert fed.generate(prompt, max_new=0).tolist() == []
+    np.testing.assert_allclose(fed.forward(first[:1]), tiny.session().forward(np.append(prompt, first[0]))[-1:],
+                               rtol=0, atol=1e-5)
 
 
 def test_batch_generate_equals_cli(tiny):
@@ -225,6 +230,13 @@ def test_tokenizer_equals_cli():
     assert tok.decode(ids) == text
     assert tok.vocab_size > max(want)
     assert tok.encode("").size == 0
+    # the special token is split out as its id, or is text with special_as_text (as `--special-as-text`)
+    eot = tok.encode(text[:20] + "<|endoftext|>")
+    assert eot[-1] == 376 and eot[:-1].tolist() == tok.encode(text[:20]).tolist()
+    as_text = tok.encode("<|endoftext|>", special_as_text=True)
+    assert 376 not in as_text.tolist() and tok.decode(as_text) == "<|endoftext|>"
+    assert as_text.tolist() == [int(t) for t in cli("tokenize", "--tokenizer", example("tokenizer.json"),
+                                                    "--prompt", "<|endoftext|>", "--special-as-text").stdout.split()]
     with pytest.raises(shortc.Error):
         shortc.Tokenizer("/nonexistent/tokenizer.json")
 

@@ -275,6 +275,22 @@ int main(void) {
         want[i] = want[i] > 0 ? want[i] : 0.0f;
     }
     CHECK(negative > 0 && close_to(logits, want, 24));
+    /* a batch session's sequences share one activation arena and one cuBLASLt workspace: the later sequences make
+     * the single session's device blocks less those two (here: their states) */
+    long before = fake_outstanding();
+    srt_session *one = NULL, *three = NULL;
+    CHECK(srt_session_create(m, 1, &one) == SRT_OK);
+    long per_single = fake_outstanding() - before;
+    CHECK(srt_session_create(m, 3, &three) == SRT_OK);
+    long per_batch = fake_outstanding() - before - per_single;
+    CHECK(per_single >= 3 && per_batch == per_single + 2 * (per_single - 2));
+    const int32_t *btok[3] = {tok, tok + 1, tok};
+    int blen[3] = {3, 2, 1};
+    float b0[24], b1[16], b2[8], *bout[3] = {b0, b1, b2};
+    CHECK(srt_forward_batch(three, btok, blen, bout) == SRT_OK && close_to(b0, want, 24));
+    srt_session_destroy(three);
+    srt_session_destroy(one);
+    CHECK(fake_outstanding() == before);
     srt_model_close(m);
 
     /* a plan kernel missing from the module */

@@ -187,6 +187,28 @@ int main(void) {
 #undef TOY_LOSS
 #undef TOY_LOSS_PROGRAM
     }
+    /* "batch": batched decode steps need a decode program, B ranging 0 to their max, a table inside the arena */
+    {
+#define TOY_BATCH(max, at) "\"batch\": {\"max\": " #max ", \"sequences\": {\"arena\": " #at "}}, \"buffers\": []"
+        mutate("\"buffers\": []", TOY_BATCH(2, 0), "batch: batched decode steps need a program named \"decode\"");
+        char *j1 = rt_test_replace(TOY_PLAN_JSON, "\"programs\": [", "\"programs\": [" TOY_DECODE_PROGRAM);
+        char *j2 = rt_test_replace(j1, "{\"name\": \"B\", \"min\": 1, \"max\": 1}", "{\"name\": \"B\", \"min\": 0, \"max\": 2}");
+        char *ok = rt_test_replace(j2, "\"buffers\": []", TOY_BATCH(2, 0));
+        char *range = rt_test_replace(j1, "\"buffers\": []", TOY_BATCH(2, 0));
+        char *big = rt_test_replace(j2, "\"buffers\": []", TOY_BATCH(5, 0));
+        char *out = rt_test_replace(j2, "\"buffers\": []", TOY_BATCH(2, 500));
+        bad(range, "batch.max: 2 sequences, but the scalar B ranges over 1 to 1 (expected 0 to 2)");
+        bad(big, "batch.max");
+        bad(out, "batch.sequences: 2 positions and sequence indices must lie in the 512-byte arena");
+        RtPlan q;
+        CHECK(ok && rt_plan_parse(ctx, "toy.cu", ok, strlen(ok), &q) == SRT_OK);
+        if (ok && q.nprograms == 2) {
+            CHECK(q.decode_batch == 2 && q.decode_program == 0 && q.seq_table.kind == RT_REF_ARENA && q.seq_table.offset == 0);
+            rt_plan_free(ctx, &q);
+        }
+        free(j1), free(j2), free(ok), free(range), free(big), free(out);
+#undef TOY_BATCH
+    }
     /* DIMs over P and the state's fill, a REF into the constants, and a second program for one token */
     {
         char *j1 = rt_test_replace(TOY_PLAN_JSON, "{\"int\": {\"t\": 1}}", "{\"int\": {\"fill\": 1, \"t\": 1, \"p\": 2, \"b\": 3}}");

@@ -27,15 +27,19 @@ static void write_st(const char *header, const void *data, size_t dlen) {
     free(b);
 }
 
-static srt_status bind(float **vals) {
+/* Binds the file at path to the toy plan; allow_unused: tensors the plan does not read are accepted. */
+static srt_status bind_opt(float **vals, bool allow_unused) {
     RtSafetensors st;
     srt_status s = rt_st_open(ctx, path, &st);
     if (s != SRT_OK) return s;
     for (int i = 0; i < plan.nweights; i++) vals[i] = NULL;
-    s = rt_weights_from_st(ctx, &plan, &st, false, false, vals);
+    s = rt_weights_from_st(ctx, &plan, &st, false, allow_unused, vals);
     rt_st_close(&st);
     return s;
 }
+
+/* bind_opt with unused tensors refused (the loader's default). */
+static srt_status bind(float **vals) { return bind_opt(vals, false); }
 
 static void free_vals(float **vals) {
     for (int i = 0; i < plan.nweights; i++) rt_free(ctx, vals[i]);
@@ -120,7 +124,11 @@ int main(void) {
     }
     write_st("{" WTE ", " FC ", " LNF ", \"unused\": {\"dtype\": \"I64\", \"shape\": [0], \"data_offsets\": [184, 184]}}", data, 184);
     float *vals[4];
-    srt_status s = bind(vals);
+    /* a tensor no weight reads is refused, listed with its shape, unless allowed */
+    CHECK(bind_opt(vals, false) == SRT_ERR_WEIGHTS);
+    CHECK_HAS(srt_last_error(ctx), "holds 1 tensor that model 'toy' does not use: 'unused' [0] (");
+    CHECK_HAS(srt_last_error(ctx), "--allow-unused, or srt_options.allow_unused_weights, loads it anyway");
+    srt_status s = bind_opt(vals, true);
     CHECK(s == SRT_OK);
     if (s != SRT_OK) fprintf(stderr, "%s\n", srt_last_error(ctx));
     if (s == SRT_OK) {

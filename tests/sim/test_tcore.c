@@ -2,9 +2,15 @@
  * test_tcore.c — the tensor-core intrinsics of templates/prelude.cuh and the
  * fragment building blocks of templates/mma_frag.cuh on the simulator:
  * tests/sim/kernels/tcore.cu runs one warp per launch and every result is
- * compared with plain C on the same (fp16- or bf16-rounded) inputs.
+ * compared with plain C on the same (fp16-, bf16- or TF32-rounded) inputs.
+ * tf32: shortc_cvt_tf32 against rt_round_tf32 (ties away from zero,
+ * denormals, infinity, NaN), one shortc_mma_m16n8k8_tf32 against plain C on
+ * the rounded inputs (with converted operands and with raw fp32 bits, which
+ * the simulator rounds the same way) and not equal to the unrounded product,
+ * and the fragment building blocks (Q·Kᵀ, P·V, a FlashAttention-2 pass) on
+ * fp32 tiles.
  *
- *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, faults, cp_async) or all
+ *   sim_tcore [case]     runs one case (ldmatrix, qk, pv, attn, tf32, faults, cp_async) or all
  */
 #include "sim_test.h"
 
@@ -17,6 +23,7 @@ static char errbuf[4096];
 static const char *const NAMES[] = {
     "k_tc_qk_f16",   "k_tc_qk_bf16",   "k_tc_pv_f16",   "k_tc_pv_bf16", "k_tc_attn_f16", "k_tc_attn_bf16",
     "k_tc_ldmatrix", "k_tc_ldmatrix_misaligned", "k_tc_cp_async", "k_tc_ldmatrix_mixed",
+    "k_tc_qk_tf32",  "k_tc_pv_tf32",   "k_tc_attn_tf32", "k_tc_mma_tf32",
 };
 #define NNAMES ((int)(sizeof NAMES / sizeof *NAMES))
 
@@ -197,6 +204,135 @@ static void test_attn(void) {
     check_attn(TC_BF16, 20);
 }
 
+/* ---- TF32 ---------------------------------------------------------------- */
+
+static uint32_t f32_bits(float f) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+static float bits_f32(uint32_t u) {
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* n random values in [-amp, amp): fp32 into raw, rounded to TF32 (rt_round_tf32) into r. */
+static void fill_tf32(float *raw, float *r, size_t n, unsigned seed, float amp) {
+    sim_test_fill(raw, n, seed);
+    for (size_t i = 0; i < n; i++) r[i] = rt_round_tf32(raw[i] *= amp);
+}
+
+/* shortc_cvt_tf32 on 32 values against rt_round_tf32, and one m16n8k8 TF32 MMA against plain C. */
+static void test_tf32_mma(void) {
+    static const uint32_t special[] = {
+        0x3f801000u, /* 1 + half an ulp of TF32: a tie, away from zero -> 0x3f802000 */
+        0xbf801000u, /* its negative */
+        0x3f800fffu, /* just below the tie: down */
+        0x3f803000u, /* 1 + 1.5 ulp: a tie above an odd mantissa, away -> 0x3f804000 */
+        0x00001000u, /* a denormal tie */
+        0x7f800000u, /* +inf */
+        0xff800000u, /* -inf */
+        0x7fc00001u, /* a NaN with payload */
+    };
+    enum { NS = sizeof special / sizeof special[0] };
+    float x[32], A[128], Ar[128], B[64], Br[64], C[128], Cr[128], out[128];
+    unsigned cvt[32];
+    sim_test_fill(x, 32, 41);
+    for (int i = 0; i < NS; i++) x[i] = bits_f32(special[i]);
+    fill_tf32(A, Ar, 128, 42, 2.0f);
+    fill_tf32(B, Br, 64, 43, 2.0f);
+    fill_tf32(C, Cr, 128, 44, 1.0f);
+    double want[128], unrounded[128];
+    for (int r = 0; r < 16; r++)
+        for (int c = 0; c < 8; c++) {
+            double acc = C[r * 8 + c], raw = C[r * 8 + c];
+            for (int k = 0; k < 8; k++) {
+                acc += (double)Ar[r * 8 + k] * Br[k * 8 + c];
+                raw += (double)A[r * 8 + k] * B[k * 8 + c];
+            }
+            want[r * 8 + c] = acc;
+            unrounded[r * 8 + c] = raw;
+        }
+    CUdeviceptr dD = upload(NULL, sizeof out), dc = upload(NULL, sizeof cvt), dx = upload(x, sizeof x),
+                dA = upload(A, sizeof A), dB = upload(B, sizeof B), dC = upload(C, sizeof C);
+    for (int convert = 1; convert >= 0; convert--) {
+        void *p[] = {&dD, &dc, &dx, &dA, &dB, &dC, &convert};
+        CHECK_CU(launch_warp("k_tc_mma_tf32", p));
+        CHECK_CU(D.memcpyDtoH(out, dD, sizeof out));
+        CHECK_CU(D.memcpyDtoH(cvt, dc, sizeof cvt));
+        for (int i = 0; i < 32; i++) {
+            uint32_t want_bits = f32_bits(rt_round_tf32(x[i]));
+            if (i == 7) CHECK(cvt[i] == f32_bits(x[i])); /* NaN kept bit for bit */
+            else CHECK(cvt[i] == want_bits);
+        }
+        CHECK(cvt[0] == 0x3f802000u && cvt[1] == 0xbf802000u && cvt[2] == 0x3f800000u && cvt[3] == 0x3f804000u &&
+              cvt[4] == 0x00002000u && cvt[5] == 0x7f800000u);
+        double e = rel_err(out, want, 128), u = rel_err(out, unrounded, 128);
+        printf("  mma.m16n8k8 tf32 (%s operands): max relative error %.3g against the rounded inputs, %.3g against "
+               "the fp32 ones\n", convert ? "converted" : "raw", e, u);
+        CHECK(e < 1e-6); /* products exact in fp32, 8 terms and C summed in fp32 */
+        CHECK(u > 1e-5); /* the rounding to TF32 shows */
+    }
+    D.memFree(dD);
+    D.memFree(dc);
+    D.memFree(dx);
+    D.memFree(dA);
+    D.memFree(dB);
+    D.memFree(dC);
+}
+
+/* The fragment building blocks on fp32 tiles (TF32 MMAs): Q·Kᵀ (16 x 64 by 16 x 64) and P·V (16 x 16 by
+ * 16 x 64) on TF32 inputs (exact products: fp32 sums only), and the FlashAttention-2 pass (P rounded to TF32
+ * before P·V: about 2^-11 per probability, as fp16). */
+static void test_tf32_frags(void) {
+    enum { NQ = 16 * 64, NK = 64 * 64 };
+    static float q[NQ], qr[NQ], k[NK], kr[NK], v[NK], vr[NK], o[NK];
+    static double want[NK];
+    fill_tf32(q, qr, NQ, 51, 2.0f);
+    fill_tf32(k, kr, NK, 52, 2.0f);
+    fill_tf32(v, vr, NK, 53, 1.0f);
+    /* Q·Kᵀ: raw fp32 inputs (the kernel rounds Q as it stages it, K as it loads its fragments) */
+    ref_gemm(qr, kr, true, 16, 16, 64, want);
+    CUdeviceptr dO = upload(NULL, sizeof o), dq = upload(q, sizeof q), dk = upload(k, sizeof k), dv = upload(v, sizeof v);
+    void *pq[] = {&dO, &dq, &dk};
+    CHECK_CU(launch_warp("k_tc_qk_tf32", pq));
+    CHECK_CU(D.memcpyDtoH(o, dO, sizeof(float) * 16 * 16));
+    double e = rel_err(o, want, 16 * 16);
+    printf("  k_tc_qk tf32: max relative error %.3g\n", e);
+    CHECK(e < 1e-5);
+    /* P·V: P exact in TF32 (from the rounded queries), V raw */
+    CUdeviceptr dp = upload(qr, sizeof(float) * 16 * 16);
+    ref_gemm(qr, vr, false, 16, 64, 16, want);
+    void *pv[] = {&dO, &dp, &dv};
+    CHECK_CU(launch_warp("k_tc_pv_tf32", pv));
+    CHECK_CU(D.memcpyDtoH(o, dO, sizeof(float) * 16 * 64));
+    e = rel_err(o, want, 16 * 64);
+    printf("  k_tc_pv tf32: max relative error %.3g\n", e);
+    CHECK(e < 1e-5);
+    float scale = 0.125f;
+    for (int off = 1 << 20; off >= 20; off = off == 20 ? 0 : 20) {
+        attn_ref(qr, kr, vr, scale, off, want);
+        void *pa[] = {&dO, &dq, &dk, &dv, &scale, &off};
+        CHECK_CU(launch_warp("k_tc_attn_tf32", pa));
+        CHECK_CU(D.memcpyDtoH(o, dO, sizeof(float) * NQ));
+        e = rel_err(o, want, NQ);
+        printf("  attn tf32 (keys j <= i + %d): max relative error %.3g\n", off, e);
+        for (int i = 0; i < NQ; i++) CHECK(isfinite(o[i]));
+        CHECK(e < 5e-4);
+    }
+    D.memFree(dO);
+    D.memFree(dq);
+    D.memFree(dk);
+    D.memFree(dv);
+    D.memFree(dp);
+}
+
+static void test_tf32(void) {
+    test_tf32_mma();
+    test_tf32_frags();
+}
+
 static void test_faults(void) {
     CUdeviceptr dout = upload(NULL, 32 * 4 * sizeof(unsigned));
     void *p[] = {&dout};
@@ -232,7 +368,8 @@ static void test_cp_async(void) {
 }
 
 static const SimTestCase CASES[] = {
-    {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"faults", test_faults},
+    {"ldmatrix", test_ldmatrix}, {"qk", test_qk}, {"pv", test_pv}, {"attn", test_attn}, {"tf32", test_tf32},
+    {"faults", test_faults},
     {"cp_async", test_cp_async},
 };
 

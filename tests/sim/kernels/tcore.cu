@@ -1,7 +1,7 @@
 // Tensor-core building blocks under test (tests/sim/test_tcore.c): the
 // harness pastes templates/prelude.cuh and templates/mma_frag.cuh in front,
 // as the emitter would. One warp per block; every kernel has an fp16 and a
-// bf16 instance. The same file compiles with NVRTC for sm_80 and sm_90
+// bf16 instance, the fragment kernels a TF32 one (fp32 tiles, m16n8k8) too. The same file compiles with NVRTC for sm_80 and sm_90
 // (tests/tools/nvrtc_gate, tests/cmake/tcore.cmake) and its SASS must hold
 // HMMA and LDSM (tests/gate/tcore_sass.sh).
 
@@ -14,14 +14,25 @@
 // 16-byte cp.async copies, then a full wait.
 template <typename T>
 __device__ __forceinline__ void tc_stage(T *dst, const T *src, int rows) {
+    constexpr int EPC = shortc_frag_epc<T>(), CPR = 64 / EPC;  // elements per copy, copies per row
     const int l = threadIdx.x & 31;
-    for (int c = l; c < rows * 8; c += 32) {
-        int r = c >> 3, col = (c & 7) * 8;
+    for (int c = l; c < rows * CPR; c += 32) {
+        int r = c / CPR, col = (c % CPR) * EPC;
         shortc_cp_async_16(dst + r * TC_LD + col, src + r * 64 + col);
     }
     shortc_cp_async_commit();
     shortc_cp_async_wait<0>();
     __syncwarp();
+}
+
+// fp32 A-operand tiles (rows x 64) rounded to TF32 in place, as attn_mma.cuh stages Q (shortc_frag_load_a reads
+// them as they are); 2-byte tiles are left alone.
+template <typename T>
+__device__ __forceinline__ void tc_round_a(T *tile, int rows) {
+    if constexpr (sizeof(T) == 4) {
+        for (int i = threadIdx.x & 31; i < rows * 64; i += 32) shortc_frag_st_op(tile + i / 64 * TC_LD + i % 64, tile[i / 64 * TC_LD + i % 64]);
+        __syncwarp();
+    }
 }
 
 // Accumulators (NB n8 blocks in the mma C layout) to out, row-major with row
@@ -42,6 +53,7 @@ template <typename T>
 __device__ __forceinline__ void tc_qk(float *S, const T *Q, const T *K, T *q, T *k) {
     tc_stage(q, Q, 16);
     tc_stage(k, K, 16);
+    tc_round_a(q, 16);
     float s[2][4];
     shortc_frag_qk<T, 64, 16>(s, q, TC_LD, k, TC_LD);
     tc_store_acc<2>(S, 16, s, 1.0f, 1.0f);
@@ -52,6 +64,10 @@ extern "C" __global__ void k_tc_qk_f16(float *S, const __half *Q, const __half *
 }
 extern "C" __global__ void k_tc_qk_bf16(float *S, const __nv_bfloat16 *Q, const __nv_bfloat16 *K) {
     __shared__ __nv_bfloat16 q[16 * TC_LD], k[16 * TC_LD];
+    tc_qk(S, Q, K, q, k);
+}
+extern "C" __global__ void k_tc_qk_tf32(float *S, const float *Q, const float *K) {
+    __shared__ __align__(16) float q[16 * TC_LD], k[16 * TC_LD];
     tc_qk(S, Q, K, q, k);
 }
 
@@ -80,6 +96,10 @@ extern "C" __global__ void k_tc_pv_bf16(float *O, const float *P, const __nv_bfl
     __shared__ __nv_bfloat16 v[16 * TC_LD];
     tc_pv(O, P, V, v);
 }
+extern "C" __global__ void k_tc_pv_tf32(float *O, const float *P, const float *V) {  // V by LDS (no 32-bit ldmatrix.trans)
+    __shared__ __align__(16) float v[16 * TC_LD];
+    tc_pv(O, P, V, v);
+}
 
 // One FlashAttention-2 pass of 16 queries over 64 keys in two key tiles of
 // 32, the later tile first (online softmax: running max, rescale, running
@@ -92,6 +112,7 @@ __device__ __forceinline__ void tc_attn(float *O, const T *Q, const T *K, const 
     tc_stage(q, Q, 16);
     tc_stage(k, K, 64);
     tc_stage(v, V, 64);
+    tc_round_a(q, 16);
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
     float o[8][4], m[2] = {shortc_frag_neg_inf(), shortc_frag_neg_inf()}, l[2] = {0.0f, 0.0f};
     for (int j = 0; j < 8; j++) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
@@ -115,6 +136,33 @@ extern "C" __global__ void k_tc_attn_bf16(float *O, const __nv_bfloat16 *Q, cons
                                           const __nv_bfloat16 *V, float scale, int off) {
     __shared__ __nv_bfloat16 q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
     tc_attn(O, Q, K, V, scale, off, q, k, v);
+}
+extern "C" __global__ void k_tc_attn_tf32(float *O, const float *Q, const float *K, const float *V, float scale, int off) {
+    __shared__ __align__(16) float q[16 * TC_LD], k[64 * TC_LD], v[64 * TC_LD];
+    tc_attn(O, Q, K, V, scale, off, q, k, v);
+}
+
+// The TF32 intrinsics alone. cvt[l] = shortc_cvt_tf32(X[l]); D[16 x 8] = A[16 x 8] B[8 x 8] + C[16 x 8] (all
+// row-major fp32) by one shortc_mma_m16n8k8_tf32 with the fragments of the PTX ISA (g = lane/4, t = lane%4: a =
+// A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4]; b = B[t][g], B[t+4][g]; c/d rows g, g+8, columns 2t, 2t+1); convert:
+// the operands by shortc_cvt_tf32 first (the contract), else their raw fp32 bits (the simulator then rounds
+// them as cvt.rna does; tests/sim/test_tcore.c).
+extern "C" __global__ void k_tc_mma_tf32(float *D, unsigned *cvt, const float *X, const float *A, const float *B,
+                                         const float *C, int convert) {
+    const int l = threadIdx.x & 31, g = l >> 2, t = l & 3;
+    cvt[l] = shortc_cvt_tf32(X[l]);
+    const float av[4] = {A[g * 8 + t], A[(g + 8) * 8 + t], A[g * 8 + t + 4], A[(g + 8) * 8 + t + 4]};
+    const float bv[2] = {B[t * 8 + g], B[(t + 4) * 8 + g]};
+    unsigned a[4], b[2];
+    for (int i = 0; i < 4; i++) a[i] = convert ? shortc_cvt_tf32(av[i]) : __float_as_uint(av[i]);
+    for (int i = 0; i < 2; i++) b[i] = convert ? shortc_cvt_tf32(bv[i]) : __float_as_uint(bv[i]);
+    const float c[4] = {C[g * 8 + 2 * t], C[g * 8 + 2 * t + 1], C[(g + 8) * 8 + 2 * t], C[(g + 8) * 8 + 2 * t + 1]};
+    float d[4];
+    shortc_mma_m16n8k8_tf32(d, a, b, c);
+    D[g * 8 + 2 * t] = d[0];
+    D[g * 8 + 2 * t + 1] = d[1];
+    D[(g + 8) * 8 + 2 * t] = d[2];
+    D[(g + 8) * 8 + 2 * t + 1] = d[3];
 }
 
 // The raw ldmatrix forms on a 32 x 8 matrix of 16-bit values M (row-major,
