@@ -476,7 +476,10 @@ static bool decode_vec_kv(DType kv, int hd) {
 /* Node n's attention pattern over ntok positions into *pat; false after an error (reported at n). */
 static bool build_pattern(Emit *e, const Node *n, int ntok, AttnPattern *pat) {
     char err[256];
-    if (attn_pattern_build(pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) return true;
+    if (attn_pattern_build(pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
+        pat->alibi = n->alibi; /* the score term the kernels' _extra adds */
+        return true;
+    }
     diag_error(e->st.d, n->src, "%s", err);
     return false;
 }
@@ -524,14 +527,17 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         KSpec *k = combine ? ks : &pk;
         attn_common(e, n, k, H, hd, sfx, sizeof sfx);
         k->tmpl = "attn_decode.cuh";
-        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s%s_h%d_hd%d%s%s", combine ? "combine" : "partial",
-                               !sparse ? "" : combine ? "_sparse" : kind, H, hd, sfx, htd ? "" : "_thd");
+        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s%s_h%d_hd%d%s%s%s", combine ? "combine" : "partial",
+                               !sparse ? "" : combine ? "_sparse" : kind, H, hd, sfx, htd ? "" : "_thd",
+                               n->alibi && !combine ? "_alibi" : "");
         set_int(e, k, "KPS", DECODE_KPS);
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
         set_flag(k, "COMBINE", combine);
         set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
         set_flag(k, "VISIBLE", sparse);
+        set_flag(k, "ALIBI", n->alibi && !combine); /* the score's -slope_h (P - k) */
+        if (n->alibi && !combine) tmpl_set(&k->args, "SLOPES", attn_alibi_slopes(e->st.arena, H));
         if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
@@ -736,9 +742,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s", attn_kind_name(n->attn.kind),
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
-                            n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", mma ? "_tc" : "");
+                            n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", n->alibi ? "_alibi" : "",
+                            mma ? "_tc" : "");
     set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
     if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
     int qt = warps * qpw, ntok = kv->capacity;
@@ -1256,10 +1263,10 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
 
-/* Whether the kernels implement node n's positions and heads. Rotary and ALiBi positions and grouped K/V heads
- * run on the reference backend only for now: such a node gets no kernel, and the plan's config "ref_only"
- * (spec_kernels_lack) makes the device backends refuse it. */
-static bool kernels_support(const Node *n) { return !n->rope && !n->alibi && node_kv_heads(n) == n->heads; }
+/* Whether the kernels implement node n's positions and heads. Rotary positions and grouped K/V heads run on the
+ * reference backend only for now: such a node gets no kernel, and the plan's config "ref_only"
+ * (spec_kernels_lack) makes the device backends refuse it. ALiBi is the kernels' _extra score term. */
+static bool kernels_support(const Node *n) { return !n->rope && node_kv_heads(n) == n->heads; }
 
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!kernels_support(n)) return !(*launch = false);

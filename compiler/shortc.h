@@ -415,6 +415,8 @@ struct AttnPattern {
     int *table;              /* the seeded table (row->seeds): gaussian [heads][ntok][c] sampled keys, bigbird
                                 [heads][ceil(ntok/block)][random] random key blocks; sorted, -1 after; NULL: none */
     size_t table_len;        /* its entries */
+    bool alibi;              /* ALiBi's score term -slope_h (i - j) in the kernels' _extra (`positions alibi`; set by the
+                                emitter from the node, not by attn_pattern_build) */
 };
 
 /* Builds the pattern of spec a for layer, heads, positions [0, ntok); false with err on a bad parameter. */

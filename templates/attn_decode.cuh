@@ -32,8 +32,12 @@
 //! neither read nor weighted. A chunk with no visible key leaves m = -1e30,
 //! l = 0, o = 0, and a query that sees no key at all outputs zeros.
 //!
+//! ALIBI = 1 (`positions alibi`): the score gains -slope_h (P - k), the slopes
+//! a table KERNEL_NAME_alibi[H] the emitter computes once (SLOPES).
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD KPS MAXS THREADS SCALE T_QKV T_KV
 //!               T_OUT KV_HTD (0/1) COMBINE (0/1) VEC_KV (0/1) VISIBLE (0/1) HOOKS
+//!               ALIBI (0/1) SLOPES
 //!
 //! VEC_KV = 1 (fp16/bf16 keys and values, HD a multiple of 8, HD/8 <= THREADS):
 //! q, K and V rows are read in pieces of 8 elements (shortc_ld_vec<8>: one
@@ -83,6 +87,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
 {{#if VISIBLE}}
 {{HOOKS}}
+{{#endif}}
+{{#if ALIBI}}
+__device__ const float {{KERNEL_NAME}}_alibi[{{H}}] = {{SLOPES}};  // ALiBi's slope per head
 {{#endif}}
 // Partial softmax of one query over one chunk of keys, for one head (templates/attn_decode.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
@@ -156,7 +163,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             acc += q_s[j] * kj;
         }
 {{#endif}}
+{{#if ALIBI}}
+        score = acc * SCALE - {{KERNEL_NAME}}_alibi[h] * (float)(P - k);
+{{#else}}
         score = acc * SCALE;
+{{#endif}}
     }
 
     // m = block max of the scores

@@ -40,8 +40,30 @@ foreach(pair ${ROPE_MODELS})
   endforeach()
 endforeach()
 
-# The device backends refuse these plans with a clear message until the kernels rotate (config "ref_only").
-foreach(model llama_rope_tiny alibi_tiny)
+# ALiBi in the kernels (the attention hooks' _extra and the decode kernel's score) on the simulator, against
+# the same goldens: alibi_tiny in fp32 (the CUDA-core engine) at 1e-4, alibi_half_tiny in fp16 with a bf16
+# cache (the tensor-core path, attn_mma.cuh) at 2e-2 on sim and ref; whole, one token per call (the decode
+# kernels, P > 0) and five per call.
+foreach(spec "alibi_tiny:sim:1e-4" "alibi_half_tiny:sim:2e-2" "alibi_half_tiny:ref:2e-2")
+  string(REPLACE ":" ";" spec "${spec}")
+  list(GET spec 0 model)
+  list(GET spec 1 backend)
+  list(GET spec 2 tol)
+  foreach(run "whole:0" "decode:1" "chunk5:5")
+    string(REPLACE ":" ";" run "${run}")
+    list(GET run 0 tag)
+    list(GET run 1 chunk)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/alibi_${backend}_${tag}_${model}.logits.npy)
+    add_test(NAME alibi_${backend}_${tag}_${model}
+             COMMAND sh -c "c=''; [ $5 = 0 ] || c=\"--chunk $5\"; \"$1\" run \"$2/models/$3.arch\" --model $3 --backend $6 --weights \"$4/alibi_tiny.safetensors\" --tokens \"$4/alibi_tiny.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$4/alibi_tiny.logits.npy\" --atol $8 --rtol $8"
+                     alibi ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${model} ${TESTS_DIR}/golden ${chunk} ${backend} ${out} ${tol})
+    set_tests_properties(alibi_${backend}_${tag}_${model} PROPERTIES LABELS ${backend})
+  endforeach()
+endforeach()
+
+# The device backends refuse rotary and grouped-K/V plans with a clear message until the kernels rotate and
+# share K/V heads (config "ref_only").
+foreach(model llama_rope_tiny)
   add_test(NAME rope_sim_refused_${model}
            COMMAND sh -c "out=$(\"$1\" run \"$2\" --backend sim --random-weights 1 --tokens \"$3\" --logits /dev/null 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'not in the CUDA kernels yet; run it with --backend ref'"
                    refused ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/${model}.arch ${TESTS_DIR}/golden/${model}.tokens)
