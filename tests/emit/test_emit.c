@@ -172,14 +172,15 @@ static const TmplCase tmpl_cases[] = {
     {"recurrence_update.cuh",
      "COMMENT=// KERNEL_NAME=k D=20 NP=3 WMAX=24 THREADS=32 T_STATE=__half PARAMS=//x0,alpha POOL=//pool LAYERS=//ffn",
      {"MEAN"}},
-    {"attn_hooks.cuh", "KERNEL_NAME=k KIND=window VISIBLE=attn_visible_window SETS= TABLE=nullptr NTOK=64",
-     {"EXTRA"}},
+    {"attn_hooks.cuh", "KERNEL_NAME=k KIND=window VISIBLE=attn_visible_window SETS= TABLE=nullptr NTOK=64 "
+     "SLOPES={0.5f,0.25f,0.125f}",
+     {"EXTRA", "ALIBI"}},
     {"attn_txl_hooks.cuh", "KERNEL_NAME=k MEMORY=4 CLAMP=0 SAME_LENGTH=1 REACH=20 T_REL=float T_B=__half LAST_ROW=19 HD=20 W=60",
      {"MMA"}},
     {"attn_decode.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float "
-     "HOOKS=",
-     {"KV_HTD", "COMBINE", "VEC_KV", "VISIBLE"}},
+     "HOOKS= SLOPES={0.5f,0.25f,0.125f}",
+     {"KV_HTD", "COMBINE", "VEC_KV", "VISIBLE", "ALIBI"}},
     {"embed_band.cuh", "COMMENT=// KERNEL_NAME=k W=24 VEC=8 LO=64 HI=160 THREADS=32 T_TAB=__half T_OUT=float", {NULL}},
     {"adaptive_logprob.cuh",
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "
