@@ -388,14 +388,16 @@ static bool attn_dims(Emit *e, const Node *n, int *H, int *hd) {
     const Value *qkv = val(e, n->in[0]);
     *H = n->heads;
     *hd = n->head_dim;
-    if (*H <= 0 || *hd <= 0 || act_width(qkv) != 3 * *H * *hd) {
-        internal(e, n, "qkv width %d does not match %d heads x %d", act_width(qkv), *H, *hd);
+    int G = node_kv_heads(n);
+    if (*H <= 0 || *hd <= 0 || G <= 0 || *H % G || act_width(qkv) != (*H + 2 * G) * *hd) {
+        internal(e, n, "qkv width %d does not match (%d + 2 x %d) heads x %d", act_width(qkv), *H, G, *hd);
         return false;
     }
     return true;
 }
 
 static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) {
+    H = node_kv_heads(n); /* the state holds the K/V heads */
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     if (kv->cls != VC_KV || kv->rank != 4 || ir_dim(kv, 0) != 2 || ir_dim(kv, 3) != hd ||
         (htd ? (ir_dim(kv, 1) != H || ir_token_axis(kv) != 2) : (kv->order != ORD_TOKENS_HEADS_DIM || ir_token_axis(kv) != 1 || ir_dim(kv, 2) != H))) {
@@ -403,6 +405,12 @@ static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) 
         return false;
     }
     return true;
+}
+
+/* "_kvG" for grouped K/V heads (G < H), else "": kernels of different G differ in their indexing. */
+static const char *kv_heads_suffix(Emit *e, const Node *n) {
+    int G = node_kv_heads(n);
+    return G == n->heads ? "" : arena_printf(e->st.arena, "_kv%d", G);
 }
 
 static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
@@ -414,10 +422,12 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
     ks->tmpl = "kv_write.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s%s", H, hd, sfx, htd ? "" : "_thd",
-                            e->decode ? "_seq" : "");
-    int threads = threads_for(H * hd);
+    int G = node_kv_heads(n);
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d%s_hd%d%s%s%s", H, kv_heads_suffix(e, n), hd, sfx,
+                            htd ? "" : "_thd", e->decode ? "_seq" : "");
+    int threads = threads_for(G * hd);
     set_int(e, ks, "H", H);
+    set_int(e, ks, "KVH", G);
     set_int(e, ks, "HD", hd);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_QKV", qkv->dtype);
@@ -449,7 +459,12 @@ static void attn_common(Emit *e, const Node *n, KSpec *k, int H, int hd, char *s
     const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
     dtype_suffix(sfx, sfxlen, y->dtype, 0, NULL, 1, kv->dtype);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sfxlen, "_in", qkv->dtype);
+    if (node_kv_heads(n) != H) { /* grouped K/V heads: in every attention kernel's name */
+        size_t len = strlen(sfx);
+        snprintf(sfx + len, sfxlen - len, "_kv%d", node_kv_heads(n));
+    }
     set_int(e, k, "H", H);
+    set_int(e, k, "KVH", node_kv_heads(n));
     set_int(e, k, "HD", hd);
     tmpl_set(&k->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
     set_dtype(k, "T_QKV", qkv->dtype);
@@ -542,7 +557,7 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         k->block = DECODE_KPS;
     }
     /* a batched decode step's rows are q rows of 3*H*hd (kv_write.cuh's layout); another layout runs one sequence */
-    if (act_width(val(e, n->in[0])) != 3 * H * hd) e->decode_unbatched = true;
+    if (act_width(val(e, n->in[0])) != (H + 2 * node_kv_heads(n)) * hd) e->decode_unbatched = true;
     pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks (P: the furthest) */
     pk.grid[1] = SYMDIM_CONST(H);
     pk.grid[2] = SYMDIM_T; /* a row per sequence of a batched decode step */
@@ -1263,10 +1278,10 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
 
-/* Whether the kernels implement node n's positions and heads. Rotary positions and grouped K/V heads run on the
- * reference backend only for now: such a node gets no kernel, and the plan's config "ref_only"
- * (spec_kernels_lack) makes the device backends refuse it. ALiBi is the kernels' _extra score term. */
-static bool kernels_support(const Node *n) { return !n->rope && node_kv_heads(n) == n->heads; }
+/* Whether the kernels implement node n's positions. Rotary positions run on the reference backend only for now:
+ * such a node gets no kernel, and the plan's config "ref_only" (spec_kernels_lack) makes the device backends
+ * refuse it. ALiBi is the kernels' _extra score term; grouped K/V heads their KVH. */
+static bool kernels_support(const Node *n) { return !n->rope; }
 
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!kernels_support(n)) return !(*launch = false);
@@ -1764,6 +1779,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s%s", n->memory,
                             n->attn.prm.clamp, n->attn.prm.same_length, H, hd, sfx, mma ? "_tc" : "");
     set_int(e, ks, "H", H);
+    set_int(e, ks, "KVH", H); /* relative attention: H K/V heads (sema) */
     set_int(e, ks, "HD", hd);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
     set_dtype(ks, "T_QKV", qkv->dtype);

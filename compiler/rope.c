@@ -84,7 +84,6 @@ void rope_rotate(const RopeSpec *r, const double *inv_freq, double mscale, long 
 
 const char *spec_kernels_lack(const ModelSpec *s) {
     if (s->pos == POS_ROPE) return "rotary positions";
-    if (s->kv_heads != s->n_heads) return "grouped K/V heads (kv_heads)";
     return NULL;
 }
 

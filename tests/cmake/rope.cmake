@@ -61,8 +61,30 @@ foreach(spec "alibi_tiny:sim:1e-4" "alibi_half_tiny:sim:2e-2" "alibi_half_tiny:r
   endforeach()
 endforeach()
 
-# The device backends refuse rotary and grouped-K/V plans with a clear message until the kernels rotate and
-# share K/V heads (config "ref_only").
+# Grouped K/V heads in the kernels (kv_write's G heads, every attention kernel's K/V head h / (H / G)) on the
+# simulator against the interpreter (its grouped heads held to HF by llama_rope_tiny's goldens above), on the
+# same random weights: gqa_tiny (G = 2), gqa_mqa_thd_tiny (G = 1, cache [tokens, heads, dim]) at 1e-4 on the
+# CUDA-core engine, gqa_half_tiny (fp16, bf16 cache: the tensor-core path) at 2e-2; whole, one token per call
+# (the decode kernels, P > 0) and five per call, each against the interpreter's whole forward.
+foreach(spec "gqa_tiny:gqa_tiny:1e-4" "gqa_tiny:gqa_mqa_thd_tiny:1e-4" "gqa_half_tiny:gqa_half_tiny:2e-2")
+  string(REPLACE ":" ";" spec "${spec}")
+  list(GET spec 0 file)
+  list(GET spec 1 model)
+  list(GET spec 2 tol)
+  set(want ${CMAKE_CURRENT_BINARY_DIR}/gqa_ref_${model}.logits.npy)
+  foreach(run "whole:0" "decode:1" "chunk5:5")
+    string(REPLACE ":" ";" run "${run}")
+    list(GET run 0 tag)
+    list(GET run 1 chunk)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/gqa_sim_${tag}_${model}.logits.npy)
+    add_test(NAME gqa_sim_${tag}_${model}
+             COMMAND sh -c "c=''; [ $5 = 0 ] || c=\"--chunk $5\"; a=\"$2/models/$3.arch --model $4 --random-weights 1 --tokens $6/llama_tiny.tokens --quiet\"; \"$1\" run $a --backend ref --logits \"$7\" && \"$1\" run $a --backend sim --logits \"$8\" $c && \"$1\" cmp \"$8\" \"$7\" --atol $9 --rtol $9"
+                     gqa ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${chunk} ${TESTS_DIR}/golden ${want}_${tag} ${out} ${tol})
+    set_tests_properties(gqa_sim_${tag}_${model} PROPERTIES LABELS sim)
+  endforeach()
+endforeach()
+
+# The device backends refuse rotary plans with a clear message until the kernels rotate (config "ref_only").
 foreach(model llama_rope_tiny)
   add_test(NAME rope_sim_refused_${model}
            COMMAND sh -c "out=$(\"$1\" run \"$2\" --backend sim --random-weights 1 --tokens \"$3\" --logits /dev/null 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'not in the CUDA kernels yet; run it with --backend ref'"
