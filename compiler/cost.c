@@ -154,13 +154,14 @@ void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
 }
 
 /* KV write: the key and value parts of qkv read (2G of its H + 2G heads), the KV state written; rope rotates
- * the keys on the way. */
+ * the keys on the way and the queries in place in qkv (templates/kv_write.cuh: their H heads read and written). */
 void cost_kv_write(const Graph *g, const Node *n, int T, OpCost *c) {
     const Value *qkv = in_value(g, n, 0);
-    double H = n->heads, G = node_kv_heads(n);
-    count_read(c, qkv, (double)ir_numel(qkv, T) * 2.0 * G / (H + 2.0 * G));
+    double H = n->heads, G = node_kv_heads(n), q = n->rope ? H : 0;
+    count_read(c, qkv, (double)ir_numel(qkv, T) * (2.0 * G + q) / (H + 2.0 * G));
     count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
-    c->other_ops += rope_ops(n, T, G);
+    if (n->rope) count_written(c, qkv, (double)ir_numel(qkv, T) * q / (H + 2.0 * G));
+    c->other_ops += rope_ops(n, T, G + q);
 }
 
 /*
@@ -195,7 +196,7 @@ static void attention_cost(const Graph *g, const Node *n, int T, double per_head
     c->attn_keys = k;
     c->attn_scores = per_head * H;
     c->flops += 2.0 * 2.0 * hd * c->attn_scores;
-    c->other_ops += (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * c->attn_scores + rope_ops(n, q, H);
+    c->other_ops += (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * c->attn_scores; /* queries rotated by kv_write */
 }
 
 void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
@@ -575,7 +576,7 @@ static void cached_node_cost(const CostCtx *x, int i, int C, OpCost *c) {
         c->attn_keys = C + 1;
         c->attn_scores = scores;
         c->flops = 2.0 * 2.0 * hd * scores;
-        c->other_ops = (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * scores + rope_ops(n, 1, H);
+        c->other_ops = (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * scores; /* the query rotated by kv_write */
         c->mma_flops = mma;
     }
 }

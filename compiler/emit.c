@@ -413,6 +413,47 @@ static const char *kv_heads_suffix(Emit *e, const Node *n) {
     return G == n->heads ? "" : arena_printf(e->st.arena, "_kv%d", G);
 }
 
+/* kv_write.cuh's rotary values (ROPE, HALF, INTERLEAVED, INV_FREQ, MSCALE, DYNAMIC, FACTOR, ORIG_MAX): the
+ * frequencies of compiler/rope.c at the plan's fixed scaling, computed here once (dynamic scaling: the base
+ * frequencies, which the kernel scales per call); false when out of memory. */
+static bool rope_args(Emit *e, const Node *n, KSpec *ks) {
+    const RopeSpec *r = n->rope;
+    set_flag(ks, "ROPE", r != NULL);
+    if (!r) return true;
+    int half = r->dims / 2;
+    double *inv = malloc(sizeof *inv * (size_t)(half + 1)), mscale = 1.0;
+    if (!inv) {
+        internal(e, n, "out of memory");
+        return false;
+    }
+    rope_inv_freq(r, 0, inv, &mscale); /* seq_len 0: dynamic scaling's base frequencies */
+    StrBuf b = {0};
+    for (int i = 0; i < half; i++) sb_printf(&b, "%s%.9ef", i ? ", " : "{", inv[i]);
+    sb_puts(&b, "}");
+    free(inv);
+    char *text = sb_take(&b, NULL);
+    if (!text) {
+        internal(e, n, "out of memory");
+        return false;
+    }
+    tmpl_set(&ks->args, "INV_FREQ", arena_strdup(e->st.arena, text));
+    free(text);
+    set_int(e, ks, "HALF", half);
+    set_flag(ks, "INTERLEAVED", r->interleaved);
+    tmpl_set(&ks->args, "MSCALE", float_literal(e->st.arena, mscale));
+    set_flag(ks, "DYNAMIC", r->scaling == ROPE_SCALE_DYNAMIC);
+    tmpl_set(&ks->args, "FACTOR", float_literal(e->st.arena, r->factor));
+    set_int(e, ks, "ORIG_MAX", r->original_max > 0 ? r->original_max : 1);
+    return true;
+}
+
+/* "_rope" and the scaling for a rotary kv_write (its frequencies are in its text), else "". */
+static const char *rope_suffix(Emit *e, const Node *n) {
+    if (!n->rope) return "";
+    return arena_printf(e->st.arena, "_rope%d%s%s", n->rope->dims, n->rope->interleaved ? "i" : "",
+                        n->rope->scaling == ROPE_SCALE_NONE ? "" : arena_printf(e->st.arena, "_%s", rope_scaling_name(n->rope->scaling)));
+}
+
 static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     int H, hd;
     if (n->nin != 1 || !attn_dims(e, n, &H, &hd)) return false;
@@ -423,8 +464,8 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
     ks->tmpl = "kv_write.cuh";
     int G = node_kv_heads(n);
-    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d%s_hd%d%s%s%s", H, kv_heads_suffix(e, n), hd, sfx,
-                            htd ? "" : "_thd", e->decode ? "_seq" : "");
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d%s_hd%d%s%s%s%s", H, kv_heads_suffix(e, n), hd, sfx,
+                            htd ? "" : "_thd", rope_suffix(e, n), e->decode ? "_seq" : "");
     int threads = threads_for(G * hd);
     set_int(e, ks, "H", H);
     set_int(e, ks, "KVH", G);
@@ -434,6 +475,7 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
     set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
+    if (!rope_args(e, n, ks)) return false;
     ks->grid[0] = SYMDIM_T;
     ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
@@ -1281,7 +1323,7 @@ bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launc
 /* Whether the kernels implement node n's positions. Rotary positions run on the reference backend only for now:
  * such a node gets no kernel, and the plan's config "ref_only" (spec_kernels_lack) makes the device backends
  * refuse it. ALiBi is the kernels' _extra score term; grouped K/V heads their KVH. */
-static bool kernels_support(const Node *n) { return !n->rope; }
+static bool kernels_support(const Node *n) { (void)n; return true; }
 
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
     if (!kernels_support(n)) return !(*launch = false);

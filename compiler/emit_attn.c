@@ -134,7 +134,7 @@ static char *param_sets(Arena *a, const AttnPattern *p) {
 
 char *attn_alibi_slopes(Arena *a, int heads) {
     StrBuf b = {0};
-    for (int h = 0; h < heads; h++) sb_printf(&b, "%s%.9gf", h ? ", " : "{", alibi_slope(h, heads));
+    for (int h = 0; h < heads; h++) sb_printf(&b, "%s%.9ef", h ? ", " : "{", alibi_slope(h, heads));
     sb_puts(&b, "}");
     char *text = sb_take(&b, NULL);
     char *out = text ? arena_strdup(a, text) : NULL;

@@ -1,5 +1,5 @@
 # Rotary and ALiBi positions and grouped-query attention (issue 22) on the
-# reference backend, against the goldens of tests/gen_goldens_rope.py (HF
+# reference backend and on the simulator (the kernels), against the goldens of tests/gen_goldens_rope.py (HF
 # transformers 4.38.2's Llama / Mistral / GPT-NeoX where it has the model, an
 # independent PyTorch forward for YaRN, Llama 3.1 scaling, interleaved pairs
 # and ALiBi). Each model runs as one forward (rope_ref_M), one token per call
@@ -7,7 +7,7 @@
 # five tokens per call. Dynamic NTK scaling depends on each call's length, so
 # chunked runs are compared with HF decoding one and five tokens per call
 # through its own KV cache (M.chunk1/.chunk5.logits.npy). fp32: 1e-4; bf16
-# storage (llama_rope_yarn_half_tiny): 2e-2.
+# storage (llama_rope_yarn_half_tiny: the tensor-core path): 2e-2.
 set(ROPE_MODELS llama_rope_tiny:llama_rope_tiny llama_rope_tiny:llama_rope_linear_tiny
     llama_rope_tiny:llama_rope_dynamic_tiny llama_rope_tiny:llama_rope_yarn_tiny
     llama_rope_tiny:llama_rope_llama3_tiny llama_rope_tiny:llama_rope_mqa_tiny llama_rope_tiny:llama_rope_yarn_half_tiny
@@ -27,24 +27,32 @@ foreach(pair ${ROPE_MODELS})
     set(expect_decode ${model}.chunk1.logits.npy)
     set(expect_chunked ${model}.chunk5.logits.npy)
   endif()
-  foreach(run "ref:0:${model}.logits.npy" "decode:1:${expect_decode}" "chunk5:5:${expect_chunked}")
-    string(REPLACE ":" ";" run "${run}")
-    list(GET run 0 tag)
-    list(GET run 1 chunk)
-    list(GET run 2 expect)
-    set(out ${CMAKE_CURRENT_BINARY_DIR}/rope_${tag}_${model}.logits.npy)
-    add_test(NAME rope_${tag}_${model}
-             COMMAND sh -c "c=''; [ $6 = 0 ] || c=\"--chunk $6\"; \"$1\" run \"$2/models/$3.arch\" --model $4 --backend ref --weights \"$5/$4.safetensors\" --tokens \"$5/$4.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$5/$8\" --atol $9 --rtol $9"
-                     rope ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${TESTS_DIR}/golden ${chunk} ${out} ${expect} ${tol})
-    set_tests_properties(rope_${tag}_${model} PROPERTIES LABELS ref)
+  # ref: rope_{ref,decode,chunk5}_M; sim (the kernels: kv_write rotates, ALiBi's _extra, K/V head h/(H/G)):
+  # rope_sim_{whole,decode,chunk5}_M
+  foreach(backend ref sim)
+    foreach(run "ref:0:${model}.logits.npy" "decode:1:${expect_decode}" "chunk5:5:${expect_chunked}")
+      string(REPLACE ":" ";" run "${run}")
+      list(GET run 0 tag)
+      list(GET run 1 chunk)
+      list(GET run 2 expect)
+      set(name rope_${tag}_${model})
+      if(backend STREQUAL "sim")
+        string(REPLACE "ref" "whole" tag "${tag}")
+        set(name rope_sim_${tag}_${model})
+      endif()
+      set(out ${CMAKE_CURRENT_BINARY_DIR}/${name}.logits.npy)
+      add_test(NAME ${name}
+               COMMAND sh -c "c=''; [ $6 = 0 ] || c=\"--chunk $6\"; \"$1\" run \"$2/models/$3.arch\" --model $4 --backend ${backend} --weights \"$5/$4.safetensors\" --tokens \"$5/$4.tokens\" --logits \"$7\" $c --quiet && \"$1\" cmp \"$7\" \"$5/$8\" --atol $9 --rtol $9"
+                       rope ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${TESTS_DIR}/golden ${chunk} ${out} ${expect} ${tol})
+      set_tests_properties(${name} PROPERTIES LABELS ${backend})
+    endforeach()
   endforeach()
 endforeach()
 
-# ALiBi in the kernels (the attention hooks' _extra and the decode kernel's score) on the simulator, against
-# the same goldens: alibi_tiny in fp32 (the CUDA-core engine) at 1e-4, alibi_half_tiny in fp16 with a bf16
-# cache (the tensor-core path, attn_mma.cuh) at 2e-2 on sim and ref; whole, one token per call (the decode
-# kernels, P > 0) and five per call.
-foreach(spec "alibi_tiny:sim:1e-4" "alibi_half_tiny:sim:2e-2" "alibi_half_tiny:ref:2e-2")
+# ALiBi on the tensor-core path (attn_mma.cuh's _extra): alibi_half_tiny, fp16 with a bf16 cache, against
+# alibi_tiny's goldens at 2e-2 on sim and ref; whole, one token per call (the decode kernels, P > 0) and five
+# per call. (alibi_tiny itself runs on sim in the loop above.)
+foreach(spec "alibi_half_tiny:sim:2e-2" "alibi_half_tiny:ref:2e-2")
   string(REPLACE ":" ";" spec "${spec}")
   list(GET spec 0 model)
   list(GET spec 1 backend)
@@ -82,14 +90,6 @@ foreach(spec "gqa_tiny:gqa_tiny:1e-4" "gqa_tiny:gqa_mqa_thd_tiny:1e-4" "gqa_half
                      gqa ${SHORTC_BIN} ${CMAKE_SOURCE_DIR} ${file} ${model} ${chunk} ${TESTS_DIR}/golden ${want}_${tag} ${out} ${tol})
     set_tests_properties(gqa_sim_${tag}_${model} PROPERTIES LABELS sim)
   endforeach()
-endforeach()
-
-# The device backends refuse rotary plans with a clear message until the kernels rotate (config "ref_only").
-foreach(model llama_rope_tiny)
-  add_test(NAME rope_sim_refused_${model}
-           COMMAND sh -c "out=$(\"$1\" run \"$2\" --backend sim --random-weights 1 --tokens \"$3\" --logits /dev/null 2>&1); rc=$?; echo \"$out\"; [ $rc -ne 0 ] && echo \"$out\" | grep -q 'not in the CUDA kernels yet; run it with --backend ref'"
-                   refused ${SHORTC_BIN} ${CMAKE_SOURCE_DIR}/models/${model}.arch ${TESTS_DIR}/golden/${model}.tokens)
-  set_tests_properties(rope_sim_refused_${model} PROPERTIES LABELS ref)
 endforeach()
 
 # The goldens are reproducible (needs torch, and HF transformers in /opt/shortc-hf; skipped without them).
