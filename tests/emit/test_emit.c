@@ -156,7 +156,10 @@ static const TmplCase tmpl_cases[] = {
      {"LAYERNORM", "ADD", "STORE_SUM"}},
     {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float T_GATE=__half",
      {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH", "ACT_SILU", "HAS_GATE", "GATE_SILU", "GATE_GELU"}},
-    {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=4 KVH=2 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD", "SEQ_ROWS"}},
+    {"kv_write.cuh",
+     "COMMENT=// KERNEL_NAME=k H=4 KVH=2 HD=20 THREADS=64 T_QKV=float T_KV=__half HALF=6 INV_FREQ={1.0f,0.5f,0.25f,0.125f,"
+     "0.0625f,0.03125f} MSCALE=1.0f FACTOR=2.0f ORIG_MAX=16",
+     {"KV_HTD", "SEQ_ROWS", "ROPE", "INTERLEAVED", "DYNAMIC"}},
     {"attn_engine.cuh",
      "COMMENT=// KERNEL_NAME=k H=3 KVH=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
      "T_XKV=float T_POS=float T_B=__half T_REL=float",
