@@ -67,6 +67,7 @@ bool attn_render(Arena *a, Diag *d, StrBuf *b, const AttnPattern *p, const char 
     tmpl_set(&t, "COMMENT", "//");
     tmpl_set(&t, "KERNEL_NAME", name);
     tmpl_setf(a, &t, "H", "%d", s->heads);
+    tmpl_setf(a, &t, "KVH", "%d", s->heads); /* a head per K/V head */
     tmpl_setf(a, &t, "HD", "%d", s->hd);
     tmpl_set(&t, "WARPS", "4");
     if (s->mma) tmpl_setf(a, &t, "HDP", "%d", (s->hd + 15) / 16 * 16);

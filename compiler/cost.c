@@ -34,7 +34,14 @@ enum {
     OPS_RELU = 1,        /* max */
     OPS_SILU = 4,        /* negate, exp, add, divide */
     OPS_SOFTMAX = 5,     /* per score: scale, max, exp, sum, normalize */
+    OPS_ROPE = 3,        /* per rotated channel: two products and a sum (cos/sin per pair: 2 more, shared by a pair) */
+    OPS_ALIBI = 2,       /* per score: slope times distance, subtract */
 };
+
+/* Rotary ops for rows x heads rotated head rows of node n (0 without rope). */
+static double rope_ops(const Node *n, double rows, double heads) {
+    return n->rope ? rows * heads * (OPS_ROPE * n->rope->dims + 2.0 * (n->rope->dims / 2)) : 0;
+}
 
 static double act_ops(Activation a) {
     switch (a) {
@@ -146,11 +153,15 @@ void cost_elementwise(const Graph *g, const Node *n, int T, OpCost *c) {
     c->other_ops += per * (double)ir_numel(out_value(g, n), T);
 }
 
-/* KV write: the key and value thirds of qkv read, the KV state written. */
+/* KV write: the key and value parts of qkv read (2G of its H + 2G heads), the KV state written; rope rotates
+ * the keys on the way and the queries in place in qkv (templates/kv_write.cuh: their H heads read and written). */
 void cost_kv_write(const Graph *g, const Node *n, int T, OpCost *c) {
     const Value *qkv = in_value(g, n, 0);
-    count_read(c, qkv, (double)ir_numel(qkv, T) * 2.0 / 3.0);
+    double H = n->heads, G = node_kv_heads(n), q = n->rope ? H : 0;
+    count_read(c, qkv, (double)ir_numel(qkv, T) * (2.0 * G + q) / (H + 2.0 * G));
     count_written(c, out_value(g, n), (double)ir_numel(out_value(g, n), T));
+    if (n->rope) count_written(c, qkv, (double)ir_numel(qkv, T) * q / (H + 2.0 * G));
+    c->other_ops += rope_ops(n, T, G + q);
 }
 
 /*
@@ -177,15 +188,15 @@ static void attention_cost(const Graph *g, const Node *n, int T, double per_head
         per_head += (double)T * g->spec->cache;
     }
     const Value *qkv = in_value(g, n, 0), *kv = in_value(g, n, 1);
-    double H = n->heads, hd = n->head_dim;
-    count_read(c, qkv, q * H * hd);         /* the query third */
-    count_read(c, kv, 2.0 * k * H * hd);    /* keys and values */
+    double H = n->heads, G = node_kv_heads(n), hd = n->head_dim;
+    count_read(c, qkv, q * H * hd);         /* the query part */
+    count_read(c, kv, 2.0 * k * G * hd);    /* keys and values: G heads, each shared by its group's H/G queries */
     count_written(c, out_value(g, n), q * H * hd);
     c->attn_queries = q;
     c->attn_keys = k;
     c->attn_scores = per_head * H;
     c->flops += 2.0 * 2.0 * hd * c->attn_scores;
-    c->other_ops += OPS_SOFTMAX * c->attn_scores;
+    c->other_ops += (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * c->attn_scores; /* queries rotated by kv_write */
 }
 
 void cost_attention(const Graph *g, const Node *n, int T, OpCost *c) {
@@ -616,16 +627,17 @@ static void cached_node_cost(const CostCtx *x, int i, int C, OpCost *c) {
     double before = 0, after = 0;
     if (n->op == OP_ATTENTION && (C == 0 || ctx_per_head(x, i, C, &before)) && ctx_per_head(x, i, C + 1, &after)) {
         /* the query at position C against the keys its pattern lets it see among 0..C (the row's pairs) */
-        double H = n->heads, hd = n->head_dim, scores = (after - before) * H, keys = after - before, mma = c->mma_flops;
+        double H = n->heads, G = node_kv_heads(n), hd = n->head_dim, scores = (after - before) * H;
+        double keys = after - before, mma = c->mma_flops;
         memset(c, 0, sizeof *c);
         count_read(c, in_value(g, n, 0), H * hd);
-        count_read(c, in_value(g, n, 1), 2.0 * keys * H * hd);
+        count_read(c, in_value(g, n, 1), 2.0 * keys * G * hd);
         count_written(c, out_value(g, n), H * hd);
         c->attn_queries = 1;
         c->attn_keys = C + 1;
         c->attn_scores = scores;
         c->flops = 2.0 * 2.0 * hd * scores;
-        c->other_ops = OPS_SOFTMAX * scores;
+        c->other_ops = (OPS_SOFTMAX + (n->alibi ? OPS_ALIBI : 0)) * scores; /* the query rotated by kv_write */
         c->mma_flops = mma;
     }
 }

@@ -390,14 +390,16 @@ static bool attn_dims(Emit *e, const Node *n, int *H, int *hd) {
     const Value *qkv = val(e, n->in[0]);
     *H = n->heads;
     *hd = n->head_dim;
-    if (*H <= 0 || *hd <= 0 || act_width(qkv) != 3 * *H * *hd) {
-        internal(e, n, "qkv width %d does not match %d heads x %d", act_width(qkv), *H, *hd);
+    int G = node_kv_heads(n);
+    if (*H <= 0 || *hd <= 0 || G <= 0 || *H % G || act_width(qkv) != (*H + 2 * G) * *hd) {
+        internal(e, n, "qkv width %d does not match (%d + 2 x %d) heads x %d", act_width(qkv), *H, G, *hd);
         return false;
     }
     return true;
 }
 
 static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) {
+    H = node_kv_heads(n); /* the state holds the K/V heads */
     bool htd = kv->order == ORD_HEADS_TOKENS_DIM;
     if (kv->cls != VC_KV || kv->rank != 4 || ir_dim(kv, 0) != 2 || ir_dim(kv, 3) != hd ||
         (htd ? (ir_dim(kv, 1) != H || ir_token_axis(kv) != 2) : (kv->order != ORD_TOKENS_HEADS_DIM || ir_token_axis(kv) != 1 || ir_dim(kv, 2) != H))) {
@@ -405,6 +407,53 @@ static bool kv_value_ok(Emit *e, const Node *n, const Value *kv, int H, int hd) 
         return false;
     }
     return true;
+}
+
+/* "_kvG" for grouped K/V heads (G < H), else "": kernels of different G differ in their indexing. */
+static const char *kv_heads_suffix(Emit *e, const Node *n) {
+    int G = node_kv_heads(n);
+    return G == n->heads ? "" : arena_printf(e->st.arena, "_kv%d", G);
+}
+
+/* kv_write.cuh's rotary values (ROPE, HALF, INTERLEAVED, INV_FREQ, MSCALE, DYNAMIC, FACTOR, ORIG_MAX): the
+ * frequencies of compiler/rope.c at the plan's fixed scaling, computed here once (dynamic scaling: the base
+ * frequencies, which the kernel scales per call); false when out of memory. */
+static bool rope_args(Emit *e, const Node *n, KSpec *ks) {
+    const RopeSpec *r = n->rope;
+    set_flag(ks, "ROPE", r != NULL);
+    if (!r) return true;
+    int half = r->dims / 2;
+    double *inv = malloc(sizeof *inv * (size_t)(half + 1)), mscale = 1.0;
+    if (!inv) {
+        internal(e, n, "out of memory");
+        return false;
+    }
+    rope_inv_freq(r, 0, inv, &mscale); /* seq_len 0: dynamic scaling's base frequencies */
+    StrBuf b = {0};
+    for (int i = 0; i < half; i++) sb_printf(&b, "%s%.9ef", i ? ", " : "{", inv[i]);
+    sb_puts(&b, "}");
+    free(inv);
+    char *text = sb_take(&b, NULL);
+    if (!text) {
+        internal(e, n, "out of memory");
+        return false;
+    }
+    tmpl_set(&ks->args, "INV_FREQ", arena_strdup(e->st.arena, text));
+    free(text);
+    set_int(e, ks, "HALF", half);
+    set_flag(ks, "INTERLEAVED", r->interleaved);
+    tmpl_set(&ks->args, "MSCALE", float_literal(e->st.arena, mscale));
+    set_flag(ks, "DYNAMIC", r->scaling == ROPE_SCALE_DYNAMIC);
+    tmpl_set(&ks->args, "FACTOR", float_literal(e->st.arena, r->factor));
+    set_int(e, ks, "ORIG_MAX", r->original_max > 0 ? r->original_max : 1);
+    return true;
+}
+
+/* "_rope" and the scaling for a rotary kv_write (its frequencies are in its text), else "". */
+static const char *rope_suffix(Emit *e, const Node *n) {
+    if (!n->rope) return "";
+    return arena_printf(e->st.arena, "_rope%d%s%s", n->rope->dims, n->rope->interleaved ? "i" : "",
+                        n->rope->scaling == ROPE_SCALE_NONE ? "" : arena_printf(e->st.arena, "_%s", rope_scaling_name(n->rope->scaling)));
 }
 
 static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
@@ -416,16 +465,19 @@ static bool spec_kv_write(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     dtype_suffix(sfx, sizeof sfx, qkv->dtype, 0, NULL, 1, kv->dtype);
     ks->tmpl = "kv_write.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d_hd%d%s%s%s", H, hd, sfx, htd ? "" : "_thd",
-                            e->decode ? "_seq" : "");
-    int threads = threads_for(H * hd);
+    int G = node_kv_heads(n);
+    ks->name = arena_printf(e->st.arena, "shortc_kv_write_h%d%s_hd%d%s%s%s%s", H, kv_heads_suffix(e, n), hd, sfx,
+                            htd ? "" : "_thd", rope_suffix(e, n), e->decode ? "_seq" : "");
+    int threads = threads_for(G * hd);
     set_int(e, ks, "H", H);
+    set_int(e, ks, "KVH", G);
     set_int(e, ks, "HD", hd);
     set_int(e, ks, "THREADS", threads);
     set_dtype(ks, "T_QKV", qkv->dtype);
     set_dtype(ks, "T_KV", kv->dtype);
     set_flag(ks, "KV_HTD", htd);
     set_flag(ks, "SEQ_ROWS", e->decode); /* the decode program's rows may be sequences of their own */
+    if (!rope_args(e, n, ks)) return false;
     ks->grid[0] = SYMDIM_T;
     ks->grid[1] = SYMDIM_CONST(2);
     ks->block = threads;
@@ -451,7 +503,12 @@ static void attn_common(Emit *e, const Node *n, KSpec *k, int H, int hd, char *s
     const Value *qkv = val(e, n->in[0]), *kv = val(e, n->in[1]), *y = val(e, n->out);
     dtype_suffix(sfx, sfxlen, y->dtype, 0, NULL, 1, kv->dtype);
     if (qkv->dtype != y->dtype) append_dtype(sfx, sfxlen, "_in", qkv->dtype);
+    if (node_kv_heads(n) != H) { /* grouped K/V heads: in every attention kernel's name */
+        size_t len = strlen(sfx);
+        snprintf(sfx + len, sfxlen - len, "_kv%d", node_kv_heads(n));
+    }
     set_int(e, k, "H", H);
+    set_int(e, k, "KVH", node_kv_heads(n));
     set_int(e, k, "HD", hd);
     tmpl_set(&k->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
     set_dtype(k, "T_QKV", qkv->dtype);
@@ -478,7 +535,10 @@ static bool decode_vec_kv(DType kv, int hd) {
 /* Node n's attention pattern over ntok positions into *pat; false after an error (reported at n). */
 static bool build_pattern(Emit *e, const Node *n, int ntok, AttnPattern *pat) {
     char err[256];
-    if (attn_pattern_build(pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) return true;
+    if (attn_pattern_build(pat, &n->attn, n->layer, n->heads, ntok, err, sizeof err)) {
+        pat->alibi = n->alibi; /* the score term the kernels' _extra adds */
+        return true;
+    }
     diag_error(e->st.d, n->src, "%s", err);
     return false;
 }
@@ -526,19 +586,22 @@ static bool spec_attention_decode(Emit *e, const Node *n, KSpec *ks, int H, int 
         KSpec *k = combine ? ks : &pk;
         attn_common(e, n, k, H, hd, sfx, sizeof sfx);
         k->tmpl = "attn_decode.cuh";
-        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s%s_h%d_hd%d%s%s", combine ? "combine" : "partial",
-                               !sparse ? "" : combine ? "_sparse" : kind, H, hd, sfx, htd ? "" : "_thd");
+        k->name = arena_printf(e->st.arena, "shortc_attn_decode_%s%s_h%d_hd%d%s%s%s", combine ? "combine" : "partial",
+                               !sparse ? "" : combine ? "_sparse" : kind, H, hd, sfx, htd ? "" : "_thd",
+                               n->alibi && !combine ? "_alibi" : "");
         set_int(e, k, "KPS", DECODE_KPS);
         set_int(e, k, "MAXS", maxs);
         set_int(e, k, "THREADS", DECODE_KPS);
         set_flag(k, "COMBINE", combine);
         set_flag(k, "VEC_KV", decode_vec_kv(kv->dtype, hd));
         set_flag(k, "VISIBLE", sparse);
+        set_flag(k, "ALIBI", n->alibi && !combine); /* the score's -slope_h (P - k) */
+        if (n->alibi && !combine) tmpl_set(&k->args, "SLOPES", attn_alibi_slopes(e->st.arena, H));
         if (sparse && !combine && !decode_hooks(e, n, k, kv->capacity)) return false;
         k->block = DECODE_KPS;
     }
     /* a batched decode step's rows are q rows of 3*H*hd (kv_write.cuh's layout); another layout runs one sequence */
-    if (act_width(val(e, n->in[0])) != 3 * H * hd) e->decode_unbatched = true;
+    if (act_width(val(e, n->in[0])) != (H + 2 * node_kv_heads(n)) * hd) e->decode_unbatched = true;
     pk.grid[0] = (SymDim){.p = 1, .c = 1, .div = DECODE_KPS}; /* ceil((P + 1) / KPS) chunks (P: the furthest) */
     pk.grid[1] = SYMDIM_CONST(H);
     pk.grid[2] = SYMDIM_T; /* a row per sequence of a batched decode step */
@@ -746,9 +809,10 @@ static bool spec_attention(Emit *e, const Node *n, KSpec *ks) {
     char sfx[64];
     attn_common(e, n, ks, H, hd, sfx, sizeof sfx);
     ks->tmpl = mma ? "attn_mma.cuh" : "attn_engine.cuh";
-    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s", attn_kind_name(n->attn.kind),
+    ks->name = arena_printf(e->st.arena, "shortc_attn_%s%s_h%d_hd%d%s%s%s%s%s%s", attn_kind_name(n->attn.kind),
                             attn_kernel_suffix(e->st.arena, &n->attn, n->layer), H, hd, sfx, htd ? "" : "_thd",
-                            n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", mma ? "_tc" : "");
+                            n->rec_key ? "_rec" : "", n->infused ? "_pia" : "", n->alibi ? "_alibi" : "",
+                            mma ? "_tc" : "");
     set_flag(ks, "REC_KEY", n->rec_key); /* recurrence: one extra key/value (h_prev) every query sees */
     if (n->rec_key) set_dtype(ks, "T_XKV", val(e, n->in[2])->dtype);
     int qt = warps * qpw, ntok = kv->capacity;
@@ -1267,8 +1331,18 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 /* The op table's emit hooks: a generated kernel (ks filled, *launch set), or steps added directly. */
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
-bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_kv_write(e, n, ks)); }
+
+/* Whether the kernels implement node n's positions. Rotary positions run on the reference backend only for now:
+ * such a node gets no kernel, and the plan's config "ref_only" (spec_kernels_lack) makes the device backends
+ * refuse it. ALiBi is the kernels' _extra score term; grouped K/V heads their KVH. */
+static bool kernels_support(const Node *n) { (void)n; return true; }
+
+bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    if (!kernels_support(n)) return !(*launch = false);
+    return (*launch = spec_kv_write(e, n, ks));
+}
 bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) {
+    if (!kernels_support(n)) return !(*launch = false);
     return (*launch = spec_attention(e, n, ks)); /* a PIA cache's slide is program "slide" (emit_slides) */
 }
 
@@ -1759,6 +1833,7 @@ static bool spec_rel_attention(Emit *e, const Node *n, KSpec *ks) {
     ks->name = arena_printf(e->st.arena, "shortc_attn_relative_m%d_c%d_s%d_h%d_hd%d%s%s", n->memory,
                             n->attn.prm.clamp, n->attn.prm.same_length, H, hd, sfx, mma ? "_tc" : "");
     set_int(e, ks, "H", H);
+    set_int(e, ks, "KVH", H); /* relative attention: H K/V heads (sema) */
     set_int(e, ks, "HD", hd);
     tmpl_set(&ks->args, "SCALE", float_literal(e->st.arena, 1.0 / sqrt((double)hd)));
     set_dtype(ks, "T_QKV", qkv->dtype);

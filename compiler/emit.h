@@ -94,6 +94,8 @@ char *attn_hooks(const AttnPattern *p, const char *name, int qt, int kt, int nqt
 /* The decode kernel's hooks (attn_decode.cuh VISIBLE): the seeded tables and NAME_visible only (one query
  * tests its keys; no key lists). Heap text (free), NULL when out of memory. */
 char *attn_visible_hooks(const AttnPattern *p, const char *name);
+/* ALiBi's slopes of heads heads as a CUDA initializer `{s_0f, s_1f, ...}` (compiler/rope.c alibi_slope), in a. */
+char *attn_alibi_slopes(Arena *a, int heads);
 /* Whether a sparse kind's one-query steps run on flash-decoding with its visibility hook (attn_decode.cuh
  * VISIBLE): every kind of the pattern table (attn_mma_kind) but causal, which needs no hook. */
 bool attn_decode_kind(const AttnSpec *s);

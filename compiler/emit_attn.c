@@ -150,6 +150,16 @@ static char *param_sets(Arena *a, const AttnPattern *p) {
     return out ? out : (char *)"";
 }
 
+char *attn_alibi_slopes(Arena *a, int heads) {
+    StrBuf b = {0};
+    for (int h = 0; h < heads; h++) sb_printf(&b, "%s%.9ef", h ? ", " : "{", alibi_slope(h, heads));
+    sb_puts(&b, "}");
+    char *text = sb_take(&b, NULL);
+    char *out = text ? arena_strdup(a, text) : NULL;
+    free(text);
+    return out ? out : (char *)"{0.0f}";
+}
+
 /* Appends templates/attn_hooks.cuh for p to b: NAME_visible, and with extra NAME_extra; false on an internal
  * error (reported on stderr). */
 static bool kind_hooks(StrBuf *b, const AttnPattern *p, const char *name, bool extra) {
@@ -165,6 +175,8 @@ static bool kind_hooks(StrBuf *b, const AttnPattern *p, const char *name, bool e
     tmpl_set(&t, "TABLE", p->table ? arena_printf(&a, "%s_%s", name, table_suffix(p)) : "nullptr");
     tmpl_setf(&a, &t, "NTOK", "%d", p->ntok);
     tmpl_set(&t, "EXTRA", extra ? "1" : "0");
+    tmpl_set(&t, "ALIBI", p->alibi ? "1" : "0");
+    tmpl_set(&t, "SLOPES", p->alibi ? attn_alibi_slopes(&a, p->heads) : "");
     bool ok = template_render(&d, "attn_hooks.cuh", t.kv, t.n, b);
     arena_free(&a);
     return ok;

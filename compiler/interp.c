@@ -456,17 +456,44 @@ static size_t kv_index(DimOrder o, int which, int h, int s, int d, int H, int T,
     return (((size_t)which * H + h) * T + s) * hd + d;
 }
 
+/* Rotary frequencies of node n for the current call (positions up to P+T-1); false when out of memory. */
+static bool call_rope(const Run *r, const Node *n, double **inv_freq, double *mscale) {
+    *inv_freq = NULL;
+    *mscale = 1.0;
+    if (!n->rope) return true;
+    *inv_freq = malloc(sizeof **inv_freq * (size_t)(n->rope->dims / 2 + 1));
+    if (!*inv_freq) return false;
+    rope_inv_freq(n->rope, r->P + r->T, *inv_freq, mscale);
+    return true;
+}
+
+/* Head row x (hd channels) in double, rotated to position pos when inv_freq is set. */
+static void head_row(const Node *n, const double *inv_freq, double mscale, long pos, const float *x, double *out) {
+    for (int d = 0; d < n->head_dim; d++) out[d] = x[d];
+    if (inv_freq) rope_rotate(n->rope, inv_freq, mscale, pos, out);
+}
+
+/* Commits the call's G key/value heads at rows P..P+T-1; keys rotated to their position under rope. */
 bool interp_kv_write(Run *r, const Node *n, float *kv, const Value *ov) {
     DType dt = ov->dtype;
     DimOrder o = ov->order;
     const float *qkv = in(r, n, 0);
-    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = ov->capacity, P = r->P;
+    int H = n->heads, G = node_kv_heads(n), hd = n->head_dim, T = r->T, W = (H + 2 * G) * hd, cap = ov->capacity;
+    int P = r->P;
+    double *inv_freq, mscale, *row = malloc(sizeof *row * (size_t)hd);
+    if (!row || !call_rope(r, n, &inv_freq, &mscale)) {
+        free(row);
+        return fail(r, n, "out of memory");
+    }
     for (int which = 0; which < 2; which++)
         for (int t = 0; t < T; t++)
-            for (int h = 0; h < H; h++)
-                for (int d = 0; d < hd; d++)
-                    kv[kv_index(o, which, h, P + t, d, H, cap, hd)] =
-                        round_to_dtype(qkv[(size_t)t * W + (size_t)(which + 1) * H * hd + (size_t)h * hd + d], dt);
+            for (int g = 0; g < G; g++) {
+                const float *x = qkv + (size_t)t * W + (size_t)H * hd + (size_t)(which * G + g) * hd;
+                head_row(n, which == 0 ? inv_freq : NULL, mscale, P + t, x, row);
+                for (int d = 0; d < hd; d++) kv[kv_index(o, which, g, P + t, d, G, cap, hd)] = round_to_dtype((float)row[d], dt);
+            }
+    free(row);
+    free(inv_freq);
     return true;
 }
 
@@ -536,6 +563,38 @@ bool interp_backward_pia_pos(Run *r, const Node *n, const double *dy, const Valu
     return true;
 }
 
+/* Scratch of interp_attention: the scores of one query, its output accumulator and its (rotated) query. */
+typedef struct AttnScratch {
+    double *p;      /* [keys] scores */
+    double *acc;    /* [hd] weighted values */
+    double *q;      /* [hd] the query, rotated under rope */
+    double *inv;    /* [dims/2] rotary inverse frequencies (NULL: no rope) */
+    double mscale;  /* rotary cos/sin factor (yarn) */
+} AttnScratch;
+
+static void attn_scratch_free(AttnScratch *w) {
+    free(w->p);
+    free(w->acc);
+    free(w->q);
+    free(w->inv);
+}
+
+static bool attn_scratch(const Run *r, const Node *n, long keys, AttnScratch *w) {
+    *w = (AttnScratch){0};
+    w->p = malloc(sizeof *w->p * (size_t)(keys > 0 ? keys : 1));
+    w->acc = malloc(sizeof *w->acc * (size_t)n->head_dim);
+    w->q = malloc(sizeof *w->q * (size_t)n->head_dim);
+    bool ok = w->p && w->acc && w->q && call_rope(r, n, &w->inv, &w->mscale);
+    if (!ok) attn_scratch_free(w);
+    return ok;
+}
+
+/*
+ * Causal softmax attention over the cache (the T new rows already written by
+ * kv_write) with the layer's pattern. Query head h reads K/V head h / (H/G);
+ * rope rotates the query to its position (the cached keys are rotated);
+ * ALiBi adds -slope_h (i - j) to the score of query i and key j.
+ */
 bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     DType dt = ov->dtype;
     const float *qkv = in(r, n, 0), *kv = in(r, n, 1);
@@ -543,7 +602,8 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     const float *pos = n->infused ? in(r, n, 2) : NULL;
     int PW = pos ? ir_dim(val(r, n, 2), 1) : 0; /* row stride: 2·H·hd */
     DimOrder o = val(r, n, 1)->order;
-    int H = n->heads, hd = n->head_dim, T = r->T, W = 3 * H * hd, cap = val(r, n, 1)->capacity, P = r->P;
+    int H = n->heads, G = node_kv_heads(n), hd = n->head_dim, T = r->T, W = (H + 2 * G) * hd;
+    int cap = val(r, n, 1)->capacity, P = r->P;
     SymEnv env = call_env(r);
     long keys = symdim_eval(n->keys, &env);
     if (keys != P + T || keys > cap) return fail(r, n, "%ld keys for %d cached and %d new rows (capacity %d)", keys, P, T, cap);
@@ -551,24 +611,24 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
     char err[256];
     if (!attn_pattern_build(&pat, &n->attn, n->layer, H, cap, err, sizeof err)) return fail(r, n, "%s", err);
     double scale = 1.0 / sqrt((double)hd);
-    double *p = malloc(sizeof *p * (size_t)keys);
-    double *acc = malloc(sizeof *acc * (size_t)hd);
-    if (!p || !acc) {
-        free(p);
-        free(acc);
+    AttnScratch w;
+    if (!attn_scratch(r, n, keys, &w)) {
         attn_pattern_free(&pat);
         return fail(r, n, "out of memory");
     }
+    double *p = w.p, *acc = w.acc, *qr = w.q;
     const float *xkv = n->rec_key ? in(r, n, 2) : NULL; /* recurrence: k | v | present of h_prev */
     bool extra = xkv && xkv[2 * H * hd] != 0.0f;
-    for (int h = 0; h < H; h++)
+    for (int h = 0; h < H; h++) {
+        int g = h / (H / G); /* the K/V head of h's group */
+        double slope = n->alibi ? alibi_slope(h, H) : 0.0;
         for (int t = 0; t < T; t++) {
-            const float *q = qkv + (size_t)t * W + (size_t)h * hd;
             int last = P + t; /* the query at position P+t sees the keys of the pattern among 0..P+t */
+            head_row(n, w.inv, w.mscale, last, qkv + (size_t)t * W + (size_t)h * hd, qr);
             const float *qp = pos ? pos + (size_t)last * PW + (size_t)h * hd : NULL;
             double mx = -INFINITY, xs = 0;
             if (extra) { /* h_prev: one more key every query of the window sees */
-                for (int d = 0; d < hd; d++) xs += (double)q[d] * xkv[h * hd + d];
+                for (int d = 0; d < hd; d++) xs += qr[d] * xkv[h * hd + d];
                 mx = xs *= scale;
             }
             for (int s = 0; s <= last; s++) {
@@ -576,8 +636,8 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
                 const float *kp = pos ? pos + (size_t)s * PW + (size_t)(H + h) * hd : NULL;
                 double dot = 0;
                 for (int d = 0; d < hd; d++)
-                    dot += ((double)q[d] + (qp ? qp[d] : 0.0)) * ((double)kv[kv_index(o, 0, h, s, d, H, cap, hd)] + (kp ? kp[d] : 0.0));
-                p[s] = dot * scale;
+                    dot += (qr[d] + (qp ? qp[d] : 0.0)) * ((double)kv[kv_index(o, 0, g, s, d, G, cap, hd)] + (kp ? kp[d] : 0.0));
+                p[s] = dot * scale - slope * (last - s);
                 if (p[s] > mx) mx = p[s];
             }
             double sum = 0, xw = extra ? exp(xs - mx) : 0;
@@ -585,16 +645,16 @@ bool interp_attention(Run *r, const Node *n, float *y, const Value *ov) {
             sum += xw;
             for (int s = 0; s <= last; s++) {
                 if (!attn_pattern_visible(&pat, h, last, s)) continue;
-                double w = exp(p[s] - mx);
-                sum += w;
-                for (int d = 0; d < hd; d++) acc[d] += w * kv[kv_index(o, 1, h, s, d, H, cap, hd)];
+                double e = exp(p[s] - mx);
+                sum += e;
+                for (int d = 0; d < hd; d++) acc[d] += e * kv[kv_index(o, 1, g, s, d, G, cap, hd)];
             }
             float *yr = y + (size_t)t * H * hd + (size_t)h * hd;
             /* a query that sees no key (gaussian self=0 at position 0) outputs zeros */
             for (int d = 0; d < hd; d++) yr[d] = round_to_dtype(sum > 0 ? (float)(acc[d] / sum) : 0.0f, dt);
         }
-    free(p);
-    free(acc);
+    }
+    attn_scratch_free(&w);
     attn_pattern_free(&pat);
     return true;
 }

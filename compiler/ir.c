@@ -228,6 +228,7 @@ void ir_print(FILE *out, const Graph *g, const Diag *d) {
                 s->vocab, s->d_model, s->n_heads, s->head_dim, s->d_ff,
                 s->gated ? (s->act == ACT_SILU ? "swiglu" : "geglu") : activation_name(s->act),
                 norm_kind_name(s->norm), norm_place_name(s->norm_place), s->eps);
+        if (s->kv_heads != s->n_heads) fprintf(out, " kv_heads=%d", s->kv_heads);
         fprintf(out, " positions=%s", pos_kind_name(s->pos));
         if (s->pos == POS_LEARNED) fprintf(out, "/%d", s->max_pos);
         if (s->pos == POS_SINUSOIDAL && s->pos_style == PIA_FAIRSEQ) fputs("/fairseq", out);

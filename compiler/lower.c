@@ -201,6 +201,11 @@ static bool rec_update(Lower *L, const int *states, int nstates) {
     return true;
 }
 
+/* The positions the embedding adds: rotary and ALiBi positions act in attention, not on the embedding. */
+static PosKind embedding_positions(const ModelSpec *s) {
+    return s->pos == POS_ROPE || s->pos == POS_ALIBI ? POS_NONE : s->pos;
+}
+
 /* A cache without PIA (Shortformer's ablation): each segment's tokens get positions 0..L-1 again (the
  * cached ones keep those of their own segment, inside their keys and values); 0 otherwise. */
 static int segment_positions(const ModelSpec *s) { return s->cache > 0 && s->infused == PIA_NONE ? s->segment : 0; }
@@ -234,9 +239,9 @@ static int attention(Lower *L, int layer, int x) {
     const ModelSpec *s = L->s;
     const AttnSpec *at = &s->layers[layer].attn;
     Loc src = at->loc.file >= 0 ? at->loc : pick_loc(s, SET_ATTENTION, SET_LAYERS);
-    int H = s->n_heads, hd = L->hd, D = s->d_model;
-    int wqkv = weight(L, W_CONV1D, D, 3 * H * hd, "h.%d.attn.c_attn.weight", layer);
-    int bqkv = s->no_bias ? -1 : weight(L, W_VECTOR, 3 * H * hd, 0, "h.%d.attn.c_attn.bias", layer);
+    int H = s->n_heads, G = s->kv_heads > 0 ? s->kv_heads : H, hd = L->hd, D = s->d_model;
+    int wqkv = weight(L, W_CONV1D, D, (H + 2 * G) * hd, "h.%d.attn.c_attn.weight", layer); /* q | k | v */
+    int bqkv = s->no_bias ? -1 : weight(L, W_VECTOR, (H + 2 * G) * hd, 0, "h.%d.attn.c_attn.bias", layer);
     int pos = s->infused != PIA_NONE ? pia_table(L, src, layer, wqkv) : -1;
     int qkv = matmul(L, src, layer, x, wqkv, bqkv);
     char kvname[32];
@@ -257,6 +262,9 @@ static int attention(Lower *L, int layer, int x) {
     an->infused = pos >= 0;
     kw->attn = an->attn = *at;
     kw->heads = an->heads = H;
+    kw->kv_heads = an->kv_heads = G;
+    kw->rope = an->rope = s->pos == POS_ROPE ? &s->rope : NULL;
+    an->alibi = s->pos == POS_ALIBI;
     kw->head_dim = an->head_dim = hd;
     an->keys = SYMDIM_KEYS;
     int wo = weight(L, W_CONV1D, H * hd, D, "h.%d.attn.c_proj.weight", layer);
@@ -362,7 +370,7 @@ static int adaptive_input(Lower *L, const Bands *b, int tokens, int wpe, Loc src
     int y = act_value(L, VC_ACTIVATION);
     Node *n = node(L, OP_POS_ADD, src, -1, y, wpe >= 0 ? 2 : 1, (int[]){x, wpe});
     if (!n) return -1;
-    n->pos = L->s->pos;
+    n->pos = embedding_positions(L->s);
     n->pia_style = embedding_sinusoid(L->s);
     n->pos_mod = segment_positions(L->s);
     n->scale = L->s->adaptive.scale;
@@ -633,7 +641,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
     if (adaptive) bands = adaptive_bands(&L);
     int wte = adaptive ? -1 : weight(&L, W_TABLE, s->vocab, D, "wte.weight");
     int wpe = s->pos == POS_LEARNED ? weight(&L, W_POS, s->max_pos > 0 ? s->max_pos : s->segment, D, "wpe.weight") : -1;
-    Loc eloc = pick_loc(s, s->pos != POS_NONE ? SET_POSITIONS : SET_EMBEDDING, SET_EMBEDDING);
+    Loc eloc = pick_loc(s, embedding_positions(s) != POS_NONE ? SET_POSITIONS : SET_EMBEDDING, SET_EMBEDDING);
     int x;
     if (adaptive) {
         x = adaptive_input(&L, &bands, tok->id, wpe, pick_loc(s, SET_EMBEDDING, SET_VOCAB));
@@ -642,7 +650,7 @@ Graph *lower_model(Arena *a, Diag *d, const ModelSpec *s) {
         x = act_value(&L, VC_ACTIVATION);
         Node *e = node(&L, OP_EMBED, eloc, -1, x, wpe >= 0 ? 3 : 2, (int[]){tok->id, wte, wpe});
         if (!e) return NULL;
-        e->pos = s->pos;
+        e->pos = embedding_positions(s);
         e->pia_style = embedding_sinusoid(s);
         e->pos_mod = segment_positions(s);
     }

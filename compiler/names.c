@@ -45,6 +45,19 @@ const char *pos_kind_name(PosKind p) {
     case POS_NONE: return "none";
     case POS_SINUSOIDAL: return "sinusoidal";
     case POS_LEARNED: return "learned";
+    case POS_ROPE: return "rope";
+    case POS_ALIBI: return "alibi";
+    }
+    return "?";
+}
+
+const char *rope_scaling_name(RopeScaling k) {
+    switch (k) {
+    case ROPE_SCALE_NONE: return "none";
+    case ROPE_SCALE_LINEAR: return "linear";
+    case ROPE_SCALE_DYNAMIC: return "dynamic";
+    case ROPE_SCALE_YARN: return "yarn";
+    case ROPE_SCALE_LLAMA3: return "llama3";
     }
     return "?";
 }

@@ -73,7 +73,12 @@ static void print_attn(FILE *out, const Node *n) {
         fprintf(out, " keys=%s", symdim_format(n->keys, k, sizeof k));
         if (n->rec_key) fprintf(out, " rec_key");
         if (n->infused) fputs(" infused", out);
+        if (n->alibi) fputs(" alibi", out);
     }
+    if (node_kv_heads(n) != n->heads) fprintf(out, " kv_heads=%d", node_kv_heads(n));
+    if (n->rope)
+        fprintf(out, " rope=%g/%d%s/%s/%g", n->rope->theta, n->rope->dims, n->rope->interleaved ? "i" : "",
+                rope_scaling_name(n->rope->scaling), n->rope->factor);
 }
 
 static void print_pia_pos(FILE *out, const Node *n) {
@@ -120,6 +125,14 @@ static size_t key_attn(char *buf, size_t n, size_t k, const Node *nd) {
     for (int i = 0; i < nd->attn.nparams && k < n; i++)
         k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", nd->attn.params[i].key, nd->attn.params[i].value);
     if (nd->rec_key && k < n) k += (size_t)snprintf(buf + k, n - k, " rec_key");
+    if (nd->alibi && k < n) k += (size_t)snprintf(buf + k, n - k, " alibi");
+    if (node_kv_heads(nd) != nd->heads && k < n) k += (size_t)snprintf(buf + k, n - k, " kvh=%d", node_kv_heads(nd));
+    if (nd->rope && k < n) {
+        const RopeSpec *r = nd->rope;
+        k += (size_t)snprintf(buf + k, n - k, " rope=%.17g/%d/%d/%d/%.17g/%d/%.17g/%.17g/%.17g/%.17g/%.17g", r->theta,
+                              r->dims, (int)r->interleaved, (int)r->scaling, r->factor, r->original_max, r->low_freq,
+                              r->high_freq, r->beta_fast, r->beta_slow, r->mscale);
+    }
     return k;
 }
 
@@ -307,14 +320,15 @@ static bool shape_add(const Graph *g, const Node *n, int *rank, SymDim dims[MAX_
     return true;
 }
 
-/* kv_write and attention: a qkv input of 3 x heads x head_dim channels; the KV shape in kd. */
+/* kv_write and attention: a qkv input of (H + 2G) x head_dim channels (q, k, v); the KV shape (G heads) in kd. */
 static bool attn_qkv(const Graph *g, const Node *n, int *kr, SymDim kd[MAX_RANK], char *why, size_t whylen) {
     ShapeIn in = shape_in(g, n);
     const Value *a = in.a;
-    int W = act_width(a), H = n->heads, hd = n->head_dim;
-    if (H <= 0 || hd <= 0) FAIL("heads=%d head_dim=%d", H, hd);
-    if (W != 3 * H * hd) FAIL("qkv %s is %s, expected [T,%d] (3 x %d heads x %d)", a ? a->name : "?", S1, 3 * H * hd, H, hd);
-    kv_shape(g, H, hd, kr, kd);
+    int W = act_width(a), H = n->heads, G = node_kv_heads(n), hd = n->head_dim;
+    if (H <= 0 || hd <= 0 || G <= 0 || H % G) FAIL("heads=%d kv_heads=%d head_dim=%d", H, G, hd);
+    if (W != (H + 2 * G) * hd)
+        FAIL("qkv %s is %s, expected [T,%d] ((%d + 2 x %d) heads x %d)", a ? a->name : "?", S1, (H + 2 * G) * hd, H, G, hd);
+    kv_shape(g, G, hd, kr, kd);
     return true;
 }
 
@@ -328,7 +342,7 @@ static bool shape_attention(const Graph *g, const Node *n, int *rank, SymDim dim
     if (!attn_qkv(g, n, &kr, kd, why, whylen)) return false;
     ShapeIn in = shape_in(g, n);
     const Value *b = in.b;
-    if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, S2, n->heads, n->head_dim);
+    if (!shape_is(b, kr, kd)) FAIL("KV %s is %s, which does not match %d heads x %d", b->name, S2, node_kv_heads(n), n->head_dim);
     char keys[48];
     if (!symdim_eq(n->keys, b->dims[ir_token_axis(b)]))
         FAIL("attention over %s keys but KV %s is %s", symdim_format(n->keys, keys, sizeof keys), b->name, S2);

@@ -61,6 +61,8 @@ typedef struct Setting {
     double eps;            /* norm */
     PosKind pos;           /* positions */
     long max_pos;          /* positions (0: not given) */
+    long kv_heads;         /* heads: `kv_heads G` (0: not given, G = H) */
+    RopeSpec rope;         /* positions: `rope ...` (dims 0: head_dim) */
     bool tied;             /* embedding */
     AdaptiveSpec adaptive; /* embedding: adaptive=STYLE and its options */
     const AstValue *cutoffs_ast; /* embedding: the cutoffs list (for messages needing the vocab) */
@@ -94,6 +96,7 @@ struct SettingDef {
 };
 
 static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
+static bool check_heads(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_ffn(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_norm(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
 static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out);
@@ -114,12 +117,13 @@ enum { MAX_DIM = 1 << 24, MAX_LAYERS = 4096 };
 static const SettingDef settings[] = {
     {"vocab", K_VOCAB, check_int, "vocab INT", false, true, MAX_DIM},
     {"d_model", K_D_MODEL, check_int, "d_model INT", false, true, MAX_DIM},
-    {"heads", K_HEADS, check_int, "heads INT", false, true, MAX_DIM},
+    {"heads", K_HEADS, check_heads, "heads INT [kv_heads INT]", false, true, MAX_DIM},
     {"head_dim", K_HEAD_DIM, check_int, "head_dim INT", false, false, MAX_DIM},
     {"ffn", K_FFN, check_ffn, "ffn INT relu|gelu|gelu_tanh|silu|swiglu|geglu", false, true, MAX_DIM},
     {"norm", K_NORM, check_norm, "norm layernorm|rmsnorm|rms pre|post [eps=NUM]", false, false, 0},
     {"positions", K_POSITIONS, check_positions,
-     "positions none | sinusoidal [max=INT] [style=vaswani|fairseq] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT",
+     "positions none | sinusoidal [max=INT] [style=vaswani|fairseq] | sinusoidal infused [style=fairseq|vaswani] | learned max=INT"
+     " | rope theta=NUM [dims=INT] [pairs=halves|interleaved] [scaling=linear|dynamic|yarn|llama3 factor=NUM ...] | alibi",
      false, false, MAX_DIM},
     {"embedding", K_EMBEDDING, check_embedding, "embedding tied|untied [adaptive=fairseq|transformer_xl cutoffs=[INT,...] [factor=INT] [scale=NUM]]", false, false, 0},
     {"segment", K_SEGMENT, check_int, "segment INT", false, true, MAX_DIM},
@@ -423,6 +427,26 @@ static bool check_int(Sema *S, const SettingDef *def, const AstStmt *st, Setting
            no_more(S, def, st, 1);
 }
 
+/* `heads H [kv_heads G]` (also `kv_heads=G`): G key/value heads shared by groups of H/G query heads (1:
+ * multi-query). */
+static bool check_heads(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    const AstValue *v = arg(S, def, st, 0, "value");
+    if (!v || !int_value(S, v, "'heads'", 1, def->max, &out->n)) return false;
+    out->kv_heads = 0;
+    if (st->nargs < 2) return true;
+    static const char *const words[] = {"kv_heads"};
+    bool keyval = st->args[1]->kind == AV_KEYVAL && strcmp(st->args[1]->str, "kv_heads") == 0;
+    if (!keyval && word_arg(S, def, st, 1, "heads option", words, 1) < 0) return false;
+    const AstValue *g = keyval ? st->args[1]->kv : arg(S, def, st, 2, "kv_heads count");
+    if (!g || !int_value(S, g, "'kv_heads'", 1, out->n, &out->kv_heads)) return false;
+    if (out->n % out->kv_heads != 0) {
+        diag_error(S->d, g->loc, "kv_heads %ld does not divide heads %ld (each K/V head serves a whole group of query "
+                   "heads)", out->kv_heads, out->n);
+        return false;
+    }
+    return no_more(S, def, st, keyval ? 2 : 3);
+}
+
 /* ffn INT ACT: a plain activation, or a gated unit (swiglu: SiLU gate, geglu: erf-GELU gate; Shazeer 2020). */
 static bool check_ffn(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
     static const char *const acts[] = {"relu", "gelu", "gelu_tanh", "silu", "swiglu", "geglu"};
@@ -491,14 +515,133 @@ static bool check_cache(Sema *S, const SettingDef *def, const AstStmt *st, Setti
     return v && int_value(S, v, "'cache'", 0, def->max, &out->n) && no_more(S, def, st, 1);
 }
 
+/* A positive number option (absent: *out keeps its default); errors at the value. */
+static bool positive_option(Sema *S, const AstValue *v, const char *what, double *out) {
+    if (!v) return true;
+    if (!num_value(S, v, what, out)) return false;
+    if (!(*out > 0)) {
+        diag_error(S->d, v->loc, "%s must be greater than 0, found %s", what, text_of(S, v->loc));
+        return false;
+    }
+    return true;
+}
+
+/* Which rope options each scaling takes (bit k: rope_keys[k]); theta, dims, pairs and scaling always. */
+enum { ROPE_K_THETA, ROPE_K_DIMS, ROPE_K_PAIRS, ROPE_K_SCALING, ROPE_K_FACTOR, ROPE_K_ORIG, ROPE_K_LOW, ROPE_K_HIGH,
+       ROPE_K_BFAST, ROPE_K_BSLOW, ROPE_K_MSCALE, ROPE_NKEYS };
+static const char *const rope_keys[ROPE_NKEYS] = {"theta", "dims", "pairs", "scaling", "factor", "original_max",
+                                                  "low_freq", "high_freq", "beta_fast", "beta_slow", "mscale"};
+static const unsigned rope_keys_of[] = {
+    [ROPE_SCALE_NONE] = 0,
+    [ROPE_SCALE_LINEAR] = 1u << ROPE_K_FACTOR,
+    [ROPE_SCALE_DYNAMIC] = 1u << ROPE_K_FACTOR | 1u << ROPE_K_ORIG,
+    [ROPE_SCALE_YARN] = 1u << ROPE_K_FACTOR | 1u << ROPE_K_ORIG | 1u << ROPE_K_BFAST | 1u << ROPE_K_BSLOW |
+                        1u << ROPE_K_MSCALE,
+    [ROPE_SCALE_LLAMA3] = 1u << ROPE_K_FACTOR | 1u << ROPE_K_ORIG | 1u << ROPE_K_LOW | 1u << ROPE_K_HIGH,
+};
+
+/* The scaling's options: factor >= 1 (required), original_max (required but for linear), the rest defaulted
+ * as HF does (yarn beta_fast 32, beta_slow 1; llama3 low_freq 1, high_freq 4). */
+static bool rope_scaling_options(Sema *S, const AstStmt *st, const AstValue *const *opt, RopeSpec *r) {
+    const char *name = rope_scaling_name(r->scaling);
+    for (int k = ROPE_K_FACTOR; k < ROPE_NKEYS; k++)
+        if (opt[k] && !(rope_keys_of[r->scaling] >> k & 1)) {
+            diag_error(S->d, opt[k]->loc, "'scaling=%s' takes no '%s'", name, rope_keys[k]);
+            return false;
+        }
+    if (r->scaling == ROPE_SCALE_NONE) return true;
+    if (!opt[ROPE_K_FACTOR]) {
+        diag_error(S->d, stmt_end(st), "'scaling=%s' needs factor=NUM", name);
+        return false;
+    }
+    if (!num_value(S, opt[ROPE_K_FACTOR], "'factor'", &r->factor)) return false;
+    if (!(r->factor >= 1)) {
+        diag_error(S->d, opt[ROPE_K_FACTOR]->loc, "'factor' must be at least 1, found %s",
+                   text_of(S, opt[ROPE_K_FACTOR]->loc));
+        return false;
+    }
+    if (r->scaling != ROPE_SCALE_LINEAR) {
+        long orig = 0;
+        if (!opt[ROPE_K_ORIG]) {
+            diag_error(S->d, stmt_end(st), "'scaling=%s' needs original_max=INT (the pretraining context)", name);
+            return false;
+        }
+        if (!int_value(S, opt[ROPE_K_ORIG], "'original_max'", 1, MAX_DIM, &orig)) return false;
+        r->original_max = (int)orig;
+    }
+    r->beta_fast = 32;
+    r->beta_slow = 1;
+    r->low_freq = 1;
+    r->high_freq = 4;
+    if (!positive_option(S, opt[ROPE_K_BFAST], "'beta_fast'", &r->beta_fast) ||
+        !positive_option(S, opt[ROPE_K_BSLOW], "'beta_slow'", &r->beta_slow) ||
+        !positive_option(S, opt[ROPE_K_LOW], "'low_freq'", &r->low_freq) ||
+        !positive_option(S, opt[ROPE_K_HIGH], "'high_freq'", &r->high_freq) ||
+        !positive_option(S, opt[ROPE_K_MSCALE], "'mscale'", &r->mscale))
+        return false;
+    if (r->scaling == ROPE_SCALE_LLAMA3 && !(r->high_freq > r->low_freq)) {
+        diag_error(S->d, opt[ROPE_K_HIGH] ? opt[ROPE_K_HIGH]->loc : stmt_end(st),
+                   "'high_freq' (%g) must be greater than 'low_freq' (%g)", r->high_freq, r->low_freq);
+        return false;
+    }
+    return true;
+}
+
+/* `positions rope theta=NUM [dims=INT] [pairs=halves|interleaved] [scaling=KIND factor=NUM ...]`. */
+static bool rope_options(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
+    static const char *const pairs[] = {"halves", "interleaved"};
+    static const char *const scalings[] = {"none", "linear", "dynamic", "yarn", "llama3"};
+    const AstValue *opt[ROPE_NKEYS];
+    if (!options(S, def, st, 1, "'positions rope'", "option", rope_keys, ROPE_NKEYS, opt)) return false;
+    RopeSpec *r = &out->rope;
+    *r = (RopeSpec){.theta = 10000, .factor = 1};
+    if (!opt[ROPE_K_THETA]) {
+        diag_error(S->d, stmt_end(st), "rotary positions need a base: positions rope theta=NUM (Llama: 10000)");
+        return false;
+    }
+    if (!num_value(S, opt[ROPE_K_THETA], "'theta'", &r->theta)) return false;
+    if (!(r->theta > 1)) {
+        diag_error(S->d, opt[ROPE_K_THETA]->loc, "'theta' must be greater than 1, found %s",
+                   text_of(S, opt[ROPE_K_THETA]->loc));
+        return false;
+    }
+    long dims = 0;
+    if (opt[ROPE_K_DIMS] && !int_value(S, opt[ROPE_K_DIMS], "'dims'", 2, def->max, &dims)) return false;
+    if (dims % 2) {
+        diag_error(S->d, opt[ROPE_K_DIMS]->loc, "'dims' must be even (channels rotate in pairs), found %ld", dims);
+        return false;
+    }
+    r->dims = (int)dims;
+    const char *const *words[] = {pairs, scalings};
+    const int nwords[] = {2, 5}, which[] = {ROPE_K_PAIRS, ROPE_K_SCALING};
+    int picked[2] = {0, 0};
+    for (int w = 0; w < 2; w++) {
+        const AstValue *v = opt[which[w]];
+        if (!v) continue;
+        picked[w] = -1;
+        for (int k = 0; k < nwords[w] && v->kind == AV_IDENT; k++)
+            if (strcmp(v->str, words[w][k]) == 0) picked[w] = k;
+        if (picked[w] < 0) {
+            diag_error(S->d, v->loc, "unknown %s '%s'%s (expected %s)", rope_keys[which[w]], text_of(S, v->loc),
+                       v->kind == AV_IDENT ? did_you_mean(S, v->str, words[w], nwords[w]) : "",
+                       word_list(S, words[w], nwords[w]));
+            return false;
+        }
+    }
+    r->interleaved = picked[0] == 1;
+    r->scaling = (RopeScaling)picked[1];
+    return rope_scaling_options(S, st, opt, r);
+}
+
 static bool check_positions(Sema *S, const SettingDef *def, const AstStmt *st, Setting *out) {
-    static const char *const kinds[] = {"none", "sinusoidal", "learned"};
-    static const PosKind pos_of[] = {POS_NONE, POS_SINUSOIDAL, POS_LEARNED};
+    static const char *const kinds[] = {"none", "sinusoidal", "learned", "rope", "alibi"};
+    static const PosKind pos_of[] = {POS_NONE, POS_SINUSOIDAL, POS_LEARNED, POS_ROPE, POS_ALIBI};
     static const char *const keys[] = {"max", "style"};
-    static const int nkeys_of[] = {0, 2, 1}; /* style only for sinusoidal */
-    int k = word_arg(S, def, st, 0, "positions kind", kinds, 3);
+    static const int nkeys_of[] = {0, 2, 1, 0, 0}; /* style only for sinusoidal */
+    int k = word_arg(S, def, st, 0, "positions kind", kinds, 5);
     if (k < 0) return false;
     out->pos = pos_of[k];
+    if (out->pos == POS_ROPE) return rope_options(S, def, st, out);
     if (out->pos == POS_SINUSOIDAL && st->nargs > 1 && st->args[1]->kind == AV_IDENT &&
         strcmp(st->args[1]->str, "infused") == 0)
         return infused_options(S, def, st, out);
@@ -1245,6 +1388,45 @@ static void check_relative(Sema *S, const Setting *eff, const ModelSpec *s) {
 
 static void check_block_family(Sema *S, const Setting *eff, const ModelSpec *s);
 
+/*
+ * Rotary and ALiBi positions and grouped K/V heads (issue 22): rope's dims
+ * default to head_dim and must fit it; none of them combines with the
+ * modules whose tensors assume H full K/V heads at unrotated positions
+ * (Transformer-XL's relative attention, the recurrence's extra key,
+ * Shortformer's position-infused attention and cache).
+ */
+static void check_rope_and_groups(Sema *S, const Setting *eff, ModelSpec *s) {
+    const AstStmt *pos = eff[K_POSITIONS].stmt;
+    if (s->pos == POS_ROPE) {
+        s->rope = eff[K_POSITIONS].rope;
+        if (s->rope.dims == 0) s->rope.dims = s->head_dim;
+        if (s->rope.dims > s->head_dim || s->rope.dims % 2) {
+            diag_error(S->d, pos->loc, "rotary dims %d must be even and at most head_dim %d", s->rope.dims,
+                       s->head_dim);
+            return;
+        }
+        if (s->rope.scaling == ROPE_SCALE_DYNAMIC && s->rope.dims < 4) {
+            diag_error(S->d, pos->loc, "dynamic scaling needs at least 4 rotary dims (its base grows by a power "
+                       "dims/(dims-2)), found %d", s->rope.dims);
+            return;
+        }
+    }
+    bool rotary_or_alibi = s->pos == POS_ROPE || s->pos == POS_ALIBI, grouped = s->kv_heads != s->n_heads;
+    if (!rotary_or_alibi && !grouped) return;
+    const AstStmt *why = rotary_or_alibi ? pos : eff[K_HEADS].stmt;
+    const char *what = rotary_or_alibi ? (s->pos == POS_ROPE ? "rotary positions" : "ALiBi positions")
+                                       : "grouped K/V heads (kv_heads)";
+    const AstStmt *other = s->rec.on ? eff[K_RECURRENCE].stmt : s->cache > 0 ? eff[K_CACHE].stmt
+                         : s->infused != PIA_NONE ? pos : NULL;
+    if (other) {
+        diag_error(S->d, why->loc, "%s cannot be combined with %s", what,
+                   s->rec.on ? "a recurrence" : s->cache > 0 ? "a cache" : "position-infused attention");
+        if (other != why) diag_note(S->d, other->loc, "set here");
+    }
+    if (grouped && s->naming != NAMING_HF_GPT2)
+        diag_error(S->d, eff[K_HEADS].stmt->loc, "%s need weights hf_gpt2 (relative attention has H K/V heads)", what);
+}
+
 static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     int errors = S->d->errors;
     /* the chain, root first */
@@ -1273,6 +1455,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     s->vocab = (int)eff[K_VOCAB].n;
     s->d_model = (int)eff[K_D_MODEL].n;
     s->n_heads = (int)eff[K_HEADS].n;
+    s->kv_heads = eff[K_HEADS].kv_heads > 0 ? (int)eff[K_HEADS].kv_heads : s->n_heads;
     s->d_ff = (int)eff[K_FFN].n;
     s->act = eff[K_FFN].act;
     s->gated = eff[K_FFN].gated;
@@ -1366,6 +1549,7 @@ static ModelSpec *build_spec(Sema *S, ModelInfo *target) {
     if (eff[K_WEIGHTS].stmt) s->naming = eff[K_WEIGHTS].naming;
     if (S->d->errors == errors) check_relative(S, eff, s);
     check_block_family(S, eff, s);
+    if (S->d->errors == errors) check_rope_and_groups(S, eff, s);
 
     return S->d->errors > errors ? NULL : s;
 }

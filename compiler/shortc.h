@@ -198,8 +198,51 @@ typedef enum NormKind { NORM_LAYERNORM, NORM_RMSNORM } NormKind;
 const char *norm_kind_name(NormKind k);      /* "layernorm", "rmsnorm" */
 typedef enum NormPlace { NORM_PRE, NORM_POST } NormPlace;
 const char *norm_place_name(NormPlace p);    /* "pre", "post" */
-typedef enum PosKind { POS_NONE, POS_SINUSOIDAL, POS_LEARNED } PosKind;
-const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned" */
+typedef enum PosKind {
+    POS_NONE, POS_SINUSOIDAL, POS_LEARNED,
+    POS_ROPE,  /* rotary positions on q and k (Su et al.; `positions rope`), none on the embedding */
+    POS_ALIBI, /* ALiBi: a per-head linear distance penalty on the scores (Press et al.; `positions alibi`) */
+} PosKind;
+const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned", "rope", "alibi" */
+
+/* What of model s the CUDA kernels do not implement yet ("rotary positions", ...; NULL: they implement it all);
+ * its plan then runs on the reference backend only (config "ref_only"). */
+struct ModelSpec;
+const char *spec_kernels_lack(const struct ModelSpec *s);
+
+/* Rotary frequency scaling, as HF's `rope_scaling` names its types. */
+typedef enum RopeScaling {
+    ROPE_SCALE_NONE,    /* plain rotary: inv_freq_i = theta^(-2i/dims) */
+    ROPE_SCALE_LINEAR,  /* position interpolation: every frequency / factor */
+    ROPE_SCALE_DYNAMIC, /* dynamic NTK: theta grows once a call's positions pass original_max */
+    ROPE_SCALE_YARN,    /* YaRN: ramp between interpolated and original frequencies, cos/sin times mscale */
+    ROPE_SCALE_LLAMA3,  /* Llama 3.1: low frequencies / factor, high kept, a smooth ramp between */
+} RopeScaling;
+const char *rope_scaling_name(RopeScaling k); /* "none", "linear", "dynamic", "yarn", "llama3" */
+
+/* `positions rope theta=... [dims=...] [pairs=...] [scaling=... factor=... ...]` (docs/language.md). */
+typedef struct RopeSpec {
+    double theta;        /* base of the frequencies (HF rope_theta) */
+    int dims;            /* rotated channels of each head, even (0 until sema resolves it: head_dim) */
+    bool interleaved;    /* pairs (2i, 2i+1) as GPT-J; false: halves (i, i+dims/2), rotate_half as HF Llama/NeoX */
+    RopeScaling scaling; /* frequency scaling */
+    double factor;       /* scaling factor (> 1 scales; 1 with ROPE_SCALE_NONE) */
+    int original_max;    /* dynamic/yarn/llama3: the pretraining context (HF original_max_position_embeddings) */
+    double low_freq;     /* llama3: low_freq_factor */
+    double high_freq;    /* llama3: high_freq_factor */
+    double beta_fast;    /* yarn: beta_fast (rotations at the extrapolated end) */
+    double beta_slow;    /* yarn: beta_slow */
+    double mscale;       /* yarn: attention_factor multiplying cos and sin (0: 0.1 ln(factor) + 1) */
+} RopeSpec;
+
+/* The dims/2 inverse frequencies of r for a call whose last position is seq_len-1 (dynamic scaling depends on
+ * it), and the factor *mscale applied to cos and sin (yarn; 1 otherwise). compiler/rope.c. */
+void rope_inv_freq(const RopeSpec *r, int seq_len, double *inv_freq, double *mscale);
+/* Rotates the first r->dims channels of x (one head) to position pos with inv_freq and mscale, in place. */
+void rope_rotate(const RopeSpec *r, const double *inv_freq, double mscale, long pos, double *x);
+/* ALiBi's slope of head h of H (Press et al.: 2^(-8(h+1)/n) for the closest power of two n <= H, then the
+ * odd powers of the next power of two's base for the remaining heads, as HF's build_alibi_tensor). */
+double alibi_slope(int h, int H);
 typedef enum WeightNaming {
     NAMING_HF_GPT2,   /* HF GPT-2: wte, h.{i}.attn.c_attn, ... */
     NAMING_TXL,       /* Transformer-XL (original PyTorch / HF TransfoXL): word_emb, layers.{i}.dec_attn, ... */
@@ -372,6 +415,8 @@ struct AttnPattern {
     int *table;              /* the seeded table (row->seeds): gaussian [heads][ntok][c] sampled keys, bigbird
                                 [heads][ceil(ntok/block)][random] random key blocks; sorted, -1 after; NULL: none */
     size_t table_len;        /* its entries */
+    bool alibi;              /* ALiBi's score term -slope_h (i - j) in the kernels' _extra (`positions alibi`; set by the
+                                emitter from the node, not by attn_pattern_build) */
 };
 
 /* Builds the pattern of spec a for layer, heads, positions [0, ntok); false with err on a bad parameter. */
@@ -504,6 +549,9 @@ typedef struct ModelSpec {
     int vocab;                /* vocabulary size */
     int d_model;              /* model width */
     int n_heads;              /* attention heads */
+    int kv_heads;             /* key/value heads G (`heads H kv_heads G`; H: multi-head, 1: multi-query); query
+                                 head h reads K/V head h / (H / G) */
+    RopeSpec rope;            /* pos == POS_ROPE: the rotary positions */
     int head_dim;             /* per-head width (d_model / n_heads unless set) */
     int d_ff;                 /* FFN hidden width */
     Activation act;           /* FFN activation */
@@ -676,6 +724,11 @@ typedef struct Node {
     bool sum_unused;     /* OP_NORM with norm_add: no other node reads the sum, so its kernel does not store it */
     AttnSpec attn;       /* OP_ATTENTION / OP_KV_WRITE */
     int heads;           /* OP_ATTENTION / OP_KV_WRITE: attention heads H */
+    int kv_heads;        /* OP_ATTENTION / OP_KV_WRITE: key/value heads G (H / G query heads share one); the
+                            qkv input is [T, (H + 2G)·hd] and the cache holds G heads */
+    const RopeSpec *rope;/* OP_ATTENTION / OP_KV_WRITE: rotary positions on the query and the key at their
+                            absolute position (the cache stores rotated keys); NULL: none */
+    bool alibi;          /* OP_ATTENTION: ALiBi's score term -slope_h (i - j) */
     int head_dim;        /* OP_ATTENTION / OP_KV_WRITE: per-head width hd */
     SymDim keys;         /* OP_ATTENTION: keys its queries may see (fill + T: the cached rows and the new ones) */
     int band_lo, band_hi;/* OP_EMBED_BAND: the token ids [lo, hi) of the band */
@@ -696,6 +749,9 @@ typedef struct Node {
     bool rec_norm;       /* OP_REC_KV: h_prev goes through the layer's input norm (`norm`, `eps`; gamma[, beta] first) */
     bool rec_key;        /* OP_ATTENTION: input 2 is the recurrence's extra key/value row (OP_REC_KV) */
 } Node;
+
+/* Node n's K/V heads G (its heads H when not grouped). */
+static inline int node_kv_heads(const Node *n) { return n->kv_heads > 0 ? n->kv_heads : n->heads; }
 
 typedef struct Graph {
     Arena *arena;        /* owner of everything below */

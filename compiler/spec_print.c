@@ -68,7 +68,27 @@ void spec_print(FILE *out, const ModelSpec *s) {
         fprintf(out, "%s\n", s->pos_style == PIA_FAIRSEQ ? " style=fairseq" : ""); /* vaswani: the default */
         break;
     case POS_LEARNED: fprintf(out, "positions learned max=%d\n", s->max_pos); break;
+    case POS_ALIBI: fprintf(out, "positions alibi\n"); break;
+    case POS_ROPE: {
+        const RopeSpec *r = &s->rope;
+        fprintf(out, "positions rope theta=%s dims=%d pairs=%s", num(buf, r->theta), r->dims,
+                r->interleaved ? "interleaved" : "halves");
+        if (r->scaling != ROPE_SCALE_NONE) fprintf(out, " scaling=%s factor=%s", rope_scaling_name(r->scaling), num(buf, r->factor));
+        if (r->scaling != ROPE_SCALE_NONE && r->scaling != ROPE_SCALE_LINEAR) fprintf(out, " original_max=%d", r->original_max);
+        if (r->scaling == ROPE_SCALE_YARN) {
+            fprintf(out, " beta_fast=%s", num(buf, r->beta_fast));
+            fprintf(out, " beta_slow=%s", num(buf, r->beta_slow));
+            if (r->mscale > 0) fprintf(out, " mscale=%s", num(buf, r->mscale));
+        }
+        if (r->scaling == ROPE_SCALE_LLAMA3) {
+            fprintf(out, " low_freq=%s", num(buf, r->low_freq));
+            fprintf(out, " high_freq=%s", num(buf, r->high_freq));
+        }
+        fputc('\n', out);
+        break;
     }
+    }
+    if (s->kv_heads != s->n_heads) fprintf(out, "kv_heads %d\n", s->kv_heads);
     fprintf(out, "embedding %s", s->tied ? "tied" : "untied");
     const AdaptiveSpec *a = &s->adaptive;
     if (a->style != ADAPTIVE_NONE) {

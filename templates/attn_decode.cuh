@@ -32,8 +32,12 @@
 //! neither read nor weighted. A chunk with no visible key leaves m = -1e30,
 //! l = 0, o = 0, and a query that sees no key at all outputs zeros.
 //!
+//! ALIBI = 1 (`positions alibi`): the score gains -slope_h (P - k), the slopes
+//! a table KERNEL_NAME_alibi[H] the emitter computes once (SLOPES).
+//!
 //! Placeholders: COMMENT KERNEL_NAME H HD KPS MAXS THREADS SCALE T_QKV T_KV
 //!               T_OUT KV_HTD (0/1) COMBINE (0/1) VEC_KV (0/1) VISIBLE (0/1) HOOKS
+//!               ALIBI (0/1) SLOPES
 //!
 //! VEC_KV = 1 (fp16/bf16 keys and values, HD a multiple of 8, HD/8 <= THREADS):
 //! q, K and V rows are read in pieces of 8 elements (shortc_ld_vec<8>: one
@@ -84,10 +88,13 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#if VISIBLE}}
 {{HOOKS}}
 {{#endif}}
+{{#if ALIBI}}
+__device__ const float {{KERNEL_NAME}}_alibi[{{H}}] = {{SLOPES}};  // ALiBi's slope per head
+{{#endif}}
 // Partial softmax of one query over one chunk of keys, for one head (templates/attn_decode.cuh).
 extern "C" __global__ void {{KERNEL_NAME}}(
-    const {{T_QKV}} *__restrict__ qkv,  // [1, 3*H*HD]: q | k | v, head-major
-    const {{T_KV}} *__restrict__ kv,  // [2, H, kv_rows, HD] or [2, kv_rows, H, HD]: keys, values
+    const {{T_QKV}} *__restrict__ qkv,  // [1, (H+2G)*HD]: q | k | v, head-major
+    const {{T_KV}} *__restrict__ kv,  // [2, G, kv_rows, HD] or [2, kv_rows, G, HD]: keys, values
     float *__restrict__ part,  // [H, MAXS, HD + 2]: m, l, o per chunk
     int T,  // new tokens (1; a batched decode step: nseq)
     int P,  // position of the query: keys 0..P
@@ -98,6 +105,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
+    constexpr int KVH = {{KVH}};  // K/V heads G: query head h reads K/V head h / (H / KVH) (grouped-query attention)
+    constexpr int QKVW = (H + 2 * KVH) * HD;  // qkv row: q (H heads) | k (KVH) | v (KVH)
     constexpr int KPS = {{KPS}};  // keys per chunk: one per thread
     constexpr int MAXS = {{MAXS}};  // chunks the scratch holds: ceil(capacity / KPS)
     constexpr int THREADS = {{THREADS}};
@@ -113,7 +122,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         P = seq_tab[r];
         if (s * KPS > P) return;  // past this sequence's keys (the grid covers the furthest)
         kv += (size_t)seq_tab[nseq + r] * seq_stride;
-        qkv += (size_t)r * 3 * H * HD;
+        qkv += (size_t)r * QKVW;
         part += (size_t)r * H * MAXS * (HD + 2);
     }
     const int k0 = s * KPS, kend = min(k0 + KPS, P + 1);
@@ -136,9 +145,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
         float acc = 0.0f;
 {{#if VEC_KV}}
 {{#if KV_HTD}}
-        const {{T_KV}} *krow = kv + ((size_t)(0 * H + h) * kv_rows + k) * HD;
+        const {{T_KV}} *krow = kv + ((size_t)(0 * KVH + h / (H / KVH)) * kv_rows + k) * HD;
 {{#else}}
-        const {{T_KV}} *krow = kv + ((size_t)(0 * kv_rows + k) * H + h) * HD;
+        const {{T_KV}} *krow = kv + ((size_t)(0 * kv_rows + k) * KVH + h / (H / KVH)) * HD;
 {{#endif}}
         for (int j = 0; j < HD; j += 8) {
             float k8[8];
@@ -149,14 +158,18 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
         for (int j = 0; j < HD; j++) {
 {{#if KV_HTD}}
-            const float kj = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + k) * HD + j);
+            const float kj = shortc_ld(kv + ((size_t)(0 * KVH + h / (H / KVH)) * kv_rows + k) * HD + j);
 {{#else}}
-            const float kj = shortc_ld(kv + ((size_t)(0 * kv_rows + k) * H + h) * HD + j);
+            const float kj = shortc_ld(kv + ((size_t)(0 * kv_rows + k) * KVH + h / (H / KVH)) * HD + j);
 {{#endif}}
             acc += q_s[j] * kj;
         }
 {{#endif}}
+{{#if ALIBI}}
+        score = acc * SCALE - {{KERNEL_NAME}}_alibi[h] * (float)(P - k);
+{{#else}}
         score = acc * SCALE;
+{{#endif}}
     }
 
     // m = block max of the scores
@@ -195,9 +208,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#endif}}
             float v8[8];
 {{#if KV_HTD}}
-            shortc_ld_vec<8>(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + c * 8, v8);
+            shortc_ld_vec<8>(kv + ((size_t)(1 * KVH + h / (H / KVH)) * kv_rows + k0 + kk) * HD + c * 8, v8);
 {{#else}}
-            shortc_ld_vec<8>(kv + ((size_t)(1 * kv_rows + k0 + kk) * H + h) * HD + c * 8, v8);
+            shortc_ld_vec<8>(kv + ((size_t)(1 * kv_rows + k0 + kk) * KVH + h / (H / KVH)) * HD + c * 8, v8);
 {{#endif}}
 #pragma unroll
             for (int e = 0; e < 8; e++) acc8[e] += p_s[kk] * v8[e];
@@ -219,9 +232,9 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             if (p_s[kk] == 0.0f) continue;  // not visible: its value row is not read
 {{#endif}}
 {{#if KV_HTD}}
-            const float vj = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + k0 + kk) * HD + j);
+            const float vj = shortc_ld(kv + ((size_t)(1 * KVH + h / (H / KVH)) * kv_rows + k0 + kk) * HD + j);
 {{#else}}
-            const float vj = shortc_ld(kv + ((size_t)(1 * kv_rows + k0 + kk) * H + h) * HD + j);
+            const float vj = shortc_ld(kv + ((size_t)(1 * kv_rows + k0 + kk) * KVH + h / (H / KVH)) * HD + j);
 {{#endif}}
             acc += p_s[kk] * vj;
         }

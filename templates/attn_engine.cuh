@@ -106,6 +106,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
+    constexpr int KVH = {{KVH}};  // K/V heads G: query head h reads K/V head h / (H / KVH) (grouped-query attention)
+    constexpr int QKVW = (H + 2 * KVH) * HD;  // qkv row: q (H heads) | k (KVH) | v (KVH)
     constexpr int WARPS = {{WARPS}};
     constexpr int QPW = {{QPW}};  // queries per warp
     constexpr int QT = WARPS * QPW;  // queries per block
@@ -151,7 +153,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
 {{#else}}
             const int r = i / HD, j = i % HD, t = q0 + r - P;
 {{#endif}}
-            q_s[r][j] = t >= 0 && t < T ? shortc_ld(qkv + (size_t)t * (3 * H * HD) + h * HD + j) : 0.0f;
+            q_s[r][j] = t >= 0 && t < T ? shortc_ld(qkv + (size_t)t * QKVW + h * HD + j) : 0.0f;
 {{#if PIA}}
             if (t >= 0 && t < T) q_s[r][j] += {{KERNEL_NAME}}_qpos(pos, h, q0 + r, j);
 {{#endif}}
@@ -244,11 +246,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
                     }
 {{#else}}
 {{#if KV_HTD}}
-                    kval = shortc_ld(kv + ((size_t)(0 * H + h) * kv_rows + t) * HD + j);
-                    vval = shortc_ld(kv + ((size_t)(1 * H + h) * kv_rows + t) * HD + j);
+                    kval = shortc_ld(kv + ((size_t)(0 * KVH + h / (H / KVH)) * kv_rows + t) * HD + j);
+                    vval = shortc_ld(kv + ((size_t)(1 * KVH + h / (H / KVH)) * kv_rows + t) * HD + j);
 {{#else}}
-                    kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * H + h) * HD + j);
-                    vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * H + h) * HD + j);
+                    kval = shortc_ld(kv + ((size_t)(0 * kv_rows + t) * KVH + h / (H / KVH)) * HD + j);
+                    vval = shortc_ld(kv + ((size_t)(1 * kv_rows + t) * KVH + h / (H / KVH)) * HD + j);
 {{#endif}}
 {{#endif}}
 {{#if PIA}}

@@ -150,6 +150,8 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     typedef {{T_OUT}} TO;  // output element type
     constexpr int H = {{H}};
     constexpr int HD = {{HD}};
+    constexpr int KVH = {{KVH}};  // K/V heads G: query head h reads K/V head h / (H / KVH) (grouped-query attention)
+    constexpr int QKVW = (H + 2 * KVH) * HD;  // qkv row: q (H heads) | k (KVH) | v (KVH)
     constexpr int HDP = {{HDP}};  // HD rounded up to 16: the MMA's k (scores) and n (output) extent
     constexpr int EPC = shortc_frag_epc<TE>();  // elements per 16-byte chunk: 8 (fp16/bf16), 4 (fp32, TF32 MMAs)
     constexpr int KS = shortc_frag_k<TE>();  // the MMA's k extent: m16n8k16 (fp16/bf16), m16n8k8 (TF32)
@@ -167,7 +169,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     constexpr float INV_SCALE = 1.0f / SCALE;  // _extra in units of a raw score
     constexpr float C2 = SCALE * 1.44269504088896341f;  // scale * log2(e): one FFMA before MUFU.EX2
     constexpr bool LANE_SUMS = HDP > 64;  // row sums by FADD per lane (else by MMA with ones: fewer instructions, 4 more registers)
-    constexpr int RS = {{KV_HTD}} ? HD : H * HD;  // elements between consecutive key rows of K (and V)
+    constexpr int RS = {{KV_HTD}} ? HD : KVH * HD;  // elements between consecutive key rows of K (and V)
     constexpr int RPP = THREADS / CH;  // rows per pass of a tile copy: thread t copies chunk t % CH of row t / CH
     constexpr int KPASS = (KT + RPP - 1) / RPP, QPASS = (QT + RPP - 1) / RPP;  // passes per K/V tile, per Q tile
     constexpr bool EVEN = THREADS % CH == 0 && KT % RPP == 0 && QT % RPP == 0;  // every pass row exists
@@ -224,11 +226,11 @@ extern "C" __global__ void {{KERNEL_NAME}}(
     const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
     // This thread's chunk of key row 0 of head h in K (V: + VOFF elements).
 {{#if KV_HTD}}
-    const TE *const kthr = kv + (size_t)h * kv_rows * HD + cc * EPC;
-    const size_t VOFF = (size_t)H * kv_rows * HD;
+    const TE *const kthr = kv + (size_t)(h / (H / KVH)) * kv_rows * HD + cc * EPC;
+    const size_t VOFF = (size_t)KVH * kv_rows * HD;
 {{#else}}
-    const TE *const kthr = kv + (size_t)h * HD + cc * EPC;
-    const size_t VOFF = (size_t)kv_rows * H * HD;
+    const TE *const kthr = kv + (size_t)(h / (H / KVH)) * HD + cc * EPC;
+    const size_t VOFF = (size_t)kv_rows * KVH * HD;
 {{#endif}}
 {{#if PIA}}
     const TE *const pthr = reinterpret_cast<const TE *>(pos) + (H + h) * HD + cc * EPC;  // this thread's chunk of W_k p_0
@@ -284,7 +286,7 @@ extern "C" __global__ void {{KERNEL_NAME}}(
             const int r = cr + RPP * j, t = q0 + QS * r - P;
             if (!EVEN && (!copier || r >= QT)) continue;
             uint4 raw = zero, out;
-            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * (3 * H * HD) + h * HD + cc * EPC);
+            if (t >= 0 && t < T) raw = shortc_ld128(qkv + (size_t)t * QKVW + h * HD + cc * EPC);
             const {{T_QKV}} *src = reinterpret_cast<const {{T_QKV}} *>(&raw);
             TE *o8 = reinterpret_cast<TE *>(&out);
 {{#if PIA}}

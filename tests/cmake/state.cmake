@@ -42,3 +42,8 @@ set_tests_properties(batch_exact PROPERTIES LABELS "sim;state" ENVIRONMENT "${SH
 shortc_sim_program(sched_exact ${TESTS_DIR}/sim/test_sched.c)
 add_test(NAME sched_exact COMMAND sched_exact)
 set_tests_properties(sched_exact PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)
+# Issue 22's kernels in batched decode steps: ALiBi's decode score and kv_write's rotation at each row's own
+# position, grouped K/V heads' (H + 2G)-wide qkv rows (fp32: CUDA cores; fp16: tensor cores)
+add_test(NAME batch_exact_positions COMMAND batch_exact models/alibi_tiny models/alibi_half_tiny models/gqa_tiny
+                                            models/gqa_half_tiny models/llama_rope_tiny models/mistral_tiny)
+set_tests_properties(batch_exact_positions PROPERTIES LABELS "sim;state" ENVIRONMENT "${SHORTC_SIM_ENV}" TIMEOUT 600)

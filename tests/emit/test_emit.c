@@ -156,13 +156,16 @@ static const TmplCase tmpl_cases[] = {
      {"LAYERNORM", "ADD", "STORE_SUM"}},
     {"epilogue.cuh", "COMMENT=// KERNEL_NAME=k N=100 VEC=4 THREADS=128 T_X=float T_Y=__nv_bfloat16 T_BIAS=__half T_RES=float T_GATE=__half",
      {"HAS_BIAS", "HAS_RESIDUAL", "ACT_RELU", "ACT_GELU", "ACT_GELU_TANH", "ACT_SILU", "HAS_GATE", "GATE_SILU", "GATE_GELU"}},
-    {"kv_write.cuh", "COMMENT=// KERNEL_NAME=k H=3 HD=20 THREADS=64 T_QKV=float T_KV=__half", {"KV_HTD", "SEQ_ROWS"}},
+    {"kv_write.cuh",
+     "COMMENT=// KERNEL_NAME=k H=4 KVH=2 HD=20 THREADS=64 T_QKV=float T_KV=__half HALF=6 INV_FREQ={1.0f,0.5f,0.25f,0.125f,"
+     "0.0625f,0.03125f} MSCALE=1.0f FACTOR=2.0f ORIG_MAX=16",
+     {"KV_HTD", "SEQ_ROWS", "ROPE", "INTERLEAVED", "DYNAMIC"}},
     {"attn_engine.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
+     "COMMENT=// KERNEL_NAME=k H=3 KVH=3 HD=20 WARPS=4 QPW=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float HOOKS= "
      "T_XKV=float T_POS=float T_B=__half T_REL=float",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "REC_KEY", "PIA", "REL", "RESIDUE"}},
     {"attn_mma.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS= "
+     "COMMENT=// KERNEL_NAME=k H=4 KVH=1 HD=24 HDP=32 WARPS=4 KT=32 NQT=2 HEAD_TABLES=0 SCALE=0.2041241f T_QKV=__half T_KV=__nv_bfloat16 T_OUT=float HOOKS= "
      "T_XKV=float T_POS=__nv_bfloat16 T_B=float T_REL=__nv_bfloat16",
      {"KV_HTD", "GATHER", "COUNT_TILES", "BANDED", "RESIDUE", "REC_KEY", "PIA", "REL"}},
     {"recurrence_kv.cuh",
@@ -172,14 +175,15 @@ static const TmplCase tmpl_cases[] = {
     {"recurrence_update.cuh",
      "COMMENT=// KERNEL_NAME=k D=20 NP=3 WMAX=24 THREADS=32 T_STATE=__half PARAMS=//x0,alpha POOL=//pool LAYERS=//ffn",
      {"MEAN"}},
-    {"attn_hooks.cuh", "KERNEL_NAME=k KIND=window VISIBLE=attn_visible_window SETS= TABLE=nullptr NTOK=64",
-     {"EXTRA"}},
+    {"attn_hooks.cuh", "KERNEL_NAME=k KIND=window VISIBLE=attn_visible_window SETS= TABLE=nullptr NTOK=64 "
+     "SLOPES={0.5f,0.25f,0.125f}",
+     {"EXTRA", "ALIBI"}},
     {"attn_txl_hooks.cuh", "KERNEL_NAME=k MEMORY=4 CLAMP=0 SAME_LENGTH=1 REACH=20 T_REL=float T_B=__half LAST_ROW=19 HD=20 W=60",
      {"MMA"}},
     {"attn_decode.cuh",
-     "COMMENT=// KERNEL_NAME=k H=3 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float "
-     "HOOKS=",
-     {"KV_HTD", "COMBINE", "VEC_KV", "VISIBLE"}},
+     "COMMENT=// KERNEL_NAME=k H=3 KVH=1 HD=20 KPS=64 MAXS=2 THREADS=64 SCALE=0.2236068f T_QKV=float T_KV=__half T_OUT=float "
+     "HOOKS= SLOPES={0.5f,0.25f,0.125f}",
+     {"KV_HTD", "COMBINE", "VEC_KV", "VISIBLE", "ALIBI"}},
     {"embed_band.cuh", "COMMENT=// KERNEL_NAME=k W=24 VEC=8 LO=64 HI=160 THREADS=32 T_TAB=__half T_OUT=float", {NULL}},
     {"adaptive_logprob.cuh",
      "COMMENT=// KERNEL_NAME=k C0=50 NT=3 W=70 OFF=50 V=300 CLUSTER=2 THREADS=64 T_HEAD=__half T_CL=__half T_SEG=__half "
