@@ -48,7 +48,6 @@ const PlanField plan_schema[] = {
     F(PO_CONFIG, "tied", PT_BOOL, false),
     F(PO_CONFIG, "overlap", PT_INT, false),
     F(PO_CONFIG, "kv_heads", PT_INT, false),
-    F(PO_CONFIG, "ref_only", PT_STRING, false),
 
     F(PO_LOGITS, "arena", PT_INT, true),
     F(PO_LOGITS, "dtype", PT_STRING, true),

@@ -1332,17 +1332,10 @@ static bool add_gemm(Emit *e, const Node *n, StepArg *c_out, DType *c_type) {
 bool emit_embed(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_embed(e, n, ks)); }
 bool emit_norm(Emit *e, const Node *n, KSpec *ks, bool *launch) { return (*launch = spec_norm(e, n, ks)); }
 
-/* Whether the kernels implement node n's positions. Rotary positions run on the reference backend only for now:
- * such a node gets no kernel, and the plan's config "ref_only" (spec_kernels_lack) makes the device backends
- * refuse it. ALiBi is the kernels' _extra score term; grouped K/V heads their KVH. */
-static bool kernels_support(const Node *n) { (void)n; return true; }
-
 bool emit_kv_write(Emit *e, const Node *n, KSpec *ks, bool *launch) {
-    if (!kernels_support(n)) return !(*launch = false);
     return (*launch = spec_kv_write(e, n, ks));
 }
 bool emit_attention(Emit *e, const Node *n, KSpec *ks, bool *launch) {
-    if (!kernels_support(n)) return !(*launch = false);
     return (*launch = spec_attention(e, n, ks)); /* a PIA cache's slide is program "slide" (emit_slides) */
 }
 

@@ -1295,19 +1295,30 @@ static bool reject_undifferentiable(const Graph *g, Diag *d);
 
 bool interp_grad_supported(const Graph *g, Diag *d) { return !reject_undifferentiable(g, d); }
 
+/* What of n's forward its backward does not follow yet ("" when nothing): rotary positions, ALiBi's score term
+ * and grouped K/V heads are in the forward of kv_write and attention, not yet in their backward. */
+static const char *undifferentiated_setting(const Node *n) {
+    if (n->op != OP_ATTENTION && n->op != OP_KV_WRITE) return "";
+    if (n->rope) return " with rotary positions";
+    if (n->op == OP_ATTENTION && n->alibi) return " with ALiBi";
+    if (node_kv_heads(n) != n->heads) return " with grouped K/V heads";
+    return "";
+}
+
 /* The first live node whose op has no backward, reported with its .arch line; false when every one has one. */
 static bool reject_undifferentiable(const Graph *g, Diag *d) {
     for (int i = 0; i < g->nnodes; i++) {
         const Node *n = g->nodes[i];
         const OpInfo *oi = op_info(n->op);
-        if (n->dead || (oi && oi->backward)) continue;
+        const char *setting = n->dead ? "" : undifferentiated_setting(n);
+        if (n->dead || (oi && oi->backward && !*setting)) continue;
         const Value *o = g->values[n->out];
         if (n->src.file >= 0)
-            diag_error(d, n->src, "op %s (layer %d) cannot be differentiated yet: training supports the ops of "
-                       "plain forwards (docs/training.md)", op_name(n->op), n->layer);
+            diag_error(d, n->src, "op %s%s (layer %d) cannot be differentiated yet: training supports the ops of "
+                       "plain forwards (docs/training.md)", op_name(n->op), setting, n->layer);
         else
-            diag_plain_error(d, "interp: op %s (layer %d, value %s) cannot be differentiated yet (docs/training.md)",
-                             op_name(n->op), n->layer, o->name);
+            diag_plain_error(d, "interp: op %s%s (layer %d, value %s) cannot be differentiated yet (docs/training.md)",
+                             op_name(n->op), setting, n->layer, o->name);
         return true;
     }
     return false;

@@ -102,8 +102,6 @@ static cJSON *config_json(const ModelSpec *s) {
     cJSON_AddBoolToObject(c, "tied", s->tied);
     if (s->rec.on) cJSON_AddNumberToObject(c, "overlap", s->rec.overlap); /* a recurrent model's windows overlap */
     if (s->kv_heads != s->n_heads) cJSON_AddNumberToObject(c, "kv_heads", s->kv_heads);
-    const char *ref_only = spec_kernels_lack(s);
-    if (ref_only) cJSON_AddStringToObject(c, "ref_only", ref_only); /* the device backends refuse the plan */
     return c;
 }
 

@@ -82,11 +82,6 @@ void rope_rotate(const RopeSpec *r, const double *inv_freq, double mscale, long 
     }
 }
 
-const char *spec_kernels_lack(const ModelSpec *s) {
-    (void)s; /* the kernels rotate (kv_write.cuh), add ALiBi (_extra) and read grouped K/V heads (KVH) */
-    return NULL;
-}
-
 double alibi_slope(int h, int H) {
     int n = 1;
     while (n * 2 <= H) n *= 2; /* the closest power of two not above H */

@@ -205,10 +205,6 @@ typedef enum PosKind {
 } PosKind;
 const char *pos_kind_name(PosKind p);        /* "none", "sinusoidal", "learned", "rope", "alibi" */
 
-/* What of model s the CUDA kernels do not implement yet ("rotary positions", ...; NULL: they implement it all);
- * its plan then runs on the reference backend only (config "ref_only"). */
-struct ModelSpec;
-const char *spec_kernels_lack(const struct ModelSpec *s);
 
 /* Rotary frequency scaling, as HF's `rope_scaling` names its types. */
 typedef enum RopeScaling {

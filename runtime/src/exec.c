@@ -285,9 +285,6 @@ static srt_status logits_gemm_setup(srt_model *m) {
 static srt_status rt_exec_open(srt_model *m, const srt_options *opt, const char *cu, size_t cu_len) {
     srt_context *ctx = m->ctx;
     RtPlan *p = &m->plan;
-    if (p->ref_only)
-        return rt_error(ctx, SRT_ERR_UNSUPPORTED, "%s: %s are not in the CUDA kernels yet; run it with --backend ref",
-                        p->model, p->ref_only);
     srt_status st = check_gemm_types(m);
     if (st != SRT_OK) return st;
     st = pick_driver(m, opt);

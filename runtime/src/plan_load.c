@@ -983,7 +983,6 @@ static srt_status parse_root(P *p, const cJSON *root) {
         TRY(get_i32(p, cfg, "n_heads", 1, 1 << 20, false, 1, &pl->n_heads));
         TRY(get_i32(p, cfg, "n_layers", 0, 1 << 20, false, 0, &pl->n_layers));
         TRY(get_i32(p, cfg, "overlap", 0, 1 << 24, false, 0, &pl->overlap));
-        if (cJSON_GetObjectItemCaseSensitive(cfg, "ref_only")) TRY(get_str(p, cfg, "ref_only", true, &pl->ref_only));
         char *norm = NULL, *place = NULL;
         srt_status st = get_str(p, cfg, "norm", false, &norm);
         if (st == SRT_OK) st = get_str(p, cfg, "norm_place", false, &place);
@@ -1074,7 +1073,6 @@ srt_status rt_plan_parse(srt_context *ctx, const char *what, const char *json, s
 void rt_plan_free(srt_context *ctx, RtPlan *p) {
     rt_free(ctx, p->model);
     rt_free(ctx, p->source);
-    rt_free(ctx, p->ref_only);
     for (int i = 0; i < p->nweights; i++) rt_free(ctx, p->weights[i].name);
     rt_free(ctx, p->weights);
     for (int i = 0; i < p->nstate; i++) rt_free(ctx, p->state[i].name);

@@ -246,7 +246,6 @@ typedef struct RtPlan {
     int nderived;         /* count */
     size_t derived_bytes; /* device derived block size (the sum of their bytes, each 256-aligned) */
     int load_program;     /* index of the program "load" (run once per weights load), -1: none */
-    char *ref_only;       /* config "ref_only": what the kernels lack (the device backends refuse it); NULL: none */
     bool pre_layernorm;   /* config: LayerNorm before attention (a zero layer input is then the norm's bias) */
     int slide_program;    /* index of the program "slide" (run when a segment ends: PIA caches keep their last
                              rows), -1: none */

@@ -160,6 +160,13 @@ ERRORS = [
       "OUT"], 2, "sequence length 24 is longer than the model's segment (16)"),
     (["train", arch("gpt2_recurrent_tiny"), "--data", TOKENS, "--seq", "12", "--batch", "1", "--steps", "1", "--save",
       "OUT"], 1, "op rec_kv (layer 1) cannot be differentiated yet"),
+    # rotary positions, ALiBi and grouped K/V heads are in the forward only (each names its setting)
+    (["grad", arch("llama_rope_tiny"), "--random-weights", "1", "--tokens", TOKENS, "--out", "OUT"], 1,
+     "with rotary positions (layer 0) cannot be differentiated yet"),
+    (["grad", arch("alibi_tiny"), "--random-weights", "1", "--tokens", TOKENS, "--out", "OUT"], 1,
+     "op attention with ALiBi (layer 0) cannot be differentiated yet"),
+    (["grad", arch("gqa_tiny"), "--random-weights", "1", "--tokens", TOKENS, "--out", "OUT"], 1,
+     "with grouped K/V heads (layer 0) cannot be differentiated yet"),
     (["grad", arch("gpt2_tiny"), "--tokens", TOKENS, "--out", "OUT"], 2, "--weights FILE.safetensors or --random-weights"),
     (["grad", arch("gpt2_tiny"), "--random-weights", "1", "--tokens", TOKENS], 2, "needs --out"),
 ]
