@@ -79,7 +79,9 @@ static void check_kernels(const cJSON *root) {
     if (!k) return;
     const cJSON *arch = obj(k, "arch"), *list = obj(k, "list"), *e;
     CHECK(cJSON_IsString(arch) && strcmp(arch->valuestring, "sm_90") == 0);
-    CHECK(cJSON_GetArraySize(list) == 10); /* gpt2_tiny forward: embed, norm, norm+add (storing the sum and not), kv_write, attention; decode: partial, combine; loss; sample */
+    /* gpt2_tiny forward: embed, norm, norm+add (storing the sum and not), kv_write, attention; decode: partial,
+     * combine, and the batched decode step's embed and kv_write (_seq: one row per sequence); loss; sample */
+    CHECK(cJSON_GetArraySize(list) == 12);
     int attn = 0, vectorized = 0;
     cJSON_ArrayForEach(e, list) {
         CHECK(num(e, "regs") > 0 && num(e, "block") > 0 && num(e, "blocks_per_sm") >= 1);
@@ -102,7 +104,7 @@ static void check_kernels(const cJSON *root) {
         }
     }
     CHECK(attn == 3); /* causal, decode partial, decode combine */
-    CHECK(vectorized == 4); /* embed, norm, the two norm+add */
+    CHECK(vectorized == 5); /* embed, its _seq form, norm, the two norm+add */
 }
 
 int main(int argc, char **argv) {
