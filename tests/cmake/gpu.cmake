@@ -10,7 +10,7 @@ if(SHORTC_PYTHON3)
   add_test(NAME gpu_accept_dry COMMAND ${SHORTC_PYTHON3} ${TESTS_DIR}/gpu/accept.py --dry-run
            --shortc ${SHORTC_BIN} --out ${CMAKE_CURRENT_BINARY_DIR}/gpu_accept_dry
            --models gpt2_tiny,shortformer_tiny,txl_tiny)
-  set_tests_properties(gpu_accept_dry PROPERTIES LABELS "gpu;no-sanitize" TIMEOUT 600
+  set_tests_properties(gpu_accept_dry PROPERTIES LABELS "gpu;no-sanitize;slow" TIMEOUT 600
                        PASS_REGULAR_EXPRESSION "accept: [1-9][0-9]* passed, 0 failed")
 endif()
 if(PY3)

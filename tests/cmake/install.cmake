@@ -7,7 +7,7 @@
 # again (Release, no tests), so it is not run again under the sanitizers.
 add_test(NAME install_tree COMMAND sh ${TESTS_DIR}/install/install_tree.sh ${CMAKE_SOURCE_DIR}
   ${CMAKE_CURRENT_BINARY_DIR} ${PROJECT_VERSION} ${CMAKE_COMMAND} ${CMAKE_C_COMPILER} ${CMAKE_CXX_COMPILER})
-set_tests_properties(install_tree PROPERTIES LABELS "install;no-sanitize" TIMEOUT 300)
+set_tests_properties(install_tree PROPERTIES LABELS "install;no-sanitize;slow" TIMEOUT 300)
 
 # `shortc --version` and `shortc version` print the project version, for the
 # compiler and for the library linked in (srt_version()).
