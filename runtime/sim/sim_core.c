@@ -691,6 +691,21 @@ static float mma_elem(uint32_t reg, int half, bool bf16) {
     return bf16 ? rt_bf16_to_f32(h) : rt_f16_to_f32(h);
 }
 
+/* The D fragments of an m16n8kK MMA from its gathered A [16][K] (row-major), B [K][8] and C [16][8]: lane l's
+ * d[0..3] = rows groupID, groupID+8 at columns 2t, 2t+1, each C + the k-ordered sum of A*B in fp32. */
+static void warp_mma_store(SimThread *T, int K, const float *A, const float *B, const float C[16][8]) {
+    for (unsigned l = 0; l < 32; l++) {
+        unsigned gr = l >> 2, t2 = (l & 3) * 2;
+        float *d = T[l].out;
+        for (int r = 0; r < 4; r++) {
+            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
+            float acc = C[row][col];
+            for (int k = 0; k < K; k++) acc += A[row * K + k] * B[k * 8 + col];
+            d[r] = acc;
+        }
+    }
+}
+
 /* mma.m16n8k16.row.col with fp32 accumulators over the 32 lanes T (PTX ISA
  * fragment layouts: groupID = lane/4, t = lane%4; A rows groupID and
  * groupID+8, k pairs 2t and 2t+8; B k pairs 2t and 2t+8 of column groupID;
@@ -712,16 +727,7 @@ static void warp_mma(SimThread *T, bool bf16) {
             C[gr + 8][t2 + h] = in->c[2 + h];
         }
     }
-    for (unsigned l = 0; l < 32; l++) {
-        unsigned gr = l >> 2, t2 = (l & 3) * 2;
-        float *d = T[l].out;
-        for (int r = 0; r < 4; r++) {
-            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
-            float acc = C[row][col];
-            for (int k = 0; k < 16; k++) acc += A[row][k] * B[k][col];
-            d[r] = acc;
-        }
-    }
+    warp_mma_store(T, 16, &A[0][0], &B[0][0], (const float (*)[8])C);
 }
 
 /* One TF32 operand of mma.m16n8k8: the register's fp32 bits rounded as cvt.rna.tf32.f32 (rt_round_tf32). */
@@ -752,16 +758,7 @@ static void warp_mma_tf32(SimThread *T) {
             C[gr + 8][t2 + h] = in->c[2 + h];
         }
     }
-    for (unsigned l = 0; l < 32; l++) {
-        unsigned gr = l >> 2, t2 = (l & 3) * 2;
-        float *d = T[l].out;
-        for (int r = 0; r < 4; r++) {
-            unsigned row = gr + (r >= 2 ? 8 : 0), col = t2 + (r & 1);
-            float acc = C[row][col];
-            for (int k = 0; k < 8; k++) acc += A[row][k] * B[k][col];
-            d[r] = acc;
-        }
-    }
+    warp_mma_store(T, 8, &A[0][0], &B[0][0], (const float (*)[8])C);
 }
 
 /* ldmatrix.m8n8.x{num}[.trans].b16 over the 32 lanes T: matrix i's row j is
