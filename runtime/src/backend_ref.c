@@ -302,6 +302,8 @@ static srt_status bind_weights(srt_model *m, float **vals) {
 static srt_status derive(srt_model *m) {
     RtRefModel *r = m->ref;
     const Graph *g = r->g;
+    for (int i = 0; r->derived && i < g->nvalues; i++) /* a re-derive: the old tables are freed below */
+        if (r->derived[i] && r->by_value[i] == r->derived[i]) r->by_value[i] = NULL;
     free_derived(m->ctx, r);
     r->derived = rt_alloc(m->ctx, sizeof *r->derived * ((size_t)g->nvalues + 1));
     if (!r->derived) return rt_error(m->ctx, SRT_ERR_NOMEM, "out of memory");
@@ -407,6 +409,11 @@ srt_status rt_ref_grad_check(srt_model *m) {
 
 float *rt_ref_weight_values(srt_model *m, int w) {
     return m->ref && m->ref->plan_vals && w >= 0 && w < m->ref->nplan ? m->ref->plan_vals[w] : NULL;
+}
+
+srt_status rt_ref_rederive(srt_model *m) {
+    if (!m->ref || !m->ref->g || ir_derived_bytes(m->ref->g) == 0) return SRT_OK;
+    return derive(m);
 }
 
 static srt_status ref_forward_piece(srt_session *s, const int32_t *tokens, int ntokens, int first_row, float *logits);

@@ -592,6 +592,9 @@ bool rt_ref_grad_segments(const srt_model *m);
 srt_status rt_ref_grad_check(srt_model *m);
 /* The reference backend's fp32 values of plan weight w (stored order, what forwards read); NULL before a load. */
 float *rt_ref_weight_values(srt_model *m, int w);
+/* After weights were changed in place (rt_ref_weight_values: a training step), recomputes the tensors derived
+ * from them (the position-infused table, Transformer-XL's relative keys), as a load does. */
+srt_status rt_ref_rederive(srt_model *m);
 /* Writes file_vals (per plan weight, in its file layout; read for the first entry of each name only) as an F32
  * safetensors file under the weights' file names, a tensor listed twice written once; note goes into the
  * header's metadata ("source"). */

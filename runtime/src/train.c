@@ -203,9 +203,13 @@ srt_status srt_trainer_create(srt_model *m, const srt_train_options *o, srt_trai
     t->nw = m->plan.nweights;
     t->patterns = rt_alloc(ctx, sizeof *t->patterns * (size_t)(o->nfreeze + 1));
     bool ok = t->patterns != NULL;
-    for (int i = 0; ok && i < o->nfreeze; i++) ok = (t->patterns[i] = rt_strdup(ctx, o->freeze[i])) != NULL;
+    int copied = 0; /* srt_trainer_free frees patterns[0 .. nfreeze-1]: the ones copied before any failure */
+    while (ok && copied < o->nfreeze) {
+        ok = (t->patterns[copied] = rt_strdup(ctx, o->freeze[copied])) != NULL;
+        copied += ok;
+    }
     t->o.freeze = (const char *const *)t->patterns;
-    if (!ok) t->o.nfreeze = 0; /* nothing copied past the failure */
+    t->o.nfreeze = copied;
     if (!ok || !alloc_state(t)) {
         srt_trainer_free(t);
         return rt_error(ctx, SRT_ERR_NOMEM, "out of memory for the trainer's state");
@@ -345,7 +349,10 @@ static void unscale_grads(srt_trainer *t, double scale) {
 srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, int seq, srt_train_stats *stats) {
     if (!t) return SRT_ERR_INVALID;
     double loss = 0, used_scale = t->scale;
-    bool scaling = used_scale > 0;
+    bool scaling = t->o.loss_scale > 0;
+    if (scaling && !(used_scale > 0)) /* backoffs drove it below the smallest double: not silently unscaled */
+        return rt_error(t->m->ctx, SRT_ERR_INVALID, "training step %d: the loss scale fell to 0 after repeated "
+                        "overflows (gradients not finite at any scale?)", t->step + 1);
     srt_status st = batch_grad(t, tokens, batch, seq, scaling ? used_scale : 1.0, &loss);
     if (st != SRT_OK) return st;
     double lr = srt_train_lr(&t->o, t->step), coef = 1.0;
@@ -375,6 +382,8 @@ srt_status srt_trainer_step(srt_trainer *t, const int32_t *tokens, int batch, in
     }
     for (int i = 0; i < t->nw; i++) /* every entry of a trained tensor, in its stored order and dtype */
         if (t->trainable[t->owner[i]]) rt_weight_from_file(&t->m->plan.weights[i], t->master[t->owner[i]], rt_ref_weight_values(t->m, i));
+    st = rt_ref_rederive(t->m); /* the tables derived from the new weights, for the next forward */
+    if (st != SRT_OK) return st;
     t->step++;
     if (stats) stats->step = t->step, stats->grad_norm = norm;
     return SRT_OK;

@@ -266,7 +266,11 @@ def eval_json(shortc, model, weights, tokens, mode):
 def check_valid(shortc, tmp):
     ok = True
     mixed_tokens = os.path.join(GOLDEN, "mixed_tiny.tokens")
-    for model, data, mode in (("gpt2_tiny", TOKENS, "sliding"), ("mixed_tiny", mixed_tokens, None)):
+    # shortformer_tiny and txl_tiny: tensors derived from the weights (the position-infused table, the relative
+    # keys) must follow each update, as a fresh load of the saved weights derives them
+    for model, data, mode in (("gpt2_tiny", TOKENS, "sliding"), ("mixed_tiny", mixed_tokens, None),
+                              ("shortformer_tiny", TOKENS, None),
+                              ("txl_tiny", os.path.join(os.path.dirname(HERE), "memory", "txl_tiny.tokens"), None)):
         out = os.path.join(tmp, model + ".safetensors")
         extra = ["--data", data, "--seq", "12", "--batch", "2", "--steps", "4", "--lr", "3e-3", "--valid", data,
                  "--valid-every", "2", "--save", out] + (["--mode", mode] if mode else [])
