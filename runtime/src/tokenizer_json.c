@@ -60,7 +60,10 @@ static srt_status load_vocab(srt_tokenizer *t, const char *where, const cJSON *v
 }
 
 /* One merge of tokens l[ll] and r[rl] with the given rank (a repeated merge keeps its first rank). */
-static srt_status add_merge(srt_tokenizer *t, const char *l, size_t ll, const char *r, size_t rl, int32_t rank) {
+static srt_status add_merge(srt_tokenizer *t, const char *where, const char *l, size_t ll, const char *r, size_t rl,
+                            int32_t rank) {
+    if (!is_utf8(l, ll) || !is_utf8(r, rl)) /* as the vocabulary's tokens; a stray 0xff would blur the key */
+        return rt_error(t->ctx, SRT_ERR_FORMAT, "%s: merge %d holds a token that is not UTF-8", where, (int)rank + 1);
     char *key = rt_alloc(t->ctx, ll + rl + 2);
     if (!key) return nomem(t->ctx);
     memcpy(key, l, ll);
@@ -77,7 +80,7 @@ static srt_status add_merge_line(srt_tokenizer *t, const char *where, const char
     if (!sp || sp == s || sp + 1 == s + len || memchr(sp + 1, ' ', (size_t)(s + len - sp - 1)))
         return rt_error(t->ctx, SRT_ERR_FORMAT, "%s: merge %d ('%.*s') is not two tokens separated by one space", where,
                         (int)rank + 1, (int)len, s);
-    return add_merge(t, s, (size_t)(sp - s), sp + 1, (size_t)(s + len - sp - 1), rank);
+    return add_merge(t, where, s, (size_t)(sp - s), sp + 1, (size_t)(s + len - sp - 1), rank);
 }
 
 /* tokenizer.json's model.merges: "a b" strings or ["a", "b"] pairs. */
@@ -92,7 +95,7 @@ static srt_status load_json_merges(srt_tokenizer *t, const char *where, const cJ
             const char *l = e->child->valuestring, *r = e->child->next->valuestring;
             if (!*l || !*r)
                 return rt_error(t->ctx, SRT_ERR_FORMAT, "%s: merge %d has an empty token", where, (int)rank + 1);
-            st = add_merge(t, l, strlen(l), r, strlen(r), rank);
+            st = add_merge(t, where, l, strlen(l), r, strlen(r), rank);
         } else if (s) st = add_merge_line(t, where, s, strlen(s), rank);
         else return rt_error(t->ctx, SRT_ERR_FORMAT, "%s: merge %d is not a string or a pair of strings", where, (int)rank + 1);
         if (st != SRT_OK) return st;

@@ -79,6 +79,11 @@ expect 1 "shortc: error: $tmp/wp.json: model type 'WordPiece' is not supported (
 printf '{"model": {"vocab": {"a": 0}, "merges": ["a"]}}' >"$tmp/m.json"
 expect 3 "shortc: error: $tmp/m.json: merge 1 ('a') is not two tokens separated by one space" \
     tokenize --tokenizer "$tmp/m.json" --text "$dir/cases/ascii.txt"
+mkdir "$tmp/bad8"
+cp "$data/vocab.json" "$tmp/bad8/"
+printf '#version: 0.2\n\377a b\n' >"$tmp/bad8/merges.txt"
+expect 3 "shortc: error: $tmp/bad8/merges.txt: merge 1 holds a token that is not UTF-8" \
+    tokenize --tokenizer "$tmp/bad8/vocab.json" --text "$dir/cases/ascii.txt"
 printf '{"model": {"vocab": {"a": -1}, "merges": []}}' >"$tmp/neg.json"
 expect 3 "shortc: error: $tmp/neg.json: token 'a' has id -1 (expected an integer 0 to 16777215)" \
     tokenize --tokenizer "$tmp/neg.json" --text "$dir/cases/ascii.txt"
