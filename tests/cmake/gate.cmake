@@ -41,6 +41,13 @@ foreach(model ${GATE_MODELS})
   list(APPEND gate_check_tests gate_check_${name})
 endforeach()
 set_tests_properties(${gate_check_tests} PROPERTIES LABELS gate)
+if(SHORTC_SANITIZE)
+  # libclang, loaded with dlopen, leaves LeakSanitizer's dynamic-TLS bookkeeping with a bogus block on some
+  # inputs (models/llama_rope_tiny.arch: "DTLS 6 at 0x331-0x800001433", then "Tracer caught signal 11" at
+  # exit, our code not involved: it passes with intercept_tls_get_addr=0). Leak checking stays on.
+  set_tests_properties(${gate_check_tests} PROPERTIES ENVIRONMENT
+                       "ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:detect_stack_use_after_return=0:intercept_tls_get_addr=0")
+endif()
 
 # ---- NVRTC gate and the kernel baseline --------------------------------------
 if(TARGET CUDA::nvrtc)
